@@ -6,6 +6,8 @@
 //! |---|---|
 //! | [`cpu`] | CPU features, detected once (cpuid + xgetbv, no `std` needed) |
 //! | [`cipher`] | the [`cipher::StreamCipher`] trait and `std::io` adapters shared by every stream cipher |
+//! | [`aead`] | the [`aead::Aead`] trait and every AEAD |
+//! | [`hash`] | hash functions |
 //! | [`error`] | the one error type, [`Error`] |
 //!
 //! Each algorithm family is a module with one safe public API and a single dispatch point that picks a
@@ -28,8 +30,10 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod aead;
 pub mod cipher;
 pub mod cpu;
 pub mod error;
+pub mod hash;
 
 pub use error::{Error, Result};
