@@ -8,6 +8,7 @@
 //! | [`cipher`] | the [`cipher::StreamCipher`] trait and `std::io` adapters shared by every stream cipher |
 //! | [`aead`] | the [`aead::Aead`] trait and every AEAD |
 //! | [`hash`] | hash functions |
+//! | [`ct`] | constant-time comparison and selection |
 //! | [`error`] | the one error type, [`Error`] |
 //!
 //! Each algorithm family is a module with one safe public API and a single dispatch point that picks a
@@ -33,6 +34,7 @@ extern crate std;
 pub mod aead;
 pub mod cipher;
 pub mod cpu;
+pub mod ct;
 pub mod error;
 pub mod hash;
 

@@ -1,0 +1,50 @@
+//! Constant-time helpers shared by every family.
+
+/// Compares two byte strings in time that depends only on their lengths, never on their contents.
+///
+/// Lengths are public (a tag's length is part of the algorithm), so unequal lengths return `false` at once.
+#[inline(never)]
+pub fn eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut acc = 0u8;
+    for (x, y) in a.iter().zip(b) {
+        acc |= x ^ y;
+    }
+    // Stop the optimiser from turning the fold into an early-exit comparison.
+    core::hint::black_box(acc) == 0
+}
+
+/// Returns `a` if `choice` is 1 and `b` if it is 0, without a branch on `choice`.
+#[inline]
+pub fn select_u32(choice: u32, a: u32, b: u32) -> u32 {
+    let mask = 0u32.wrapping_sub(core::hint::black_box(choice) & 1);
+    (a & mask) | (b & !mask)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eq_detects_every_single_bit_flip() {
+        let a = [0x5au8; 33];
+        assert!(eq(&a, &a));
+        for i in 0..a.len() {
+            for bit in 0..8 {
+                let mut b = a;
+                b[i] ^= 1 << bit;
+                assert!(!eq(&a, &b));
+            }
+        }
+        assert!(!eq(&a, &a[..32]));
+        assert!(eq(&[], &[]));
+    }
+
+    #[test]
+    fn select() {
+        assert_eq!(select_u32(1, 7, 9), 7);
+        assert_eq!(select_u32(0, 7, 9), 9);
+    }
+}
