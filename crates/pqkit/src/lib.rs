@@ -5,6 +5,7 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`cpu`] | CPU features, detected once (cpuid + xgetbv, no `std` needed) |
+//! | [`chacha`] | ChaCha20 (RFC 8439), XChaCha20, HChaCha20, legacy ChaCha20, ChaCha12/ChaCha8 |
 //! | [`cipher`] | the [`cipher::StreamCipher`] trait and `std::io` adapters shared by every stream cipher |
 //! | [`aead`] | the [`aead::Aead`] trait and every AEAD |
 //! | [`hash`] | hash functions |
@@ -32,6 +33,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod aead;
+pub mod chacha;
 pub mod cipher;
 pub mod cpu;
 pub mod ct;
