@@ -9,6 +9,7 @@
 //! | [`cipher`] | the [`cipher::StreamCipher`] trait and `std::io` adapters shared by every stream cipher |
 //! | [`aead`] | the [`aead::Aead`] trait and every AEAD |
 //! | [`hash`] | hash functions |
+//! | [`poly1305`] | the Poly1305 one-time authenticator (RFC 8439), portable, AVX2 and AVX-512 IFMA |
 //! | [`ct`] | constant-time comparison and selection |
 //! | [`error`] | the one error type, [`Error`] |
 //!
@@ -39,5 +40,6 @@ pub mod cpu;
 pub mod ct;
 pub mod error;
 pub mod hash;
+pub mod poly1305;
 
 pub use error::{Error, Result};
