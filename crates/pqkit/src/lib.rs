@@ -41,5 +41,6 @@ pub mod ct;
 pub mod error;
 pub mod hash;
 pub mod poly1305;
+pub mod rng;
 
 pub use error::{Error, Result};
