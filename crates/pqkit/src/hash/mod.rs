@@ -58,4 +58,5 @@ macro_rules! impl_write {
 }
 use impl_write;
 
+pub mod sha2;
 pub mod sha3;
