@@ -7,7 +7,9 @@
 //! | [`cpu`] | CPU features, detected once (cpuid + xgetbv, no `std` needed) |
 //! | [`cipher`] | the [`cipher::StreamCipher`] trait and `std::io` adapters shared by every stream cipher |
 //! | [`aead`] | the [`aead::Aead`] trait and every AEAD |
-//! | [`hash`] | hash functions |
+//! | [`hash`] | hash functions: SHA-2, SHA-3/SHAKE, BLAKE2 |
+//! | [`mac`] | HMAC over any hash |
+//! | [`kdf`] | HKDF over any hash |
 //! | [`ct`] | constant-time comparison and selection |
 //! | [`error`] | the one error type, [`Error`] |
 //!
@@ -37,5 +39,7 @@ pub mod cpu;
 pub mod ct;
 pub mod error;
 pub mod hash;
+pub mod kdf;
+pub mod mac;
 
 pub use error::{Error, Result};

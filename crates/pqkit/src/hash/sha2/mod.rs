@@ -19,26 +19,8 @@ mod shani;
 
 use crate::cpu::{self, Features};
 
-const H256: [u32; 8] = [
-    0x6a09e667,
-    0xbb67ae85,
-    0x3c6ef372,
-    0xa54ff53a,
-    0x510e527f,
-    0x9b05688c,
-    0x1f83d9ab,
-    0x5be0cd19,
-];
-const H224: [u32; 8] = [
-    0xc1059ed8,
-    0x367cd507,
-    0x3070dd17,
-    0xf70e5939,
-    0xffc00b31,
-    0x68581511,
-    0x64f98fa7,
-    0xbefa4fa4,
-];
+const H256: [u32; 8] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+const H224: [u32; 8] = [0xc1059ed8, 0x367cd507, 0x3070dd17, 0xf70e5939, 0xffc00b31, 0x68581511, 0x64f98fa7, 0xbefa4fa4];
 const H512: [u64; 8] = [
     0x6a09e667f3bcc908,
     0xbb67ae8584caa73b,

@@ -163,8 +163,10 @@ pub fn f1600(state: &mut [u64; 25]) {
     f1600_with(Backend::detect(), state)
 }
 
+/// Keccak-f\[1600\] on one state with a forced backend, for tests.
+#[doc(hidden)]
 #[inline]
-fn f1600_with(backend: Backend, state: &mut [u64; 25]) {
+pub fn f1600_with(backend: Backend, state: &mut [u64; 25]) {
     match backend {
         #[cfg(target_arch = "x86_64")]
         Backend::Avx512 => avx512::f1600(state),
