@@ -201,7 +201,7 @@ impl Core {
 
     /// Refills `buf` with the keystream block holding byte `pos` (when `pos` is inside a block).
     fn refill(&mut self) {
-        if self.pos % BLOCK_LEN as u64 != 0 {
+        if !self.pos.is_multiple_of(BLOCK_LEN as u64) {
             let mut s = self.state_at(self.pos);
             apply_blocks(self.backend, self.rounds as usize, &s, &mut self.buf, false);
             s.zeroize();
