@@ -36,32 +36,41 @@ fn apply_avx2(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
     let mut ctr = state[12] as u64 | (state[13] as u64) << 32;
     let len = data.len();
     let ptr = data.as_mut_ptr();
+    // The rotation masks go through `black_box` so that LLVM keeps one `vpshufb` per rotation instead of
+    // rewriting it into `vpshuflw`+`vpshufhw` or pushing it through the preceding XOR (which doubles the
+    // shuffles, and shuffles are the scarcest port).
+    let masks = core::hint::black_box(Masks {
+        rot16: _mm256_setr_epi8(
+            2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13,
+        ),
+        rot8: _mm256_setr_epi8(
+            3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14,
+        ),
+    });
     let mut off = 0usize;
-    while len - off >= 8 * BLOCK_LEN {
-        let ks = blocks8(rounds, state, ctr);
-        for j in 0..8 {
-            // SAFETY: off + 64 * 8 <= len, so block j lies inside `data`.
-            unsafe { out_block(ptr.add(off + j * BLOCK_LEN), ks[2 * j], ks[2 * j + 1], BLOCK_LEN, xor) };
-        }
-        ctr = ctr.wrapping_add(8);
-        off += 8 * BLOCK_LEN;
-    }
-    let rest = len - off;
-    if rest > 4 * BLOCK_LEN {
-        let ks = blocks8(rounds, state, ctr);
-        for j in 0..rest.div_ceil(BLOCK_LEN) {
-            let avail = rest - j * BLOCK_LEN;
-            // SAFETY: block j starts inside `data` and `out_block` touches at most `avail` bytes from there.
-            unsafe { out_block(ptr.add(off + j * BLOCK_LEN), ks[2 * j], ks[2 * j + 1], avail, xor) };
-        }
-    } else if rest > 0 {
-        let ks = blocks4_rows(rounds, state, ctr);
-        for j in 0..rest.div_ceil(BLOCK_LEN) {
-            let avail = rest - j * BLOCK_LEN;
-            // SAFETY: as above.
-            unsafe { out_block(ptr.add(off + j * BLOCK_LEN), ks[2 * j], ks[2 * j + 1], avail, xor) };
+    while off < len {
+        let rest = len - off;
+        if rest > 4 * BLOCK_LEN {
+            // SAFETY: `off < len`, and the pass touches at most `rest` bytes from `off`.
+            unsafe { blocks8(rounds, state, ctr, &masks, ptr.add(off), rest, xor) };
+            ctr = ctr.wrapping_add(8);
+            off += rest.min(8 * BLOCK_LEN);
+        } else {
+            let ks = blocks4_rows(rounds, state, ctr, &masks);
+            for j in 0..rest.div_ceil(BLOCK_LEN) {
+                // SAFETY: block j starts inside `data`; `out_block` touches at most `rest - 64 j` bytes from there.
+                unsafe { out_block(ptr.add(off + j * BLOCK_LEN), ks[2 * j], ks[2 * j + 1], rest - j * BLOCK_LEN, xor) };
+            }
+            off = len;
         }
     }
+}
+
+/// Byte-shuffle masks for the rotations by 16 and 8.
+#[derive(Clone, Copy)]
+struct Masks {
+    rot16: __m256i,
+    rot8: __m256i,
 }
 
 /// XORs (or writes) one keystream block `lo || hi` into the `min(avail, 64)` bytes at `p`.
@@ -102,24 +111,6 @@ unsafe fn out_block(p: *mut u8, lo: __m256i, hi: __m256i, avail: usize, xor: boo
 
 #[inline]
 #[target_feature(enable = "avx2")]
-fn rol16(x: __m256i) -> __m256i {
-    let m = _mm256_setr_epi8(
-        2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13,
-    );
-    _mm256_shuffle_epi8(x, m)
-}
-
-#[inline]
-#[target_feature(enable = "avx2")]
-fn rol8(x: __m256i) -> __m256i {
-    let m = _mm256_setr_epi8(
-        3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14,
-    );
-    _mm256_shuffle_epi8(x, m)
-}
-
-#[inline]
-#[target_feature(enable = "avx2")]
 fn rol12(x: __m256i) -> __m256i {
     _mm256_or_si256(_mm256_slli_epi32::<12>(x), _mm256_srli_epi32::<20>(x))
 }
@@ -133,13 +124,13 @@ fn rol7(x: __m256i) -> __m256i {
 /// One quarter round on four vectors (each lane an independent quarter round).
 #[inline]
 #[target_feature(enable = "avx2")]
-fn qr(a: &mut __m256i, b: &mut __m256i, c: &mut __m256i, d: &mut __m256i) {
+fn qr(a: &mut __m256i, b: &mut __m256i, c: &mut __m256i, d: &mut __m256i, m: &Masks) {
     *a = _mm256_add_epi32(*a, *b);
-    *d = rol16(_mm256_xor_si256(*d, *a));
+    *d = _mm256_shuffle_epi8(_mm256_xor_si256(*d, *a), m.rot16);
     *c = _mm256_add_epi32(*c, *d);
     *b = rol12(_mm256_xor_si256(*b, *c));
     *a = _mm256_add_epi32(*a, *b);
-    *d = rol8(_mm256_xor_si256(*d, *a));
+    *d = _mm256_shuffle_epi8(_mm256_xor_si256(*d, *a), m.rot8);
     *c = _mm256_add_epi32(*c, *d);
     *b = rol7(_mm256_xor_si256(*b, *c));
 }
@@ -178,10 +169,13 @@ fn transpose8(a: [__m256i; 8]) -> [__m256i; 8] {
     ]
 }
 
-/// 8 keystream blocks from counter `ctr`: block `j` is `out[2j] || out[2j + 1]`.
+/// 8 keystream blocks from counter `ctr`, XORed into (or written over) the `min(avail, 512)` bytes at `p`.
+///
+/// # Safety
+/// `p` must be valid for reads and writes of `min(avail, 512)` bytes; AVX2 must be available.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn blocks8(rounds: usize, state: &[u32; 16], ctr: u64) -> [__m256i; 16] {
+unsafe fn blocks8(rounds: usize, state: &[u32; 16], ctr: u64, m: &Masks, p: *mut u8, avail: usize, xor: bool) {
     let c: [u64; 8] = core::array::from_fn(|i| ctr.wrapping_add(i as u64));
     let w = |i: usize| _mm256_set1_epi32(state[i] as i32);
     let x12 = _mm256_setr_epi32(
@@ -211,14 +205,14 @@ fn blocks8(rounds: usize, state: &[u32; 16], ctr: u64) -> [__m256i; 16] {
     });
     for _ in 0..rounds / 2 {
         let [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15] = &mut x;
-        qr(x0, x4, x8, x12);
-        qr(x1, x5, x9, x13);
-        qr(x2, x6, x10, x14);
-        qr(x3, x7, x11, x15);
-        qr(x0, x5, x10, x15);
-        qr(x1, x6, x11, x12);
-        qr(x2, x7, x8, x13);
-        qr(x3, x4, x9, x14);
+        qr(x0, x4, x8, x12, m);
+        qr(x1, x5, x9, x13, m);
+        qr(x2, x6, x10, x14, m);
+        qr(x3, x7, x11, x15, m);
+        qr(x0, x5, x10, x15, m);
+        qr(x1, x6, x11, x12, m);
+        qr(x2, x7, x8, x13, m);
+        qr(x3, x4, x9, x14, m);
     }
     for (i, v) in x.iter_mut().enumerate() {
         let orig = match i {
@@ -230,14 +224,36 @@ fn blocks8(rounds: usize, state: &[u32; 16], ctr: u64) -> [__m256i; 16] {
     }
     let lo = transpose8([x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]);
     let hi = transpose8([x[8], x[9], x[10], x[11], x[12], x[13], x[14], x[15]]);
-    core::array::from_fn(|i| if i % 2 == 0 { lo[i / 2] } else { hi[i / 2] })
+    if avail >= 8 * BLOCK_LEN {
+        for j in 0..8 {
+            // SAFETY: the 512 bytes at `p` are caller-guaranteed; unaligned loads and stores.
+            unsafe {
+                let q = p.add(j * BLOCK_LEN);
+                let (l, h) = if xor {
+                    (
+                        _mm256_xor_si256(lo[j], _mm256_loadu_si256(q as *const __m256i)),
+                        _mm256_xor_si256(hi[j], _mm256_loadu_si256(q.add(32) as *const __m256i)),
+                    )
+                } else {
+                    (lo[j], hi[j])
+                };
+                _mm256_storeu_si256(q as *mut __m256i, l);
+                _mm256_storeu_si256(q.add(32) as *mut __m256i, h);
+            }
+        }
+    } else {
+        for j in 0..avail.div_ceil(BLOCK_LEN) {
+            // SAFETY: block j starts inside the caller-guaranteed bytes; at most `avail - 64 j` are touched.
+            unsafe { out_block(p.add(j * BLOCK_LEN), lo[j], hi[j], avail - j * BLOCK_LEN, xor) };
+        }
+    }
 }
 
 /// 4 keystream blocks from counter `ctr` in the row layout (one block per 128-bit lane, two per ymm):
 /// block `j` is `out[2j] || out[2j + 1]`.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn blocks4_rows(rounds: usize, state: &[u32; 16], ctr: u64) -> [__m256i; 8] {
+fn blocks4_rows(rounds: usize, state: &[u32; 16], ctr: u64, m: &Masks) -> [__m256i; 8] {
     let row = |r: usize| {
         let s = &state[4 * r..4 * r + 4];
         _mm256_setr_epi32(
@@ -270,8 +286,8 @@ fn blocks4_rows(rounds: usize, state: &[u32; 16], ctr: u64) -> [__m256i; 8] {
     let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
     let (mut e, mut f, mut g, mut h) = (a0, b0, c0, d1);
     for _ in 0..rounds / 2 {
-        qr(&mut a, &mut b, &mut c, &mut d);
-        qr(&mut e, &mut f, &mut g, &mut h);
+        qr(&mut a, &mut b, &mut c, &mut d, m);
+        qr(&mut e, &mut f, &mut g, &mut h, m);
         // Diagonalise: rotate rows 1, 2, 3 left by 1, 2, 3 words.
         b = _mm256_shuffle_epi32::<0x39>(b);
         c = _mm256_shuffle_epi32::<0x4e>(c);
@@ -279,8 +295,8 @@ fn blocks4_rows(rounds: usize, state: &[u32; 16], ctr: u64) -> [__m256i; 8] {
         f = _mm256_shuffle_epi32::<0x39>(f);
         g = _mm256_shuffle_epi32::<0x4e>(g);
         h = _mm256_shuffle_epi32::<0x93>(h);
-        qr(&mut a, &mut b, &mut c, &mut d);
-        qr(&mut e, &mut f, &mut g, &mut h);
+        qr(&mut a, &mut b, &mut c, &mut d, m);
+        qr(&mut e, &mut f, &mut g, &mut h, m);
         b = _mm256_shuffle_epi32::<0x93>(b);
         c = _mm256_shuffle_epi32::<0x4e>(c);
         d = _mm256_shuffle_epi32::<0x39>(d);
