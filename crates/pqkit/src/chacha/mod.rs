@@ -152,8 +152,11 @@ pub fn hchacha20(key: &[u8; 32], input: &[u8; 16]) -> [u8; 32] {
 struct Core {
     /// The ChaCha input of the starting block (counter words hold the starting counter).
     state: [u32; 16],
-    /// Keystream of the block holding byte `pos`, valid while `pos % 64 != 0`.
+    /// Keystream of the block holding byte `pos` when `buf_valid` (only needed while `pos % 64 != 0`).
     buf: [u8; BLOCK_LEN],
+    /// Whether `buf` holds the block of `pos`. Filled lazily, so a one-shot call on a message with a partial
+    /// last block is a single backend pass.
+    buf_valid: bool,
     /// Bytes consumed since the starting counter.
     pos: u64,
     /// Keystream bytes available from the starting counter (at most `u64::MAX`).
@@ -182,7 +185,17 @@ impl Core {
         let counter_max: u128 = if ietf { u32::MAX as u128 } else { u64::MAX as u128 };
         let blocks_left = counter_max + 1 - counter as u128;
         let cap = (blocks_left * BLOCK_LEN as u128).min(u64::MAX as u128) as u64;
-        Core { state, buf: [0; BLOCK_LEN], pos: 0, cap, backend: Backend::detect(), rounds, ietf, name }
+        Core {
+            state,
+            buf: [0; BLOCK_LEN],
+            buf_valid: false,
+            pos: 0,
+            cap,
+            backend: Backend::detect(),
+            rounds,
+            ietf,
+            name,
+        }
     }
 
     /// The input state of the block holding byte `pos`.
@@ -199,13 +212,12 @@ impl Core {
         s
     }
 
-    /// Refills `buf` with the keystream block holding byte `pos` (when `pos` is inside a block).
+    /// Fills `buf` with the keystream block holding byte `pos`.
     fn refill(&mut self) {
-        if !self.pos.is_multiple_of(BLOCK_LEN as u64) {
-            let mut s = self.state_at(self.pos);
-            apply_blocks(self.backend, self.rounds as usize, &s, &mut self.buf, false);
-            s.zeroize();
-        }
+        let mut s = self.state_at(self.pos);
+        apply_blocks(self.backend, self.rounds as usize, &s, &mut self.buf, false);
+        s.zeroize();
+        self.buf_valid = true;
     }
 
     fn apply(&mut self, data: &mut [u8]) -> Result<()> {
@@ -214,7 +226,10 @@ impl Core {
         }
         let mut data = data;
         let offset = (self.pos % BLOCK_LEN as u64) as usize;
-        if offset != 0 {
+        if offset != 0 && !data.is_empty() {
+            if !self.buf_valid {
+                self.refill();
+            }
             let n = data.len().min(BLOCK_LEN - offset);
             let (head, rest) = data.split_at_mut(n);
             for (d, k) in head.iter_mut().zip(&self.buf[offset..]) {
@@ -226,24 +241,13 @@ impl Core {
         if data.is_empty() {
             return Ok(());
         }
-        // `pos` is block aligned here.
+        // `pos` is block aligned here: one pass over the rest, a partial last block included. If that leaves
+        // `pos` inside a block, its keystream is recomputed only if a later call needs it.
         let mut s = self.state_at(self.pos);
-        let tail = data.len() % BLOCK_LEN;
-        let full = data.len() - tail;
-        if tail == 0 {
-            apply_blocks(self.backend, self.rounds as usize, &s, data, true);
-        } else {
-            let (bulk, last) = data.split_at_mut(full);
-            apply_blocks(self.backend, self.rounds as usize, &s, bulk, true);
-            let mut ls = self.state_at(self.pos + full as u64);
-            apply_blocks(self.backend, self.rounds as usize, &ls, &mut self.buf, false);
-            ls.zeroize();
-            for (d, k) in last.iter_mut().zip(&self.buf) {
-                *d ^= k;
-            }
-        }
+        apply_blocks(self.backend, self.rounds as usize, &s, data, true);
         s.zeroize();
         self.pos += data.len() as u64;
+        self.buf_valid = false;
         Ok(())
     }
 
@@ -252,13 +256,12 @@ impl Core {
             return Err(Error::MessageTooLong { algorithm: self.name, max: self.cap });
         }
         self.pos = position;
-        self.refill();
+        self.buf_valid = false;
         Ok(())
     }
 
     fn set_backend(&mut self, backend: Backend) {
         self.backend = if backend.is_available() { backend } else { Backend::Soft };
-        self.refill();
     }
 }
 
