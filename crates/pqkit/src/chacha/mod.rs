@@ -15,7 +15,7 @@
 //! - Limits: [`ChaCha20`] and [`XChaCha20`] have a 32-bit block counter, so at most 2^32 blocks (256 GiB)
 //!   from counter 0 under one nonce; the legacy layout and [`ChaCha12`]/[`ChaCha8`] have a 64-bit counter.
 //!   A counter never wraps: using keystream past the last block fails with
-//!   [`Error::CounterExhausted`](crate::Error::CounterExhausted) and leaves data and position untouched.
+//!   [`Error::CounterExhausted`] and leaves data and position untouched.
 //! - Key material (state and buffered keystream) is zeroized on drop; `Debug` prints no key bytes.
 //!
 //! ## Backends
