@@ -105,7 +105,7 @@ fn splat(x: u64) -> __m256i {
 
 #[target_feature(enable = "avx2")]
 unsafe fn blocks4(h: &mut [u64; 3], table: &[u64; 24], data: &[u8]) {
-    debug_assert!(data.len() % 64 == 0 && !data.is_empty());
+    debug_assert!(data.len().is_multiple_of(64) && !data.is_empty());
     let mask = splat(M26);
     let hibit = splat(1 << 24);
 

@@ -77,7 +77,7 @@ fn times20(x: __m512i) -> __m512i {
 
 #[target_feature(enable = "avx512f,avx512ifma")]
 unsafe fn blocks8(h: &mut [u64; 3], table: &[u64; 24], data: &[u8]) {
-    debug_assert!(data.len() % 128 == 0 && !data.is_empty());
+    debug_assert!(data.len().is_multiple_of(128) && !data.is_empty());
     let m44 = _mm512_set1_epi64(M44 as i64);
     let m42 = _mm512_set1_epi64(M42 as i64);
     let hibit = _mm512_set1_epi64(1 << 40);

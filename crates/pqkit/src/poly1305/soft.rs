@@ -87,7 +87,7 @@ pub(super) fn normalize(h: [u64; 3]) -> [u64; 3] {
 
 /// Absorbs whole 16-byte blocks (`data.len()` a multiple of 16), each with the 2^128 bit set.
 pub(super) fn blocks(h: &mut [u64; 3], r: &[u64; 3], data: &[u8]) {
-    debug_assert!(data.len() % 16 == 0);
+    debug_assert!(data.len().is_multiple_of(16));
     let mut acc = *h;
     for block in data.chunks_exact(16) {
         acc = absorb(acc, r, block.try_into().unwrap(), 1 << 40);
