@@ -12,8 +12,8 @@
 //! than [`MIN_LEN`] and the final `< 4` blocks go to the portable code. Nothing branches on data.
 #![allow(unsafe_code)]
 
-use super::Core;
 use super::soft::{self, M44};
+use super::{Core, POWERS_LEN};
 use core::arch::x86_64::*;
 
 /// Below this many bytes the scalar code is faster than setting up the vectors.
@@ -45,12 +45,12 @@ pub(super) fn blocks(core: &mut Core, data: &[u8]) {
 const LANE_BLOCK: [usize; 4] = [0, 2, 1, 3];
 
 /// The table: `powers[5 * lane + limb]` is 26-bit limb `limb` of `r^(4 - LANE_BLOCK[lane])`.
-fn powers(r: [u64; 3]) -> [u64; 24] {
+fn powers(r: [u64; 3]) -> [u64; POWERS_LEN] {
     let r2 = soft::mul(r, r);
     let r3 = soft::mul(r2, r);
-    let r4 = soft::mul(r3, r);
+    let r4 = soft::mul(r2, r2);
     let by_exp = [r, r2, r3, r4];
-    let mut t = [0u64; 24];
+    let mut t = [0u64; POWERS_LEN];
     for (lane, &blk) in LANE_BLOCK.iter().enumerate() {
         let limbs = to_radix26(by_exp[3 - blk]);
         t[5 * lane..5 * lane + 5].copy_from_slice(&limbs);
@@ -104,7 +104,7 @@ fn splat(x: u64) -> __m256i {
 }
 
 #[target_feature(enable = "avx2")]
-unsafe fn blocks4(h: &mut [u64; 3], table: &[u64; 24], data: &[u8]) {
+unsafe fn blocks4(h: &mut [u64; 3], table: &[u64; POWERS_LEN], data: &[u8]) {
     debug_assert!(data.len().is_multiple_of(64) && !data.is_empty());
     let mask = splat(M26);
     let hibit = splat(1 << 24);

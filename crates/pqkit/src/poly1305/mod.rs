@@ -92,6 +92,9 @@ impl Backend {
     }
 }
 
+/// Length of the backend table of powers of `r` (the largest need: IFMA's `r^1..r^8` and `r^16`, 3 limbs each).
+pub(crate) const POWERS_LEN: usize = 27;
+
 /// The arithmetic state shared with the backends.
 ///
 /// `h` is the accumulator and `r` the clamped key half, both in radix 2^44 (see `soft.rs`); `powers` is a
@@ -99,7 +102,8 @@ impl Backend {
 pub(crate) struct Core {
     pub(crate) h: [u64; 3],
     pub(crate) r: [u64; 3],
-    pub(crate) powers: [u64; 24],
+    pub(crate) powers: [u64; POWERS_LEN],
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(crate) powers_ready: bool,
 }
 
@@ -153,7 +157,7 @@ impl Poly1305 {
     pub fn new_with_backend(key: &[u8; KEY_LEN], backend: Backend) -> Self {
         let backend = if backend.is_available() { backend } else { Backend::Soft };
         Poly1305 {
-            core: Core { h: [0; 3], r: soft::load_r(key), powers: [0; 24], powers_ready: false },
+            core: Core { h: [0; 3], r: soft::load_r(key), powers: [0; POWERS_LEN], powers_ready: false },
             s: soft::load_s(key),
             buf: [0; 16],
             buf_len: 0,

@@ -28,7 +28,8 @@ pub(super) fn load_s(key: &[u8; 32]) -> [u64; 2] {
 
 /// `a · b mod p`, partially reduced.
 ///
-/// Input bounds: every limb of `a` below 2^47, `b` limbs below 2^44 (any power of a clamped `r`, carried).
+/// Input bounds: every limb of `a` below 2^47, `b` limbs below 2^45 (any power of a clamped `r` as returned
+/// by this function).
 /// Output: `h0 < 2^44`, `h1 < 2^44 + 2^14`, `h2 < 2^42`.
 #[inline(always)]
 pub(super) fn mul(a: [u64; 3], b: [u64; 3]) -> [u64; 3] {
