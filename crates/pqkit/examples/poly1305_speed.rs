@@ -19,8 +19,8 @@ fn main() {
     let key = [0x5au8; 32];
     let msg = vec![0xa5u8; 1 << 20];
     for b in Backend::available() {
-        for len in [64usize, 1024, 16 * 1024, 1 << 20] {
-            let iters = ((64usize << 20) / len).clamp(8, 1_000_000);
+        for len in [0usize, 16, 64, 256, 512, 1024, 2048, 4096, 16 * 1024, 1 << 20] {
+            let iters = ((64usize << 20) / len.max(1)).clamp(8, 1_000_000);
             let (mut best_wall, mut best_cpu) = (f64::MAX, f64::MAX);
             for _ in 0..7 {
                 let c = cpu_ns();
@@ -35,9 +35,10 @@ fn main() {
             }
             let bytes = (len * iters) as f64;
             println!(
-                "{b:?}\t{len:>8} B\t{:>7.2} GB/s wall\t{:>7.2} GB/s on-CPU",
+                "{b:?}\t{len:>8} B\t{:>7.2} GB/s wall\t{:>7.2} GB/s on-CPU\t{:>9.1} ns/msg on-CPU",
                 bytes / best_wall / 1e9,
-                bytes / best_cpu / 1e9
+                bytes / best_cpu / 1e9,
+                best_cpu * 1e9 / iters as f64
             );
         }
     }

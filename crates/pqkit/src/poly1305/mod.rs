@@ -20,7 +20,7 @@
 //! ## Implementation
 //! The state keeps partial 16-byte blocks in a small buffer and hands runs of whole blocks, uncopied, to one
 //! backend chosen once by [`Backend::detect`]:
-//! - `soft`: portable radix-2^44 arithmetic with `u128` products;
+//! - `soft`: portable radix-2^64 arithmetic (two limbs plus a few bits) with `u128` products;
 //! - `avx2`: radix 2^26, four blocks per step with the powers `r^1..r^4`;
 //! - `ifma`: AVX-512 IFMA (52-bit multiply-add), radix 2^44, eight blocks per step with `r^1..r^8`.
 //!
@@ -97,11 +97,11 @@ pub(crate) const POWERS_LEN: usize = 27;
 
 /// The arithmetic state shared with the backends.
 ///
-/// `h` is the accumulator and `r` the clamped key half, both in radix 2^44 (see `soft.rs`); `powers` is a
+/// `h` is the accumulator and `r` the clamped key half, both in the radix-2^64 form of `soft.rs`; `powers` is a
 /// backend-specific table of powers of `r`, filled on the first long input (`powers_ready`).
 pub(crate) struct Core {
     pub(crate) h: [u64; 3],
-    pub(crate) r: [u64; 3],
+    pub(crate) r: [u64; 2],
     pub(crate) powers: [u64; POWERS_LEN],
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(crate) powers_ready: bool,
