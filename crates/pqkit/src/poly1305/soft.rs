@@ -12,7 +12,9 @@
 //! (`*44`) the SIMD backends use to precompute powers of `r` and to move the accumulator in and out of their
 //! own representations.
 
+#[cfg(target_arch = "x86_64")]
 pub(super) const M44: u64 = (1 << 44) - 1;
+#[cfg(target_arch = "x86_64")]
 pub(super) const M42: u64 = (1 << 42) - 1;
 
 /// Loads and clamps `r` (the first 16 key bytes): two little-endian words.
@@ -109,16 +111,18 @@ pub(super) fn finalize_mod_p(h: [u64; 3], s: [u64; 2]) -> [u8; 16] {
     ((u & mask) | (sum & !mask)).to_le_bytes()
 }
 
-// ---- radix 2^44 helpers for the SIMD backends -------------------------------------------------------------
+// ---- radix 2^44 helpers for the x86 SIMD backends ---------------------------------------------------------
 //
 // An element is `h0 + h1·2^44 + h2·2^88`, limbs nominally 44, 44, 42 bits, allowed to run a few bits over.
 
 /// An accumulator in the radix-2^64 form above (or `[r0, r1, 0]`) in radix 2^44. The top limb is below 2^43.
+#[cfg(target_arch = "x86_64")]
 pub(super) fn to44(h: [u64; 3]) -> [u64; 3] {
     [h[0] & M44, ((h[0] >> 44) | (h[1] << 20)) & M44, (h[1] >> 24) | (h[2] << 40)]
 }
 
 /// A radix-2^44 element (limbs below 2^60) back to the radix-2^64 form with `h2 <= 4`.
+#[cfg(target_arch = "x86_64")]
 pub(super) fn from44(h: [u64; 3]) -> [u64; 3] {
     let [h0, h1, h2] = normalize44(h); // h0, h1 < 2^44, h2 <= 2^42
     [h0 | (h1 << 44), (h1 >> 20) | (h2 << 24), h2 >> 40]
@@ -128,6 +132,7 @@ pub(super) fn from44(h: [u64; 3]) -> [u64; 3] {
 ///
 /// Input bounds: limbs of `a` below 2^47, limbs of `b` below 2^45. Output: `h0 < 2^44`, `h1 < 2^44 + 2^15`,
 /// `h2 < 2^42`, so outputs can be fed back in as either operand.
+#[cfg(target_arch = "x86_64")]
 pub(super) fn mul44(a: [u64; 3], b: [u64; 3]) -> [u64; 3] {
     let [a0, a1, a2] = a.map(u128::from);
     let [b0, b1, b2] = b.map(u128::from);
@@ -147,6 +152,7 @@ pub(super) fn mul44(a: [u64; 3], b: [u64; 3]) -> [u64; 3] {
 
 /// One carry pass with the wrap-around, for limbs up to 2^60 each.
 /// Output: `h0 < 2^44`, `h1 < 2^44 + 2^20`, `h2 < 2^42`.
+#[cfg(target_arch = "x86_64")]
 pub(super) fn carry44(h: [u64; 3]) -> [u64; 3] {
     let [mut h0, mut h1, mut h2] = h;
     h1 += h0 >> 44;
@@ -161,6 +167,7 @@ pub(super) fn carry44(h: [u64; 3]) -> [u64; 3] {
 }
 
 /// Limbs that fit their nominal widths (`h0, h1 < 2^44`, `h2 <= 2^42`), for re-splitting by bit extraction.
+#[cfg(target_arch = "x86_64")]
 pub(super) fn normalize44(h: [u64; 3]) -> [u64; 3] {
     let [h0, mut h1, mut h2] = carry44(h);
     h2 += h1 >> 44;
