@@ -47,6 +47,8 @@ fn main() {
         println!("SHA-256   {:8.1}", rate::<Sha256>(size));
         println!("SHA-512   {:8.1}", rate::<Sha512>(size));
         println!("SHA3-256  {:8.1}", rate::<Sha3_256>(size));
+        println!("BLAKE2b   {:8.1}", rate::<pqkit::hash::blake2::Blake2b512>(size));
+        println!("BLAKE2s   {:8.1}", rate::<pqkit::hash::blake2::Blake2s256>(size));
         let data = vec![0x5au8; size];
         let iters = (256 << 20) / size;
         let t = Instant::now();

@@ -129,7 +129,7 @@ pub(super) fn compress256(h: &mut [u32; 8], blocks: &[u8]) {
 }
 
 /// The SHA-512 message schedule of one 128-byte block.
-#[inline]
+#[inline(always)]
 pub(super) fn schedule512(block: &[u8]) -> [u64; 80] {
     let mut w = [0u64; 80];
     for (i, c) in block.chunks_exact(8).enumerate() {
@@ -144,7 +144,7 @@ pub(super) fn schedule512(block: &[u8]) -> [u64; 80] {
 }
 
 /// The 80 SHA-512 rounds on `h`, with the schedule already added to the round constants (`wk[i] = W[i] + K[i]`).
-#[inline]
+#[inline(always)]
 pub(super) fn rounds512(h: &mut [u64; 8], wk: &[u64; 80]) {
     let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut hh] = *h;
     for &x in wk.iter() {

@@ -53,3 +53,17 @@ pub(super) fn f1600_x4(states: &mut [[u64; 4]; 25]) {
     // and OS support AVX2.
     unsafe { f1600_x4_avx2(states) }
 }
+
+#[target_feature(enable = "avx2,bmi2")]
+fn f1600_bmi2(state: &mut [u64; 25]) {
+    super::soft::f1600(state)
+}
+
+/// Single-state Keccak-f[1600]: the portable rounds compiled with BMI2 (`rorx`). The caller has checked
+/// AVX2 and BMI2.
+pub(super) fn f1600(state: &mut [u64; 25]) {
+    debug_assert!(crate::cpu::features().has(crate::cpu::Features::AVX2 | crate::cpu::Features::BMI2));
+    // SAFETY: only reached through Backend::Avx2, which `Backend::detect` selects only when the CPU and OS
+    // support AVX2 and BMI2.
+    unsafe { f1600_bmi2(state) }
+}
