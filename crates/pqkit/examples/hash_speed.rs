@@ -33,6 +33,10 @@ fn rate<H: Hasher>(size: usize) -> f64 {
 }
 
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("peers") {
+        peers();
+        return;
+    }
     if std::env::args().nth(1).as_deref() == Some("perm") {
         perm_cycles();
         return;
@@ -109,5 +113,33 @@ fn perm_cycles() {
             best = best.min(t1 - t0);
         }
         println!("{b:?}: {} TSC ticks per permutation (incl. squeeze copy)", best / 1000);
+    }
+}
+
+#[allow(dead_code)]
+fn peers() {
+    use sha2::Digest;
+    let data = vec![0x5au8; 16384];
+    for _ in 0..2 {
+        let t = Instant::now();
+        for _ in 0..4000 {
+            std::hint::black_box(sha2::Sha512::digest(std::hint::black_box(&data)));
+        }
+        println!("RustCrypto SHA-512 {:8.1}", (4000 * 16384) as f64 / t.elapsed().as_secs_f64() / 1e6);
+        let t = Instant::now();
+        for _ in 0..4000 {
+            std::hint::black_box(pqkit::hash::sha2::Sha512::digest(std::hint::black_box(&data)));
+        }
+        println!("pqkit SHA-512      {:8.1}", (4000 * 16384) as f64 / t.elapsed().as_secs_f64() / 1e6);
+        let t = Instant::now();
+        for _ in 0..4000 {
+            std::hint::black_box(sha3::Sha3_256::digest(std::hint::black_box(&data)));
+        }
+        println!("RustCrypto SHA3-256 {:8.1}", (4000 * 16384) as f64 / t.elapsed().as_secs_f64() / 1e6);
+        let t = Instant::now();
+        for _ in 0..4000 {
+            std::hint::black_box(pqkit::hash::sha3::Sha3_256::digest(std::hint::black_box(&data)));
+        }
+        println!("pqkit SHA3-256      {:8.1}", (4000 * 16384) as f64 / t.elapsed().as_secs_f64() / 1e6);
     }
 }
