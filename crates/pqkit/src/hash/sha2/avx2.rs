@@ -6,6 +6,8 @@
 //! the portable schedule.
 #![allow(unsafe_code)]
 
+#![allow(clippy::needless_range_loop)] // word-index loops mirror the spec
+
 use super::soft::{K512, rounds512, schedule512};
 use core::arch::x86_64::*;
 
