@@ -76,6 +76,25 @@ fn bench_backend() {
         }
         println!("SHA3-256 {b:?} {:8.1}", (4000 * 16384) as f64 / t.elapsed().as_secs_f64() / 1e6);
     }
+    use pqkit::hash::blake2::{Backend as BB, Blake2b512, Blake2s256};
+    for b in BB::available() {
+        for _ in 0..2 {
+            let t = Instant::now();
+            for _ in 0..4000 {
+                let mut h = Blake2b512::with_backend(b);
+                h.update(&data);
+                std::hint::black_box(h.finalize());
+            }
+            println!("BLAKE2b {b:?} {:8.1}", (4000 * 16384) as f64 / t.elapsed().as_secs_f64() / 1e6);
+            let t = Instant::now();
+            for _ in 0..4000 {
+                let mut h = Blake2s256::with_backend(b);
+                h.update(&data);
+                std::hint::black_box(h.finalize());
+            }
+            println!("BLAKE2s {b:?} {:8.1}", (4000 * 16384) as f64 / t.elapsed().as_secs_f64() / 1e6);
+        }
+    }
     use pqkit::hash::sha2::{Backend as B2, Sha256, Sha512};
     for b in B2::available() {
         let t = Instant::now();

@@ -5,7 +5,6 @@
 //! each block then run on scalar registers, compiled for BMI2 (`rorx`). A tail of fewer than four blocks uses
 //! the portable schedule.
 #![allow(unsafe_code)]
-
 #![allow(clippy::needless_range_loop)] // word-index loops mirror the spec
 
 use super::soft::{K512, rounds512, schedule512};
