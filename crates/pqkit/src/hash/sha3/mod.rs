@@ -13,8 +13,8 @@
 //! no data-dependent branches or table look-ups.
 //!
 //! ## Backends
-//! One dispatch point, [`Backend::detect`]: the portable code; AVX2 + BMI2 (4-way on `ymm`, scalar single
-//! state with `rorx`); AVX-512 (8-way on `zmm`), and an AVX-512 single-state permutation on five `zmm` rows.
+//! One dispatch point, [`Backend::detect`]: the portable code; AVX2 + BMI1/2 (4-way on `ymm`, scalar single
+//! state with `andn`/`rorx`); AVX-512 (8-way on `zmm`), and an AVX-512 single-state permutation on five `zmm` rows.
 
 /// One Keccak-f\[1600\] round on 25 lanes `$a[0..25]` (index x + 5y), written with caller-given operations
 /// so the same text serves the scalar, 4-way and 8-way code. `$chi(a, b, c)` is `a ^ (!b & c)`.
@@ -91,6 +91,7 @@ mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 
+#[cfg(target_arch = "x86_64")]
 use crate::cpu::{self, Features};
 
 /// The 24 round constants of Keccak-f\[1600\] (FIPS 202, 3.2.5).
@@ -127,12 +128,12 @@ pub(crate) const RC: [u64; 24] = [
 pub enum Backend {
     /// Portable Rust.
     Soft,
-    /// AVX2 + BMI2: 4-way permutation on `ymm`; single-state is the portable code compiled for BMI2 (`rorx`).
+    /// AVX2 + BMI1/2: 4-way permutation on `ymm`; single-state is the portable code compiled for `andn`/`rorx`.
     Avx2,
     /// AVX-512: 8-way permutation on `zmm`; 4-way and single-state as [`Backend::Avx2`].
     Avx512,
     /// As [`Backend::Avx512`], but the single-state permutation runs on five `zmm` rows. On the shared
-    /// Sapphire Rapids development machine it measured slower than the scalar BMI2 code (about 1080 vs 815
+    /// Sapphire Rapids development machine it measured slower than the scalar BMI1/2 code (about 1075 vs 750
     /// TSC ticks per permutation: it is bound by shuffle-port latency), so [`Backend::detect`] does not pick
     /// it; it is kept, and tested, for CPUs where it wins.
     Avx512Rows,
@@ -141,16 +142,14 @@ pub enum Backend {
 impl Backend {
     /// The fastest backend this CPU runs.
     pub fn detect() -> Backend {
-        let f = cpu::features();
-        if cfg!(target_arch = "x86_64")
-            && f.has(Features::AVX512F | Features::AVX512VL | Features::AVX2 | Features::BMI2)
+        #[cfg(target_arch = "x86_64")]
         {
-            Backend::Avx512
-        } else if cfg!(target_arch = "x86_64") && f.has(Features::AVX2 | Features::BMI2) {
-            Backend::Avx2
-        } else {
-            Backend::Soft
+            let f = cpu::features();
+            if f.has(Features::AVX2 | Features::BMI2) && avx2::has_bmi1() {
+                return if f.has(Features::AVX512F | Features::AVX512VL) { Backend::Avx512 } else { Backend::Avx2 };
+            }
         }
+        Backend::Soft
     }
 
     /// Every backend this CPU can run, portable first.
