@@ -58,5 +58,6 @@ macro_rules! impl_write {
 }
 use impl_write;
 
+pub mod blake2;
 pub mod sha2;
 pub mod sha3;
