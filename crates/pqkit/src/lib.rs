@@ -8,6 +8,8 @@
 //! | [`cipher`] | the [`cipher::StreamCipher`] trait and `std::io` adapters shared by every stream cipher |
 //! | [`aead`] | the [`aead::Aead`] trait and every AEAD |
 //! | [`hash`] | hash functions |
+//! | [`kusumi`] | Kusumi512 stream cipher (64-byte key, 100-byte blocks) |
+//! | [`threefish`] | Threefish-512 block cipher and its CTR stream mode |
 //! | [`ct`] | constant-time comparison and selection |
 //! | [`error`] | the one error type, [`Error`] |
 //!
@@ -37,5 +39,7 @@ pub mod cpu;
 pub mod ct;
 pub mod error;
 pub mod hash;
+pub mod kusumi;
+pub mod threefish;
 
 pub use error::{Error, Result};
