@@ -79,7 +79,10 @@ fn backends_match_soft_for_1_to_40_blocks_and_tails() {
             let mut data = vec![0u8; len];
             rng.fill_bytes(&mut data);
             let mut want = data.clone();
-            Kusumi512::new_with_backend(&key, &nonce, start, Backend::Soft).unwrap().apply_keystream(&mut want).unwrap();
+            Kusumi512::new_with_backend(&key, &nonce, start, Backend::Soft)
+                .unwrap()
+                .apply_keystream(&mut want)
+                .unwrap();
             for b in backends() {
                 let mut got = data.clone();
                 Kusumi512::new_with_backend(&key, &nonce, start, b).unwrap().apply_keystream(&mut got).unwrap();
@@ -128,10 +131,7 @@ fn exhaustion_is_an_error_and_leaves_data_untouched() {
         let mut data = vec![0u8; 200];
         k.apply_keystream(&mut data).unwrap();
         let mut last = vec![0u8; 100];
-        Kusumi512::new_with_backend(&key, &nonce, u64::MAX, Backend::Soft)
-            .unwrap()
-            .apply_keystream(&mut last)
-            .unwrap();
+        Kusumi512::new_with_backend(&key, &nonce, u64::MAX, Backend::Soft).unwrap().apply_keystream(&mut last).unwrap();
         assert_eq!(&data[100..], &last[..]);
         assert_eq!(k.position(), 200);
         let mut one = [0x55u8];
@@ -237,16 +237,10 @@ fn wrong_lengths_are_rejected_with_exact_errors() {
     assert_eq!(Kusumi512::new(&[0u8; 65], &nonce).unwrap_err(), Error::length("Kusumi512", "key", 64, 65));
     assert_eq!(Kusumi512::new(&key, &nonce[..11]).unwrap_err(), Error::length("Kusumi512", "nonce", 12, 11));
     assert_eq!(Kusumi512::new(&key, &[0u8; 24]).unwrap_err(), Error::length("Kusumi512", "nonce", 12, 24));
-    assert_eq!(
-        Kusumi512::new_with_counter(&key, &[], 5).unwrap_err(),
-        Error::length("Kusumi512", "nonce", 12, 0)
-    );
+    assert_eq!(Kusumi512::new_with_counter(&key, &[], 5).unwrap_err(), Error::length("Kusumi512", "nonce", 12, 0));
     let mut k = Kusumi512::new(&key, &nonce).unwrap();
     let mut out = [0u8; 3];
-    assert_eq!(
-        k.apply_keystream_inout(&[1, 2], &mut out),
-        Err(Error::length("stream cipher", "output buffer", 2, 3))
-    );
+    assert_eq!(k.apply_keystream_inout(&[1, 2], &mut out), Err(Error::length("stream cipher", "output buffer", 2, 3)));
     assert_eq!(format!("{k:?}"), "Kusumi512 { .. }");
 }
 

@@ -1,1 +1,3 @@
 //! Hash functions.
+
+pub mod skein;

@@ -15,14 +15,18 @@ const CHUNK: usize = LANES * BLOCK;
 #[inline]
 #[target_feature(enable = "avx2")]
 fn rol16(x: __m256i) -> __m256i {
-    let m = _mm256_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+    let m = _mm256_setr_epi8(
+        2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13,
+    );
     _mm256_shuffle_epi8(x, m)
 }
 
 #[inline]
 #[target_feature(enable = "avx2")]
 fn rol8(x: __m256i) -> __m256i {
-    let m = _mm256_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14);
+    let m = _mm256_setr_epi8(
+        3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14,
+    );
     _mm256_shuffle_epi8(x, m)
 }
 
@@ -90,8 +94,7 @@ fn xor8(key: &[u32; 16], nonce: &[u32; 3], counter: u64, chunk: &mut [u8; CHUNK]
         *w = _mm256_set1_epi32(init[j] as i32);
     }
     // SAFETY: `lo` and `hi` are 8 u32 = 32 readable bytes each; loadu has no alignment requirement.
-    let (ctr_lo, ctr_hi) =
-        unsafe { (_mm256_loadu_si256(lo.as_ptr().cast()), _mm256_loadu_si256(hi.as_ptr().cast())) };
+    let (ctr_lo, ctr_hi) = unsafe { (_mm256_loadu_si256(lo.as_ptr().cast()), _mm256_loadu_si256(hi.as_ptr().cast())) };
     s[20] = ctr_lo;
     s[21] = ctr_hi;
     for _ in 0..10 {

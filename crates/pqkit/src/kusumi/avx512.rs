@@ -79,9 +79,7 @@ fn xor16(key: &[u32; 16], nonce: &[u32; 3], counter: u64, chunk: &mut [u8; CHUNK
         *w = _mm512_set1_epi32(init[j] as i32);
     }
     // SAFETY: `lo` and `hi` are 16 u32 = 64 readable bytes each; loadu has no alignment requirement.
-    let (ctr_lo, ctr_hi) = unsafe {
-        (_mm512_loadu_si512(lo.as_ptr().cast()), _mm512_loadu_si512(hi.as_ptr().cast()))
-    };
+    let (ctr_lo, ctr_hi) = unsafe { (_mm512_loadu_si512(lo.as_ptr().cast()), _mm512_loadu_si512(hi.as_ptr().cast())) };
     s[20] = ctr_lo;
     s[21] = ctr_hi;
     for _ in 0..10 {
