@@ -141,7 +141,6 @@ impl Kusumi512 {
     }
 
     /// The 100-byte keystream block at an absolute block counter (the AEAD takes its Poly1305 key from block 0).
-    #[allow(dead_code)]
     pub(crate) fn keystream_block(&self, counter: u64) -> [u8; BLOCK] {
         soft::block(&self.key, &self.nonce, counter)
     }
