@@ -43,7 +43,7 @@ pub mod ct;
 pub mod error;
 pub mod hash;
 pub mod kusumi;
-pub mod threefish;
 pub mod poly1305;
+pub mod threefish;
 
 pub use error::{Error, Result};
