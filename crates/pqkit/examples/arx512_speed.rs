@@ -23,6 +23,23 @@ fn gbps(mut f: impl FnMut()) -> f64 {
 
 fn main() {
     let mut buf = vec![0u8; LEN];
+    for b in pqkit::chacha::Backend::available() {
+        let mut k = pqkit::chacha::ChaCha20::new(&[7u8; 32], &[1u8; 12]).unwrap().with_backend(b);
+        let r = gbps(|| {
+            k.seek(0).unwrap();
+            k.apply_keystream(black_box(&mut buf)).unwrap();
+        });
+        println!("pqkit ChaCha20 {b:?}: {r:.2} GB/s");
+    }
+    {
+        use chacha20::cipher::{KeyIvInit, StreamCipher as _, StreamCipherSeek};
+        let mut c = chacha20::ChaCha20::new(&[7u8; 32].into(), &[1u8; 12].into());
+        let r = gbps(|| {
+            c.seek(0u64);
+            c.apply_keystream(black_box(&mut buf));
+        });
+        println!("RustCrypto chacha20 0.10 (its best backend here): {r:.2} GB/s");
+    }
     for b in pqkit::kusumi::Backend::available() {
         let mut k = pqkit::kusumi::Kusumi512::new_with_backend(&[7u8; 64], &[1u8; 12], 1, b).unwrap();
         let r = gbps(|| {
