@@ -2,7 +2,7 @@
 //!
 //! Rotations use `vprold`. After the 10 passes the 25 word-sliced registers are transposed to block order
 //! (two 16×16 dword transposes: words 0..15, and words 16..24 padded) and XORed into the data, 1600 bytes at a
-//! time. Fewer than 16 remaining blocks go through a stack buffer.
+//! time. A tail of 9..15 blocks goes through a 16-block stack buffer, a shorter one to the AVX2 path.
 #![allow(unsafe_code)]
 
 use super::BLOCK;
@@ -140,7 +140,10 @@ fn xor_blocks_impl(key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [
         ctr = ctr.wrapping_add(LANES as u64);
     }
     let tail = chunks.into_remainder();
-    if !tail.is_empty() {
+    if !tail.is_empty() && tail.len() <= CHUNK / 2 {
+        // Eight blocks or fewer: the 8-wide AVX2 path wastes less work than a 16-wide batch.
+        super::avx2::xor_blocks(key, nonce, ctr, tail);
+    } else if !tail.is_empty() {
         // Unused lanes compute blocks past the end (wrapping counters); their keystream is discarded.
         let mut buf = [0u8; CHUNK];
         buf[..tail.len()].copy_from_slice(tail);

@@ -118,7 +118,10 @@ fn xor_blocks_impl(k: &[u64; 9], t: &[u64; 3], counter: u64, data: &mut [u8]) {
         ctr = ctr.wrapping_add(LANES as u64);
     }
     let tail = chunks.into_remainder();
-    if !tail.is_empty() {
+    if !tail.is_empty() && tail.len() <= 2 * BLOCK {
+        // One or two blocks: cheaper one at a time than an 8-wide batch.
+        super::soft::xor_blocks(k, t, ctr, tail);
+    } else if !tail.is_empty() {
         // Unused lanes compute blocks past the end (wrapping counters); their keystream is discarded.
         let mut buf = [0u8; CHUNK];
         buf[..tail.len()].copy_from_slice(tail);
