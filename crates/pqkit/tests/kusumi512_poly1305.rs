@@ -202,3 +202,25 @@ fn wrong_lengths_are_rejected_with_exact_errors() {
     );
     assert_eq!(format!("{l:?}"), "GreenfieldKusumi512Poly1305 { .. }");
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Seal then open returns the plaintext, and in-place sealing equals the Vec form.
+    #[test]
+    fn round_trip(
+        key in proptest::collection::vec(proptest::prelude::any::<u8>(), 64),
+        nonce in proptest::prelude::any::<[u8; 12]>(),
+        aad in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..100),
+        pt in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..6000),
+    ) {
+        let a = Kusumi512Poly1305::new(&key).unwrap();
+        let sealed = a.seal(&nonce, &aad, &pt).unwrap();
+        proptest::prop_assert_eq!(sealed.len(), pt.len() + 16);
+        let mut buf = pt.clone();
+        let tag = a.seal_in_place_detached(&nonce, &aad, &mut buf).unwrap();
+        proptest::prop_assert_eq!(&sealed[..pt.len()], &buf[..]);
+        proptest::prop_assert_eq!(&sealed[pt.len()..], &tag[..]);
+        proptest::prop_assert_eq!(a.open(&nonce, &aad, &sealed).unwrap(), pt);
+    }
+}
