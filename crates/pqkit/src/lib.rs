@@ -5,6 +5,7 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`cpu`] | CPU features, detected once (cpuid + xgetbv, no `std` needed) |
+//! | [`aes`] | the AES block cipher (AES-128, AES-256) and its backends (bitsliced, AES-NI, VAES) |
 //! | [`cipher`] | the [`cipher::StreamCipher`] trait and `std::io` adapters shared by every stream cipher |
 //! | [`aead`] | the [`aead::Aead`] trait and every AEAD |
 //! | [`hash`] | hash functions |
@@ -32,6 +33,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod aead;
+pub mod aes;
 pub mod cipher;
 pub mod cpu;
 pub mod ct;

@@ -64,3 +64,6 @@ pub trait Aead {
         Ok(out)
     }
 }
+
+pub mod aes_gcm;
+pub use aes_gcm::{Aes128Gcm, Aes256Gcm};
