@@ -4,7 +4,7 @@ use pqkit::aead::{Aead, Aes128Gcm, Aes256Gcm};
 use pqkit::aes::Backend;
 use std::time::{Duration, Instant};
 
-fn measure(mut f: impl FnMut(), bytes: usize) -> f64 {
+fn measure<T>(mut f: impl FnMut() -> T, bytes: usize) -> f64 {
     // Best of 5 runs of ~100 ms each, in GB/s.
     let mut best = 0f64;
     for _ in 0..5 {
@@ -12,7 +12,7 @@ fn measure(mut f: impl FnMut(), bytes: usize) -> f64 {
         let mut n = 0usize;
         while start.elapsed() < Duration::from_millis(100) {
             for _ in 0..16 {
-                f();
+                std::hint::black_box(f());
             }
             n += 16;
         }
@@ -21,6 +21,9 @@ fn measure(mut f: impl FnMut(), bytes: usize) -> f64 {
     }
     best
 }
+
+type SealFn = Box<dyn Fn(&mut [u8]) -> [u8; 16]>;
+type OpenFn = Box<dyn Fn(&mut [u8], &[u8])>;
 
 /// `run <Soft|AesNi|Vaes> <128|256> <seal|open> <len> <total>`: a fixed amount of work, for `perf stat -e cycles`
 /// (cycle counts are far less disturbed by other load on a shared machine than wall-clock time).
@@ -35,7 +38,7 @@ fn run_fixed(args: &[String]) {
     let mut buf = vec![0x5au8; len];
     let ct = buf.clone();
     let nonce = [3u8; 12];
-    let (seal, open): (Box<dyn Fn(&mut [u8]) -> [u8; 16]>, Box<dyn Fn(&mut [u8], &[u8])>) = if args[1] == "128" {
+    let (seal, open): (SealFn, OpenFn) = if args[1] == "128" {
         let g = Aes128Gcm::new_with_backend(&[1; 16], b).unwrap();
         let g2 = g.clone();
         (
@@ -80,7 +83,8 @@ fn main() {
             let mut buf = vec![0x5au8; len];
             let g128 = Aes128Gcm::new_with_backend(&[1; 16], b).unwrap();
             let g256 = Aes256Gcm::new_with_backend(&[1; 32], b).unwrap();
-            let s128 = measure(|| drop(g128.seal_in_place_detached(&nonce, &aad, &mut buf).unwrap()), len);
+            let s128 =
+                measure(|| std::hint::black_box(g128.seal_in_place_detached(&nonce, &aad, &mut buf).unwrap()), len);
             let tag = g128.seal_in_place_detached(&nonce, &aad, &mut buf).unwrap();
             let ct = buf.clone();
             let o128 = measure(
@@ -90,7 +94,8 @@ fn main() {
                 },
                 len,
             );
-            let s256 = measure(|| drop(g256.seal_in_place_detached(&nonce, &aad, &mut buf).unwrap()), len);
+            let s256 =
+                measure(|| std::hint::black_box(g256.seal_in_place_detached(&nonce, &aad, &mut buf).unwrap()), len);
             let tag = g256.seal_in_place_detached(&nonce, &aad, &mut buf).unwrap();
             let ct = buf.clone();
             let o256 = measure(
