@@ -28,18 +28,23 @@ pub const MAX_AAD_LEN: u64 = (1 << 61) - 1;
 
 fn seal_core(alg: &'static str, k: &GcmKey, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> Result<[u8; TAG_LEN]> {
     let (j0, ctr) = prepare(alg, k, nonce, aad, buf.len())?;
+    // E(K, J0) first: it is independent of the bulk work, so it overlaps with it.
+    let mut ek = j0;
+    k.encrypt_block(&mut ek);
     let mut s = ghash_aad(k, aad);
     k.seal(&ctr, &mut s, buf);
-    Ok(finish(k, s, &j0, aad.len(), buf.len()))
+    Ok(finish(k, s, &mut ek, aad.len(), buf.len()))
 }
 
 fn open_core(alg: &'static str, k: &GcmKey, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<()> {
     Error::check_length(alg, "tag", TAG_LEN, tag.len())?;
     let (j0, ctr) = prepare(alg, k, nonce, aad, buf.len())?;
+    let mut ek = j0;
+    k.encrypt_block(&mut ek);
     let mut s = ghash_aad(k, aad);
     // Hash the ciphertext and decrypt in one pass; on a bad tag, encrypt again to restore the ciphertext.
     k.open(&ctr, &mut s, buf);
-    let mut expected = finish(k, s, &j0, aad.len(), buf.len());
+    let mut expected = finish(k, s, &mut ek, aad.len(), buf.len());
     let ok = crate::ct::eq(&expected, tag);
     expected.zeroize();
     if ok {
@@ -106,13 +111,12 @@ fn ghash_aad(k: &GcmKey, aad: &[u8]) -> u128 {
     s
 }
 
-fn finish(k: &GcmKey, mut s: u128, j0: &[u8; 16], aad_len: usize, ct_len: usize) -> [u8; TAG_LEN] {
+/// The tag: GHASH state after the lengths block, XOR `ek` = E(K, J0) (which is wiped).
+fn finish(k: &GcmKey, mut s: u128, ek: &mut [u8; 16], aad_len: usize, ct_len: usize) -> [u8; TAG_LEN] {
     let mut lens = [0u8; 16];
     lens[..8].copy_from_slice(&(aad_len as u64 * 8).to_be_bytes());
     lens[8..].copy_from_slice(&(ct_len as u64 * 8).to_be_bytes());
-    k.ghash(&mut s, &lens);
-    let mut ek = *j0;
-    k.encrypt_block(&mut ek);
+    k.ghash_block(&mut s, &lens);
     let mut tag = s.to_be_bytes();
     for (t, e) in tag.iter_mut().zip(ek.iter()) {
         *t ^= e;

@@ -187,6 +187,19 @@ fn ghash_impl(htab: &HTable, state: &mut u128, data: &[u8]) {
     store_state(state, y);
 }
 
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+fn ghash_block_impl(htab: &HTable, state: &mut u128, block: &[u8; 16]) {
+    // SAFETY: `block` is 16 bytes.
+    let x = bswap(unsafe { _mm_loadu_si128(block.as_ptr().cast()) });
+    let y = ghash_n(htab, load_state(state), &[x], 1);
+    store_state(state, y);
+}
+
+pub(super) fn ghash_block(htab: &HTable, state: &mut u128, block: &[u8; 16]) {
+    // SAFETY: selected only when AES-NI, PCLMULQDQ, SSSE3 and SSE4.1 are available.
+    unsafe { ghash_block_impl(htab, state, block) }
+}
+
 pub(super) fn ghash(htab: &HTable, state: &mut u128, data: &[u8]) {
     // SAFETY: selected only when AES-NI, PCLMULQDQ, SSSE3 and SSE4.1 are available.
     unsafe { ghash_impl(htab, state, data) }

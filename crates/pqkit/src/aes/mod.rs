@@ -280,16 +280,29 @@ pub(crate) struct GcmKey {
     pub(crate) backend: Backend,
 }
 
-/// Powers of the hash key, highest first: `h[i]` = H^(16-i) (times x^-1).
+/// Powers of the hash key, highest first: `h[i]` = H^(16-i) (times x^-1), and for Karatsuba `k[i]` holds
+/// `lo ^ hi` of `h[i]` in both 64-bit halves.
 #[derive(Clone)]
 #[repr(C, align(64))]
 pub(crate) struct HTable {
     pub(crate) h: [u128; 16],
+    pub(crate) k: [u128; 16],
+}
+
+impl HTable {
+    fn new(h: [u128; 16]) -> HTable {
+        let k = core::array::from_fn(|i| {
+            let d = (h[i] as u64 ^ (h[i] >> 64) as u64) as u128;
+            (d << 64) | d
+        });
+        HTable { h, k }
+    }
 }
 
 impl Drop for HTable {
     fn drop(&mut self) {
         self.h.zeroize();
+        self.k.zeroize();
     }
 }
 
@@ -298,7 +311,7 @@ impl GcmKey {
         let keys = RoundKeys::new(key);
         let mut hb = [0u8; 16];
         encrypt_block(&keys, backend, &mut hb);
-        let htab = HTable { h: ghash_soft::powers(u128::from_be_bytes(hb)) };
+        let htab = HTable::new(ghash_soft::powers(u128::from_be_bytes(hb)));
         hb.zeroize();
         GcmKey { keys, htab, backend }
     }
@@ -315,6 +328,15 @@ impl GcmKey {
             #[cfg(target_arch = "x86_64")]
             Backend::Vaes => vaes::ghash(&self.htab, state, data),
             _ => ghash_soft::ghash(&self.htab, state, data),
+        }
+    }
+
+    /// Absorbs one full block (e.g. the lengths block) into the GHASH state.
+    pub(crate) fn ghash_block(&self, state: &mut u128, block: &[u8; 16]) {
+        match self.backend {
+            #[cfg(target_arch = "x86_64")]
+            Backend::AesNi | Backend::Vaes => aesni::ghash_block(&self.htab, state, block),
+            _ => *state = ghash_soft::mul(*state ^ u128::from_be_bytes(*block), self.htab.h[15]),
         }
     }
 

@@ -58,23 +58,20 @@ fn hxor(v: __m512i) -> __m128i {
     _mm_xor_si128(_mm256_extracti128_si256::<0>(a), _mm256_extracti128_si256::<1>(a))
 }
 
-/// Sums `x[j] * h[j]` over the registers given, unreduced, then reduces once. `x[0]` lane 0 already has the
-/// running state folded in.
+/// Sums `x[j] * h[j]` over the registers given, unreduced (Karatsuba: `hk[j]` holds `lo ^ hi` of `h[j]`), then
+/// reduces once. `x[0]` lane 0 already has the running state folded in.
 #[inline]
-fn mul_sum(x: &[__m512i], h: &[__m512i]) -> __m128i {
+fn mul_sum(x: &[__m512i], h: &[__m512i], hk: &[__m512i]) -> __m128i {
     let mut lo = _mm512_setzero_si512();
     let mut hi = _mm512_setzero_si512();
     let mut mid = _mm512_setzero_si512();
     for j in 0..x.len() {
         lo = _mm512_xor_si512(lo, _mm512_clmulepi64_epi128(x[j], h[j], 0x00));
         hi = _mm512_xor_si512(hi, _mm512_clmulepi64_epi128(x[j], h[j], 0x11));
-        mid = _mm512_ternarylogic_epi64(
-            mid,
-            _mm512_clmulepi64_epi128(x[j], h[j], 0x01),
-            _mm512_clmulepi64_epi128(x[j], h[j], 0x10),
-            0x96,
-        );
+        let xk = _mm512_xor_si512(x[j], _mm512_shuffle_epi32(x[j], _MM_PERM_BADC));
+        mid = _mm512_xor_si512(mid, _mm512_clmulepi64_epi128(xk, hk[j], 0x00));
     }
+    mid = _mm512_ternarylogic_epi64(mid, lo, hi, 0x96);
     lo = _mm512_xor_si512(lo, _mm512_bslli_epi128::<8>(mid));
     hi = _mm512_xor_si512(hi, _mm512_bsrli_epi128::<8>(mid));
     // The enclosing target features include the AES-NI backend's, so this call is safe.
@@ -82,16 +79,21 @@ fn mul_sum(x: &[__m512i], h: &[__m512i]) -> __m128i {
 }
 
 #[inline]
-fn load_htab16(htab: &HTable) -> [__m512i; 4] {
-    // SAFETY: `htab.h` is 16 u128 = 256 bytes; register j reads entries 4j..4j+4.
-    core::array::from_fn(|j| unsafe { _mm512_loadu_si512(htab.h.as_ptr().add(4 * j).cast()) })
+fn load_htab16(htab: &HTable) -> ([__m512i; 4], [__m512i; 4]) {
+    // SAFETY: `htab.h` and `htab.k` are 16 u128 = 256 bytes each; register j reads entries 4j..4j+4.
+    unsafe {
+        (
+            core::array::from_fn(|j| _mm512_loadu_si512(htab.h.as_ptr().add(4 * j).cast())),
+            core::array::from_fn(|j| _mm512_loadu_si512(htab.k.as_ptr().add(4 * j).cast())),
+        )
+    }
 }
 
 /// GHASH of 16 byte-reversed blocks into `y`.
 #[inline]
-fn ghash16(h: &[__m512i; 4], y: __m128i, x: &[__m512i; 4]) -> __m128i {
+fn ghash16(h: &([__m512i; 4], [__m512i; 4]), y: __m128i, x: &[__m512i; 4]) -> __m128i {
     let x0 = _mm512_xor_si512(x[0], _mm512_zextsi128_si512(y));
-    mul_sum(&[x0, x[1], x[2], x[3]], h)
+    mul_sum(&[x0, x[1], x[2], x[3]], &h.0, &h.1)
 }
 
 /// GHASH of `n` (1..=16) byte-reversed blocks in `x` (blocks past `n` are zero) into `y`.
@@ -100,15 +102,19 @@ fn ghash_n(htab: &HTable, y: __m128i, x: &[__m512i; 4], n: usize) -> __m128i {
     debug_assert!((1..=16).contains(&n));
     let regs = n.div_ceil(4);
     let mut h = [_mm512_setzero_si512(); 4];
+    let mut hk = [_mm512_setzero_si512(); 4];
     for j in 0..regs {
         let lanes = (n - 4 * j).min(4);
         let k: __mmask8 = ((1u32 << (2 * lanes)) - 1) as u8;
         // SAFETY: block 4j + l uses entry 16 - n + 4j + l; the mask enables only l < lanes, i.e. entries < 16.
-        h[j] = unsafe { _mm512_maskz_loadu_epi64(k, htab.h.as_ptr().add(16 - n + 4 * j).cast()) };
+        unsafe {
+            h[j] = _mm512_maskz_loadu_epi64(k, htab.h.as_ptr().add(16 - n + 4 * j).cast());
+            hk[j] = _mm512_maskz_loadu_epi64(k, htab.k.as_ptr().add(16 - n + 4 * j).cast());
+        }
     }
     let x0 = _mm512_xor_si512(x[0], _mm512_zextsi128_si512(y));
     let xs = [x0, x[1], x[2], x[3]];
-    mul_sum(&xs[..regs], &h[..regs])
+    mul_sum(&xs[..regs], &h[..regs], &hk[..regs])
 }
 
 /// Byte mask of register `j` for a tail of `rem` bytes.
