@@ -17,7 +17,7 @@
 //! - Tags are always 16 bytes; shorter tags are rejected.
 
 use super::{Aead, TAG_LEN};
-use crate::aes::{Backend, GcmKey};
+use crate::aes::{Backend, GcmKey, inc32};
 use crate::{Error, Result};
 use zeroize::Zeroize;
 
@@ -27,37 +27,28 @@ pub const MAX_PLAINTEXT_LEN: u64 = (1 << 36) - 32;
 pub const MAX_AAD_LEN: u64 = (1 << 61) - 1;
 
 fn seal_core(alg: &'static str, k: &GcmKey, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> Result<[u8; TAG_LEN]> {
-    let (j0, ctr) = prepare(alg, k, nonce, aad, buf.len())?;
-    // E(K, J0) first: it is independent of the bulk work, so it overlaps with it.
-    let mut ek = j0;
-    k.encrypt_block(&mut ek);
-    let mut s = ghash_aad(k, aad);
-    k.seal(&ctr, &mut s, buf);
-    Ok(finish(k, s, &mut ek, aad.len(), buf.len()))
+    let j0 = prepare(alg, k, nonce, aad, buf.len())?;
+    Ok(k.seal_full(&j0, aad, buf))
 }
 
 fn open_core(alg: &'static str, k: &GcmKey, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<()> {
     Error::check_length(alg, "tag", TAG_LEN, tag.len())?;
-    let (j0, ctr) = prepare(alg, k, nonce, aad, buf.len())?;
-    let mut ek = j0;
-    k.encrypt_block(&mut ek);
-    let mut s = ghash_aad(k, aad);
+    let j0 = prepare(alg, k, nonce, aad, buf.len())?;
     // Hash the ciphertext and decrypt in one pass; on a bad tag, encrypt again to restore the ciphertext.
-    k.open(&ctr, &mut s, buf);
-    let mut expected = finish(k, s, &mut ek, aad.len(), buf.len());
+    let mut expected = k.open_full(&j0, aad, buf);
     let ok = crate::ct::eq(&expected, tag);
     expected.zeroize();
     if ok {
         Ok(())
     } else {
         let mut dummy = 0u128;
-        k.seal(&ctr, &mut dummy, buf);
+        k.seal(&inc32(&j0), &mut dummy, buf);
         Err(Error::AuthenticationFailed { algorithm: alg })
     }
 }
 
-/// Checks lengths and returns (J0, inc32(J0)).
-fn prepare(alg: &'static str, k: &GcmKey, nonce: &[u8], aad: &[u8], len: usize) -> Result<([u8; 16], [u8; 16])> {
+/// Checks lengths and returns J0.
+fn prepare(alg: &'static str, k: &GcmKey, nonce: &[u8], aad: &[u8], len: usize) -> Result<[u8; 16]> {
     if nonce.is_empty() {
         return Err(Error::InvalidLength {
             algorithm: alg,
@@ -97,33 +88,7 @@ fn prepare(alg: &'static str, k: &GcmKey, nonce: &[u8], aad: &[u8], len: usize) 
         k.ghash(&mut s, &lens);
         j0 = s.to_be_bytes();
     }
-    let mut ctr = j0;
-    let c = u32::from_be_bytes([j0[12], j0[13], j0[14], j0[15]]).wrapping_add(1);
-    ctr[12..].copy_from_slice(&c.to_be_bytes());
-    Ok((j0, ctr))
-}
-
-fn ghash_aad(k: &GcmKey, aad: &[u8]) -> u128 {
-    let mut s = 0u128;
-    if !aad.is_empty() {
-        k.ghash(&mut s, aad);
-    }
-    s
-}
-
-/// The tag: GHASH state after the lengths block, XOR `ek` = E(K, J0) (which is wiped).
-fn finish(k: &GcmKey, mut s: u128, ek: &mut [u8; 16], aad_len: usize, ct_len: usize) -> [u8; TAG_LEN] {
-    let mut lens = [0u8; 16];
-    lens[..8].copy_from_slice(&(aad_len as u64 * 8).to_be_bytes());
-    lens[8..].copy_from_slice(&(ct_len as u64 * 8).to_be_bytes());
-    k.ghash_block(&mut s, &lens);
-    let mut tag = s.to_be_bytes();
-    for (t, e) in tag.iter_mut().zip(ek.iter()) {
-        *t ^= e;
-    }
-    ek.zeroize();
-    s.zeroize();
-    tag
+    Ok(j0)
 }
 
 macro_rules! gcm_type {

@@ -154,7 +154,7 @@ fn store_state(s: &mut u128, v: __m128i) {
 /// GHASH of `n <= 8` byte-reversed blocks `x[..n]` into `y` with one reduction.
 #[inline]
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
-fn ghash_n(htab: &HTable, y: __m128i, x: &[__m128i], n: usize) -> __m128i {
+pub(super) fn ghash_n(htab: &HTable, y: __m128i, x: &[__m128i], n: usize) -> __m128i {
     let mut a = acc_new();
     for j in 0..n {
         let xj = if j == 0 { _mm_xor_si128(x[0], y) } else { x[j] };

@@ -272,6 +272,14 @@ aes_type!(Aes256, "AES-256", 32, "The AES-256 block cipher (FIPS 197): 32-byte k
 // routines expect.
 // ---------------------------------------------------------------------------------------------------------------
 
+/// GCM's inc32: adds one to the last 32 bits (big-endian), modulo 2^32.
+pub(crate) fn inc32(b: &[u8; 16]) -> [u8; 16] {
+    let mut r = *b;
+    let c = u32::from_be_bytes([b[12], b[13], b[14], b[15]]).wrapping_add(1);
+    r[12..].copy_from_slice(&c.to_be_bytes());
+    r
+}
+
 /// Everything GCM needs for one key: round keys, the powers of H and the backend.
 #[derive(Clone)]
 pub(crate) struct GcmKey {
@@ -329,6 +337,52 @@ impl GcmKey {
             Backend::Vaes => vaes::ghash(&self.htab, state, data),
             _ => ghash_soft::ghash(&self.htab, state, data),
         }
+    }
+
+    /// GCM after J0 is known: encrypts `buf` and returns the tag.
+    pub(crate) fn seal_full(&self, j0: &[u8; 16], aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
+        match self.backend {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Vaes => vaes::seal_full(&self.keys, &self.htab, j0, aad, buf),
+            _ => self.full_generic::<true>(j0, aad, buf),
+        }
+    }
+
+    /// GCM after J0 is known: hashes and decrypts `buf` and returns the expected tag (the caller compares it
+    /// and restores the ciphertext on a mismatch).
+    pub(crate) fn open_full(&self, j0: &[u8; 16], aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
+        match self.backend {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Vaes => vaes::open_full(&self.keys, &self.htab, j0, aad, buf),
+            _ => self.full_generic::<false>(j0, aad, buf),
+        }
+    }
+
+    fn full_generic<const SEAL: bool>(&self, j0: &[u8; 16], aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
+        // E(K, J0) first: it is independent of the bulk work, so it can overlap with it.
+        let mut ek = *j0;
+        self.encrypt_block(&mut ek);
+        let ctr = inc32(j0);
+        let mut s = 0u128;
+        if !aad.is_empty() {
+            self.ghash(&mut s, aad);
+        }
+        if SEAL {
+            self.seal(&ctr, &mut s, buf);
+        } else {
+            self.open(&ctr, &mut s, buf);
+        }
+        let mut lens = [0u8; 16];
+        lens[..8].copy_from_slice(&(aad.len() as u64 * 8).to_be_bytes());
+        lens[8..].copy_from_slice(&(buf.len() as u64 * 8).to_be_bytes());
+        self.ghash_block(&mut s, &lens);
+        let mut tag = s.to_be_bytes();
+        for (t, e) in tag.iter_mut().zip(ek.iter()) {
+            *t ^= e;
+        }
+        ek.zeroize();
+        s.zeroize();
+        tag
     }
 
     /// Absorbs one full block (e.g. the lengths block) into the GHASH state.
