@@ -13,8 +13,9 @@
 //! merge before the last step (see [`blocks8`]). This is the idea of OpenSSL's `vpmadd52` Poly1305 path,
 //! written independently.
 //!
-//! Bounds: between steps limbs are below (2^44, 2^44 + 2^13, 2^42); with a message block (and, at the merge,
-//! the second accumulator) added they stay below 2^46, and `20·r` limbs below 2^49, so products are below 2^95 and every sum fits 64 bits.
+//! Bounds: between steps limbs are below (2^44, 2^44 + 2^13, 2^42) (the incoming accumulator's top limb below
+//! 2^43); with a message block (and, at the merge, the second accumulator) added they stay below 2^46, and the
+//! `20·r` limbs below 2^49, so products are below 2^95, high halves below 2^43, and every sum fits 64 bits.
 //! Inputs shorter than [`MIN_LEN`] and the final `< 8` blocks go to the portable code.
 #![allow(unsafe_code)]
 
