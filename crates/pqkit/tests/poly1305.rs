@@ -396,3 +396,41 @@ fn backends_and_debug() {
     assert_eq!(TAG_LEN, 16);
     assert_eq!(pqkit::poly1305::KEY_LEN, 32);
 }
+
+/// Calls just below, at and above each SIMD backend's entry thresholds, both before and after the state has
+/// computed its powers of `r` (the IFMA threshold drops once they exist).
+#[test]
+fn lengths_around_backend_thresholds() {
+    let mut rng = StdRng::seed_from_u64(31);
+    let mut msg = vec![0u8; 8192];
+    rng.fill_bytes(&mut msg);
+    let key = [0x77u8; 32];
+    for first in [0usize, 16, 1024, 2048] {
+        for n in (0..=2200).step_by(16).chain([255, 257, 383, 385, 1023, 1025]) {
+            let m = &msg[..first + n];
+            let want = reference(&key, m);
+            for b in backends() {
+                assert_eq!(tag_split(b, &key, m, &[first]), want, "{b:?} first {first} then {n}");
+            }
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    /// Any split of any message gives the one-shot tag, on every backend.
+    #[test]
+    fn any_split_equals_one_shot(
+        key in proptest::array::uniform32(proptest::prelude::any::<u8>()),
+        msg in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..3000),
+        cuts in proptest::collection::vec(0usize..3000, 0..6),
+    ) {
+        let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(msg.len())).collect();
+        cuts.sort_unstable();
+        let want = reference(&key, &msg);
+        proptest::prop_assert_eq!(poly1305(&key, &msg), want);
+        for b in backends() {
+            proptest::prop_assert_eq!(tag_split(b, &key, &msg, &cuts), want, "{:?}", b);
+        }
+    }
+}

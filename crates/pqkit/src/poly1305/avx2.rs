@@ -2,10 +2,11 @@
 //!
 //! The technique of the well-known vectorised Poly1305 (Goll–Gueron; OpenSSL's `poly1305-x86_64`): four
 //! accumulators `a_0..a_3` run in the four 64-bit lanes of a ymm register, each limb of 26 bits in its own
-//! register, multiplied with `vpmuludq` (32×32→64). Block `4i + j` goes to lane `j`, and every step computes
-//! `a_j = (a_j + m_{4i+j}) · r^4`. The last step instead multiplies lane `j` by `r^(4-j)`, so that the sum
-//! of the lanes is exactly the serial Horner result `Σ m_k r^(n-k)`. The incoming accumulator `h` is added
-//! into lane 0 before the first step.
+//! register, multiplied with `vpmuludq` (32×32→64). Each group of four blocks is spread over the lanes (in
+//! the order [`LANE_BLOCK`] the 64-bit unpacks produce) and every step computes `a = (a + m) · r^4` lane-wise.
+//! The last step instead multiplies the lane holding block `k` of the last group by `r^(4-k)`, so that the
+//! sum of the lanes is exactly the serial Horner result `Σ m_k r^(n-k)`. The incoming accumulator `h` is
+//! added into lane 0 (block 0) before the first step.
 //!
 //! Lazy reduction: limbs stay below 2^27 between steps (products of 27-bit limbs and 29-bit `5·r` limbs, five
 //! per column, stay below 2^59), and one interleaved carry round per step keeps them there. Inputs shorter

@@ -13,8 +13,9 @@
 //! merge before the last step (see [`blocks8`]). This is the idea of OpenSSL's `vpmadd52` Poly1305 path,
 //! written independently.
 //!
-//! Bounds: between steps limbs are below (2^44, 2^44 + 2^13, 2^42); with a message block (and, at the merge,
-//! the second accumulator) added they stay below 2^46, and `20·r` limbs below 2^49, so products are below 2^95 and every sum fits 64 bits.
+//! Bounds: between steps limbs are below (2^44, 2^44 + 2^13, 2^42) (the incoming accumulator's top limb below
+//! 2^43); with a message block (and, at the merge, the second accumulator) added they stay below 2^46, and the
+//! `20·r` limbs below 2^49, so products are below 2^95, high halves below 2^43, and every sum fits 64 bits.
 //! Inputs shorter than [`MIN_LEN`] and the final `< 8` blocks go to the portable code.
 #![allow(unsafe_code)]
 
@@ -36,27 +37,44 @@ pub(super) fn blocks(core: &mut Core, data: &[u8]) {
         soft::blocks(&mut core.h, &core.r, data);
         return;
     }
-    if !core.powers_ready {
-        core.powers = powers(soft::to44([core.r[0], core.r[1], 0]));
-        core.powers_ready = true;
-    }
     let vec_len = data.len() & !127;
     // SAFETY: this backend is only selected when `cpu::features()` reports AVX-512 F and IFMA
-    // (`Backend::is_available`).
-    unsafe { blocks8(&mut core.h, &core.powers, &data[..vec_len]) };
+    // (`Backend::is_available`), the features `powers` and `blocks8` need.
+    unsafe {
+        if !core.powers_ready {
+            core.powers = powers(soft::to44([core.r[0], core.r[1], 0]));
+            core.powers_ready = true;
+        }
+        blocks8(&mut core.h, &core.powers, &data[..vec_len]);
+    }
     soft::blocks(&mut core.h, &core.r, &data[vec_len..]);
 }
 
 /// The table: `powers[8 * limb + j]` is limb `limb` of `r^(8 - j)`, so lane `j` of a vector load is the power
 /// block `j` of a group of eight needs in the last step, and lane 0 is `r^8`; `powers[24..27]` is `r^16`.
+///
+/// `r^2..r^4` are scalar products; `r^5..r^8 = r^4 · (r^1..r^4)` is one four-lane vector product.
+#[target_feature(enable = "avx512f,avx512ifma")]
 fn powers(r: [u64; 3]) -> [u64; POWERS_LEN] {
-    // by_exp[k] = r^(k+1), computed as a shallow tree (depth 4) rather than a chain of 15 products.
-    let mut by_exp = [r; 8];
-    by_exp[1] = soft::mul44(r, r);
-    by_exp[2] = soft::mul44(by_exp[1], r);
-    by_exp[3] = soft::mul44(by_exp[1], by_exp[1]);
-    for k in 4..8 {
-        by_exp[k] = soft::mul44(by_exp[3], by_exp[k - 4]);
+    let r2 = soft::mul44(r, r);
+    let r3 = soft::mul44(r2, r);
+    let r4 = soft::mul44(r2, r2);
+    let low = [r, r2, r3, r4];
+    let lanes = |limb: usize| {
+        let l = low.map(|p| p[limb] as i64);
+        _mm512_set_epi64(0, 0, 0, 0, l[3], l[2], l[1], l[0])
+    };
+    let (m44, m42) = (_mm512_set1_epi64(M44 as i64), _mm512_set1_epi64(M42 as i64));
+    let high = mul([lanes(0), lanes(1), lanes(2)], &Key::splat(r4), m44, m42);
+    let mut high_limbs = [[0u64; 8]; 3];
+    for (dst, v) in high_limbs.iter_mut().zip(high) {
+        // SAFETY: `dst` is 64 writable bytes; unaligned store.
+        unsafe { _mm512_storeu_si512(dst.as_mut_ptr().cast(), v) };
+    }
+    let mut by_exp = [r; 8]; // by_exp[k] = r^(k+1)
+    by_exp[..4].copy_from_slice(&low);
+    for lane in 0..4 {
+        by_exp[4 + lane] = [high_limbs[0][lane], high_limbs[1][lane], high_limbs[2][lane]];
     }
     let r16 = soft::mul44(by_exp[7], by_exp[7]);
     let mut t = [0u64; POWERS_LEN];
