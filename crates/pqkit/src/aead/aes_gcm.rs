@@ -160,3 +160,28 @@ gcm_type!(
     32,
     "AES-256-GCM: 32-byte key, 12-byte nonce (other non-empty lengths accepted), 16-byte tag."
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The SP 800-38D plaintext limit, checked on the length alone (a 64 GiB buffer is not practical in a test).
+    #[test]
+    fn plaintext_limit_is_exact() {
+        let k = GcmKey::new(&[0u8; 16], Backend::Soft);
+        assert!(prepare("AES-128-GCM", &k, &[0u8; 12], b"", MAX_PLAINTEXT_LEN as usize).is_ok());
+        assert_eq!(
+            prepare("AES-128-GCM", &k, &[0u8; 12], b"", MAX_PLAINTEXT_LEN as usize + 1).unwrap_err(),
+            Error::MessageTooLong { algorithm: "AES-128-GCM", max: (1 << 36) - 32 }
+        );
+        assert_eq!(MAX_PLAINTEXT_LEN, 68_719_476_704);
+    }
+
+    #[test]
+    fn j0_for_96_bit_nonces_is_nonce_then_one() {
+        let k = GcmKey::new(&[0u8; 16], Backend::Soft);
+        let j0 = prepare("AES-128-GCM", &k, &[7u8; 12], b"", 0).unwrap();
+        assert_eq!(&j0[..12], &[7u8; 12]);
+        assert_eq!(&j0[12..], &[0, 0, 0, 1]);
+    }
+}
