@@ -4,16 +4,16 @@
 //! [`Aead::NONCE_LEN`] is 12: 96-bit nonces are the fast path and the recommended choice
 //! (J0 = nonce || 0x00000001). Other **non-empty** nonce lengths are accepted as SP 800-38D allows, with
 //! J0 = GHASH(nonce || zero padding || 0^64 || bit length of the nonce). An empty nonce is rejected with
-//! [`Error::InvalidLength`](crate::Error::InvalidLength).
+//! [`Error::InvalidLength`].
 //!
 //! ## Security contract
 //! - A (key, nonce) pair must never be used for two messages: reuse reveals the XOR of the plaintexts and lets an
 //!   attacker forge tags. With random 96-bit nonces, stay well below 2^32 messages per key (SP 800-38D 8.3).
-//! - Plaintext is at most 2^36 - 32 bytes per message (else [`Error::MessageTooLong`](crate::Error::MessageTooLong));
+//! - Plaintext is at most 2^36 - 32 bytes per message (else [`Error::MessageTooLong`]);
 //!   associated data at most 2^61 - 1 bytes.
 //! - Opening hashes the ciphertext while decrypting it, then compares tags in constant time
 //!   ([`crate::ct::eq`]); on a mismatch the buffer is re-encrypted, so it holds the ciphertext again, and the
-//!   error is [`Error::AuthenticationFailed`](crate::Error::AuthenticationFailed). No plaintext is released.
+//!   error is [`Error::AuthenticationFailed`]. No plaintext is released.
 //! - Tags are always 16 bytes; shorter tags are rejected.
 
 use super::{Aead, TAG_LEN};
@@ -104,13 +104,13 @@ macro_rules! gcm_type {
 
         impl $name {
             /// Creates the AEAD from a key of exactly [`Aead::KEY_LEN`] bytes
-            /// (else [`Error::InvalidLength`](crate::Error::InvalidLength)).
+            /// (else [`Error::InvalidLength`]).
             pub fn new(key: &[u8]) -> Result<Self> {
                 Self::new_with_backend(key, Backend::detect())
             }
 
             /// Like [`Self::new`] on a chosen backend (for tests). Fails with
-            /// [`Error::InvalidParameter`](crate::Error::InvalidParameter) if this CPU cannot run it.
+            /// [`Error::InvalidParameter`] if this CPU cannot run it.
             #[doc(hidden)]
             pub fn new_with_backend(key: &[u8], backend: Backend) -> Result<Self> {
                 Error::check_length($alg, "key", $klen, key.len())?;
@@ -160,3 +160,28 @@ gcm_type!(
     32,
     "AES-256-GCM: 32-byte key, 12-byte nonce (other non-empty lengths accepted), 16-byte tag."
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The SP 800-38D plaintext limit, checked on the length alone (a 64 GiB buffer is not practical in a test).
+    #[test]
+    fn plaintext_limit_is_exact() {
+        let k = GcmKey::new(&[0u8; 16], Backend::Soft);
+        assert!(prepare("AES-128-GCM", &k, &[0u8; 12], b"", MAX_PLAINTEXT_LEN as usize).is_ok());
+        assert_eq!(
+            prepare("AES-128-GCM", &k, &[0u8; 12], b"", MAX_PLAINTEXT_LEN as usize + 1).unwrap_err(),
+            Error::MessageTooLong { algorithm: "AES-128-GCM", max: (1 << 36) - 32 }
+        );
+        assert_eq!(MAX_PLAINTEXT_LEN, 68_719_476_704);
+    }
+
+    #[test]
+    fn j0_for_96_bit_nonces_is_nonce_then_one() {
+        let k = GcmKey::new(&[0u8; 16], Backend::Soft);
+        let j0 = prepare("AES-128-GCM", &k, &[7u8; 12], b"", 0).unwrap();
+        assert_eq!(&j0[..12], &[7u8; 12]);
+        assert_eq!(&j0[12..], &[0, 0, 0, 1]);
+    }
+}
