@@ -55,3 +55,8 @@ pub mod rng;
 pub mod threefish;
 
 pub use error::{Error, Result};
+
+/// The README's Rust examples, compiled and run as doctests so the quick start cannot go stale.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
