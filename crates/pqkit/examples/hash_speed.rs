@@ -128,24 +128,29 @@ fn perm_cycles() {
         let mut best = u64::MAX;
         for _ in 0..20 {
             // SAFETY: rdtsc has no preconditions on x86_64.
+            // SAFETY: rdtsc has no preconditions on x86_64.
             let t0 = unsafe { core::arch::x86_64::_rdtsc() };
             for _ in 0..1000 {
                 pqkit::hash::sha3::f1600_with(b, &mut st);
             }
+            // SAFETY: as above.
             let t1 = unsafe { core::arch::x86_64::_rdtsc() };
             best = best.min(t1 - t0);
         }
         println!("{b:?}: {} TSC ticks per permutation", best / 1000);
         let mut s4 = [[1u64; 4]; 25];
         let mut s8 = [[1u64; 8]; 25];
+        // SAFETY: rdtsc has no preconditions on x86_64.
         let t0 = unsafe { core::arch::x86_64::_rdtsc() };
         for _ in 0..1000 {
             pqkit::hash::sha3::f1600_x4_with(b, &mut s4);
         }
+        // SAFETY: as above.
         let t1 = unsafe { core::arch::x86_64::_rdtsc() };
         for _ in 0..1000 {
             pqkit::hash::sha3::f1600_x8_with(b, &mut s8);
         }
+        // SAFETY: as above.
         let t2 = unsafe { core::arch::x86_64::_rdtsc() };
         println!("   x4: {} ticks per 4 states, x8: {} per 8", (t1 - t0) / 1000, (t2 - t1) / 1000);
     }

@@ -12,7 +12,7 @@
 //! - Keys of any length are accepted; keys longer than the hash's block are hashed first (RFC 2104). Use keys
 //!   of at least the hash's output length drawn from a good random source.
 //! - Tags are compared in constant time ([`crate::ct::eq`]); a mismatch is
-//!   [`Error::AuthenticationFailed`](crate::Error::AuthenticationFailed).
+//!   [`Error::AuthenticationFailed`].
 //! - Truncated tags ([`Hmac::verify_truncated`]) must keep at least half the output and at least 10 bytes
 //!   (RFC 2104, section 5).
 //! - A prepared key ([`Hmac::new`]) holds the hash states after the padded key blocks, so each MAC costs only
