@@ -33,6 +33,10 @@ fn rate<H: Hasher>(size: usize) -> f64 {
 }
 
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("hmac") {
+        hmac64();
+        return;
+    }
     if std::env::args().nth(1).as_deref() == Some("peers") {
         peers();
         return;
@@ -124,14 +128,31 @@ fn perm_cycles() {
         let mut best = u64::MAX;
         for _ in 0..20 {
             // SAFETY: rdtsc has no preconditions on x86_64.
+            // SAFETY: rdtsc has no preconditions on x86_64.
             let t0 = unsafe { core::arch::x86_64::_rdtsc() };
             for _ in 0..1000 {
                 pqkit::hash::sha3::f1600_with(b, &mut st);
             }
+            // SAFETY: as above.
             let t1 = unsafe { core::arch::x86_64::_rdtsc() };
             best = best.min(t1 - t0);
         }
-        println!("{b:?}: {} TSC ticks per permutation (incl. squeeze copy)", best / 1000);
+        println!("{b:?}: {} TSC ticks per permutation", best / 1000);
+        let mut s4 = [[1u64; 4]; 25];
+        let mut s8 = [[1u64; 8]; 25];
+        // SAFETY: rdtsc has no preconditions on x86_64.
+        let t0 = unsafe { core::arch::x86_64::_rdtsc() };
+        for _ in 0..1000 {
+            pqkit::hash::sha3::f1600_x4_with(b, &mut s4);
+        }
+        // SAFETY: as above.
+        let t1 = unsafe { core::arch::x86_64::_rdtsc() };
+        for _ in 0..1000 {
+            pqkit::hash::sha3::f1600_x8_with(b, &mut s8);
+        }
+        // SAFETY: as above.
+        let t2 = unsafe { core::arch::x86_64::_rdtsc() };
+        println!("   x4: {} ticks per 4 states, x8: {} per 8", (t1 - t0) / 1000, (t2 - t1) / 1000);
     }
 }
 
@@ -160,5 +181,24 @@ fn peers() {
             std::hint::black_box(pqkit::hash::sha3::Sha3_256::digest(std::hint::black_box(&data)));
         }
         println!("pqkit SHA3-256      {:8.1}", (4000 * 16384) as f64 / t.elapsed().as_secs_f64() / 1e6);
+    }
+}
+
+#[allow(dead_code)]
+fn hmac64() {
+    let key = pqkit::mac::Hmac::<pqkit::hash::sha2::Sha256>::new(&[7u8; 32]);
+    let msg = [0x5au8; 64];
+    for _ in 0..3 {
+        let n = 2_000_000;
+        let t = Instant::now();
+        for _ in 0..n {
+            std::hint::black_box(key.mac(std::hint::black_box(&msg)));
+        }
+        let s = t.elapsed().as_secs_f64();
+        println!(
+            "HMAC-SHA256 64 B prepared key: {:.0} ns/op, {:.1} MB/s",
+            s / n as f64 * 1e9,
+            (64 * n) as f64 / s / 1e6
+        );
     }
 }

@@ -187,6 +187,9 @@ fn differential_vs_rustcrypto_every_backend() {
         r.fill_bytes(&mut key);
         r.fill_bytes(&mut msg);
         diff_one::<Sha256, hmac::Hmac<::sha2::Sha256>>(&mut r, || Hmac::new(&key), &key, &msg);
+        // Blocks of 144 (SHA3-224) and 72 (SHA3-512) bytes exercise the non-64-byte key padding.
+        diff_one::<pqkit::hash::sha3::Sha3_224, hmac::Hmac<::sha3::Sha3_224>>(&mut r, || Hmac::new(&key), &key, &msg);
+        diff_one::<pqkit::hash::sha3::Sha3_512, hmac::Hmac<::sha3::Sha3_512>>(&mut r, || Hmac::new(&key), &key, &msg);
         for b in sha2::Backend::available() {
             let k = &key;
             diff_one::<Sha256, hmac::Hmac<::sha2::Sha256>>(

@@ -11,7 +11,7 @@
 //! ## Security contract
 //! - `ikm` must hold enough entropy; the salt (optional, may be empty) should be random or a fixed
 //!   application constant. Expansion outputs at most `255 * OUTPUT_LEN` bytes; longer requests fail with
-//!   [`Error::InvalidLength`](crate::Error::InvalidLength) and write nothing.
+//!   [`Error::InvalidLength`] and write nothing.
 //! - The pseudorandom key is secret and is wiped on drop (it lives in a prepared [`Hmac`]).
 
 use crate::error::Expected;

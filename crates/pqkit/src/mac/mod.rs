@@ -12,7 +12,7 @@
 //! - Keys of any length are accepted; keys longer than the hash's block are hashed first (RFC 2104). Use keys
 //!   of at least the hash's output length drawn from a good random source.
 //! - Tags are compared in constant time ([`crate::ct::eq`]); a mismatch is
-//!   [`Error::AuthenticationFailed`](crate::Error::AuthenticationFailed).
+//!   [`Error::AuthenticationFailed`].
 //! - Truncated tags ([`Hmac::verify_truncated`]) must keep at least half the output and at least 10 bytes
 //!   (RFC 2104, section 5).
 //! - A prepared key ([`Hmac::new`]) holds the hash states after the padded key blocks, so each MAC costs only
@@ -45,32 +45,38 @@ impl<H: Hasher> Hmac<H> {
     #[doc(hidden)]
     pub fn with_hasher(key: &[u8], mut fresh: H) -> Self {
         fresh.reset();
-        // The largest block of any pqkit hash is SHA3-224's 144 bytes.
-        let mut k = [0u8; 168];
         let bl = H::BLOCK_LEN;
-        debug_assert!(bl <= k.len());
-        if key.len() > bl {
+        // Keys longer than a block are replaced by their hash; shorter ones are zero-padded to the block.
+        let mut hashed = (key.len() > bl).then(|| {
             let mut h = fresh.clone();
             h.update(key);
-            let mut d = h.finalize();
-            k[..H::OUTPUT_LEN].copy_from_slice(d.as_ref());
-            d.as_mut().zeroize();
-        } else {
-            k[..key.len()].copy_from_slice(key);
-        }
-        let mut pad = [0u8; 168];
-        for (p, x) in pad[..bl].iter_mut().zip(&k[..bl]) {
-            *p = x ^ 0x36;
-        }
+            h.finalize()
+        });
+        let k: &[u8] = match &hashed {
+            Some(d) => d.as_ref(),
+            None => key,
+        };
+        // Absorb `K ^ pad` in 64-byte pieces (any block length works, nothing is sized by the hash).
+        let absorb_padded = |h: &mut H, pad: u8| {
+            let mut piece = [0u8; 64];
+            let mut start = 0;
+            while start < bl {
+                let n = (bl - start).min(64);
+                for (j, p) in piece[..n].iter_mut().enumerate() {
+                    *p = k.get(start + j).copied().unwrap_or(0) ^ pad;
+                }
+                h.update(&piece[..n]);
+                start += n;
+            }
+            piece.zeroize();
+        };
         let mut inner_start = fresh.clone();
-        inner_start.update(&pad[..bl]);
-        for (p, x) in pad[..bl].iter_mut().zip(&k[..bl]) {
-            *p = x ^ 0x5c;
-        }
+        absorb_padded(&mut inner_start, 0x36);
         let mut outer_start = fresh;
-        outer_start.update(&pad[..bl]);
-        pad.zeroize();
-        k.zeroize();
+        absorb_padded(&mut outer_start, 0x5c);
+        if let Some(d) = hashed.as_mut() {
+            d.as_mut().zeroize();
+        }
         let running = inner_start.clone();
         Hmac { inner_start, outer_start, running }
     }

@@ -37,11 +37,12 @@ fn compress_b_avx2(h: &mut [u64; 8], block: &[u8], t: u128, last: bool) {
 
     macro_rules! g {
         ($x:expr, $y:expr) => {{
-            a = _mm256_add_epi64(_mm256_add_epi64(a, b), $x);
+            // `a + x` first: it does not wait for `b`, the last value computed, shortening the critical path.
+            a = _mm256_add_epi64(_mm256_add_epi64(a, $x), b);
             d = _mm256_shuffle_epi32::<0xb1>(_mm256_xor_si256(d, a));
             c = _mm256_add_epi64(c, d);
             b = _mm256_shuffle_epi8(_mm256_xor_si256(b, c), r24);
-            a = _mm256_add_epi64(_mm256_add_epi64(a, b), $y);
+            a = _mm256_add_epi64(_mm256_add_epi64(a, $y), b);
             d = _mm256_shuffle_epi8(_mm256_xor_si256(d, a), r16);
             c = _mm256_add_epi64(c, d);
             let x = _mm256_xor_si256(b, c);
@@ -54,13 +55,16 @@ fn compress_b_avx2(h: &mut [u64; 8], block: &[u8], t: u128, last: bool) {
             _mm256_set_epi64x(m[s[l]] as i64, m[s[k]] as i64, m[s[j]] as i64, m[s[i]] as i64)
         };
         g!(v(0, 2, 4, 6), v(1, 3, 5, 7));
-        b = _mm256_permute4x64_epi64::<0x39>(b);
-        c = _mm256_permute4x64_epi64::<0x4e>(c);
-        d = _mm256_permute4x64_epi64::<0x93>(d);
-        g!(v(8, 10, 12, 14), v(9, 11, 13, 15));
-        b = _mm256_permute4x64_epi64::<0x93>(b);
-        c = _mm256_permute4x64_epi64::<0x4e>(c);
-        d = _mm256_permute4x64_epi64::<0x39>(d);
+        // Diagonalize by rotating rows a, c, d (not b): lane i then holds a[i-1], b[i], c[i+1], d[i+2], the
+        // diagonal G number i-1. Row b is the last one a G step produces and the first the next step needs,
+        // so leaving it in place keeps the 3-cycle cross-lane permutes off the critical path.
+        a = _mm256_permute4x64_epi64::<0x93>(a);
+        c = _mm256_permute4x64_epi64::<0x39>(c);
+        d = _mm256_permute4x64_epi64::<0x4e>(d);
+        g!(v(14, 8, 10, 12), v(15, 9, 11, 13));
+        a = _mm256_permute4x64_epi64::<0x39>(a);
+        c = _mm256_permute4x64_epi64::<0x93>(c);
+        d = _mm256_permute4x64_epi64::<0x4e>(d);
     }
     let n0 = _mm256_xor_si256(h0, _mm256_xor_si256(a, c));
     let n1 = _mm256_xor_si256(h1, _mm256_xor_si256(b, d));
@@ -96,12 +100,12 @@ fn compress_s_avx2(h: &mut [u32; 8], block: &[u8], t: u128, last: bool) {
 
     macro_rules! g {
         ($x:expr, $y:expr) => {{
-            a = _mm_add_epi32(_mm_add_epi32(a, b), $x);
+            a = _mm_add_epi32(_mm_add_epi32(a, $x), b);
             d = _mm_shuffle_epi8(_mm_xor_si128(d, a), r16);
             c = _mm_add_epi32(c, d);
             let x = _mm_xor_si128(b, c);
             b = _mm_or_si128(_mm_srli_epi32::<12>(x), _mm_slli_epi32::<20>(x));
-            a = _mm_add_epi32(_mm_add_epi32(a, b), $y);
+            a = _mm_add_epi32(_mm_add_epi32(a, $y), b);
             d = _mm_shuffle_epi8(_mm_xor_si128(d, a), r8);
             c = _mm_add_epi32(c, d);
             let x = _mm_xor_si128(b, c);
@@ -113,13 +117,14 @@ fn compress_s_avx2(h: &mut [u32; 8], block: &[u8], t: u128, last: bool) {
             _mm_set_epi32(m[s[l]] as i32, m[s[k]] as i32, m[s[j]] as i32, m[s[i]] as i32)
         };
         g!(v(0, 2, 4, 6), v(1, 3, 5, 7));
-        b = _mm_shuffle_epi32::<0x39>(b);
-        c = _mm_shuffle_epi32::<0x4e>(c);
-        d = _mm_shuffle_epi32::<0x93>(d);
-        g!(v(8, 10, 12, 14), v(9, 11, 13, 15));
-        b = _mm_shuffle_epi32::<0x93>(b);
-        c = _mm_shuffle_epi32::<0x4e>(c);
-        d = _mm_shuffle_epi32::<0x39>(d);
+        // Diagonalize rows a, c, d and leave b, as for BLAKE2b above.
+        a = _mm_shuffle_epi32::<0x93>(a);
+        c = _mm_shuffle_epi32::<0x39>(c);
+        d = _mm_shuffle_epi32::<0x4e>(d);
+        g!(v(14, 8, 10, 12), v(15, 9, 11, 13));
+        a = _mm_shuffle_epi32::<0x39>(a);
+        c = _mm_shuffle_epi32::<0x93>(c);
+        d = _mm_shuffle_epi32::<0x4e>(d);
     }
     let n0 = _mm_xor_si128(h0, _mm_xor_si128(a, c));
     let n1 = _mm_xor_si128(h1, _mm_xor_si128(b, d));

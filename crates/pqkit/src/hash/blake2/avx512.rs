@@ -75,11 +75,11 @@ fn compress_s_avx512(h: &mut [u32; 8], block: &[u8], t: u128, last: bool) {
     };
     macro_rules! g {
         ($x:expr, $y:expr) => {{
-            a = _mm_add_epi32(_mm_add_epi32(a, b), $x);
+            a = _mm_add_epi32(_mm_add_epi32(a, $x), b);
             d = _mm_ror_epi32::<16>(_mm_xor_si128(d, a));
             c = _mm_add_epi32(c, d);
             b = _mm_ror_epi32::<12>(_mm_xor_si128(b, c));
-            a = _mm_add_epi32(_mm_add_epi32(a, b), $y);
+            a = _mm_add_epi32(_mm_add_epi32(a, $y), b);
             d = _mm_ror_epi32::<8>(_mm_xor_si128(d, a));
             c = _mm_add_epi32(c, d);
             b = _mm_ror_epi32::<7>(_mm_xor_si128(b, c));

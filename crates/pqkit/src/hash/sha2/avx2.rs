@@ -7,7 +7,7 @@
 #![allow(unsafe_code)]
 #![allow(clippy::needless_range_loop)] // word-index loops mirror the spec
 
-use super::soft::{K512, rounds512, schedule512};
+use super::soft::{K512, rounds512, rounds512_by, schedule512};
 use core::arch::x86_64::*;
 
 #[inline]
@@ -62,8 +62,7 @@ fn compress(h: &mut [u64; 8], blocks: &[u8]) {
     for group in &mut groups {
         let wk4 = schedule4(group);
         for k in 0..4 {
-            let wk: [u64; 80] = core::array::from_fn(|i| wk4[i][k]);
-            rounds512(h, &wk);
+            rounds512_by(h, |i| wk4[i][k]);
         }
     }
     for block in groups.remainder().chunks_exact(128) {

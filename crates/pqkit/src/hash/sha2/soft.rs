@@ -149,14 +149,21 @@ pub(super) fn schedule512(block: &[u8]) -> [u64; 80] {
 /// `Maj = ((a ^ b) & (b ^ c)) ^ b`, where `a ^ b` of one round is `b ^ c` of the next.
 #[inline(always)]
 pub(super) fn rounds512(h: &mut [u64; 8], wk: &[u64; 80]) {
+    rounds512_by(h, |i| wk[i])
+}
+
+/// [`rounds512`] reading `W[i] + K[i]` through `wk(i)` (lets the AVX2 code read its interleaved schedule).
+#[inline(always)]
+pub(super) fn rounds512_by(h: &mut [u64; 8], wk: impl Fn(usize) -> u64) {
     let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut hh] = *h;
     let mut bc = b ^ c;
     macro_rules! round {
         ($a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $x:expr) => {{
+            // h + W + K and Ch do not wait for the Sigma rotations of e: add them first (shorter critical path).
             let t1 = $h
-                .wrapping_add($e.rotate_right(14) ^ $e.rotate_right(18) ^ $e.rotate_right(41))
+                .wrapping_add($x)
                 .wrapping_add((($f ^ $g) & $e) ^ $g)
-                .wrapping_add($x);
+                .wrapping_add($e.rotate_right(14) ^ $e.rotate_right(18) ^ $e.rotate_right(41));
             let ab = $a ^ $b;
             let t2 = ($a.rotate_right(28) ^ $a.rotate_right(34) ^ $a.rotate_right(39)).wrapping_add((ab & bc) ^ $b);
             bc = ab;
@@ -164,15 +171,15 @@ pub(super) fn rounds512(h: &mut [u64; 8], wk: &[u64; 80]) {
             $h = t1.wrapping_add(t2);
         }};
     }
-    for r in wk.chunks_exact(8) {
-        round!(a, b, c, d, e, f, g, hh, r[0]);
-        round!(hh, a, b, c, d, e, f, g, r[1]);
-        round!(g, hh, a, b, c, d, e, f, r[2]);
-        round!(f, g, hh, a, b, c, d, e, r[3]);
-        round!(e, f, g, hh, a, b, c, d, r[4]);
-        round!(d, e, f, g, hh, a, b, c, r[5]);
-        round!(c, d, e, f, g, hh, a, b, r[6]);
-        round!(b, c, d, e, f, g, hh, a, r[7]);
+    for i in (0..80).step_by(8) {
+        round!(a, b, c, d, e, f, g, hh, wk(i));
+        round!(hh, a, b, c, d, e, f, g, wk(i + 1));
+        round!(g, hh, a, b, c, d, e, f, wk(i + 2));
+        round!(f, g, hh, a, b, c, d, e, wk(i + 3));
+        round!(e, f, g, hh, a, b, c, d, wk(i + 4));
+        round!(d, e, f, g, hh, a, b, c, wk(i + 5));
+        round!(c, d, e, f, g, hh, a, b, wk(i + 6));
+        round!(b, c, d, e, f, g, hh, a, wk(i + 7));
     }
     for (x, y) in h.iter_mut().zip([a, b, c, d, e, f, g, hh]) {
         *x = x.wrapping_add(y);

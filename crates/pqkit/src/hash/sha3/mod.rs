@@ -583,5 +583,10 @@ shake!(
     Shake256, 136
 );
 
+/// The raw Keccak-f\[1600\] permutations, for constructions built directly on Keccak (ML-KEM, ML-DSA).
+pub mod keccak {
+    pub use super::{f1600, f1600_x4, f1600_x8};
+}
+
 mod multi;
 pub use multi::{ShakeX4, ShakeX8, shake128_x4, shake128_x8, shake256_x4, shake256_x8};

@@ -28,8 +28,11 @@ fn rol(a: u64, n: u32) -> u64 {
 #[inline(always)]
 pub(super) fn f1600(state: &mut [u64; 25]) {
     let mut a = *state;
-    for &rc in RC.iter() {
-        keccak_round!(a, rc, xor, xor5, chi, rol);
+    for rc in RC.chunks_exact(4) {
+        keccak_round!(a, rc[0], xor, xor5, chi, rol);
+        keccak_round!(a, rc[1], xor, xor5, chi, rol);
+        keccak_round!(a, rc[2], xor, xor5, chi, rol);
+        keccak_round!(a, rc[3], xor, xor5, chi, rol);
     }
     *state = a;
 }
