@@ -1,0 +1,78 @@
+//! Hash functions: SHA-256, SHA-512, SHA3-256, BLAKE2b-512, BLAKE2s-256, Skein-512-512. The observable output
+//! is the digest. Contexts that a library lets you reuse (OpenSSL's `Hasher`) are created outside timing.
+
+use super::{e, ossl, v};
+use crate::registry::{Algorithm, Candidate, Op};
+
+fn put(out: &mut Vec<u8>, d: &[u8]) {
+    out.clear();
+    out.extend_from_slice(d);
+}
+
+/// OpenSSL digest by EVP name; the context is created once and reset by each `finish`.
+pub fn ossl_digest(md: openssl::hash::MessageDigest) -> Result<Box<dyn Op>, String> {
+    let mut h = openssl::hash::Hasher::new(md).map_err(e)?;
+    Ok(Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
+        h.update(data).map_err(e)?;
+        let d = h.finish().map_err(e)?;
+        put(out, &d);
+        Ok(())
+    }))
+}
+
+fn ossl_named(name: &'static str) -> impl Fn(usize) -> Result<Box<dyn Op>, String> + Send + Sync {
+    move |_| ossl_digest(openssl::hash::MessageDigest::from_name(name).ok_or(format!("OpenSSL lacks {name}"))?)
+}
+
+/// A RustCrypto `Digest` one-shot.
+pub fn rc_digest<D: sha2::Digest>() -> Box<dyn Op> {
+    Box::new(|data: &mut [u8], out: &mut Vec<u8>| {
+        put(out, &D::digest(&*data));
+        Ok(())
+    })
+}
+
+fn ring_digest(alg: &'static ring::digest::Algorithm) -> Box<dyn Op> {
+    Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
+        put(out, ring::digest::digest(alg, data).as_ref());
+        Ok(())
+    })
+}
+
+fn awslc_digest(alg: &'static aws_lc_rs::digest::Algorithm) -> Box<dyn Op> {
+    Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
+        put(out, aws_lc_rs::digest::digest(alg, data).as_ref());
+        Ok(())
+    })
+}
+
+/// The family's algorithms. pqkit adapters are added here when `pqkit::hash::*` lands.
+pub fn algorithms() -> Vec<Algorithm> {
+    let sha256 = Algorithm::bulk("SHA-256", "digest")
+        .scaling()
+        .with(Candidate::new("openssl", ossl(), ossl_named("SHA256")))
+        .with(Candidate::new("aws-lc-rs", v("aws-lc-rs"), |_| Ok(awslc_digest(&aws_lc_rs::digest::SHA256))))
+        .with(Candidate::new("ring", v("ring"), |_| Ok(ring_digest(&ring::digest::SHA256))))
+        .with(Candidate::new("rustcrypto", v("sha2"), |_| Ok(rc_digest::<sha2::Sha256>())));
+    let sha512 = Algorithm::bulk("SHA-512", "digest")
+        .scaling()
+        .with(Candidate::new("openssl", ossl(), ossl_named("SHA512")))
+        .with(Candidate::new("aws-lc-rs", v("aws-lc-rs"), |_| Ok(awslc_digest(&aws_lc_rs::digest::SHA512))))
+        .with(Candidate::new("ring", v("ring"), |_| Ok(ring_digest(&ring::digest::SHA512))))
+        .with(Candidate::new("rustcrypto", v("sha2"), |_| Ok(rc_digest::<sha2::Sha512>())));
+    let sha3 = Algorithm::bulk("SHA3-256", "digest")
+        .scaling()
+        .with(Candidate::new("openssl", ossl(), ossl_named("SHA3-256")))
+        .with(Candidate::new("aws-lc-rs", v("aws-lc-rs"), |_| Ok(awslc_digest(&aws_lc_rs::digest::SHA3_256))))
+        .with(Candidate::new("rustcrypto", v("sha3"), |_| Ok(rc_digest::<sha3::Sha3_256>())));
+    let b2b = Algorithm::bulk("BLAKE2b-512", "digest")
+        .scaling()
+        .with(Candidate::new("openssl", ossl(), ossl_named("BLAKE2B-512")))
+        .with(Candidate::new("rustcrypto", v("blake2"), |_| Ok(rc_digest::<blake2::Blake2b512>())));
+    let b2s = Algorithm::bulk("BLAKE2s-256", "digest")
+        .with(Candidate::new("openssl", ossl(), ossl_named("BLAKE2S-256")))
+        .with(Candidate::new("rustcrypto", v("blake2"), |_| Ok(rc_digest::<blake2::Blake2s256>())));
+    let skein = Algorithm::bulk("Skein-512-512", "digest")
+        .with(Candidate::new("rustcrypto", v("skein"), |_| Ok(rc_digest::<skein::Skein512_512>())));
+    vec![sha256, sha512, sha3, b2b, b2s, skein]
+}
