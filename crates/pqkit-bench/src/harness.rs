@@ -28,10 +28,10 @@ impl Timing {
     pub fn quick() -> Self {
         Timing {
             samples: 31,
-            min_samples: 7,
+            min_samples: 11,
             sample_target: Duration::from_micros(1500),
             warmup: Duration::from_millis(15),
-            budget: Duration::from_millis(450),
+            budget: Duration::from_millis(600),
         }
     }
     /// `--full`: more and longer samples.

@@ -88,12 +88,14 @@ fn tiny_run_writes_a_valid_report() {
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
     assert!(dir.join("throughput-sha-256-digest.svg").is_file());
 
-    // --compare against itself finds no regression; against a 2x faster baseline it finds them all.
+    // --compare against itself finds no regression; against a baseline twice as fast it finds them all.
     assert!(pqkit_bench::report::compare(&out.measurements, &dir.join("report.json")).unwrap().is_empty());
     let mut fast = v.clone();
     for r in fast["records"].as_array_mut().unwrap() {
+        // A baseline whose whole interval lies at half the new interval's low end.
+        let half = r["ci_low_ns"].as_f64().unwrap() / 2.0;
         for f in ["median_ns", "ci_low_ns", "ci_high_ns"] {
-            r[f] = (r[f].as_f64().unwrap() / 2.0).into();
+            r[f] = half.into();
         }
     }
     let base = dir.join("fast.json");
