@@ -5,9 +5,16 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`cpu`] | CPU features, detected once (cpuid + xgetbv, no `std` needed) |
+//! | [`chacha`] | ChaCha20 (RFC 8439), XChaCha20, HChaCha20, legacy ChaCha20, ChaCha12/ChaCha8 |
 //! | [`cipher`] | the [`cipher::StreamCipher`] trait and `std::io` adapters shared by every stream cipher |
 //! | [`aead`] | the [`aead::Aead`] trait and every AEAD |
-//! | [`hash`] | hash functions |
+//! | [`kusumi`] | Kusumi512 stream cipher (64-byte key, 100-byte blocks) |
+//! | [`threefish`] | Threefish-512 block cipher and its CTR stream mode |
+//! | [`poly1305`] | the Poly1305 one-time authenticator (RFC 8439), portable, AVX2 and AVX-512 IFMA |
+//! | [`hash`] | hash functions: SHA-2, SHA-3/SHAKE, BLAKE2, Skein-512 |
+//! | [`mac`] | HMAC over any hash |
+//! | [`kdf`] | HKDF over any hash |
+//! | [`rng`] | the ChaCha20/12/8 CSPRNG (`rand_core` traits) and OS randomness |
 //! | [`ct`] | constant-time comparison and selection |
 //! | [`error`] | the one error type, [`Error`] |
 //!
@@ -32,10 +39,17 @@ extern crate alloc;
 extern crate std;
 
 pub mod aead;
+pub mod chacha;
 pub mod cipher;
 pub mod cpu;
 pub mod ct;
 pub mod error;
 pub mod hash;
+pub mod kdf;
+pub mod mac;
+pub mod poly1305;
+pub mod rng;
+pub mod kusumi;
+pub mod threefish;
 
 pub use error::{Error, Result};

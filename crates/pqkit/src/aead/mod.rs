@@ -15,6 +15,10 @@ use crate::Result;
 #[cfg(feature = "alloc")]
 use alloc::vec::Vec;
 
+pub mod kusumi512_poly1305;
+pub mod legacy;
+pub use kusumi512_poly1305::Kusumi512Poly1305;
+
 /// Length of every pqkit AEAD tag, in bytes.
 pub const TAG_LEN: usize = 16;
 
@@ -64,3 +68,6 @@ pub trait Aead {
         Ok(out)
     }
 }
+
+pub mod chacha20poly1305;
+pub use chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};

@@ -1,0 +1,591 @@
+//! The ChaCha stream cipher family: [`ChaCha20`] (RFC 8439), [`ChaCha20Legacy`] (Bernstein's original 64-bit
+//! nonce layout), [`XChaCha20`] (draft-irtf-cfrg-xchacha, 192-bit nonce), [`hchacha20`], and the reduced-round
+//! [`ChaCha12`] and [`ChaCha8`] used by the ChaCha random number generators.
+//!
+//! Every cipher implements [`StreamCipher`]: it XORs a keystream into data, keeps its position across calls
+//! (consecutive calls of any lengths give exactly the one-shot result) and can seek to any byte position.
+//!
+//! ## Security contract
+//! - A stream cipher provides **confidentiality only**: anyone can flip ciphertext bits undetected. To protect
+//!   messages use an AEAD (ChaCha20-Poly1305, XChaCha20-Poly1305) from [`crate::aead`].
+//! - A (key, nonce) pair must never encrypt two different messages: the XOR of the two ciphertexts is the XOR
+//!   of the plaintexts. Nonces of [`ChaCha20`] (96 bits) and [`ChaCha20Legacy`] (64 bits) are too short to be
+//!   drawn at random safely for many messages; use a counter, or [`XChaCha20`] whose 192-bit nonces may be
+//!   random.
+//! - Limits: [`ChaCha20`] and [`XChaCha20`] have a 32-bit block counter, so at most 2^32 blocks (256 GiB)
+//!   from counter 0 under one nonce; the legacy layout and [`ChaCha12`]/[`ChaCha8`] have a 64-bit counter.
+//!   A counter never wraps: using keystream past the last block fails with
+//!   [`Error::CounterExhausted`] and leaves data and position untouched.
+//! - Key material (state and buffered keystream) is zeroized on drop; `Debug` prints no key bytes.
+//!
+//! ## Backends
+//! One dispatch point, [`Backend::detect`], picks the fastest implementation once: AVX-512 (16 blocks per
+//! pass, one state word per zmm register), AVX2 (8 blocks per pass in ymm registers), NEON (4 blocks per
+//! pass) or the portable reference. Every backend equals the portable one bit for bit.
+
+use crate::cipher::StreamCipher;
+use crate::{Error, Result};
+use zeroize::{Zeroize, Zeroizing};
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+#[cfg(target_arch = "aarch64")]
+mod neon;
+mod soft;
+
+/// The four constant words of the ChaCha state, "expand 32-byte k" read little-endian.
+pub(crate) const CONSTANTS: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
+
+/// Bytes per ChaCha block.
+pub(crate) const BLOCK_LEN: usize = 64;
+
+/// An implementation of the ChaCha block function for many blocks at once.
+///
+/// Crate-internal plumbing, public only so tests and benchmarks can force each backend.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// Portable Rust, the reference.
+    Soft,
+    /// x86_64 AVX2: 8 blocks per pass, word-sliced in ymm registers.
+    Avx2,
+    /// x86_64 AVX-512 (F, VL, BW): 16 blocks per pass, word-sliced in zmm registers.
+    Avx512,
+    /// AArch64 NEON: 4 blocks per pass, word-sliced in 128-bit registers.
+    Neon,
+}
+
+impl Backend {
+    /// The fastest backend this CPU can run. Cheap: CPU features are detected once and cached.
+    #[inline]
+    pub fn detect() -> Backend {
+        if Backend::Avx512.is_available() {
+            Backend::Avx512
+        } else if Backend::Avx2.is_available() {
+            Backend::Avx2
+        } else if Backend::Neon.is_available() {
+            Backend::Neon
+        } else {
+            Backend::Soft
+        }
+    }
+
+    /// Every backend this CPU can run, [`Backend::Soft`] first.
+    pub fn available() -> impl Iterator<Item = Backend> {
+        [Backend::Soft, Backend::Avx2, Backend::Avx512, Backend::Neon].into_iter().filter(|b| b.is_available())
+    }
+
+    /// True if this CPU (and this build) can run the backend.
+    #[inline]
+    pub fn is_available(self) -> bool {
+        match self {
+            Backend::Soft => true,
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => avx2::available(),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => avx512::available(),
+            #[cfg(target_arch = "aarch64")]
+            Backend::Neon => neon::available(),
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
+}
+
+/// Runs the ChaCha block function over `data` with the chosen backend.
+///
+/// `state` is the full 16-word ChaCha input of the first block: constants, 8 key words, then w12..w15.
+/// The block counter is the 64-bit value w12 | (w13 << 32), incremented by one per block WITH carry
+/// into w13 (for IETF ChaCha20 w13 is nonce word 0; callers guarantee the 32-bit counter never overflows
+/// within the call, so the carry never fires there). Processes data.len().div_ceil(64) blocks; a final
+/// partial block uses the first bytes of its keystream block. If `xor`, data ^= keystream, else
+/// data = keystream (used by the RNG: it must not need a zeroing pass). `rounds` is 20, 12 or 8.
+/// Caller guarantees the 64-bit counter does not overflow within the call.
+///
+/// A backend this CPU cannot run (see [`Backend::is_available`]) falls back to the portable code, so the
+/// function is safe to call with any `Backend`.
+#[inline]
+pub(crate) fn apply_blocks(backend: Backend, rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
+    debug_assert!(matches!(rounds, 8 | 12 | 20));
+    if data.is_empty() {
+        return;
+    }
+    match backend {
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx512 => avx512::apply_blocks(rounds, state, data, xor),
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 => avx2::apply_blocks(rounds, state, data, xor),
+        #[cfg(target_arch = "aarch64")]
+        Backend::Neon => neon::apply_blocks(rounds, state, data, xor),
+        _ => soft::apply_blocks(rounds, state, data, xor),
+    }
+}
+
+/// HChaCha20 (draft-irtf-cfrg-xchacha §2.2): derives a 256-bit subkey from a key and a 128-bit input.
+///
+/// The state is set up like a ChaCha20 block with `input` in words 12..15, the 20 rounds run, and words
+/// 0..3 and 12..15 are returned (no feed-forward). It is the first step of [`XChaCha20`]; on its own it is a
+/// key-derivation step, not a cipher.
+pub fn hchacha20(key: &[u8; 32], input: &[u8; 16]) -> [u8; 32] {
+    let mut state = [0u32; 16];
+    state[..4].copy_from_slice(&CONSTANTS);
+    for (w, chunk) in state[4..12].iter_mut().zip(key.chunks_exact(4)) {
+        *w = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+    }
+    for (w, chunk) in state[12..].iter_mut().zip(input.chunks_exact(4)) {
+        *w = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+    }
+    soft::rounds(&mut state, 20);
+    let mut out = [0u8; 32];
+    for (i, &w) in state[..4].iter().chain(&state[12..]).enumerate() {
+        out[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+    }
+    state.zeroize();
+    out
+}
+
+/// The shared engine of every public type: initial state, position and the buffered tail of a partially used
+/// keystream block.
+#[derive(Clone)]
+struct Core {
+    /// The ChaCha input of the starting block (counter words hold the starting counter).
+    state: [u32; 16],
+    /// Keystream of the block holding byte `pos` when `buf_valid` (only needed while `pos % 64 != 0`).
+    buf: [u8; BLOCK_LEN],
+    /// Whether `buf` holds the block of `pos`. Filled lazily, so a one-shot call on a message with a partial
+    /// last block is a single backend pass.
+    buf_valid: bool,
+    /// Bytes consumed since the starting counter.
+    pos: u64,
+    /// Keystream bytes available from the starting counter (at most `u64::MAX`).
+    cap: u64,
+    backend: Backend,
+    rounds: u8,
+    /// True for the 32-bit counter of the IETF layout, false for the 64-bit legacy counter.
+    ietf: bool,
+    name: &'static str,
+}
+
+/// The first-block input for [`apply_blocks`] in the IETF layout (RFC 8439): constants, key, 32-bit `counter`
+/// in word 12, the 96-bit nonce in words 13..15.
+pub(crate) fn state_ietf(key: &[u8; 32], counter: u32, nonce: &[u8; 12]) -> [u32; 16] {
+    let mut state = [0u32; 16];
+    fill_state(&mut state, key, counter as u64, nonce, 13);
+    state
+}
+
+/// The first-block input for [`apply_blocks`] in the legacy layout (also the ChaCha RNGs'): constants, key,
+/// 64-bit `counter` in words 12..13, the 64-bit nonce in words 14..15.
+pub(crate) fn state_legacy(key: &[u8; 32], counter: u64, nonce: &[u8; 8]) -> [u32; 16] {
+    let mut state = [0u32; 16];
+    fill_state(&mut state, key, counter, nonce, 14);
+    state
+}
+
+fn fill_state(state: &mut [u32; 16], key: &[u8; 32], counter: u64, nonce: &[u8], first_nonce_word: usize) {
+    state[..4].copy_from_slice(&CONSTANTS);
+    for (w, chunk) in state[4..12].iter_mut().zip(key.chunks_exact(4)) {
+        *w = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+    }
+    state[12] = counter as u32;
+    state[13] = (counter >> 32) as u32;
+    for (w, chunk) in state[first_nonce_word..].iter_mut().zip(nonce.chunks_exact(4)) {
+        *w = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+    }
+}
+
+impl Core {
+    /// `state` is the first-block input from [`state_ietf`] (`ietf`) or [`state_legacy`].
+    fn new(name: &'static str, rounds: u8, state: [u32; 16], ietf: bool) -> Core {
+        let counter = if ietf { state[12] as u64 } else { state[12] as u64 | (state[13] as u64) << 32 };
+        let counter_max: u128 = if ietf { u32::MAX as u128 } else { u64::MAX as u128 };
+        let blocks_left = counter_max + 1 - counter as u128;
+        let cap = (blocks_left * BLOCK_LEN as u128).min(u64::MAX as u128) as u64;
+        Core {
+            state,
+            buf: [0; BLOCK_LEN],
+            buf_valid: false,
+            pos: 0,
+            cap,
+            backend: Backend::detect(),
+            rounds,
+            ietf,
+            name,
+        }
+    }
+
+    /// The input state of the block holding byte `pos`.
+    fn state_at(&self, pos: u64) -> [u32; 16] {
+        let mut s = self.state;
+        if self.ietf {
+            // The constructor and `cap` keep this below 2^32.
+            s[12] = s[12].wrapping_add((pos / BLOCK_LEN as u64) as u32);
+        } else {
+            let ctr = (s[12] as u64 | (s[13] as u64) << 32).wrapping_add(pos / BLOCK_LEN as u64);
+            s[12] = ctr as u32;
+            s[13] = (ctr >> 32) as u32;
+        }
+        s
+    }
+
+    /// Fills `buf` with the keystream block holding byte `pos`.
+    fn refill(&mut self) {
+        let mut s = self.state_at(self.pos);
+        apply_blocks(self.backend, self.rounds as usize, &s, &mut self.buf, false);
+        s.zeroize();
+        self.buf_valid = true;
+    }
+
+    fn apply(&mut self, data: &mut [u8]) -> Result<()> {
+        if data.len() as u128 > (self.cap - self.pos) as u128 {
+            return Err(Error::CounterExhausted { algorithm: self.name });
+        }
+        let mut data = data;
+        let offset = (self.pos % BLOCK_LEN as u64) as usize;
+        if offset != 0 && !data.is_empty() {
+            if !self.buf_valid {
+                self.refill();
+            }
+            let n = data.len().min(BLOCK_LEN - offset);
+            let (head, rest) = data.split_at_mut(n);
+            for (d, k) in head.iter_mut().zip(&self.buf[offset..]) {
+                *d ^= k;
+            }
+            self.pos += n as u64;
+            data = rest;
+        }
+        if data.is_empty() {
+            return Ok(());
+        }
+        // `pos` is block aligned here: one pass over the rest, a partial last block included. If that leaves
+        // `pos` inside a block, its keystream is recomputed only if a later call needs it.
+        let mut s = self.state_at(self.pos);
+        apply_blocks(self.backend, self.rounds as usize, &s, data, true);
+        s.zeroize();
+        self.pos += data.len() as u64;
+        self.buf_valid = false;
+        Ok(())
+    }
+
+    fn seek(&mut self, position: u64) -> Result<()> {
+        if position > self.cap {
+            return Err(Error::MessageTooLong { algorithm: self.name, max: self.cap });
+        }
+        self.pos = position;
+        self.buf_valid = false;
+        Ok(())
+    }
+
+    fn set_backend(&mut self, backend: Backend) {
+        self.backend = if backend.is_available() { backend } else { Backend::Soft };
+    }
+}
+
+impl Drop for Core {
+    fn drop(&mut self) {
+        self.state.zeroize();
+        self.buf.zeroize();
+    }
+}
+
+fn key32(name: &'static str, key: &[u8]) -> Result<[u8; 32]> {
+    key.try_into().map_err(|_| Error::length(name, "key", 32, key.len()))
+}
+
+fn nonce_n<const N: usize>(name: &'static str, nonce: &[u8]) -> Result<[u8; N]> {
+    nonce.try_into().map_err(|_| Error::length(name, "nonce", N, nonce.len()))
+}
+
+macro_rules! stream_cipher_type {
+    ($(#[$doc:meta])* $ty:ident, $name:expr) => {
+        $(#[$doc])*
+        #[derive(Clone)]
+        pub struct $ty(Core);
+
+        impl $ty {
+            /// The algorithm's name, as used in error messages.
+            pub const NAME: &'static str = $name;
+
+            /// Forces a backend (for tests and benchmarks). A backend this CPU cannot run falls back to the
+            /// portable one.
+            #[doc(hidden)]
+            pub fn with_backend(mut self, backend: Backend) -> Self {
+                self.0.set_backend(backend);
+                self
+            }
+
+            /// The backend this instance uses.
+            #[doc(hidden)]
+            pub fn backend(&self) -> Backend {
+                self.0.backend
+            }
+        }
+
+        impl StreamCipher for $ty {
+            fn apply_keystream(&mut self, data: &mut [u8]) -> Result<()> {
+                self.0.apply(data)
+            }
+
+            fn seek(&mut self, position: u64) -> Result<()> {
+                self.0.seek(position)
+            }
+
+            fn position(&self) -> u64 {
+                self.0.pos
+            }
+        }
+
+        impl zeroize::ZeroizeOnDrop for $ty {}
+
+        impl core::fmt::Debug for $ty {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str(concat!(stringify!($ty), " { .. }"))
+            }
+        }
+    };
+}
+
+stream_cipher_type! {
+    /// ChaCha20 as in RFC 8439: 256-bit key, 96-bit nonce, 32-bit block counter.
+    ///
+    /// Under one (key, nonce) at most 2^32 − start blocks (256 GiB from counter 0) are available; the nonce must
+    /// never repeat under a key. Provides no integrity: prefer ChaCha20-Poly1305 for messages.
+    ChaCha20, "ChaCha20"
+}
+
+impl ChaCha20 {
+    /// Key length in bytes.
+    pub const KEY_LEN: usize = 32;
+    /// Nonce length in bytes.
+    pub const NONCE_LEN: usize = 12;
+
+    /// A cipher starting at block counter 0. `key` must be 32 bytes, `nonce` 12.
+    pub fn new(key: &[u8], nonce: &[u8]) -> Result<Self> {
+        Self::new_with_counter(key, nonce, 0)
+    }
+
+    /// A cipher starting at block `counter`; positions are relative to it.
+    pub fn new_with_counter(key: &[u8], nonce: &[u8], counter: u32) -> Result<Self> {
+        let k = Zeroizing::new(key32(Self::NAME, key)?);
+        let n = nonce_n::<12>(Self::NAME, nonce)?;
+        let core = Core::new(Self::NAME, 20, state_ietf(&k, counter, &n), true);
+        Ok(ChaCha20(core))
+    }
+}
+
+stream_cipher_type! {
+    /// The original ChaCha20 of Bernstein: 256-bit key, 64-bit nonce, 64-bit block counter.
+    ///
+    /// Equal to [`ChaCha20`] with nonce `counter_high || nonce` while the counter stays below 2^32. The 64-bit
+    /// nonce must never repeat under a key (too short to be drawn at random for many messages).
+    ChaCha20Legacy, "ChaCha20 (legacy)"
+}
+
+impl ChaCha20Legacy {
+    /// Key length in bytes.
+    pub const KEY_LEN: usize = 32;
+    /// Nonce length in bytes.
+    pub const NONCE_LEN: usize = 8;
+
+    /// A cipher starting at block counter 0. `key` must be 32 bytes, `nonce` 8.
+    pub fn new(key: &[u8], nonce: &[u8]) -> Result<Self> {
+        Self::new_with_counter(key, nonce, 0)
+    }
+
+    /// A cipher starting at block `counter`; positions are relative to it.
+    pub fn new_with_counter(key: &[u8], nonce: &[u8], counter: u64) -> Result<Self> {
+        let k = Zeroizing::new(key32(Self::NAME, key)?);
+        let n = nonce_n::<8>(Self::NAME, nonce)?;
+        let core = Core::new(Self::NAME, 20, state_legacy(&k, counter, &n), false);
+        Ok(ChaCha20Legacy(core))
+    }
+}
+
+stream_cipher_type! {
+    /// XChaCha20 (draft-irtf-cfrg-xchacha): 256-bit key, 192-bit nonce, 32-bit block counter.
+    ///
+    /// The subkey is `hchacha20(key, nonce[0..16])`; the keystream is [`ChaCha20`] under that subkey with nonce
+    /// `0^32 || nonce[16..24]`. The nonce is long enough to be drawn at random for every message. Same limits as
+    /// [`ChaCha20`].
+    XChaCha20, "XChaCha20"
+}
+
+impl XChaCha20 {
+    /// Key length in bytes.
+    pub const KEY_LEN: usize = 32;
+    /// Nonce length in bytes.
+    pub const NONCE_LEN: usize = 24;
+
+    /// A cipher starting at block counter 0. `key` must be 32 bytes, `nonce` 24.
+    pub fn new(key: &[u8], nonce: &[u8]) -> Result<Self> {
+        Self::new_with_counter(key, nonce, 0)
+    }
+
+    /// A cipher starting at block `counter`; positions are relative to it.
+    pub fn new_with_counter(key: &[u8], nonce: &[u8], counter: u32) -> Result<Self> {
+        let k = Zeroizing::new(key32(Self::NAME, key)?);
+        let nonce = nonce_n::<24>(Self::NAME, nonce)?;
+        let mut hin = [0u8; 16];
+        hin.copy_from_slice(&nonce[..16]);
+        let subkey = Zeroizing::new(hchacha20(&k, &hin));
+        let mut n = [0u8; 12];
+        n[4..].copy_from_slice(&nonce[16..]);
+        let core = Core::new(Self::NAME, 20, state_ietf(&subkey, counter, &n), true);
+        Ok(XChaCha20(core))
+    }
+}
+
+stream_cipher_type! {
+    /// ChaCha with 12 rounds, legacy layout (64-bit nonce, 64-bit block counter), as used by `rand_chacha`'s
+    /// `ChaCha12Rng`. For random number generation; for encryption use [`ChaCha20`].
+    ChaCha12, "ChaCha12"
+}
+
+stream_cipher_type! {
+    /// ChaCha with 8 rounds, legacy layout (64-bit nonce, 64-bit block counter), as used by `rand_chacha`'s
+    /// `ChaCha8Rng`. For random number generation; for encryption use [`ChaCha20`].
+    ChaCha8, "ChaCha8"
+}
+
+macro_rules! reduced_round_ctors {
+    ($ty:ident, $rounds:expr) => {
+        impl $ty {
+            /// Key length in bytes.
+            pub const KEY_LEN: usize = 32;
+            /// Nonce length in bytes.
+            pub const NONCE_LEN: usize = 8;
+
+            /// A cipher starting at block counter 0. `key` must be 32 bytes, `nonce` 8.
+            pub fn new(key: &[u8], nonce: &[u8]) -> Result<Self> {
+                Self::new_with_counter(key, nonce, 0)
+            }
+
+            /// A cipher starting at block `counter`; positions are relative to it.
+            pub fn new_with_counter(key: &[u8], nonce: &[u8], counter: u64) -> Result<Self> {
+                let k = Zeroizing::new(key32(Self::NAME, key)?);
+                let n = nonce_n::<8>(Self::NAME, nonce)?;
+                let state = state_legacy(&k, counter, &n);
+                let core = Core::new(Self::NAME, $rounds, state, false);
+                Ok($ty(core))
+            }
+        }
+    };
+}
+
+reduced_round_ctors!(ChaCha12, 12);
+reduced_round_ctors!(ChaCha8, 8);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quarter_round_rfc8439_2_1_1() {
+        let (a, b, c, d) = soft::quarter_round(0x11111111, 0x01020304, 0x9b8d6f43, 0x01234567);
+        assert_eq!((a, b, c, d), (0xea2a92f4, 0xcb1cf8ce, 0x4581472e, 0x5881c4bb));
+    }
+
+    #[test]
+    fn quarter_round_on_state_rfc8439_2_2_1() {
+        let mut s: [u32; 16] = [
+            0x879531e0, 0xc5ecf37d, 0x516461b1, 0xc9a62f8a, 0x44c20ef3, 0x3390af7f, 0xd9fc690b, 0x2a5f714c, 0x53372767,
+            0xb00a5631, 0x974c541a, 0x359e9963, 0x5c971061, 0x3d631689, 0x2098d9d6, 0x91dbd320,
+        ];
+        let (a, b, c, d) = soft::quarter_round(s[2], s[7], s[8], s[13]);
+        (s[2], s[7], s[8], s[13]) = (a, b, c, d);
+        let want: [u32; 16] = [
+            0x879531e0, 0xc5ecf37d, 0xbdb886dc, 0xc9a62f8a, 0x44c20ef3, 0x3390af7f, 0xd9fc690b, 0xcfacafd2, 0xe46bea80,
+            0xb00a5631, 0x974c541a, 0x359e9963, 0x5c971061, 0xccc07c79, 0x2098d9d6, 0x91dbd320,
+        ];
+        assert_eq!(s, want);
+    }
+
+    #[test]
+    fn rounds_rfc8439_2_3_2() {
+        // State after 20 rounds, before the feed-forward.
+        let mut s: [u32; 16] = [
+            0x61707865, 0x3320646e, 0x79622d32, 0x6b206574, 0x03020100, 0x07060504, 0x0b0a0908, 0x0f0e0d0c, 0x13121110,
+            0x17161514, 0x1b1a1918, 0x1f1e1d1c, 0x00000001, 0x09000000, 0x4a000000, 0x00000000,
+        ];
+        soft::rounds(&mut s, 20);
+        let want: [u32; 16] = [
+            0x837778ab, 0xe238d763, 0xa67ae21e, 0x5950bb2f, 0xc4f2d0c7, 0xfc62bb2f, 0x8fa018fc, 0x3f5ec7b7, 0x335271c2,
+            0xf29489f3, 0xeabda8fc, 0x82e46ebd, 0xd19c12b4, 0xb04e16de, 0x9e83d0cb, 0x4e3c50a2,
+        ];
+        assert_eq!(s, want);
+    }
+
+    /// Every backend's `apply_blocks` equals the portable one, for 1..=40 blocks with and without a partial
+    /// tail, both modes, all round counts, and counters that carry from word 12 into word 13.
+    #[test]
+    fn apply_blocks_every_backend_equals_soft() {
+        extern crate alloc;
+        use alloc::vec;
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for backend in Backend::available() {
+            for rounds in [20, 12, 8] {
+                for blocks in 1..=40usize {
+                    for cut in [0usize, 1, 17, 63] {
+                        let len = blocks * 64 - cut;
+                        for w12 in [0u32, 0xFFFF_FFF0, 0xFFFF_FFFF, next() as u32] {
+                            let mut state = [0u32; 16];
+                            state.iter_mut().for_each(|w| *w = next() as u32);
+                            state[12] = w12;
+                            if w12 == 0xFFFF_FFFF {
+                                state[13] = u32::MAX - 1;
+                            }
+                            let mut input = vec![0u8; len];
+                            input.iter_mut().for_each(|b| *b = next() as u8);
+                            for xor in [true, false] {
+                                let mut want = input.clone();
+                                soft::apply_blocks(rounds, &state, &mut want, xor);
+                                let mut got = input.clone();
+                                apply_blocks(backend, rounds, &state, &mut got, xor);
+                                assert!(got == want, "{backend:?} rounds {rounds} len {len} w12 {w12:#x} xor {xor}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // The portable reference itself: its counter carries into word 13.
+        let mut s = [0u32; 16];
+        s[12] = u32::MAX;
+        s[13] = 5;
+        let mut two = [0u8; 128];
+        soft::apply_blocks(20, &s, &mut two, false);
+        let mut s2 = s;
+        s2[12] = 0;
+        s2[13] = 6;
+        assert_eq!(two[64..], soft::block(&s2, 20)[..]);
+    }
+
+    #[test]
+    fn state_helpers_match_rfc8439_2_3_2_layout() {
+        let key: [u8; 32] = core::array::from_fn(|i| i as u8);
+        let s = state_ietf(&key, 1, &[0, 0, 0, 9, 0, 0, 0, 0x4a, 0, 0, 0, 0]);
+        let want: [u32; 16] = [
+            0x61707865, 0x3320646e, 0x79622d32, 0x6b206574, 0x03020100, 0x07060504, 0x0b0a0908, 0x0f0e0d0c, 0x13121110,
+            0x17161514, 0x1b1a1918, 0x1f1e1d1c, 0x00000001, 0x09000000, 0x4a000000, 0x00000000,
+        ];
+        assert_eq!(s, want);
+        let l = state_legacy(&key, 0x0900_0000_0000_0001, &[0, 0, 0, 0x4a, 0, 0, 0, 0]);
+        assert_eq!(l, want);
+    }
+
+    #[test]
+    fn backend_detection_is_consistent() {
+        let best = Backend::detect();
+        assert!(best.is_available());
+        assert_eq!(Backend::available().next(), Some(Backend::Soft));
+        assert!(Backend::available().any(|b| b == best));
+    }
+}

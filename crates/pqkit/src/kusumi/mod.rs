@@ -1,0 +1,211 @@
+//! Kusumi512: ChaCha20's quarter round on a 25-word state, with a 64-byte key, a 12-byte nonce, a 64-bit block
+//! counter and 100-byte keystream blocks.
+//!
+//! pqkit's Kusumi512 matches the keystream of the published .NET library ("GreenfieldPQC") byte for byte, but
+//! not its defects: an instance keeps its position across calls, can seek, and never reuses keystream.
+//!
+//! ## Security contract
+//! - A (key, nonce) pair must never encrypt two different messages (or two parts of one message at the same
+//!   position). Kusumi512 alone provides no integrity; use [`crate::aead`] when you need it.
+//! - [`Kusumi512::new`] starts at block counter 1 (counter 0 keys the AEAD's MAC). The counter never wraps:
+//!   asking for keystream past block 2^64 - 1 fails with [`Error::CounterExhausted`].
+//!
+//! Backends: portable, AVX2 (8 blocks at a time) and AVX-512 (16 blocks at a time); [`Backend::detect`] picks
+//! the fastest one this CPU runs.
+
+use crate::cipher::StreamCipher;
+use crate::{Error, Result};
+use zeroize::Zeroize;
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+mod soft;
+
+/// Keystream block length in bytes.
+pub const BLOCK_LEN: usize = 100;
+/// Key length in bytes.
+pub const KEY_LEN: usize = 64;
+/// Nonce length in bytes.
+pub const NONCE_LEN: usize = 12;
+
+const BLOCK: usize = BLOCK_LEN;
+const NAME: &str = "Kusumi512";
+
+/// The Kusumi512 implementations. Public only so tests and benchmarks can force one.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// Portable Rust.
+    Soft,
+    /// AVX2, 8 blocks at a time.
+    Avx2,
+    /// AVX-512F, 16 blocks at a time.
+    Avx512,
+}
+
+impl Backend {
+    /// The fastest backend this CPU can run.
+    pub fn detect() -> Backend {
+        if Backend::Avx512.is_available() {
+            Backend::Avx512
+        } else if Backend::Avx2.is_available() {
+            Backend::Avx2
+        } else {
+            Backend::Soft
+        }
+    }
+
+    /// Every backend this CPU can run, portable first.
+    pub fn available() -> impl Iterator<Item = Backend> {
+        [Backend::Soft, Backend::Avx2, Backend::Avx512].into_iter().filter(|b| b.is_available())
+    }
+
+    /// True if this CPU can run the backend.
+    pub fn is_available(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        use crate::cpu::{Features, features};
+        match self {
+            Backend::Soft => true,
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => features().has(Features::AVX2),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => features().has(Features::AVX512F),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    /// XORs the keystream of blocks `counter, counter + 1, ...` into `data` (last block may be partial).
+    fn xor_blocks(self, key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [u8]) {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => avx512::xor_blocks(key, nonce, counter, data),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => avx2::xor_blocks(key, nonce, counter, data),
+            _ => soft::xor_blocks(key, nonce, counter, data),
+        }
+    }
+}
+
+/// A keyed Kusumi512 instance at a position in its keystream.
+///
+/// The position counts keystream bytes from the starting block counter (1 for [`Kusumi512::new`]).
+#[derive(Clone)]
+pub struct Kusumi512 {
+    key: [u32; 16],
+    nonce: [u32; 3],
+    start: u64,
+    pos: u64,
+    backend: Backend,
+}
+
+impl Kusumi512 {
+    /// Creates an instance whose position 0 is block counter 1, where encryption starts in the specification.
+    ///
+    /// `key` must be 64 bytes and `nonce` 12 bytes.
+    pub fn new(key: &[u8], nonce: &[u8]) -> Result<Self> {
+        Self::new_with_counter(key, nonce, 1)
+    }
+
+    /// Creates an instance whose position 0 is block counter `counter`.
+    pub fn new_with_counter(key: &[u8], nonce: &[u8], counter: u64) -> Result<Self> {
+        Self::new_with_backend(key, nonce, counter, Backend::detect())
+    }
+
+    /// Like [`Kusumi512::new_with_counter`], forcing a backend. Fails with [`Error::InvalidParameter`] if the
+    /// CPU cannot run it.
+    #[doc(hidden)]
+    pub fn new_with_backend(key: &[u8], nonce: &[u8], counter: u64, backend: Backend) -> Result<Self> {
+        Error::check_length(NAME, "key", KEY_LEN, key.len())?;
+        Error::check_length(NAME, "nonce", NONCE_LEN, nonce.len())?;
+        if !backend.is_available() {
+            return Err(Error::InvalidParameter { algorithm: NAME, reason: "backend not available on this CPU" });
+        }
+        let mut k = [0u32; 16];
+        for (w, c) in k.iter_mut().zip(key.chunks_exact(4)) {
+            *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        }
+        let mut n = [0u32; 3];
+        for (w, c) in n.iter_mut().zip(nonce.chunks_exact(4)) {
+            *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        }
+        Ok(Kusumi512 { key: k, nonce: n, start: counter, pos: 0, backend })
+    }
+
+    /// The backend this instance uses.
+    #[doc(hidden)]
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// The 100-byte keystream block at an absolute block counter (the AEAD takes its Poly1305 key from block 0).
+    pub(crate) fn keystream_block(&self, counter: u64) -> [u8; BLOCK] {
+        soft::block(&self.key, &self.nonce, counter)
+    }
+
+    /// Total keystream bytes from the starting counter to the end of block 2^64 - 1.
+    fn capacity(&self) -> u128 {
+        ((1u128 << 64) - self.start as u128) * BLOCK as u128
+    }
+}
+
+impl StreamCipher for Kusumi512 {
+    fn apply_keystream(&mut self, data: &mut [u8]) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let end = self.pos as u128 + data.len() as u128;
+        if end > self.capacity() || end > u64::MAX as u128 {
+            return Err(Error::CounterExhausted { algorithm: NAME });
+        }
+        // No overflow below: every block touched is at most 2^64 - 1.
+        let mut counter = self.start + self.pos / BLOCK as u64;
+        let off = (self.pos % BLOCK as u64) as usize;
+        let mut rest = &mut data[..];
+        if off != 0 {
+            let mut ks = soft::block(&self.key, &self.nonce, counter);
+            let n = (BLOCK - off).min(rest.len());
+            for (d, k) in rest[..n].iter_mut().zip(&ks[off..off + n]) {
+                *d ^= k;
+            }
+            ks.zeroize();
+            rest = &mut rest[n..];
+            counter = counter.wrapping_add(1);
+        }
+        if !rest.is_empty() {
+            self.backend.xor_blocks(&self.key, &self.nonce, counter, rest);
+        }
+        self.pos = end as u64;
+        Ok(())
+    }
+
+    fn seek(&mut self, position: u64) -> Result<()> {
+        let cap = self.capacity();
+        if position as u128 > cap {
+            return Err(Error::MessageTooLong { algorithm: NAME, max: cap.min(u64::MAX as u128) as u64 });
+        }
+        self.pos = position;
+        Ok(())
+    }
+
+    fn position(&self) -> u64 {
+        self.pos
+    }
+}
+
+impl Drop for Kusumi512 {
+    fn drop(&mut self) {
+        self.key.zeroize();
+        self.nonce.zeroize();
+    }
+}
+
+impl zeroize::ZeroizeOnDrop for Kusumi512 {}
+
+impl core::fmt::Debug for Kusumi512 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("Kusumi512 { .. }")
+    }
+}

@@ -1,0 +1,373 @@
+//! Poly1305, the one-time authenticator of RFC 8439 §2.5.
+//!
+//! ```
+//! use pqkit::poly1305::{poly1305, Poly1305};
+//! let key = [7u8; 32];
+//! let tag = poly1305(&key, b"message");
+//! let mut mac = Poly1305::new(&key);
+//! mac.update(b"mess");
+//! mac.update(b"age");
+//! assert!(mac.verify(&tag).is_ok());
+//! ```
+//!
+//! ## Security contract
+//! - A Poly1305 key authenticates **one** message. Two tags under the same key reveal enough to forge
+//!   further messages. Derive a fresh key per message (as ChaCha20-Poly1305 does from its nonce); a key must
+//!   be secret and unpredictable.
+//! - Check tags with [`Poly1305::verify`], which compares in constant time; never compare with `==`.
+//! - A forgery succeeds with probability at most about `8·⌈L/16⌉ / 2^106` for an `L`-byte message.
+//!
+//! ## Implementation
+//! The state keeps partial 16-byte blocks in a small buffer and hands runs of whole blocks, uncopied, to one
+//! backend chosen once by [`Backend::detect`]:
+//! - `soft`: portable radix-2^64 arithmetic (two limbs plus a few bits) with `u128` products;
+//! - `avx2`: radix 2^26, four blocks per step with the powers `r^1..r^4`;
+//! - `ifma`: AVX-512 IFMA (52-bit multiply-add), radix 2^44, eight blocks per step with `r^1..r^8`.
+//!
+//! All backends produce bit-identical results; the SIMD ones fall back to `soft` for short inputs and tails.
+//! Nothing here allocates, and the key, accumulator and buffer are zeroized on drop.
+
+mod soft;
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod ifma;
+
+use crate::{Error, Result};
+use zeroize::Zeroize;
+
+/// Poly1305 key length in bytes (`r || s`).
+pub const KEY_LEN: usize = 32;
+/// Poly1305 tag length in bytes.
+pub const TAG_LEN: usize = 16;
+
+const ALGORITHM: &str = "Poly1305";
+
+/// The implementation a [`Poly1305`] state runs on. Chosen once per state; public only for tests and
+/// benchmarks, which force each one.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// Portable 64-bit code.
+    Soft,
+    /// AVX2, four blocks at a time.
+    Avx2,
+    /// AVX-512 IFMA, eight blocks at a time.
+    Ifma,
+}
+
+impl Backend {
+    /// The fastest backend this CPU can run: IFMA, then AVX2, then the portable one.
+    pub fn detect() -> Backend {
+        if Backend::Ifma.is_available() {
+            Backend::Ifma
+        } else if Backend::Avx2.is_available() {
+            Backend::Avx2
+        } else {
+            Backend::Soft
+        }
+    }
+
+    /// Every backend this CPU can run, portable first.
+    pub fn available() -> impl Iterator<Item = Backend> {
+        [Backend::Soft, Backend::Avx2, Backend::Ifma].into_iter().filter(|b| b.is_available())
+    }
+
+    /// Whether this CPU (and OS) supports the backend.
+    fn is_available(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use crate::cpu::{Features, features};
+            match self {
+                Backend::Soft => true,
+                Backend::Avx2 => features().has(Features::AVX2),
+                Backend::Ifma => features().has(Features::AVX512F | Features::AVX512VL | Features::AVX512IFMA),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            matches!(self, Backend::Soft)
+        }
+    }
+}
+
+/// Length of the backend table of powers of `r` (the largest need: IFMA's `r^1..r^8` and `r^16`, 3 limbs each).
+pub(crate) const POWERS_LEN: usize = 27;
+
+/// The arithmetic state shared with the backends.
+///
+/// `h` is the accumulator and `r` the clamped key half, both in the radix-2^64 form of `soft.rs`; `powers` is a
+/// backend-specific table of powers of `r`, filled on the first long input (`powers_ready`).
+pub(crate) struct Core {
+    pub(crate) h: [u64; 3],
+    pub(crate) r: [u64; 2],
+    pub(crate) powers: [u64; POWERS_LEN],
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pub(crate) powers_ready: bool,
+}
+
+impl Core {
+    /// Absorbs whole blocks (`data.len()` a multiple of 16) on `backend`.
+    #[inline]
+    fn blocks(&mut self, backend: Backend, data: &[u8]) {
+        match backend {
+            Backend::Soft => soft::blocks(&mut self.h, &self.r, data),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => avx2::blocks(self, data),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Ifma => ifma::blocks(self, data),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => soft::blocks(&mut self.h, &self.r, data),
+        }
+    }
+}
+
+/// An incremental Poly1305 computation under one one-time key.
+///
+/// Feed the message with [`update`](Self::update) (any split gives the same tag), then call
+/// [`finalize`](Self::finalize) or [`verify`](Self::verify). See the [module docs](self) for the security
+/// contract: **one key, one message**.
+pub struct Poly1305 {
+    core: Core,
+    s: [u64; 2],
+    buf: [u8; 16],
+    buf_len: usize,
+    backend: Backend,
+}
+
+impl Poly1305 {
+    /// Starts a computation under `key` (`r || s`, RFC 8439 §2.5) on the fastest available backend.
+    pub fn new(key: &[u8; KEY_LEN]) -> Self {
+        Self::new_with_backend(key, Backend::detect())
+    }
+
+    /// Like [`new`](Self::new), for a key given as a slice.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLength`] unless `key` is exactly 32 bytes.
+    pub fn new_from_slice(key: &[u8]) -> Result<Self> {
+        let key: &[u8; KEY_LEN] = key.try_into().map_err(|_| Error::length(ALGORITHM, "key", KEY_LEN, key.len()))?;
+        Ok(Self::new(key))
+    }
+
+    /// Starts a computation on a chosen backend (for tests and benchmarks). A backend this CPU cannot run
+    /// is replaced by the portable one, so this never misbehaves.
+    #[doc(hidden)]
+    pub fn new_with_backend(key: &[u8; KEY_LEN], backend: Backend) -> Self {
+        let backend = if backend.is_available() { backend } else { Backend::Soft };
+        Poly1305 {
+            core: Core { h: [0; 3], r: soft::load_r(key), powers: [0; POWERS_LEN], powers_ready: false },
+            s: soft::load_s(key),
+            buf: [0; 16],
+            buf_len: 0,
+            backend,
+        }
+    }
+
+    /// Absorbs `data`. Calling it several times is the same as calling it once on the concatenation.
+    pub fn update(&mut self, mut data: &[u8]) {
+        if self.buf_len > 0 {
+            let take = (16 - self.buf_len).min(data.len());
+            self.buf[self.buf_len..self.buf_len + take].copy_from_slice(&data[..take]);
+            self.buf_len += take;
+            data = &data[take..];
+            if self.buf_len < 16 {
+                return;
+            }
+            self.core.blocks(self.backend, &self.buf);
+            self.buf_len = 0;
+        }
+        let whole = data.len() & !15;
+        if whole > 0 {
+            self.core.blocks(self.backend, &data[..whole]);
+        }
+        let rest = &data[whole..];
+        self.buf[..rest.len()].copy_from_slice(rest);
+        self.buf_len = rest.len();
+    }
+
+    /// Absorbs `data`, then zero bytes up to the next multiple of 16 of the total input so far (nothing if it
+    /// already is one). This is `pad16` of the RFC 8439 AEAD construction.
+    pub fn update_padded(&mut self, data: &[u8]) {
+        self.update(data);
+        if self.buf_len > 0 {
+            self.buf[self.buf_len..].fill(0);
+            self.core.blocks(self.backend, &self.buf);
+            self.buf_len = 0;
+        }
+    }
+
+    /// Absorbs the buffered short block, if any (with its `0x01` terminator and without the 2^128 bit).
+    fn flush_last(&mut self) {
+        if self.buf_len > 0 {
+            let mut block = [0u8; 16];
+            block[..self.buf_len].copy_from_slice(&self.buf[..self.buf_len]);
+            block[self.buf_len] = 1;
+            soft::last_block(&mut self.core.h, &self.core.r, &block);
+            block.zeroize();
+            self.buf_len = 0;
+        }
+    }
+
+    /// Returns the 16-byte tag `(h + s) mod 2^128` (RFC 8439).
+    pub fn finalize(mut self) -> [u8; TAG_LEN] {
+        self.flush_last();
+        soft::finalize(self.core.h, self.s)
+    }
+
+    /// Computes the tag and compares it with `tag` in constant time.
+    ///
+    /// # Errors
+    /// [`Error::AuthenticationFailed`] if the tags differ or `tag` is not 16 bytes long.
+    pub fn verify(self, tag: &[u8]) -> Result<()> {
+        let mut expected = self.finalize();
+        let ok = crate::ct::eq(&expected, tag);
+        expected.zeroize();
+        if ok { Ok(()) } else { Err(Error::AuthenticationFailed { algorithm: ALGORITHM }) }
+    }
+
+    /// Legacy finish of the .NET "GreenfieldPQC" Kusumi512Poly1305: `((h + s) mod (2^130 - 5)) mod 2^128`,
+    /// where `h` is the fully reduced accumulator, instead of RFC 8439's `(h + s) mod 2^128`.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn finalize_mod_p(mut self) -> [u8; TAG_LEN] {
+        self.flush_last();
+        soft::finalize_mod_p(self.core.h, self.s)
+    }
+}
+
+impl Drop for Poly1305 {
+    fn drop(&mut self) {
+        self.core.h.zeroize();
+        self.core.r.zeroize();
+        self.core.powers.zeroize();
+        self.s.zeroize();
+        self.buf.zeroize();
+    }
+}
+
+impl core::fmt::Debug for Poly1305 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Poly1305").field("backend", &self.backend).finish_non_exhaustive()
+    }
+}
+
+/// One-shot Poly1305: the tag of `message` under the one-time `key`.
+pub fn poly1305(key: &[u8; KEY_LEN], message: &[u8]) -> [u8; TAG_LEN] {
+    let mut mac = Poly1305::new(key);
+    mac.update(message);
+    mac.finalize()
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use num_bigint::BigUint;
+    use std::vec;
+    use std::vec::Vec;
+
+    /// Slow textbook Poly1305 on big integers: returns the fully reduced accumulator `h` and `s`.
+    fn reference_h_s(key: &[u8; 32], msg: &[u8]) -> (BigUint, BigUint) {
+        let p = (BigUint::from(1u8) << 130u32) - 5u8;
+        let mut r_bytes: [u8; 16] = key[..16].try_into().unwrap();
+        for i in [3, 7, 11, 15] {
+            r_bytes[i] &= 15;
+        }
+        for i in [4, 8, 12] {
+            r_bytes[i] &= 252;
+        }
+        let r = BigUint::from_bytes_le(&r_bytes);
+        let s = BigUint::from_bytes_le(&key[16..]);
+        let mut h = BigUint::from(0u8);
+        for chunk in msg.chunks(16) {
+            let mut block = chunk.to_vec();
+            block.push(1);
+            h = (h + BigUint::from_bytes_le(&block)) * &r % &p;
+        }
+        (h, s)
+    }
+
+    fn to_16(x: &BigUint) -> [u8; 16] {
+        let mut v = (x % (BigUint::from(1u8) << 128u32)).to_bytes_le();
+        v.resize(16, 0);
+        v.try_into().unwrap()
+    }
+
+    fn check(key: &[u8; 32], msg: &[u8]) -> bool {
+        let p = (BigUint::from(1u8) << 130u32) - 5u8;
+        let (h, s) = reference_h_s(key, msg);
+        let rfc = to_16(&(&h + &s));
+        let legacy = to_16(&((&h + &s) % &p));
+        for b in Backend::available() {
+            let mut mac = Poly1305::new_with_backend(key, b);
+            mac.update(msg);
+            assert_eq!(mac.finalize_mod_p(), legacy, "{b:?} len {}", msg.len());
+            let mut mac = Poly1305::new_with_backend(key, b);
+            mac.update(msg);
+            assert_eq!(mac.finalize(), rfc, "{b:?} len {}", msg.len());
+        }
+        rfc != legacy
+    }
+
+    /// Deterministic xorshift bytes (the unit tests avoid depending on `rand`'s API here).
+    fn fill(seed: &mut u64, out: &mut [u8]) {
+        for b in out {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            *b = *seed as u8;
+        }
+    }
+
+    #[test]
+    fn finalize_mod_p_matches_big_integer_reference() {
+        let mut seed = 0x1305_u64 | 1 << 40;
+        let mut differing = 0;
+        let mut total = 0;
+        for len in (0..300).chain([511, 512, 1000, 1024, 4096]) {
+            for _ in 0..3 {
+                let mut key = [0u8; 32];
+                fill(&mut seed, &mut key);
+                let mut msg = vec![0u8; len];
+                fill(&mut seed, &mut msg);
+                differing += usize::from(check(&key, &msg));
+                total += 1;
+            }
+        }
+        // (h + s) >= p happens for roughly one key in eight; the two finishes must then differ.
+        assert!(differing > total / 20, "{differing} of {total}");
+    }
+
+    #[test]
+    fn finalize_mod_p_edge_cases() {
+        // s = 2^128 - 1 and h close to p: (h + s) wraps past p.
+        let mut key = [0xffu8; 32];
+        let wraps = (0..=255u8).filter(|&i| check(&key, &[i; 40])).count();
+        assert!(wraps > 0);
+        // RFC 8439 A.3 #8's polynomial part is exactly p, so h = 0; and #9's is p - 1 = 2^130 - 6.
+        key = [0u8; 32];
+        key[0] = 1;
+        let mut msg: Vec<u8> = vec![0xff; 16];
+        msg.push(0xfb);
+        msg.extend_from_slice(&[0xfe; 15]);
+        msg.extend_from_slice(&[0x01; 16]);
+        check(&key, &msg);
+        key.fill(0);
+        key[0] = 2;
+        let mut msg = vec![0xffu8; 16];
+        msg[0] = 0xfd;
+        // h = 2^130 - 6 = p - 1; with s = 1, h + s = p: the legacy finish gives 0, RFC 8439 gives
+        // p mod 2^128 = 2^128 - 5 (fb ff .. ff little-endian).
+        key[16] = 1;
+        assert!(check(&key, &msg));
+        let mut mac = Poly1305::new(&key);
+        mac.update(&msg);
+        assert_eq!(mac.finalize_mod_p(), [0u8; 16]);
+        let mut mac = Poly1305::new(&key);
+        mac.update(&msg);
+        let mut want = [0xffu8; 16];
+        want[0] = 0xfb;
+        assert_eq!(mac.finalize(), want);
+    }
+}
