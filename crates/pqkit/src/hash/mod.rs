@@ -61,5 +61,4 @@ use impl_write;
 pub mod blake2;
 pub mod sha2;
 pub mod sha3;
-//! Hash functions.
 pub mod skein;
