@@ -27,14 +27,13 @@ pub const KEY64: [u8; 64] = {
     }
     k
 };
-/// The 56-byte Threefish-CTR nonce.
-pub const NONCE56: [u8; 56] = [0x5a; 56];
+/// The 16-byte Threefish-512-CTR nonce (the tweak).
+pub const NONCE16: [u8; 16] = [0x5a; 16];
+/// The 12-byte Kusumi512 nonce.
+pub const NONCE12: [u8; 12] = super::NONCE12;
 
-/// Threefish-512 in counter mode built from RustCrypto's `threefish` block cipher: keystream block `i` is
-/// `Threefish-512(key, tweak = 0, nonce(56 bytes) || LE64(i))`.
-///
-/// This construction is the harness's; when pqkit's Threefish-512-CTR lands, the agreement check tells
-/// whether both use the same counter layout (adjust this adapter to match pqkit's documented layout).
+/// Threefish-512 in counter mode built from RustCrypto's `threefish` block cipher, with pqkit's documented
+/// layout: keystream block `i` is `Threefish-512(key, tweak = nonce, LE64(i) || 56 zero bytes)`.
 pub struct ThreefishCtr {
     cipher: threefish::Threefish512,
     block: [u8; 64],
@@ -45,13 +44,12 @@ pub struct ThreefishCtr {
 impl ThreefishCtr {
     /// Keyed with [`KEY64`] and [`NONCE56`].
     pub fn new() -> Self {
-        ThreefishCtr { cipher: threefish::Threefish512::new_with_tweak(&KEY64, &[0; 16]), block: [0; 64], counter: 0, used: 64 }
+        ThreefishCtr { cipher: threefish::Threefish512::new_with_tweak(&KEY64, &NONCE16), block: [0; 64], counter: 0, used: 64 }
     }
     fn refill(&mut self) {
         use threefish::cipher::BlockCipherEncrypt;
         let mut b = threefish::cipher::Block::<threefish::Threefish512>::default();
-        b[..56].copy_from_slice(&NONCE56);
-        b[56..].copy_from_slice(&self.counter.to_le_bytes());
+        b[..8].copy_from_slice(&self.counter.to_le_bytes());
         self.cipher.encrypt_block(&mut b);
         self.block.copy_from_slice(&b);
         self.counter = self.counter.wrapping_add(1);
@@ -130,10 +128,21 @@ pub fn algorithms() -> Vec<Algorithm> {
                 }),
             );
         }
-        // Kusumi512 and pqkit's Threefish-512-CTR: add candidates here when `pqkit::kusumi` and
-        // `pqkit::threefish` land, e.g.
-        // `Algorithm::bulk("Kusumi512", m).sizes(&SIZES).reports(&[Report::B]).with(Candidate::new("pqkit", ...,
-        //   move |_| Ok(mode_op(m, pqkit::kusumi::Kusumi512::new(&KEY64, &nonce).map_err(e)?))))`.
+        #[cfg(feature = "pqkit-algs")]
+        {
+            tf.candidates.insert(
+                0,
+                Candidate::new("pqkit", super::pqkit_version(), move |_| {
+                    Ok(mode_op(m, pqkit::threefish::Threefish512Ctr::new(&KEY64, &NONCE16).map_err(e)?))
+                }),
+            );
+            let kusumi = Algorithm::bulk("Kusumi512", m).sizes(&SIZES).reports(&[Report::B]).with(Candidate::new(
+                "pqkit",
+                super::pqkit_version(),
+                move |_| Ok(mode_op(m, pqkit::kusumi::Kusumi512::new(&KEY64, &NONCE12).map_err(e)?)),
+            ));
+            v_out.push(kusumi);
+        }
         v_out.push(chacha);
         v_out.push(tf);
     }
