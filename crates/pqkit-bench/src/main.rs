@@ -1,5 +1,138 @@
-//! pqkit-bench: placeholder until the comparison system lands (issue 3).
-fn main() {
-    eprintln!("pqkit-bench: not implemented yet");
-    std::process::exit(2);
+//! `pqkit-bench`: runs the side-by-side comparison and writes REPORT.md, report.json and SVG charts.
+use clap::Parser;
+use pqkit_bench::{Config, harness::Timing};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Benchmarks pqkit against OpenSSL, aws-lc-rs, ring, RustCrypto and libcrux, in one process, on the same
+/// data, and writes REPORT.md, report.json and SVG charts.
+#[derive(Parser, Debug)]
+#[command(name = "pqkit-bench", version)]
+struct Cli {
+    /// Short run (the default): under three minutes for everything registered.
+    #[arg(long, conflicts_with = "full")]
+    quick: bool,
+    /// Long run: more and longer samples.
+    #[arg(long)]
+    full: bool,
+    /// Only algorithms whose `name/operation` matches (substring, or glob with `*`); comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Thread counts for the multi-core scaling runs, e.g. `1,2,4` (default: 1, 2 and all cores; `0` or
+    /// `none` disables scaling).
+    #[arg(long, value_delimiter = ',')]
+    threads: Vec<String>,
+    /// Output directory.
+    #[arg(long, default_value = "target/pqkit-report")]
+    out: PathBuf,
+    /// Baseline report.json: mark every figure that regressed more than 5% beyond its confidence interval.
+    #[arg(long)]
+    compare: Option<PathBuf>,
+    /// With --compare: exit non-zero if anything regressed.
+    #[arg(long, requires = "compare")]
+    fail_on_regression: bool,
+    /// Samples per measurement (overrides the profile's maximum).
+    #[arg(long)]
+    samples: Option<usize>,
+    /// Bulk sizes to measure (bytes), overriding each algorithm's list, e.g. `1024,1048576`.
+    #[arg(long, value_delimiter = ',')]
+    sizes: Vec<usize>,
+    /// No progress bar.
+    #[arg(long)]
+    no_progress: bool,
+    /// List the registered algorithms and candidates, then exit.
+    #[arg(long)]
+    list: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let algs = pqkit_bench::algs::all();
+    if cli.list {
+        for a in &algs {
+            let c: Vec<String> = a.candidates.iter().map(|c| format!("{} ({})", c.implementation, c.version)).collect();
+            println!("{:<36} {:?} sizes={:?}  {}", a.id(), a.reports, a.sizes, c.join(", "));
+        }
+        return ExitCode::SUCCESS;
+    }
+    let mut config = Config::quick();
+    if cli.full {
+        config.timing = Timing::full();
+        config.profile = "full".into();
+    }
+    if let Some(n) = cli.samples {
+        config.timing.samples = n.max(2);
+        config.timing.min_samples = config.timing.min_samples.min(config.timing.samples);
+    }
+    config.only = cli.only;
+    if !cli.threads.is_empty() {
+        let mut t = Vec::new();
+        for s in &cli.threads {
+            match s.as_str() {
+                "none" | "0" => {}
+                "all" => t.push(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)),
+                _ => match s.parse::<usize>() {
+                    Ok(n) if n > 0 => t.push(n),
+                    _ => {
+                        eprintln!("error: --threads takes positive integers, `all` or `none`, got `{s}`");
+                        return ExitCode::from(64);
+                    }
+                },
+            }
+        }
+        t.sort_unstable();
+        t.dedup();
+        config.threads = t;
+    }
+    if !cli.sizes.is_empty() {
+        config.sizes = Some(cli.sizes);
+    }
+    config.out_dir = cli.out;
+    config.compare = cli.compare;
+    config.progress = !cli.no_progress;
+    let started = std::time::Instant::now();
+    let out = match pqkit_bench::run(&config, &algs) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match pqkit_bench::report::write_all(&out, &config.out_dir) {
+        Ok(files) => {
+            eprintln!(
+                "pqkit-bench: {} measurements, {} errors, {} regressions in {:.0} s; wrote {} files to {}",
+                out.measurements.len(),
+                out.errors.len(),
+                out.regressions.len(),
+                started.elapsed().as_secs_f64(),
+                files.len(),
+                config.out_dir.display()
+            );
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    for e in &out.errors {
+        eprintln!(
+            "error: {} {} at {}: [{}] {}",
+            e.algorithm,
+            e.operation,
+            pqkit_bench::report::fmt_size(e.size_bytes),
+            e.implementations.join(", "),
+            e.message
+        );
+    }
+    for r in &out.regressions {
+        eprintln!("regression: {} is {:+.1}% slower than the baseline", r.key, r.slowdown_percent);
+    }
+    if !out.errors.is_empty() {
+        return ExitCode::from(3);
+    }
+    if cli.fail_on_regression && !out.regressions.is_empty() {
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
 }

@@ -1,0 +1,491 @@
+//! Report (d): ML-KEM-768 (keygen, encaps, decaps) and ML-DSA-65 (keygen, sign, verify).
+//!
+//! Each implementation is a small [`KemImpl`] or [`SigImpl`] adapter; keys are parsed/expanded outside the
+//! timed region. Deterministic implementations derive keys from a fixed seed and encapsulate/sign with fixed
+//! randomness, so their outputs must be byte-identical; randomized ones (aws-lc-rs encapsulation and signing)
+//! are checked by cross round trips with every other implementation before anything is timed.
+
+use super::e;
+use crate::registry::{Algorithm, Candidate, Check, Op};
+use std::any::Any;
+use std::sync::Arc;
+
+/// A key as an opaque object.
+pub type AnyKey = Box<dyn Any + Send + Sync>;
+
+/// One ML-KEM implementation.
+pub trait KemImpl: Send + Sync {
+    /// Implementation name (`rustcrypto`, `libcrux`, `aws-lc-rs`, `pqkit`).
+    fn name(&self) -> &'static str;
+    /// Version string.
+    fn version(&self) -> String;
+    /// Whether keygen and encapsulation use the seed/`m` given (and so must match other deterministic ones).
+    fn deterministic(&self) -> bool;
+    /// Key pair from the 64-byte seed `d || z`; writes the encapsulation key bytes into `ek`.
+    fn keygen(&self, seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String>;
+    /// Parses encapsulation key bytes.
+    fn parse_ek(&self, ek: &[u8]) -> Result<AnyKey, String>;
+    /// Encapsulates with randomness `m`; writes `ciphertext || shared secret` into `out`.
+    fn encaps(&self, ek: &AnyKey, m: &[u8; 32], out: &mut Vec<u8>) -> Result<(), String>;
+    /// Decapsulates; writes the shared secret into `out`.
+    fn decaps(&self, dk: &AnyKey, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String>;
+}
+
+/// One ML-DSA implementation.
+pub trait SigImpl: Send + Sync {
+    /// Implementation name.
+    fn name(&self) -> &'static str;
+    /// Version string.
+    fn version(&self) -> String;
+    /// Whether signing is deterministic (rnd = 0, empty context) and must match other deterministic ones.
+    fn deterministic(&self) -> bool;
+    /// Key pair from the 32-byte seed ξ; writes the verification key bytes into `vk`.
+    fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String>;
+    /// Parses verification key bytes.
+    fn parse_vk(&self, vk: &[u8]) -> Result<AnyKey, String>;
+    /// Signs `msg` with an empty context; writes the signature into `out`.
+    fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String>;
+    /// Verifies; `Ok(false)` for a bad signature.
+    fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String>;
+}
+
+fn key<T: 'static>(k: &AnyKey) -> Result<&T, String> {
+    k.downcast_ref::<T>().ok_or_else(|| "key of another implementation".to_string())
+}
+
+/// Fixed ML-KEM key-generation seed.
+pub const KEM_SEED: [u8; 64] = [0x11; 64];
+/// Fixed encapsulation randomness.
+pub const KEM_M: [u8; 32] = [0x22; 32];
+/// Fixed ML-DSA seed.
+pub const DSA_SEED: [u8; 32] = [0x33; 32];
+/// Length of the signed message.
+pub const MSG_LEN: usize = 32;
+
+// ---------------------------------------------------------------------------------------------- ML-KEM-768
+
+struct RcKem;
+impl KemImpl for RcKem {
+    fn name(&self) -> &'static str {
+        "rustcrypto"
+    }
+    fn version(&self) -> String {
+        super::v("ml-kem")
+    }
+    fn deterministic(&self) -> bool {
+        true
+    }
+    fn keygen(&self, seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String> {
+        use ml_kem::KeyExport;
+        let dk = ml_kem::DecapsulationKey::<ml_kem::MlKem768>::from_seed((*seed).into());
+        ek.clear();
+        ek.extend_from_slice(&dk.encapsulation_key().to_bytes());
+        Ok(Box::new(dk))
+    }
+    fn parse_ek(&self, ek: &[u8]) -> Result<AnyKey, String> {
+        let k = ml_kem::Key::<ml_kem::EncapsulationKey<ml_kem::MlKem768>>::try_from(ek).map_err(e)?;
+        Ok(Box::new(ml_kem::EncapsulationKey::<ml_kem::MlKem768>::new(&k).map_err(|_| "bad ek".to_string())?))
+    }
+    fn encaps(&self, ek: &AnyKey, m: &[u8; 32], out: &mut Vec<u8>) -> Result<(), String> {
+        let ek = key::<ml_kem::EncapsulationKey<ml_kem::MlKem768>>(ek)?;
+        let (ct, ss) = ek.encapsulate_deterministic(&(*m).into());
+        out.clear();
+        out.extend_from_slice(&ct);
+        out.extend_from_slice(&ss);
+        Ok(())
+    }
+    fn decaps(&self, dk: &AnyKey, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        use ml_kem::Decapsulate;
+        let dk = key::<ml_kem::DecapsulationKey<ml_kem::MlKem768>>(dk)?;
+        let ct = ml_kem::Ciphertext::<ml_kem::MlKem768>::try_from(ct).map_err(e)?;
+        let ss = dk.decapsulate(&ct);
+        out.clear();
+        out.extend_from_slice(&ss);
+        Ok(())
+    }
+}
+
+struct LcKem;
+impl KemImpl for LcKem {
+    fn name(&self) -> &'static str {
+        "libcrux"
+    }
+    fn version(&self) -> String {
+        super::v("libcrux-ml-kem")
+    }
+    fn deterministic(&self) -> bool {
+        true
+    }
+    fn keygen(&self, seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String> {
+        let kp = libcrux_ml_kem::mlkem768::generate_key_pair(*seed);
+        ek.clear();
+        ek.extend_from_slice(kp.pk());
+        Ok(Box::new(kp))
+    }
+    fn parse_ek(&self, ek: &[u8]) -> Result<AnyKey, String> {
+        let pk = libcrux_ml_kem::mlkem768::MlKem768PublicKey::try_from(ek).map_err(|_| "bad ek".to_string())?;
+        Ok(Box::new(pk))
+    }
+    fn encaps(&self, ek: &AnyKey, m: &[u8; 32], out: &mut Vec<u8>) -> Result<(), String> {
+        let pk = key::<libcrux_ml_kem::mlkem768::MlKem768PublicKey>(ek)?;
+        let (ct, ss) = libcrux_ml_kem::mlkem768::encapsulate(pk, *m);
+        out.clear();
+        out.extend_from_slice(ct.as_ref());
+        out.extend_from_slice(ss.as_ref());
+        Ok(())
+    }
+    fn decaps(&self, dk: &AnyKey, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        let kp = key::<libcrux_ml_kem::mlkem768::MlKem768KeyPair>(dk)?;
+        let ct = libcrux_ml_kem::mlkem768::MlKem768Ciphertext::try_from(ct).map_err(|_| "bad ct".to_string())?;
+        let ss = libcrux_ml_kem::mlkem768::decapsulate(kp.private_key(), &ct);
+        out.clear();
+        out.extend_from_slice(ss.as_ref());
+        Ok(())
+    }
+}
+
+struct AwsKem;
+impl KemImpl for AwsKem {
+    fn name(&self) -> &'static str {
+        "aws-lc-rs"
+    }
+    fn version(&self) -> String {
+        super::v("aws-lc-rs")
+    }
+    fn deterministic(&self) -> bool {
+        false
+    }
+    fn keygen(&self, _seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String> {
+        use aws_lc_rs::kem::{DecapsulationKey, ML_KEM_768};
+        let dk = DecapsulationKey::generate(&ML_KEM_768).map_err(e)?;
+        let pk = dk.encapsulation_key().map_err(e)?;
+        ek.clear();
+        ek.extend_from_slice(pk.key_bytes().map_err(e)?.as_ref());
+        Ok(Box::new(dk))
+    }
+    fn parse_ek(&self, ek: &[u8]) -> Result<AnyKey, String> {
+        use aws_lc_rs::kem::{EncapsulationKey, ML_KEM_768};
+        Ok(Box::new(EncapsulationKey::new(&ML_KEM_768, ek).map_err(e)?))
+    }
+    fn encaps(&self, ek: &AnyKey, _m: &[u8; 32], out: &mut Vec<u8>) -> Result<(), String> {
+        let ek = key::<aws_lc_rs::kem::EncapsulationKey<aws_lc_rs::kem::AlgorithmId>>(ek)?;
+        let (ct, ss) = ek.encapsulate().map_err(e)?;
+        out.clear();
+        out.extend_from_slice(ct.as_ref());
+        out.extend_from_slice(ss.as_ref());
+        Ok(())
+    }
+    fn decaps(&self, dk: &AnyKey, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        let dk = key::<aws_lc_rs::kem::DecapsulationKey<aws_lc_rs::kem::AlgorithmId>>(dk)?;
+        let ss = dk.decapsulate(ct.into()).map_err(e)?;
+        out.clear();
+        out.extend_from_slice(ss.as_ref());
+        Ok(())
+    }
+}
+
+/// Shared-secret length of ML-KEM.
+const SS_LEN: usize = 32;
+
+/// The cross-implementation check of ML-KEM: deterministic implementations agree byte for byte on the
+/// encapsulation key, ciphertext and shared secret; every pair (encapsulator, decapsulator) round-trips.
+pub fn kem_check(impls: &[Arc<dyn KemImpl>]) -> Result<(), String> {
+    let mut keys = Vec::new();
+    for k in impls {
+        let mut ek = Vec::new();
+        let dk = k.keygen(&KEM_SEED, &mut ek).map_err(|x| format!("{} keygen: {x}", k.name()))?;
+        keys.push((ek, dk));
+    }
+    let det: Vec<usize> = (0..impls.len()).filter(|&i| impls[i].deterministic()).collect();
+    let mut det_out: Option<(usize, Vec<u8>)> = None;
+    for &i in &det {
+        if keys[i].0 != keys[det[0]].0 {
+            return Err(format!("{} and {} derive different keys from one seed", impls[i].name(), impls[det[0]].name()));
+        }
+        let ek = impls[i].parse_ek(&keys[i].0)?;
+        let mut out = Vec::new();
+        impls[i].encaps(&ek, &KEM_M, &mut out)?;
+        match &det_out {
+            Some((j, o)) if *o != out => {
+                return Err(format!("{} and {} encapsulate differently with the same m", impls[i].name(), impls[*j].name()));
+            }
+            None => det_out = Some((i, out)),
+            _ => {}
+        }
+    }
+    for (a, enc) in impls.iter().enumerate() {
+        for (b, dec) in impls.iter().enumerate() {
+            let ek = enc.parse_ek(&keys[b].0).map_err(|x| format!("{} cannot parse {}'s ek: {x}", enc.name(), dec.name()))?;
+            let mut out = Vec::new();
+            enc.encaps(&ek, &KEM_M, &mut out)?;
+            if out.len() < SS_LEN {
+                return Err(format!("{} encapsulation output too short", enc.name()));
+            }
+            let (ct, ss) = out.split_at(out.len() - SS_LEN);
+            let mut ss2 = Vec::new();
+            dec.decaps(&keys[b].1, ct, &mut ss2)?;
+            if ss != ss2.as_slice() {
+                return Err(format!(
+                    "cross round trip failed: {} encapsulated to {}'s key, shared secrets differ",
+                    impls[a].name(),
+                    dec.name()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The cross-implementation check of ML-DSA: deterministic implementations agree on the verification key
+/// and signature; every pair (signer, verifier) verifies, and a flipped bit is rejected.
+pub fn sig_check(impls: &[Arc<dyn SigImpl>]) -> Result<(), String> {
+    let msg = crate::harness::input_bytes(MSG_LEN);
+    let mut keys = Vec::new();
+    for s in impls {
+        let mut vk = Vec::new();
+        let sk = s.keygen(&DSA_SEED, &mut vk).map_err(|x| format!("{} keygen: {x}", s.name()))?;
+        keys.push((vk, sk));
+    }
+    for i in 1..impls.len() {
+        if keys[i].0 != keys[0].0 {
+            return Err(format!("{} and {} derive different keys from one seed", impls[i].name(), impls[0].name()));
+        }
+    }
+    let mut sigs = Vec::new();
+    for (i, s) in impls.iter().enumerate() {
+        let mut sig = Vec::new();
+        s.sign(&keys[i].1, &msg, &mut sig)?;
+        sigs.push(sig);
+    }
+    let det: Vec<usize> = (0..impls.len()).filter(|&i| impls[i].deterministic()).collect();
+    for &i in &det {
+        if sigs[i] != sigs[det[0]] {
+            return Err(format!("{} and {} sign deterministically but differently", impls[i].name(), impls[det[0]].name()));
+        }
+    }
+    for (a, signer) in impls.iter().enumerate() {
+        for (b, verifier) in impls.iter().enumerate() {
+            let vk = verifier.parse_vk(&keys[a].0)?;
+            if !verifier.verify(&vk, &msg, &sigs[a])? {
+                return Err(format!("{} rejects {}'s signature", verifier.name(), signer.name()));
+            }
+            let mut bad = sigs[a].clone();
+            bad[7] ^= 1;
+            if verifier.verify(&vk, &msg, &bad)? {
+                return Err(format!("{} accepts a corrupted signature of {}", impls[b].name(), signer.name()));
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------- ML-DSA-65
+
+type RcSk = ml_dsa::SigningKey<ml_dsa::MlDsa65>;
+type RcVk = ml_dsa::VerifyingKey<ml_dsa::MlDsa65>;
+
+struct RcSig;
+impl SigImpl for RcSig {
+    fn name(&self) -> &'static str {
+        "rustcrypto"
+    }
+    fn version(&self) -> String {
+        super::v("ml-dsa")
+    }
+    fn deterministic(&self) -> bool {
+        true
+    }
+    fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String> {
+        use ml_dsa::Keypair;
+        let sk = RcSk::from_seed(&(*seed).into());
+        vk.clear();
+        vk.extend_from_slice(&sk.verifying_key().encode());
+        Ok(Box::new(sk))
+    }
+    fn parse_vk(&self, vk: &[u8]) -> Result<AnyKey, String> {
+        let enc = ml_dsa::EncodedVerifyingKey::<ml_dsa::MlDsa65>::try_from(vk).map_err(e)?;
+        Ok(Box::new(RcVk::decode(&enc)))
+    }
+    fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        use ml_dsa::Signer;
+        let sig = key::<RcSk>(sk)?.try_sign(msg).map_err(e)?;
+        out.clear();
+        out.extend_from_slice(&sig.encode());
+        Ok(())
+    }
+    fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
+        use ml_dsa::Verifier;
+        let enc = ml_dsa::EncodedSignature::<ml_dsa::MlDsa65>::try_from(sig).map_err(e)?;
+        let Some(sig) = ml_dsa::Signature::<ml_dsa::MlDsa65>::decode(&enc) else { return Ok(false) };
+        Ok(key::<RcVk>(vk)?.verify(msg, &sig).is_ok())
+    }
+}
+
+struct LcSig;
+impl SigImpl for LcSig {
+    fn name(&self) -> &'static str {
+        "libcrux"
+    }
+    fn version(&self) -> String {
+        super::v("libcrux-ml-dsa")
+    }
+    fn deterministic(&self) -> bool {
+        true
+    }
+    fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String> {
+        let kp = libcrux_ml_dsa::ml_dsa_65::generate_key_pair(*seed);
+        vk.clear();
+        vk.extend_from_slice(kp.verification_key.as_slice());
+        Ok(Box::new(kp.signing_key))
+    }
+    fn parse_vk(&self, vk: &[u8]) -> Result<AnyKey, String> {
+        let a: [u8; libcrux_ml_dsa::ml_dsa_65::MLDSA65VerificationKey::len()] =
+            vk.try_into().map_err(|_| "bad vk length".to_string())?;
+        Ok(Box::new(libcrux_ml_dsa::ml_dsa_65::MLDSA65VerificationKey::new(a)))
+    }
+    fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        let sk = key::<libcrux_ml_dsa::ml_dsa_65::MLDSA65SigningKey>(sk)?;
+        let sig = libcrux_ml_dsa::ml_dsa_65::sign(sk, msg, b"", [0u8; 32]).map_err(|x| format!("{x:?}"))?;
+        out.clear();
+        out.extend_from_slice(sig.as_slice());
+        Ok(())
+    }
+    fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
+        let vk = key::<libcrux_ml_dsa::ml_dsa_65::MLDSA65VerificationKey>(vk)?;
+        let a: [u8; libcrux_ml_dsa::ml_dsa_65::MLDSA65Signature::len()] =
+            sig.try_into().map_err(|_| "bad signature length".to_string())?;
+        let sig = libcrux_ml_dsa::ml_dsa_65::MLDSA65Signature::new(a);
+        Ok(libcrux_ml_dsa::ml_dsa_65::verify(vk, msg, b"", &sig).is_ok())
+    }
+}
+
+struct AwsSig;
+impl SigImpl for AwsSig {
+    fn name(&self) -> &'static str {
+        "aws-lc-rs"
+    }
+    fn version(&self) -> String {
+        super::v("aws-lc-rs")
+    }
+    fn deterministic(&self) -> bool {
+        false
+    }
+    fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String> {
+        use aws_lc_rs::signature::{KeyPair, ML_DSA_65_SIGNING, PqdsaKeyPair};
+        let kp = PqdsaKeyPair::from_seed(&ML_DSA_65_SIGNING, seed).map_err(e)?;
+        vk.clear();
+        vk.extend_from_slice(kp.public_key().as_ref());
+        Ok(Box::new(kp))
+    }
+    fn parse_vk(&self, vk: &[u8]) -> Result<AnyKey, String> {
+        Ok(Box::new(vk.to_vec()))
+    }
+    fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        let kp = key::<aws_lc_rs::signature::PqdsaKeyPair>(sk)?;
+        out.clear();
+        out.resize(kp.algorithm().signature_len(), 0);
+        let n = kp.sign(msg, out).map_err(e)?;
+        out.truncate(n);
+        Ok(())
+    }
+    fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
+        let vk = key::<Vec<u8>>(vk)?;
+        let pk = aws_lc_rs::signature::UnparsedPublicKey::new(&aws_lc_rs::signature::ML_DSA_65, vk.as_slice());
+        Ok(pk.verify(msg, sig).is_ok())
+    }
+}
+
+/// ML-KEM-768 implementations (pqkit's adapter is added here when `pqkit::mlkem` lands).
+pub fn kem_impls() -> Vec<Arc<dyn KemImpl>> {
+    vec![Arc::new(RcKem), Arc::new(LcKem), Arc::new(AwsKem)]
+}
+
+/// ML-DSA-65 implementations (pqkit's adapter is added here when `pqkit::mldsa` lands).
+pub fn sig_impls() -> Vec<Arc<dyn SigImpl>> {
+    vec![Arc::new(RcSig), Arc::new(LcSig), Arc::new(AwsSig)]
+}
+
+/// Builds the three ML-KEM operations from a list of implementations.
+pub fn kem_algorithms(name: &str, impls: Vec<Arc<dyn KemImpl>>) -> Vec<Algorithm> {
+    let mut algs = Vec::new();
+    for op in ["keygen", "encaps", "decaps"] {
+        let list = impls.clone();
+        let check = Check::Custom(Box::new(move || kem_check(&list)));
+        let mut alg = Algorithm::public_key(name, op, 0, check);
+        for k in &impls {
+            let k2 = k.clone();
+            let setup = move |_size: usize| -> Result<Box<dyn Op>, String> {
+                let k = k2.clone();
+                Ok(match op {
+                    "keygen" => Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| k.keygen(&KEM_SEED, out).map(drop)),
+                    "encaps" => {
+                        let mut ek = Vec::new();
+                        k.keygen(&KEM_SEED, &mut ek)?;
+                        let ek = k.parse_ek(&ek)?;
+                        Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| k.encaps(&ek, &KEM_M, out))
+                    }
+                    _ => {
+                        let mut ek = Vec::new();
+                        let dk = k.keygen(&KEM_SEED, &mut ek)?;
+                        let mut ct = Vec::new();
+                        k.encaps(&k.parse_ek(&ek)?, &KEM_M, &mut ct)?;
+                        ct.truncate(ct.len() - SS_LEN);
+                        Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| k.decaps(&dk, &ct, out))
+                    }
+                })
+            };
+            alg = alg.with(Candidate::new(k.name(), k.version(), setup));
+        }
+        algs.push(alg);
+    }
+    algs
+}
+
+/// Builds the three ML-DSA operations from a list of implementations.
+pub fn sig_algorithms(name: &str, impls: Vec<Arc<dyn SigImpl>>) -> Vec<Algorithm> {
+    let mut algs = Vec::new();
+    for op in ["keygen", "sign", "verify"] {
+        let list = impls.clone();
+        let check = Check::Custom(Box::new(move || sig_check(&list)));
+        let mut alg = Algorithm::public_key(name, op, if op == "keygen" { 0 } else { MSG_LEN }, check);
+        for s in &impls {
+            let s2 = s.clone();
+            let setup = move |_size: usize| -> Result<Box<dyn Op>, String> {
+                let s = s2.clone();
+                let msg = crate::harness::input_bytes(MSG_LEN);
+                Ok(match op {
+                    "keygen" => Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| s.keygen(&DSA_SEED, out).map(drop)),
+                    "sign" => {
+                        let sk = s.keygen(&DSA_SEED, &mut Vec::new())?;
+                        Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| s.sign(&sk, &msg, out))
+                    }
+                    _ => {
+                        let mut vk = Vec::new();
+                        let sk = s.keygen(&DSA_SEED, &mut vk)?;
+                        let mut sig = Vec::new();
+                        s.sign(&sk, &msg, &mut sig)?;
+                        let vk = s.parse_vk(&vk)?;
+                        Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| {
+                            if s.verify(&vk, &msg, &sig)? {
+                                out.clear();
+                                Ok(())
+                            } else {
+                                Err("valid signature rejected".into())
+                            }
+                        })
+                    }
+                })
+            };
+            alg = alg.with(Candidate::new(s.name(), s.version(), setup));
+        }
+        algs.push(alg);
+    }
+    algs
+}
+
+/// The family's algorithms.
+pub fn algorithms() -> Vec<Algorithm> {
+    let mut v = kem_algorithms("ML-KEM-768", kem_impls());
+    v.extend(sig_algorithms("ML-DSA-65", sig_impls()));
+    v
+}

@@ -1,0 +1,148 @@
+//! The environment header: what machine, toolchain and versions produced a report.
+
+use serde::Serialize;
+use std::process::Command;
+
+/// Environment of one run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Environment {
+    /// CPU model name from /proc/cpuinfo.
+    pub cpu_model: String,
+    /// CPU features pqkit detected (`pqkit::cpu::features()`), i.e. the ones its dispatch may use.
+    pub cpu_features: String,
+    /// Logical cores available to this process.
+    pub cores: usize,
+    /// `uname -sr`.
+    pub os: String,
+    /// rustc version the harness was built with.
+    pub rustc: String,
+    /// OpenSSL's own version string, as the linked library reports it.
+    pub openssl: String,
+    /// Resolved versions of pqkit and the peer crates, from Cargo.lock at build time.
+    pub crates: Vec<(String, String)>,
+    /// Start of the run, UTC, ISO 8601.
+    pub date_utc: String,
+    /// pqkit's git revision (at run time if git is available, else at build time).
+    pub git_revision: String,
+    /// Nominal TSC frequency in GHz, calibrated against the monotonic clock (0 off x86_64).
+    pub tsc_ghz: f64,
+}
+
+fn cmd(program: &str, args: &[&str]) -> Option<String> {
+    let o = Command::new(program).args(args).output().ok()?;
+    if !o.status.success() {
+        return None;
+    }
+    Some(String::from_utf8_lossy(&o.stdout).trim().to_string())
+}
+
+/// Resolved version of a crate from the build-time Cargo.lock data, or `?`.
+pub fn crate_version(name: &str) -> String {
+    env!("PQKIT_BENCH_PEER_VERSIONS")
+        .split(';')
+        .filter_map(|kv| kv.split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_string())
+        .unwrap_or_else(|| "?".into())
+}
+
+/// `name version`, for a candidate's version string.
+pub fn crate_label(name: &str) -> String {
+    format!("{name} {}", crate_version(name))
+}
+
+/// OpenSSL's version as the linked library reports it.
+pub fn openssl_version() -> String {
+    openssl::version::version().to_string()
+}
+
+/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (Howard Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// The current time in UTC as `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn now_utc() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    let s = secs % 86_400;
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", s / 3600, s / 60 % 60, s % 60)
+}
+
+/// Reads the time-stamp counter (0 off x86_64).
+#[inline]
+pub fn rdtsc() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: `rdtsc` is available on every x86_64 CPU and has no memory effects.
+        #[allow(unsafe_code)]
+        unsafe {
+            core::arch::x86_64::_rdtsc()
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        0
+    }
+}
+
+/// Nominal TSC rate in GHz, measured against the monotonic clock over ~20 ms.
+pub fn tsc_ghz() -> f64 {
+    let t0 = std::time::Instant::now();
+    let c0 = rdtsc();
+    while t0.elapsed().as_millis() < 20 {
+        std::hint::spin_loop();
+    }
+    let c1 = rdtsc();
+    (c1.wrapping_sub(c0)) as f64 / t0.elapsed().as_nanos() as f64
+}
+
+impl Environment {
+    /// Collects the environment of this process.
+    pub fn collect() -> Self {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpu_model = cpuinfo
+            .lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+            .unwrap_or_else(|| "unknown".into());
+        let crates = env!("PQKIT_BENCH_PEER_VERSIONS")
+            .split(';')
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Environment {
+            cpu_model,
+            cpu_features: pqkit::cpu::features().to_string(),
+            cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            os: cmd("uname", &["-sr"]).unwrap_or_else(|| std::env::consts::OS.into()),
+            rustc: env!("PQKIT_BENCH_RUSTC").into(),
+            openssl: openssl_version(),
+            crates,
+            date_utc: now_utc(),
+            git_revision: cmd("git", &["rev-parse", "--short", "HEAD"])
+                .unwrap_or_else(|| env!("PQKIT_BENCH_BUILD_GIT").to_string()),
+            tsc_ghz: tsc_ghz(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn civil_dates() {
+        assert_eq!(super::civil_from_days(0), (1970, 1, 1));
+        assert_eq!(super::civil_from_days(19_723), (2024, 1, 1));
+        assert_eq!(super::civil_from_days(11_016), (2000, 2, 29));
+    }
+}

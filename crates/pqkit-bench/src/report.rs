@@ -1,0 +1,745 @@
+//! Outputs: REPORT.md, report.json (schema version 1) and SVG charts; and `--compare` against a baseline.
+
+use crate::RunOutput;
+use crate::harness::Measurement;
+use crate::registry::{Kind, Report};
+use crate::stats;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Version of the JSON layout. Bump on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Tolerance of `--compare`: a figure regressed if it is slower by more than this beyond both intervals.
+pub const REGRESSION_TOLERANCE: f64 = 0.05;
+
+/// Tukey-fence outlier counts in a record.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct OutlierCounts {
+    /// Below Q1 - 3 IQR.
+    pub low_severe: u64,
+    /// Between Q1 - 3 IQR and Q1 - 1.5 IQR.
+    pub low_mild: u64,
+    /// Between Q3 + 1.5 IQR and Q3 + 3 IQR.
+    pub high_mild: u64,
+    /// Above Q3 + 3 IQR.
+    pub high_severe: u64,
+    /// Sum of the four.
+    pub total: u64,
+}
+
+/// One measurement as written to report.json.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Record {
+    /// Algorithm name.
+    pub algorithm: String,
+    /// Operation.
+    pub operation: String,
+    /// Implementation.
+    pub implementation: String,
+    /// Implementation version.
+    pub implementation_version: String,
+    /// Input size in bytes (per buffer in multi-thread runs; message length or 0 for public-key operations).
+    pub size_bytes: u64,
+    /// Median time per operation, ns.
+    pub median_ns: f64,
+    /// 95% CI of the median, low end, ns.
+    pub ci_low_ns: f64,
+    /// 95% CI of the median, high end, ns.
+    pub ci_high_ns: f64,
+    /// Bytes per second at the median (total over all threads); null when there is no input size.
+    pub bytes_per_sec: Option<f64>,
+    /// Median TSC ticks per byte (nominal TSC rate, not core cycles); null without an input size and in
+    /// multi-thread runs.
+    pub tsc_per_byte: Option<f64>,
+    /// Operations per second at the median (total over all threads).
+    pub ops_per_sec: f64,
+    /// Allocation calls per operation (counted on a separate untimed run).
+    pub allocs_per_op: Option<f64>,
+    /// Allocated bytes per operation.
+    pub alloc_bytes_per_op: Option<f64>,
+    /// Number of samples.
+    pub samples: u64,
+    /// Tukey-fence outliers.
+    pub outliers: OutlierCounts,
+    /// Threads.
+    pub threads: u64,
+}
+
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+impl From<&Measurement> for Record {
+    fn from(m: &Measurement) -> Self {
+        let o = m.ns.outliers;
+        Record {
+            algorithm: m.algorithm.clone(),
+            operation: m.operation.clone(),
+            implementation: m.implementation.clone(),
+            implementation_version: m.implementation_version.clone(),
+            size_bytes: m.size_bytes as u64,
+            median_ns: m.ns.median,
+            ci_low_ns: m.ns.ci_low,
+            ci_high_ns: m.ns.ci_high,
+            bytes_per_sec: if m.size_bytes == 0 { None } else { finite(m.bytes_per_sec()) },
+            tsc_per_byte: m.tsc_per_byte(),
+            ops_per_sec: m.ops_per_sec(),
+            allocs_per_op: finite(m.allocs_per_op),
+            alloc_bytes_per_op: finite(m.alloc_bytes_per_op),
+            samples: m.ns.n as u64,
+            outliers: OutlierCounts {
+                low_severe: o.low_severe as u64,
+                low_mild: o.low_mild as u64,
+                high_mild: o.high_mild as u64,
+                high_severe: o.high_severe as u64,
+                total: o.total() as u64,
+            },
+            threads: m.threads as u64,
+        }
+    }
+}
+
+/// A figure that got slower than the baseline beyond the confidence intervals.
+#[derive(Clone, Debug, Serialize)]
+pub struct Regression {
+    /// `algorithm|operation|implementation|size|threads`.
+    pub key: String,
+    /// Baseline median, ns.
+    pub baseline_median_ns: f64,
+    /// Baseline CI high end, ns.
+    pub baseline_ci_high_ns: f64,
+    /// New median, ns.
+    pub median_ns: f64,
+    /// New CI low end, ns.
+    pub ci_low_ns: f64,
+    /// Slowdown of the median, percent.
+    pub slowdown_percent: f64,
+}
+
+/// The whole report.json.
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    schema_version: u32,
+    profile: &'a str,
+    environment: &'a crate::env::Environment,
+    records: Vec<Record>,
+    errors: &'a [crate::harness::RunError],
+    regressions: &'a [Regression],
+}
+
+fn key_of(r: &Record) -> String {
+    format!("{}|{}|{}|{}|{}", r.algorithm, r.operation, r.implementation, r.size_bytes, r.threads)
+}
+
+/// Compares measurements against a baseline report.json: every figure whose CI low end is more than 5% above
+/// the baseline's CI high end is a regression.
+pub fn compare(ms: &[Measurement], baseline: &Path) -> Result<Vec<Regression>, String> {
+    let text = std::fs::read_to_string(baseline).map_err(|e| format!("cannot read {}: {e}", baseline.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", baseline.display()))?;
+    let recs: Vec<Record> = serde_json::from_value(v.get("records").cloned().unwrap_or_default())
+        .map_err(|e| format!("{} has no valid records: {e}", baseline.display()))?;
+    let base: BTreeMap<String, Record> = recs.into_iter().map(|r| (key_of(&r), r)).collect();
+    let mut out = Vec::new();
+    for m in ms {
+        let r = Record::from(m);
+        if let Some(b) = base.get(&key_of(&r)) {
+            if stats::regressed(r.ci_low_ns, b.ci_high_ns, REGRESSION_TOLERANCE) {
+                out.push(Regression {
+                    key: key_of(&r),
+                    baseline_median_ns: b.median_ns,
+                    baseline_ci_high_ns: b.ci_high_ns,
+                    median_ns: r.median_ns,
+                    ci_low_ns: r.ci_low_ns,
+                    slowdown_percent: (r.median_ns / b.median_ns - 1.0) * 100.0,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `64 B`, `1 KiB`, `10 MiB`.
+pub fn fmt_size(n: usize) -> String {
+    if n >= 1 << 20 && n % (1 << 20) == 0 {
+        format!("{} MiB", n >> 20)
+    } else if n >= 1024 && n % 1024 == 0 {
+        format!("{} KiB", n >> 10)
+    } else {
+        format!("{n} B")
+    }
+}
+
+/// A duration in ns, with a unit that keeps 3-4 significant digits.
+pub fn fmt_ns(ns: f64) -> String {
+    if !ns.is_finite() {
+        "-".into()
+    } else if ns < 1e3 {
+        format!("{ns:.1} ns")
+    } else if ns < 1e6 {
+        format!("{:.2} µs", ns / 1e3)
+    } else if ns < 1e9 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
+fn fmt_num(x: f64) -> String {
+    if !x.is_finite() {
+        "-".into()
+    } else if x >= 100.0 {
+        format!("{x:.0}")
+    } else if x >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_string()
+}
+
+/// Index of measurements by (algorithm, operation) in registry order.
+struct Index<'a> {
+    groups: Vec<((String, String), Vec<&'a Measurement>)>,
+}
+
+impl<'a> Index<'a> {
+    fn new(out: &'a RunOutput) -> Self {
+        let mut groups: Vec<((String, String), Vec<&Measurement>)> = Vec::new();
+        for m in &out.measurements {
+            let k = (m.algorithm.clone(), m.operation.clone());
+            match groups.iter_mut().find(|(g, _)| *g == k) {
+                Some((_, v)) => v.push(m),
+                None => groups.push((k, vec![m])),
+            }
+        }
+        let pos = |k: &(String, String)| out.order.iter().position(|id| *id == format!("{}/{}", k.0, k.1));
+        groups.sort_by_key(|(k, _)| pos(k));
+        Index { groups }
+    }
+}
+
+/// Implementations in a group, in first-seen order, pqkit first.
+fn implementations(ms: &[&Measurement]) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for m in ms {
+        if !v.contains(&m.implementation) {
+            v.push(m.implementation.clone());
+        }
+    }
+    v.sort_by_key(|i| i != "pqkit");
+    v
+}
+
+fn single<'a>(ms: &[&'a Measurement], imp: &str, size: usize) -> Option<&'a Measurement> {
+    ms.iter().copied().find(|m| m.implementation == imp && m.size_bytes == size && m.threads == 1)
+}
+
+fn sizes(ms: &[&Measurement]) -> Vec<usize> {
+    let mut v: Vec<usize> = ms.iter().filter(|m| m.threads == 1).map(|m| m.size_bytes).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The optimization note for a row where pqkit trails a peer.
+fn note(ours: &Measurement, theirs: &Measurement, ratio: f64) -> String {
+    if ratio >= 0.97 || ours.implementation != "pqkit" {
+        return String::new();
+    }
+    let mut n = Vec::new();
+    if ours.allocs_per_op > theirs.allocs_per_op {
+        n.push(format!(
+            "allocates {} times per op vs {}: reuse buffers",
+            fmt_num(ours.allocs_per_op),
+            fmt_num(theirs.allocs_per_op)
+        ));
+    }
+    if ours.kind == Kind::PublicKey {
+        n.push("polynomial arithmetic: vectorise NTT/sampling, avoid per-op key expansion".into());
+    } else if ours.size_bytes <= 1024 {
+        n.push("fixed per-call cost dominates: trim setup, dispatch and tail handling".into());
+    } else {
+        n.push("bulk loop: more blocks in flight, widest backend, stitched cipher+MAC passes".into());
+    }
+    n.join("; ")
+}
+
+fn regression_mark(out: &RunOutput, m: &Measurement) -> String {
+    let r = Record::from(m);
+    match out.regressions.iter().find(|g| g.key == key_of(&r)) {
+        Some(g) => format!(" ⚠ regressed {:+.1}%", g.slowdown_percent),
+        None => String::new(),
+    }
+}
+
+/// Renders REPORT.md.
+pub fn markdown(out: &RunOutput) -> String {
+    let e = &out.env;
+    let idx = Index::new(out);
+    let mut s = String::new();
+    let _ = writeln!(s, "# pqkit benchmark report\n");
+    let _ = writeln!(s, "Profile: `{}`. Generated by `pqkit-bench`; every figure below comes from one run in one process.\n", out.profile);
+    let _ = writeln!(s, "## Environment\n");
+    let _ = writeln!(s, "| | |\n|---|---|");
+    let _ = writeln!(s, "| CPU | {} |", e.cpu_model);
+    let _ = writeln!(s, "| CPU features (pqkit detection) | {} |", e.cpu_features);
+    let _ = writeln!(s, "| cores | {} |", e.cores);
+    let _ = writeln!(s, "| OS / kernel | {} |", e.os);
+    let _ = writeln!(s, "| rustc | {} |", e.rustc);
+    let _ = writeln!(s, "| OpenSSL | {} |", e.openssl);
+    let crates: Vec<String> = e.crates.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let _ = writeln!(s, "| crates | {} |", crates.join(", "));
+    let _ = writeln!(s, "| date (UTC) | {} |", e.date_utc);
+    let _ = writeln!(s, "| pqkit git revision | {} |", e.git_revision);
+    let _ = writeln!(s, "| TSC | {:.3} GHz nominal (TSC ticks are not core cycles under turbo or throttling) |\n", e.tsc_ghz);
+    let _ = writeln!(
+        s,
+        "MB/s is 10^6 bytes per second at the median time. Times are medians with their 95% confidence interval \
+         (order statistics). \"TSC/B\" is TSC ticks per byte. Allocations are counted per operation on a separate, \
+         untimed run. Ratios are reference speed / peer speed: above 1 the reference is faster.\n"
+    );
+
+    if !out.errors.is_empty() {
+        let _ = writeln!(s, "## Errors (never timed)\n");
+        let _ = writeln!(s, "| algorithm | operation | size | implementations | error |\n|---|---|---|---|---|");
+        for er in &out.errors {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} |",
+                er.algorithm,
+                er.operation,
+                fmt_size(er.size_bytes),
+                er.implementations.join(", "),
+                er.message.replace('|', "\\|")
+            );
+        }
+        s.push('\n');
+    }
+    if !out.regressions.is_empty() {
+        let _ = writeln!(s, "## Regressions against the baseline\n");
+        let _ = writeln!(s, "| figure | baseline median | new median | slowdown |\n|---|---|---|---|");
+        for r in &out.regressions {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {:+.1}% |",
+                r.key,
+                fmt_ns(r.baseline_median_ns),
+                fmt_ns(r.median_ns),
+                r.slowdown_percent
+            );
+        }
+        s.push('\n');
+    }
+
+    // (a)
+    let _ = writeln!(s, "## (a) pqkit against each peer\n");
+    let _ = writeln!(s, "![pqkit/peer ratios](ratios.svg)\n");
+    for ((alg, op), ms) in &idx.groups {
+        if !ms.iter().any(|m| m.reports.contains(&Report::A)) {
+            continue;
+        }
+        let imps = implementations(ms);
+        let reference = &imps[0];
+        let _ = writeln!(s, "### {alg} — {op}\n");
+        if reference != "pqkit" {
+            let _ = writeln!(
+                s,
+                "pqkit has no `{alg}` adapter registered yet; the reference column is `{reference}` so the peers \
+                 can still be compared.\n"
+            );
+        }
+        if ms[0].kind == Kind::Bulk {
+            let _ = writeln!(s, "![throughput](throughput-{}.svg)\n", slug(&format!("{alg}-{op}")));
+        }
+        if imps.len() < 2 {
+            let _ = writeln!(s, "Only `{reference}` implements this; nothing to compare.\n");
+        }
+        for peer in imps.iter().skip(1) {
+            let bulk = ms[0].kind == Kind::Bulk;
+            let unit = if bulk { "MB/s" } else { "ops/s" };
+            let _ = writeln!(s, "**{reference} vs {peer}**\n");
+            let _ = writeln!(s, "| size | {reference} {unit} | {peer} {unit} | ratio | gap % | note |\n|---|---|---|---|---|---|");
+            for size in sizes(ms) {
+                let (Some(a), Some(b)) = (single(ms, reference, size), single(ms, peer, size)) else { continue };
+                let ratio = stats::speed_ratio(a.ns.median, b.ns.median);
+                let (va, vb) = if bulk { (a.mb_per_sec(), b.mb_per_sec()) } else { (a.ops_per_sec(), b.ops_per_sec()) };
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {:.2} | {:+.1} | {} |",
+                    fmt_size(size),
+                    fmt_num(va),
+                    fmt_num(vb),
+                    ratio,
+                    stats::gap_percent(ratio),
+                    note(a, b, ratio)
+                );
+            }
+            s.push('\n');
+        }
+    }
+
+    // (b)
+    let b: Vec<&Measurement> = out.measurements.iter().filter(|m| m.reports.contains(&Report::B)).collect();
+    let _ = writeln!(s, "## (b) 512-bit ciphers: ChaCha20, Kusumi512, Threefish-512-CTR\n");
+    if b.is_empty() {
+        let _ = writeln!(s, "Nothing measured.\n");
+    }
+    for size in sizes(&b) {
+        let _ = writeln!(s, "**{}**\n", fmt_size(size));
+        let _ = writeln!(s, "| cipher | implementation | mode | time/op | MB/s | allocated KiB/op |\n|---|---|---|---|---|---|");
+        for m in b.iter().filter(|m| m.size_bytes == size) {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {:.2} |",
+                m.algorithm,
+                m.implementation,
+                m.operation,
+                fmt_ns(m.ns.median),
+                fmt_num(m.mb_per_sec()),
+                m.alloc_bytes_per_op / 1024.0
+            );
+        }
+        s.push('\n');
+        let mut any = false;
+        for m in b.iter().filter(|m| m.size_bytes == size && m.algorithm == "Kusumi512") {
+            if let Some(t) = b.iter().find(|t| {
+                t.algorithm == "Threefish-512-CTR"
+                    && t.size_bytes == size
+                    && t.operation == m.operation
+                    && t.implementation == m.implementation
+            }) {
+                any = true;
+                let _ = writeln!(
+                    s,
+                    "- Kusumi512/Threefish ({}, {}): Kusumi512 is {:.2}x the speed of Threefish-512-CTR",
+                    m.implementation,
+                    m.operation,
+                    stats::speed_ratio(m.ns.median, t.ns.median)
+                );
+            }
+        }
+        if !any {
+            let _ = writeln!(s, "- Kusumi512/Threefish ratio: n/a (needs both ciphers from one implementation; Kusumi512 exists only in pqkit)");
+        }
+        s.push('\n');
+    }
+
+    // (c)
+    let c: Vec<&Measurement> = out.measurements.iter().filter(|m| m.reports.contains(&Report::C)).collect();
+    let _ = writeln!(s, "## (c) ChaCha20: cipher apply_keystream vs RNG fill_bytes (TSC ticks/byte)\n");
+    let mut imps_c = implementations(&c);
+    imps_c.retain(|i| c.iter().any(|m| &m.implementation == i && m.operation == "fill_bytes"));
+    if imps_c.is_empty() {
+        let _ = writeln!(s, "Nothing measured.\n");
+    }
+    for imp in imps_c {
+        let _ = writeln!(s, "**{imp}**\n");
+        let _ = writeln!(s, "| size | apply_keystream TSC/B | fill_bytes TSC/B | RNG overhead |\n|---|---|---|---|");
+        for size in [1024usize, 2048, 4096, 8192, 16384] {
+            let k = c.iter().find(|m| m.implementation == imp && m.operation == "apply_keystream" && m.size_bytes == size);
+            let r = c.iter().find(|m| m.implementation == imp && m.operation == "fill_bytes" && m.size_bytes == size);
+            let (Some(k), Some(r)) = (k, r) else { continue };
+            let (tk, tr) = (k.tsc_per_byte().unwrap_or(f64::NAN), r.tsc_per_byte().unwrap_or(f64::NAN));
+            let _ = writeln!(s, "| {} | {:.3} | {:.3} | {:+.1}% |", fmt_size(size), tk, tr, (tr / tk - 1.0) * 100.0);
+        }
+        s.push('\n');
+    }
+
+    // (d)
+    let d: Vec<&Measurement> = out.measurements.iter().filter(|m| m.reports.contains(&Report::D)).collect();
+    let _ = writeln!(s, "## (d) Post-quantum operations\n");
+    if d.is_empty() {
+        let _ = writeln!(s, "Nothing measured.\n");
+    } else {
+        let _ = writeln!(
+            s,
+            "Signing has a rejection loop and so a long tail: compare its mean with its median.\n\n\
+             | algorithm | operation | implementation | median µs (95% CI) | mean µs | ops/s |\n|---|---|---|---|---|---|"
+        );
+        for m in &d {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {:.2} ({:.2}–{:.2}) | {:.2} | {} |",
+                m.algorithm,
+                m.operation,
+                m.implementation,
+                m.ns.median / 1e3,
+                m.ns.ci_low / 1e3,
+                m.ns.ci_high / 1e3,
+                m.ns.mean / 1e3,
+                fmt_num(m.ops_per_sec())
+            );
+        }
+        s.push('\n');
+    }
+
+    // Scaling
+    let par: Vec<&Measurement> = out.measurements.iter().filter(|m| m.threads > 1).collect();
+    let _ = writeln!(s, "## Multi-core scaling (total MB/s over independent buffers, rayon)\n");
+    if par.is_empty() {
+        let _ = writeln!(s, "Nothing measured.\n");
+    } else {
+        let mut threads: Vec<usize> = par.iter().map(|m| m.threads).collect();
+        threads.push(1);
+        threads.sort_unstable();
+        threads.dedup();
+        let head: Vec<String> = threads.iter().map(|t| format!("{t} thr MB/s")).collect();
+        let _ = writeln!(
+            s,
+            "| algorithm | implementation | buffer | {} | speedup |\n|---|---|---|{}---|",
+            head.join(" | "),
+            "---|".repeat(threads.len())
+        );
+        let mut seen = Vec::new();
+        for m in &par {
+            let k = (m.algorithm.clone(), m.operation.clone(), m.implementation.clone(), m.size_bytes);
+            if seen.contains(&k) {
+                continue;
+            }
+            seen.push(k);
+            let find = |t: usize| {
+                out.measurements.iter().find(|x| {
+                    x.algorithm == m.algorithm
+                        && x.operation == m.operation
+                        && x.implementation == m.implementation
+                        && x.size_bytes == m.size_bytes
+                        && x.threads == t
+                })
+            };
+            let vals: Vec<Option<f64>> = threads.iter().map(|&t| find(t).map(|x| x.mb_per_sec())).collect();
+            let cells: Vec<String> = vals.iter().map(|v| v.map(fmt_num).unwrap_or_else(|| "-".into())).collect();
+            let speedup = match (vals.first().copied().flatten(), vals.last().copied().flatten()) {
+                (Some(a), Some(b)) => format!("{:.2}x", b / a),
+                _ => "-".into(),
+            };
+            let _ = writeln!(
+                s,
+                "| {} {} | {} | {} | {} | {} |",
+                m.algorithm,
+                m.operation,
+                m.implementation,
+                fmt_size(m.size_bytes),
+                cells.join(" | "),
+                speedup
+            );
+        }
+        s.push('\n');
+    }
+
+    // Details
+    let _ = writeln!(s, "## All measurements\n");
+    let _ = writeln!(
+        s,
+        "| algorithm | operation | implementation | version | size | threads | time/op (95% CI) | MB/s | ops/s | TSC/B | allocs/op | alloc B/op | outliers mild/severe | samples |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    );
+    for (_, ms) in &idx.groups {
+        for m in ms {
+            let o = m.ns.outliers;
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} ({} – {}){} | {} | {} | {} | {} | {} | {}/{} | {} |",
+                m.algorithm,
+                m.operation,
+                m.implementation,
+                m.implementation_version,
+                fmt_size(m.size_bytes),
+                m.threads,
+                fmt_ns(m.ns.median),
+                fmt_ns(m.ns.ci_low),
+                fmt_ns(m.ns.ci_high),
+                regression_mark(out, m),
+                if m.size_bytes == 0 { "-".into() } else { fmt_num(m.mb_per_sec()) },
+                fmt_num(m.ops_per_sec()),
+                m.tsc_per_byte().map(|t| format!("{t:.3}")).unwrap_or_else(|| "-".into()),
+                fmt_num(m.allocs_per_op),
+                fmt_num(m.alloc_bytes_per_op),
+                o.low_mild + o.high_mild,
+                o.severe(),
+                m.ns.n
+            );
+        }
+    }
+    s
+}
+
+/// Renders report.json.
+pub fn json(out: &RunOutput) -> String {
+    let r = JsonReport {
+        schema_version: SCHEMA_VERSION,
+        profile: &out.profile,
+        environment: &out.env,
+        records: out.measurements.iter().map(Record::from).collect(),
+        errors: &out.errors,
+        regressions: &out.regressions,
+    };
+    serde_json::to_string_pretty(&r).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
+
+const COLORS: [&str; 8] = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// A throughput-by-size line chart for one bulk algorithm (x: sizes, evenly spaced; y: MB/s).
+pub fn svg_throughput(title: &str, ms: &[&Measurement]) -> String {
+    let (w, h, l, r, t, b) = (720.0, 400.0, 70.0, 150.0, 40.0, 50.0);
+    let sz = sizes(ms);
+    let imps = implementations(ms);
+    let ymax = ms.iter().filter(|m| m.threads == 1).map(|m| m.mb_per_sec()).fold(0.0, f64::max).max(1.0) * 1.1;
+    let px = |i: usize| l + (w - l - r) * if sz.len() > 1 { i as f64 / (sz.len() - 1) as f64 } else { 0.5 };
+    let py = |v: f64| h - b - (h - t - b) * v / ymax;
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{}\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">{}</text>\n",
+        w / 2.0,
+        esc(title)
+    );
+    for k in 0..=5 {
+        let v = ymax * k as f64 / 5.0;
+        let y = py(v);
+        let _ = writeln!(
+            s,
+            "<line x1=\"{l}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            w - r,
+            l - 6.0,
+            y + 4.0,
+            fmt_num(v)
+        );
+    }
+    for (i, size) in sz.iter().enumerate() {
+        let _ = writeln!(s, "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>", px(i), h - b + 18.0, fmt_size(*size));
+    }
+    let _ = writeln!(
+        s,
+        "<text x=\"16\" y=\"{:.1}\" transform=\"rotate(-90 16 {:.1})\" text-anchor=\"middle\">MB/s</text>",
+        h / 2.0,
+        h / 2.0
+    );
+    for (j, imp) in imps.iter().enumerate() {
+        let color = COLORS[j % COLORS.len()];
+        let pts: Vec<String> = sz
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &size)| single(ms, imp, size).map(|m| format!("{:.1},{:.1}", px(i), py(m.mb_per_sec()))))
+            .collect();
+        let _ = writeln!(s, "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{}\"/>", pts.join(" "));
+        for p in &pts {
+            let (x, y) = p.split_once(',').unwrap_or(("0", "0"));
+            let _ = writeln!(s, "<circle cx=\"{x}\" cy=\"{y}\" r=\"3\" fill=\"{color}\"/>");
+        }
+        let ly = t + 10.0 + 18.0 * j as f64;
+        let _ = writeln!(
+            s,
+            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"12\" height=\"12\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+            w - r + 12.0,
+            ly,
+            w - r + 30.0,
+            ly + 10.0,
+            esc(imp)
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+/// Reference/peer speed ratios as horizontal bars, one per (algorithm, peer), at 1 MiB (or the largest size
+/// below it) for bulk algorithms and at the only size for public-key ones.
+pub fn svg_ratios(out: &RunOutput) -> String {
+    let idx = Index::new(out);
+    let mut bars: Vec<(String, f64)> = Vec::new();
+    for ((alg, op), ms) in &idx.groups {
+        if !ms.iter().any(|m| m.reports.contains(&Report::A)) {
+            continue;
+        }
+        let imps = implementations(ms);
+        let sz = sizes(ms);
+        let Some(size) = sz.iter().copied().filter(|&s| s <= 1 << 20).max().or(sz.first().copied()) else { continue };
+        for peer in imps.iter().skip(1) {
+            if let (Some(a), Some(b)) = (single(ms, &imps[0], size), single(ms, peer, size)) {
+                bars.push((
+                    format!("{alg} {op} {}: {} / {peer}", fmt_size(size), imps[0]),
+                    stats::speed_ratio(a.ns.median, b.ns.median),
+                ));
+            }
+        }
+    }
+    let (w, l, r, row) = (900.0, 430.0, 60.0, 22.0);
+    let h = 60.0 + row * bars.len().max(1) as f64;
+    let xmax = bars.iter().map(|b| b.1).fold(1.0, f64::max) * 1.1;
+    let px = |v: f64| l + (w - l - r) * v / xmax;
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{}\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">Speed ratio, reference / peer (above 1: reference faster)</text>\n",
+        w / 2.0
+    );
+    for (i, (label, v)) in bars.iter().enumerate() {
+        let y = 40.0 + row * i as f64;
+        let color = if *v >= 1.0 { "#2ca02c" } else { "#d62728" };
+        let _ = writeln!(
+            s,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text><rect x=\"{l}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{:.1}\">{v:.2}</text>",
+            l - 6.0,
+            y + 13.0,
+            esc(label),
+            (px(*v) - l).max(1.0),
+            row - 6.0,
+            px(*v) + 4.0,
+            y + 13.0
+        );
+    }
+    let x1 = px(1.0);
+    let _ = writeln!(s, "<line x1=\"{x1:.1}\" y1=\"34\" x2=\"{x1:.1}\" y2=\"{:.1}\" stroke=\"black\" stroke-dasharray=\"4 3\"/>", h - 14.0);
+    s.push_str("</svg>\n");
+    s
+}
+
+/// Writes REPORT.md, report.json and the SVG charts into `dir`. Returns the files written.
+pub fn write_all(out: &RunOutput, dir: &Path) -> Result<Vec<std::path::PathBuf>, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let mut files = Vec::new();
+    let mut put = |name: String, text: String| -> Result<(), String> {
+        let p = dir.join(name);
+        std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+        files.push(p);
+        Ok(())
+    };
+    put("REPORT.md".into(), markdown(out))?;
+    put("report.json".into(), json(out))?;
+    put("ratios.svg".into(), svg_ratios(out))?;
+    let idx = Index::new(out);
+    for ((alg, op), ms) in &idx.groups {
+        if ms[0].kind == Kind::Bulk && ms.iter().any(|m| m.reports.contains(&Report::A)) {
+            put(format!("throughput-{}.svg", slug(&format!("{alg}-{op}"))), svg_throughput(&format!("{alg} {op}"), ms))?;
+        }
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_format() {
+        assert_eq!(fmt_size(64), "64 B");
+        assert_eq!(fmt_size(1024), "1 KiB");
+        assert_eq!(fmt_size(10 << 20), "10 MiB");
+        assert_eq!(slug("ChaCha20-Poly1305/seal"), "chacha20-poly1305-seal");
+    }
+}

@@ -1,0 +1,108 @@
+//! A deliberately wrong implementation must be caught by the agreement check: reported as an error and never
+//! timed, while the implementations that agree are still measured.
+use pqkit_bench::registry::{Algorithm, Candidate, Check, Op};
+use pqkit_bench::{Config, harness::Timing};
+
+fn xor_op(key: u8, flip_at: Option<usize>) -> Box<dyn Op> {
+    Box::new(move |data: &mut [u8], _out: &mut Vec<u8>| {
+        for b in data.iter_mut() {
+            *b ^= key;
+        }
+        if let Some(i) = flip_at {
+            if let Some(b) = data.get_mut(i) {
+                *b ^= 1;
+            }
+        }
+        Ok(())
+    })
+}
+
+fn config() -> Config {
+    let mut c = Config::quick();
+    c.timing = Timing::tiny();
+    c.threads = vec![];
+    c.progress = false;
+    c
+}
+
+#[test]
+fn wrong_output_is_an_error_and_never_timed() {
+    let alg = Algorithm::bulk("Toy", "xor")
+        .sizes(&[64, 1024])
+        .with(Candidate::new("good-a", "1".into(), |_| Ok(xor_op(0x5a, None))))
+        .with(Candidate::new("good-b", "1".into(), |_| Ok(xor_op(0x5a, None))))
+        .with(Candidate::new("wrong", "1".into(), |_| Ok(xor_op(0x5a, Some(63)))));
+    let out = pqkit_bench::run(&config(), &[alg]).unwrap();
+    // One error per size, naming the wrong implementation only.
+    assert_eq!(out.errors.len(), 2, "{:?}", out.errors);
+    for e in &out.errors {
+        assert_eq!(e.implementations, vec!["wrong".to_string()]);
+        assert!(e.message.contains("first difference at byte 63"), "{}", e.message);
+    }
+    assert!(out.measurements.iter().all(|m| m.implementation != "wrong"));
+    assert_eq!(out.measurements.len(), 4, "the agreeing pair is still timed at both sizes");
+    let md = pqkit_bench::report::markdown(&out);
+    assert!(md.contains("## Errors (never timed)"));
+}
+
+#[test]
+fn two_disagreeing_implementations_time_nothing() {
+    let alg = Algorithm::bulk("Toy", "xor")
+        .sizes(&[64])
+        .with(Candidate::new("a", "1".into(), |_| Ok(xor_op(1, None))))
+        .with(Candidate::new("b", "1".into(), |_| Ok(xor_op(2, None))));
+    let out = pqkit_bench::run(&config(), &[alg]).unwrap();
+    assert!(out.measurements.is_empty());
+    assert!(out.errors.iter().any(|e| e.message.contains("no majority")));
+}
+
+#[test]
+fn a_failing_custom_check_times_nothing() {
+    let alg = Algorithm::public_key("ToyKem", "encaps", 0, Check::Custom(Box::new(|| Err("round trip failed".into()))))
+        .with(Candidate::new("a", "1".into(), |_| Ok(xor_op(1, None))))
+        .with(Candidate::new("b", "1".into(), |_| Ok(xor_op(1, None))));
+    let out = pqkit_bench::run(&config(), &[alg]).unwrap();
+    assert!(out.measurements.is_empty());
+    assert_eq!(out.errors.len(), 1);
+    assert!(out.errors[0].message.contains("round trip failed"));
+}
+
+#[test]
+fn the_real_pq_checks_pass_and_catch_a_wrong_kem() {
+    use pqkit_bench::algs::pq::{AnyKey, KemImpl, kem_check, kem_impls};
+    use std::sync::Arc;
+    assert_eq!(kem_check(&kem_impls()), Ok(()));
+    assert_eq!(pqkit_bench::algs::pq::sig_check(&pqkit_bench::algs::pq::sig_impls()), Ok(()));
+
+    /// Wraps a correct KEM but corrupts its shared secret.
+    struct Broken(Arc<dyn KemImpl>);
+    impl KemImpl for Broken {
+        fn name(&self) -> &'static str {
+            "broken"
+        }
+        fn version(&self) -> String {
+            "0".into()
+        }
+        fn deterministic(&self) -> bool {
+            false
+        }
+        fn keygen(&self, seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String> {
+            self.0.keygen(seed, ek)
+        }
+        fn parse_ek(&self, ek: &[u8]) -> Result<AnyKey, String> {
+            self.0.parse_ek(ek)
+        }
+        fn encaps(&self, ek: &AnyKey, m: &[u8; 32], out: &mut Vec<u8>) -> Result<(), String> {
+            self.0.encaps(ek, m, out)
+        }
+        fn decaps(&self, dk: &AnyKey, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+            self.0.decaps(dk, ct, out)?;
+            out[0] ^= 1;
+            Ok(())
+        }
+    }
+    let mut impls = kem_impls();
+    impls.push(Arc::new(Broken(impls[0].clone())));
+    let err = kem_check(&impls).unwrap_err();
+    assert!(err.contains("broken") && err.contains("shared secrets differ"), "{err}");
+}
