@@ -8,10 +8,13 @@
 //! | [`chacha`] | ChaCha20 (RFC 8439), XChaCha20, HChaCha20, legacy ChaCha20, ChaCha12/ChaCha8 |
 //! | [`cipher`] | the [`cipher::StreamCipher`] trait and `std::io` adapters shared by every stream cipher |
 //! | [`aead`] | the [`aead::Aead`] trait and every AEAD |
-//! | [`hash`] | hash functions |
 //! | [`kusumi`] | Kusumi512 stream cipher (64-byte key, 100-byte blocks) |
 //! | [`threefish`] | Threefish-512 block cipher and its CTR stream mode |
 //! | [`poly1305`] | the Poly1305 one-time authenticator (RFC 8439), portable, AVX2 and AVX-512 IFMA |
+//! | [`hash`] | hash functions: SHA-2, SHA-3/SHAKE, BLAKE2, Skein-512 |
+//! | [`mac`] | HMAC over any hash |
+//! | [`kdf`] | HKDF over any hash |
+//! | [`rng`] | the ChaCha20/12/8 CSPRNG (`rand_core` traits) and OS randomness |
 //! | [`ct`] | constant-time comparison and selection |
 //! | [`error`] | the one error type, [`Error`] |
 //!
@@ -42,8 +45,11 @@ pub mod cpu;
 pub mod ct;
 pub mod error;
 pub mod hash;
+pub mod kdf;
 pub mod kusumi;
+pub mod mac;
 pub mod poly1305;
+pub mod rng;
 pub mod threefish;
 
 pub use error::{Error, Result};

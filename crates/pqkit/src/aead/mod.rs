@@ -68,3 +68,6 @@ pub trait Aead {
         Ok(out)
     }
 }
+
+pub mod chacha20poly1305;
+pub use chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};

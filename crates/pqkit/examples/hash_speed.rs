@@ -1,0 +1,111 @@
+//! Rough throughput self-check for the hash family (not a benchmark; see pqkit-bench).
+//! `cargo run --release -p pqkit --example hash_speed`
+use pqkit::hash::Hasher;
+
+/// Nanoseconds this thread has run on a CPU (the machine is shared, so wall time would mislead).
+fn cpu_ns() -> u64 {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
+    s.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+struct Instant(u64);
+impl Instant {
+    fn now() -> Self {
+        Instant(cpu_ns())
+    }
+    fn elapsed(&self) -> std::time::Duration {
+        std::time::Duration::from_nanos(cpu_ns() - self.0)
+    }
+}
+
+fn rate<H: Hasher>(size: usize) -> f64 {
+    let data = vec![0x5au8; size];
+    let iters = (256 << 20) / size;
+    let mut best = f64::MAX;
+    for _ in 0..3 {
+        let t = Instant::now();
+        for _ in 0..iters {
+            std::hint::black_box(H::digest(std::hint::black_box(&data)));
+        }
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    (iters * size) as f64 / best / 1e6
+}
+
+fn main() {
+    if std::env::args().nth(1).as_deref() == Some("perm") {
+        perm_cycles();
+        return;
+    }
+    if std::env::args().nth(1).as_deref() == Some("backends") {
+        bench_backend();
+        return;
+    }
+    use pqkit::hash::{sha2::*, sha3::*};
+    for size in [16384usize, 1 << 20] {
+        println!("--- {size} bytes (MB/s)");
+        println!("SHA-256   {:8.1}", rate::<Sha256>(size));
+        println!("SHA-512   {:8.1}", rate::<Sha512>(size));
+        println!("SHA3-256  {:8.1}", rate::<Sha3_256>(size));
+        let data = vec![0x5au8; size];
+        let iters = (256 << 20) / size;
+        let t = Instant::now();
+        for _ in 0..iters {
+            let mut out = [0u8; 32];
+            Shake128::new().update(&data).finalize_xof().read(&mut out);
+            std::hint::black_box(out);
+        }
+        println!("SHAKE128  {:8.1}", (iters * size) as f64 / t.elapsed().as_secs_f64() / 1e6);
+    }
+}
+fn bench_backend() {
+    use pqkit::hash::sha3::{Backend, Sha3_256};
+    let data = vec![0x5au8; 16384];
+    for b in Backend::available() {
+        let t = Instant::now();
+        for _ in 0..4000 {
+            let mut h = Sha3_256::with_backend(b);
+            h.update(&data);
+            std::hint::black_box(h.finalize());
+        }
+        println!("SHA3-256 {b:?} {:8.1}", (4000 * 16384) as f64 / t.elapsed().as_secs_f64() / 1e6);
+    }
+    use pqkit::hash::sha2::{Backend as B2, Sha256, Sha512};
+    for b in B2::available() {
+        let t = Instant::now();
+        for _ in 0..4000 {
+            let mut h = Sha512::with_backend(b);
+            h.update(&data);
+            std::hint::black_box(h.finalize());
+        }
+        println!("SHA-512 {b:?} {:8.1}", (4000 * 16384) as f64 / t.elapsed().as_secs_f64() / 1e6);
+        let t = Instant::now();
+        for _ in 0..4000 {
+            let mut h = Sha256::with_backend(b);
+            h.update(&data);
+            std::hint::black_box(h.finalize());
+        }
+        println!("SHA-256 {b:?} {:8.1}", (4000 * 16384) as f64 / t.elapsed().as_secs_f64() / 1e6);
+    }
+}
+
+#[allow(dead_code)]
+fn perm_cycles() {
+    use pqkit::hash::sha3::{Backend, Shake128};
+    // Time whole SHAKE128 squeezes (one permutation per 168 bytes) per backend, in TSC ticks.
+    for b in Backend::available() {
+        let _ = Shake128::new();
+        let mut st = [1u64; 25];
+        let mut best = u64::MAX;
+        for _ in 0..20 {
+            // SAFETY: rdtsc has no preconditions on x86_64.
+            let t0 = unsafe { core::arch::x86_64::_rdtsc() };
+            for _ in 0..1000 {
+                pqkit::hash::sha3::f1600_with(b, &mut st);
+            }
+            let t1 = unsafe { core::arch::x86_64::_rdtsc() };
+            best = best.min(t1 - t0);
+        }
+        println!("{b:?}: {} TSC ticks per permutation (incl. squeeze copy)", best / 1000);
+    }
+}

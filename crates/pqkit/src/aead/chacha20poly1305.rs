@@ -1,0 +1,262 @@
+//! ChaCha20-Poly1305 (RFC 8439 §2.8) and XChaCha20-Poly1305 (draft-irtf-cfrg-xchacha §2).
+//!
+//! Both make one pass over memory: the message is processed in chunks small enough to stay in L1
+//! ([`CHUNK`] bytes); each chunk is encrypted and then fed to Poly1305 while it is still in cache (seal), or
+//! fed to Poly1305 and then decrypted (open).
+//!
+//! ## Limits
+//! - One (key, nonce) pair must never seal two messages. With ChaCha20-Poly1305's 12-byte nonce use a counter
+//!   or a sequence number; for random nonces use XChaCha20-Poly1305 (24 bytes).
+//! - A message may be at most [`MAX_MESSAGE_LEN`] bytes (the 32-bit block counter starts at 1); longer input
+//!   is [`Error::MessageTooLong`].
+
+use super::{Aead, TAG_LEN};
+use crate::chacha::{self, Backend};
+use crate::poly1305::Poly1305;
+use crate::{Error, Result};
+use zeroize::{Zeroize, ZeroizeOnDrop};
+
+/// Longest message one nonce can seal: 2^32 - 1 blocks of 64 bytes (counter 0 keys Poly1305).
+pub const MAX_MESSAGE_LEN: u64 = ((1u64 << 32) - 1) * 64;
+
+/// Bytes encrypted and then authenticated per step of the one-pass loop: a multiple of 64 (whole ChaCha20
+/// blocks, so the counter stays block-aligned) that several chunks of which fit L1 together.
+const CHUNK: usize = 4096;
+
+const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
+
+/// The ChaCha20 input block for `key`, block counter 0 and a 12-byte nonce.
+fn initial_state(key: &[u8; 32], nonce: &[u8; 12]) -> [u32; 16] {
+    let mut s = [0u32; 16];
+    s[..4].copy_from_slice(&SIGMA);
+    for (w, c) in s[4..12].iter_mut().zip(key.chunks_exact(4)) {
+        *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+    }
+    for (w, c) in s[13..16].iter_mut().zip(nonce.chunks_exact(4)) {
+        *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+    }
+    s
+}
+
+/// One seal or open: ChaCha20 from block 1 over the message and Poly1305 over
+/// `aad || pad16 || ct || pad16 || le64(aad.len) || le64(ct.len)`, keyed by the first 32 bytes of block 0.
+struct OnePass {
+    state: [u32; 16],
+    mac: Poly1305,
+    backend: Backend,
+}
+
+impl OnePass {
+    fn new(key: &[u8; 32], nonce: &[u8; 12], aad: &[u8], backend: Backend) -> Self {
+        let mut state = initial_state(key, nonce);
+        let mut block0 = [0u8; 64];
+        chacha::apply_blocks(backend, 20, &state, &mut block0, false);
+        let mut otk = [0u8; 32];
+        otk.copy_from_slice(&block0[..32]);
+        let mut mac = Poly1305::new(&otk);
+        otk.zeroize();
+        block0.zeroize();
+        mac.update_padded(aad);
+        state[12] = 1;
+        OnePass { state, mac, backend }
+    }
+
+    /// Encrypts `buf` and authenticates the ciphertext, chunk by chunk.
+    fn encrypt(&mut self, buf: &mut [u8]) {
+        for chunk in buf.chunks_mut(CHUNK) {
+            chacha::apply_blocks(self.backend, 20, &self.state, chunk, true);
+            self.mac.update(chunk);
+            // CHUNK is a multiple of 64 and only the last chunk can be shorter, so this stays block-aligned;
+            // the caller bounded the length, so the 32-bit counter does not overflow.
+            self.state[12] = self.state[12].wrapping_add((chunk.len() / 64) as u32);
+        }
+    }
+
+    /// Authenticates the ciphertext in `buf` and decrypts it, chunk by chunk.
+    fn decrypt(&mut self, buf: &mut [u8]) {
+        for chunk in buf.chunks_mut(CHUNK) {
+            self.mac.update(chunk);
+            chacha::apply_blocks(self.backend, 20, &self.state, chunk, true);
+            self.state[12] = self.state[12].wrapping_add((chunk.len() / 64) as u32);
+        }
+    }
+
+    fn finish(mut self, aad_len: usize, ct_len: usize) -> [u8; TAG_LEN] {
+        self.mac.update_padded(&[]);
+        let mut lens = [0u8; 16];
+        lens[..8].copy_from_slice(&(aad_len as u64).to_le_bytes());
+        lens[8..].copy_from_slice(&(ct_len as u64).to_le_bytes());
+        self.mac.update(&lens);
+        let tag = self.mac.finalize();
+        self.state.zeroize();
+        tag
+    }
+}
+
+fn check_len(algorithm: &'static str, len: usize) -> Result<()> {
+    if len as u64 > MAX_MESSAGE_LEN { Err(Error::MessageTooLong { algorithm, max: MAX_MESSAGE_LEN }) } else { Ok(()) }
+}
+
+fn seal(
+    algorithm: &'static str,
+    key: &[u8; 32],
+    nonce: &[u8; 12],
+    aad: &[u8],
+    buf: &mut [u8],
+    backend: Backend,
+) -> Result<[u8; TAG_LEN]> {
+    check_len(algorithm, buf.len())?;
+    let mut p = OnePass::new(key, nonce, aad, backend);
+    p.encrypt(buf);
+    Ok(p.finish(aad.len(), buf.len()))
+}
+
+fn open(
+    algorithm: &'static str,
+    key: &[u8; 32],
+    nonce: &[u8; 12],
+    aad: &[u8],
+    buf: &mut [u8],
+    tag: &[u8],
+    backend: Backend,
+) -> Result<()> {
+    check_len(algorithm, buf.len())?;
+    Error::check_length(algorithm, "tag", TAG_LEN, tag.len())?;
+    let mut p = OnePass::new(key, nonce, aad, backend);
+    let mut start = p.state;
+    p.decrypt(buf);
+    let expected = p.finish(aad.len(), buf.len());
+    let ok = crate::ct::eq(&expected, tag);
+    if !ok {
+        // Bad tag: encrypting again restores the ciphertext, so the caller's buffer never holds plaintext.
+        for chunk in buf.chunks_mut(CHUNK) {
+            chacha::apply_blocks(backend, 20, &start, chunk, true);
+            start[12] = start[12].wrapping_add((chunk.len() / 64) as u32);
+        }
+    }
+    start.zeroize();
+    if ok { Ok(()) } else { Err(Error::AuthenticationFailed { algorithm }) }
+}
+
+fn key32(algorithm: &'static str, key: &[u8]) -> Result<[u8; 32]> {
+    key.try_into().map_err(|_| Error::length(algorithm, "key", 32, key.len()))
+}
+
+/// ChaCha20-Poly1305 as specified by RFC 8439: 32-byte key, 12-byte nonce, 16-byte tag.
+///
+/// ```
+/// use pqkit::aead::{Aead, ChaCha20Poly1305};
+/// let aead = ChaCha20Poly1305::new(&[7u8; 32])?;
+/// let nonce = [0u8; 12]; // never reuse a nonce with the same key
+/// let sealed = aead.seal(&nonce, b"header", b"secret message")?;
+/// assert_eq!(aead.open(&nonce, b"header", &sealed)?, b"secret message");
+/// # Ok::<(), pqkit::Error>(())
+/// ```
+#[derive(Clone, Zeroize, ZeroizeOnDrop)]
+pub struct ChaCha20Poly1305 {
+    key: [u8; 32],
+    #[zeroize(skip)]
+    backend: Backend,
+}
+
+impl ChaCha20Poly1305 {
+    /// Keys the AEAD. The key must be 32 bytes.
+    pub fn new(key: &[u8]) -> Result<Self> {
+        Ok(ChaCha20Poly1305 { key: key32(Self::NAME, key)?, backend: Backend::detect() })
+    }
+
+    /// Forces a ChaCha20 backend (for tests and benchmarks); the backend must be one of
+    /// [`Backend::available`].
+    #[doc(hidden)]
+    pub fn with_backend(mut self, backend: Backend) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    fn nonce(nonce: &[u8]) -> Result<[u8; 12]> {
+        nonce.try_into().map_err(|_| Error::length(Self::NAME, "nonce", 12, nonce.len()))
+    }
+}
+
+impl Aead for ChaCha20Poly1305 {
+    const NAME: &'static str = "ChaCha20-Poly1305";
+    const KEY_LEN: usize = 32;
+    const NONCE_LEN: usize = 12;
+
+    fn seal_in_place_detached(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> Result<[u8; TAG_LEN]> {
+        seal(Self::NAME, &self.key, &Self::nonce(nonce)?, aad, buf, self.backend)
+    }
+
+    fn open_in_place_detached(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<()> {
+        open(Self::NAME, &self.key, &Self::nonce(nonce)?, aad, buf, tag, self.backend)
+    }
+}
+
+impl core::fmt::Debug for ChaCha20Poly1305 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ChaCha20Poly1305").finish_non_exhaustive()
+    }
+}
+
+/// XChaCha20-Poly1305 (draft-irtf-cfrg-xchacha): 32-byte key, 24-byte nonce, 16-byte tag.
+///
+/// The nonce is long enough to be drawn at random for every message: the subkey is
+/// HChaCha20(key, nonce\[0..16\]) and the message is sealed with ChaCha20-Poly1305 under that subkey and the
+/// nonce `0u32 || nonce[16..24]`.
+#[derive(Clone, Zeroize, ZeroizeOnDrop)]
+pub struct XChaCha20Poly1305 {
+    key: [u8; 32],
+    #[zeroize(skip)]
+    backend: Backend,
+}
+
+impl XChaCha20Poly1305 {
+    /// Keys the AEAD. The key must be 32 bytes.
+    pub fn new(key: &[u8]) -> Result<Self> {
+        Ok(XChaCha20Poly1305 { key: key32(Self::NAME, key)?, backend: Backend::detect() })
+    }
+
+    /// Forces a ChaCha20 backend (for tests and benchmarks).
+    #[doc(hidden)]
+    pub fn with_backend(mut self, backend: Backend) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    /// Derives the subkey and the 12-byte inner nonce.
+    fn derive(&self, nonce: &[u8]) -> Result<([u8; 32], [u8; 12])> {
+        let nonce: &[u8; 24] = nonce.try_into().map_err(|_| Error::length(Self::NAME, "nonce", 24, nonce.len()))?;
+        let mut head = [0u8; 16];
+        head.copy_from_slice(&nonce[..16]);
+        let subkey = chacha::hchacha20(&self.key, &head);
+        let mut inner = [0u8; 12];
+        inner[4..].copy_from_slice(&nonce[16..]);
+        Ok((subkey, inner))
+    }
+}
+
+impl Aead for XChaCha20Poly1305 {
+    const NAME: &'static str = "XChaCha20-Poly1305";
+    const KEY_LEN: usize = 32;
+    const NONCE_LEN: usize = 24;
+
+    fn seal_in_place_detached(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> Result<[u8; TAG_LEN]> {
+        let (mut subkey, inner) = self.derive(nonce)?;
+        let r = seal(Self::NAME, &subkey, &inner, aad, buf, self.backend);
+        subkey.zeroize();
+        r
+    }
+
+    fn open_in_place_detached(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<()> {
+        let (mut subkey, inner) = self.derive(nonce)?;
+        let r = open(Self::NAME, &subkey, &inner, aad, buf, tag, self.backend);
+        subkey.zeroize();
+        r
+    }
+}
+
+impl core::fmt::Debug for XChaCha20Poly1305 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("XChaCha20Poly1305").finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,317 @@
+//! SHA-2 (FIPS 180-4): [`Sha224`], [`Sha256`], [`Sha384`], [`Sha512`], [`Sha512_224`], [`Sha512_256`].
+//!
+//! ## Security notes
+//! SHA-256 and SHA-512 are Merkle-Damgard hashes: `H(secret || message)` is *not* a MAC (length extension);
+//! use [`crate::mac::Hmac`]. Inputs are limited to 2^64 - 1 bits (SHA-224/256) and 2^128 - 1 bits (the
+//! SHA-512 family); byte counts beyond what a `u64` holds are not reachable in practice. The code is
+//! constant-time: no data-dependent branches or table look-ups.
+//!
+//! ## Backends
+//! One dispatch point, [`Backend::detect`]: portable code; SHA-NI for SHA-224/256; AVX2 message-schedule
+//! vectorization for the SHA-512 family.
+
+mod soft;
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod shani;
+
+use crate::cpu::{self, Features};
+
+const H256: [u32; 8] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+const H224: [u32; 8] = [0xc1059ed8, 0x367cd507, 0x3070dd17, 0xf70e5939, 0xffc00b31, 0x68581511, 0x64f98fa7, 0xbefa4fa4];
+const H512: [u64; 8] = [
+    0x6a09e667f3bcc908,
+    0xbb67ae8584caa73b,
+    0x3c6ef372fe94f82b,
+    0xa54ff53a5f1d36f1,
+    0x510e527fade682d1,
+    0x9b05688c2b3e6c1f,
+    0x1f83d9abfb41bd6b,
+    0x5be0cd19137e2179,
+];
+const H384: [u64; 8] = [
+    0xcbbb9d5dc1059ed8,
+    0x629a292a367cd507,
+    0x9159015a3070dd17,
+    0x152fecd8f70e5939,
+    0x67332667ffc00b31,
+    0x8eb44a8768581511,
+    0xdb0c2e0d64f98fa7,
+    0x47b5481dbefa4fa4,
+];
+const H512_224: [u64; 8] = [
+    0x8c3d37c819544da2,
+    0x73e1996689dcd4d6,
+    0x1dfab7ae32ff9c82,
+    0x679dd514582f9fcf,
+    0x0f6d2b697bd44da8,
+    0x77e36f7304c48942,
+    0x3f9d85a86a1d36c8,
+    0x1112e6ad91d692a1,
+];
+const H512_256: [u64; 8] = [
+    0x22312194fc2bf72c,
+    0x9f555fa3c84c64c2,
+    0x2393b86b6f53b151,
+    0x963877195940eabd,
+    0x96283ee2a88effe3,
+    0xbe5e1e2553863992,
+    0x2b0199fc2c85b8aa,
+    0x0eb72ddc81c52ca2,
+];
+
+/// Which SHA-2 implementation runs. The single dispatch point of the SHA-2 family.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// Portable Rust for everything.
+    Soft,
+    /// SHA-224/256 portable; SHA-384/512 with the AVX2 message schedule.
+    Avx2,
+    /// SHA-224/256 with SHA-NI; SHA-384/512 with the AVX2 message schedule.
+    ShaNi,
+}
+
+impl Backend {
+    /// The fastest backend this CPU runs.
+    pub fn detect() -> Backend {
+        let f = cpu::features();
+        if cfg!(target_arch = "x86_64") && f.has(Features::SHA | Features::SSE41 | Features::SSSE3 | Features::AVX2) {
+            Backend::ShaNi
+        } else if cfg!(target_arch = "x86_64") && f.has(Features::AVX2) {
+            Backend::Avx2
+        } else {
+            Backend::Soft
+        }
+    }
+
+    /// Every backend this CPU can run, portable first.
+    pub fn available() -> impl Iterator<Item = Backend> {
+        let best = Backend::detect();
+        [Backend::Soft, Backend::Avx2, Backend::ShaNi].into_iter().filter(move |b| match b {
+            Backend::Soft => true,
+            Backend::Avx2 => best != Backend::Soft,
+            Backend::ShaNi => best == Backend::ShaNi,
+        })
+    }
+
+    #[inline]
+    fn compress256(self, h: &mut [u32; 8], blocks: &[u8]) {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Backend::ShaNi => shani::compress256(h, blocks),
+            _ => soft::compress256(h, blocks),
+        }
+    }
+
+    #[inline]
+    fn compress512(self, h: &mut [u64; 8], blocks: &[u8]) {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 | Backend::ShaNi => avx2::compress512(h, blocks),
+            _ => soft::compress512(h, blocks),
+        }
+    }
+}
+
+/// The shared Merkle-Damgard buffering: `$w` is the state word type, `$blk` the block length, `$lenbytes`
+/// the length field size, `$compress` the backend method.
+macro_rules! md_engine {
+    ($engine:ident, $w:ty, $blk:expr, $lenbytes:expr, $compress:ident) => {
+        #[derive(Clone)]
+        struct $engine {
+            h: [$w; 8],
+            buf: [u8; $blk],
+            buf_len: usize,
+            /// Total bytes absorbed (wrapping is unreachable: 2^64 bytes).
+            total: u64,
+            backend: Backend,
+            iv: [$w; 8],
+        }
+
+        impl $engine {
+            const fn new(iv: [$w; 8], backend: Backend) -> Self {
+                $engine { h: iv, buf: [0; $blk], buf_len: 0, total: 0, backend, iv }
+            }
+
+            fn update(&mut self, mut data: &[u8]) {
+                self.total = self.total.wrapping_add(data.len() as u64);
+                if self.buf_len > 0 {
+                    let n = data.len().min($blk - self.buf_len);
+                    self.buf[self.buf_len..self.buf_len + n].copy_from_slice(&data[..n]);
+                    self.buf_len += n;
+                    data = &data[n..];
+                    if self.buf_len < $blk {
+                        return;
+                    }
+                    self.backend.$compress(&mut self.h, &self.buf);
+                    self.buf_len = 0;
+                }
+                let full = data.len() - data.len() % $blk;
+                if full > 0 {
+                    self.backend.$compress(&mut self.h, &data[..full]);
+                }
+                let rest = &data[full..];
+                self.buf[..rest.len()].copy_from_slice(rest);
+                self.buf_len = rest.len();
+            }
+
+            /// Pads and returns the final state words.
+            fn finish(&mut self) -> [$w; 8] {
+                let bits = (self.total as u128) << 3;
+                let mut tail = [0u8; 2 * $blk];
+                tail[..self.buf_len].copy_from_slice(&self.buf[..self.buf_len]);
+                tail[self.buf_len] = 0x80;
+                let n = if self.buf_len + 1 + $lenbytes <= $blk { $blk } else { 2 * $blk };
+                let len_be = bits.to_be_bytes();
+                tail[n - $lenbytes..n].copy_from_slice(&len_be[16 - $lenbytes..]);
+                self.backend.$compress(&mut self.h, &tail[..n]);
+                zeroize::Zeroize::zeroize(&mut tail);
+                self.h
+            }
+
+            fn reset(&mut self) {
+                self.h = self.iv;
+                self.buf_len = 0;
+                self.total = 0;
+            }
+        }
+
+        impl zeroize::Zeroize for $engine {
+            fn zeroize(&mut self) {
+                self.h.zeroize();
+                self.buf.zeroize();
+                self.buf_len = 0;
+                self.total = 0;
+            }
+        }
+    };
+}
+
+md_engine!(Engine256, u32, 64, 8, compress256);
+md_engine!(Engine512, u64, 128, 16, compress512);
+
+macro_rules! sha2_hasher {
+    ($(#[$doc:meta])* $name:ident, $label:expr, $engine:ident, $w:ty, $iv:expr, $out:expr, $blk:expr) => {
+        $(#[$doc])*
+        #[derive(Clone)]
+        pub struct $name {
+            engine: $engine,
+        }
+
+        impl $name {
+            /// Digest length in bytes.
+            pub const OUTPUT_LEN: usize = $out;
+            /// Block length in bytes.
+            pub const BLOCK_LEN: usize = $blk;
+
+            /// A fresh hasher using the detected backend.
+            pub fn new() -> Self {
+                Self::with_backend(Backend::detect())
+            }
+
+            /// A fresh hasher using `backend` (tests use this to run every backend).
+            #[doc(hidden)]
+            pub fn with_backend(backend: Backend) -> Self {
+                $name { engine: $engine::new($iv, backend) }
+            }
+
+            /// Absorbs `data`. Returns `self` so calls can be chained.
+            pub fn update(&mut self, data: &[u8]) -> &mut Self {
+                self.engine.update(data);
+                self
+            }
+
+            /// Returns the digest, consuming the hasher.
+            pub fn finalize(mut self) -> [u8; $out] {
+                let h = self.engine.finish();
+                let mut full = [0u8; 8 * core::mem::size_of::<$w>()];
+                for (c, w) in full.chunks_exact_mut(core::mem::size_of::<$w>()).zip(h.iter()) {
+                    c.copy_from_slice(&w.to_be_bytes());
+                }
+                let mut out = [0u8; $out];
+                out.copy_from_slice(&full[..$out]);
+                out
+            }
+
+            /// Forgets everything absorbed.
+            pub fn reset(&mut self) {
+                self.engine.reset();
+            }
+
+            /// One-shot digest of `data`.
+            pub fn digest(data: &[u8]) -> [u8; $out] {
+                let mut h = Self::new();
+                h.update(data);
+                h.finalize()
+            }
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        impl core::fmt::Debug for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str(concat!(stringify!($name), " { .. }"))
+            }
+        }
+
+        impl zeroize::Zeroize for $name {
+            fn zeroize(&mut self) {
+                self.engine.zeroize();
+            }
+        }
+
+        impl super::Hasher for $name {
+            const NAME: &'static str = $label;
+            const OUTPUT_LEN: usize = $out;
+            const BLOCK_LEN: usize = $blk;
+            type Output = [u8; $out];
+
+            fn new() -> Self {
+                $name::new()
+            }
+            fn update(&mut self, data: &[u8]) {
+                self.engine.update(data);
+            }
+            fn finalize(self) -> [u8; $out] {
+                $name::finalize(self)
+            }
+            fn reset(&mut self) {
+                $name::reset(self)
+            }
+        }
+
+        super::impl_write!($name);
+    };
+}
+
+sha2_hasher!(
+    /// SHA-224: SHA-256 with a different initial value, truncated to 28 bytes.
+    Sha224, "SHA-224", Engine256, u32, H224, 28, 64
+);
+sha2_hasher!(
+    /// SHA-256: 32-byte digest.
+    Sha256, "SHA-256", Engine256, u32, H256, 32, 64
+);
+sha2_hasher!(
+    /// SHA-384: SHA-512 with a different initial value, truncated to 48 bytes.
+    Sha384, "SHA-384", Engine512, u64, H384, 48, 128
+);
+sha2_hasher!(
+    /// SHA-512: 64-byte digest.
+    Sha512, "SHA-512", Engine512, u64, H512, 64, 128
+);
+sha2_hasher!(
+    /// SHA-512/224: SHA-512 with its own initial value, truncated to 28 bytes.
+    Sha512_224, "SHA-512/224", Engine512, u64, H512_224, 28, 128
+);
+sha2_hasher!(
+    /// SHA-512/256: SHA-512 with its own initial value, truncated to 32 bytes.
+    Sha512_256, "SHA-512/256", Engine512, u64, H512_256, 32, 128
+);

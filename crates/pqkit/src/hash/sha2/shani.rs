@@ -1,0 +1,73 @@
+//! SHA-256 with the x86 SHA extensions (`sha256rnds2`, `sha256msg1`, `sha256msg2`).
+//!
+//! The state lives in two registers in the order the instructions want: `ABEF` and `CDGH` (high to low).
+//! Each `sha256rnds2` runs two rounds, so a group of four message words takes two of them.
+#![allow(unsafe_code)]
+
+use super::soft::K256;
+use core::arch::x86_64::*;
+
+#[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
+fn compress(h: &mut [u32; 8], blocks: &[u8]) {
+    let bswap = _mm_set_epi64x(0x0c0d_0e0f_0809_0a0b, 0x0405_0607_0001_0203);
+    // SAFETY: `h` is 32 readable bytes; loadu has no alignment requirement.
+    let (dcba, hgfe) = unsafe { (_mm_loadu_si128(h.as_ptr().cast()), _mm_loadu_si128(h.as_ptr().add(4).cast())) };
+    let cdab = _mm_shuffle_epi32::<0xb1>(dcba);
+    let efgh = _mm_shuffle_epi32::<0x1b>(hgfe);
+    let mut abef = _mm_alignr_epi8::<8>(cdab, efgh);
+    let mut cdgh = _mm_blend_epi16::<0xf0>(efgh, cdab);
+
+    let k = |i: usize| {
+        // SAFETY: i <= 60, so K256[i..i + 4] is in bounds; loadu has no alignment requirement.
+        unsafe { _mm_loadu_si128(K256.as_ptr().add(i).cast()) }
+    };
+
+    for block in blocks.chunks_exact(64) {
+        let (abef0, cdgh0) = (abef, cdgh);
+        // SAFETY: `block` is 64 readable bytes.
+        let mut m: [__m128i; 4] = core::array::from_fn(|i| unsafe {
+            _mm_shuffle_epi8(_mm_loadu_si128(block.as_ptr().add(16 * i).cast()), bswap)
+        });
+        // Four rounds on `wk` = W + K for four message words.
+        macro_rules! four_rounds {
+            ($wk:expr) => {{
+                let wk = $wk;
+                cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk);
+                // After two rounds the old ABEF is the new CDGH: pass it as such.
+                abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32::<0x0e>(wk));
+                // Now `abef` is four rounds on and `cdgh` (two rounds on) is its CDGH.
+            }};
+        }
+        for (t, mt) in m.iter().enumerate() {
+            four_rounds!(_mm_add_epi32(*mt, k(4 * t)));
+        }
+        for t in 4..16 {
+            // W[4t..4t+4] from the previous 16 words: sigma0 terms (msg1), W[t-7] (alignr), sigma1 (msg2).
+            let (m0, m1, m2, m3) = (m[t % 4], m[(t + 1) % 4], m[(t + 2) % 4], m[(t + 3) % 4]);
+            let x = _mm_add_epi32(_mm_sha256msg1_epu32(m0, m1), _mm_alignr_epi8::<4>(m3, m2));
+            let new = _mm_sha256msg2_epu32(x, m3);
+            m[t % 4] = new;
+            four_rounds!(_mm_add_epi32(new, k(4 * t)));
+        }
+        abef = _mm_add_epi32(abef, abef0);
+        cdgh = _mm_add_epi32(cdgh, cdgh0);
+    }
+
+    let feba = _mm_shuffle_epi32::<0x1b>(abef);
+    let dchg = _mm_shuffle_epi32::<0xb1>(cdgh);
+    let dcba = _mm_blend_epi16::<0xf0>(feba, dchg);
+    let hgfe = _mm_alignr_epi8::<8>(dchg, feba);
+    // SAFETY: `h` is 32 writable bytes; storeu has no alignment requirement.
+    unsafe {
+        _mm_storeu_si128(h.as_mut_ptr().cast(), dcba);
+        _mm_storeu_si128(h.as_mut_ptr().add(4).cast(), hgfe);
+    }
+}
+
+/// SHA-256 compression of every 64-byte block. The caller (the dispatch in `mod.rs`) has checked SHA-NI.
+pub(super) fn compress256(h: &mut [u32; 8], blocks: &[u8]) {
+    debug_assert!(crate::cpu::features().has(crate::cpu::Features::SHA | crate::cpu::Features::SSE41));
+    // SAFETY: only reached through Backend::ShaNi, which `Backend::detect` selects only when the CPU has the
+    // SHA extensions and SSSE3/SSE4.1.
+    unsafe { compress(h, blocks) }
+}
