@@ -33,6 +33,10 @@ fn rate<H: Hasher>(size: usize) -> f64 {
 }
 
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("peers") {
+        peers();
+        return;
+    }
     if std::env::args().nth(1).as_deref() == Some("perm") {
         perm_cycles();
         return;
@@ -47,6 +51,8 @@ fn main() {
         println!("SHA-256   {:8.1}", rate::<Sha256>(size));
         println!("SHA-512   {:8.1}", rate::<Sha512>(size));
         println!("SHA3-256  {:8.1}", rate::<Sha3_256>(size));
+        println!("BLAKE2b   {:8.1}", rate::<pqkit::hash::blake2::Blake2b512>(size));
+        println!("BLAKE2s   {:8.1}", rate::<pqkit::hash::blake2::Blake2s256>(size));
         let data = vec![0x5au8; size];
         let iters = (256 << 20) / size;
         let t = Instant::now();
@@ -69,6 +75,25 @@ fn bench_backend() {
             std::hint::black_box(h.finalize());
         }
         println!("SHA3-256 {b:?} {:8.1}", (4000 * 16384) as f64 / t.elapsed().as_secs_f64() / 1e6);
+    }
+    use pqkit::hash::blake2::{Backend as BB, Blake2b512, Blake2s256};
+    for b in BB::available() {
+        for _ in 0..2 {
+            let t = Instant::now();
+            for _ in 0..4000 {
+                let mut h = Blake2b512::with_backend(b);
+                h.update(&data);
+                std::hint::black_box(h.finalize());
+            }
+            println!("BLAKE2b {b:?} {:8.1}", (4000 * 16384) as f64 / t.elapsed().as_secs_f64() / 1e6);
+            let t = Instant::now();
+            for _ in 0..4000 {
+                let mut h = Blake2s256::with_backend(b);
+                h.update(&data);
+                std::hint::black_box(h.finalize());
+            }
+            println!("BLAKE2s {b:?} {:8.1}", (4000 * 16384) as f64 / t.elapsed().as_secs_f64() / 1e6);
+        }
     }
     use pqkit::hash::sha2::{Backend as B2, Sha256, Sha512};
     for b in B2::available() {
@@ -107,5 +132,33 @@ fn perm_cycles() {
             best = best.min(t1 - t0);
         }
         println!("{b:?}: {} TSC ticks per permutation (incl. squeeze copy)", best / 1000);
+    }
+}
+
+#[allow(dead_code)]
+fn peers() {
+    use sha2::Digest;
+    let data = vec![0x5au8; 16384];
+    for _ in 0..2 {
+        let t = Instant::now();
+        for _ in 0..4000 {
+            std::hint::black_box(sha2::Sha512::digest(std::hint::black_box(&data)));
+        }
+        println!("RustCrypto SHA-512 {:8.1}", (4000 * 16384) as f64 / t.elapsed().as_secs_f64() / 1e6);
+        let t = Instant::now();
+        for _ in 0..4000 {
+            std::hint::black_box(pqkit::hash::sha2::Sha512::digest(std::hint::black_box(&data)));
+        }
+        println!("pqkit SHA-512      {:8.1}", (4000 * 16384) as f64 / t.elapsed().as_secs_f64() / 1e6);
+        let t = Instant::now();
+        for _ in 0..4000 {
+            std::hint::black_box(sha3::Sha3_256::digest(std::hint::black_box(&data)));
+        }
+        println!("RustCrypto SHA3-256 {:8.1}", (4000 * 16384) as f64 / t.elapsed().as_secs_f64() / 1e6);
+        let t = Instant::now();
+        for _ in 0..4000 {
+            std::hint::black_box(pqkit::hash::sha3::Sha3_256::digest(std::hint::black_box(&data)));
+        }
+        println!("pqkit SHA3-256      {:8.1}", (4000 * 16384) as f64 / t.elapsed().as_secs_f64() / 1e6);
     }
 }

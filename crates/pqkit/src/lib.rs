@@ -6,6 +6,7 @@
 //! |---|---|
 //! | [`cpu`] | CPU features, detected once (cpuid + xgetbv, no `std` needed) |
 //! | [`chacha`] | ChaCha20 (RFC 8439), XChaCha20, HChaCha20, legacy ChaCha20, ChaCha12/ChaCha8 |
+//! | [`aes`] | the AES block cipher (AES-128, AES-256) and its backends (bitsliced, AES-NI, VAES) |
 //! | [`cipher`] | the [`cipher::StreamCipher`] trait and `std::io` adapters shared by every stream cipher |
 //! | [`aead`] | the [`aead::Aead`] trait and every AEAD |
 //! | [`kusumi`] | Kusumi512 stream cipher (64-byte key, 100-byte blocks) |
@@ -39,6 +40,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod aead;
+pub mod aes;
 pub mod chacha;
 pub mod cipher;
 pub mod cpu;

@@ -23,21 +23,6 @@ pub const MAX_MESSAGE_LEN: u64 = ((1u64 << 32) - 1) * 64;
 /// blocks, so the counter stays block-aligned) that several chunks of which fit L1 together.
 const CHUNK: usize = 4096;
 
-const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
-
-/// The ChaCha20 input block for `key`, block counter 0 and a 12-byte nonce.
-fn initial_state(key: &[u8; 32], nonce: &[u8; 12]) -> [u32; 16] {
-    let mut s = [0u32; 16];
-    s[..4].copy_from_slice(&SIGMA);
-    for (w, c) in s[4..12].iter_mut().zip(key.chunks_exact(4)) {
-        *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-    }
-    for (w, c) in s[13..16].iter_mut().zip(nonce.chunks_exact(4)) {
-        *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-    }
-    s
-}
-
 /// One seal or open: ChaCha20 from block 1 over the message and Poly1305 over
 /// `aad || pad16 || ct || pad16 || le64(aad.len) || le64(ct.len)`, keyed by the first 32 bytes of block 0.
 struct OnePass {
@@ -48,7 +33,7 @@ struct OnePass {
 
 impl OnePass {
     fn new(key: &[u8; 32], nonce: &[u8; 12], aad: &[u8], backend: Backend) -> Self {
-        let mut state = initial_state(key, nonce);
+        let mut state = chacha::state_ietf(key, 0, nonce);
         let mut block0 = [0u8; 64];
         chacha::apply_blocks(backend, 20, &state, &mut block0, false);
         let mut otk = [0u8; 32];

@@ -71,3 +71,5 @@ pub trait Aead {
 
 pub mod chacha20poly1305;
 pub use chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
+pub mod aes_gcm;
+pub use aes_gcm::{Aes128Gcm, Aes256Gcm};

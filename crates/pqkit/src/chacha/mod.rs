@@ -15,7 +15,7 @@
 //! - Limits: [`ChaCha20`] and [`XChaCha20`] have a 32-bit block counter, so at most 2^32 blocks (256 GiB)
 //!   from counter 0 under one nonce; the legacy layout and [`ChaCha12`]/[`ChaCha8`] have a 64-bit counter.
 //!   A counter never wraps: using keystream past the last block fails with
-//!   [`Error::CounterExhausted`](crate::Error::CounterExhausted) and leaves data and position untouched.
+//!   [`Error::CounterExhausted`] and leaves data and position untouched.
 //! - Key material (state and buffered keystream) is zeroized on drop; `Debug` prints no key bytes.
 //!
 //! ## Backends
@@ -25,7 +25,7 @@
 
 use crate::cipher::StreamCipher;
 use crate::{Error, Result};
-use zeroize::Zeroize;
+use zeroize::{Zeroize, Zeroizing};
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
@@ -152,8 +152,11 @@ pub fn hchacha20(key: &[u8; 32], input: &[u8; 16]) -> [u8; 32] {
 struct Core {
     /// The ChaCha input of the starting block (counter words hold the starting counter).
     state: [u32; 16],
-    /// Keystream of the block holding byte `pos`, valid while `pos % 64 != 0`.
+    /// Keystream of the block holding byte `pos` when `buf_valid` (only needed while `pos % 64 != 0`).
     buf: [u8; BLOCK_LEN],
+    /// Whether `buf` holds the block of `pos`. Filled lazily, so a one-shot call on a message with a partial
+    /// last block is a single backend pass.
+    buf_valid: bool,
     /// Bytes consumed since the starting counter.
     pos: u64,
     /// Keystream bytes available from the starting counter (at most `u64::MAX`).
@@ -165,24 +168,52 @@ struct Core {
     name: &'static str,
 }
 
+/// The first-block input for [`apply_blocks`] in the IETF layout (RFC 8439): constants, key, 32-bit `counter`
+/// in word 12, the 96-bit nonce in words 13..15.
+pub(crate) fn state_ietf(key: &[u8; 32], counter: u32, nonce: &[u8; 12]) -> [u32; 16] {
+    let mut state = [0u32; 16];
+    fill_state(&mut state, key, counter as u64, nonce, 13);
+    state
+}
+
+/// The first-block input for [`apply_blocks`] in the legacy layout (also the ChaCha RNGs'): constants, key,
+/// 64-bit `counter` in words 12..13, the 64-bit nonce in words 14..15.
+pub(crate) fn state_legacy(key: &[u8; 32], counter: u64, nonce: &[u8; 8]) -> [u32; 16] {
+    let mut state = [0u32; 16];
+    fill_state(&mut state, key, counter, nonce, 14);
+    state
+}
+
+fn fill_state(state: &mut [u32; 16], key: &[u8; 32], counter: u64, nonce: &[u8], first_nonce_word: usize) {
+    state[..4].copy_from_slice(&CONSTANTS);
+    for (w, chunk) in state[4..12].iter_mut().zip(key.chunks_exact(4)) {
+        *w = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+    }
+    state[12] = counter as u32;
+    state[13] = (counter >> 32) as u32;
+    for (w, chunk) in state[first_nonce_word..].iter_mut().zip(nonce.chunks_exact(4)) {
+        *w = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+    }
+}
+
 impl Core {
-    fn new(name: &'static str, rounds: u8, key: &[u8; 32], counter: u64, nonce: &[u8], ietf: bool) -> Core {
-        let mut state = [0u32; 16];
-        state[..4].copy_from_slice(&CONSTANTS);
-        for (w, chunk) in state[4..12].iter_mut().zip(key.chunks_exact(4)) {
-            *w = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
-        }
-        // IETF: w12 = counter, w13..w15 = nonce. Legacy: w12, w13 = counter, w14, w15 = nonce.
-        let first_nonce_word = if ietf { 13 } else { 14 };
-        state[12] = counter as u32;
-        state[13] = (counter >> 32) as u32;
-        for (w, chunk) in state[first_nonce_word..].iter_mut().zip(nonce.chunks_exact(4)) {
-            *w = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
-        }
+    /// `state` is the first-block input from [`state_ietf`] (`ietf`) or [`state_legacy`].
+    fn new(name: &'static str, rounds: u8, state: [u32; 16], ietf: bool) -> Core {
+        let counter = if ietf { state[12] as u64 } else { state[12] as u64 | (state[13] as u64) << 32 };
         let counter_max: u128 = if ietf { u32::MAX as u128 } else { u64::MAX as u128 };
         let blocks_left = counter_max + 1 - counter as u128;
         let cap = (blocks_left * BLOCK_LEN as u128).min(u64::MAX as u128) as u64;
-        Core { state, buf: [0; BLOCK_LEN], pos: 0, cap, backend: Backend::detect(), rounds, ietf, name }
+        Core {
+            state,
+            buf: [0; BLOCK_LEN],
+            buf_valid: false,
+            pos: 0,
+            cap,
+            backend: Backend::detect(),
+            rounds,
+            ietf,
+            name,
+        }
     }
 
     /// The input state of the block holding byte `pos`.
@@ -199,13 +230,12 @@ impl Core {
         s
     }
 
-    /// Refills `buf` with the keystream block holding byte `pos` (when `pos` is inside a block).
+    /// Fills `buf` with the keystream block holding byte `pos`.
     fn refill(&mut self) {
-        if self.pos % BLOCK_LEN as u64 != 0 {
-            let mut s = self.state_at(self.pos);
-            apply_blocks(self.backend, self.rounds as usize, &s, &mut self.buf, false);
-            s.zeroize();
-        }
+        let mut s = self.state_at(self.pos);
+        apply_blocks(self.backend, self.rounds as usize, &s, &mut self.buf, false);
+        s.zeroize();
+        self.buf_valid = true;
     }
 
     fn apply(&mut self, data: &mut [u8]) -> Result<()> {
@@ -214,7 +244,10 @@ impl Core {
         }
         let mut data = data;
         let offset = (self.pos % BLOCK_LEN as u64) as usize;
-        if offset != 0 {
+        if offset != 0 && !data.is_empty() {
+            if !self.buf_valid {
+                self.refill();
+            }
             let n = data.len().min(BLOCK_LEN - offset);
             let (head, rest) = data.split_at_mut(n);
             for (d, k) in head.iter_mut().zip(&self.buf[offset..]) {
@@ -226,24 +259,13 @@ impl Core {
         if data.is_empty() {
             return Ok(());
         }
-        // `pos` is block aligned here.
+        // `pos` is block aligned here: one pass over the rest, a partial last block included. If that leaves
+        // `pos` inside a block, its keystream is recomputed only if a later call needs it.
         let mut s = self.state_at(self.pos);
-        let tail = data.len() % BLOCK_LEN;
-        let full = data.len() - tail;
-        if tail == 0 {
-            apply_blocks(self.backend, self.rounds as usize, &s, data, true);
-        } else {
-            let (bulk, last) = data.split_at_mut(full);
-            apply_blocks(self.backend, self.rounds as usize, &s, bulk, true);
-            let mut ls = self.state_at(self.pos + full as u64);
-            apply_blocks(self.backend, self.rounds as usize, &ls, &mut self.buf, false);
-            ls.zeroize();
-            for (d, k) in last.iter_mut().zip(&self.buf) {
-                *d ^= k;
-            }
-        }
+        apply_blocks(self.backend, self.rounds as usize, &s, data, true);
         s.zeroize();
         self.pos += data.len() as u64;
+        self.buf_valid = false;
         Ok(())
     }
 
@@ -252,13 +274,12 @@ impl Core {
             return Err(Error::MessageTooLong { algorithm: self.name, max: self.cap });
         }
         self.pos = position;
-        self.refill();
+        self.buf_valid = false;
         Ok(())
     }
 
     fn set_backend(&mut self, backend: Backend) {
         self.backend = if backend.is_available() { backend } else { Backend::Soft };
-        self.refill();
     }
 }
 
@@ -273,8 +294,8 @@ fn key32(name: &'static str, key: &[u8]) -> Result<[u8; 32]> {
     key.try_into().map_err(|_| Error::length(name, "key", 32, key.len()))
 }
 
-fn check_nonce(name: &'static str, nonce: &[u8], len: usize) -> Result<()> {
-    Error::check_length(name, "nonce", len, nonce.len())
+fn nonce_n<const N: usize>(name: &'static str, nonce: &[u8]) -> Result<[u8; N]> {
+    nonce.try_into().map_err(|_| Error::length(name, "nonce", N, nonce.len()))
 }
 
 macro_rules! stream_cipher_type {
@@ -316,6 +337,8 @@ macro_rules! stream_cipher_type {
             }
         }
 
+        impl zeroize::ZeroizeOnDrop for $ty {}
+
         impl core::fmt::Debug for $ty {
             fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
                 f.write_str(concat!(stringify!($ty), " { .. }"))
@@ -345,10 +368,9 @@ impl ChaCha20 {
 
     /// A cipher starting at block `counter`; positions are relative to it.
     pub fn new_with_counter(key: &[u8], nonce: &[u8], counter: u32) -> Result<Self> {
-        let mut k = key32(Self::NAME, key)?;
-        check_nonce(Self::NAME, nonce, Self::NONCE_LEN)?;
-        let core = Core::new(Self::NAME, 20, &k, counter as u64, nonce, true);
-        k.zeroize();
+        let k = Zeroizing::new(key32(Self::NAME, key)?);
+        let n = nonce_n::<12>(Self::NAME, nonce)?;
+        let core = Core::new(Self::NAME, 20, state_ietf(&k, counter, &n), true);
         Ok(ChaCha20(core))
     }
 }
@@ -374,10 +396,9 @@ impl ChaCha20Legacy {
 
     /// A cipher starting at block `counter`; positions are relative to it.
     pub fn new_with_counter(key: &[u8], nonce: &[u8], counter: u64) -> Result<Self> {
-        let mut k = key32(Self::NAME, key)?;
-        check_nonce(Self::NAME, nonce, Self::NONCE_LEN)?;
-        let core = Core::new(Self::NAME, 20, &k, counter, nonce, false);
-        k.zeroize();
+        let k = Zeroizing::new(key32(Self::NAME, key)?);
+        let n = nonce_n::<8>(Self::NAME, nonce)?;
+        let core = Core::new(Self::NAME, 20, state_legacy(&k, counter, &n), false);
         Ok(ChaCha20Legacy(core))
     }
 }
@@ -404,16 +425,14 @@ impl XChaCha20 {
 
     /// A cipher starting at block `counter`; positions are relative to it.
     pub fn new_with_counter(key: &[u8], nonce: &[u8], counter: u32) -> Result<Self> {
-        let mut k = key32(Self::NAME, key)?;
-        check_nonce(Self::NAME, nonce, Self::NONCE_LEN)?;
+        let k = Zeroizing::new(key32(Self::NAME, key)?);
+        let nonce = nonce_n::<24>(Self::NAME, nonce)?;
         let mut hin = [0u8; 16];
         hin.copy_from_slice(&nonce[..16]);
-        let mut subkey = hchacha20(&k, &hin);
+        let subkey = Zeroizing::new(hchacha20(&k, &hin));
         let mut n = [0u8; 12];
         n[4..].copy_from_slice(&nonce[16..]);
-        let core = Core::new(Self::NAME, 20, &subkey, counter as u64, &n, true);
-        k.zeroize();
-        subkey.zeroize();
+        let core = Core::new(Self::NAME, 20, state_ietf(&subkey, counter, &n), true);
         Ok(XChaCha20(core))
     }
 }
@@ -445,10 +464,10 @@ macro_rules! reduced_round_ctors {
 
             /// A cipher starting at block `counter`; positions are relative to it.
             pub fn new_with_counter(key: &[u8], nonce: &[u8], counter: u64) -> Result<Self> {
-                let mut k = key32(Self::NAME, key)?;
-                check_nonce(Self::NAME, nonce, Self::NONCE_LEN)?;
-                let core = Core::new(Self::NAME, $rounds, &k, counter, nonce, false);
-                k.zeroize();
+                let k = Zeroizing::new(key32(Self::NAME, key)?);
+                let n = nonce_n::<8>(Self::NAME, nonce)?;
+                let state = state_legacy(&k, counter, &n);
+                let core = Core::new(Self::NAME, $rounds, state, false);
                 Ok($ty(core))
             }
         }
@@ -547,6 +566,19 @@ mod tests {
         s2[12] = 0;
         s2[13] = 6;
         assert_eq!(two[64..], soft::block(&s2, 20)[..]);
+    }
+
+    #[test]
+    fn state_helpers_match_rfc8439_2_3_2_layout() {
+        let key: [u8; 32] = core::array::from_fn(|i| i as u8);
+        let s = state_ietf(&key, 1, &[0, 0, 0, 9, 0, 0, 0, 0x4a, 0, 0, 0, 0]);
+        let want: [u32; 16] = [
+            0x61707865, 0x3320646e, 0x79622d32, 0x6b206574, 0x03020100, 0x07060504, 0x0b0a0908, 0x0f0e0d0c, 0x13121110,
+            0x17161514, 0x1b1a1918, 0x1f1e1d1c, 0x00000001, 0x09000000, 0x4a000000, 0x00000000,
+        ];
+        assert_eq!(s, want);
+        let l = state_legacy(&key, 0x0900_0000_0000_0001, &[0, 0, 0, 0x4a, 0, 0, 0, 0]);
+        assert_eq!(l, want);
     }
 
     #[test]

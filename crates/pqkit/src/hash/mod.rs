@@ -1,4 +1,4 @@
-//! Hash functions: SHA-2 ([`sha2`]), SHA-3 and SHAKE ([`sha3`]), BLAKE2 ([`blake2`]).
+//! Hash functions: SHA-2 ([`sha2`]), SHA-3 and SHAKE ([`sha3`]), BLAKE2 ([`blake2`]), Skein-512 ([`skein`]).
 //!
 //! Every fixed-output hash implements [`Hasher`] and has the same inherent API:
 //! `new()`, `update(&mut self, data) -> &mut Self`, `finalize(self) -> [u8; N]`, `reset()`, and the one-shot
@@ -58,6 +58,7 @@ macro_rules! impl_write {
 }
 use impl_write;
 
+pub mod blake2;
 pub mod sha2;
 pub mod sha3;
 pub mod skein;

@@ -8,32 +8,36 @@
 //!
 //! Eight accumulators run in the eight lanes of a zmm register (block `8i + j` in lane `j`) and each step
 //! computes `a_j = (a_j + m_{8i+j}) · r^8`; the last step multiplies lane `j` by `r^(8-j)` instead, so the
-//! lane sum is the serial Horner value. The incoming accumulator is added into lane 0 first. This is the
-//! idea of OpenSSL's `vpmadd52` Poly1305 path, written independently.
+//! lane sum is the serial Horner value. The incoming accumulator is added into lane 0 first. To hide the
+//! multiply-add latency, two such accumulators run interleaved on alternate groups, stepping by `r^16`, and
+//! merge before the last step (see [`blocks8`]). This is the idea of OpenSSL's `vpmadd52` Poly1305 path,
+//! written independently.
 //!
-//! Bounds: between steps limbs are below (2^44, 2^44 + 2^13, 2^42); with a message block added they stay
-//! below 2^46, and `20·r` limbs below 2^49, so products are below 2^95 and every sum fits 64 bits.
+//! Bounds: between steps limbs are below (2^44, 2^44 + 2^13, 2^42); with a message block (and, at the merge,
+//! the second accumulator) added they stay below 2^46, and `20·r` limbs below 2^49, so products are below 2^95 and every sum fits 64 bits.
 //! Inputs shorter than [`MIN_LEN`] and the final `< 8` blocks go to the portable code.
 #![allow(unsafe_code)]
 
-use super::Core;
 use super::soft::{self, M42, M44};
+use super::{Core, POWERS_LEN};
 use core::arch::x86_64::*;
 
-/// Below this many bytes the scalar code is as fast as setting up the vectors.
-const MIN_LEN: usize = 256;
+/// Below this many bytes the scalar code is as fast as the vectors (measured on Sapphire Rapids); a state
+/// that has already computed its powers of `r` pays less to enter, so its threshold is lower.
+const MIN_LEN: usize = 384;
+const MIN_LEN_READY: usize = 256;
 
 /// Absorbs whole blocks (`data.len()` a multiple of 16).
 ///
 /// Only called for states whose backend is `Ifma`, which `Poly1305::new_with_backend` selects only when the
 /// CPU has AVX-512 F, VL and IFMA.
 pub(super) fn blocks(core: &mut Core, data: &[u8]) {
-    if data.len() < MIN_LEN {
+    if data.len() < if core.powers_ready { MIN_LEN_READY } else { MIN_LEN } {
         soft::blocks(&mut core.h, &core.r, data);
         return;
     }
     if !core.powers_ready {
-        core.powers = powers(core.r);
+        core.powers = powers(soft::to44([core.r[0], core.r[1], 0]));
         core.powers_ready = true;
     }
     let vec_len = data.len() & !127;
@@ -44,18 +48,24 @@ pub(super) fn blocks(core: &mut Core, data: &[u8]) {
 }
 
 /// The table: `powers[8 * limb + j]` is limb `limb` of `r^(8 - j)`, so lane `j` of a vector load is the power
-/// block `j` of a group of eight needs in the last step, and lane 0 is `r^8`.
-fn powers(r: [u64; 3]) -> [u64; 24] {
-    let mut by_exp = [r; 8]; // by_exp[k] = r^(k+1)
-    for k in 1..8 {
-        by_exp[k] = soft::mul(by_exp[k - 1], r);
+/// block `j` of a group of eight needs in the last step, and lane 0 is `r^8`; `powers[24..27]` is `r^16`.
+fn powers(r: [u64; 3]) -> [u64; POWERS_LEN] {
+    // by_exp[k] = r^(k+1), computed as a shallow tree (depth 4) rather than a chain of 15 products.
+    let mut by_exp = [r; 8];
+    by_exp[1] = soft::mul44(r, r);
+    by_exp[2] = soft::mul44(by_exp[1], r);
+    by_exp[3] = soft::mul44(by_exp[1], by_exp[1]);
+    for k in 4..8 {
+        by_exp[k] = soft::mul44(by_exp[3], by_exp[k - 4]);
     }
-    let mut t = [0u64; 24];
+    let r16 = soft::mul44(by_exp[7], by_exp[7]);
+    let mut t = [0u64; POWERS_LEN];
     for j in 0..8 {
         for limb in 0..3 {
             t[8 * limb + j] = by_exp[7 - j][limb];
         }
     }
+    t[24..27].copy_from_slice(&r16);
     t
 }
 
@@ -69,28 +79,62 @@ struct Key {
     s2: __m512i,
 }
 
+impl Key {
+    /// The same power in every lane.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn splat(r: [u64; 3]) -> Key {
+        let v = r.map(|x| _mm512_set1_epi64(x as i64));
+        Key { r: v, s1: times20(v[1]), s2: times20(v[2]) }
+    }
+}
+
 #[inline]
 #[target_feature(enable = "avx512f")]
 fn times20(x: __m512i) -> __m512i {
     _mm512_add_epi64(_mm512_slli_epi64::<4>(x), _mm512_slli_epi64::<2>(x))
 }
 
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn add(a: Limbs, b: Limbs) -> Limbs {
+    [_mm512_add_epi64(a[0], b[0]), _mm512_add_epi64(a[1], b[1]), _mm512_add_epi64(a[2], b[2])]
+}
+
+/// Loads eight 16-byte blocks (block `j` into lane `j`) as radix-2^44 limbs with the 2^128 bit set.
+///
+/// # Safety
+/// `p` must be valid for reading 128 bytes; the CPU must have AVX-512 F.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn load8(p: *const u8) -> Limbs {
+    // SAFETY: the caller guarantees 128 readable bytes at `p`; loads are unaligned.
+    let (v0, v1) = unsafe { (_mm512_loadu_si512(p.cast()), _mm512_loadu_si512(p.add(64).cast())) };
+    let lo = _mm512_permutex2var_epi64(v0, _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), v1);
+    let hi = _mm512_permutex2var_epi64(v0, _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1), v1);
+    let m44 = _mm512_set1_epi64(M44 as i64);
+    [
+        _mm512_and_si512(lo, m44),
+        _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64::<44>(lo), _mm512_slli_epi64::<20>(hi)), m44),
+        _mm512_or_si512(_mm512_srli_epi64::<24>(hi), _mm512_set1_epi64(1 << 40)),
+    ]
+}
+
+/// Absorbs `data` (a non-empty multiple of 128 bytes: `n` groups of eight blocks) into `h`.
+///
+/// Two interleaved accumulators `a` (even groups) and `b` (odd groups) step by `r^16`, so two independent
+/// multiply chains overlap. With `x` the merged accumulator, the tail uses: the value of the groups so far is
+/// `Σ_j x_j r^(8-j)` where `x = (a + G) r^8 + (b + G')` for the last pair; a final odd group `G''` makes it
+/// `Σ_j (x_j r^8 + G''_j) r^(8-j)`.
 #[target_feature(enable = "avx512f,avx512ifma")]
-unsafe fn blocks8(h: &mut [u64; 3], table: &[u64; 24], data: &[u8]) {
-    debug_assert!(data.len() % 128 == 0 && !data.is_empty());
+unsafe fn blocks8(h: &mut [u64; 3], table: &[u64; POWERS_LEN], data: &[u8]) {
+    debug_assert!(data.len().is_multiple_of(128) && !data.is_empty());
     let m44 = _mm512_set1_epi64(M44 as i64);
     let m42 = _mm512_set1_epi64(M42 as i64);
-    let hibit = _mm512_set1_epi64(1 << 40);
-    let idx_lo = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
-    let idx_hi = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
 
-    let r8 = [table[0], table[8], table[16]].map(|x| x as i64);
-    let step = Key {
-        r: [_mm512_set1_epi64(r8[0]), _mm512_set1_epi64(r8[1]), _mm512_set1_epi64(r8[2])],
-        s1: _mm512_set1_epi64(r8[1] * 20),
-        s2: _mm512_set1_epi64(r8[2] * 20),
-    };
-    // SAFETY: `table` holds 24 u64, so each 8-lane unaligned load at offsets 0, 8, 16 is in bounds.
+    let r8 = Key::splat([table[0], table[8], table[16]]);
+    let r16 = Key::splat([table[24], table[25], table[26]]);
+    // SAFETY: `table` holds 27 u64, so each 8-lane unaligned load at offsets 0, 8, 16 is in bounds.
     let last_r = unsafe {
         [
             _mm512_loadu_si512(table.as_ptr().cast()),
@@ -100,29 +144,38 @@ unsafe fn blocks8(h: &mut [u64; 3], table: &[u64; 24], data: &[u8]) {
     };
     let last = Key { r: last_r, s1: times20(last_r[1]), s2: times20(last_r[2]) };
 
-    let [h0, h1, h2] = *h;
-    let lane0 = |x: u64| _mm512_set_epi64(0, 0, 0, 0, 0, 0, 0, x as i64);
-    let mut a = [lane0(h0), lane0(h1), lane0(h2)];
+    let zero = _mm512_setzero_si512();
+    let lane0 = |x: u64| _mm512_mask_set1_epi64(zero, 1, x as i64);
+    let h44 = soft::to44(*h);
+    let mut x = [lane0(h44[0]), lane0(h44[1]), lane0(h44[2])];
 
     let n = data.len() / 128;
     let p = data.as_ptr();
-    for i in 0..n {
-        // SAFETY: block group `i < n` spans bytes `128 i .. 128 i + 128` of `data`, which is `128 n` long.
-        let (v0, v1) = unsafe {
-            let q = p.add(128 * i);
-            (_mm512_loadu_si512(q.cast()), _mm512_loadu_si512(q.add(64).cast()))
-        };
-        let lo = _mm512_permutex2var_epi64(v0, idx_lo, v1);
-        let hi = _mm512_permutex2var_epi64(v0, idx_hi, v1);
-        let m0 = _mm512_and_si512(lo, m44);
-        let m1 = _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64::<44>(lo), _mm512_slli_epi64::<20>(hi)), m44);
-        let m2 = _mm512_or_si512(_mm512_srli_epi64::<24>(hi), hibit);
-        a = [_mm512_add_epi64(a[0], m0), _mm512_add_epi64(a[1], m1), _mm512_add_epi64(a[2], m2)];
-        a = mul(a, if i + 1 < n { &step } else { &last }, m44, m42);
+    // SAFETY (for every `load8(p.add(128 * i))` below): `i < n` and `data` is `128 n` bytes long.
+    if n >= 2 {
+        let pairs = n / 2;
+        let mut a = x;
+        let mut b = [zero; 3];
+        for k in 0..pairs - 1 {
+            let (g0, g1) = unsafe { (load8(p.add(256 * k)), load8(p.add(256 * k + 128))) };
+            a = mul(add(a, g0), &r16, m44, m42);
+            b = mul(add(b, g1), &r16, m44, m42);
+        }
+        let k = pairs - 1;
+        let (g0, g1) = unsafe { (load8(p.add(256 * k)), load8(p.add(256 * k + 128))) };
+        x = add(add(mul(add(a, g0), &r8, m44, m42), b), g1);
+        if n % 2 == 1 {
+            x = mul(x, &r8, m44, m42);
+        }
     }
+    if n % 2 == 1 {
+        let g = unsafe { load8(p.add(128 * (n - 1))) };
+        x = add(x, g);
+    }
+    x = mul(x, &last, m44, m42);
 
-    let sum = [_mm512_reduce_add_epi64(a[0]), _mm512_reduce_add_epi64(a[1]), _mm512_reduce_add_epi64(a[2])];
-    *h = soft::carry(sum.map(|x| x as u64));
+    let sum = [_mm512_reduce_add_epi64(x[0]), _mm512_reduce_add_epi64(x[1]), _mm512_reduce_add_epi64(x[2])];
+    *h = soft::from44(sum.map(|v| v as u64));
 }
 
 /// Lane-wise `a · k mod p`, partially reduced (limbs below 2^44, 2^44 + 2^13, 2^42).

@@ -20,7 +20,7 @@
 //! ## Implementation
 //! The state keeps partial 16-byte blocks in a small buffer and hands runs of whole blocks, uncopied, to one
 //! backend chosen once by [`Backend::detect`]:
-//! - `soft`: portable radix-2^44 arithmetic with `u128` products;
+//! - `soft`: portable radix-2^64 arithmetic (two limbs plus a few bits) with `u128` products;
 //! - `avx2`: radix 2^26, four blocks per step with the powers `r^1..r^4`;
 //! - `ifma`: AVX-512 IFMA (52-bit multiply-add), radix 2^44, eight blocks per step with `r^1..r^8`.
 //!
@@ -92,14 +92,18 @@ impl Backend {
     }
 }
 
+/// Length of the backend table of powers of `r` (the largest need: IFMA's `r^1..r^8` and `r^16`, 3 limbs each).
+pub(crate) const POWERS_LEN: usize = 27;
+
 /// The arithmetic state shared with the backends.
 ///
-/// `h` is the accumulator and `r` the clamped key half, both in radix 2^44 (see `soft.rs`); `powers` is a
+/// `h` is the accumulator and `r` the clamped key half, both in the radix-2^64 form of `soft.rs`; `powers` is a
 /// backend-specific table of powers of `r`, filled on the first long input (`powers_ready`).
 pub(crate) struct Core {
     pub(crate) h: [u64; 3],
-    pub(crate) r: [u64; 3],
-    pub(crate) powers: [u64; 24],
+    pub(crate) r: [u64; 2],
+    pub(crate) powers: [u64; POWERS_LEN],
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(crate) powers_ready: bool,
 }
 
@@ -153,7 +157,7 @@ impl Poly1305 {
     pub fn new_with_backend(key: &[u8; KEY_LEN], backend: Backend) -> Self {
         let backend = if backend.is_available() { backend } else { Backend::Soft };
         Poly1305 {
-            core: Core { h: [0; 3], r: soft::load_r(key), powers: [0; 24], powers_ready: false },
+            core: Core { h: [0; 3], r: soft::load_r(key), powers: [0; POWERS_LEN], powers_ready: false },
             s: soft::load_s(key),
             buf: [0; 16],
             buf_len: 0,
@@ -253,4 +257,117 @@ pub fn poly1305(key: &[u8; KEY_LEN], message: &[u8]) -> [u8; TAG_LEN] {
     let mut mac = Poly1305::new(key);
     mac.update(message);
     mac.finalize()
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use num_bigint::BigUint;
+    use std::vec;
+    use std::vec::Vec;
+
+    /// Slow textbook Poly1305 on big integers: returns the fully reduced accumulator `h` and `s`.
+    fn reference_h_s(key: &[u8; 32], msg: &[u8]) -> (BigUint, BigUint) {
+        let p = (BigUint::from(1u8) << 130u32) - 5u8;
+        let mut r_bytes: [u8; 16] = key[..16].try_into().unwrap();
+        for i in [3, 7, 11, 15] {
+            r_bytes[i] &= 15;
+        }
+        for i in [4, 8, 12] {
+            r_bytes[i] &= 252;
+        }
+        let r = BigUint::from_bytes_le(&r_bytes);
+        let s = BigUint::from_bytes_le(&key[16..]);
+        let mut h = BigUint::from(0u8);
+        for chunk in msg.chunks(16) {
+            let mut block = chunk.to_vec();
+            block.push(1);
+            h = (h + BigUint::from_bytes_le(&block)) * &r % &p;
+        }
+        (h, s)
+    }
+
+    fn to_16(x: &BigUint) -> [u8; 16] {
+        let mut v = (x % (BigUint::from(1u8) << 128u32)).to_bytes_le();
+        v.resize(16, 0);
+        v.try_into().unwrap()
+    }
+
+    fn check(key: &[u8; 32], msg: &[u8]) -> bool {
+        let p = (BigUint::from(1u8) << 130u32) - 5u8;
+        let (h, s) = reference_h_s(key, msg);
+        let rfc = to_16(&(&h + &s));
+        let legacy = to_16(&((&h + &s) % &p));
+        for b in Backend::available() {
+            let mut mac = Poly1305::new_with_backend(key, b);
+            mac.update(msg);
+            assert_eq!(mac.finalize_mod_p(), legacy, "{b:?} len {}", msg.len());
+            let mut mac = Poly1305::new_with_backend(key, b);
+            mac.update(msg);
+            assert_eq!(mac.finalize(), rfc, "{b:?} len {}", msg.len());
+        }
+        rfc != legacy
+    }
+
+    /// Deterministic xorshift bytes (the unit tests avoid depending on `rand`'s API here).
+    fn fill(seed: &mut u64, out: &mut [u8]) {
+        for b in out {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            *b = *seed as u8;
+        }
+    }
+
+    #[test]
+    fn finalize_mod_p_matches_big_integer_reference() {
+        let mut seed = 0x1305_u64 | 1 << 40;
+        let mut differing = 0;
+        let mut total = 0;
+        for len in (0..300).chain([511, 512, 1000, 1024, 4096]) {
+            for _ in 0..3 {
+                let mut key = [0u8; 32];
+                fill(&mut seed, &mut key);
+                let mut msg = vec![0u8; len];
+                fill(&mut seed, &mut msg);
+                differing += usize::from(check(&key, &msg));
+                total += 1;
+            }
+        }
+        // (h + s) >= p happens for roughly one key in eight; the two finishes must then differ.
+        assert!(differing > total / 20, "{differing} of {total}");
+    }
+
+    #[test]
+    fn finalize_mod_p_edge_cases() {
+        // s = 2^128 - 1 and h close to p: (h + s) wraps past p.
+        let mut key = [0xffu8; 32];
+        let wraps = (0..=255u8).filter(|&i| check(&key, &[i; 40])).count();
+        assert!(wraps > 0);
+        // RFC 8439 A.3 #8's polynomial part is exactly p, so h = 0; and #9's is p - 1 = 2^130 - 6.
+        key = [0u8; 32];
+        key[0] = 1;
+        let mut msg: Vec<u8> = vec![0xff; 16];
+        msg.push(0xfb);
+        msg.extend_from_slice(&[0xfe; 15]);
+        msg.extend_from_slice(&[0x01; 16]);
+        check(&key, &msg);
+        key.fill(0);
+        key[0] = 2;
+        let mut msg = vec![0xffu8; 16];
+        msg[0] = 0xfd;
+        // h = 2^130 - 6 = p - 1; with s = 1, h + s = p: the legacy finish gives 0, RFC 8439 gives
+        // p mod 2^128 = 2^128 - 5 (fb ff .. ff little-endian).
+        key[16] = 1;
+        assert!(check(&key, &msg));
+        let mut mac = Poly1305::new(&key);
+        mac.update(&msg);
+        assert_eq!(mac.finalize_mod_p(), [0u8; 16]);
+        let mut mac = Poly1305::new(&key);
+        mac.update(&msg);
+        let mut want = [0xffu8; 16];
+        want[0] = 0xfb;
+        assert_eq!(mac.finalize(), want);
+    }
 }

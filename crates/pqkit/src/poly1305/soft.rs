@@ -1,144 +1,91 @@
-//! Portable Poly1305: radix 2^44, three 64-bit limbs, products in `u128`.
+//! Portable Poly1305: radix 2^64 (two 64-bit limbs plus a few bits), products in `u128`.
 //!
-//! An element of GF(2^130 - 5) is held as `h = h0 + h1·2^44 + h2·2^88` with `h0, h1` nominally 44 bits and
-//! `h2` nominally 42 bits. Limbs are allowed to run a few bits over between operations ("partially reduced");
-//! [`carry`] brings them back and [`finalize`] reduces fully. Reduction uses `2^130 ≡ 5 (mod p)`, so the
-//! product terms that land at `2^132` are folded back multiplied by 20 (the `s1`, `s2` below).
+//! The accumulator is `h = h0 + h1·2^64 + h2·2^128` with `h2 <= 4` between blocks (so `h < 5·2^128 < 2p`).
+//! The clamped key `r = r0 + r1·2^64` has `r0, r1 < 2^60` and `r1 ≡ 0 (mod 4)`, which lets the terms that land
+//! at `2^128·2^64 = 2^130·2^62` fold back exactly as `h1·r1·2^128 ≡ h1·(5·r1/4)` with `s1 = r1 + r1/4`. One
+//! block is four 64×64→128 products, two small ones, and a short carry chain.
 //!
 //! Every function here runs in time independent of the values: no branch and no table index depends on the
-//! key, the accumulator or the message; the final conditional subtraction is a mask select.
+//! key, the accumulator or the message; the final conditional subtraction of p is a mask select.
 //!
-//! This file is the reference the SIMD backends are tested against. Its helpers ([`mul`], [`carry`],
-//! [`load_r`]) are also used by them to precompute powers of `r` and to finish short tails.
+//! This file is the reference the SIMD backends are tested against. It also holds the radix-2^44 helpers
+//! (`*44`) the SIMD backends use to precompute powers of `r` and to move the accumulator in and out of their
+//! own representations.
 
+#[cfg(target_arch = "x86_64")]
 pub(super) const M44: u64 = (1 << 44) - 1;
+#[cfg(target_arch = "x86_64")]
 pub(super) const M42: u64 = (1 << 42) - 1;
 
-/// Loads and clamps `r` (the first 16 key bytes) into radix-2^44 limbs.
-pub(super) fn load_r(key: &[u8; 32]) -> [u64; 3] {
-    let t0 = u64::from_le_bytes(key[0..8].try_into().unwrap()) & 0x0ffffffc0fffffff;
-    let t1 = u64::from_le_bytes(key[8..16].try_into().unwrap()) & 0x0ffffffc0ffffffc;
-    [t0 & M44, ((t0 >> 44) | (t1 << 20)) & M44, (t1 >> 24) & M42]
+/// Loads and clamps `r` (the first 16 key bytes): two little-endian words.
+pub(super) fn load_r(key: &[u8; 32]) -> [u64; 2] {
+    [
+        u64::from_le_bytes(key[0..8].try_into().unwrap()) & 0x0fff_fffc_0fff_ffff,
+        u64::from_le_bytes(key[8..16].try_into().unwrap()) & 0x0fff_fffc_0fff_fffc,
+    ]
 }
 
-/// Loads `s` (the last 16 key bytes) as two little-endian 64-bit words.
+/// Loads `s` (the last 16 key bytes) as two little-endian words.
 pub(super) fn load_s(key: &[u8; 32]) -> [u64; 2] {
     [u64::from_le_bytes(key[16..24].try_into().unwrap()), u64::from_le_bytes(key[24..32].try_into().unwrap())]
 }
 
-/// `a · b mod p`, partially reduced.
-///
-/// Input bounds: every limb of `a` below 2^47, `b` limbs below 2^44 (any power of a clamped `r`, carried).
-/// Output: `h0 < 2^44`, `h1 < 2^44 + 2^14`, `h2 < 2^42`.
-#[inline(always)]
-pub(super) fn mul(a: [u64; 3], b: [u64; 3]) -> [u64; 3] {
-    let [a0, a1, a2] = a.map(u128::from);
-    let [b0, b1, b2] = b.map(u128::from);
-    // Terms of weight 2^132 and 2^176 wrap to weight 2^0 and 2^44 times 20 (2^132 = 4·2^130 ≡ 4·5).
-    let s1 = b1 * 20;
-    let s2 = b2 * 20;
-    let d0 = a0 * b0 + a1 * s2 + a2 * s1;
-    let d1 = a0 * b1 + a1 * b0 + a2 * s2;
-    let d2 = a0 * b2 + a1 * b1 + a2 * b0;
-    carry_wide(d0, d1, d2)
-}
-
-/// Carries a 3-limb product (each below 2^100) down to a partially reduced element.
-#[inline(always)]
-fn carry_wide(d0: u128, mut d1: u128, mut d2: u128) -> [u64; 3] {
-    d1 += d0 >> 44;
-    let h0 = d0 as u64 & M44;
-    d2 += d1 >> 44;
-    let h1 = d1 as u64 & M44;
-    let h2 = d2 as u64 & M42;
-    // Bits at and above 2^130: fold back times 5. `c` < 2^58 for the bounds of `mul`.
-    let c = (d2 >> 42) as u64;
-    let h0 = h0 + c * 5;
-    let h1 = h1 + (h0 >> 44);
-    [h0 & M44, h1, h2]
-}
-
-/// One carry pass with the wrap-around, for limbs up to 2^60 each.
-///
-/// Output: `h0 < 2^44`, `h1 < 2^44 + 2^20`, `h2 < 2^42`.
-#[inline(always)]
-pub(super) fn carry(h: [u64; 3]) -> [u64; 3] {
-    let [mut h0, mut h1, mut h2] = h;
-    h1 += h0 >> 44;
-    h0 &= M44;
-    h2 += h1 >> 44;
-    h1 &= M44;
-    h0 += (h2 >> 42) * 5;
-    h2 &= M42;
-    h1 += h0 >> 44;
-    h0 &= M44;
-    [h0, h1, h2]
-}
-
-/// Brings a partially reduced element to limbs that fit their nominal widths exactly
-/// (`h0, h1 < 2^44`, `h2 <= 2^42`), so that it can be re-split into another radix by bit extraction.
-#[inline(always)]
-pub(super) fn normalize(h: [u64; 3]) -> [u64; 3] {
-    let [h0, mut h1, mut h2] = carry(h);
-    h2 += h1 >> 44;
-    h1 &= M44;
-    [h0, h1, h2]
-}
-
 /// Absorbs whole 16-byte blocks (`data.len()` a multiple of 16), each with the 2^128 bit set.
-pub(super) fn blocks(h: &mut [u64; 3], r: &[u64; 3], data: &[u8]) {
-    debug_assert!(data.len() % 16 == 0);
+pub(super) fn blocks(h: &mut [u64; 3], r: &[u64; 2], data: &[u8]) {
+    debug_assert!(data.len().is_multiple_of(16));
     let mut acc = *h;
     for block in data.chunks_exact(16) {
-        acc = absorb(acc, r, block.try_into().unwrap(), 1 << 40);
+        acc = absorb(acc, *r, block.try_into().unwrap(), 1);
     }
     *h = acc;
 }
 
-/// Absorbs the final short block: `block` already holds the message bytes, then `0x01`, then zeros, and
-/// the 2^128 bit is not added.
-pub(super) fn last_block(h: &mut [u64; 3], r: &[u64; 3], block: &[u8; 16]) {
-    *h = absorb(*h, r, block, 0);
+/// Absorbs the final short block: `block` already holds the message bytes, then `0x01`, then zeros, and the
+/// 2^128 bit is not added.
+pub(super) fn last_block(h: &mut [u64; 3], r: &[u64; 2], block: &[u8; 16]) {
+    *h = absorb(*h, *r, block, 0);
 }
 
-/// `(h + block + hibit·2^88) · r`.
+/// `(h + block + hibit·2^128) · r mod p`, with the output's `h2 <= 4`.
 #[inline(always)]
-fn absorb(h: [u64; 3], r: &[u64; 3], block: &[u8; 16], hibit: u64) -> [u64; 3] {
-    let t0 = u64::from_le_bytes(block[0..8].try_into().unwrap());
-    let t1 = u64::from_le_bytes(block[8..16].try_into().unwrap());
-    let a = [h[0] + (t0 & M44), h[1] + (((t0 >> 44) | (t1 << 20)) & M44), h[2] + ((t1 >> 24) | hibit)];
-    mul(a, *r)
+fn absorb(h: [u64; 3], r: [u64; 2], block: &[u8; 16], hibit: u64) -> [u64; 3] {
+    let m0 = u64::from_le_bytes(block[0..8].try_into().unwrap());
+    let m1 = u64::from_le_bytes(block[8..16].try_into().unwrap());
+    let (h0, c0) = h[0].overflowing_add(m0);
+    let (h1, c1a) = h[1].overflowing_add(m1);
+    let (h1, c1b) = h1.overflowing_add(u64::from(c0));
+    let h2 = h[2] + u64::from(c1a) + u64::from(c1b) + hibit; // <= 4 + 1 + 1
+    let [r0, r1] = r;
+    let s1 = r1 + (r1 >> 2); // 5·r1/4, exact since r1 ≡ 0 (mod 4); below 2^60.33
+
+    let wide = |a: u64, b: u64| u128::from(a) * u128::from(b);
+    // Columns of weight 2^0, 2^64, 2^128 (the 2^128·2^64 and 2^64·2^64 overflow terms folded via s1).
+    let d0 = wide(h0, r0) + wide(h1, s1); // < 2^125.2
+    let d1 = wide(h0, r1) + wide(h1, r0) + u128::from(h2 * s1); // h2·s1 < 2^63.3
+    let d2 = h2 * r0; // < 2^63
+    let d1 = d1 + (d0 >> 64);
+    let t = d2 + (d1 >> 64) as u64; // bits from 2^128 up, < 2^63.5
+    // Keep bits 128, 129; fold t >> 2 (weight 2^130) back as 5·(t >> 2) = (t & !3) + (t >> 2).
+    let fold = (t & !3) + (t >> 2);
+    let (h0, k0) = (d0 as u64).overflowing_add(fold);
+    let (h1, k1) = (d1 as u64).overflowing_add(u64::from(k0));
+    [h0, h1, (t & 3) + u64::from(k1)]
 }
 
-/// Fully reduces `h` modulo p = 2^130 - 5 and returns it as (low 128 bits, bits 128..130).
+/// Fully reduces `h` (with `h2 <= 4`, so `h < 2p`) and returns it as (low 128 bits, bits 128..130).
 ///
-/// Branch-free: `g = h + 5 - 2^130` is computed and selected by the sign of its top limb.
+/// Branch-free: `g = h + 5` reaches 2^130 exactly when `h >= p`, and then `h - p = g - 2^130`.
 #[inline(always)]
 fn reduce(h: [u64; 3]) -> (u128, u64) {
-    let [h0, h1, h2] = normalize(carry(h));
-    // Now h2 <= 2^42. Fold a possible bit at 2^130 once more; afterwards h < 2^130 strictly (the second
-    // carry into h2 can only happen when the fold made h2 zero).
-    let c = h2 >> 42;
-    let h2 = h2 & M42;
-    let h0 = h0 + c * 5;
-    let h1 = h1 + (h0 >> 44);
-    let h0 = h0 & M44;
-    let h2 = h2 + (h1 >> 44);
-    let h1 = h1 & M44;
-    // h < 2^130 < 2p, so h mod p is h or h - p.
-    let g0 = h0 + 5;
-    let g1 = h1 + (g0 >> 44);
-    let g0 = g0 & M44;
-    let g2 = (h2 + (g1 >> 44)).wrapping_sub(1 << 42);
-    let g1 = g1 & M44;
-    // g2's top bit is set iff h + 5 < 2^130, i.e. h < p: then keep h, else take g = h - p.
-    let keep_h = 0u64.wrapping_sub(g2 >> 63);
-    let take_g = !keep_h;
-    let f0 = (h0 & keep_h) | (g0 & take_g);
-    let f1 = (h1 & keep_h) | (g1 & take_g);
-    let f2 = (h2 & keep_h) | (g2 & take_g);
-    let lo = u128::from(f0) | (u128::from(f1) << 44) | (u128::from(f2) << 88);
-    (lo, f2 >> 40)
+    let lo = u128::from(h[0]) | (u128::from(h[1]) << 64);
+    let (g, c) = lo.overflowing_add(5);
+    let g2 = h[2] + u64::from(c);
+    let ge = core::hint::black_box(g2 >> 2); // 1 iff h >= p (g2 <= 5)
+    let mask = 0u128.wrapping_sub(u128::from(ge));
+    let low = (g & mask) | (lo & !mask);
+    let top_mask = 0u64.wrapping_sub(ge);
+    let top = ((g2 & 3) & top_mask) | (h[2] & !top_mask);
+    (low, top)
 }
 
 /// RFC 8439 tag: `(h mod p + s) mod 2^128`, little-endian.
@@ -156,11 +103,74 @@ pub(super) fn finalize_mod_p(h: [u64; 3], s: [u64; 2]) -> [u8; 16] {
     let s = u128::from(s[0]) | (u128::from(s[1]) << 64);
     let (sum, c1) = lo.overflowing_add(s);
     let top = top + u64::from(c1); // t = top·2^128 + sum, top <= 4
-    // t - p = t + 5 - 2^130: compute u = t + 5; t >= p iff u >= 2^130 iff bit 2 of u's top is set
-    // (u's top is at most 5).
+    // t - p = t + 5 - 2^130: with u = t + 5, t >= p iff u >= 2^130 iff bit 2 of u's top (at most 5) is set.
     let (u, c2) = sum.overflowing_add(5);
     let utop = top + u64::from(c2);
-    let ge = u128::from((utop >> 2) & 1);
-    let mask = 0u128.wrapping_sub(ge);
+    let ge = core::hint::black_box((utop >> 2) & 1);
+    let mask = 0u128.wrapping_sub(u128::from(ge));
     ((u & mask) | (sum & !mask)).to_le_bytes()
+}
+
+// ---- radix 2^44 helpers for the x86 SIMD backends ---------------------------------------------------------
+//
+// An element is `h0 + h1·2^44 + h2·2^88`, limbs nominally 44, 44, 42 bits, allowed to run a few bits over.
+
+/// An accumulator in the radix-2^64 form above (or `[r0, r1, 0]`) in radix 2^44. The top limb is below 2^43.
+#[cfg(target_arch = "x86_64")]
+pub(super) fn to44(h: [u64; 3]) -> [u64; 3] {
+    [h[0] & M44, ((h[0] >> 44) | (h[1] << 20)) & M44, (h[1] >> 24) | (h[2] << 40)]
+}
+
+/// A radix-2^44 element (limbs below 2^60) back to the radix-2^64 form with `h2 <= 4`.
+#[cfg(target_arch = "x86_64")]
+pub(super) fn from44(h: [u64; 3]) -> [u64; 3] {
+    let [h0, h1, h2] = normalize44(h); // h0, h1 < 2^44, h2 <= 2^42
+    [h0 | (h1 << 44), (h1 >> 20) | (h2 << 24), h2 >> 40]
+}
+
+/// `a · b mod p` in radix 2^44, partially reduced.
+///
+/// Input bounds: limbs of `a` below 2^47, limbs of `b` below 2^45. Output: `h0 < 2^44`, `h1 < 2^44 + 2^15`,
+/// `h2 < 2^42`, so outputs can be fed back in as either operand.
+#[cfg(target_arch = "x86_64")]
+pub(super) fn mul44(a: [u64; 3], b: [u64; 3]) -> [u64; 3] {
+    let [a0, a1, a2] = a.map(u128::from);
+    let [b0, b1, b2] = b.map(u128::from);
+    // Terms of weight 2^132 and 2^176 wrap to weight 2^0 and 2^44 times 20 (2^132 = 4·2^130 ≡ 4·5).
+    let s1 = b1 * 20;
+    let s2 = b2 * 20;
+    let d0 = a0 * b0 + a1 * s2 + a2 * s1;
+    let d1 = a0 * b1 + a1 * b0 + a2 * s2 + (d0 >> 44);
+    let d2 = a0 * b2 + a1 * b1 + a2 * b0 + (d1 >> 44);
+    let h0 = d0 as u64 & M44;
+    let h1 = d1 as u64 & M44;
+    let h2 = d2 as u64 & M42;
+    // Bits at and above 2^130 fold back times 5.
+    let h0 = h0 + (d2 >> 42) as u64 * 5;
+    [h0 & M44, h1 + (h0 >> 44), h2]
+}
+
+/// One carry pass with the wrap-around, for limbs up to 2^60 each.
+/// Output: `h0 < 2^44`, `h1 < 2^44 + 2^20`, `h2 < 2^42`.
+#[cfg(target_arch = "x86_64")]
+pub(super) fn carry44(h: [u64; 3]) -> [u64; 3] {
+    let [mut h0, mut h1, mut h2] = h;
+    h1 += h0 >> 44;
+    h0 &= M44;
+    h2 += h1 >> 44;
+    h1 &= M44;
+    h0 += (h2 >> 42) * 5;
+    h2 &= M42;
+    h1 += h0 >> 44;
+    h0 &= M44;
+    [h0, h1, h2]
+}
+
+/// Limbs that fit their nominal widths (`h0, h1 < 2^44`, `h2 <= 2^42`), for re-splitting by bit extraction.
+#[cfg(target_arch = "x86_64")]
+pub(super) fn normalize44(h: [u64; 3]) -> [u64; 3] {
+    let [h0, mut h1, mut h2] = carry44(h);
+    h2 += h1 >> 44;
+    h1 &= M44;
+    [h0, h1, h2]
 }

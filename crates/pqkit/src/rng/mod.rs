@@ -21,7 +21,6 @@ use core::convert::Infallible;
 use rand_core::{SeedableRng, TryCryptoRng, TryRng};
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
-const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
 const BUF_LEN: usize = 1024;
 
 /// A ChaCha CSPRNG with `ROUNDS` rounds (20, 12 or 8). Use the aliases [`ChaCha20Rng`], [`ChaCha12Rng`],
@@ -55,11 +54,7 @@ impl<const ROUNDS: usize> ChaChaRng<ROUNDS> {
     pub fn from_key(seed: [u8; 32]) -> Self {
         #[allow(clippy::let_unit_value)]
         let () = Self::VALID_ROUNDS;
-        let mut state = [0u32; 16];
-        state[..4].copy_from_slice(&SIGMA);
-        for (w, c) in state[4..12].iter_mut().zip(seed.chunks_exact(4)) {
-            *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-        }
+        let state = chacha::state_legacy(&seed, 0, &[0; 8]);
         let mut seed = seed;
         seed.zeroize();
         ChaChaRng { state, buf: [0; BUF_LEN], pos: BUF_LEN, exhausted: false, backend: Backend::detect() }
@@ -141,7 +136,7 @@ impl<const ROUNDS: usize> ChaChaRng<ROUNDS> {
     /// everything this generator has output, and it is never output itself.
     fn rekey(&mut self) {
         let mut s = self.state;
-        for (w, c) in s[..4].iter_mut().zip(SIGMA) {
+        for (w, c) in s[..4].iter_mut().zip(chacha::CONSTANTS) {
             *w = !c;
         }
         s[12] = 0;

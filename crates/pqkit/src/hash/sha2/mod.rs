@@ -78,9 +78,11 @@ impl Backend {
     /// The fastest backend this CPU runs.
     pub fn detect() -> Backend {
         let f = cpu::features();
-        if cfg!(target_arch = "x86_64") && f.has(Features::SHA | Features::SSE41 | Features::SSSE3 | Features::AVX2) {
+        if cfg!(target_arch = "x86_64")
+            && f.has(Features::SHA | Features::SSE41 | Features::SSSE3 | Features::AVX2 | Features::BMI2)
+        {
             Backend::ShaNi
-        } else if cfg!(target_arch = "x86_64") && f.has(Features::AVX2) {
+        } else if cfg!(target_arch = "x86_64") && f.has(Features::AVX2 | Features::BMI2) {
             Backend::Avx2
         } else {
             Backend::Soft

@@ -25,9 +25,9 @@ fn compress(h: &mut [u32; 8], blocks: &[u8]) {
     for block in blocks.chunks_exact(64) {
         let (abef0, cdgh0) = (abef, cdgh);
         // SAFETY: `block` is 64 readable bytes.
-        let mut m: [__m128i; 4] = core::array::from_fn(|i| unsafe {
-            _mm_shuffle_epi8(_mm_loadu_si128(block.as_ptr().add(16 * i).cast()), bswap)
-        });
+        // SAFETY (all four loads): `block` is 64 readable bytes; loadu has no alignment requirement.
+        let ld = |i: usize| unsafe { _mm_shuffle_epi8(_mm_loadu_si128(block.as_ptr().add(16 * i).cast()), bswap) };
+        let (mut m0, mut m1, mut m2, mut m3) = (ld(0), ld(1), ld(2), ld(3));
         // Four rounds on `wk` = W + K for four message words.
         macro_rules! four_rounds {
             ($wk:expr) => {{
@@ -38,17 +38,31 @@ fn compress(h: &mut [u32; 8], blocks: &[u8]) {
                 // Now `abef` is four rounds on and `cdgh` (two rounds on) is its CDGH.
             }};
         }
-        for (t, mt) in m.iter().enumerate() {
-            four_rounds!(_mm_add_epi32(*mt, k(4 * t)));
+        // W[4t..4t+4] from the previous 16 words (a = W[t-4 group] .. d = W[t-1 group]): the sigma0 terms
+        // (msg1), W[j-7] (alignr), then the sigma1 terms (msg2). The result replaces `a`.
+        macro_rules! schedule_rounds {
+            ($a:ident, $b:ident, $c:ident, $d:ident, $t:expr) => {{
+                let x = _mm_add_epi32(_mm_sha256msg1_epu32($a, $b), _mm_alignr_epi8::<4>($d, $c));
+                $a = _mm_sha256msg2_epu32(x, $d);
+                four_rounds!(_mm_add_epi32($a, k(4 * $t)));
+            }};
         }
-        for t in 4..16 {
-            // W[4t..4t+4] from the previous 16 words: sigma0 terms (msg1), W[t-7] (alignr), sigma1 (msg2).
-            let (m0, m1, m2, m3) = (m[t % 4], m[(t + 1) % 4], m[(t + 2) % 4], m[(t + 3) % 4]);
-            let x = _mm_add_epi32(_mm_sha256msg1_epu32(m0, m1), _mm_alignr_epi8::<4>(m3, m2));
-            let new = _mm_sha256msg2_epu32(x, m3);
-            m[t % 4] = new;
-            four_rounds!(_mm_add_epi32(new, k(4 * t)));
-        }
+        four_rounds!(_mm_add_epi32(m0, k(0)));
+        four_rounds!(_mm_add_epi32(m1, k(4)));
+        four_rounds!(_mm_add_epi32(m2, k(8)));
+        four_rounds!(_mm_add_epi32(m3, k(12)));
+        schedule_rounds!(m0, m1, m2, m3, 4);
+        schedule_rounds!(m1, m2, m3, m0, 5);
+        schedule_rounds!(m2, m3, m0, m1, 6);
+        schedule_rounds!(m3, m0, m1, m2, 7);
+        schedule_rounds!(m0, m1, m2, m3, 8);
+        schedule_rounds!(m1, m2, m3, m0, 9);
+        schedule_rounds!(m2, m3, m0, m1, 10);
+        schedule_rounds!(m3, m0, m1, m2, 11);
+        schedule_rounds!(m0, m1, m2, m3, 12);
+        schedule_rounds!(m1, m2, m3, m0, 13);
+        schedule_rounds!(m2, m3, m0, m1, 14);
+        schedule_rounds!(m3, m0, m1, m2, 15);
         abef = _mm_add_epi32(abef, abef0);
         cdgh = _mm_add_epi32(cdgh, cdgh0);
     }

@@ -53,3 +53,37 @@ pub(super) fn f1600_x4(states: &mut [[u64; 4]; 25]) {
     // and OS support AVX2.
     unsafe { f1600_x4_avx2(states) }
 }
+
+#[target_feature(enable = "avx2,bmi1,bmi2")]
+fn f1600_bmi2(state: &mut [u64; 25]) {
+    super::soft::f1600(state)
+}
+
+/// True if the CPU has BMI1 (`andn`), which `crate::cpu::Features` does not list. Read once with `cpuid`.
+pub(super) fn has_bmi1() -> bool {
+    use core::sync::atomic::{AtomicU8, Ordering};
+    static CACHE: AtomicU8 = AtomicU8::new(0);
+    match CACHE.load(Ordering::Relaxed) {
+        1 => false,
+        2 => true,
+        _ => {
+            #[allow(unused_unsafe)]
+            // SAFETY: `cpuid` exists on every x86_64 CPU and only reads identification registers.
+            let l0 = unsafe { __cpuid_count(0, 0) };
+            #[allow(unused_unsafe)]
+            // SAFETY: as above; leaf 7 is only read when the CPU reports it.
+            let yes = l0.eax >= 7 && unsafe { __cpuid_count(7, 0) }.ebx >> 3 & 1 == 1;
+            CACHE.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+            yes
+        }
+    }
+}
+
+/// Single-state Keccak-f[1600]: the portable rounds compiled with BMI1/BMI2 (`andn` for chi, `rorx` for the
+/// rotations). The caller has checked AVX2, BMI1 and BMI2.
+pub(super) fn f1600(state: &mut [u64; 25]) {
+    debug_assert!(has_bmi1() && crate::cpu::features().has(crate::cpu::Features::AVX2 | crate::cpu::Features::BMI2));
+    // SAFETY: only reached through Backend::Avx2/Avx512, which `Backend::detect` selects only when the CPU and
+    // OS support AVX2, BMI1 and BMI2.
+    unsafe { f1600_bmi2(state) }
+}

@@ -25,6 +25,7 @@ fn rol(a: u64, n: u32) -> u64 {
 }
 
 /// Keccak-f[1600] on one state.
+#[inline(always)]
 pub(super) fn f1600(state: &mut [u64; 25]) {
     let mut a = *state;
     for &rc in RC.iter() {

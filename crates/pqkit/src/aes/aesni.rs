@@ -1,0 +1,315 @@
+//! AES-NI + PCLMULQDQ backend (x86_64): single blocks, GHASH and stitched GCM.
+//!
+//! GCM processes 8 blocks per iteration: the AES rounds of 8 counter blocks and the carry-less products of
+//! 8 ciphertext blocks with H^8..H^1 are independent work in one loop body, and the 8 products are summed
+//! unreduced and reduced once. Counter blocks live in registers in byte-reversed form, where GCM's inc32 is a
+//! 32-bit lane addition (wrapping exactly like inc32), and are byte-swapped just before the first round.
+#![allow(unsafe_code)]
+#![allow(clippy::needless_range_loop)] // indexed round loops read like the specification
+
+use super::{HTable, RoundKeys};
+use core::arch::x86_64::*;
+use zeroize::Zeroize;
+
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+fn bswap(x: __m128i) -> __m128i {
+    _mm_shuffle_epi8(x, _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+}
+
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+fn load_keys(k: &[[u8; 16]; 15]) -> [__m128i; 15] {
+    // SAFETY: each element is a 16-byte array; `loadu` has no alignment requirement.
+    core::array::from_fn(|i| unsafe { _mm_loadu_si128(k[i].as_ptr().cast()) })
+}
+
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+fn enc1<const NR: usize>(k: &[__m128i; 15], b: __m128i) -> __m128i {
+    let mut x = _mm_xor_si128(b, k[0]);
+    for r in 1..NR {
+        x = _mm_aesenc_si128(x, k[r]);
+    }
+    _mm_aesenclast_si128(x, k[NR])
+}
+
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+fn enc8<const NR: usize>(k: &[__m128i; 15], b: &mut [__m128i; 8]) {
+    for x in b.iter_mut() {
+        *x = _mm_xor_si128(*x, k[0]);
+    }
+    for r in 1..NR {
+        for x in b.iter_mut() {
+            *x = _mm_aesenc_si128(*x, k[r]);
+        }
+    }
+    for x in b.iter_mut() {
+        *x = _mm_aesenclast_si128(*x, k[NR]);
+    }
+}
+
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+fn encrypt_block_impl(keys: &RoundKeys, block: &mut [u8; 16]) {
+    let k = load_keys(&keys.enc);
+    // SAFETY: `block` is 16 readable and writable bytes.
+    let b = unsafe { _mm_loadu_si128(block.as_ptr().cast()) };
+    let x = if keys.nr == 10 { enc1::<10>(&k, b) } else { enc1::<14>(&k, b) };
+    // SAFETY: as above.
+    unsafe { _mm_storeu_si128(block.as_mut_ptr().cast(), x) };
+}
+
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+fn decrypt_block_impl(keys: &RoundKeys, block: &mut [u8; 16]) {
+    let k = load_keys(&keys.dec);
+    // SAFETY: `block` is 16 readable and writable bytes.
+    let mut x = unsafe { _mm_loadu_si128(block.as_ptr().cast()) };
+    x = _mm_xor_si128(x, k[0]);
+    for r in 1..keys.nr {
+        x = _mm_aesdec_si128(x, k[r]);
+    }
+    x = _mm_aesdeclast_si128(x, k[keys.nr]);
+    // SAFETY: as above.
+    unsafe { _mm_storeu_si128(block.as_mut_ptr().cast(), x) };
+}
+
+pub(super) fn encrypt_block(keys: &RoundKeys, block: &mut [u8; 16]) {
+    // SAFETY: the dispatcher selects this backend only when `Backend::AesNi`/`Vaes` is available, which
+    // includes AES, PCLMULQDQ, SSSE3 and SSE4.1.
+    unsafe { encrypt_block_impl(keys, block) }
+}
+
+pub(super) fn decrypt_block(keys: &RoundKeys, block: &mut [u8; 16]) {
+    // SAFETY: as in `encrypt_block`.
+    unsafe { decrypt_block_impl(keys, block) }
+}
+
+// --- GHASH ------------------------------------------------------------------------------------------------------
+
+/// Accumulator of unreduced products.
+#[derive(Clone, Copy)]
+pub(super) struct Acc {
+    lo: __m128i,
+    mid: __m128i,
+    hi: __m128i,
+}
+
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+fn acc_new() -> Acc {
+    Acc { lo: _mm_setzero_si128(), mid: _mm_setzero_si128(), hi: _mm_setzero_si128() }
+}
+
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+fn acc_mul(a: &mut Acc, x: __m128i, h: __m128i) {
+    a.lo = _mm_xor_si128(a.lo, _mm_clmulepi64_si128(x, h, 0x00));
+    a.hi = _mm_xor_si128(a.hi, _mm_clmulepi64_si128(x, h, 0x11));
+    a.mid = _mm_xor_si128(a.mid, _mm_clmulepi64_si128(x, h, 0x01));
+    a.mid = _mm_xor_si128(a.mid, _mm_clmulepi64_si128(x, h, 0x10));
+}
+
+/// Reduces the 256-bit `hi:lo` modulo the GCM polynomial (same steps as `ghash_soft::reduce`).
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+pub(super) fn reduce(lo: __m128i, hi: __m128i) -> __m128i {
+    let p = _mm_set_epi64x(0xc200_0000_0000_0000u64 as i64, 1);
+    let t = _mm_clmulepi64_si128(lo, p, 0x10);
+    let lo = _mm_xor_si128(_mm_shuffle_epi32(lo, 0x4e), t);
+    let t = _mm_clmulepi64_si128(lo, p, 0x10);
+    let lo = _mm_xor_si128(_mm_shuffle_epi32(lo, 0x4e), t);
+    _mm_xor_si128(hi, lo)
+}
+
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+fn acc_reduce(a: &Acc) -> __m128i {
+    let lo = _mm_xor_si128(a.lo, _mm_slli_si128(a.mid, 8));
+    let hi = _mm_xor_si128(a.hi, _mm_srli_si128(a.mid, 8));
+    reduce(lo, hi)
+}
+
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+fn load_h(htab: &HTable, i: usize) -> __m128i {
+    // SAFETY: `i < 16`, checked by the slice index; u128 is 16 bytes.
+    unsafe { _mm_loadu_si128((&htab.h[i] as *const u128).cast()) }
+}
+
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+fn load_state(s: &u128) -> __m128i {
+    // SAFETY: a u128 is 16 readable bytes.
+    unsafe { _mm_loadu_si128((s as *const u128).cast()) }
+}
+
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+fn store_state(s: &mut u128, v: __m128i) {
+    // SAFETY: a u128 is 16 writable bytes.
+    unsafe { _mm_storeu_si128((s as *mut u128).cast(), v) }
+}
+
+/// GHASH of `n <= 8` byte-reversed blocks `x[..n]` into `y` with one reduction.
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+pub(super) fn ghash_n(htab: &HTable, y: __m128i, x: &[__m128i], n: usize) -> __m128i {
+    let mut a = acc_new();
+    for j in 0..n {
+        let xj = if j == 0 { _mm_xor_si128(x[0], y) } else { x[j] };
+        acc_mul(&mut a, xj, load_h(htab, 16 - n + j));
+    }
+    acc_reduce(&a)
+}
+
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+fn ghash_impl(htab: &HTable, state: &mut u128, data: &[u8]) {
+    let mut y = load_state(state);
+    let mut chunks = data.chunks_exact(128);
+    for c in &mut chunks {
+        // SAFETY: `c` is 128 bytes; block j is at offset 16 j.
+        let x: [__m128i; 8] =
+            core::array::from_fn(|j| bswap(unsafe { _mm_loadu_si128(c.as_ptr().add(16 * j).cast()) }));
+        y = ghash_n(htab, y, &x, 8);
+    }
+    let rem = chunks.remainder();
+    if !rem.is_empty() {
+        let mut buf = [0u8; 128];
+        buf[..rem.len()].copy_from_slice(rem);
+        let n = rem.len().div_ceil(16);
+        // SAFETY: `buf` is 128 bytes.
+        let x: [__m128i; 8] =
+            core::array::from_fn(|j| bswap(unsafe { _mm_loadu_si128(buf.as_ptr().add(16 * j).cast()) }));
+        y = ghash_n(htab, y, &x, n);
+        buf.zeroize();
+    }
+    store_state(state, y);
+}
+
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+fn ghash_block_impl(htab: &HTable, state: &mut u128, block: &[u8; 16]) {
+    // SAFETY: `block` is 16 bytes.
+    let x = bswap(unsafe { _mm_loadu_si128(block.as_ptr().cast()) });
+    let y = ghash_n(htab, load_state(state), &[x], 1);
+    store_state(state, y);
+}
+
+pub(super) fn ghash_block(htab: &HTable, state: &mut u128, block: &[u8; 16]) {
+    // SAFETY: selected only when AES-NI, PCLMULQDQ, SSSE3 and SSE4.1 are available.
+    unsafe { ghash_block_impl(htab, state, block) }
+}
+
+pub(super) fn ghash(htab: &HTable, state: &mut u128, data: &[u8]) {
+    // SAFETY: selected only when AES-NI, PCLMULQDQ, SSSE3 and SSE4.1 are available.
+    unsafe { ghash_impl(htab, state, data) }
+}
+
+// --- GCM ------------------------------------------------------------------------------------------------------
+
+/// Encrypts (`SEAL`) or decrypts `buf` in CTR mode and absorbs the ciphertext into GHASH.
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+fn gcm_impl<const NR: usize, const SEAL: bool>(
+    keys: &RoundKeys,
+    htab: &HTable,
+    ctr: &[u8; 16],
+    state: &mut u128,
+    buf: &mut [u8],
+) {
+    let k = load_keys(&keys.enc);
+    // SAFETY: `ctr` is 16 bytes.
+    let mut c = bswap(unsafe { _mm_loadu_si128(ctr.as_ptr().cast()) });
+    let one = _mm_set_epi32(0, 0, 0, 1);
+    let mut y = load_state(state);
+    let len = buf.len();
+    let full = len / 128;
+    let p = buf.as_mut_ptr();
+    // Ciphertext of the previous chunk, still to be hashed (seal only).
+    let mut prev = [_mm_setzero_si128(); 8];
+    for i in 0..full {
+        let mut b = [_mm_setzero_si128(); 8];
+        for x in b.iter_mut() {
+            *x = bswap(c);
+            c = _mm_add_epi32(c, one);
+        }
+        // SAFETY: chunk i spans bytes [128 i, 128 i + 128) of `buf`, in bounds since i < len / 128.
+        let src: [__m128i; 8] = core::array::from_fn(|j| unsafe { _mm_loadu_si128(p.add(128 * i + 16 * j).cast()) });
+        if SEAL {
+            if i > 0 {
+                y = ghash_n(htab, y, &prev, 8);
+            }
+        } else {
+            let x: [__m128i; 8] = core::array::from_fn(|j| bswap(src[j]));
+            y = ghash_n(htab, y, &x, 8);
+        }
+        enc8::<NR>(&k, &mut b);
+        for j in 0..8 {
+            let o = _mm_xor_si128(b[j], src[j]);
+            // SAFETY: same chunk as the loads above.
+            unsafe { _mm_storeu_si128(p.add(128 * i + 16 * j).cast(), o) };
+            if SEAL {
+                prev[j] = bswap(o);
+            }
+        }
+    }
+    if SEAL && full > 0 {
+        y = ghash_n(htab, y, &prev, 8);
+    }
+    let rem = len - 128 * full;
+    if rem > 0 {
+        let tail = &mut buf[128 * full..];
+        let mut t = [0u8; 128];
+        t[..rem].copy_from_slice(tail);
+        let n = rem.div_ceil(16);
+        let tp = t.as_mut_ptr();
+        if !SEAL {
+            // SAFETY: `t` is 128 bytes.
+            let x: [__m128i; 8] = core::array::from_fn(|j| bswap(unsafe { _mm_loadu_si128(tp.add(16 * j).cast()) }));
+            y = ghash_n(htab, y, &x, n);
+        }
+        let mut b = [_mm_setzero_si128(); 8];
+        for x in b.iter_mut() {
+            *x = bswap(c);
+            c = _mm_add_epi32(c, one);
+        }
+        enc8::<NR>(&k, &mut b);
+        for (j, kb) in b.iter().enumerate() {
+            // SAFETY: `t` is 128 bytes.
+            unsafe {
+                let v = _mm_loadu_si128(tp.add(16 * j).cast());
+                _mm_storeu_si128(tp.add(16 * j).cast(), _mm_xor_si128(v, *kb));
+            }
+        }
+        tail.copy_from_slice(&t[..rem]);
+        if SEAL {
+            t[rem..].fill(0);
+            // SAFETY: `t` is 128 bytes.
+            let x: [__m128i; 8] = core::array::from_fn(|j| bswap(unsafe { _mm_loadu_si128(tp.add(16 * j).cast()) }));
+            y = ghash_n(htab, y, &x, n);
+        }
+        t.zeroize();
+    }
+    store_state(state, y);
+}
+
+pub(super) fn seal(keys: &RoundKeys, htab: &HTable, ctr: &[u8; 16], state: &mut u128, buf: &mut [u8]) {
+    // SAFETY: selected only when AES-NI, PCLMULQDQ, SSSE3 and SSE4.1 are available.
+    unsafe {
+        if keys.nr == 10 {
+            gcm_impl::<10, true>(keys, htab, ctr, state, buf)
+        } else {
+            gcm_impl::<14, true>(keys, htab, ctr, state, buf)
+        }
+    }
+}
+
+pub(super) fn open(keys: &RoundKeys, htab: &HTable, ctr: &[u8; 16], state: &mut u128, buf: &mut [u8]) {
+    // SAFETY: as in `seal`.
+    unsafe {
+        if keys.nr == 10 {
+            gcm_impl::<10, false>(keys, htab, ctr, state, buf)
+        } else {
+            gcm_impl::<14, false>(keys, htab, ctr, state, buf)
+        }
+    }
+}
