@@ -58,15 +58,18 @@ fn matches_rustcrypto_on_random_inputs() {
         assert_eq!(&Skein512_512::digest(&data)[..], &r64[..], "len {len}");
         // Incremental with random chunking.
         let mut a = Skein512_256::new();
+        let mut c = Skein512::new(32).unwrap();
         let mut b = Skein512::new(64).unwrap();
         let mut i = 0;
         while i < len {
             let n = rng.random_range(0..=200usize).min(len - i);
             a.update(&data[i..i + n]);
+            c.update(&data[i..i + n]);
             b.write_all(&data[i..i + n]).unwrap();
             i += n;
         }
         assert_eq!(&a.finalize()[..], &r32[..], "chunked len {len}");
+        assert_eq!(&c.finalize()[..], &r32[..], "chunked len {len}");
         let mut out = [0u8; 64];
         b.finalize_into(&mut out).unwrap();
         assert_eq!(&out[..], &r64[..], "chunked len {len}");
@@ -113,4 +116,33 @@ fn rejection_paths() {
     assert_eq!(h.clone().finalize_into(&mut out), Err(Error::length("Skein-512", "output", 32, 31)));
     let mut out = [0u8; 33];
     assert_eq!(h.finalize_into(&mut out), Err(Error::length("Skein-512", "output", 32, 33)));
+}
+
+#[test]
+fn fixed_hashers_implement_the_hasher_trait() {
+    use pqkit::hash::Hasher;
+    fn via_trait<H: Hasher>(data: &[u8]) -> H::Output {
+        let mut h = H::new();
+        h.update(&data[..data.len() / 2]);
+        h.update(&data[data.len() / 2..]);
+        h.finalize()
+    }
+    let data = b"The quick brown fox jumps over the lazy dog";
+    assert_eq!(via_trait::<Skein512_256>(data), Skein512_256::digest(data));
+    assert_eq!(&via_trait::<Skein512_512>(data)[..], &skein::Skein512::<skein::U64>::digest(data)[..]);
+    assert_eq!(<Skein512_256 as Hasher>::NAME, "Skein-512-256");
+    assert_eq!(<Skein512_512 as Hasher>::BLOCK_LEN, 64);
+    let mut h = Skein512_512::new();
+    h.update(b"garbage");
+    h.reset();
+    h.update(data);
+    assert_eq!(h.clone().finalize(), Skein512_512::digest(data));
+    let mut w = Skein512_256::default();
+    w.write_all(data).unwrap();
+    assert_eq!(w.finalize(), Skein512_256::digest(data));
+    let mut out = [0u8; 32];
+    assert_eq!(
+        Hasher::finalize_into(Skein512_512::new(), &mut out),
+        Err(Error::length("Skein-512-512", "output", 64, 32))
+    );
 }

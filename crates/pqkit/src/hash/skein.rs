@@ -128,6 +128,15 @@ impl Skein512 {
     }
 }
 
+impl zeroize::Zeroize for Skein512 {
+    fn zeroize(&mut self) {
+        self.h.zeroize();
+        self.buf.zeroize();
+        self.buf_len = 0;
+        self.processed = 0;
+    }
+}
+
 impl core::fmt::Debug for Skein512 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Skein512").field("output_len", &self.output_len).finish_non_exhaustive()
@@ -154,55 +163,105 @@ pub fn skein512(output_len: usize, data: &[u8]) -> Result<Vec<u8>> {
     Ok(h.finalize())
 }
 
-fn fixed<const N: usize>(data: &[u8]) -> [u8; N] {
-    let mut h = Skein512::new(N).expect("N is a valid output length");
-    h.update(data);
-    let mut out = [0u8; N];
-    h.finalize_into(&mut out).expect("N-byte output");
-    out
+macro_rules! skein512_fixed {
+    ($(#[$doc:meta])* $name:ident, $label:literal, $out:literal) => {
+        $(#[$doc])*
+        #[allow(non_camel_case_types)]
+        #[derive(Clone)]
+        pub struct $name(Skein512);
+
+        impl $name {
+            /// Digest length in bytes.
+            pub const OUTPUT_LEN: usize = $out;
+            /// Block length in bytes (the HMAC block size).
+            pub const BLOCK_LEN: usize = BLOCK;
+
+            /// A fresh hasher.
+            pub fn new() -> Self {
+                $name(Skein512::new($out).expect("a valid output length"))
+            }
+
+            /// Absorbs `data`. Returns `self` so calls can be chained.
+            pub fn update(&mut self, data: &[u8]) -> &mut Self {
+                self.0.update(data);
+                self
+            }
+
+            /// Returns the digest, consuming the hasher.
+            pub fn finalize(self) -> [u8; $out] {
+                let mut out = [0u8; $out];
+                self.0.finalize_into(&mut out).expect("output has the digest length");
+                out
+            }
+
+            /// Forgets everything absorbed.
+            pub fn reset(&mut self) {
+                *self = Self::new();
+            }
+
+            /// One-shot digest of `data`.
+            pub fn digest(data: &[u8]) -> [u8; $out] {
+                let mut h = Self::new();
+                h.update(data);
+                h.finalize()
+            }
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        impl core::fmt::Debug for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str(concat!(stringify!($name), " { .. }"))
+            }
+        }
+
+        impl zeroize::Zeroize for $name {
+            fn zeroize(&mut self) {
+                self.0.zeroize();
+            }
+        }
+
+        impl super::Hasher for $name {
+            const NAME: &'static str = $label;
+            const OUTPUT_LEN: usize = $out;
+            const BLOCK_LEN: usize = BLOCK;
+            type Output = [u8; $out];
+
+            fn new() -> Self {
+                $name::new()
+            }
+            fn update(&mut self, data: &[u8]) {
+                self.0.update(data);
+            }
+            fn finalize(self) -> [u8; $out] {
+                $name::finalize(self)
+            }
+            fn reset(&mut self) {
+                $name::reset(self)
+            }
+        }
+
+        super::impl_write!($name);
+    };
 }
 
-/// Skein-512-256: Skein-512 with a 32-byte output.
-#[allow(non_camel_case_types)]
-#[derive(Clone, Copy, Debug)]
-pub struct Skein512_256;
+skein512_fixed!(
+    /// Skein-512-256: Skein-512 with a 32-byte output.
+    Skein512_256,
+    "Skein-512-256",
+    32
+);
 
-impl Skein512_256 {
-    /// Output length in bytes.
-    pub const OUTPUT_LEN: usize = 32;
-
-    /// An incremental hasher with a 32-byte output.
-    #[allow(clippy::new_ret_no_self)]
-    pub fn new() -> Skein512 {
-        Skein512::new(Self::OUTPUT_LEN).expect("32 is a valid output length")
-    }
-
-    /// Hashes `data` in one call.
-    pub fn digest(data: &[u8]) -> [u8; 32] {
-        fixed(data)
-    }
-}
-
-/// Skein-512-512: Skein-512 with a 64-byte output.
-#[allow(non_camel_case_types)]
-#[derive(Clone, Copy, Debug)]
-pub struct Skein512_512;
-
-impl Skein512_512 {
-    /// Output length in bytes.
-    pub const OUTPUT_LEN: usize = 64;
-
-    /// An incremental hasher with a 64-byte output.
-    #[allow(clippy::new_ret_no_self)]
-    pub fn new() -> Skein512 {
-        Skein512::new(Self::OUTPUT_LEN).expect("64 is a valid output length")
-    }
-
-    /// Hashes `data` in one call.
-    pub fn digest(data: &[u8]) -> [u8; 64] {
-        fixed(data)
-    }
-}
+skein512_fixed!(
+    /// Skein-512-512: Skein-512 with a 64-byte output.
+    Skein512_512,
+    "Skein-512-512",
+    64
+);
 
 #[cfg(test)]
 mod tests {
