@@ -14,6 +14,7 @@ fn rfc9106_argon2id_vector() {
     assert_eq!(hex::encode(tag), "0d640df58d78766c08c037a34a8b53c9d01ef0452d75b65eb52520e96b01e659");
 }
 
+#[allow(clippy::too_many_arguments)]
 fn reference(m: u32, t: u32, p: u32, pwd: &[u8], salt: &[u8], secret: &[u8], ad: &[u8], len: usize) -> Vec<u8> {
     let params = argon2::ParamsBuilder::new()
         .m_cost(m)

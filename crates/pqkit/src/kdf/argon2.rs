@@ -310,8 +310,8 @@ fn permute(v: &mut Block, i: [usize; 16]) {
 /// the first); otherwise it replaces `out`.
 fn compress(out: &mut Block, x: &Block, y: &Block, xor_into: bool) {
     let mut r = TmpBlock([0u64; QWORDS]);
-    for i in 0..QWORDS {
-        r.0[i] = x[i] ^ y[i];
+    for ((r, x), y) in r.0.iter_mut().zip(x.iter()).zip(y.iter()) {
+        *r = x ^ y;
     }
     let mut z = TmpBlock(r.0);
     // Rows: eight 128-byte rows, each 16 consecutive words.
@@ -325,12 +325,12 @@ fn compress(out: &mut Block, x: &Block, y: &Block, xor_into: bool) {
         permute(&mut z.0, core::array::from_fn(|k| b + (k / 2) * 16 + (k % 2)));
     }
     if xor_into {
-        for i in 0..QWORDS {
-            out[i] ^= z.0[i] ^ r.0[i];
+        for ((o, z), r) in out.iter_mut().zip(z.0.iter()).zip(r.0.iter()) {
+            *o ^= z ^ r;
         }
     } else {
-        for i in 0..QWORDS {
-            out[i] = z.0[i] ^ r.0[i];
+        for ((o, z), r) in out.iter_mut().zip(z.0.iter()).zip(r.0.iter()) {
+            *o = z ^ r;
         }
     }
 }
