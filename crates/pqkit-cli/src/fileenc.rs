@@ -277,7 +277,7 @@ pub fn encrypt(a: EncryptArgs) -> CliResult {
     out.writer().write_all(&hbytes).map_err(|e| CliError::io(&out_name, e))?;
 
     let batch = pool.current_num_threads() * SEGS_PER_THREAD;
-    let mut buf = vec![0u8; batch * SEG_LEN + 1];
+    let mut buf = Zeroizing::new(vec![0u8; batch * SEG_LEN + 1]);
     let mut ct = Vec::with_capacity(batch * SEG_CT_LEN);
     let mut carry: Option<u8> = None;
     let mut index: u64 = 0;
@@ -379,9 +379,14 @@ pub fn decrypt(a: DecryptArgs) -> CliResult {
     let mut buf = Zeroizing::new(vec![0u8; batch * SEG_CT_LEN + 1]);
     let mut carry: Option<u8> = None;
     let mut index: u64 = 0;
-    let fail = |e: CliError| -> CliError {
+    let to_stdout = matches!(out, Sink::Stdout(_));
+    let fail = |e: CliError, index: u64| -> CliError {
         match e {
-            CliError::Auth(m) => CliError::Auth(format!("{in_name}: {m}; no output was written")),
+            CliError::Auth(m) if to_stdout && index > 0 => {
+                CliError::Auth(format!("{in_name}: {m}; segments 0 to {} were already written to stdout", index - 1))
+            }
+            CliError::Auth(m) if to_stdout => CliError::Auth(format!("{in_name}: {m}; nothing was written")),
+            CliError::Auth(m) => CliError::Auth(format!("{in_name}: {m}; {out_name} was not written")),
             other => other,
         }
     };
@@ -399,18 +404,21 @@ pub fn decrypt(a: DecryptArgs) -> CliResult {
         }
         if data_len == 0 {
             // Only possible for the first batch: a carried byte means more data.
-            return Err(fail(CliError::auth("ciphertext truncated after the header: no segments")));
+            return Err(fail(CliError::auth("ciphertext truncated after the header: no segments"), index));
         }
         let nseg = if eof { data_len.div_ceil(SEG_CT_LEN) } else { data_len / SEG_CT_LEN };
         let last_len = data_len - (nseg - 1) * SEG_CT_LEN;
         if last_len < TAG_LEN {
             let g = index + nseg as u64 - 1;
-            return Err(fail(CliError::auth(format!(
-                "ciphertext truncated or extended: segment {g} has only {last_len} bytes, less than a tag"
-            ))));
+            return Err(fail(
+                CliError::auth(format!(
+                    "ciphertext truncated or extended: segment {g} has only {last_len} bytes, less than a tag"
+                )),
+                index,
+            ));
         }
         if index + nseg as u64 > MAX_SEGMENTS {
-            return Err(fail(CliError::auth("more than 2^32 segments: not a valid pqkit file")));
+            return Err(fail(CliError::auth("more than 2^32 segments: not a valid pqkit file"), index));
         }
         let data = &mut buf[..data_len];
         let failures: Vec<usize> = pool.install(|| {
@@ -431,7 +439,7 @@ pub fn decrypt(a: DecryptArgs) -> CliResult {
             let last = eof && k == nseg - 1;
             let chunk = &mut data[k * SEG_CT_LEN..(k * SEG_CT_LEN + SEG_CT_LEN).min(data_len)];
             let full = chunk.len() == SEG_CT_LEN;
-            return Err(fail(diagnose(&aead, &header, &hbytes, g, chunk, last, full, passphrase)));
+            return Err(fail(diagnose(&aead, &header, &hbytes, g, chunk, last, full, passphrase), index));
         }
         let w = out.writer();
         for chunk in data.chunks(SEG_CT_LEN) {

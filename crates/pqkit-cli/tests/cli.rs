@@ -256,6 +256,20 @@ fn appended_after_full_final_segment_is_named() {
 }
 
 #[test]
+fn truncated_stream_to_stdout_says_what_was_written() {
+    let (env, ct, h, pt) = sample("aes-256-gcm", 20 * SEG);
+    let cut = &ct[..h + 17 * SEG_CT];
+    let out =
+        pqkit().args(["decrypt", "--threads", "1", "--key"]).arg(&env.key).write_stdin(cut.to_vec()).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("ciphertext truncated after segment 16"), "{err}");
+    assert!(err.contains("already written to stdout"), "{err}");
+    // Only authenticated segments were released, and they are a prefix of the plaintext.
+    assert!(out.stdout.len() < 17 * SEG && pt.starts_with(&out.stdout));
+}
+
+#[test]
 fn output_is_never_overwritten_without_force() {
     let env = Env::new();
     let pt = data(1000, 3);
@@ -626,6 +640,11 @@ fn usage_errors_exit_2_and_hide_secrets() {
         .stderr(predicate::str::contains("key must be 32 bytes"));
     pqkit().args(["encrypt", "--alg", "rot13"]).assert().code(2);
     pqkit().arg("cpu").assert().success();
+    pqkit()
+        .args(["bench", "--seconds", "0.01", "--size", "1024"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("XChaCha20-Poly1305").and(predicate::str::contains("MiB/s")));
     let env = Env::new();
     let notkey = env.write("notkey", b"my secret passphrase\n");
     let input = env.write("x", b"data");
