@@ -47,6 +47,8 @@ fn matches_argon2_crate_on_small_parameters() {
         (100, 2, 3, 100),
         (600, 1, 1, 32),
         (1024, 2, 2, 129),
+        (2048, 1, 4, 32),
+        (3000, 2, 3, 48),
     ];
     for (i, &(m, t, p, len)) in cases.iter().enumerate() {
         let pwd = format!("password {i}");

@@ -15,8 +15,9 @@
 //! - lanes (`p`), passes (`t`) and memory (`m` KiB); version 0x13, which XORs the new block into the old one
 //!   from the second pass on.
 //!
-//! Lanes are computed one after another in this (portable) implementation: the result is identical to a
-//! parallel run, only slower.
+//! With the `std` feature the lanes of each slice are filled on up to `min(p, cores)` threads (scoped
+//! threads, only for at least 1 MiB of memory); without it they are filled one after another. The result
+//! is the same either way.
 //!
 //! ## Security contract
 //! - Parameters are validated ([`Params::new`]): `m >= 8 * p` KiB, `t >= 1`, `1 <= p <= 2^24 - 1`; the salt
@@ -207,11 +208,10 @@ impl Argon2id {
         bytes.zeroize();
 
         let ctx = Ctx { m_blocks: m_blocks as u64, t_cost: t_cost as u64, lanes, lane_len, seg_len };
+        let threads = worker_threads(lanes, m_blocks);
         for pass in 0..t_cost {
             for slice in 0..SYNC_POINTS {
-                for lane in 0..lanes {
-                    fill_segment(&ctx, &mut mem.0, pass, slice, lane);
-                }
+                fill_slice(&ctx, &mut mem.0, pass, slice, threads);
             }
         }
 
@@ -335,8 +335,89 @@ fn compress(out: &mut Block, x: &Block, y: &Block, xor_into: bool) {
     }
 }
 
+/// How many threads fill a slice: one per lane up to the core count, with `std`; else one.
+#[cfg(feature = "std")]
+fn worker_threads(lanes: usize, m_blocks: usize) -> usize {
+    // Below ~1 MiB a thread costs more than it saves.
+    if lanes < 2 || m_blocks < 1024 {
+        return 1;
+    }
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(lanes)
+}
+
+#[cfg(not(feature = "std"))]
+fn worker_threads(_lanes: usize, _m_blocks: usize) -> usize {
+    1
+}
+
+/// One lane's view of memory while a slice is filled: its own current segment mutably, and every lane's
+/// finished segments (before and after the current slice) shared. Other lanes' current segments are not
+/// visible, and Argon2's indexing never refers to them (RFC 9106 §3.4.2), so lanes run independently.
+struct LaneView<'a, 'b> {
+    lane: usize,
+    seg_start: usize,
+    cur: &'b mut [Block],
+    shared: &'b [(&'a [Block], &'a [Block])],
+}
+
+impl LaneView<'_, '_> {
+    fn get(&self, lane: usize, col: usize) -> &Block {
+        let seg_len = self.cur.len();
+        if col < self.seg_start {
+            &self.shared[lane].0[col]
+        } else if col < self.seg_start + seg_len {
+            debug_assert_eq!(lane, self.lane, "reference into another lane's current segment");
+            &self.cur[col - self.seg_start]
+        } else {
+            &self.shared[lane].1[col - self.seg_start - seg_len]
+        }
+    }
+}
+
+/// Fills slice `slice` of every lane, on up to `threads` threads.
+fn fill_slice(ctx: &Ctx, mem: &mut [Block], pass: u32, slice: u32, threads: usize) {
+    let seg_start = slice as usize * ctx.seg_len;
+    let mut curs = Vec::with_capacity(ctx.lanes);
+    let mut shared = Vec::with_capacity(ctx.lanes);
+    for lane in mem.chunks_mut(ctx.lane_len) {
+        let (pre, rest) = lane.split_at_mut(seg_start);
+        let (cur, post) = rest.split_at_mut(ctx.seg_len);
+        curs.push(cur);
+        shared.push((&*pre, &*post));
+    }
+    let run = |first: usize, group: &mut [&mut [Block]]| {
+        for (k, cur) in group.iter_mut().enumerate() {
+            let mut view = LaneView { lane: first + k, seg_start, cur, shared: &shared };
+            fill_segment(ctx, &mut view, pass, slice);
+        }
+    };
+    #[cfg(feature = "std")]
+    if threads > 1 {
+        let per = ctx.lanes.div_ceil(threads);
+        let mut failed = Vec::new();
+        std::thread::scope(|sc| {
+            for (i, group) in curs.chunks_mut(per).enumerate() {
+                let run = &run;
+                if std::thread::Builder::new().spawn_scoped(sc, move || run(i * per, group)).is_err() {
+                    failed.push(i);
+                }
+            }
+        });
+        // A group whose thread the OS refused never started: compute it here.
+        for i in failed {
+            if let Some(group) = curs.chunks_mut(per).nth(i) {
+                run(i * per, group);
+            }
+        }
+        return;
+    }
+    let _ = threads;
+    run(0, &mut curs);
+}
+
 /// Computes one segment of one lane.
-fn fill_segment(ctx: &Ctx, mem: &mut [Block], pass: u32, slice: u32, lane: usize) {
+fn fill_segment(ctx: &Ctx, view: &mut LaneView<'_, '_>, pass: u32, slice: u32) {
+    let lane = view.lane;
     let data_independent = pass == 0 && slice < 2;
     let zero = [0u64; QWORDS];
     let mut input = TmpBlock([0u64; QWORDS]);
@@ -360,11 +441,9 @@ fn fill_segment(ctx: &Ctx, mem: &mut [Block], pass: u32, slice: u32, lane: usize
     if data_independent && start != 0 {
         next_addresses(&mut input, &mut addresses);
     }
-    let lane_base = lane * ctx.lane_len;
     for idx in start..ctx.seg_len {
         let col = slice as usize * ctx.seg_len + idx;
-        let cur = lane_base + col;
-        let prev = if col == 0 { lane_base + ctx.lane_len - 1 } else { cur - 1 };
+        let prev = if col == 0 { ctx.lane_len - 1 } else { col - 1 };
 
         let rand = if data_independent {
             if idx % QWORDS == 0 {
@@ -372,7 +451,7 @@ fn fill_segment(ctx: &Ctx, mem: &mut [Block], pass: u32, slice: u32, lane: usize
             }
             addresses.0[idx % QWORDS]
         } else {
-            mem[prev][0]
+            view.get(lane, prev)[0]
         };
         let j1 = rand & 0xffff_ffff;
         let j2 = rand >> 32;
@@ -394,11 +473,10 @@ fn fill_segment(ctx: &Ctx, mem: &mut [Block], pass: u32, slice: u32, lane: usize
         let rel = area - 1 - y;
         let start_pos = if pass == 0 || slice == SYNC_POINTS - 1 { 0 } else { (slice as u64 + 1) * seg };
         let ref_col = ((start_pos + rel) % ctx.lane_len as u64) as usize;
-        let refi = ref_lane * ctx.lane_len + ref_col;
 
-        let pb = TmpBlock(mem[prev]);
-        let rb = TmpBlock(mem[refi]);
-        compress(&mut mem[cur], &pb.0, &rb.0, pass > 0);
+        let pb = TmpBlock(*view.get(lane, prev));
+        let rb = TmpBlock(*view.get(ref_lane, ref_col));
+        compress(&mut view.cur[idx], &pb.0, &rb.0, pass > 0);
     }
 }
 
