@@ -1,10 +1,54 @@
 //! The `pqkit` command line. Thin: parsing, files and progress; all cryptography lives in the library.
+//!
+//! Exit codes: 0 success, 1 authentication or verification failure, 2 usage or input error.
 
-use clap::{Parser, Subcommand};
+mod bench;
+mod fileenc;
+mod format;
+mod hashcmd;
+mod kat;
+mod outfile;
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// A failure, with the exit code it maps to. Messages never hold secrets.
+#[derive(Debug)]
+pub enum CliError {
+    /// Authentication or verification failed (exit 1).
+    Auth(String),
+    /// Usage, input or I/O error (exit 2).
+    Usage(String),
+}
+
+impl CliError {
+    pub fn usage(msg: impl Into<String>) -> Self {
+        CliError::Usage(msg.into())
+    }
+    pub fn auth(msg: impl Into<String>) -> Self {
+        CliError::Auth(msg.into())
+    }
+    /// An I/O error on `what` (a file name or "stdin").
+    pub fn io(what: &str, e: std::io::Error) -> Self {
+        CliError::Usage(format!("{what}: {e}"))
+    }
+}
+
+/// Library errors on caller input (bad lengths, parameters) are usage errors; authentication is exit 1.
+impl From<pqkit::Error> for CliError {
+    fn from(e: pqkit::Error) -> Self {
+        match e {
+            pqkit::Error::AuthenticationFailed { .. } => CliError::Auth(e.to_string()),
+            _ => CliError::Usage(e.to_string()),
+        }
+    }
+}
+
+pub type CliResult<T = ()> = Result<T, CliError>;
+
 #[derive(Parser)]
-#[command(name = "pqkit", version, about = "Fast, post-quantum-ready cryptography")]
+#[command(name = "pqkit", version, about = "Fast, post-quantum-ready cryptography", max_term_width = 100)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -12,16 +56,70 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Encrypt a file (or stdin to stdout) into the pqkit streaming format (docs/file-format.md).
+    Encrypt(fileenc::EncryptArgs),
+    /// Decrypt a pqkit file. The output appears only after every segment has authenticated.
+    Decrypt(fileenc::DecryptArgs),
+    /// Write a new random key file (mode 0600) for `encrypt --key` / `decrypt --key`.
+    Keygen(KeygenArgs),
+    /// Hash files (or stdin) and print sha256sum-style lines, or check such a list with --check.
+    Hash(hashcmd::HashArgs),
+    /// Known-answer: XOR stdin with a stream cipher's keystream.
+    Cipher(kat::CipherArgs),
+    /// Known-answer: AEAD seal or open, stdin to stdout (sealed form: ciphertext || tag).
+    Aead(kat::AeadArgs),
+    /// Known-answer: a MAC over stdin, printed in hex.
+    Mac(kat::MacArgs),
+    /// Known-answer: key derivation (HKDF, Argon2id), printed in hex.
+    Kdf(kat::KdfArgs),
+    /// N random bytes from the operating system.
+    Rand(kat::RandArgs),
+    /// pqkit's own throughput figures on this machine (the comparison with peers is pqkit-bench).
+    Bench(bench::BenchArgs),
     /// Show the CPU features pqkit detected and will use.
     Cpu,
 }
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
+#[derive(Args)]
+struct KeygenArgs {
+    /// Where to write the key file.
+    #[arg(long, short = 'o', value_name = "KEYFILE")]
+    out: PathBuf,
+    /// Replace an existing file.
+    #[arg(long)]
+    force: bool,
+}
+
+fn run(cli: Cli) -> CliResult {
     match cli.command {
+        Command::Encrypt(a) => fileenc::encrypt(a),
+        Command::Decrypt(a) => fileenc::decrypt(a),
+        Command::Keygen(a) => format::keygen(&a.out, a.force),
+        Command::Hash(a) => hashcmd::run(a),
+        Command::Cipher(a) => kat::cipher(a),
+        Command::Aead(a) => kat::aead(a),
+        Command::Mac(a) => kat::mac(a),
+        Command::Kdf(a) => kat::kdf(a),
+        Command::Rand(a) => kat::rand(a),
+        Command::Bench(a) => bench::run(a),
         Command::Cpu => {
             println!("{}", pqkit::cpu::features());
-            ExitCode::SUCCESS
+            Ok(())
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::Auth(m)) => {
+            eprintln!("pqkit: {m}");
+            ExitCode::from(1)
+        }
+        Err(CliError::Usage(m)) => {
+            eprintln!("pqkit: {m}");
+            ExitCode::from(2)
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Key derivation: [`Hkdf`] (RFC 5869) over any [`Hasher`].
+//! Key derivation: [`Hkdf`] (RFC 5869) over any [`Hasher`], and [`argon2`] (Argon2id, RFC 9106).
 //!
 //! ```
 //! use pqkit::hash::sha2::Sha256;
@@ -99,3 +99,8 @@ impl<H: Hasher> core::fmt::Debug for Hkdf<H> {
         write!(f, "Hkdf<{}> {{ .. }}", H::NAME)
     }
 }
+
+#[cfg(feature = "alloc")]
+pub mod argon2;
+#[cfg(feature = "alloc")]
+pub use argon2::Argon2id;

@@ -1,0 +1,456 @@
+//! `pqkit encrypt` / `pqkit decrypt`: the STREAM construction over 64 KiB segments, on all cores.
+
+use crate::format::{self, FileAlg, Header, KeySource, MAX_SEGMENTS, SEG_CT_LEN, SEG_LEN, read_full};
+use crate::outfile::AtomicOut;
+use crate::{CliError, CliResult};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use pqkit::aead::{Aead, Aes256Gcm, Kusumi512Poly1305, TAG_LEN, XChaCha20Poly1305};
+use rayon::prelude::*;
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use zeroize::Zeroizing;
+
+/// Inputs larger than this get a progress bar (when stderr is a terminal).
+const PROGRESS_MIN: u64 = 4 << 20;
+
+#[derive(Args)]
+pub struct KeyArgs {
+    /// Key file made by `pqkit keygen`. Without it (and without --passphrase-file) a passphrase is prompted.
+    #[arg(long, short = 'k', value_name = "KEYFILE", conflicts_with = "passphrase_file")]
+    key: Option<PathBuf>,
+    /// Read the passphrase from the first line of this file instead of prompting.
+    #[arg(long, value_name = "FILE")]
+    passphrase_file: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct CommonArgs {
+    /// Output file. Default: stdout when reading stdin; otherwise INPUT.pqk (encrypt) or INPUT without
+    /// .pqk (decrypt).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Overwrite an existing output file.
+    #[arg(long, short = 'f')]
+    force: bool,
+    /// Worker threads (default: all cores). The output does not depend on it.
+    #[arg(long, short = 'j', value_name = "N")]
+    threads: Option<usize>,
+    /// No progress bar.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+#[derive(Args)]
+pub struct EncryptArgs {
+    /// Input file; stdin when absent or "-".
+    input: Option<PathBuf>,
+    /// The AEAD. xchacha20-poly1305 is the default: fast on every CPU (no AES hardware needed), constant
+    /// time in software, and its 24-byte nonce leaves a 19-byte random prefix per file.
+    #[arg(long, value_enum, default_value = "xchacha20-poly1305")]
+    alg: FileAlg,
+    #[command(flatten)]
+    key: KeyArgs,
+    /// Argon2id memory in KiB (passphrase only). Default 65536 (64 MiB), RFC 9106's second recommendation.
+    #[arg(long, value_name = "KIB", default_value_t = 65536)]
+    argon2_memory: u32,
+    /// Argon2id passes (passphrase only).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    argon2_passes: u32,
+    /// Argon2id lanes (passphrase only).
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    argon2_lanes: u32,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Args)]
+pub struct DecryptArgs {
+    /// Input file; stdin when absent or "-".
+    input: Option<PathBuf>,
+    #[command(flatten)]
+    key: KeyArgs,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// The AEAD chosen by a header, keyed.
+enum Keyed {
+    X(XChaCha20Poly1305),
+    K(Box<Kusumi512Poly1305>),
+    G(Box<Aes256Gcm>),
+}
+
+impl Keyed {
+    fn new(alg: FileAlg, key: &[u8]) -> CliResult<Self> {
+        Ok(match alg {
+            FileAlg::XChaCha20Poly1305 => Keyed::X(XChaCha20Poly1305::new(key)?),
+            FileAlg::Kusumi512Poly1305 => Keyed::K(Box::new(Kusumi512Poly1305::new(key)?)),
+            FileAlg::Aes256Gcm => Keyed::G(Box::new(Aes256Gcm::new(key)?)),
+        })
+    }
+    fn seal(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> pqkit::Result<[u8; TAG_LEN]> {
+        match self {
+            Keyed::X(a) => a.seal_in_place_detached(nonce, aad, buf),
+            Keyed::K(a) => a.seal_in_place_detached(nonce, aad, buf),
+            Keyed::G(a) => a.seal_in_place_detached(nonce, aad, buf),
+        }
+    }
+    fn open(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> pqkit::Result<()> {
+        match self {
+            Keyed::X(a) => a.open_in_place_detached(nonce, aad, buf, tag),
+            Keyed::K(a) => a.open_in_place_detached(nonce, aad, buf, tag),
+            Keyed::G(a) => a.open_in_place_detached(nonce, aad, buf, tag),
+        }
+    }
+}
+
+fn is_stdin(p: &Option<PathBuf>) -> bool {
+    p.as_ref().is_none_or(|p| p.as_os_str() == "-")
+}
+
+fn open_input(p: &Option<PathBuf>) -> CliResult<(Box<dyn Read>, String, Option<u64>)> {
+    if is_stdin(p) {
+        return Ok((Box::new(std::io::stdin().lock()), "stdin".into(), None));
+    }
+    let p = p.as_ref().expect("not stdin");
+    let name = p.display().to_string();
+    let f = std::fs::File::open(p).map_err(|e| CliError::io(&name, e))?;
+    let len = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+    Ok((Box::new(f), name, len))
+}
+
+fn pool(threads: Option<usize>) -> CliResult<rayon::ThreadPool> {
+    let n = match threads {
+        Some(0) => return Err(CliError::usage("--threads must be at least 1")),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+    };
+    rayon::ThreadPoolBuilder::new().num_threads(n).build().map_err(|e| CliError::usage(e.to_string()))
+}
+
+fn progress(quiet: bool, len: Option<u64>) -> ProgressBar {
+    match len {
+        Some(len) if !quiet && len > PROGRESS_MIN && std::io::stderr().is_terminal() => {
+            let pb = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+            if let Ok(style) =
+                ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}")
+            {
+                pb.set_style(style);
+            }
+            pb
+        }
+        _ => ProgressBar::hidden(),
+    }
+}
+
+fn read_passphrase(key: &KeyArgs, confirm: bool) -> CliResult<Zeroizing<Vec<u8>>> {
+    if let Some(p) = &key.passphrase_file {
+        let name = p.display().to_string();
+        let data = Zeroizing::new(std::fs::read(p).map_err(|e| CliError::io(&name, e))?);
+        let line = data.split(|&b| b == b'\n').next().unwrap_or(&[]);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.is_empty() {
+            return Err(CliError::usage(format!("{name}: the passphrase is empty")));
+        }
+        return Ok(Zeroizing::new(line.to_vec()));
+    }
+    let pw = Zeroizing::new(
+        rpassword::prompt_password("Passphrase: ")
+            .map_err(|e| CliError::usage(format!("cannot read the passphrase: {e}")))?,
+    );
+    if pw.is_empty() {
+        return Err(CliError::usage("the passphrase is empty"));
+    }
+    if confirm {
+        let again = Zeroizing::new(
+            rpassword::prompt_password("Passphrase (again): ")
+                .map_err(|e| CliError::usage(format!("cannot read the passphrase: {e}")))?,
+        );
+        if *again != *pw {
+            return Err(CliError::usage("the passphrases do not match"));
+        }
+    }
+    Ok(Zeroizing::new(pw.as_bytes().to_vec()))
+}
+
+/// The input keying material for `header` from the user's key file or passphrase.
+fn ikm(header: &Header, key: &KeyArgs, confirm: bool) -> CliResult<Zeroizing<Vec<u8>>> {
+    match (header.source, &key.key) {
+        (KeySource::KeyFile, Some(path)) => format::read_keyfile(path),
+        (KeySource::KeyFile, None) => {
+            Err(CliError::usage("this file was encrypted with a key file: pass --key KEYFILE"))
+        }
+        (KeySource::Argon2id { .. }, Some(_)) => {
+            Err(CliError::usage("this file was encrypted with a passphrase, not a key file: drop --key"))
+        }
+        (KeySource::Argon2id { .. }, None) => {
+            let pw = read_passphrase(key, confirm)?;
+            header.stretch(&pw)
+        }
+    }
+}
+
+enum Sink {
+    Stdout(std::io::StdoutLock<'static>),
+    File(AtomicOut),
+}
+
+impl Sink {
+    fn writer(&mut self) -> &mut dyn Write {
+        match self {
+            Sink::Stdout(s) => s,
+            Sink::File(f) => f.file(),
+        }
+    }
+    fn finish(self, name: &str) -> CliResult {
+        match self {
+            Sink::Stdout(mut s) => s.flush().map_err(|e| CliError::io(name, e)),
+            Sink::File(f) => f.commit(),
+        }
+    }
+}
+
+fn sink(input: &Option<PathBuf>, output: &Option<PathBuf>, force: bool, decrypt: bool) -> CliResult<(Sink, String)> {
+    let dest = match output {
+        Some(p) if p.as_os_str() == "-" => None,
+        Some(p) => Some(p.clone()),
+        None if is_stdin(input) => None,
+        None => {
+            let inp = input.as_ref().expect("not stdin");
+            if decrypt {
+                match inp.to_str().and_then(|s| s.strip_suffix(".pqk")) {
+                    Some(stem) if !stem.is_empty() => Some(PathBuf::from(stem)),
+                    _ => {
+                        return Err(CliError::usage(format!(
+                            "{}: name does not end in .pqk: say where to write the plaintext with -o",
+                            inp.display()
+                        )));
+                    }
+                }
+            } else {
+                let mut s = inp.clone().into_os_string();
+                s.push(".pqk");
+                Some(PathBuf::from(s))
+            }
+        }
+    };
+    match dest {
+        None => Ok((Sink::Stdout(std::io::stdout().lock()), "stdout".into())),
+        Some(d) => {
+            if let Some(i) = input.as_ref().filter(|_| !is_stdin(input))
+                && same_file(i, &d)
+            {
+                return Err(CliError::usage(format!("{}: input and output are the same file", d.display())));
+            }
+            Ok((Sink::File(AtomicOut::create(&d, force)?), d.display().to_string()))
+        }
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Segments per batch and thread: each batch is read, processed in parallel, then written in order.
+const SEGS_PER_THREAD: usize = 8;
+
+pub fn encrypt(a: EncryptArgs) -> CliResult {
+    let source = if a.key.key.is_some() {
+        KeySource::KeyFile
+    } else {
+        pqkit::kdf::argon2::Params::new(a.argon2_memory, a.argon2_passes, a.argon2_lanes)?;
+        KeySource::Argon2id { m_cost: a.argon2_memory, t_cost: a.argon2_passes, p_cost: a.argon2_lanes }
+    };
+    let (mut input, in_name, in_len) = open_input(&a.input)?;
+    let (mut out, out_name) = sink(&a.input, &a.common.output, a.common.force, false)?;
+    let header = Header::new(a.alg, source)?;
+    let ikm = ikm(&header, &a.key, true)?;
+    let aead = Keyed::new(header.alg, &header.file_key(&ikm))?;
+    drop(ikm);
+    let pool = pool(a.common.threads)?;
+    let pb = progress(a.common.quiet, in_len);
+    let hbytes = header.encode();
+    out.writer().write_all(&hbytes).map_err(|e| CliError::io(&out_name, e))?;
+
+    let batch = pool.current_num_threads() * SEGS_PER_THREAD;
+    let mut buf = Zeroizing::new(vec![0u8; batch * SEG_LEN + 1]);
+    let mut ct = Vec::with_capacity(batch * SEG_CT_LEN);
+    let mut carry: Option<u8> = None;
+    let mut index: u64 = 0;
+    loop {
+        let mut n = 0;
+        if let Some(b) = carry.take() {
+            buf[0] = b;
+            n = 1;
+        }
+        n += read_full(&mut input, &mut buf[n..]).map_err(|e| CliError::io(&in_name, e))?;
+        let eof = n < buf.len();
+        let data_len = if eof { n } else { n - 1 };
+        if !eof {
+            carry = Some(buf[n - 1]);
+        }
+        let nseg = if eof { data_len.div_ceil(SEG_LEN).max(1) } else { data_len / SEG_LEN };
+        if index + nseg as u64 > MAX_SEGMENTS {
+            return Err(CliError::usage(format!(
+                "{in_name}: input too large for one file (at most 2^32 segments, 256 TiB)"
+            )));
+        }
+        let data = &buf[..data_len];
+        ct.clear();
+        ct.resize(data_len + nseg * TAG_LEN, 0);
+        pool.install(|| {
+            ct.par_chunks_mut(SEG_CT_LEN).enumerate().try_for_each(|(k, oc)| {
+                let plen = oc.len() - TAG_LEN;
+                let g = index + k as u64;
+                let last = eof && k == nseg - 1;
+                let (body, tag) = oc.split_at_mut(plen);
+                body.copy_from_slice(&data[k * SEG_LEN..k * SEG_LEN + plen]);
+                let aad: &[u8] = if g == 0 { &hbytes } else { &[] };
+                let t = aead.seal(&header.nonce(g, last), aad, body)?;
+                tag.copy_from_slice(&t);
+                Ok::<(), pqkit::Error>(())
+            })
+        })?;
+        out.writer().write_all(&ct).map_err(|e| CliError::io(&out_name, e))?;
+        pb.inc(data_len as u64);
+        index += nseg as u64;
+        if eof {
+            break;
+        }
+    }
+    pb.finish_and_clear();
+    out.finish(&out_name)
+}
+
+/// Why segment `g` failed, told apart by trying the other value of the last-segment flag.
+#[allow(clippy::too_many_arguments)]
+fn diagnose(
+    aead: &Keyed,
+    header: &Header,
+    hbytes: &[u8],
+    g: u64,
+    chunk: &mut [u8],
+    last: bool,
+    full: bool,
+    passphrase: bool,
+) -> CliError {
+    let aad: &[u8] = if g == 0 { hbytes } else { &[] };
+    let (body, tag) = chunk.split_at_mut(chunk.len() - TAG_LEN);
+    let flipped = aead.open(&header.nonce(g, !last), aad, body, tag).is_ok();
+    // Whatever authenticated here is never written: zero it.
+    if flipped {
+        body.iter_mut().for_each(|b| *b = 0);
+    }
+    match (flipped, last) {
+        (true, true) => CliError::auth(format!("ciphertext truncated after segment {g}: the final segment is missing")),
+        (true, false) if full => {
+            CliError::auth(format!("data appended after the final segment {g}: the file was extended"))
+        }
+        _ if g == 0 => CliError::auth(if passphrase {
+            "wrong passphrase or corrupted header (segment 0 failed to authenticate)".to_string()
+        } else {
+            "wrong key or corrupted header (segment 0 failed to authenticate)".to_string()
+        }),
+        (_, true) => CliError::auth(format!(
+            "segment {g} (the last) failed to authenticate: corrupted, truncated, or bytes were appended"
+        )),
+        (_, false) => CliError::auth(format!(
+            "segment {g} failed to authenticate: corrupted, or segments were reordered or dropped"
+        )),
+    }
+}
+
+pub fn decrypt(a: DecryptArgs) -> CliResult {
+    let (mut input, in_name, in_len) = open_input(&a.input)?;
+    let (header, hbytes) = Header::read(&mut input, &in_name)?;
+    let passphrase = matches!(header.source, KeySource::Argon2id { .. });
+    let ikm = ikm(&header, &a.key, false)?;
+    let aead = Keyed::new(header.alg, &header.file_key(&ikm))?;
+    drop(ikm);
+    let (mut out, out_name) = sink(&a.input, &a.common.output, a.common.force, true)?;
+    let pool = pool(a.common.threads)?;
+    let pb = progress(a.common.quiet, in_len);
+
+    let batch = pool.current_num_threads() * SEGS_PER_THREAD;
+    let mut buf = Zeroizing::new(vec![0u8; batch * SEG_CT_LEN + 1]);
+    let mut carry: Option<u8> = None;
+    let mut index: u64 = 0;
+    let to_stdout = matches!(out, Sink::Stdout(_));
+    let fail = |e: CliError, index: u64| -> CliError {
+        match e {
+            CliError::Auth(m) if to_stdout && index > 0 => {
+                CliError::Auth(format!("{in_name}: {m}; segments 0 to {} were already written to stdout", index - 1))
+            }
+            CliError::Auth(m) if to_stdout => CliError::Auth(format!("{in_name}: {m}; nothing was written")),
+            CliError::Auth(m) => CliError::Auth(format!("{in_name}: {m}; {out_name} was not written")),
+            other => other,
+        }
+    };
+    loop {
+        let mut n = 0;
+        if let Some(b) = carry.take() {
+            buf[0] = b;
+            n = 1;
+        }
+        n += read_full(&mut input, &mut buf[n..]).map_err(|e| CliError::io(&in_name, e))?;
+        let eof = n < buf.len();
+        let data_len = if eof { n } else { n - 1 };
+        if !eof {
+            carry = Some(buf[n - 1]);
+        }
+        if data_len == 0 {
+            // Only possible for the first batch: a carried byte means more data.
+            return Err(fail(CliError::auth("ciphertext truncated after the header: no segments"), index));
+        }
+        let nseg = if eof { data_len.div_ceil(SEG_CT_LEN) } else { data_len / SEG_CT_LEN };
+        let last_len = data_len - (nseg - 1) * SEG_CT_LEN;
+        if last_len < TAG_LEN {
+            let g = index + nseg as u64 - 1;
+            return Err(fail(
+                CliError::auth(format!(
+                    "ciphertext truncated or extended: segment {g} has only {last_len} bytes, less than a tag"
+                )),
+                index,
+            ));
+        }
+        if index + nseg as u64 > MAX_SEGMENTS {
+            return Err(fail(CliError::auth("more than 2^32 segments: not a valid pqkit file"), index));
+        }
+        let data = &mut buf[..data_len];
+        let failures: Vec<usize> = pool.install(|| {
+            data.par_chunks_mut(SEG_CT_LEN)
+                .enumerate()
+                .filter_map(|(k, chunk)| {
+                    let g = index + k as u64;
+                    let last = eof && k == nseg - 1;
+                    let aad: &[u8] = if g == 0 { &hbytes } else { &[] };
+                    let (body, tag) = chunk.split_at_mut(chunk.len() - TAG_LEN);
+                    aead.open(&header.nonce(g, last), aad, body, tag).err().map(|_| k)
+                })
+                .collect()
+        });
+        if let Some(&k) = failures.iter().min() {
+            // Segments before k decrypted; the whole batch is discarded, plaintext wiped with `buf`.
+            let g = index + k as u64;
+            let last = eof && k == nseg - 1;
+            let chunk = &mut data[k * SEG_CT_LEN..(k * SEG_CT_LEN + SEG_CT_LEN).min(data_len)];
+            let full = chunk.len() == SEG_CT_LEN;
+            return Err(fail(diagnose(&aead, &header, &hbytes, g, chunk, last, full, passphrase), index));
+        }
+        let w = out.writer();
+        for chunk in data.chunks(SEG_CT_LEN) {
+            w.write_all(&chunk[..chunk.len() - TAG_LEN]).map_err(|e| CliError::io(&out_name, e))?;
+        }
+        pb.inc(data_len as u64);
+        index += nseg as u64;
+        if eof {
+            break;
+        }
+    }
+    pb.finish_and_clear();
+    out.finish(&out_name)
+}
