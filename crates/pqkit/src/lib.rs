@@ -14,7 +14,7 @@
 //! | [`poly1305`] | the Poly1305 one-time authenticator (RFC 8439), portable, AVX2 and AVX-512 IFMA |
 //! | [`hash`] | hash functions: SHA-2, SHA-3/SHAKE, BLAKE2, Skein-512 |
 //! | [`mac`] | HMAC over any hash |
-//! | [`kdf`] | HKDF over any hash |
+//! | [`kdf`] | HKDF over any hash; Argon2id (RFC 9106) |
 //! | [`rng`] | the ChaCha20/12/8 CSPRNG (`rand_core` traits) and OS randomness |
 //! | [`ct`] | constant-time comparison and selection |
 //! | [`error`] | the one error type, [`Error`] |
