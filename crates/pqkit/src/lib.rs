@@ -11,6 +11,7 @@
 //! | [`poly1305`] | the Poly1305 one-time authenticator (RFC 8439), portable, AVX2 and AVX-512 IFMA |
 //! | [`hash`] | hash functions: SHA-2, SHA-3/SHAKE, BLAKE2 |
 //! | [`mac`] | HMAC over any hash |
+//! | [`mlkem`] | ML-KEM-512/768/1024 (FIPS 203) key encapsulation |
 //! | [`kdf`] | HKDF over any hash |
 //! | [`rng`] | the ChaCha20/12/8 CSPRNG (`rand_core` traits) and OS randomness |
 //! | [`ct`] | constant-time comparison and selection |
@@ -45,6 +46,7 @@ pub mod error;
 pub mod hash;
 pub mod kdf;
 pub mod mac;
+pub mod mlkem;
 pub mod poly1305;
 pub mod rng;
 
