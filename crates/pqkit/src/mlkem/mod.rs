@@ -36,7 +36,10 @@ mod poly;
 mod sampling;
 mod soft;
 
-use crate::cpu;
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+
+use crate::cpu::{self, Features};
 use crate::hash::sha3::{Sha3_256, Sha3_512, Shake256};
 use crate::{Error, Result};
 use core::fmt;
@@ -49,45 +52,58 @@ use zeroize::Zeroize;
 pub enum Backend {
     /// Portable Rust.
     Soft,
+    /// AVX2: NTT, inverse NTT, base multiplication on 16 coefficients per `ymm`.
+    Avx2,
 }
 
 impl Backend {
     /// The fastest backend this CPU runs.
     pub fn detect() -> Backend {
-        let _ = cpu::features();
-        Backend::Soft
+        if cfg!(target_arch = "x86_64") && cpu::features().has(Features::AVX2) { Backend::Avx2 } else { Backend::Soft }
     }
 
     /// Every backend this CPU can run, portable first.
     pub fn available() -> impl Iterator<Item = Backend> {
-        [Backend::Soft].into_iter()
+        let best = Backend::detect();
+        [Backend::Soft, Backend::Avx2].into_iter().filter(move |b| match b {
+            Backend::Soft => true,
+            Backend::Avx2 => best == Backend::Avx2,
+        })
     }
 
     #[inline]
     fn ntt(self, p: &mut Poly) {
         match self {
-            Backend::Soft => soft::ntt(p),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => avx2::ntt(p),
+            _ => soft::ntt(p),
         }
     }
 
     #[inline]
     fn invntt(self, p: &mut Poly) {
         match self {
-            Backend::Soft => soft::invntt(p),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => avx2::invntt(p),
+            _ => soft::invntt(p),
         }
     }
 
     #[inline]
     fn basemul_acc(self, out: &mut Poly, a: &[Poly], b: &[Poly]) {
         match self {
-            Backend::Soft => soft::basemul_acc(out, a, b),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => avx2::basemul_acc(out, a, b),
+            _ => soft::basemul_acc(out, a, b),
         }
     }
 
     #[inline]
     fn to_mont(self, p: &mut Poly) {
         match self {
-            Backend::Soft => soft::to_mont(p),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => avx2::to_mont(p),
+            _ => soft::to_mont(p),
         }
     }
 }

@@ -162,36 +162,46 @@ pub(crate) fn is_reduced12(bytes: &[u8]) -> bool {
 /// ByteEncode_d(Compress_d(p)) for d in {1, 4, 5, 10, 11}; coefficients of `p` must be in [0, q).
 /// Writes `32 · d` bytes.
 pub(crate) fn compress_encode(p: &Poly, d: u32, out: &mut [u8]) {
-    let mut acc = 0u64;
-    let mut bits = 0u32;
-    let mut o = 0;
-    for &c in p.c.iter() {
-        acc |= u64::from(compress(c, d)) << bits;
-        bits += d;
-        while bits >= 8 {
-            out[o] = acc as u8;
-            o += 1;
-            acc >>= 8;
-            bits -= 8;
+    match d {
+        1 => compress_encode_d::<1>(p, out),
+        4 => compress_encode_d::<4>(p, out),
+        5 => compress_encode_d::<5>(p, out),
+        10 => compress_encode_d::<10>(p, out),
+        _ => compress_encode_d::<11>(p, out),
+    }
+}
+
+/// Eight coefficients at a time: 8·D bits are exactly D bytes.
+fn compress_encode_d<const D: u32>(p: &Poly, out: &mut [u8]) {
+    for (c8, o) in p.c.chunks_exact(8).zip(out.chunks_exact_mut(D as usize)) {
+        let mut acc = 0u128;
+        for (i, &c) in c8.iter().enumerate() {
+            acc |= u128::from(compress(c, D)) << (D as usize * i);
         }
+        o.copy_from_slice(&acc.to_le_bytes()[..D as usize]);
     }
 }
 
 /// Decompress_d(ByteDecode_d(bytes)) for d in {1, 4, 5, 10, 11}: reads `32 · d` bytes.
 pub(crate) fn decode_decompress(bytes: &[u8], d: u32, p: &mut Poly) {
-    let mask = (1u64 << d) - 1;
-    let mut acc = 0u64;
-    let mut bits = 0u32;
-    let mut i = 0;
-    for c in p.c.iter_mut() {
-        while bits < d {
-            acc |= u64::from(bytes[i]) << bits;
-            i += 1;
-            bits += 8;
+    match d {
+        1 => decode_decompress_d::<1>(bytes, p),
+        4 => decode_decompress_d::<4>(bytes, p),
+        5 => decode_decompress_d::<5>(bytes, p),
+        10 => decode_decompress_d::<10>(bytes, p),
+        _ => decode_decompress_d::<11>(bytes, p),
+    }
+}
+
+fn decode_decompress_d<const D: u32>(bytes: &[u8], p: &mut Poly) {
+    let mask = (1u128 << D) - 1;
+    for (b, c8) in bytes.chunks_exact(D as usize).zip(p.c.chunks_exact_mut(8)) {
+        let mut buf = [0u8; 16];
+        buf[..D as usize].copy_from_slice(b);
+        let acc = u128::from_le_bytes(buf);
+        for (i, c) in c8.iter_mut().enumerate() {
+            *c = decompress(((acc >> (D as usize * i)) & mask) as u16, D);
         }
-        *c = decompress((acc & mask) as u16, d);
-        acc >>= d;
-        bits -= d;
     }
 }
 
