@@ -27,6 +27,10 @@ fn backends() -> Vec<Backend> {
     if std::is_x86_feature_detected!("avx2") {
         assert!(v.contains(&Backend::Avx2));
     }
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx512vbmi2") && std::is_x86_feature_detected!("avx512vbmi") {
+        assert!(v.contains(&Backend::Avx512));
+    }
     v
 }
 

@@ -29,8 +29,9 @@
 //!   fresh uniform random bytes, never reused.
 //!
 //! ## Backends
-//! One dispatch point, [`Backend::detect`]: portable Rust (`soft`) and AVX2 (NTT, inverse NTT, base
-//! multiplication, 16 coefficients per `ymm`). SHAKE128/256 runs 4- or 8-way through [`crate::hash::sha3`].
+//! One dispatch point, [`Backend::detect`]: portable Rust (`soft`), AVX2 (NTT, inverse NTT, base
+//! multiplication, 16 coefficients per `ymm`) and AVX-512 (the AVX2 arithmetic plus `vpcompressw` rejection
+//! sampling). SHAKE128/256 runs 4- or 8-way through [`crate::hash::sha3`]. All backends give identical bytes.
 
 mod poly;
 mod sampling;
@@ -38,6 +39,8 @@ mod soft;
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 
 use crate::cpu::{self, Features};
 use crate::hash::sha3::{Sha3_256, Sha3_512, Shake256};
@@ -54,28 +57,49 @@ pub enum Backend {
     Soft,
     /// AVX2: NTT, inverse NTT, base multiplication on 16 coefficients per `ymm`.
     Avx2,
+    /// The AVX2 arithmetic plus AVX-512 (BW, VBMI, VBMI2) rejection sampling for the matrix.
+    Avx512,
 }
 
 impl Backend {
     /// The fastest backend this CPU runs.
     pub fn detect() -> Backend {
-        if cfg!(target_arch = "x86_64") && cpu::features().has(Features::AVX2) { Backend::Avx2 } else { Backend::Soft }
+        let f = cpu::features();
+        let avx512 =
+            Features::AVX2 | Features::AVX512F | Features::AVX512BW | Features::AVX512VBMI | Features::AVX512VBMI2;
+        if cfg!(target_arch = "x86_64") && f.has(avx512) {
+            Backend::Avx512
+        } else if cfg!(target_arch = "x86_64") && f.has(Features::AVX2) {
+            Backend::Avx2
+        } else {
+            Backend::Soft
+        }
     }
 
     /// Every backend this CPU can run, portable first.
     pub fn available() -> impl Iterator<Item = Backend> {
         let best = Backend::detect();
-        [Backend::Soft, Backend::Avx2].into_iter().filter(move |b| match b {
+        [Backend::Soft, Backend::Avx2, Backend::Avx512].into_iter().filter(move |b| match b {
             Backend::Soft => true,
-            Backend::Avx2 => best == Backend::Avx2,
+            Backend::Avx2 => best != Backend::Soft,
+            Backend::Avx512 => best == Backend::Avx512,
         })
+    }
+
+    /// The rejection-sampling step of SampleNTT.
+    fn rej(self) -> sampling::RejFn {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => avx512::rej_uniform,
+            _ => poly::rej_uniform,
+        }
     }
 
     #[inline]
     fn ntt(self, p: &mut Poly) {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => avx2::ntt(p),
+            Backend::Avx2 | Backend::Avx512 => avx2::ntt(p),
             _ => soft::ntt(p),
         }
     }
@@ -84,7 +108,7 @@ impl Backend {
     fn invntt(self, p: &mut Poly) {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => avx2::invntt(p),
+            Backend::Avx2 | Backend::Avx512 => avx2::invntt(p),
             _ => soft::invntt(p),
         }
     }
@@ -93,7 +117,7 @@ impl Backend {
     fn basemul_acc(self, out: &mut Poly, a: &[Poly], b: &[Poly]) {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => avx2::basemul_acc(out, a, b),
+            Backend::Avx2 | Backend::Avx512 => avx2::basemul_acc(out, a, b),
             _ => soft::basemul_acc(out, a, b),
         }
     }
@@ -102,7 +126,7 @@ impl Backend {
     fn to_mont(self, p: &mut Poly) {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => avx2::to_mont(p),
+            Backend::Avx2 | Backend::Avx512 => avx2::to_mont(p),
             _ => soft::to_mont(p),
         }
     }
@@ -266,8 +290,8 @@ fn add_assign(a: &mut Poly, b: &Poly) {
 /// K-PKE.KeyGen(d) (FIPS 203 Algorithm 13): writes `ek_pke` (384k + 32 bytes) and `dk_pke` (384k bytes).
 fn kpke_keygen(be: Backend, k: usize, eta1: usize, d: &[u8; 32], ek: &mut [u8], dk_pke: &mut [u8]) {
     let (rho, mut sigma) = hash_g(&[d, &[k as u8]]);
-    let mut a = [[Poly::ZERO; 4]; 4];
-    sampling::gen_matrix(&mut a, &rho, k, false);
+    let mut a = [Poly::ZERO; 16];
+    sampling::gen_matrix(be.rej(), &mut a, &rho, k, false);
     let mut noise = [Poly::ZERO; 8];
     sampling::sample_noise(&sigma, 0, &[eta1; 8][..2 * k], &mut noise[..2 * k]);
     sigma.zeroize();
@@ -277,7 +301,7 @@ fn kpke_keygen(be: Backend, k: usize, eta1: usize, d: &[u8; 32], ek: &mut [u8], 
     let (s, e) = noise.split_at_mut(k);
     let mut t = Poly::ZERO;
     for i in 0..k {
-        be.basemul_acc(&mut t, &a[i][..k], &s[..k]);
+        be.basemul_acc(&mut t, &a[i * k..(i + 1) * k], &s[..k]);
         be.to_mont(&mut t);
         add_assign(&mut t, &e[i]);
         normalize(&mut t);
@@ -301,8 +325,8 @@ fn kpke_encrypt<P: Params>(be: Backend, ek: &[u8], m: &[u8; 32], r: &[u8; 32], c
     }
     let mut rho = [0u8; 32];
     rho.copy_from_slice(&ek[384 * k..384 * k + 32]);
-    let mut at = [[Poly::ZERO; 4]; 4];
-    sampling::gen_matrix(&mut at, &rho, k, true);
+    let mut at = [Poly::ZERO; 16];
+    sampling::gen_matrix(be.rej(), &mut at, &rho, k, true);
 
     let mut etas = [P::ETA2; 9];
     etas[..k].fill(P::ETA1);
@@ -317,7 +341,7 @@ fn kpke_encrypt<P: Params>(be: Backend, ek: &[u8], m: &[u8; 32], r: &[u8; 32], c
     let mut u = Poly::ZERO;
     let ulen = 32 * du as usize;
     for i in 0..k {
-        be.basemul_acc(&mut u, &at[i][..k], y);
+        be.basemul_acc(&mut u, &at[i * k..(i + 1) * k], y);
         be.invntt(&mut u);
         add_assign(&mut u, &e1[i]);
         normalize(&mut u);

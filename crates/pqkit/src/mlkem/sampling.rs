@@ -1,7 +1,7 @@
 //! Matrix expansion (SampleNTT over SHAKE128) and noise sampling (SamplePolyCBD over the SHAKE256 PRF),
 //! several independent SHAKE instances at a time on the multi-way Keccak permutation.
 
-use super::poly::{Poly, cbd, rej_uniform};
+use super::poly::{Poly, cbd};
 use crate::hash::sha3::{self, Backend as KeccakBackend, Shake128};
 use zeroize::Zeroize;
 
@@ -58,18 +58,21 @@ macro_rules! multi_xof {
 multi_xof!(Xof4, 4, sha3::f1600_x4_with);
 multi_xof!(Xof8, 8, sha3::f1600_x8_with);
 
-/// Runs SampleNTT on up to `$n` seeds `rho || a || b`, writing the polynomials to `out[..]`.
+/// The rejection-sampling step of SampleNTT: appends accepted coefficients of a buffer to `p.c[*n..]`.
+pub(crate) type RejFn = fn(&mut Poly, &mut usize, &[u8]);
+
+/// Runs SampleNTT on `out.len()` (at most `$n`) seeds `rho || a || b`, writing straight into `out`.
 macro_rules! sample_ntt_batch {
     ($fn:ident, $xof:ident, $n:expr) => {
-        fn $fn(kb: KeccakBackend, seeds: &[[u8; 34]; $n], out: &mut [Poly; $n]) {
+        fn $fn(kb: KeccakBackend, rej: RejFn, seeds: &[[u8; 34]; $n], out: &mut [Poly]) {
             let mut x = $xof::new(kb, SHAKE128_RATE, seeds, 34);
             let mut buf = [[0u8; SHAKE128_RATE]; $n];
             let mut filled = [0usize; $n];
             loop {
                 x.squeeze_block(&mut buf);
                 let mut done = true;
-                for l in 0..$n {
-                    rej_uniform(&mut out[l], &mut filled[l], &buf[l]);
+                for (l, p) in out.iter_mut().enumerate() {
+                    rej(p, &mut filled[l], &buf[l]);
                     done &= filled[l] == 256;
                 }
                 if done {
@@ -84,7 +87,7 @@ sample_ntt_batch!(sample_ntt_x4, Xof4, 4);
 sample_ntt_batch!(sample_ntt_x8, Xof8, 8);
 
 /// One SampleNTT with the single-instance SHAKE128.
-fn sample_ntt_x1(seed: &[u8; 34], out: &mut Poly) {
+fn sample_ntt_x1(rej: RejFn, seed: &[u8; 34], out: &mut Poly) {
     let mut h = Shake128::new();
     h.update(seed);
     let mut r = h.finalize_xof();
@@ -92,13 +95,13 @@ fn sample_ntt_x1(seed: &[u8; 34], out: &mut Poly) {
     let mut n = 0;
     while n < 256 {
         r.read(&mut buf);
-        rej_uniform(out, &mut n, &buf);
+        rej(out, &mut n, &buf);
     }
 }
 
-/// Expands ρ into the k×k matrix: `a[i][j] = SampleNTT(ρ || j || i)` (FIPS 203 Algorithm 13 line 6), or its
-/// transpose `a[i][j] = SampleNTT(ρ || i || j)` when `transposed`.
-pub(crate) fn gen_matrix(a: &mut [[Poly; 4]; 4], rho: &[u8; 32], k: usize, transposed: bool) {
+/// Expands ρ into the k×k matrix, stored row-major in `a[..k*k]`: `a[i*k + j] = SampleNTT(ρ || j || i)`
+/// (FIPS 203 Algorithm 13 line 6), or its transpose `SampleNTT(ρ || i || j)` when `transposed`.
+pub(crate) fn gen_matrix(rej: RejFn, a: &mut [Poly; 16], rho: &[u8; 32], k: usize, transposed: bool) {
     let kb = KeccakBackend::detect();
     let wide = kb == KeccakBackend::Avx512;
     let mut seed = [0u8; 34];
@@ -114,26 +117,22 @@ pub(crate) fn gen_matrix(a: &mut [[Poly; 4]; 4], rho: &[u8; 32], k: usize, trans
         } else {
             1
         };
+        let take = n.min(left);
         let mut seeds = [seed; 8];
-        for (l, s) in seeds.iter_mut().enumerate().take(n.min(left)) {
+        for (l, s) in seeds.iter_mut().enumerate().take(take) {
             let (i, j) = ((idx + l) / k, (idx + l) % k);
             (s[32], s[33]) = if transposed { (i as u8, j as u8) } else { (j as u8, i as u8) };
         }
-        let mut polys = [Poly::ZERO; 8];
+        let out = &mut a[idx..idx + take];
         match n {
-            8 => sample_ntt_x8(kb, &seeds, &mut polys),
+            8 => sample_ntt_x8(kb, rej, &seeds, out),
             4 => {
                 let s4 = [seeds[0], seeds[1], seeds[2], seeds[3]];
-                let mut p4 = [Poly::ZERO; 4];
-                sample_ntt_x4(kb, &s4, &mut p4);
-                polys[..4].copy_from_slice(&p4);
+                sample_ntt_x4(kb, rej, &s4, out);
             }
-            _ => sample_ntt_x1(&seeds[0], &mut polys[0]),
+            _ => sample_ntt_x1(rej, &seeds[0], &mut out[0]),
         }
-        for (l, p) in polys.iter().enumerate().take(n.min(left)) {
-            a[(idx + l) / k][(idx + l) % k] = *p;
-        }
-        idx += n.min(left);
+        idx += take;
     }
 }
 
