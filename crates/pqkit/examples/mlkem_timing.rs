@@ -26,6 +26,26 @@ fn main() {
     let mut seed = [0u8; 64];
     seed[..32].copy_from_slice(&d);
     seed[32..].copy_from_slice(&z);
+    if let Some(op) = std::env::args().nth(1) {
+        // Profiling aid: run one operation of the detected backend in a loop.
+        let (dk, ek) = DecapsulationKey::<MlKem768>::from_seed(&d, &z);
+        let (ct, _) = ek.encapsulate_deterministic(&m);
+        let kp = libcrux_ml_kem::mlkem768::generate_key_pair(seed);
+        let (lct, _) = libcrux_ml_kem::mlkem768::encapsulate(kp.public_key(), m);
+        for _ in 0..20000 {
+            match op.as_str() {
+                "lc-keygen" => drop(black_box(libcrux_ml_kem::mlkem768::generate_key_pair(black_box(seed)))),
+                "lc-encaps" => drop(black_box(libcrux_ml_kem::mlkem768::encapsulate(kp.public_key(), black_box(m)))),
+                "lc-decaps" => {
+                    drop(black_box(libcrux_ml_kem::mlkem768::decapsulate(kp.private_key(), black_box(&lct))))
+                }
+                "keygen" => drop(black_box(DecapsulationKey::<MlKem768>::from_seed(black_box(&d), &z))),
+                "encaps" => drop(black_box(ek.encapsulate_deterministic(black_box(&m)))),
+                _ => drop(black_box(dk.decapsulate(black_box(&ct)))),
+            }
+        }
+        return;
+    }
     for be in Backend::available() {
         let (dk, ek) = DecapsulationKey::<MlKem768>::from_seed_with_backend(be, &d, &z);
         let (ct, _) = ek.encapsulate_deterministic(&m);
