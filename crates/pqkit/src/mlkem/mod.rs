@@ -43,10 +43,11 @@ mod avx2;
 mod avx512;
 
 use crate::cpu::{self, Features};
-use crate::hash::sha3::{Sha3_256, Sha3_512, Shake256};
+use crate::hash::sha3::{Backend as KeccakBackend, Sha3_256, Sha3_512};
 use crate::{Error, Result};
 use core::fmt;
 use poly::{Poly, barrett, to_unsigned};
+use sampling::{Job, Outputs};
 use zeroize::Zeroize;
 
 /// Which polynomial-arithmetic implementation runs. The single dispatch point of ML-KEM.
@@ -57,7 +58,7 @@ pub enum Backend {
     Soft,
     /// AVX2: NTT, inverse NTT, base multiplication on 16 coefficients per `ymm`.
     Avx2,
-    /// The AVX2 arithmetic plus AVX-512 (BW, VBMI, VBMI2) rejection sampling for the matrix.
+    /// The AVX2 arithmetic plus AVX-512 (BW, VBMI, VBMI2) rejection sampling and the 8-way AVX-512 Keccak.
     Avx512,
 }
 
@@ -65,8 +66,12 @@ impl Backend {
     /// The fastest backend this CPU runs.
     pub fn detect() -> Backend {
         let f = cpu::features();
-        let avx512 =
-            Features::AVX2 | Features::AVX512F | Features::AVX512BW | Features::AVX512VBMI | Features::AVX512VBMI2;
+        let avx512 = Features::AVX2
+            | Features::AVX512F
+            | Features::AVX512VL
+            | Features::AVX512BW
+            | Features::AVX512VBMI
+            | Features::AVX512VBMI2;
         if cfg!(target_arch = "x86_64") && f.has(avx512) {
             Backend::Avx512
         } else if cfg!(target_arch = "x86_64") && f.has(Features::AVX2) {
@@ -84,6 +89,16 @@ impl Backend {
             Backend::Avx2 => best != Backend::Soft,
             Backend::Avx512 => best == Backend::Avx512,
         })
+    }
+
+    /// The Keccak backend of the same instruction-set level: the portable backend runs portable Keccak (4-way
+    /// batches), AVX2 the AVX2 4-way permutation, AVX-512 the 8-way one. Tests thereby cover every batch width.
+    fn keccak(self) -> KeccakBackend {
+        match self {
+            Backend::Soft => KeccakBackend::Soft,
+            Backend::Avx2 => KeccakBackend::Avx2,
+            Backend::Avx512 => KeccakBackend::Avx512,
+        }
     }
 
     /// The rejection-sampling step of SampleNTT.
@@ -265,15 +280,6 @@ fn hash_h(data: &[u8]) -> [u8; 32] {
     Sha3_256::digest(data)
 }
 
-/// J(z || c) = SHAKE256(z || c, 32): the implicit-rejection secret.
-fn hash_j(z: &[u8], c: &[u8]) -> [u8; 32] {
-    let mut h = Shake256::new();
-    h.update(z).update(c);
-    let mut out = [0u8; 32];
-    h.finalize_into(&mut out);
-    out
-}
-
 /// Reduces to [0, q) from |c| < 2^15.
 fn normalize(p: &mut Poly) {
     for c in p.c.iter_mut() {
@@ -291,9 +297,16 @@ fn add_assign(a: &mut Poly, b: &Poly) {
 fn kpke_keygen(be: Backend, k: usize, eta1: usize, d: &[u8; 32], ek: &mut [u8], dk_pke: &mut [u8]) {
     let (rho, mut sigma) = hash_g(&[d, &[k as u8]]);
     let mut a = [Poly::ZERO; 16];
-    sampling::gen_matrix(be.rej(), &mut a, &rho, k, false);
-    let mut noise = [Poly::ZERO; 8];
-    sampling::sample_noise(&sigma, 0, &[eta1; 8][..2 * k], &mut noise[..2 * k]);
+    let mut noise = [Poly::ZERO; 9];
+    let mut jobs = [Job::Matrix { idx: 0, a: 0, b: 0 }; 25];
+    let mut n = sampling::matrix_jobs(&mut jobs, k, false);
+    for t in 0..2 * k {
+        jobs[n] = Job::Noise { idx: t, nonce: t as u8, eta: eta1 };
+        n += 1;
+    }
+    let mut j_unused = [0u8; 32];
+    let mut out = Outputs { rho: &rho, sigma: &sigma, mat: &mut a, noise: &mut noise, j_out: &mut j_unused };
+    sampling::run(be.keccak(), be.rej(), &jobs[..n], &mut out);
     sigma.zeroize();
     for p in noise[..2 * k].iter_mut() {
         be.ntt(p);
@@ -315,8 +328,17 @@ fn kpke_keygen(be: Backend, k: usize, eta1: usize, d: &[u8; 32], ek: &mut [u8], 
     noise.zeroize();
 }
 
-/// K-PKE.Encrypt(ek, m, r) (FIPS 203 Algorithm 14). `ek` has passed the modulus check.
-fn kpke_encrypt<P: Params>(be: Backend, ek: &[u8], m: &[u8; 32], r: &[u8; 32], ct: &mut [u8]) {
+/// K-PKE.Encrypt(ek, m, r) (FIPS 203 Algorithm 14). `ek` has passed the modulus check. With `reject =
+/// Some((z, c))` it also computes J(z || c) into `j_out`, in the same Keccak batches as the sampling.
+fn kpke_encrypt<P: Params>(
+    be: Backend,
+    ek: &[u8],
+    m: &[u8; 32],
+    r: &[u8; 32],
+    ct: &mut [u8],
+    reject: Option<(&[u8], &[u8])>,
+    j_out: &mut [u8; 32],
+) {
     let k = P::K;
     let (du, dv) = (P::DU, P::DV);
     let mut that = [Poly::ZERO; 4];
@@ -326,12 +348,20 @@ fn kpke_encrypt<P: Params>(be: Backend, ek: &[u8], m: &[u8; 32], r: &[u8; 32], c
     let mut rho = [0u8; 32];
     rho.copy_from_slice(&ek[384 * k..384 * k + 32]);
     let mut at = [Poly::ZERO; 16];
-    sampling::gen_matrix(be.rej(), &mut at, &rho, k, true);
-
-    let mut etas = [P::ETA2; 9];
-    etas[..k].fill(P::ETA1);
     let mut noise = [Poly::ZERO; 9];
-    sampling::sample_noise(r, 0, &etas[..2 * k + 1], &mut noise[..2 * k + 1]);
+    let mut jobs = [Job::Matrix { idx: 0, a: 0, b: 0 }; 26];
+    let mut n = sampling::matrix_jobs(&mut jobs, k, true);
+    if let Some((z, c)) = reject {
+        jobs[n] = Job::Reject { z, c };
+        n += 1;
+    }
+    for t in 0..2 * k + 1 {
+        let eta = if t < k { P::ETA1 } else { P::ETA2 };
+        jobs[n] = Job::Noise { idx: t, nonce: t as u8, eta };
+        n += 1;
+    }
+    let mut out = Outputs { rho: &rho, sigma: r, mat: &mut at, noise: &mut noise, j_out };
+    sampling::run(be.keccak(), be.rej(), &jobs[..n], &mut out);
     let (y, rest) = noise.split_at_mut(k);
     let (e1, rest) = rest.split_at_mut(k);
     let e2 = &rest[0];
@@ -408,7 +438,7 @@ fn keygen_internal<P: Params>(be: Backend, d: &[u8; 32], z: &[u8; 32]) -> P::DkB
 fn encaps_internal<P: Params>(be: Backend, ek: &[u8], h: &[u8; 32], m: &[u8; 32]) -> (P::CtBytes, [u8; 32]) {
     let (key, mut r) = hash_g(&[m, h]);
     let mut ct = P::CtBytes::zeroed();
-    kpke_encrypt::<P>(be, ek, m, &r, ct.as_mut());
+    kpke_encrypt::<P>(be, ek, m, &r, ct.as_mut(), None, &mut [0u8; 32]);
     r.zeroize();
     (ct, key)
 }
@@ -423,9 +453,9 @@ fn decaps_internal<P: Params>(be: Backend, dk: &[u8], c: &[u8]) -> [u8; 32] {
     let mut m = [0u8; 32];
     kpke_decrypt::<P>(be, dk_pke, c, &mut m);
     let (mut key, mut r) = hash_g(&[&m, h]);
-    let mut kbar = hash_j(z, c);
+    let mut kbar = [0u8; 32];
     let mut c2 = P::CtBytes::zeroed();
-    kpke_encrypt::<P>(be, ek, &m, &r, c2.as_mut());
+    kpke_encrypt::<P>(be, ek, &m, &r, c2.as_mut(), Some((z, c)), &mut kbar);
     // Constant time: compare the whole re-encryption, then select K' or K̄ with a mask.
     let equal = crate::ct::eq(c, c2.as_ref());
     let mask = 0u8.wrapping_sub(core::hint::black_box(u8::from(equal)));

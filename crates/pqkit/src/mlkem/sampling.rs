@@ -1,190 +1,221 @@
-//! Matrix expansion (SampleNTT over SHAKE128) and noise sampling (SamplePolyCBD over the SHAKE256 PRF),
-//! several independent SHAKE instances at a time on the multi-way Keccak permutation.
+//! Matrix expansion (SampleNTT over SHAKE128), noise sampling (SamplePolyCBD over the SHAKE256 PRF) and the
+//! implicit-rejection hash J, run as *jobs* packed into 8-way (AVX-512 Keccak) or 4-way batches, one job per
+//! Keccak state. A batch runs as many permutations as its longest job needs; lanes that finish early cost
+//! nothing extra, so mixing job kinds in one batch saves single-state permutations.
 
 use super::poly::{Poly, cbd};
-use crate::hash::sha3::{self, Backend as KeccakBackend, Shake128};
+use crate::hash::sha3::{self, Backend as KeccakBackend};
 use zeroize::Zeroize;
 
 const SHAKE128_RATE: usize = 168;
 const SHAKE256_RATE: usize = 136;
 
-macro_rules! multi_xof {
-    ($name:ident, $n:expr, $perm:path) => {
-        /// `$n` SHAKE instances over short (single-block) inputs, squeezed a block at a time.
-        struct $name {
-            st: [[u64; $n]; 25],
-            rate: usize,
-            kb: KeccakBackend,
-        }
-
-        impl $name {
-            /// Absorbs `inputs[l][..len]` (len < rate - 1) with SHAKE padding; no permutation yet.
-            fn new(kb: KeccakBackend, rate: usize, inputs: &[[u8; 34]; $n], len: usize) -> Self {
-                let mut st = [[0u64; $n]; 25];
-                for (l, input) in inputs.iter().enumerate() {
-                    let mut block = [0u8; 40];
-                    block[..len].copy_from_slice(&input[..len]);
-                    block[len] = 0x1f;
-                    for w in 0..5 {
-                        let mut b = [0u8; 8];
-                        b.copy_from_slice(&block[8 * w..8 * w + 8]);
-                        st[w][l] = u64::from_le_bytes(b);
-                    }
-                    st[rate / 8 - 1][l] ^= 0x80 << 56;
-                    block.zeroize();
-                }
-                $name { st, rate, kb }
-            }
-
-            /// Permutes, then copies one rate-sized block of every instance to `out[l][..rate]`.
-            fn squeeze_block(&mut self, out: &mut [[u8; SHAKE128_RATE]; $n]) {
-                $perm(self.kb, &mut self.st);
-                for (l, o) in out.iter_mut().enumerate() {
-                    for w in 0..self.rate / 8 {
-                        o[8 * w..8 * w + 8].copy_from_slice(&self.st[w][l].to_le_bytes());
-                    }
-                }
-            }
-        }
-
-        impl Drop for $name {
-            fn drop(&mut self) {
-                self.st.zeroize();
-            }
-        }
-    };
-}
-
-multi_xof!(Xof4, 4, sha3::f1600_x4_with);
-multi_xof!(Xof8, 8, sha3::f1600_x8_with);
-
 /// The rejection-sampling step of SampleNTT: appends accepted coefficients of a buffer to `p.c[*n..]`.
 pub(crate) type RejFn = fn(&mut Poly, &mut usize, &[u8]);
 
-/// Runs SampleNTT on `out.len()` (at most `$n`) seeds `rho || a || b`, writing straight into `out`.
-macro_rules! sample_ntt_batch {
-    ($fn:ident, $xof:ident, $n:expr) => {
-        fn $fn(kb: KeccakBackend, rej: RejFn, seeds: &[[u8; 34]; $n], out: &mut [Poly]) {
-            let mut x = $xof::new(kb, SHAKE128_RATE, seeds, 34);
-            let mut buf = [[0u8; SHAKE128_RATE]; $n];
+/// One XOF computation.
+#[derive(Clone, Copy)]
+pub(crate) enum Job<'a> {
+    /// `mat[idx] = SampleNTT(ρ || a || b)`.
+    Matrix { idx: usize, a: u8, b: u8 },
+    /// `noise[idx] = SamplePolyCBD_eta(PRF_eta(σ, nonce))`.
+    Noise { idx: usize, nonce: u8, eta: usize },
+    /// `j_out = SHAKE256(z || c, 32)`.
+    Reject { z: &'a [u8], c: &'a [u8] },
+}
+
+/// Where the jobs read their seeds and write their results.
+pub(crate) struct Outputs<'a> {
+    pub(crate) rho: &'a [u8; 32],
+    pub(crate) sigma: &'a [u8; 32],
+    pub(crate) mat: &'a mut [Poly],
+    pub(crate) noise: &'a mut [Poly],
+    pub(crate) j_out: &'a mut [u8; 32],
+}
+
+impl Job<'_> {
+    fn rate(&self) -> usize {
+        match self {
+            Job::Matrix { .. } => SHAKE128_RATE,
+            _ => SHAKE256_RATE,
+        }
+    }
+
+    /// The message parts (their concatenation is the XOF input).
+    fn parts<'b>(&'b self, o: &'b Outputs<'_>, small: &'b [u8; 2]) -> [&'b [u8]; 2] {
+        match self {
+            Job::Matrix { .. } => [&o.rho[..], &small[..2]],
+            Job::Noise { .. } => [&o.sigma[..], &small[..1]],
+            Job::Reject { z, c } => [z, c],
+        }
+    }
+
+    fn small(&self) -> [u8; 2] {
+        match *self {
+            Job::Matrix { a, b, .. } => [a, b],
+            Job::Noise { nonce, .. } => [nonce, 0],
+            Job::Reject { .. } => [0, 0],
+        }
+    }
+
+    /// Number of input blocks after SHAKE padding.
+    fn in_blocks(&self, o: &Outputs<'_>) -> usize {
+        let small = self.small();
+        let len: usize = self.parts(o, &small).iter().map(|p| p.len()).sum();
+        len / self.rate() + 1
+    }
+}
+
+/// Block `b` of the SHAKE-padded concatenation of `parts`, as little-endian lanes (zero past the rate).
+fn padded_block(parts: [&[u8]; 2], rate: usize, b: usize, nb: usize, out: &mut [u64; 21]) {
+    let mut bytes = [0u8; SHAKE128_RATE];
+    let start = b * rate;
+    let mut off = 0;
+    for p in parts {
+        // Copy the part's bytes that fall in [start, start + rate).
+        let lo = start.max(off);
+        let hi = (start + rate).min(off + p.len());
+        if lo < hi {
+            bytes[lo - start..hi - start].copy_from_slice(&p[lo - off..hi - off]);
+        }
+        off += p.len();
+    }
+    if off >= start && off < start + rate {
+        bytes[off - start] ^= 0x1f;
+    }
+    if b == nb - 1 {
+        bytes[rate - 1] ^= 0x80;
+    }
+    // All 21 words: those past the rate are zero, so a shorter-rate block never leaves stale words behind.
+    for (w, o) in out.iter_mut().enumerate() {
+        let mut x = [0u8; 8];
+        x.copy_from_slice(&bytes[8 * w..8 * w + 8]);
+        *o = u64::from_le_bytes(x);
+    }
+    bytes.zeroize();
+}
+
+fn perm1(kb: KeccakBackend, st: &mut [[u64; 1]; 25]) {
+    let mut s = [0u64; 25];
+    for (d, x) in s.iter_mut().zip(st.iter()) {
+        *d = x[0];
+    }
+    sha3::f1600_with(kb, &mut s);
+    for (d, x) in st.iter_mut().zip(s.iter()) {
+        d[0] = *x;
+    }
+    s.zeroize();
+}
+
+macro_rules! run_batch {
+    ($fn:ident, $n:expr, $perm:path) => {
+        /// Runs up to `$n` jobs together, one per Keccak state.
+        fn $fn(kb: KeccakBackend, rej: RejFn, jobs: &[Job<'_>], o: &mut Outputs<'_>) {
+            let mut st = [[0u64; $n]; 25];
+            let mut nb = [0usize; $n];
+            let mut blk = [0u64; 21];
+            for (l, job) in jobs.iter().enumerate() {
+                nb[l] = job.in_blocks(o);
+                let small = job.small();
+                padded_block(job.parts(o, &small), job.rate(), 0, nb[l], &mut blk);
+                for (w, x) in blk.iter().enumerate() {
+                    st[w][l] ^= *x;
+                }
+            }
             let mut filled = [0usize; $n];
+            let mut squeezed = [0usize; $n];
+            let mut nbuf = [[0u8; 2 * SHAKE256_RATE]; $n];
+            let mut bytes = [0u8; SHAKE128_RATE];
+            let mut t = 0;
             loop {
-                x.squeeze_block(&mut buf);
+                $perm(kb, &mut st);
+                t += 1;
                 let mut done = true;
-                for (l, p) in out.iter_mut().enumerate() {
-                    rej(p, &mut filled[l], &buf[l]);
-                    done &= filled[l] == 256;
+                for (l, job) in jobs.iter().enumerate() {
+                    if t < nb[l] {
+                        // Still absorbing a long input.
+                        let small = job.small();
+                        padded_block(job.parts(o, &small), job.rate(), t, nb[l], &mut blk);
+                        for (w, x) in blk.iter().enumerate() {
+                            st[w][l] ^= *x;
+                        }
+                        done = false;
+                        continue;
+                    }
+                    let rate = job.rate();
+                    match *job {
+                        Job::Matrix { idx, .. } => {
+                            if filled[l] < 256 {
+                                for w in 0..rate / 8 {
+                                    bytes[8 * w..8 * w + 8].copy_from_slice(&st[w][l].to_le_bytes());
+                                }
+                                rej(&mut o.mat[idx], &mut filled[l], &bytes[..rate]);
+                            }
+                            done &= filled[l] == 256;
+                        }
+                        Job::Noise { eta, .. } => {
+                            let need = (64 * eta).div_ceil(SHAKE256_RATE);
+                            if squeezed[l] < need {
+                                let s = squeezed[l] * SHAKE256_RATE;
+                                for w in 0..rate / 8 {
+                                    nbuf[l][s + 8 * w..s + 8 * w + 8].copy_from_slice(&st[w][l].to_le_bytes());
+                                }
+                                squeezed[l] += 1;
+                            }
+                            done &= squeezed[l] == need;
+                        }
+                        Job::Reject { .. } => {
+                            if t == nb[l] {
+                                for w in 0..4 {
+                                    o.j_out[8 * w..8 * w + 8].copy_from_slice(&st[w][l].to_le_bytes());
+                                }
+                            }
+                        }
+                    }
                 }
                 if done {
                     break;
                 }
             }
+            for (l, job) in jobs.iter().enumerate() {
+                if let Job::Noise { idx, eta, .. } = *job {
+                    cbd(&nbuf[l][..64 * eta], eta, &mut o.noise[idx]);
+                }
+            }
+            st.zeroize();
+            nbuf.zeroize();
+            blk.zeroize();
         }
     };
 }
 
-sample_ntt_batch!(sample_ntt_x4, Xof4, 4);
-sample_ntt_batch!(sample_ntt_x8, Xof8, 8);
+run_batch!(run_x1, 1, perm1);
+run_batch!(run_x4, 4, sha3::f1600_x4_with);
+run_batch!(run_x8, 8, sha3::f1600_x8_with);
 
-/// One SampleNTT with the single-instance SHAKE128.
-fn sample_ntt_x1(rej: RejFn, seed: &[u8; 34], out: &mut Poly) {
-    let mut h = Shake128::new();
-    h.update(seed);
-    let mut r = h.finalize_xof();
-    let mut buf = [0u8; SHAKE128_RATE];
-    let mut n = 0;
-    while n < 256 {
-        r.read(&mut buf);
-        rej(out, &mut n, &buf);
+/// Runs every job: 8 at a time with the AVX-512 8-way Keccak (which costs about one single-state
+/// permutation), otherwise 4 at a time, and a lone last job on the single-state permutation.
+pub(crate) fn run(kb: KeccakBackend, rej: RejFn, jobs: &[Job<'_>], o: &mut Outputs<'_>) {
+    let width = if kb == KeccakBackend::Avx512 { 8 } else { 4 };
+    for chunk in jobs.chunks(width) {
+        if chunk.len() == 1 && width == 4 {
+            run_x1(kb, rej, chunk, o);
+        } else if width == 8 {
+            run_x8(kb, rej, chunk, o);
+        } else {
+            run_x4(kb, rej, chunk, o);
+        }
     }
 }
 
-/// Expands ρ into the k×k matrix, stored row-major in `a[..k*k]`: `a[i*k + j] = SampleNTT(ρ || j || i)`
-/// (FIPS 203 Algorithm 13 line 6), or its transpose `SampleNTT(ρ || i || j)` when `transposed`.
-pub(crate) fn gen_matrix(rej: RejFn, a: &mut [Poly; 16], rho: &[u8; 32], k: usize, transposed: bool) {
-    let kb = KeccakBackend::detect();
-    let wide = kb == KeccakBackend::Avx512;
-    let mut seed = [0u8; 34];
-    seed[..32].copy_from_slice(rho);
-    let mut idx = 0;
-    let total = k * k;
-    while idx < total {
-        let left = total - idx;
-        // The 8-way AVX-512 permutation costs about as much as one single-state permutation and half as much
-        // as the AVX2 4-way one, so with it every batch is 8-way (unused lanes are free).
-        let n = if wide && left >= 2 {
-            8
-        } else if left >= 2 {
-            4
-        } else {
-            1
-        };
-        let take = n.min(left);
-        let mut seeds = [seed; 8];
-        for (l, s) in seeds.iter_mut().enumerate().take(take) {
-            let (i, j) = ((idx + l) / k, (idx + l) % k);
-            (s[32], s[33]) = if transposed { (i as u8, j as u8) } else { (j as u8, i as u8) };
+/// The matrix jobs: `mat[i*k + j] = SampleNTT(ρ || j || i)` (FIPS 203 Algorithm 13 line 6), or the
+/// transpose `SampleNTT(ρ || i || j)` when `transposed`. Returns how many were written to `jobs`.
+pub(crate) fn matrix_jobs(jobs: &mut [Job<'_>], k: usize, transposed: bool) -> usize {
+    for i in 0..k {
+        for j in 0..k {
+            let (a, b) = if transposed { (i as u8, j as u8) } else { (j as u8, i as u8) };
+            jobs[i * k + j] = Job::Matrix { idx: i * k + j, a, b };
         }
-        let out = &mut a[idx..idx + take];
-        match n {
-            8 => sample_ntt_x8(kb, rej, &seeds, out),
-            4 => {
-                let s4 = [seeds[0], seeds[1], seeds[2], seeds[3]];
-                sample_ntt_x4(kb, rej, &s4, out);
-            }
-            _ => sample_ntt_x1(rej, &seeds[0], &mut out[0]),
-        }
-        idx += take;
     }
-}
-
-/// Samples `etas.len()` (at most 9) noise polynomials: `out[t] = SamplePolyCBD_{etas[t]}(PRF(σ, nonce0 + t))`
-/// (FIPS 203 §4.1, PRF_η(s, b) = SHAKE256(s || b, 64η)).
-pub(crate) fn sample_noise(sigma: &[u8; 32], nonce0: u8, etas: &[usize], out: &mut [Poly]) {
-    let kb = KeccakBackend::detect();
-    let wide = kb == KeccakBackend::Avx512;
-    let blocks = if etas.contains(&3) { 2 } else { 1 };
-    let mut seed = [0u8; 34];
-    seed[..32].copy_from_slice(sigma);
-    let mut idx = 0;
-    let total = etas.len();
-    let mut bufs = [[0u8; 2 * SHAKE128_RATE]; 8];
-    while idx < total {
-        let left = total - idx;
-        let n = if wide { 8 } else { 4 };
-        let mut seeds = [seed; 8];
-        for (l, s) in seeds.iter_mut().enumerate() {
-            s[32] = nonce0.wrapping_add((idx + l) as u8);
-        }
-        let mut blk = [[0u8; SHAKE128_RATE]; 8];
-        if n == 8 {
-            let mut x = Xof8::new(kb, SHAKE256_RATE, &seeds, 33);
-            for b in 0..blocks {
-                x.squeeze_block(&mut blk);
-                for l in 0..8 {
-                    bufs[l][b * SHAKE256_RATE..(b + 1) * SHAKE256_RATE].copy_from_slice(&blk[l][..SHAKE256_RATE]);
-                }
-            }
-        } else {
-            let s4 = [seeds[0], seeds[1], seeds[2], seeds[3]];
-            let mut x = Xof4::new(kb, SHAKE256_RATE, &s4, 33);
-            let mut b4 = [[0u8; SHAKE128_RATE]; 4];
-            for b in 0..blocks {
-                x.squeeze_block(&mut b4);
-                for l in 0..4 {
-                    bufs[l][b * SHAKE256_RATE..(b + 1) * SHAKE256_RATE].copy_from_slice(&b4[l][..SHAKE256_RATE]);
-                }
-            }
-            b4.zeroize();
-        }
-        blk.zeroize();
-        for l in 0..n.min(left) {
-            let eta = etas[idx + l];
-            cbd(&bufs[l][..64 * eta], eta, &mut out[idx + l]);
-        }
-        seeds.zeroize();
-        idx += n.min(left);
-    }
-    bufs.zeroize();
-    seed.zeroize();
+    k * k
 }
