@@ -3,9 +3,8 @@
 //! Keccak state. A batch runs as many permutations as its longest job needs; lanes that finish early cost
 //! nothing extra, so mixing job kinds in one batch saves single-state permutations.
 
-use super::poly::{Poly, cbd};
+use super::poly::{Poly, cbd, wipe};
 use crate::hash::sha3::{self, Backend as KeccakBackend};
-use zeroize::Zeroize;
 
 const SHAKE128_RATE: usize = 168;
 const SHAKE256_RATE: usize = 136;
@@ -66,33 +65,29 @@ impl Job<'_> {
     }
 }
 
-/// Block `b` of the SHAKE-padded concatenation of `parts`, as little-endian lanes (zero past the rate).
+/// Block `b` of the SHAKE-padded concatenation of `parts` (of `nb` blocks), as little-endian lanes; the
+/// words past the rate are zero.
 fn padded_block(parts: [&[u8]; 2], rate: usize, b: usize, nb: usize, out: &mut [u64; 21]) {
-    let mut bytes = [0u8; SHAKE128_RATE];
+    *out = [0; 21];
     let start = b * rate;
     let mut off = 0;
     for p in parts {
-        // Copy the part's bytes that fall in [start, start + rate).
+        // XOR in the part's bytes that fall in [start, start + rate).
         let lo = start.max(off);
         let hi = (start + rate).min(off + p.len());
-        if lo < hi {
-            bytes[lo - start..hi - start].copy_from_slice(&p[lo - off..hi - off]);
+        for pos in lo..hi {
+            let i = pos - start;
+            out[i / 8] ^= u64::from(p[pos - off]) << (8 * (i % 8));
         }
         off += p.len();
     }
     if off >= start && off < start + rate {
-        bytes[off - start] ^= 0x1f;
+        let i = off - start;
+        out[i / 8] ^= 0x1f << (8 * (i % 8));
     }
     if b == nb - 1 {
-        bytes[rate - 1] ^= 0x80;
+        out[rate / 8 - 1] ^= 0x80 << 56;
     }
-    // All 21 words: those past the rate are zero, so a shorter-rate block never leaves stale words behind.
-    for (w, o) in out.iter_mut().enumerate() {
-        let mut x = [0u8; 8];
-        x.copy_from_slice(&bytes[8 * w..8 * w + 8]);
-        *o = u64::from_le_bytes(x);
-    }
-    bytes.zeroize();
 }
 
 fn perm1(kb: KeccakBackend, st: &mut [[u64; 1]; 25]) {
@@ -104,7 +99,7 @@ fn perm1(kb: KeccakBackend, st: &mut [[u64; 1]; 25]) {
     for (d, x) in st.iter_mut().zip(s.iter()) {
         d[0] = *x;
     }
-    s.zeroize();
+    wipe(&mut s);
 }
 
 macro_rules! run_batch {
@@ -182,9 +177,9 @@ macro_rules! run_batch {
                     cbd(&nbuf[l][..64 * eta], eta, &mut o.noise[idx]);
                 }
             }
-            st.zeroize();
-            nbuf.zeroize();
-            blk.zeroize();
+            wipe(st.as_flattened_mut());
+            wipe(nbuf.as_flattened_mut());
+            wipe(&mut blk);
         }
     };
 }
