@@ -377,6 +377,16 @@ fn negative<P: Params>() {
     // Debug prints no key material.
     assert_eq!(format!("{dk:?}"), format!("DecapsulationKey<{}> {{ .. }}", P::NAME));
     assert_eq!(format!("{k:?}"), "SharedSecret { .. }");
+
+    // Zeroize clears the key and forgets the seed.
+    use zeroize::Zeroize;
+    let mut dkz = dk.clone();
+    dkz.zeroize();
+    assert!(dkz.to_bytes().as_ref().iter().all(|&b| b == 0));
+    assert_eq!(dkz.to_seed(), None);
+    let mut kz = k.clone();
+    kz.zeroize();
+    assert_eq!(kz.as_bytes(), &[0u8; 32]);
 }
 
 #[test]

@@ -601,6 +601,20 @@ impl<P: Params> EncapsulationKey<P> {
     }
 }
 
+impl<P: Params> Zeroize for EncapsulationKey<P> {
+    fn zeroize(&mut self) {
+        poly::wipe(self.bytes.as_mut());
+        self.h = [0; 32];
+    }
+}
+
+/// The key is public; it is wiped on drop only so that no key material of any kind lingers.
+impl<P: Params> Drop for EncapsulationKey<P> {
+    fn drop(&mut self) {
+        self.zeroize();
+    }
+}
+
 impl<P: Params> PartialEq for EncapsulationKey<P> {
     fn eq(&self, other: &Self) -> bool {
         self.bytes == other.bytes
@@ -730,7 +744,7 @@ impl<P: Params> Clone for DecapsulationKey<P> {
 
 impl<P: Params> Zeroize for DecapsulationKey<P> {
     fn zeroize(&mut self) {
-        self.bytes.zeroize();
+        poly::wipe(self.bytes.as_mut());
         if let Some(s) = self.seed.as_mut() {
             s.zeroize();
         }

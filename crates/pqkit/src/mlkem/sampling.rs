@@ -75,9 +75,19 @@ fn padded_block(parts: [&[u8]; 2], rate: usize, b: usize, nb: usize, out: &mut [
         // XOR in the part's bytes that fall in [start, start + rate).
         let lo = start.max(off);
         let hi = (start + rate).min(off + p.len());
-        for pos in lo..hi {
+        let mut pos = lo;
+        while pos < hi {
             let i = pos - start;
-            out[i / 8] ^= u64::from(p[pos - off]) << (8 * (i % 8));
+            if i.is_multiple_of(8) && pos + 8 <= hi {
+                // Whole aligned lane (J's z || c is lane-aligned throughout).
+                let mut w = [0u8; 8];
+                w.copy_from_slice(&p[pos - off..pos - off + 8]);
+                out[i / 8] ^= u64::from_le_bytes(w);
+                pos += 8;
+            } else {
+                out[i / 8] ^= u64::from(p[pos - off]) << (8 * (i % 8));
+                pos += 1;
+            }
         }
         off += p.len();
     }
