@@ -29,9 +29,13 @@
 //!   fresh uniform random bytes, never reused.
 //!
 //! ## Backends
-//! One dispatch point, [`Backend::detect`]: portable Rust (`soft`), AVX2 (NTT, inverse NTT, base
-//! multiplication, 16 coefficients per `ymm`) and AVX-512 (the AVX2 arithmetic plus `vpcompressw` rejection
-//! sampling). SHAKE128/256 runs 4- or 8-way through [`crate::hash::sha3`]. All backends give identical bytes.
+//! One dispatch point, [`Backend::detect`]:
+//! - `Soft`: portable Rust, with portable Keccak;
+//! - `Avx2`: NTT, inverse NTT and base multiplication on 16 coefficients per `ymm`, 4-way AVX2 Keccak;
+//! - `Avx512`: the AVX2 arithmetic, `vpermb`/`vpcompressw` rejection sampling, 8-way AVX-512 Keccak.
+//!
+//! The SHAKE work of an operation (matrix entries, noise polynomials and, in decapsulation, `J(z || c)`) runs
+//! as jobs packed 8 or 4 to a multi-way Keccak permutation. All backends give identical bytes.
 
 mod poly;
 mod sampling;
