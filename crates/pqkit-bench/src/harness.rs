@@ -100,7 +100,11 @@ impl Measurement {
     }
     /// TSC ticks per byte (`None` without an input size or for multi-thread runs).
     pub fn tsc_per_byte(&self) -> Option<f64> {
-        if self.size_bytes == 0 || self.tsc_per_op == 0.0 { None } else { Some(self.tsc_per_op / self.size_bytes as f64) }
+        if self.size_bytes == 0 || self.tsc_per_op == 0.0 {
+            None
+        } else {
+            Some(self.tsc_per_op / self.size_bytes as f64)
+        }
     }
     /// The key `--compare` matches records on.
     pub fn key(&self) -> String {
@@ -248,9 +252,7 @@ pub fn measure(
     let mut slots: Vec<(usize, Slot)> = Vec::new();
     for &i in which {
         match (alg.candidates[i].setup)(size) {
-            Ok(op) => {
-                slots.push((i, Slot { op, data: input.to_vec(), out: Vec::with_capacity(out_capacity(size)) }))
-            }
+            Ok(op) => slots.push((i, Slot { op, data: input.to_vec(), out: Vec::with_capacity(out_capacity(size)) })),
             Err(e) => errors.push(RunError {
                 algorithm: alg.name.clone(),
                 operation: alg.operation.clone(),

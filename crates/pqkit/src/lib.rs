@@ -15,6 +15,8 @@
 //! | [`hash`] | hash functions: SHA-2, SHA-3/SHAKE, BLAKE2, Skein-512 |
 //! | [`mac`] | HMAC over any hash |
 //! | [`kdf`] | HKDF over any hash; Argon2id (RFC 9106) |
+//! | [`mlkem`] | ML-KEM-512/768/1024 (FIPS 203) key encapsulation |
+//! | [`kdf`] | HKDF over any hash |
 //! | [`rng`] | the ChaCha20/12/8 CSPRNG (`rand_core` traits) and OS randomness |
 //! | [`ct`] | constant-time comparison and selection |
 //! | [`error`] | the one error type, [`Error`] |
@@ -50,6 +52,7 @@ pub mod hash;
 pub mod kdf;
 pub mod kusumi;
 pub mod mac;
+pub mod mlkem;
 pub mod poly1305;
 pub mod rng;
 pub mod threefish;
