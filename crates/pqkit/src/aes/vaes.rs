@@ -57,9 +57,9 @@ macro_rules! rnd {
     };
 }
 
-/// Step `n` of the 16-block GHASH (products of zmm4-7 with H^16..H^1, Karatsuba, one reduction), in the order
-/// they must run: 1-7 use only zmm5-7; 8 folds the state into zmm4; 10-14 sum, reduce and leave the new state
-/// in zmm12.
+/// Step `n` of the 16-block GHASH (products of zmm4-7 with H^16..H^1, schoolbook: four products per block, which
+/// is fewer instructions than Karatsuba's shuffles and XORs; one reduction), in the order they must run: 1-7 use
+/// only zmm5-7; 8 folds the state into zmm4; 11-13 reduce and leave the new state in zmm12.
 macro_rules! gh {
     (1) => {
         "vpclmulqdq zmm8, zmm7, zmmword ptr [{h} + 192], 0x00\n"
@@ -69,88 +69,72 @@ macro_rules! gh {
     };
     (3) => {
         concat!(
-            "vpshufd zmm10, zmm7, 0x4e\n",
-            "vpxorq zmm10, zmm10, zmm7\n",
-            "vpclmulqdq zmm10, zmm10, zmmword ptr [{hk} + 192], 0x00\n",
+            "vpclmulqdq zmm10, zmm7, zmmword ptr [{h} + 192], 0x01\n",
+            "vpclmulqdq zmm11, zmm7, zmmword ptr [{h} + 192], 0x10\n",
         )
     };
     (4) => {
+        concat!("vpclmulqdq zmm15, zmm6, zmmword ptr [{h} + 128], 0x01\n", "vpternlogq zmm10, zmm11, zmm15, 0x96\n",)
+    };
+    (5) => {
         concat!(
             "vpclmulqdq zmm11, zmm6, zmmword ptr [{h} + 128], 0x00\n",
             "vpclmulqdq zmm15, zmm5, zmmword ptr [{h} + 64], 0x00\n",
             "vpternlogq zmm8, zmm11, zmm15, 0x96\n",
         )
     };
-    (5) => {
+    (6) => {
         concat!(
             "vpclmulqdq zmm11, zmm6, zmmword ptr [{h} + 128], 0x11\n",
             "vpclmulqdq zmm15, zmm5, zmmword ptr [{h} + 64], 0x11\n",
             "vpternlogq zmm9, zmm11, zmm15, 0x96\n",
         )
     };
-    (6) => {
-        concat!(
-            "vpshufd zmm11, zmm6, 0x4e\n",
-            "vpxorq zmm11, zmm11, zmm6\n",
-            "vpclmulqdq zmm11, zmm11, zmmword ptr [{hk} + 128], 0x00\n",
-        )
-    };
     (7) => {
         concat!(
-            "vpshufd zmm15, zmm5, 0x4e\n",
-            "vpxorq zmm15, zmm15, zmm5\n",
-            "vpclmulqdq zmm15, zmm15, zmmword ptr [{hk} + 64], 0x00\n",
+            "vpclmulqdq zmm11, zmm6, zmmword ptr [{h} + 128], 0x10\n",
+            "vpclmulqdq zmm15, zmm5, zmmword ptr [{h} + 64], 0x01\n",
             "vpternlogq zmm10, zmm11, zmm15, 0x96\n",
         )
     };
     (8) => {
         concat!(
             "vpxorq zmm4, zmm4, zmm12\n",
-            "vpclmulqdq zmm11, zmm4, zmmword ptr [{h}], 0x00\n",
-            "vpclmulqdq zmm15, zmm4, zmmword ptr [{h}], 0x11\n",
+            "vpclmulqdq zmm11, zmm5, zmmword ptr [{h} + 64], 0x10\n",
+            "vpclmulqdq zmm15, zmm4, zmmword ptr [{h}], 0x01\n",
+            "vpternlogq zmm10, zmm11, zmm15, 0x96\n",
         )
     };
     (9) => {
         concat!(
-            "vpshufd zmm12, zmm4, 0x4e\n",
-            "vpxorq zmm12, zmm12, zmm4\n",
-            "vpclmulqdq zmm12, zmm12, zmmword ptr [{hk}], 0x00\n",
+            "vpclmulqdq zmm11, zmm4, zmmword ptr [{h}], 0x10\n",
+            "vpxorq zmm10, zmm10, zmm11\n",
+            "vpclmulqdq zmm12, zmm4, zmmword ptr [{h}], 0x00\n",
+            "vpxorq zmm8, zmm8, zmm12\n",
         )
     };
     (10) => {
-        concat!(
-            "vpxorq zmm8, zmm8, zmm11\n",
-            "vpxorq zmm9, zmm9, zmm15\n",
-            "vpternlogq zmm10, zmm12, zmm8, 0x96\n",
-            "vpxorq zmm10, zmm10, zmm9\n",
-        )
+        concat!("vpclmulqdq zmm15, zmm4, zmmword ptr [{h}], 0x11\n", "vpxorq zmm9, zmm9, zmm15\n",)
     };
-    // lo ^= mid << 64, hi ^= mid >> 64 (per lane).
+    // Reduction, in every lane (it is linear, so reducing before the horizontal sum is the same). The 256-bit
+    // product is lo + mid x^64 + hi x^128; fold the low 64 bits of lo into mid (which absorbs lo's high half),
+    // then the low 64 bits of mid into hi. This is `aesni::reduce` without first splitting mid into lo and hi.
     (11) => {
         concat!(
-            "vpslldq zmm11, zmm10, 8\n",
-            "vpsrldq zmm10, zmm10, 8\n",
-            "vpxorq zmm8, zmm8, zmm11\n",
-            "vpxorq zmm9, zmm9, zmm10\n",
+            "vpclmulqdq zmm11, zmm8, zmmword ptr [{pc}], 0x10\n",
+            "vpshufd zmm8, zmm8, 0x4e\n",
+            "vpternlogq zmm10, zmm8, zmm11, 0x96\n",
         )
     };
-    // Reduce every lane (reduction is linear, so reducing before the horizontal sum is the same).
     (12) => {
         concat!(
-            "vpclmulqdq zmm11, zmm8, zmmword ptr [{pc}], 0x10\n",
-            "vpshufd zmm8, zmm8, 0x4e\n",
-            "vpxorq zmm8, zmm8, zmm11\n",
-        )
-    };
-    (13) => {
-        concat!(
-            "vpclmulqdq zmm11, zmm8, zmmword ptr [{pc}], 0x10\n",
-            "vpshufd zmm8, zmm8, 0x4e\n",
-            "vpternlogq zmm9, zmm8, zmm11, 0x96\n",
+            "vpclmulqdq zmm11, zmm10, zmmword ptr [{pc}], 0x10\n",
+            "vpshufd zmm10, zmm10, 0x4e\n",
+            "vpternlogq zmm9, zmm10, zmm11, 0x96\n",
         )
     };
     // Horizontal XOR into xmm12 (the VEX write clears the upper lanes).
-    (14) => {
+    (13) => {
         concat!(
             "vextracti64x4 ymm11, zmm9, 1\n",
             "vpxor ymm9, ymm9, ymm11\n",
@@ -241,16 +225,16 @@ macro_rules! next {
 macro_rules! bulk_asm {
     ($st:ident, $body:expr) => {
         // SAFETY: `p..end` is the caller's buffer, a nonzero multiple of 256 bytes, read and written only
-        // through {p} in 256-byte steps until {p} == {end}; {h}, {hk} point to 4 zmm each of the H table;
+        // through {p} in 256-byte steps until {p} == {end}; {h} points to the 4 zmm of H^16..H^1;
         // {four} and {pc} to 64-byte constants. Every register written is an output or clobber; no stack use.
         unsafe {
             core::arch::asm!(
+                ".p2align 6",
                 "2:",
                 $body,
                 p = inout(reg) $st.p => _,
                 end = in(reg) $st.end,
                 h = in(reg) $st.h,
-                hk = in(reg) $st.hk,
                 four = in(reg) $st.four,
                 pc = in(reg) $st.pc,
                 inout("zmm12") $st.y,
@@ -277,7 +261,6 @@ struct Bulk {
     p: *mut u8,
     end: *mut u8,
     h: *const u128,
-    hk: *const u128,
     four: *const Const64,
     pc: *const Const64,
     y: __m512i,
@@ -530,7 +513,6 @@ fn bulk<const NR: usize, const SEAL: bool>(
         // SAFETY: one past the end of `chunk`.
         end: unsafe { p.add(chunk.len()) },
         h: htab.h.as_ptr(),
-        hk: htab.k.as_ptr(),
         four: &FOUR,
         pc: &POLY,
         y,
@@ -544,28 +526,28 @@ fn bulk<const NR: usize, const SEAL: bool>(
             ctr16!(),
             rnd!(17), gh!(1), rnd!(18), gh!(2), rnd!(19), gh!(3), rnd!(20), gh!(4), rnd!(21), gh!(5),
             rnd!(22), gh!(6), rnd!(23), gh!(7), rnd!(24), gh!(8), rnd!(25), gh!(9), rnd!(26), gh!(10),
-            rnd!(27), gh!(11), rnd!(28), gh!(12), rnd!(29), gh!(13), gh!(14),
+            rnd!(27), gh!(11), rnd!(28), gh!(12), rnd!(29), gh!(13),
             last!(30), keep_ct!(), next!()
         )),
         (14, false) => bulk_asm!(st, concat!(
             load_ct!(), ctr16!(),
             rnd!(17), gh!(1), rnd!(18), gh!(2), rnd!(19), gh!(3), rnd!(20), gh!(4), rnd!(21), gh!(5),
             rnd!(22), gh!(6), rnd!(23), gh!(7), rnd!(24), gh!(8), rnd!(25), gh!(9), rnd!(26), gh!(10),
-            rnd!(27), gh!(11), rnd!(28), gh!(12), rnd!(29), gh!(13), gh!(14),
+            rnd!(27), gh!(11), rnd!(28), gh!(12), rnd!(29), gh!(13),
             last!(30), next!()
         )),
         (_, true) => bulk_asm!(st, concat!(
             ctr16!(),
             rnd!(17), gh!(1), gh!(2), rnd!(18), gh!(3), rnd!(19), gh!(4), rnd!(20), gh!(5), gh!(6),
             rnd!(21), gh!(7), rnd!(22), gh!(8), gh!(9), rnd!(23), gh!(10), gh!(11), rnd!(24), gh!(12),
-            rnd!(25), gh!(13), gh!(14),
+            rnd!(25), gh!(13),
             last!(26), keep_ct!(), next!()
         )),
         (_, false) => bulk_asm!(st, concat!(
             load_ct!(), ctr16!(),
             rnd!(17), gh!(1), gh!(2), rnd!(18), gh!(3), rnd!(19), gh!(4), rnd!(20), gh!(5), gh!(6),
             rnd!(21), gh!(7), rnd!(22), gh!(8), gh!(9), rnd!(23), gh!(10), gh!(11), rnd!(24), gh!(12),
-            rnd!(25), gh!(13), gh!(14),
+            rnd!(25), gh!(13),
             last!(26), next!()
         )),
     }
