@@ -39,7 +39,7 @@ static POLY: Const64 =
 // from the stack; here the register allocation is fixed and the rounds are interleaved with the GHASH work.
 //
 // Registers: zmm0-3 the 16 AES blocks; zmm4-7 the 16 byte-reversed GHASH input blocks (seal: the previous
-// iteration's ciphertext; open: this iteration's); zmm8/9/10 the lo/hi/middle Karatsuba sums; zmm11, zmm15 scratch;
+// iteration's ciphertext; open: this iteration's); zmm8/9/10 the lo/hi/middle product sums; zmm11, zmm15 scratch;
 // zmm12 the GHASH state (lane 0, other lanes zero); zmm13 the byte-swap mask; zmm14 the counters (byte-reversed,
 // lane l of the first register = counter + l); zmm16.. the round keys. Powers of H come from memory operands.
 // ---------------------------------------------------------------------------------------------------------------
