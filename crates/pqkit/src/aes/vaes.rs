@@ -29,6 +29,13 @@ struct Const64([u64; 8]);
 
 /// Adds 4 to the counter in each lane (byte-reversed domain: the low 32 bits of the lane).
 static FOUR: Const64 = Const64([4, 0, 4, 0, 4, 0, 4, 0]);
+/// Adds 4, 8, 12, 16 to the last byte of each lane's counter block (big-endian: the top byte of lane dword 3).
+static BE_INC: [Const64; 4] = [
+    Const64([0, 4 << 56, 0, 4 << 56, 0, 4 << 56, 0, 4 << 56]),
+    Const64([0, 8 << 56, 0, 8 << 56, 0, 8 << 56, 0, 8 << 56]),
+    Const64([0, 12 << 56, 0, 12 << 56, 0, 12 << 56, 0, 12 << 56]),
+    Const64([0, 16 << 56, 0, 16 << 56, 0, 16 << 56, 0, 16 << 56]),
+];
 /// The reduction constant of `aesni::reduce` in every lane (only the high qword is used).
 static POLY: Const64 =
     Const64([1, 0xc200_0000_0000_0000, 1, 0xc200_0000_0000_0000, 1, 0xc200_0000_0000_0000, 1, 0xc200_0000_0000_0000]);
@@ -40,8 +47,8 @@ static POLY: Const64 =
 //
 // Registers: zmm0-3 the 16 AES blocks; zmm4-7 the 16 byte-reversed GHASH input blocks (seal: the previous
 // iteration's ciphertext; open: this iteration's); zmm8/9/10 the lo/hi/middle product sums; zmm11, zmm15 scratch;
-// zmm12 the GHASH state (lane 0, other lanes zero); zmm13 the byte-swap mask; zmm14 the counters (byte-reversed,
-// lane l of the first register = counter + l); zmm16.. the round keys. Powers of H come from memory operands.
+// zmm12 the GHASH state (lane 0, other lanes zero); zmm13 the byte-swap mask; zmm14 the counters (in
+// block byte order, lane l = counter + l); zmm16.. the round keys. Powers of H come from memory operands.
 // ---------------------------------------------------------------------------------------------------------------
 
 /// One AES round of all 16 blocks with the round key in `zmm$k`.
@@ -144,19 +151,35 @@ macro_rules! gh {
     };
 }
 
-/// The 16 counter blocks (byte-swapped, first round key added) from zmm14, which advances by 16.
+/// The 16 counter blocks, first round key added, from zmm14, which holds them in block (big-endian) byte order
+/// and advances by 16. While the low byte of the first counter ({cb}) is at most 236, no counter computed here (up
+/// to first counter + 19) carries out of its last byte when 4, 8, 12 or 16 is added there, so that addition is inc32 and needs no byte
+/// swaps; otherwise (about one iteration in 16) the counters go through the byte-reversed domain, where inc32 is
+/// a 32-bit lane addition. The branch depends only on the counter, which is public.
 macro_rules! ctr16 {
     () => {
         concat!(
-            "vpshufb zmm0, zmm14, zmm13\n",
-            "vpaddd zmm14, zmm14, zmmword ptr [{four}]\n",
-            "vpshufb zmm1, zmm14, zmm13\n",
-            "vpaddd zmm14, zmm14, zmmword ptr [{four}]\n",
-            "vpshufb zmm2, zmm14, zmm13\n",
-            "vpaddd zmm14, zmm14, zmmword ptr [{four}]\n",
-            "vpshufb zmm3, zmm14, zmm13\n",
-            "vpaddd zmm14, zmm14, zmmword ptr [{four}]\n",
-            "vpxorq zmm0, zmm0, zmm16\n",
+            "cmp {cb:l}, 236\n",
+            "ja 3f\n",
+            "vpaddd zmm1, zmm14, zmmword ptr [{inc}]\n",
+            "vpaddd zmm2, zmm14, zmmword ptr [{inc} + 64]\n",
+            "vpaddd zmm3, zmm14, zmmword ptr [{inc} + 128]\n",
+            "vpxorq zmm0, zmm14, zmm16\n",
+            "vpaddd zmm14, zmm14, zmmword ptr [{inc} + 192]\n",
+            "jmp 4f\n",
+            "3:\n",
+            "vpshufb zmm11, zmm14, zmm13\n",
+            "vpaddd zmm11, zmm11, zmmword ptr [{four}]\n",
+            "vpshufb zmm1, zmm11, zmm13\n",
+            "vpaddd zmm11, zmm11, zmmword ptr [{four}]\n",
+            "vpshufb zmm2, zmm11, zmm13\n",
+            "vpaddd zmm11, zmm11, zmmword ptr [{four}]\n",
+            "vpshufb zmm3, zmm11, zmm13\n",
+            "vpaddd zmm11, zmm11, zmmword ptr [{four}]\n",
+            "vpxorq zmm0, zmm14, zmm16\n",
+            "vpshufb zmm14, zmm11, zmm13\n",
+            "4:\n",
+            "add {cb:l}, 16\n",
             "vpxorq zmm1, zmm1, zmm16\n",
             "vpxorq zmm2, zmm2, zmm16\n",
             "vpxorq zmm3, zmm3, zmm16\n",
@@ -236,6 +259,8 @@ macro_rules! bulk_asm {
                 end = in(reg) $st.end,
                 h = in(reg) $st.h,
                 four = in(reg) $st.four,
+                inc = in(reg) $st.inc,
+                cb = inout(reg) $st.cb => _,
                 pc = in(reg) $st.pc,
                 inout("zmm12") $st.y,
                 inout("zmm14") $st.base,
@@ -262,6 +287,8 @@ struct Bulk {
     end: *mut u8,
     h: *const u128,
     four: *const Const64,
+    inc: *const [Const64; 4],
+    cb: u32,
     pc: *const Const64,
     y: __m512i,
     base: __m512i,
@@ -514,9 +541,12 @@ fn bulk<const NR: usize, const SEAL: bool>(
         end: unsafe { p.add(chunk.len()) },
         h: htab.h.as_ptr(),
         four: &FOUR,
+        inc: &BE_INC,
+        // The low byte of lane 0's counter (the byte-reversed counter's low 32 bits).
+        cb: _mm512_cvtsi512_si32(base) as u32 & 0xff,
         pc: &POLY,
         y,
-        base,
+        base: bswap(base),
         mask: _mm512_broadcast_i32x4(_mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)),
         x: prev,
         k: *k,
@@ -551,7 +581,7 @@ fn bulk<const NR: usize, const SEAL: bool>(
             last!(26), next!()
         )),
     }
-    (st.y, st.base, st.x)
+    (st.y, bswap(st.base), st.x)
 }
 
 /// CTR from counter `c0` (byte-reversed) over `buf`, GHASH of the ciphertext into `y`; also returns E(K, `j`)
