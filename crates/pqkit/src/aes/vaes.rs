@@ -1,12 +1,12 @@
 //! VAES + VPCLMULQDQ backend on AVX-512 (x86_64): GHASH and stitched GCM, 16 blocks per iteration.
 //!
 //! Four zmm registers hold 16 blocks. The 16 counter blocks stay in registers (byte-reversed, where inc32 is a
-//! 32-bit lane addition that wraps exactly like inc32) and are byte-swapped right before the first round. In
-//! the same loop iteration the 16 ciphertext blocks of the previous iteration (seal) or of this one (open) are
-//! multiplied by H^16..H^1 (one zmm of powers per register), the products are summed unreduced across all
-//! lanes and reduced once per 16 blocks. That main loop is written in inline assembly (fixed register allocation,
-//! AES rounds interleaved with the carry-less products); the rest uses intrinsics. Tails use AVX-512 byte masks, so no bytes outside the buffer are read
-//! or written.
+//! 32-bit lane addition that wraps exactly like inc32; the main loop keeps them in block order while no carry
+//! can leave the last byte). In the same loop iteration the 16 ciphertext blocks of the previous iteration
+//! (seal) or of this one (open) are multiplied by H^16..H^1 (one zmm of powers per register), the products are
+//! summed unreduced across all lanes and reduced once per 16 blocks. That main loop is inline assembly (fixed
+//! register allocation, AES rounds interleaved with the carry-less products); the rest uses intrinsics. Tails use
+//! AVX-512 byte masks, so no bytes outside the buffer are read or written.
 //!
 //! Single-block AES (key setup, E(K, J0)) reuses the AES-NI code.
 #![allow(unsafe_code)]
@@ -152,10 +152,11 @@ macro_rules! gh {
 }
 
 /// The 16 counter blocks, first round key added, from zmm14, which holds them in block (big-endian) byte order
-/// and advances by 16. While the low byte of the first counter ({cb}) is at most 236, no counter computed here (up
-/// to first counter + 19) carries out of its last byte when 4, 8, 12 or 16 is added there, so that addition is inc32 and needs no byte
-/// swaps; otherwise (about one iteration in 16) the counters go through the byte-reversed domain, where inc32 is
-/// a 32-bit lane addition. The branch depends only on the counter, which is public.
+/// and advances by 16. While the low byte of the first counter ({cb}) is at most 236, no counter computed here
+/// (up to first counter + 19) carries out of its last byte when 4, 8, 12 or 16 is added there, so that addition
+/// is inc32 and needs no byte swaps; otherwise (about one iteration in 16) the counters go through the
+/// byte-reversed domain, where inc32 is a 32-bit lane addition. The branch depends only on the counter, which is
+/// public.
 macro_rules! ctr16 {
     () => {
         concat!(
@@ -627,7 +628,8 @@ fn gcm_core<const NR: usize, const SEAL: bool>(
     }
     if i < full {
         let yz;
-        (yz, base, prev) = bulk::<NR, SEAL>(k, htab, _mm512_zextsi128_si512(y), base, prev, &mut buf[256 * i..256 * full]);
+        let chunks = &mut buf[256 * i..256 * full];
+        (yz, base, prev) = bulk::<NR, SEAL>(k, htab, _mm512_zextsi128_si512(y), base, prev, chunks);
         y = _mm512_castsi512_si128(yz);
     }
     if SEAL && full > 0 {
