@@ -1,11 +1,12 @@
 //! VAES + VPCLMULQDQ backend on AVX-512 (x86_64): GHASH and stitched GCM, 16 blocks per iteration.
 //!
 //! Four zmm registers hold 16 blocks. The 16 counter blocks stay in registers (byte-reversed, where inc32 is a
-//! 32-bit lane addition that wraps exactly like inc32) and are byte-swapped right before the first round. In
-//! the same loop iteration the 16 ciphertext blocks of the previous iteration (seal) or of this one (open) are
-//! multiplied by H^16..H^1 (one zmm of powers per register), the products are summed unreduced across all
-//! lanes and reduced once per 16 blocks. Tails use AVX-512 byte masks, so no bytes outside the buffer are read
-//! or written.
+//! 32-bit lane addition that wraps exactly like inc32; the main loop keeps them in block order while no carry
+//! can leave the last byte). In the same loop iteration the 16 ciphertext blocks of the previous iteration
+//! (seal) or of this one (open) are multiplied by H^16..H^1 (one zmm of powers per register), the products are
+//! summed unreduced across all lanes and reduced once per 16 blocks. That main loop is inline assembly (fixed
+//! register allocation, AES rounds interleaved with the carry-less products); the rest uses intrinsics. Tails use
+//! AVX-512 byte masks, so no bytes outside the buffer are read or written.
 //!
 //! Single-block AES (key setup, E(K, J0)) reuses the AES-NI code.
 #![allow(unsafe_code)]
@@ -21,6 +22,280 @@ macro_rules! tf {
             $item
         )*
     };
+}
+
+#[repr(C, align(64))]
+struct Const64([u64; 8]);
+
+/// Adds 4 to the counter in each lane (byte-reversed domain: the low 32 bits of the lane).
+static FOUR: Const64 = Const64([4, 0, 4, 0, 4, 0, 4, 0]);
+/// Adds 4, 8, 12, 16 to the last byte of each lane's counter block (big-endian: the top byte of lane dword 3).
+static BE_INC: [Const64; 4] = [
+    Const64([0, 4 << 56, 0, 4 << 56, 0, 4 << 56, 0, 4 << 56]),
+    Const64([0, 8 << 56, 0, 8 << 56, 0, 8 << 56, 0, 8 << 56]),
+    Const64([0, 12 << 56, 0, 12 << 56, 0, 12 << 56, 0, 12 << 56]),
+    Const64([0, 16 << 56, 0, 16 << 56, 0, 16 << 56, 0, 16 << 56]),
+];
+/// The reduction constant of `aesni::reduce` in every lane (only the high qword is used).
+static POLY: Const64 =
+    Const64([1, 0xc200_0000_0000_0000, 1, 0xc200_0000_0000_0000, 1, 0xc200_0000_0000_0000, 1, 0xc200_0000_0000_0000]);
+
+// ---------------------------------------------------------------------------------------------------------------
+// The 16-block main loop in inline assembly. With intrinsics LLVM ran the AES rounds of each register back to back
+// after all of GHASH, rotated the round keys through registers every iteration and reloaded keys and powers of H
+// from the stack; here the register allocation is fixed and the rounds are interleaved with the GHASH work.
+//
+// Registers: zmm0-3 the 16 AES blocks; zmm4-7 the 16 byte-reversed GHASH input blocks (seal: the previous
+// iteration's ciphertext; open: this iteration's); zmm8/9/10 the lo/hi/middle product sums; zmm11, zmm15 scratch;
+// zmm12 the GHASH state (lane 0, other lanes zero); zmm13 the byte-swap mask; zmm14 the counters (in
+// block byte order, lane l = counter + l); zmm16.. the round keys. Powers of H come from memory operands.
+// ---------------------------------------------------------------------------------------------------------------
+
+/// One AES round of all 16 blocks with the round key in `zmm$k`.
+#[rustfmt::skip]
+macro_rules! rnd {
+    ($k:literal) => {
+        concat!(
+            "vaesenc zmm0, zmm0, zmm", $k, "\n",
+            "vaesenc zmm1, zmm1, zmm", $k, "\n",
+            "vaesenc zmm2, zmm2, zmm", $k, "\n",
+            "vaesenc zmm3, zmm3, zmm", $k, "\n",
+        )
+    };
+}
+
+/// Step `n` of the 16-block GHASH (products of zmm4-7 with H^16..H^1, schoolbook: four products per block, which
+/// is fewer instructions than Karatsuba's shuffles and XORs; one reduction), in the order they must run: 1-7 use
+/// only zmm5-7; 8 folds the state into zmm4; 11-13 reduce and leave the new state in zmm12.
+macro_rules! gh {
+    (1) => {
+        "vpclmulqdq zmm8, zmm7, zmmword ptr [{h} + 192], 0x00\n"
+    };
+    (2) => {
+        "vpclmulqdq zmm9, zmm7, zmmword ptr [{h} + 192], 0x11\n"
+    };
+    (3) => {
+        concat!(
+            "vpclmulqdq zmm10, zmm7, zmmword ptr [{h} + 192], 0x01\n",
+            "vpclmulqdq zmm11, zmm7, zmmword ptr [{h} + 192], 0x10\n",
+        )
+    };
+    (4) => {
+        concat!("vpclmulqdq zmm15, zmm6, zmmword ptr [{h} + 128], 0x01\n", "vpternlogq zmm10, zmm11, zmm15, 0x96\n",)
+    };
+    (5) => {
+        concat!(
+            "vpclmulqdq zmm11, zmm6, zmmword ptr [{h} + 128], 0x00\n",
+            "vpclmulqdq zmm15, zmm5, zmmword ptr [{h} + 64], 0x00\n",
+            "vpternlogq zmm8, zmm11, zmm15, 0x96\n",
+        )
+    };
+    (6) => {
+        concat!(
+            "vpclmulqdq zmm11, zmm6, zmmword ptr [{h} + 128], 0x11\n",
+            "vpclmulqdq zmm15, zmm5, zmmword ptr [{h} + 64], 0x11\n",
+            "vpternlogq zmm9, zmm11, zmm15, 0x96\n",
+        )
+    };
+    (7) => {
+        concat!(
+            "vpclmulqdq zmm11, zmm6, zmmword ptr [{h} + 128], 0x10\n",
+            "vpclmulqdq zmm15, zmm5, zmmword ptr [{h} + 64], 0x01\n",
+            "vpternlogq zmm10, zmm11, zmm15, 0x96\n",
+        )
+    };
+    (8) => {
+        concat!(
+            "vpxorq zmm4, zmm4, zmm12\n",
+            "vpclmulqdq zmm11, zmm5, zmmword ptr [{h} + 64], 0x10\n",
+            "vpclmulqdq zmm15, zmm4, zmmword ptr [{h}], 0x01\n",
+            "vpternlogq zmm10, zmm11, zmm15, 0x96\n",
+        )
+    };
+    (9) => {
+        concat!(
+            "vpclmulqdq zmm11, zmm4, zmmword ptr [{h}], 0x10\n",
+            "vpxorq zmm10, zmm10, zmm11\n",
+            "vpclmulqdq zmm12, zmm4, zmmword ptr [{h}], 0x00\n",
+            "vpxorq zmm8, zmm8, zmm12\n",
+        )
+    };
+    (10) => {
+        concat!("vpclmulqdq zmm15, zmm4, zmmword ptr [{h}], 0x11\n", "vpxorq zmm9, zmm9, zmm15\n",)
+    };
+    // Reduction, in every lane (it is linear, so reducing before the horizontal sum is the same). The 256-bit
+    // product is lo + mid x^64 + hi x^128; fold the low 64 bits of lo into mid (which absorbs lo's high half),
+    // then the low 64 bits of mid into hi. This is `aesni::reduce` without first splitting mid into lo and hi.
+    (11) => {
+        concat!(
+            "vpclmulqdq zmm11, zmm8, zmmword ptr [{pc}], 0x10\n",
+            "vpshufd zmm8, zmm8, 0x4e\n",
+            "vpternlogq zmm10, zmm8, zmm11, 0x96\n",
+        )
+    };
+    (12) => {
+        concat!(
+            "vpclmulqdq zmm11, zmm10, zmmword ptr [{pc}], 0x10\n",
+            "vpshufd zmm10, zmm10, 0x4e\n",
+            "vpternlogq zmm9, zmm10, zmm11, 0x96\n",
+        )
+    };
+    // Horizontal XOR into xmm12 (the VEX write clears the upper lanes).
+    (13) => {
+        concat!(
+            "vextracti64x4 ymm11, zmm9, 1\n",
+            "vpxor ymm9, ymm9, ymm11\n",
+            "vextracti128 xmm11, ymm9, 1\n",
+            "vpxor xmm12, xmm9, xmm11\n",
+        )
+    };
+}
+
+/// The 16 counter blocks, first round key added, from zmm14, which holds them in block (big-endian) byte order
+/// and advances by 16. While the low byte of the first counter ({cb}) is at most 236, no counter computed here
+/// (up to first counter + 19) carries out of its last byte when 4, 8, 12 or 16 is added there, so that addition
+/// is inc32 and needs no byte swaps; otherwise (about one iteration in 16) the counters go through the
+/// byte-reversed domain, where inc32 is a 32-bit lane addition. The branch depends only on the counter, which is
+/// public.
+macro_rules! ctr16 {
+    () => {
+        concat!(
+            "cmp {cb:l}, 236\n",
+            "ja 3f\n",
+            "vpaddd zmm1, zmm14, zmmword ptr [{inc}]\n",
+            "vpaddd zmm2, zmm14, zmmword ptr [{inc} + 64]\n",
+            "vpaddd zmm3, zmm14, zmmword ptr [{inc} + 128]\n",
+            "vpxorq zmm0, zmm14, zmm16\n",
+            "vpaddd zmm14, zmm14, zmmword ptr [{inc} + 192]\n",
+            "jmp 4f\n",
+            "3:\n",
+            "vpshufb zmm11, zmm14, zmm13\n",
+            "vpaddd zmm11, zmm11, zmmword ptr [{four}]\n",
+            "vpshufb zmm1, zmm11, zmm13\n",
+            "vpaddd zmm11, zmm11, zmmword ptr [{four}]\n",
+            "vpshufb zmm2, zmm11, zmm13\n",
+            "vpaddd zmm11, zmm11, zmmword ptr [{four}]\n",
+            "vpshufb zmm3, zmm11, zmm13\n",
+            "vpaddd zmm11, zmm11, zmmword ptr [{four}]\n",
+            "vpxorq zmm0, zmm14, zmm16\n",
+            "vpshufb zmm14, zmm11, zmm13\n",
+            "4:\n",
+            "add {cb:l}, 16\n",
+            "vpxorq zmm1, zmm1, zmm16\n",
+            "vpxorq zmm2, zmm2, zmm16\n",
+            "vpxorq zmm3, zmm3, zmm16\n",
+        )
+    };
+}
+
+/// Open: this chunk's ciphertext, byte-reversed, into zmm4-7.
+macro_rules! load_ct {
+    () => {
+        concat!(
+            "vmovdqu64 zmm4, zmmword ptr [{p}]\n",
+            "vmovdqu64 zmm5, zmmword ptr [{p} + 64]\n",
+            "vmovdqu64 zmm6, zmmword ptr [{p} + 128]\n",
+            "vmovdqu64 zmm7, zmmword ptr [{p} + 192]\n",
+            "vpshufb zmm4, zmm4, zmm13\n",
+            "vpshufb zmm5, zmm5, zmm13\n",
+            "vpshufb zmm6, zmm6, zmm13\n",
+            "vpshufb zmm7, zmm7, zmm13\n",
+        )
+    };
+}
+
+/// The last round with key `zmm$k` XORed with the input first (AESENCLAST ends with the key XOR, so this is the
+/// keystream XOR for free), and the store.
+#[rustfmt::skip]
+macro_rules! last {
+    ($k:literal) => {
+        concat!(
+            "vpxorq zmm8, zmm", $k, ", zmmword ptr [{p}]\n",
+            "vpxorq zmm10, zmm", $k, ", zmmword ptr [{p} + 64]\n",
+            "vpxorq zmm11, zmm", $k, ", zmmword ptr [{p} + 128]\n",
+            "vpxorq zmm15, zmm", $k, ", zmmword ptr [{p} + 192]\n",
+            "vaesenclast zmm0, zmm0, zmm8\n",
+            "vaesenclast zmm1, zmm1, zmm10\n",
+            "vaesenclast zmm2, zmm2, zmm11\n",
+            "vaesenclast zmm3, zmm3, zmm15\n",
+            "vmovdqu64 zmmword ptr [{p}], zmm0\n",
+            "vmovdqu64 zmmword ptr [{p} + 64], zmm1\n",
+            "vmovdqu64 zmmword ptr [{p} + 128], zmm2\n",
+            "vmovdqu64 zmmword ptr [{p} + 192], zmm3\n",
+        )
+    };
+}
+
+/// Seal: this chunk's ciphertext, byte-reversed, becomes the next iteration's GHASH input.
+macro_rules! keep_ct {
+    () => {
+        concat!(
+            "vpshufb zmm4, zmm0, zmm13\n",
+            "vpshufb zmm5, zmm1, zmm13\n",
+            "vpshufb zmm6, zmm2, zmm13\n",
+            "vpshufb zmm7, zmm3, zmm13\n",
+        )
+    };
+}
+
+macro_rules! next {
+    () => {
+        concat!("add {p}, 256\n", "cmp {p}, {end}\n", "jne 2b\n")
+    };
+}
+
+/// The asm! call with loop body `$body`. All 15 round-key registers are loaded (AES-128 leaves the last four
+/// unused) so that one operand list serves both key sizes.
+macro_rules! bulk_asm {
+    ($st:ident, $body:expr) => {
+        // SAFETY: `p..end` is the caller's buffer, a nonzero multiple of 256 bytes, read and written only
+        // through {p} in 256-byte steps until {p} == {end}; {h} points to the 4 zmm of H^16..H^1;
+        // {four} and {pc} to 64-byte constants. Every register written is an output or clobber; no stack use.
+        unsafe {
+            core::arch::asm!(
+                ".p2align 6",
+                "2:",
+                $body,
+                p = inout(reg) $st.p => _,
+                end = in(reg) $st.end,
+                h = in(reg) $st.h,
+                four = in(reg) $st.four,
+                inc = in(reg) $st.inc,
+                cb = inout(reg) $st.cb => _,
+                pc = in(reg) $st.pc,
+                inout("zmm12") $st.y,
+                inout("zmm14") $st.base,
+                in("zmm13") $st.mask,
+                inout("zmm4") $st.x[0],
+                inout("zmm5") $st.x[1],
+                inout("zmm6") $st.x[2],
+                inout("zmm7") $st.x[3],
+                out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
+                out("zmm8") _, out("zmm9") _, out("zmm10") _, out("zmm11") _, out("zmm15") _,
+                in("zmm16") $st.k[0], in("zmm17") $st.k[1], in("zmm18") $st.k[2], in("zmm19") $st.k[3],
+                in("zmm20") $st.k[4], in("zmm21") $st.k[5], in("zmm22") $st.k[6], in("zmm23") $st.k[7],
+                in("zmm24") $st.k[8], in("zmm25") $st.k[9], in("zmm26") $st.k[10], in("zmm27") $st.k[11],
+                in("zmm28") $st.k[12], in("zmm29") $st.k[13], in("zmm30") $st.k[14],
+                options(nostack),
+            )
+        }
+    };
+}
+
+/// Operands of the assembly main loop.
+struct Bulk {
+    p: *mut u8,
+    end: *mut u8,
+    h: *const u128,
+    four: *const Const64,
+    inc: *const [Const64; 4],
+    cb: u32,
+    pc: *const Const64,
+    y: __m512i,
+    base: __m512i,
+    mask: __m512i,
+    x: [__m512i; 4],
+    k: [__m512i; 15],
 }
 
 tf! {
@@ -66,105 +341,6 @@ fn counters(base: __m512i, four: __m512i, sixteen: __m512i) -> [__m512i; 4] {
         bswap(_mm512_add_epi32(base, _mm512_add_epi32(four, four))),
         bswap(_mm512_sub_epi32(_mm512_add_epi32(base, sixteen), four)),
     ]
-}
-
-/// One stitched iteration: the rounds of the 16 counter blocks in `b`, with the 12 carry-less products of the
-/// 16 blocks `x` (Karatsuba, H^16..H^1) spread between the rounds, then one reduction. Returns the new state.
-#[inline]
-fn enc16_ghash16<const NR: usize>(
-    k: &[__m512i; 15],
-    h: &([__m512i; 4], [__m512i; 4]),
-    b: &mut [__m512i; 4],
-    y: __m128i,
-    x: &[__m512i; 4],
-) -> __m128i {
-    let xs = [_mm512_xor_si512(x[0], _mm512_zextsi128_si512(y)), x[1], x[2], x[3]];
-    let (mut lo, mut hi, mut mid);
-    let z = _mm512_setzero_si512();
-    for v in b.iter_mut() {
-        *v = _mm512_xor_si512(*v, k[0]);
-    }
-    let mut acc = [z, z, z];
-    macro_rules! round {
-        ($($r:literal)*) => {$(
-            for v in b.iter_mut() {
-                *v = _mm512_aesenc_epi128(*v, k[$r]);
-            }
-        )*};
-    }
-    macro_rules! step {
-        ($($s:literal)*) => {$( ghash_step(&mut acc, &xs, h, $s); )*};
-    }
-    // Straight-line schedule: the 12 products spread over the rounds (one per round for AES-256; two per round
-    // in the first rounds of AES-128).
-    if NR == 14 {
-        round!(1);
-        step!(0);
-        round!(2);
-        step!(1);
-        round!(3);
-        step!(2);
-        round!(4);
-        step!(3);
-        round!(5);
-        step!(4);
-        round!(6);
-        step!(5);
-        round!(7);
-        step!(6);
-        round!(8);
-        step!(7);
-        round!(9);
-        step!(8);
-        round!(10);
-        step!(9);
-        round!(11);
-        step!(10);
-        round!(12);
-        step!(11);
-        round!(13);
-    } else {
-        round!(1);
-        step!(0 1);
-        round!(2);
-        step!(2 3);
-        round!(3);
-        step!(4 5);
-        round!(4);
-        step!(6);
-        round!(5);
-        step!(7);
-        round!(6);
-        step!(8);
-        round!(7);
-        step!(9);
-        round!(8);
-        step!(10);
-        round!(9);
-        step!(11);
-    }
-    [lo, hi, mid] = acc;
-    for v in b.iter_mut() {
-        *v = _mm512_aesenclast_epi128(*v, k[NR]);
-    }
-    mid = _mm512_ternarylogic_epi64(mid, lo, hi, 0x96);
-    lo = _mm512_xor_si512(lo, _mm512_bslli_epi128::<8>(mid));
-    hi = _mm512_xor_si512(hi, _mm512_bsrli_epi128::<8>(mid));
-    aesni::reduce(hxor(lo), hxor(hi))
-}
-
-/// Product `step` (0..12) of a 16-block GHASH: register `step / 3`, and lo, hi or Karatsuba middle.
-#[inline]
-fn ghash_step(acc: &mut [__m512i; 3], xs: &[__m512i; 4], h: &([__m512i; 4], [__m512i; 4]), step: usize) {
-    let j = step / 3;
-    match step % 3 {
-        0 => acc[0] = _mm512_xor_si512(acc[0], _mm512_clmulepi64_epi128(xs[j], h.0[j], 0x00)),
-        1 => acc[1] = _mm512_xor_si512(acc[1], _mm512_clmulepi64_epi128(xs[j], h.0[j], 0x11)),
-        _ => {
-            let xk = _mm512_xor_si512(xs[j], _mm512_shuffle_epi32(xs[j], _MM_PERM_BADC));
-            acc[2] = _mm512_xor_si512(acc[2], _mm512_clmulepi64_epi128(xk, h.1[j], 0x00));
-        }
-    }
 }
 
 /// Horizontal XOR of the four 128-bit lanes.
@@ -346,6 +522,69 @@ fn gcm_impl<const NR: usize, const SEAL: bool>(
     unsafe { _mm_storeu_si128((state as *mut u128).cast(), y) };
 }
 
+/// The stitched 16-block loop over `chunk` (a nonzero multiple of 256 bytes): CTR from the byte-reversed counters
+/// in `base`, GHASH into `y` (lane 0) of the previous chunk's ciphertext `prev` (seal; returned updated with
+/// this loop's last chunk) or of each chunk's own ciphertext (open).
+#[inline]
+fn bulk<const NR: usize, const SEAL: bool>(
+    k: &[__m512i; 15],
+    htab: &HTable,
+    y: __m512i,
+    base: __m512i,
+    prev: [__m512i; 4],
+    chunk: &mut [u8],
+) -> (__m512i, __m512i, [__m512i; 4]) {
+    debug_assert!(!chunk.is_empty() && chunk.len().is_multiple_of(256));
+    let p = chunk.as_mut_ptr();
+    let mut st = Bulk {
+        p,
+        // SAFETY: one past the end of `chunk`.
+        end: unsafe { p.add(chunk.len()) },
+        h: htab.h.as_ptr(),
+        four: &FOUR,
+        inc: &BE_INC,
+        // The low byte of lane 0's counter (the byte-reversed counter's low 32 bits).
+        cb: _mm512_cvtsi512_si32(base) as u32 & 0xff,
+        pc: &POLY,
+        y,
+        base: bswap(base),
+        mask: _mm512_broadcast_i32x4(_mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)),
+        x: prev,
+        k: *k,
+    };
+    match (NR, SEAL) {
+        (14, true) => bulk_asm!(st, concat!(
+            ctr16!(),
+            rnd!(17), gh!(1), rnd!(18), gh!(2), rnd!(19), gh!(3), rnd!(20), gh!(4), rnd!(21), gh!(5),
+            rnd!(22), gh!(6), rnd!(23), gh!(7), rnd!(24), gh!(8), rnd!(25), gh!(9), rnd!(26), gh!(10),
+            rnd!(27), gh!(11), rnd!(28), gh!(12), rnd!(29), gh!(13),
+            last!(30), keep_ct!(), next!()
+        )),
+        (14, false) => bulk_asm!(st, concat!(
+            load_ct!(), ctr16!(),
+            rnd!(17), gh!(1), rnd!(18), gh!(2), rnd!(19), gh!(3), rnd!(20), gh!(4), rnd!(21), gh!(5),
+            rnd!(22), gh!(6), rnd!(23), gh!(7), rnd!(24), gh!(8), rnd!(25), gh!(9), rnd!(26), gh!(10),
+            rnd!(27), gh!(11), rnd!(28), gh!(12), rnd!(29), gh!(13),
+            last!(30), next!()
+        )),
+        (_, true) => bulk_asm!(st, concat!(
+            ctr16!(),
+            rnd!(17), gh!(1), gh!(2), rnd!(18), gh!(3), rnd!(19), gh!(4), rnd!(20), gh!(5), gh!(6),
+            rnd!(21), gh!(7), rnd!(22), gh!(8), gh!(9), rnd!(23), gh!(10), gh!(11), rnd!(24), gh!(12),
+            rnd!(25), gh!(13),
+            last!(26), keep_ct!(), next!()
+        )),
+        (_, false) => bulk_asm!(st, concat!(
+            load_ct!(), ctr16!(),
+            rnd!(17), gh!(1), gh!(2), rnd!(18), gh!(3), rnd!(19), gh!(4), rnd!(20), gh!(5), gh!(6),
+            rnd!(21), gh!(7), rnd!(22), gh!(8), gh!(9), rnd!(23), gh!(10), gh!(11), rnd!(24), gh!(12),
+            rnd!(25), gh!(13),
+            last!(26), next!()
+        )),
+    }
+    (st.y, bswap(st.base), st.x)
+}
+
 /// CTR from counter `c0` (byte-reversed) over `buf`, GHASH of the ciphertext into `y`; also returns E(K, `j`)
 /// (computed first, so its latency hides behind the bulk work).
 #[inline]
@@ -387,22 +626,11 @@ fn gcm_core<const NR: usize, const SEAL: bool>(
         }
         i = 1;
     }
-    while i < full {
-        let mut b = counters(base, four, sixteen);
-        base = _mm512_add_epi32(base, sixteen);
-        // SAFETY: chunk i spans bytes [256 i, 256 i + 256) of `buf`, in bounds since i < len / 256.
-        let src: [__m512i; 4] = core::array::from_fn(|j| unsafe { _mm512_loadu_si512(p.add(256 * i + 64 * j).cast()) });
-        let x = if SEAL { prev } else { core::array::from_fn(|j| bswap(src[j])) };
-        y = enc16_ghash16::<NR>(k, h, &mut b, y, &x);
-        for j in 0..4 {
-            let o = _mm512_xor_si512(b[j], src[j]);
-            // SAFETY: same chunk as the loads above.
-            unsafe { _mm512_storeu_si512(p.add(256 * i + 64 * j).cast(), o) };
-            if SEAL {
-                prev[j] = bswap(o);
-            }
-        }
-        i += 1;
+    if i < full {
+        let yz;
+        let chunks = &mut buf[256 * i..256 * full];
+        (yz, base, prev) = bulk::<NR, SEAL>(k, htab, _mm512_zextsi128_si512(y), base, prev, chunks);
+        y = _mm512_castsi512_si128(yz);
     }
     if SEAL && full > 0 {
         y = ghash16(h, y, &prev);
