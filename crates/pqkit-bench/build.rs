@@ -105,7 +105,9 @@ fn resolve(lock: &str) -> Vec<String> {
         let chosen = match pinned {
             Some(v) => v.to_string(),
             None => {
-                versions.sort_by_key(|v| v.split(|c: char| !c.is_ascii_digit()).map(|x| x.parse::<u64>().unwrap_or(0)).collect::<Vec<_>>());
+                versions.sort_by_key(|v| {
+                    v.split(|c: char| !c.is_ascii_digit()).map(|x| x.parse::<u64>().unwrap_or(0)).collect::<Vec<_>>()
+                });
                 versions.last().map(|v| v.to_string()).unwrap_or_default()
             }
         };

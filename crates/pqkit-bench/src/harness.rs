@@ -100,7 +100,11 @@ impl Measurement {
     }
     /// TSC ticks per byte (`None` without an input size or for multi-thread runs).
     pub fn tsc_per_byte(&self) -> Option<f64> {
-        if self.size_bytes == 0 || self.tsc_per_op == 0.0 { None } else { Some(self.tsc_per_op / self.size_bytes as f64) }
+        if self.size_bytes == 0 || self.tsc_per_op == 0.0 {
+            None
+        } else {
+            Some(self.tsc_per_op / self.size_bytes as f64)
+        }
     }
     /// The key `--compare` matches records on.
     pub fn key(&self) -> String {
@@ -121,6 +125,15 @@ pub struct RunError {
     pub implementations: Vec<String>,
     /// What went wrong.
     pub message: String,
+}
+
+/// Wall-clock guard of the sampling loop: the sample count planned from warm-up estimates is cut short when
+/// a loaded machine makes rounds slower than estimated — at the budget once the minimum count is reached, and
+/// at three times the budget once 5 rounds are in (the hard floor of the statistics).
+fn over_budget(started: Instant, rounds_done: usize, timing: &Timing) -> bool {
+    let t = started.elapsed();
+    (rounds_done >= timing.min_samples && t > timing.budget)
+        || (rounds_done >= timing.min_samples.min(5) && t > timing.budget * 3)
 }
 
 /// Deterministic pseudo-random input bytes (SplitMix64 from a fixed seed mixed with the size).
@@ -248,9 +261,7 @@ pub fn measure(
     let mut slots: Vec<(usize, Slot)> = Vec::new();
     for &i in which {
         match (alg.candidates[i].setup)(size) {
-            Ok(op) => {
-                slots.push((i, Slot { op, data: input.to_vec(), out: Vec::with_capacity(out_capacity(size)) }))
-            }
+            Ok(op) => slots.push((i, Slot { op, data: input.to_vec(), out: Vec::with_capacity(out_capacity(size)) })),
             Err(e) => errors.push(RunError {
                 algorithm: alg.name.clone(),
                 operation: alg.operation.clone(),
@@ -281,12 +292,12 @@ pub fn measure(
         if failed[k].is_some() {
             continue;
         }
-        const RUNS: u64 = 4;
-        let ((calls, bytes), res) = alloc_count::count(|| (0..RUNS).try_for_each(|_| slot.run()));
+        let runs: u64 = if per_op[k] > 1e6 { 1 } else { 4 };
+        let ((calls, bytes), res) = alloc_count::count(|| (0..runs).try_for_each(|_| slot.run()));
         if let Err(e) = res {
             failed[k] = Some(e);
         }
-        allocs[k] = (calls as f64 / RUNS as f64, bytes as f64 / RUNS as f64);
+        allocs[k] = (calls as f64 / runs as f64, bytes as f64 / runs as f64);
     }
     let iters: Vec<u64> =
         per_op.iter().map(|&t| ((timing.sample_target.as_nanos() as f64 / t.max(1.0)).round() as u64).max(1)).collect();
@@ -296,7 +307,11 @@ pub fn measure(
     let mut ns_samples = vec![Vec::with_capacity(n_samples); slots.len()];
     let mut tsc_samples = vec![Vec::with_capacity(n_samples); slots.len()];
     // Interleave: A B C A B C ... so that drift of the machine affects every candidate alike.
-    for _ in 0..n_samples {
+    let started = Instant::now();
+    for round in 0..n_samples {
+        if over_budget(started, round, timing) {
+            break;
+        }
         for (k, (_, slot)) in slots.iter_mut().enumerate() {
             if failed[k].is_some() {
                 continue;
@@ -427,7 +442,11 @@ pub fn measure_parallel(
     let n_samples =
         ((timing.budget.as_nanos() as f64 / round_ns.max(1.0)) as usize).clamp(timing.min_samples, timing.samples);
     let mut samples = vec![Vec::new(); sets.len()];
-    for _ in 0..n_samples {
+    let started = Instant::now();
+    for round in 0..n_samples {
+        if over_budget(started, round, timing) {
+            break;
+        }
         for (k, (_, slots)) in sets.iter_mut().enumerate() {
             if failed[k].is_some() {
                 continue;

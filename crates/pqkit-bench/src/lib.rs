@@ -139,9 +139,7 @@ pub fn run(config: &Config, algs: &[Algorithm]) -> Result<RunOutput, String> {
         .sum();
     let bar = if config.progress {
         let b = indicatif::ProgressBar::with_draw_target(Some(total as u64), indicatif::ProgressDrawTarget::stderr());
-        if let Ok(style) =
-            indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}")
-        {
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} {msg}") {
             b.set_style(style.progress_chars("=> "));
         }
         b

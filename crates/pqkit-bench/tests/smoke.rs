@@ -59,10 +59,8 @@ fn tiny_run_writes_a_valid_report() {
         assert!(o["median_ns"].as_f64() <= o["ci_high_ns"].as_f64());
     }
     // Bulk records carry bytes/s and TSC/B at 1 KiB; single-threaded ones allocation counts.
-    let seal: Vec<&Value> = recs
-        .iter()
-        .filter(|r| r["algorithm"] == "ChaCha20-Poly1305" && r["threads"] == 1)
-        .collect();
+    let seal: Vec<&Value> =
+        recs.iter().filter(|r| r["algorithm"] == "ChaCha20-Poly1305" && r["threads"] == 1).collect();
     assert!(seal.len() >= 4, "openssl, aws-lc-rs, ring and rustcrypto: {}", seal.len());
     for r in &seal {
         assert_eq!(r["size_bytes"], 1024);

@@ -106,11 +106,10 @@ pub fn algorithms() -> Vec<Algorithm> {
         );
     }
     #[allow(unused_mut)]
-    let mut x = Algorithm::bulk("XChaCha20-Poly1305", "seal").with(Candidate::new(
-        "rustcrypto",
-        v("chacha20poly1305"),
-        |_| Ok(rc_seal(chacha20poly1305::XChaCha20Poly1305::new(&KEY32.into()), NONCE24.into())),
-    ));
+    let mut x =
+        Algorithm::bulk("XChaCha20-Poly1305", "seal").with(Candidate::new("rustcrypto", v("chacha20poly1305"), |_| {
+            Ok(rc_seal(chacha20poly1305::XChaCha20Poly1305::new(&KEY32.into()), NONCE24.into()))
+        }));
     #[cfg(feature = "pqkit-algs")]
     {
         x.candidates.insert(

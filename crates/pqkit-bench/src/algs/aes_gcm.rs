@@ -11,7 +11,9 @@ pub fn algorithms() -> Vec<Algorithm> {
     #[allow(unused_mut)]
     let mut a128 = Algorithm::bulk("AES-128-GCM", "seal")
         .scaling()
-        .with(Candidate::new("openssl", ossl(), move |_| ossl_seal(openssl::cipher::Cipher::aes_128_gcm(), &k16, &NONCE12)))
+        .with(Candidate::new("openssl", ossl(), move |_| {
+            ossl_seal(openssl::cipher::Cipher::aes_128_gcm(), &k16, &NONCE12)
+        }))
         .with(Candidate::new("aws-lc-rs", v("aws-lc-rs"), move |_| awslc_seal(&aws_lc_rs::aead::AES_128_GCM, &k16)))
         .with(Candidate::new("ring", v("ring"), move |_| ring_seal(&ring::aead::AES_128_GCM, &k16)))
         .with(Candidate::new("rustcrypto", v("aes-gcm"), move |_| {
@@ -20,7 +22,9 @@ pub fn algorithms() -> Vec<Algorithm> {
     #[allow(unused_mut)]
     let mut a256 = Algorithm::bulk("AES-256-GCM", "seal")
         .scaling()
-        .with(Candidate::new("openssl", ossl(), |_| ossl_seal(openssl::cipher::Cipher::aes_256_gcm(), &KEY32, &NONCE12)))
+        .with(Candidate::new("openssl", ossl(), |_| {
+            ossl_seal(openssl::cipher::Cipher::aes_256_gcm(), &KEY32, &NONCE12)
+        }))
         .with(Candidate::new("aws-lc-rs", v("aws-lc-rs"), |_| awslc_seal(&aws_lc_rs::aead::AES_256_GCM, &KEY32)))
         .with(Candidate::new("ring", v("ring"), |_| ring_seal(&ring::aead::AES_256_GCM, &KEY32)))
         .with(Candidate::new("rustcrypto", v("aes-gcm"), |_| {

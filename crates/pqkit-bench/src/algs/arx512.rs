@@ -44,7 +44,12 @@ pub struct ThreefishCtr {
 impl ThreefishCtr {
     /// Keyed with [`KEY64`] and [`NONCE56`].
     pub fn new() -> Self {
-        ThreefishCtr { cipher: threefish::Threefish512::new_with_tweak(&KEY64, &NONCE16), block: [0; 64], counter: 0, used: 64 }
+        ThreefishCtr {
+            cipher: threefish::Threefish512::new_with_tweak(&KEY64, &NONCE16),
+            block: [0; 64],
+            counter: 0,
+            used: 64,
+        }
     }
     fn refill(&mut self) {
         use threefish::cipher::BlockCipherEncrypt;

@@ -104,15 +104,16 @@ pub fn algorithms() -> Vec<Algorithm> {
         .with(Candidate::new("rustcrypto", v("chacha20"), |_| Ok(in_place(rc_chacha20()))));
     #[cfg(feature = "pqkit-algs")]
     {
-        chacha.candidates.insert(0, Candidate::new("pqkit", super::pqkit_version(), |_| Ok(in_place(pqkit_chacha20()?))));
+        chacha
+            .candidates
+            .insert(0, Candidate::new("pqkit", super::pqkit_version(), |_| Ok(in_place(pqkit_chacha20()?))));
     }
 
     #[allow(unused_mut)]
-    let mut xchacha = Algorithm::bulk("XChaCha20", "apply_keystream").with(Candidate::new(
-        "rustcrypto",
-        v("chacha20"),
-        |_| Ok(in_place(RcStream(chacha20::XChaCha20::new(&KEY32.into(), &NONCE24.into())))),
-    ));
+    let mut xchacha =
+        Algorithm::bulk("XChaCha20", "apply_keystream").with(Candidate::new("rustcrypto", v("chacha20"), |_| {
+            Ok(in_place(RcStream(chacha20::XChaCha20::new(&KEY32.into(), &NONCE24.into()))))
+        }));
     #[cfg(feature = "pqkit-algs")]
     {
         xchacha

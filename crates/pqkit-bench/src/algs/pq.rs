@@ -200,14 +200,22 @@ pub fn kem_check(impls: &[Arc<dyn KemImpl>]) -> Result<(), String> {
     let mut det_out: Option<(usize, Vec<u8>)> = None;
     for &i in &det {
         if keys[i].0 != keys[det[0]].0 {
-            return Err(format!("{} and {} derive different keys from one seed", impls[i].name(), impls[det[0]].name()));
+            return Err(format!(
+                "{} and {} derive different keys from one seed",
+                impls[i].name(),
+                impls[det[0]].name()
+            ));
         }
         let ek = impls[i].parse_ek(&keys[i].0)?;
         let mut out = Vec::new();
         impls[i].encaps(&ek, &KEM_M, &mut out)?;
         match &det_out {
             Some((j, o)) if *o != out => {
-                return Err(format!("{} and {} encapsulate differently with the same m", impls[i].name(), impls[*j].name()));
+                return Err(format!(
+                    "{} and {} encapsulate differently with the same m",
+                    impls[i].name(),
+                    impls[*j].name()
+                ));
             }
             None => det_out = Some((i, out)),
             _ => {}
@@ -215,7 +223,9 @@ pub fn kem_check(impls: &[Arc<dyn KemImpl>]) -> Result<(), String> {
     }
     for (a, enc) in impls.iter().enumerate() {
         for (b, dec) in impls.iter().enumerate() {
-            let ek = enc.parse_ek(&keys[b].0).map_err(|x| format!("{} cannot parse {}'s ek: {x}", enc.name(), dec.name()))?;
+            let ek = enc
+                .parse_ek(&keys[b].0)
+                .map_err(|x| format!("{} cannot parse {}'s ek: {x}", enc.name(), dec.name()))?;
             let mut out = Vec::new();
             enc.encaps(&ek, &KEM_M, &mut out)?;
             if out.len() < SS_LEN {
@@ -260,7 +270,11 @@ pub fn sig_check(impls: &[Arc<dyn SigImpl>]) -> Result<(), String> {
     let det: Vec<usize> = (0..impls.len()).filter(|&i| impls[i].deterministic()).collect();
     for &i in &det {
         if sigs[i] != sigs[det[0]] {
-            return Err(format!("{} and {} sign deterministically but differently", impls[i].name(), impls[det[0]].name()));
+            return Err(format!(
+                "{} and {} sign deterministically but differently",
+                impls[i].name(),
+                impls[det[0]].name()
+            ));
         }
     }
     for (a, signer) in impls.iter().enumerate() {
