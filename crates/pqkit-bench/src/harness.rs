@@ -127,6 +127,15 @@ pub struct RunError {
     pub message: String,
 }
 
+/// Wall-clock guard of the sampling loop: the sample count planned from warm-up estimates is cut short when
+/// a loaded machine makes rounds slower than estimated — at the budget once the minimum count is reached, and
+/// at three times the budget once 5 rounds are in (the hard floor of the statistics).
+fn over_budget(started: Instant, rounds_done: usize, timing: &Timing) -> bool {
+    let t = started.elapsed();
+    (rounds_done >= timing.min_samples && t > timing.budget)
+        || (rounds_done >= timing.min_samples.min(5) && t > timing.budget * 3)
+}
+
 /// Deterministic pseudo-random input bytes (SplitMix64 from a fixed seed mixed with the size).
 pub fn input_bytes(size: usize) -> Vec<u8> {
     let mut s = 0x5eed_0f_9c_4b17_u64 ^ (size as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -283,12 +292,12 @@ pub fn measure(
         if failed[k].is_some() {
             continue;
         }
-        const RUNS: u64 = 4;
-        let ((calls, bytes), res) = alloc_count::count(|| (0..RUNS).try_for_each(|_| slot.run()));
+        let runs: u64 = if per_op[k] > 1e6 { 1 } else { 4 };
+        let ((calls, bytes), res) = alloc_count::count(|| (0..runs).try_for_each(|_| slot.run()));
         if let Err(e) = res {
             failed[k] = Some(e);
         }
-        allocs[k] = (calls as f64 / RUNS as f64, bytes as f64 / RUNS as f64);
+        allocs[k] = (calls as f64 / runs as f64, bytes as f64 / runs as f64);
     }
     let iters: Vec<u64> =
         per_op.iter().map(|&t| ((timing.sample_target.as_nanos() as f64 / t.max(1.0)).round() as u64).max(1)).collect();
@@ -298,7 +307,11 @@ pub fn measure(
     let mut ns_samples = vec![Vec::with_capacity(n_samples); slots.len()];
     let mut tsc_samples = vec![Vec::with_capacity(n_samples); slots.len()];
     // Interleave: A B C A B C ... so that drift of the machine affects every candidate alike.
-    for _ in 0..n_samples {
+    let started = Instant::now();
+    for round in 0..n_samples {
+        if over_budget(started, round, timing) {
+            break;
+        }
         for (k, (_, slot)) in slots.iter_mut().enumerate() {
             if failed[k].is_some() {
                 continue;
@@ -429,7 +442,11 @@ pub fn measure_parallel(
     let n_samples =
         ((timing.budget.as_nanos() as f64 / round_ns.max(1.0)) as usize).clamp(timing.min_samples, timing.samples);
     let mut samples = vec![Vec::new(); sets.len()];
-    for _ in 0..n_samples {
+    let started = Instant::now();
+    for round in 0..n_samples {
+        if over_budget(started, round, timing) {
+            break;
+        }
         for (k, (_, slots)) in sets.iter_mut().enumerate() {
             if failed[k].is_some() {
                 continue;

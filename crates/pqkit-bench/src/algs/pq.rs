@@ -471,7 +471,16 @@ pub fn sig_algorithms(name: &str, impls: Vec<Arc<dyn SigImpl>>) -> Vec<Algorithm
                     "keygen" => Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| s.keygen(&DSA_SEED, out).map(drop)),
                     "sign" => {
                         let sk = s.keygen(&DSA_SEED, &mut Vec::new())?;
-                        Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| s.sign(&sk, &msg, out))
+                        // A fresh message per signature (a counter in its first bytes), so that deterministic
+                        // signers also go through a varying number of rejection-loop iterations: that is the
+                        // long tail the mean shows next to the median.
+                        let mut msg = msg;
+                        let mut counter = 0u64;
+                        Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| {
+                            counter = counter.wrapping_add(1);
+                            msg[..8].copy_from_slice(&counter.to_le_bytes());
+                            s.sign(&sk, &msg, out)
+                        })
                     }
                     _ => {
                         let mut vk = Vec::new();
