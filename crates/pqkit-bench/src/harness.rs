@@ -2,7 +2,7 @@
 //! multi-thread scaling.
 
 use crate::alloc_count;
-use crate::env::rdtsc;
+use crate::env::{rdtsc, thread_cpu_ns};
 use crate::registry::{Algorithm, Check, Kind, Op, Report};
 use crate::stats::{self, Summary};
 use std::hint::black_box;
@@ -317,7 +317,8 @@ pub fn measure(
                 continue;
             }
             let n = iters[k];
-            let t0 = Instant::now();
+            let w0 = Instant::now();
+            let cpu0 = thread_cpu_ns();
             let c0 = rdtsc();
             for _ in 0..n {
                 if let Err(e) = slot.run() {
@@ -326,9 +327,13 @@ pub fn measure(
                 }
             }
             let c1 = rdtsc();
-            let dt = t0.elapsed().as_nanos() as f64;
-            ns_samples[k].push(dt / n as f64);
-            tsc_samples[k].push(c1.wrapping_sub(c0) as f64 / n as f64);
+            let cpu = thread_cpu_ns().saturating_sub(cpu0) as f64;
+            let wall = w0.elapsed().as_nanos() as f64;
+            // Time on this CPU only (see `thread_cpu_ns`). The TSC runs on while the thread is descheduled, so its
+            // ticks are scaled by the same on-CPU fraction of the sample.
+            let on_cpu = if wall > 0.0 { (cpu / wall).min(1.0) } else { 1.0 };
+            ns_samples[k].push(cpu / n as f64);
+            tsc_samples[k].push(c1.wrapping_sub(c0) as f64 * on_cpu / n as f64);
         }
     }
     let mut out = Vec::new();
