@@ -54,9 +54,57 @@ pub(super) fn f1600_x4(states: &mut [[u64; 4]; 25]) {
     unsafe { f1600_x4_avx2(states) }
 }
 
+/// One Keccak-f\[1600\] round, computed plane by plane: for each output plane y, its five lanes are gathered
+/// (theta + rho + pi) and chi-ed at once, so few lanes are live at a time; the column parities for the next
+/// round's theta are accumulated as the lanes come out. `c` holds the column parities of `a` on entry and of
+/// the result on exit.
+#[inline(always)]
+fn round_planes(a: &mut [u64; 25], c: &mut [u64; 5], rc: u64) {
+    let d = [
+        c[4] ^ c[1].rotate_left(1),
+        c[0] ^ c[2].rotate_left(1),
+        c[1] ^ c[3].rotate_left(1),
+        c[2] ^ c[4].rotate_left(1),
+        c[3] ^ c[0].rotate_left(1),
+    ];
+    let mut n = [0u64; 25];
+    // (source lane, rotation) for the five lanes of each output plane, in x order (FIPS 202 rho and pi).
+    const SRC: [[(usize, u32); 5]; 5] = [
+        [(0, 0), (6, 44), (12, 43), (18, 21), (24, 14)],
+        [(3, 28), (9, 20), (10, 3), (16, 45), (22, 61)],
+        [(1, 1), (7, 6), (13, 25), (19, 8), (20, 18)],
+        [(4, 27), (5, 36), (11, 10), (17, 15), (23, 56)],
+        [(2, 62), (8, 55), (14, 39), (15, 41), (21, 2)],
+    ];
+    let mut cn = [0u64; 5];
+    for y in 0..5 {
+        let b: [u64; 5] = core::array::from_fn(|x| {
+            let (i, r) = SRC[y][x];
+            (a[i] ^ d[i % 5]).rotate_left(r)
+        });
+        for x in 0..5 {
+            let v = b[x] ^ (!b[(x + 1) % 5] & b[(x + 2) % 5]);
+            n[5 * y + x] = v;
+            cn[x] ^= v;
+        }
+    }
+    n[0] ^= rc;
+    cn[0] ^= rc;
+    *a = n;
+    *c = cn;
+}
+
 #[target_feature(enable = "avx2,bmi1,bmi2")]
 fn f1600_bmi2(state: &mut [u64; 25]) {
-    super::soft::f1600(state)
+    let mut a = *state;
+    let mut c: [u64; 5] = core::array::from_fn(|x| a[x] ^ a[x + 5] ^ a[x + 10] ^ a[x + 15] ^ a[x + 20]);
+    for rc in RC.chunks_exact(4) {
+        round_planes(&mut a, &mut c, rc[0]);
+        round_planes(&mut a, &mut c, rc[1]);
+        round_planes(&mut a, &mut c, rc[2]);
+        round_planes(&mut a, &mut c, rc[3]);
+    }
+    *state = a;
 }
 
 /// True if the CPU has BMI1 (`andn`), which `crate::cpu::Features` does not list. Read once with `cpuid`.
