@@ -127,7 +127,7 @@ pub(super) fn has_bmi1() -> bool {
     }
 }
 
-/// Single-state Keccak-f[1600]: the portable rounds compiled with BMI1/BMI2 (`andn` for chi, `rorx` for the
+/// Single-state Keccak-f[1600]: plane-ordered scalar rounds compiled with BMI1/BMI2 (`andn` for chi, `rorx` for the
 /// rotations). The caller has checked AVX2, BMI1 and BMI2.
 pub(super) fn f1600(state: &mut [u64; 25]) {
     debug_assert!(has_bmi1() && crate::cpu::features().has(crate::cpu::Features::AVX2 | crate::cpu::Features::BMI2));
