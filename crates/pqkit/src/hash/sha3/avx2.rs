@@ -94,17 +94,58 @@ fn round_planes(a: &mut [u64; 25], c: &mut [u64; 5], rc: u64) {
     *c = cn;
 }
 
+/// The 24 rounds on `a`.
+#[inline(always)]
+fn permute(a: &mut [u64; 25]) {
+    let mut c: [u64; 5] = core::array::from_fn(|x| a[x] ^ a[x + 5] ^ a[x + 10] ^ a[x + 15] ^ a[x + 20]);
+    for rc in RC.chunks_exact(4) {
+        round_planes(a, &mut c, rc[0]);
+        round_planes(a, &mut c, rc[1]);
+        round_planes(a, &mut c, rc[2]);
+        round_planes(a, &mut c, rc[3]);
+    }
+}
+
 #[target_feature(enable = "avx2,bmi1,bmi2")]
 fn f1600_bmi2(state: &mut [u64; 25]) {
     let mut a = *state;
-    let mut c: [u64; 5] = core::array::from_fn(|x| a[x] ^ a[x + 5] ^ a[x + 10] ^ a[x + 15] ^ a[x + 20]);
-    for rc in RC.chunks_exact(4) {
-        round_planes(&mut a, &mut c, rc[0]);
-        round_planes(&mut a, &mut c, rc[1]);
-        round_planes(&mut a, &mut c, rc[2]);
-        round_planes(&mut a, &mut c, rc[3]);
+    permute(&mut a);
+    *state = a;
+}
+
+/// Absorbs every whole `8 * L`-byte block of `data` (XOR as little-endian lanes, then permute) with the state
+/// kept in locals across blocks. Returns the number of bytes absorbed.
+#[inline]
+#[target_feature(enable = "avx2,bmi1,bmi2")]
+fn absorb_bmi2<const L: usize>(state: &mut [u64; 25], data: &[u8]) -> usize {
+    let mut a = *state;
+    let mut blocks = data.chunks_exact(8 * L);
+    for blk in &mut blocks {
+        for (s, w) in a[..L].iter_mut().zip(blk.chunks_exact(8)) {
+            *s ^= u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+        }
+        permute(&mut a);
     }
     *state = a;
+    data.len() - blocks.remainder().len()
+}
+
+/// Absorbs the whole `rate`-byte blocks of `data` into `state`; returns the bytes absorbed (0 for a rate this
+/// fast path does not cover). The caller has checked AVX2, BMI1 and BMI2.
+pub(super) fn absorb_blocks(state: &mut [u64; 25], data: &[u8], rate: usize) -> usize {
+    debug_assert!(has_bmi1() && crate::cpu::features().has(crate::cpu::Features::AVX2 | crate::cpu::Features::BMI2));
+    // SAFETY: only reached through Backend::Avx2/Avx512, which `Backend::detect` selects only when the CPU and
+    // OS support AVX2, BMI1 and BMI2.
+    unsafe {
+        match rate {
+            72 => absorb_bmi2::<9>(state, data),
+            104 => absorb_bmi2::<13>(state, data),
+            136 => absorb_bmi2::<17>(state, data),
+            144 => absorb_bmi2::<18>(state, data),
+            168 => absorb_bmi2::<21>(state, data),
+            _ => 0,
+        }
+    }
 }
 
 /// True if the CPU has BMI1 (`andn`), which `crate::cpu::Features` does not list. Read once with `cpuid`.

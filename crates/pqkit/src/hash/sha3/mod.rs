@@ -299,6 +299,11 @@ impl Sponge {
             self.pos = 0;
         }
         let rate = self.rate;
+        #[cfg(target_arch = "x86_64")]
+        if matches!(self.backend, Backend::Avx2 | Backend::Avx512) {
+            let n = avx2::absorb_blocks(&mut self.state, data, rate);
+            data = &data[n..];
+        }
         while data.len() >= rate {
             xor_bytes(&mut self.state, 0, &data[..rate]);
             f1600_with(self.backend, &mut self.state);
