@@ -8,12 +8,15 @@
 //!
 //! ## Backends
 //! One dispatch point, [`Backend::detect`]: portable code; SHA-NI for SHA-224/256; AVX2 message-schedule
-//! vectorization for the SHA-512 family.
+//! vectorization for the SHA-512 family, or with AVX-512VL a schedule of the next four blocks interleaved with
+//! the scalar rounds of the current ones.
 
 mod soft;
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 #[cfg(target_arch = "x86_64")]
 mod shani;
 
@@ -72,15 +75,18 @@ pub enum Backend {
     Avx2,
     /// SHA-224/256 with SHA-NI; SHA-384/512 with the AVX2 message schedule.
     ShaNi,
+    /// SHA-224/256 with SHA-NI; SHA-384/512 with the AVX-512VL schedule interleaved with the rounds.
+    ShaNiAvx512,
 }
 
 impl Backend {
     /// The fastest backend this CPU runs.
     pub fn detect() -> Backend {
         let f = cpu::features();
-        if cfg!(target_arch = "x86_64")
-            && f.has(Features::SHA | Features::SSE41 | Features::SSSE3 | Features::AVX2 | Features::BMI2)
-        {
+        let shani = Features::SHA | Features::SSE41 | Features::SSSE3 | Features::AVX2 | Features::BMI2;
+        if cfg!(target_arch = "x86_64") && f.has(shani | Features::AVX512F | Features::AVX512VL) {
+            Backend::ShaNiAvx512
+        } else if cfg!(target_arch = "x86_64") && f.has(shani) {
             Backend::ShaNi
         } else if cfg!(target_arch = "x86_64") && f.has(Features::AVX2 | Features::BMI2) {
             Backend::Avx2
@@ -92,10 +98,11 @@ impl Backend {
     /// Every backend this CPU can run, portable first.
     pub fn available() -> impl Iterator<Item = Backend> {
         let best = Backend::detect();
-        [Backend::Soft, Backend::Avx2, Backend::ShaNi].into_iter().filter(move |b| match b {
+        [Backend::Soft, Backend::Avx2, Backend::ShaNi, Backend::ShaNiAvx512].into_iter().filter(move |b| match b {
             Backend::Soft => true,
             Backend::Avx2 => best != Backend::Soft,
-            Backend::ShaNi => best == Backend::ShaNi,
+            Backend::ShaNi => best == Backend::ShaNi || best == Backend::ShaNiAvx512,
+            Backend::ShaNiAvx512 => best == Backend::ShaNiAvx512,
         })
     }
 
@@ -103,7 +110,7 @@ impl Backend {
     fn compress256(self, h: &mut [u32; 8], blocks: &[u8]) {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Backend::ShaNi => shani::compress256(h, blocks),
+            Backend::ShaNi | Backend::ShaNiAvx512 => shani::compress256(h, blocks),
             _ => soft::compress256(h, blocks),
         }
     }
@@ -113,6 +120,8 @@ impl Backend {
         match self {
             #[cfg(target_arch = "x86_64")]
             Backend::Avx2 | Backend::ShaNi => avx2::compress512(h, blocks),
+            #[cfg(target_arch = "x86_64")]
+            Backend::ShaNiAvx512 => avx512::compress512(h, blocks),
             _ => soft::compress512(h, blocks),
         }
     }

@@ -128,12 +128,12 @@ pub(crate) const RC: [u64; 24] = [
 pub enum Backend {
     /// Portable Rust.
     Soft,
-    /// AVX2 + BMI1/2: 4-way permutation on `ymm`; single-state is the portable code compiled for `andn`/`rorx`.
+    /// AVX2 + BMI1/2: 4-way permutation on `ymm`; single-state is scalar code, plane by plane, with `andn`/`rorx`.
     Avx2,
     /// AVX-512: 8-way permutation on `zmm`; 4-way and single-state as [`Backend::Avx2`].
     Avx512,
     /// As [`Backend::Avx512`], but the single-state permutation runs on five `zmm` rows. On the shared
-    /// Sapphire Rapids development machine it measured slower than the scalar BMI1/2 code (about 1075 vs 750
+    /// Sapphire Rapids development machine it measured slower than the scalar BMI1/2 code (about 1075 vs 650
     /// TSC ticks per permutation: it is bound by shuffle-port latency), so [`Backend::detect`] does not pick
     /// it; it is kept, and tested, for CPUs where it wins.
     Avx512Rows,
@@ -299,6 +299,11 @@ impl Sponge {
             self.pos = 0;
         }
         let rate = self.rate;
+        #[cfg(target_arch = "x86_64")]
+        if matches!(self.backend, Backend::Avx2 | Backend::Avx512) {
+            let n = avx2::absorb_blocks(&mut self.state, data, rate);
+            data = &data[n..];
+        }
         while data.len() >= rate {
             xor_bytes(&mut self.state, 0, &data[..rate]);
             f1600_with(self.backend, &mut self.state);
