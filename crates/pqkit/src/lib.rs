@@ -11,6 +11,7 @@
 //! | [`poly1305`] | the Poly1305 one-time authenticator (RFC 8439), portable, AVX2 and AVX-512 IFMA |
 //! | [`hash`] | hash functions: SHA-2, SHA-3/SHAKE, BLAKE2 |
 //! | [`mac`] | HMAC over any hash |
+//! | [`mldsa`] | ML-DSA-44/65/87 signatures (FIPS 204), pure, HashML-DSA and external-μ |
 //! | [`kdf`] | HKDF over any hash |
 //! | [`rng`] | the ChaCha20/12/8 CSPRNG (`rand_core` traits) and OS randomness |
 //! | [`ct`] | constant-time comparison and selection |
@@ -45,6 +46,7 @@ pub mod error;
 pub mod hash;
 pub mod kdf;
 pub mod mac;
+pub mod mldsa;
 pub mod poly1305;
 pub mod rng;
 

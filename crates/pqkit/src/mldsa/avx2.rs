@@ -1,0 +1,315 @@
+//! AVX2 arithmetic backend: NTT, inverse NTT and pointwise Montgomery products on eight 32-bit lanes.
+//!
+//! Each Montgomery product uses `vpmuldq` on the even and odd lanes separately, with the second factor
+//! pre-multiplied by q^-1 mod 2^32 so the reduction needs one multiplication less. Every operation computes
+//! exactly the same integers as the portable code (same butterflies, same reductions), so results are
+//! bit-identical. The last three NTT layers work within registers: two vectors are shuffled so that the
+//! butterfly partners sit in the same lanes of two registers, and shuffled back afterwards.
+#![allow(unsafe_code)]
+
+use super::N;
+use super::Q;
+use super::poly::{INV_NTT_F, Poly, QINV, ZETAS};
+use core::arch::x86_64::*;
+
+/// Lane layout of the zetas for the three in-register layers of the forward NTT, per 16 coefficients
+/// (a pair of vectors A, B at coefficient offset 16p): len 4, len 2, len 1 (8 lanes each).
+const fn fwd_small() -> [[[i32; 8]; 3]; 16] {
+    let mut t = [[[0i32; 8]; 3]; 16];
+    let mut p = 0;
+    while p < 16 {
+        let m = 2 * p; // block index of A in units of 8 coefficients
+        let mut l = 0;
+        while l < 8 {
+            // len 4: lanes 0..4 from A (k = 32 + m), lanes 4..8 from B (k = 32 + m + 1).
+            t[p][0][l] = ZETAS[32 + m + l / 4];
+            // len 2: [a0-3, a0-3, a4-7, a4-7, b0-3, b0-3, b4-7, b4-7] -> k = 64 + 2m + l/2.
+            t[p][1][l] = ZETAS[64 + 2 * m + l / 2];
+            // len 1: lane l pairs coefficients (2l, 2l+1) of A||B -> k = 128 + 4m + l.
+            t[p][2][l] = ZETAS[128 + 4 * m + l];
+            l += 1;
+        }
+        p += 1;
+    }
+    t
+}
+
+/// The same for the inverse NTT: negated zetas, with the inverse transform's decreasing index.
+const fn inv_small() -> [[[i32; 8]; 3]; 16] {
+    let mut t = [[[0i32; 8]; 3]; 16];
+    let mut p = 0;
+    while p < 16 {
+        let m = 2 * p;
+        let mut l = 0;
+        while l < 8 {
+            // len 1: block b = 4m + l (pairs), k = 255 - b.
+            t[p][2][l] = -ZETAS[255 - (4 * m + l)];
+            // len 2: block b = 2m + l/2, k = 127 - b.
+            t[p][1][l] = -ZETAS[127 - (2 * m + l / 2)];
+            // len 4: block b = m + l/4, k = 63 - b.
+            t[p][0][l] = -ZETAS[63 - (m + l / 4)];
+            l += 1;
+        }
+        p += 1;
+    }
+    t
+}
+
+const fn times_qinv(t: [[[i32; 8]; 3]; 16]) -> [[[i32; 8]; 3]; 16] {
+    let mut o = t;
+    let mut p = 0;
+    while p < 16 {
+        let mut j = 0;
+        while j < 3 {
+            let mut l = 0;
+            while l < 8 {
+                o[p][j][l] = t[p][j][l].wrapping_mul(QINV);
+                l += 1;
+            }
+            j += 1;
+        }
+        p += 1;
+    }
+    o
+}
+
+static FWD: [[[i32; 8]; 3]; 16] = fwd_small();
+static FWD_QINV: [[[i32; 8]; 3]; 16] = times_qinv(fwd_small());
+static INV: [[[i32; 8]; 3]; 16] = inv_small();
+static INV_QINV: [[[i32; 8]; 3]; 16] = times_qinv(inv_small());
+
+#[inline(always)]
+fn splat(x: i32) -> __m256i {
+    // SAFETY: AVX is enabled in every caller (all are `target_feature(enable = "avx2")` functions, inlined).
+    unsafe { _mm256_set1_epi32(x) }
+}
+
+/// Montgomery product of each lane: a · b · 2^-32 mod q in (-q, q), where `bq` = b · q^-1 mod 2^32.
+#[inline(always)]
+unsafe fn mont_mul(a: __m256i, b: __m256i, bq: __m256i) -> __m256i {
+    // SAFETY: only called from `avx2` target-feature functions.
+    unsafe {
+        let q = _mm256_set1_epi32(Q);
+        // Even lanes.
+        let pe = _mm256_mul_epi32(a, b);
+        let te = _mm256_mul_epi32(a, bq);
+        let tqe = _mm256_mul_epi32(te, q);
+        // Odd lanes, moved down.
+        let ao = _mm256_srli_epi64(a, 32);
+        let bo = _mm256_srli_epi64(b, 32);
+        let bqo = _mm256_srli_epi64(bq, 32);
+        let po = _mm256_mul_epi32(ao, bo);
+        let to = _mm256_mul_epi32(ao, bqo);
+        let tqo = _mm256_mul_epi32(to, q);
+        // The low halves of p and t·q agree, so the high halves subtract without borrow.
+        let re = _mm256_sub_epi32(pe, tqe);
+        let ro = _mm256_sub_epi32(po, tqo);
+        let re = _mm256_srli_epi64(re, 32);
+        _mm256_blend_epi32(re, ro, 0xAA)
+    }
+}
+
+/// Montgomery product with a scalar constant.
+#[inline(always)]
+unsafe fn mont_mul_c(a: __m256i, b: i32) -> __m256i {
+    // SAFETY: only called from `avx2` target-feature functions.
+    unsafe { mont_mul(a, splat(b), splat(b.wrapping_mul(QINV))) }
+}
+
+/// reduce32 on each lane: r ≡ a (mod q), |r| ≤ 6283009.
+#[inline(always)]
+unsafe fn reduce32(a: __m256i) -> __m256i {
+    // SAFETY: only called from `avx2` target-feature functions.
+    unsafe {
+        let t = _mm256_srai_epi32(_mm256_add_epi32(a, _mm256_set1_epi32(1 << 22)), 23);
+        _mm256_sub_epi32(a, _mm256_mullo_epi32(t, _mm256_set1_epi32(Q)))
+    }
+}
+
+#[inline(always)]
+unsafe fn load(p: &Poly, i: usize) -> __m256i {
+    debug_assert!(i < N / 8);
+    // SAFETY: `i < 32`, so the 32 bytes at 8i lie inside the 1024-byte, 64-byte aligned array.
+    unsafe { _mm256_load_si256(p.0.as_ptr().add(8 * i).cast()) }
+}
+
+#[inline(always)]
+unsafe fn store(p: &mut Poly, i: usize, v: __m256i) {
+    debug_assert!(i < N / 8);
+    // SAFETY: as in `load`.
+    unsafe { _mm256_store_si256(p.0.as_mut_ptr().add(8 * i).cast(), v) }
+}
+
+#[inline(always)]
+unsafe fn load8(t: &[i32; 8]) -> __m256i {
+    // SAFETY: reads exactly the 8 values of `t`.
+    unsafe { _mm256_loadu_si256(t.as_ptr().cast()) }
+}
+
+#[target_feature(enable = "avx2")]
+fn ntt_avx2(p: &mut Poly) {
+    // SAFETY: AVX2 is enabled for this function; every load/store index is below 32.
+    unsafe {
+        // Layers len = 128 .. 8: butterflies between whole vectors, one zeta per block.
+        let mut k = 0;
+        let mut len = 16; // in vectors
+        while len >= 1 {
+            let mut start = 0;
+            while start < 32 {
+                k += 1;
+                let z = splat(ZETAS[k]);
+                let zq = splat(ZETAS[k].wrapping_mul(QINV));
+                for j in start..start + len {
+                    let a = load(p, j);
+                    let b = load(p, j + len);
+                    let t = mont_mul(b, z, zq);
+                    store(p, j + len, _mm256_sub_epi32(a, t));
+                    store(p, j, _mm256_add_epi32(a, t));
+                }
+                start += 2 * len;
+            }
+            len >>= 1;
+        }
+        // Layers len = 4, 2, 1 on pairs of vectors.
+        for pair in 0..16 {
+            let a = load(p, 2 * pair);
+            let b = load(p, 2 * pair + 1);
+            // len 4: X = [a0-3 b0-3], Y = [a4-7 b4-7].
+            let x = _mm256_permute2x128_si256(a, b, 0x20);
+            let y = _mm256_permute2x128_si256(a, b, 0x31);
+            let t = mont_mul(y, load8(&FWD[pair][0]), load8(&FWD_QINV[pair][0]));
+            let (x, y) = (_mm256_add_epi32(x, t), _mm256_sub_epi32(x, t));
+            // len 2: X = [a0 a1 a4 a5 | b0 b1 b4 b5], Y = [a2 a3 a6 a7 | b2 b3 b6 b7].
+            let x2 = _mm256_unpacklo_epi64(x, y);
+            let y2 = _mm256_unpackhi_epi64(x, y);
+            let t = mont_mul(y2, load8(&FWD[pair][1]), load8(&FWD_QINV[pair][1]));
+            let (x, y) = (_mm256_add_epi32(x2, t), _mm256_sub_epi32(x2, t));
+            // len 1: X = [a0 a2 a4 a6 | b0 b2 b4 b6], Y = [a1 a3 a5 a7 | b1 b3 b5 b7].
+            let x3 = _mm256_blend_epi32(x, _mm256_slli_epi64(y, 32), 0xAA);
+            let y3 = _mm256_blend_epi32(_mm256_srli_epi64(x, 32), y, 0xAA);
+            let t = mont_mul(y3, load8(&FWD[pair][2]), load8(&FWD_QINV[pair][2]));
+            let (x, y) = (_mm256_add_epi32(x3, t), _mm256_sub_epi32(x3, t));
+            // Back to natural order, reduced.
+            let lo = _mm256_unpacklo_epi32(x, y);
+            let hi = _mm256_unpackhi_epi32(x, y);
+            store(p, 2 * pair, reduce32(_mm256_permute2x128_si256(lo, hi, 0x20)));
+            store(p, 2 * pair + 1, reduce32(_mm256_permute2x128_si256(lo, hi, 0x31)));
+        }
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn invntt_avx2(p: &mut Poly) {
+    // SAFETY: AVX2 is enabled for this function; every load/store index is below 32.
+    unsafe {
+        // Layers len = 1, 2, 4 on pairs of vectors (the exact inverse of the forward shuffles).
+        for pair in 0..16 {
+            let a = load(p, 2 * pair);
+            let b = load(p, 2 * pair + 1);
+            let lo = _mm256_permute2x128_si256(a, b, 0x20); // [a0-3 b0-3]
+            let hi = _mm256_permute2x128_si256(a, b, 0x31); // [a4-7 b4-7]
+            // Even/odd split within each 128-bit lane: X = [a0 a2 a4 a6 ..], Y = [a1 a3 a5 a7 ..].
+            let sx = _mm256_shuffle_epi32(lo, 0b11_01_10_00); // [a0 a2 a1 a3]
+            let sy = _mm256_shuffle_epi32(hi, 0b11_01_10_00); // [a4 a6 a5 a7]
+            let x = _mm256_unpacklo_epi64(sx, sy); // [a0 a2 a4 a6]
+            let y = _mm256_unpackhi_epi64(sx, sy); // [a1 a3 a5 a7]
+            // len 1.
+            let nx = reduce32(_mm256_add_epi32(x, y));
+            let ny = mont_mul(_mm256_sub_epi32(x, y), load8(&INV[pair][2]), load8(&INV_QINV[pair][2]));
+            // To the len-2 layout: X = [a0 a1 a4 a5], Y = [a2 a3 a6 a7].
+            let x = _mm256_unpacklo_epi32(nx, ny); // [a0 a1 a2 a3]
+            let y = _mm256_unpackhi_epi32(nx, ny); // [a4 a5 a6 a7]
+            let x2 = _mm256_unpacklo_epi64(x, y); // [a0 a1 a4 a5]
+            let y2 = _mm256_unpackhi_epi64(x, y); // [a2 a3 a6 a7]
+            let nx = reduce32(_mm256_add_epi32(x2, y2));
+            let ny = mont_mul(_mm256_sub_epi32(x2, y2), load8(&INV[pair][1]), load8(&INV_QINV[pair][1]));
+            // To the len-4 layout: X = [a0-3 | b0-3], Y = [a4-7 | b4-7].
+            let x = _mm256_unpacklo_epi64(nx, ny); // [a0 a1 a2 a3]
+            let y = _mm256_unpackhi_epi64(nx, ny); // [a4 a5 a6 a7]
+            let nx = reduce32(_mm256_add_epi32(x, y));
+            let ny = mont_mul(_mm256_sub_epi32(x, y), load8(&INV[pair][0]), load8(&INV_QINV[pair][0]));
+            store(p, 2 * pair, _mm256_permute2x128_si256(nx, ny, 0x20));
+            store(p, 2 * pair + 1, _mm256_permute2x128_si256(nx, ny, 0x31));
+        }
+        // Layers len = 8 .. 128 between whole vectors.
+        let mut k = 32;
+        let mut len = 1;
+        while len < 32 {
+            let mut start = 0;
+            while start < 32 {
+                k -= 1;
+                let z = -ZETAS[k];
+                let zv = splat(z);
+                let zq = splat(z.wrapping_mul(QINV));
+                for j in start..start + len {
+                    let a = load(p, j);
+                    let b = load(p, j + len);
+                    store(p, j, reduce32(_mm256_add_epi32(a, b)));
+                    store(p, j + len, mont_mul(_mm256_sub_epi32(a, b), zv, zq));
+                }
+                start += 2 * len;
+            }
+            len <<= 1;
+        }
+        for i in 0..32 {
+            store(p, i, mont_mul_c(load(p, i), INV_NTT_F));
+        }
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn pointwise_avx2(out: &mut Poly, a: &Poly, b: &Poly) {
+    // SAFETY: AVX2 is enabled for this function; indices are below 32.
+    unsafe {
+        let qinv = splat(QINV);
+        for i in 0..32 {
+            let bv = load(b, i);
+            let bq = _mm256_mullo_epi32(bv, qinv);
+            store(out, i, mont_mul(load(a, i), bv, bq));
+        }
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn pointwise_acc_avx2(out: &mut Poly, a: &[Poly], b: &[Poly]) {
+    // SAFETY: AVX2 is enabled for this function; indices are below 32.
+    unsafe {
+        let qinv = splat(QINV);
+        for i in 0..32 {
+            let mut s = _mm256_setzero_si256();
+            for (x, y) in a.iter().zip(b) {
+                let bv = load(y, i);
+                let bq = _mm256_mullo_epi32(bv, qinv);
+                s = _mm256_add_epi32(s, mont_mul(load(x, i), bv, bq));
+            }
+            store(out, i, reduce32(s));
+        }
+    }
+}
+
+// The wrappers below are only reached through `Backend::Avx2`/`Avx512`, which `Backend::detect` and
+// `Backend::available` offer only when the CPU has AVX2.
+
+/// Forward NTT (same contract as `soft::ntt`).
+pub fn ntt(p: &mut Poly) {
+    // SAFETY: the caller's backend was selected only on CPUs with AVX2.
+    unsafe { ntt_avx2(p) }
+}
+
+/// Inverse NTT (same contract as `soft::invntt`).
+pub fn invntt(p: &mut Poly) {
+    // SAFETY: as above.
+    unsafe { invntt_avx2(p) }
+}
+
+/// Pointwise Montgomery product (same contract as `soft::pointwise`).
+pub fn pointwise(out: &mut Poly, a: &Poly, b: &Poly) {
+    // SAFETY: as above.
+    unsafe { pointwise_avx2(out, a, b) }
+}
+
+/// Sum of pointwise Montgomery products (same contract as `soft::pointwise_acc`).
+pub fn pointwise_acc(out: &mut Poly, a: &[Poly], b: &[Poly]) {
+    // SAFETY: as above.
+    unsafe { pointwise_acc_avx2(out, a, b) }
+}
