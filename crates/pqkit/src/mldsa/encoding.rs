@@ -88,13 +88,38 @@ pub fn pack_gamma1(out: &mut [u8], p: &Poly, gamma1: i32) {
 
 /// Inverse of [`pack_gamma1`] (also the bit unpacking of ExpandMask).
 pub fn unpack_gamma1(p: &mut Poly, inp: &[u8], gamma1: i32) {
-    let bits = if gamma1 == 1 << 17 { 18 } else { 20 };
-    unpack(inp, bits, |i, v| p.0[i] = gamma1 - v as i32);
+    if gamma1 == 1 << 17 {
+        // 4 coefficients of 18 bits in 9 bytes.
+        for (c, b) in p.0.chunks_exact_mut(4).zip(inp.chunks_exact(9)) {
+            let v = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+            let m = 0x3FFFF;
+            c[0] = gamma1 - (v & m) as i32;
+            c[1] = gamma1 - ((v >> 18) & m) as i32;
+            c[2] = gamma1 - ((v >> 36) & m) as i32;
+            c[3] = gamma1 - (((v >> 54) | u64::from(b[8]) << 10) & m) as i32;
+        }
+    } else {
+        // 2 coefficients of 20 bits in 5 bytes.
+        for (c, b) in p.0.chunks_exact_mut(2).zip(inp.chunks_exact(5)) {
+            let v = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], 0, 0, 0]);
+            c[0] = gamma1 - (v & 0xFFFFF) as i32;
+            c[1] = gamma1 - (v >> 20) as i32;
+        }
+    }
 }
 
 /// w1Encode for one polynomial: 6 bits (γ2 = (q-1)/88) or 4 bits (γ2 = (q-1)/32) per coefficient.
 pub fn pack_w1(out: &mut [u8], p: &Poly, bits: u32) {
-    pack(out, bits, |i| p.0[i] as u32);
+    if bits == 4 {
+        for (o, c) in out.iter_mut().zip(p.0.chunks_exact(2)) {
+            *o = (c[0] | c[1] << 4) as u8;
+        }
+    } else {
+        for (o, c) in out.chunks_exact_mut(3).zip(p.0.chunks_exact(4)) {
+            let v = (c[0] | c[1] << 6 | c[2] << 12 | c[3] << 18) as u32;
+            o.copy_from_slice(&v.to_le_bytes()[..3]);
+        }
+    }
 }
 
 /// HintBitPack (Algorithm 20): `h` holds 0/1 coefficients with at most ω ones in total (checked by the signer).

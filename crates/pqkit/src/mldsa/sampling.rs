@@ -4,7 +4,7 @@
 
 use super::poly::Poly;
 use super::{Backend, N, Q};
-use crate::hash::sha3::{self, Shake256, ShakeX4, ShakeX8};
+use crate::hash::sha3::{self, Shake256};
 use zeroize::Zeroize;
 
 const RATE128: usize = 168;
@@ -47,46 +47,94 @@ fn rej_eta(p: &mut Poly, ctr: &mut usize, buf: &[u8], eta: i32) {
     }
 }
 
+/// `W` SHAKE instances advanced together, each absorbing one short seed (shorter than a block). Output is
+/// read a whole block at a time straight from the lanes.
+struct XofN<const W: usize> {
+    st: [[u64; W]; 25],
+    rate: usize,
+    backend: sha3::Backend,
+}
+
+trait Permute {
+    fn permute(backend: sha3::Backend, st: &mut Self);
+}
+
+impl Permute for [[u64; 4]; 25] {
+    #[inline]
+    fn permute(backend: sha3::Backend, st: &mut Self) {
+        sha3::f1600_x4_with(backend, st)
+    }
+}
+
+impl Permute for [[u64; 8]; 25] {
+    #[inline]
+    fn permute(backend: sha3::Backend, st: &mut Self) {
+        sha3::f1600_x8_with(backend, st)
+    }
+}
+
+impl<const W: usize> XofN<W>
+where
+    [[u64; W]; 25]: Permute,
+{
+    /// Absorbs `seeds[k]` (each shorter than `rate`) with SHAKE padding and permutes once.
+    fn new(backend: sha3::Backend, rate: usize, seeds: &[[u8; 66]; W], len: usize) -> Self {
+        debug_assert!(len < rate);
+        let mut st = [[0u64; W]; 25];
+        for (k, seed) in seeds.iter().enumerate() {
+            let mut block = [0u8; 168];
+            block[..len].copy_from_slice(&seed[..len]);
+            block[len] = 0x1F;
+            block[rate - 1] |= 0x80;
+            for (i, w) in block[..rate].chunks_exact(8).enumerate() {
+                st[i][k] = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+            }
+            block.zeroize();
+        }
+        <[[u64; W]; 25]>::permute(backend, &mut st);
+        XofN { st, rate, backend }
+    }
+
+    /// Writes the next block of every instance to `out[k][..rate]` and advances.
+    fn block(&mut self, out: &mut [[u8; 168]; W]) {
+        for i in 0..self.rate / 8 {
+            for (k, o) in out.iter_mut().enumerate() {
+                o[8 * i..8 * i + 8].copy_from_slice(&self.st[i][k].to_le_bytes());
+            }
+        }
+        <[[u64; W]; 25]>::permute(self.backend, &mut self.st);
+    }
+}
+
+impl<const W: usize> Drop for XofN<W> {
+    fn drop(&mut self) {
+        self.st.zeroize();
+    }
+}
+
 macro_rules! multi_expand {
-    ($w:expr, $ty:ident, $sha3_backend:expr, $a_fn:ident, $s_fn:ident, $mask_fn:ident) => {
+    ($w:expr, $a_fn:ident, $s_fn:ident, $mask_fn:ident) => {
         /// ExpandA into `a` (row-major, `k * l` entries, NTT domain), `$w` polynomials at a time.
         fn $a_fn(backend: Backend, rho: &[u8; 32], a: &mut [Poly], l: usize) {
-            let sb = $sha3_backend(backend);
+            let sb = sha3_backend(backend);
             let total = a.len();
             let mut base = 0;
             while base < total {
-                let mut seeds = [[0u8; 34]; $w];
+                let mut seeds = [[0u8; 66]; $w];
                 for (t, s) in seeds.iter_mut().enumerate() {
                     let idx = (base + t).min(total - 1);
                     s[..32].copy_from_slice(rho);
                     s[32] = (idx % l) as u8;
                     s[33] = (idx / l) as u8;
                 }
-                let inputs: [&[u8]; $w] = core::array::from_fn(|t| &seeds[t][..]);
-                let mut x = $ty::with_backend(sb, RATE128, inputs);
-                let mut bufs = [[0u8; 5 * RATE128]; $w];
-                {
-                    let outs: [&mut [u8]; $w] = bufs.each_mut().map(|b| &mut b[..]);
-                    x.squeeze(outs);
-                }
+                let mut x = XofN::<$w>::new(sb, RATE128, &seeds, 34);
+                let mut bufs = [[0u8; 168]; $w];
                 let mut ctr = [0usize; $w];
-                let mut polys = [Poly::ZERO; $w];
-                for t in 0..$w {
-                    rej_uniform(&mut polys[t], &mut ctr[t], &bufs[t]);
-                }
-                while ctr.iter().any(|&c| c < N) {
-                    let mut more = [[0u8; RATE128]; $w];
-                    {
-                        let outs: [&mut [u8]; $w] = more.each_mut().map(|b| &mut b[..]);
-                        x.squeeze(outs);
-                    }
-                    for t in 0..$w {
-                        rej_uniform(&mut polys[t], &mut ctr[t], &more[t]);
-                    }
-                }
-                for t in 0..$w {
-                    if base + t < total {
-                        a[base + t] = polys[t];
+                let n = ($w).min(total - base);
+                while ctr[..n].iter().any(|&c| c < N) {
+                    x.block(&mut bufs);
+                    for t in 0..n {
+                        rej_uniform(&mut a[base + t], &mut ctr[t], &bufs[t]);
                     }
                 }
                 base += $w;
@@ -95,7 +143,7 @@ macro_rules! multi_expand {
 
         /// ExpandS: `s1[r]` from ρ' || r, `s2[r]` from ρ' || (r + l), coefficients in \[-η, η\].
         fn $s_fn(backend: Backend, rho1: &[u8; 64], s1: &mut [Poly], s2: &mut [Poly], eta: i32) {
-            let sb = $sha3_backend(backend);
+            let sb = sha3_backend(backend);
             let l = s1.len();
             let total = l + s2.len();
             let mut base = 0;
@@ -106,39 +154,19 @@ macro_rules! multi_expand {
                     s[..64].copy_from_slice(rho1);
                     s[64..].copy_from_slice(&idx.to_le_bytes());
                 }
-                let inputs: [&[u8]; $w] = core::array::from_fn(|t| &seeds[t][..]);
-                let mut x = $ty::with_backend(sb, RATE256, inputs);
-                let mut bufs = [[0u8; 2 * RATE256]; $w];
-                {
-                    let outs: [&mut [u8]; $w] = bufs.each_mut().map(|b| &mut b[..]);
-                    x.squeeze(outs);
-                }
+                let mut x = XofN::<$w>::new(sb, RATE256, &seeds, 66);
+                let mut bufs = [[0u8; 168]; $w];
                 let mut ctr = [0usize; $w];
-                let mut polys = [Poly::ZERO; $w];
-                for t in 0..$w {
-                    rej_eta(&mut polys[t], &mut ctr[t], &bufs[t], eta);
-                }
-                while ctr.iter().any(|&c| c < N) {
-                    let mut more = [[0u8; RATE256]; $w];
-                    {
-                        let outs: [&mut [u8]; $w] = more.each_mut().map(|b| &mut b[..]);
-                        x.squeeze(outs);
-                    }
-                    for t in 0..$w {
-                        rej_eta(&mut polys[t], &mut ctr[t], &more[t], eta);
-                    }
-                    more.zeroize();
-                }
-                for t in 0..$w {
-                    let idx = base + t;
-                    if idx < l {
-                        s1[idx] = polys[t];
-                    } else if idx < total {
-                        s2[idx - l] = polys[t];
+                let n = ($w).min(total - base);
+                while ctr[..n].iter().any(|&c| c < N) {
+                    x.block(&mut bufs);
+                    for t in 0..n {
+                        let idx = base + t;
+                        let p = if idx < l { &mut s1[idx] } else { &mut s2[idx - l] };
+                        rej_eta(p, &mut ctr[t], &bufs[t][..RATE256], eta);
                     }
                 }
                 bufs.zeroize();
-                polys.zeroize();
                 seeds.zeroize();
                 base += $w;
             }
@@ -146,7 +174,7 @@ macro_rules! multi_expand {
 
         /// ExpandMask (Algorithm 34): `y[r]` from ρ'' || (κ + r), coefficients in (-γ1, γ1\].
         fn $mask_fn(backend: Backend, rho2: &[u8; 64], kappa: u16, y: &mut [Poly], gamma1: i32) {
-            let sb = $sha3_backend(backend);
+            let sb = sha3_backend(backend);
             let bytes = if gamma1 == 1 << 17 { 576 } else { 640 };
             let mut base = 0;
             while base < y.len() {
@@ -156,19 +184,20 @@ macro_rules! multi_expand {
                     s[..64].copy_from_slice(rho2);
                     s[64..].copy_from_slice(&idx.to_le_bytes());
                 }
-                let inputs: [&[u8]; $w] = core::array::from_fn(|t| &seeds[t][..]);
-                let mut x = $ty::with_backend(sb, RATE256, inputs);
-                let mut bufs = [[0u8; 640]; $w];
-                {
-                    let outs: [&mut [u8]; $w] = bufs.each_mut().map(|b| &mut b[..bytes]);
-                    x.squeeze(outs);
-                }
-                for t in 0..$w {
-                    if base + t < y.len() {
-                        super::encoding::unpack_gamma1(&mut y[base + t], &bufs[t][..bytes], gamma1);
+                let mut x = XofN::<$w>::new(sb, RATE256, &seeds, 66);
+                let mut out = [[0u8; 5 * RATE256]; $w];
+                let mut blk = [[0u8; 168]; $w];
+                for b in 0..5 {
+                    x.block(&mut blk);
+                    for t in 0..$w {
+                        out[t][b * RATE256..(b + 1) * RATE256].copy_from_slice(&blk[t][..RATE256]);
                     }
                 }
-                bufs.zeroize();
+                for t in 0..($w).min(y.len() - base) {
+                    super::encoding::unpack_gamma1(&mut y[base + t], &out[t][..bytes], gamma1);
+                }
+                out.zeroize();
+                blk.zeroize();
                 seeds.zeroize();
                 base += $w;
             }
@@ -184,8 +213,8 @@ fn sha3_backend(backend: Backend) -> sha3::Backend {
     }
 }
 
-multi_expand!(4, ShakeX4, sha3_backend, expand_a_x4, expand_s_x4, expand_mask_x4);
-multi_expand!(8, ShakeX8, sha3_backend, expand_a_x8, expand_s_x8, expand_mask_x8);
+multi_expand!(4, expand_a_x4, expand_s_x4, expand_mask_x4);
+multi_expand!(8, expand_a_x8, expand_s_x8, expand_mask_x8);
 
 /// ExpandA (Algorithm 32): `a[r * l + s]` = RejNTTPoly(ρ || s || r).
 pub fn expand_a(backend: Backend, rho: &[u8; 32], a: &mut [Poly], l: usize) {
