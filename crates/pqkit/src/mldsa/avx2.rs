@@ -14,7 +14,7 @@ use core::arch::x86_64::*;
 
 /// Lane layout of the zetas for the three in-register layers of the forward NTT, per 16 coefficients
 /// (a pair of vectors A, B at coefficient offset 16p): len 4, len 2, len 1 (8 lanes each).
-const fn fwd_small() -> [[[i32; 8]; 3]; 16] {
+const fn fwd_table() -> [[[i32; 8]; 3]; 16] {
     let mut t = [[[0i32; 8]; 3]; 16];
     let mut p = 0;
     while p < 16 {
@@ -35,7 +35,7 @@ const fn fwd_small() -> [[[i32; 8]; 3]; 16] {
 }
 
 /// The same for the inverse NTT: negated zetas, with the inverse transform's decreasing index.
-const fn inv_small() -> [[[i32; 8]; 3]; 16] {
+const fn inv_table() -> [[[i32; 8]; 3]; 16] {
     let mut t = [[[0i32; 8]; 3]; 16];
     let mut p = 0;
     while p < 16 {
@@ -73,10 +73,10 @@ const fn times_qinv(t: [[[i32; 8]; 3]; 16]) -> [[[i32; 8]; 3]; 16] {
     o
 }
 
-static FWD: [[[i32; 8]; 3]; 16] = fwd_small();
-static FWD_QINV: [[[i32; 8]; 3]; 16] = times_qinv(fwd_small());
-static INV: [[[i32; 8]; 3]; 16] = inv_small();
-static INV_QINV: [[[i32; 8]; 3]; 16] = times_qinv(inv_small());
+static FWD: [[[i32; 8]; 3]; 16] = fwd_table();
+static FWD_QINV: [[[i32; 8]; 3]; 16] = times_qinv(fwd_table());
+static INV: [[[i32; 8]; 3]; 16] = inv_table();
+static INV_QINV: [[[i32; 8]; 3]; 16] = times_qinv(inv_table());
 
 #[inline(always)]
 fn splat(x: i32) -> __m256i {
@@ -109,13 +109,6 @@ unsafe fn mont_mul(a: __m256i, b: __m256i, bq: __m256i) -> __m256i {
     }
 }
 
-/// Montgomery product with a scalar constant.
-#[inline(always)]
-unsafe fn mont_mul_c(a: __m256i, b: i32) -> __m256i {
-    // SAFETY: only called from `avx2` target-feature functions.
-    unsafe { mont_mul(a, splat(b), splat(b.wrapping_mul(QINV))) }
-}
-
 /// reduce32 on each lane: r ≡ a (mod q), |r| ≤ 6283009.
 #[inline(always)]
 unsafe fn reduce32(a: __m256i) -> __m256i {
@@ -146,54 +139,118 @@ unsafe fn load8(t: &[i32; 8]) -> __m256i {
     unsafe { _mm256_loadu_si256(t.as_ptr().cast()) }
 }
 
+/// Forward butterfly: (a, b) -> (a + ζb, a - ζb) with ζ in Montgomery form.
+#[inline(always)]
+unsafe fn fwd_bf(a: &mut __m256i, b: &mut __m256i, z: i32) {
+    // SAFETY: only called from `avx2` target-feature functions.
+    unsafe {
+        let t = mont_mul(*b, splat(z), splat(z.wrapping_mul(QINV)));
+        *b = _mm256_sub_epi32(*a, t);
+        *a = _mm256_add_epi32(*a, t);
+    }
+}
+
+/// Inverse butterfly: (a, b) -> (reduce32(a + b), (a - b)·z) with z = -ζ.
+#[inline(always)]
+unsafe fn inv_bf(a: &mut __m256i, b: &mut __m256i, z: i32) {
+    // SAFETY: only called from `avx2` target-feature functions.
+    unsafe {
+        let s = reduce32(_mm256_add_epi32(*a, *b));
+        *b = mont_mul(_mm256_sub_epi32(*a, *b), splat(z), splat(z.wrapping_mul(QINV)));
+        *a = s;
+    }
+}
+
+/// Layers len = 4, 2, 1 on the vector pair (a, b) with pair index `pair`, then back to natural order.
+#[inline(always)]
+unsafe fn fwd_small(a: __m256i, b: __m256i, pair: usize) -> (__m256i, __m256i) {
+    // SAFETY: only called from `avx2` target-feature functions.
+    unsafe {
+        // len 4: X = [a0-3 b0-3], Y = [a4-7 b4-7].
+        let x = _mm256_permute2x128_si256(a, b, 0x20);
+        let y = _mm256_permute2x128_si256(a, b, 0x31);
+        let t = mont_mul(y, load8(&FWD[pair][0]), load8(&FWD_QINV[pair][0]));
+        let (x, y) = (_mm256_add_epi32(x, t), _mm256_sub_epi32(x, t));
+        // len 2: X = [a0 a1 a4 a5 | b0 b1 b4 b5], Y = [a2 a3 a6 a7 | b2 b3 b6 b7].
+        let x2 = _mm256_unpacklo_epi64(x, y);
+        let y2 = _mm256_unpackhi_epi64(x, y);
+        let t = mont_mul(y2, load8(&FWD[pair][1]), load8(&FWD_QINV[pair][1]));
+        let (x, y) = (_mm256_add_epi32(x2, t), _mm256_sub_epi32(x2, t));
+        // len 1: X = [a0 a2 a4 a6 | b0 b2 b4 b6], Y = [a1 a3 a5 a7 | b1 b3 b5 b7].
+        let x3 = _mm256_blend_epi32(x, _mm256_slli_epi64(y, 32), 0xAA);
+        let y3 = _mm256_blend_epi32(_mm256_srli_epi64(x, 32), y, 0xAA);
+        let t = mont_mul(y3, load8(&FWD[pair][2]), load8(&FWD_QINV[pair][2]));
+        let (x, y) = (_mm256_add_epi32(x3, t), _mm256_sub_epi32(x3, t));
+        // Back to natural order, reduced.
+        let lo = _mm256_unpacklo_epi32(x, y);
+        let hi = _mm256_unpackhi_epi32(x, y);
+        (reduce32(_mm256_permute2x128_si256(lo, hi, 0x20)), reduce32(_mm256_permute2x128_si256(lo, hi, 0x31)))
+    }
+}
+
+/// Inverse layers len = 1, 2, 4 on the vector pair (a, b) (the exact inverse of the forward shuffles).
+#[inline(always)]
+unsafe fn inv_small(a: __m256i, b: __m256i, pair: usize) -> (__m256i, __m256i) {
+    // SAFETY: only called from `avx2` target-feature functions.
+    unsafe {
+        let lo = _mm256_permute2x128_si256(a, b, 0x20); // [a0-3 b0-3]
+        let hi = _mm256_permute2x128_si256(a, b, 0x31); // [a4-7 b4-7]
+        // Even/odd split within each 128-bit lane: X = [a0 a2 a4 a6 ..], Y = [a1 a3 a5 a7 ..].
+        let sx = _mm256_shuffle_epi32(lo, 0b11_01_10_00); // [a0 a2 a1 a3]
+        let sy = _mm256_shuffle_epi32(hi, 0b11_01_10_00); // [a4 a6 a5 a7]
+        let x = _mm256_unpacklo_epi64(sx, sy); // [a0 a2 a4 a6]
+        let y = _mm256_unpackhi_epi64(sx, sy); // [a1 a3 a5 a7]
+        // len 1.
+        let nx = reduce32(_mm256_add_epi32(x, y));
+        let ny = mont_mul(_mm256_sub_epi32(x, y), load8(&INV[pair][2]), load8(&INV_QINV[pair][2]));
+        // To the len-2 layout: X = [a0 a1 a4 a5], Y = [a2 a3 a6 a7].
+        let x = _mm256_unpacklo_epi32(nx, ny); // [a0 a1 a2 a3]
+        let y = _mm256_unpackhi_epi32(nx, ny); // [a4 a5 a6 a7]
+        let x2 = _mm256_unpacklo_epi64(x, y); // [a0 a1 a4 a5]
+        let y2 = _mm256_unpackhi_epi64(x, y); // [a2 a3 a6 a7]
+        let nx = reduce32(_mm256_add_epi32(x2, y2));
+        let ny = mont_mul(_mm256_sub_epi32(x2, y2), load8(&INV[pair][1]), load8(&INV_QINV[pair][1]));
+        // To the len-4 layout: X = [a0-3 | b0-3], Y = [a4-7 | b4-7].
+        let x = _mm256_unpacklo_epi64(nx, ny); // [a0 a1 a2 a3]
+        let y = _mm256_unpackhi_epi64(nx, ny); // [a4 a5 a6 a7]
+        let nx = reduce32(_mm256_add_epi32(x, y));
+        let ny = mont_mul(_mm256_sub_epi32(x, y), load8(&INV[pair][0]), load8(&INV_QINV[pair][0]));
+        (_mm256_permute2x128_si256(nx, ny, 0x20), _mm256_permute2x128_si256(nx, ny, 0x31))
+    }
+}
+
 #[target_feature(enable = "avx2")]
 fn ntt_avx2(p: &mut Poly) {
     // SAFETY: AVX2 is enabled for this function; every load/store index is below 32.
     unsafe {
-        // Layers len = 128 .. 8: butterflies between whole vectors, one zeta per block.
-        let mut k = 0;
-        let mut len = 16; // in vectors
-        while len >= 1 {
-            let mut start = 0;
-            while start < 32 {
-                k += 1;
-                let z = splat(ZETAS[k]);
-                let zq = splat(ZETAS[k].wrapping_mul(QINV));
-                for j in start..start + len {
-                    let a = load(p, j);
-                    let b = load(p, j + len);
-                    let t = mont_mul(b, z, zq);
-                    store(p, j + len, _mm256_sub_epi32(a, t));
-                    store(p, j, _mm256_add_epi32(a, t));
-                }
-                start += 2 * len;
-            }
-            len >>= 1;
+        // Layer len = 128 (vector distance 16).
+        for j in 0..16 {
+            let mut a = load(p, j);
+            let mut b = load(p, j + 16);
+            fwd_bf(&mut a, &mut b, ZETAS[1]);
+            store(p, j, a);
+            store(p, j + 16, b);
         }
-        // Layers len = 4, 2, 1 on pairs of vectors.
-        for pair in 0..16 {
-            let a = load(p, 2 * pair);
-            let b = load(p, 2 * pair + 1);
-            // len 4: X = [a0-3 b0-3], Y = [a4-7 b4-7].
-            let x = _mm256_permute2x128_si256(a, b, 0x20);
-            let y = _mm256_permute2x128_si256(a, b, 0x31);
-            let t = mont_mul(y, load8(&FWD[pair][0]), load8(&FWD_QINV[pair][0]));
-            let (x, y) = (_mm256_add_epi32(x, t), _mm256_sub_epi32(x, t));
-            // len 2: X = [a0 a1 a4 a5 | b0 b1 b4 b5], Y = [a2 a3 a6 a7 | b2 b3 b6 b7].
-            let x2 = _mm256_unpacklo_epi64(x, y);
-            let y2 = _mm256_unpackhi_epi64(x, y);
-            let t = mont_mul(y2, load8(&FWD[pair][1]), load8(&FWD_QINV[pair][1]));
-            let (x, y) = (_mm256_add_epi32(x2, t), _mm256_sub_epi32(x2, t));
-            // len 1: X = [a0 a2 a4 a6 | b0 b2 b4 b6], Y = [a1 a3 a5 a7 | b1 b3 b5 b7].
-            let x3 = _mm256_blend_epi32(x, _mm256_slli_epi64(y, 32), 0xAA);
-            let y3 = _mm256_blend_epi32(_mm256_srli_epi64(x, 32), y, 0xAA);
-            let t = mont_mul(y3, load8(&FWD[pair][2]), load8(&FWD_QINV[pair][2]));
-            let (x, y) = (_mm256_add_epi32(x3, t), _mm256_sub_epi32(x3, t));
-            // Back to natural order, reduced.
-            let lo = _mm256_unpacklo_epi32(x, y);
-            let hi = _mm256_unpackhi_epi32(x, y);
-            store(p, 2 * pair, reduce32(_mm256_permute2x128_si256(lo, hi, 0x20)));
-            store(p, 2 * pair + 1, reduce32(_mm256_permute2x128_si256(lo, hi, 0x31)));
+        // Layers len = 64 .. 8 (distances 8, 4, 2, 1) and 4, 2, 1 on each half, in registers.
+        // In the layer of vector distance d, vector j belongs to block j / 2d and uses ζ index 16/d + j/2d.
+        for g in 0..2 {
+            let mut r: [__m256i; 16] = core::array::from_fn(|i| load(p, 16 * g + i));
+            let mut d = 8;
+            while d >= 1 {
+                for i in 0..16 {
+                    if i & d == 0 {
+                        let j = 16 * g + i;
+                        let (lo, hi) = r.split_at_mut(i + d);
+                        fwd_bf(&mut lo[i], &mut hi[0], ZETAS[16 / d + j / (2 * d)]);
+                    }
+                }
+                d >>= 1;
+            }
+            for i in 0..8 {
+                let (a, b) = fwd_small(r[2 * i], r[2 * i + 1], 8 * g + i);
+                store(p, 16 * g + 2 * i, a);
+                store(p, 16 * g + 2 * i + 1, b);
+            }
         }
     }
 }
@@ -202,57 +259,39 @@ fn ntt_avx2(p: &mut Poly) {
 fn invntt_avx2(p: &mut Poly) {
     // SAFETY: AVX2 is enabled for this function; every load/store index is below 32.
     unsafe {
-        // Layers len = 1, 2, 4 on pairs of vectors (the exact inverse of the forward shuffles).
-        for pair in 0..16 {
-            let a = load(p, 2 * pair);
-            let b = load(p, 2 * pair + 1);
-            let lo = _mm256_permute2x128_si256(a, b, 0x20); // [a0-3 b0-3]
-            let hi = _mm256_permute2x128_si256(a, b, 0x31); // [a4-7 b4-7]
-            // Even/odd split within each 128-bit lane: X = [a0 a2 a4 a6 ..], Y = [a1 a3 a5 a7 ..].
-            let sx = _mm256_shuffle_epi32(lo, 0b11_01_10_00); // [a0 a2 a1 a3]
-            let sy = _mm256_shuffle_epi32(hi, 0b11_01_10_00); // [a4 a6 a5 a7]
-            let x = _mm256_unpacklo_epi64(sx, sy); // [a0 a2 a4 a6]
-            let y = _mm256_unpackhi_epi64(sx, sy); // [a1 a3 a5 a7]
-            // len 1.
-            let nx = reduce32(_mm256_add_epi32(x, y));
-            let ny = mont_mul(_mm256_sub_epi32(x, y), load8(&INV[pair][2]), load8(&INV_QINV[pair][2]));
-            // To the len-2 layout: X = [a0 a1 a4 a5], Y = [a2 a3 a6 a7].
-            let x = _mm256_unpacklo_epi32(nx, ny); // [a0 a1 a2 a3]
-            let y = _mm256_unpackhi_epi32(nx, ny); // [a4 a5 a6 a7]
-            let x2 = _mm256_unpacklo_epi64(x, y); // [a0 a1 a4 a5]
-            let y2 = _mm256_unpackhi_epi64(x, y); // [a2 a3 a6 a7]
-            let nx = reduce32(_mm256_add_epi32(x2, y2));
-            let ny = mont_mul(_mm256_sub_epi32(x2, y2), load8(&INV[pair][1]), load8(&INV_QINV[pair][1]));
-            // To the len-4 layout: X = [a0-3 | b0-3], Y = [a4-7 | b4-7].
-            let x = _mm256_unpacklo_epi64(nx, ny); // [a0 a1 a2 a3]
-            let y = _mm256_unpackhi_epi64(nx, ny); // [a4 a5 a6 a7]
-            let nx = reduce32(_mm256_add_epi32(x, y));
-            let ny = mont_mul(_mm256_sub_epi32(x, y), load8(&INV[pair][0]), load8(&INV_QINV[pair][0]));
-            store(p, 2 * pair, _mm256_permute2x128_si256(nx, ny, 0x20));
-            store(p, 2 * pair + 1, _mm256_permute2x128_si256(nx, ny, 0x31));
-        }
-        // Layers len = 8 .. 128 between whole vectors.
-        let mut k = 32;
-        let mut len = 1;
-        while len < 32 {
-            let mut start = 0;
-            while start < 32 {
-                k -= 1;
-                let z = -ZETAS[k];
-                let zv = splat(z);
-                let zq = splat(z.wrapping_mul(QINV));
-                for j in start..start + len {
-                    let a = load(p, j);
-                    let b = load(p, j + len);
-                    store(p, j, reduce32(_mm256_add_epi32(a, b)));
-                    store(p, j + len, mont_mul(_mm256_sub_epi32(a, b), zv, zq));
-                }
-                start += 2 * len;
+        // Layers len = 1, 2, 4, then 8 .. 64 (distances 1, 2, 4, 8) on each half, in registers.
+        // In the layer of distance d, vector j uses ζ index 32/d - 1 - j/2d (negated).
+        for g in 0..2 {
+            let mut r = [_mm256_setzero_si256(); 16];
+            for i in 0..8 {
+                let (a, b) = inv_small(load(p, 16 * g + 2 * i), load(p, 16 * g + 2 * i + 1), 8 * g + i);
+                r[2 * i] = a;
+                r[2 * i + 1] = b;
             }
-            len <<= 1;
+            let mut d = 1;
+            while d <= 8 {
+                for i in 0..16 {
+                    if i & d == 0 {
+                        let j = 16 * g + i;
+                        let (lo, hi) = r.split_at_mut(i + d);
+                        inv_bf(&mut lo[i], &mut hi[0], -ZETAS[32 / d - 1 - j / (2 * d)]);
+                    }
+                }
+                d <<= 1;
+            }
+            for (i, v) in r.iter().enumerate() {
+                store(p, 16 * g + i, *v);
+            }
         }
-        for i in 0..32 {
-            store(p, i, mont_mul_c(load(p, i), INV_NTT_F));
+        // Layer len = 128 and the final factor.
+        let f = splat(INV_NTT_F);
+        let fq = splat(INV_NTT_F.wrapping_mul(QINV));
+        for j in 0..16 {
+            let mut a = load(p, j);
+            let mut b = load(p, j + 16);
+            inv_bf(&mut a, &mut b, -ZETAS[1]);
+            store(p, j, mont_mul(a, f, fq));
+            store(p, j + 16, mont_mul(b, f, fq));
         }
     }
 }
