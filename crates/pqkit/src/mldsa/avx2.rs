@@ -219,6 +219,36 @@ unsafe fn inv_small(a: __m256i, b: __m256i, pair: usize) -> (__m256i, __m256i) {
     }
 }
 
+/// One forward layer of vector distance `D` on half `g` of the polynomial, held in 16 registers.
+#[inline(always)]
+unsafe fn fwd_layer<const D: usize>(r: &mut [__m256i; 16], g: usize) {
+    for i in 0..16 {
+        if i & D == 0 {
+            let j = 16 * g + i;
+            let (mut a, mut b) = (r[i], r[i + D]);
+            // SAFETY: only called from `avx2` target-feature functions.
+            unsafe { fwd_bf(&mut a, &mut b, ZETAS[16 / D + j / (2 * D)]) };
+            r[i] = a;
+            r[i + D] = b;
+        }
+    }
+}
+
+/// One inverse layer of vector distance `D` on half `g` of the polynomial, held in 16 registers.
+#[inline(always)]
+unsafe fn inv_layer<const D: usize>(r: &mut [__m256i; 16], g: usize) {
+    for i in 0..16 {
+        if i & D == 0 {
+            let j = 16 * g + i;
+            let (mut a, mut b) = (r[i], r[i + D]);
+            // SAFETY: only called from `avx2` target-feature functions.
+            unsafe { inv_bf(&mut a, &mut b, -ZETAS[32 / D - 1 - j / (2 * D)]) };
+            r[i] = a;
+            r[i + D] = b;
+        }
+    }
+}
+
 #[target_feature(enable = "avx2")]
 fn ntt_avx2(p: &mut Poly) {
     // SAFETY: AVX2 is enabled for this function; every load/store index is below 32.
@@ -235,17 +265,10 @@ fn ntt_avx2(p: &mut Poly) {
         // In the layer of vector distance d, vector j belongs to block j / 2d and uses ζ index 16/d + j/2d.
         for g in 0..2 {
             let mut r: [__m256i; 16] = core::array::from_fn(|i| load(p, 16 * g + i));
-            let mut d = 8;
-            while d >= 1 {
-                for i in 0..16 {
-                    if i & d == 0 {
-                        let j = 16 * g + i;
-                        let (lo, hi) = r.split_at_mut(i + d);
-                        fwd_bf(&mut lo[i], &mut hi[0], ZETAS[16 / d + j / (2 * d)]);
-                    }
-                }
-                d >>= 1;
-            }
+            fwd_layer::<8>(&mut r, g);
+            fwd_layer::<4>(&mut r, g);
+            fwd_layer::<2>(&mut r, g);
+            fwd_layer::<1>(&mut r, g);
             for i in 0..8 {
                 let (a, b) = fwd_small(r[2 * i], r[2 * i + 1], 8 * g + i);
                 store(p, 16 * g + 2 * i, a);
@@ -268,17 +291,10 @@ fn invntt_avx2(p: &mut Poly) {
                 r[2 * i] = a;
                 r[2 * i + 1] = b;
             }
-            let mut d = 1;
-            while d <= 8 {
-                for i in 0..16 {
-                    if i & d == 0 {
-                        let j = 16 * g + i;
-                        let (lo, hi) = r.split_at_mut(i + d);
-                        inv_bf(&mut lo[i], &mut hi[0], -ZETAS[32 / d - 1 - j / (2 * d)]);
-                    }
-                }
-                d <<= 1;
-            }
+            inv_layer::<1>(&mut r, g);
+            inv_layer::<2>(&mut r, g);
+            inv_layer::<4>(&mut r, g);
+            inv_layer::<8>(&mut r, g);
             for (i, v) in r.iter().enumerate() {
                 store(p, 16 * g + i, *v);
             }
