@@ -9,7 +9,7 @@
 
 use super::N;
 use super::Q;
-use super::poly::{INV_NTT_F, Poly, QINV, ZETAS};
+use super::poly::{INV_NTT_F, Poly, QINV, ZETAS, decompose_consts};
 use core::arch::x86_64::*;
 
 /// Lane layout of the zetas for the three in-register layers of the forward NTT, per 16 coefficients
@@ -342,6 +342,112 @@ fn pointwise_acc_avx2(out: &mut Poly, a: &[Poly], b: &[Poly]) {
     }
 }
 
+/// Representative in \[0, q) (for |a| < 2^31 - 2^22).
+#[inline(always)]
+unsafe fn freeze(a: __m256i) -> __m256i {
+    // SAFETY: only called from `avx2` target-feature functions.
+    unsafe {
+        let r = reduce32(a);
+        _mm256_add_epi32(r, _mm256_and_si256(_mm256_srai_epi32(r, 31), _mm256_set1_epi32(Q)))
+    }
+}
+
+/// For a in \[0, q): a mod± q.
+#[inline(always)]
+unsafe fn center(a: __m256i) -> __m256i {
+    // SAFETY: only called from `avx2` target-feature functions.
+    unsafe {
+        let m = _mm256_cmpgt_epi32(a, _mm256_set1_epi32((Q - 1) / 2));
+        _mm256_sub_epi32(a, _mm256_and_si256(m, _mm256_set1_epi32(Q)))
+    }
+}
+
+/// All-ones lanes where |a| ≥ bound.
+#[inline(always)]
+unsafe fn exceeds(a: __m256i, bound: i32) -> __m256i {
+    // SAFETY: only called from `avx2` target-feature functions.
+    unsafe { _mm256_cmpgt_epi32(_mm256_abs_epi32(a), _mm256_set1_epi32(bound - 1)) }
+}
+
+/// Decompose on each lane of r in \[0, q): the same integer steps as `poly::decompose`.
+#[inline(always)]
+unsafe fn decompose(r: __m256i, gamma2: i32) -> (__m256i, __m256i) {
+    // SAFETY: only called from `avx2` target-feature functions.
+    unsafe {
+        let (sh, mm) = decompose_consts(gamma2);
+        let alpha = 2 * gamma2;
+        let x = _mm256_srl_epi32(_mm256_add_epi32(r, _mm256_set1_epi32(gamma2 - 1)), _mm_cvtsi32_si128(sh as i32));
+        let x1 = _mm256_add_epi32(x, _mm256_set1_epi32(1));
+        let r1 = _mm256_srli_epi32(_mm256_mullo_epi32(x1, _mm256_set1_epi32(mm)), 20);
+        let r0 = _mm256_sub_epi32(r, _mm256_mullo_epi32(r1, _mm256_set1_epi32(alpha)));
+        let wrap = _mm256_cmpeq_epi32(r1, _mm256_set1_epi32((Q - 1) / alpha));
+        (_mm256_andnot_si256(wrap, r1), _mm256_add_epi32(r0, wrap))
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn w_decompose_avx2(w: &mut Poly, w1: &mut Poly, gamma2: i32) {
+    // SAFETY: AVX2 is enabled for this function; indices are below 32.
+    unsafe {
+        for i in 0..32 {
+            let v = freeze(load(w, i));
+            store(w, i, v);
+            store(w1, i, decompose(v, gamma2).0);
+        }
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn z_finish_avx2(z: &mut Poly, y: &Poly, bound: i32) -> u32 {
+    // SAFETY: AVX2 is enabled for this function; indices are below 32.
+    unsafe {
+        let mut bad = _mm256_setzero_si256();
+        for i in 0..32 {
+            let v = center(freeze(_mm256_add_epi32(load(z, i), load(y, i))));
+            store(z, i, v);
+            bad = _mm256_or_si256(bad, exceeds(v, bound));
+        }
+        _mm256_movemask_epi8(bad) as u32
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn r_finish_avx2(w: &mut Poly, w1: &mut Poly, cs2: &Poly, gamma2: i32, bound: i32) -> u32 {
+    // SAFETY: AVX2 is enabled for this function; indices are below 32.
+    unsafe {
+        let mut bad = _mm256_setzero_si256();
+        for i in 0..32 {
+            let r = freeze(_mm256_sub_epi32(load(w, i), load(cs2, i)));
+            let (r1, r0) = decompose(r, gamma2);
+            store(w, i, r);
+            store(w1, i, r1);
+            bad = _mm256_or_si256(bad, exceeds(r0, bound));
+        }
+        _mm256_movemask_epi8(bad) as u32
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn hint_avx2(ct0: &Poly, r: &Poly, w1: &mut Poly, gamma2: i32) -> (u32, u32) {
+    // SAFETY: AVX2 is enabled for this function; indices are below 32.
+    unsafe {
+        let mut bad = _mm256_setzero_si256();
+        let mut ones = _mm256_setzero_si256();
+        for i in 0..32 {
+            let c = center(freeze(load(ct0, i)));
+            bad = _mm256_or_si256(bad, exceeds(c, gamma2));
+            let hi = decompose(freeze(_mm256_add_epi32(load(r, i), c)), gamma2).0;
+            // h = 1 where hi != r1.
+            let h = _mm256_add_epi32(_mm256_cmpeq_epi32(hi, load(w1, i)), _mm256_set1_epi32(1));
+            store(w1, i, h);
+            ones = _mm256_add_epi32(ones, h);
+        }
+        let mut lanes = [0i32; 8];
+        _mm256_storeu_si256(lanes.as_mut_ptr().cast(), ones);
+        (_mm256_movemask_epi8(bad) as u32, lanes.iter().sum::<i32>() as u32)
+    }
+}
+
 // The wrappers below are only reached through `Backend::Avx2`/`Avx512`, which `Backend::detect` and
 // `Backend::available` offer only when the CPU has AVX2.
 
@@ -367,4 +473,28 @@ pub fn pointwise(out: &mut Poly, a: &Poly, b: &Poly) {
 pub fn pointwise_acc(out: &mut Poly, a: &[Poly], b: &[Poly]) {
     // SAFETY: as above.
     unsafe { pointwise_acc_avx2(out, a, b) }
+}
+
+/// Same contract as `soft::w_decompose`.
+pub fn w_decompose(w: &mut Poly, w1: &mut Poly, gamma2: i32) {
+    // SAFETY: as above.
+    unsafe { w_decompose_avx2(w, w1, gamma2) }
+}
+
+/// Same contract as `soft::z_finish`.
+pub fn z_finish(z: &mut Poly, y: &Poly, bound: i32) -> u32 {
+    // SAFETY: as above.
+    unsafe { z_finish_avx2(z, y, bound) }
+}
+
+/// Same contract as `soft::r_finish`.
+pub fn r_finish(w: &mut Poly, w1: &mut Poly, cs2: &Poly, gamma2: i32, bound: i32) -> u32 {
+    // SAFETY: as above.
+    unsafe { r_finish_avx2(w, w1, cs2, gamma2, bound) }
+}
+
+/// Same contract as `soft::hint`.
+pub fn hint(ct0: &Poly, r: &Poly, w1: &mut Poly, gamma2: i32) -> (u32, u32) {
+    // SAFETY: as above.
+    unsafe { hint_avx2(ct0, r, w1, gamma2) }
 }

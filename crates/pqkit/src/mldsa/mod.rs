@@ -139,6 +139,42 @@ impl Backend {
             _ => soft::pointwise_acc(out, a, b),
         }
     }
+
+    #[inline]
+    fn w_decompose(self, w: &mut Poly, w1: &mut Poly, gamma2: i32) {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 | Backend::Avx512 => avx2::w_decompose(w, w1, gamma2),
+            _ => soft::w_decompose(w, w1, gamma2),
+        }
+    }
+
+    #[inline]
+    fn z_finish(self, z: &mut Poly, y: &Poly, bound: i32) -> u32 {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 | Backend::Avx512 => avx2::z_finish(z, y, bound),
+            _ => soft::z_finish(z, y, bound),
+        }
+    }
+
+    #[inline]
+    fn r_finish(self, w: &mut Poly, w1: &mut Poly, cs2: &Poly, gamma2: i32, bound: i32) -> u32 {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 | Backend::Avx512 => avx2::r_finish(w, w1, cs2, gamma2, bound),
+            _ => soft::r_finish(w, w1, cs2, gamma2, bound),
+        }
+    }
+
+    #[inline]
+    fn hint(self, ct0: &Poly, r: &Poly, w1: &mut Poly, gamma2: i32) -> (u32, u32) {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 | Backend::Avx512 => avx2::hint(ct0, r, w1, gamma2),
+            _ => soft::hint(ct0, r, w1, gamma2),
+        }
+    }
 }
 
 /// Test hooks: the arithmetic of one backend on raw coefficients.
@@ -681,11 +717,7 @@ impl<P: Params> SigningKey<P> {
                 b.pointwise_acc(wi, &a[i * P::L..(i + 1) * P::L], &st.y_hat.as_ref()[..P::L]);
                 b.invntt(wi);
                 let w1i = &mut st.w1.as_mut()[i];
-                for j in 0..N {
-                    let v = poly::freeze(wi.0[j]);
-                    wi.0[j] = v;
-                    w1i.0[j] = poly::high_bits(v, P::GAMMA2);
-                }
+                b.w_decompose(wi, w1i, P::GAMMA2);
                 encoding::pack_w1(&mut w1buf[i * w1len..(i + 1) * w1len], w1i, P::W1_BITS as u32);
             }
             let mut ctilde = [0u8; 64];
@@ -703,12 +735,7 @@ impl<P: Params> SigningKey<P> {
                 let zj = &mut st.z.as_mut()[j];
                 b.pointwise(zj, &c, &self.s1_hat.as_ref()[j]);
                 b.invntt(zj);
-                let yj = &st.y.as_ref()[j];
-                for t in 0..N {
-                    let v = poly::center(poly::freeze(zj.0[t] + yj.0[t]));
-                    zj.0[t] = v;
-                    bad |= poly::exceeds(v, P::GAMMA1 - P::BETA);
-                }
+                bad |= b.z_finish(zj, &st.y.as_ref()[j], P::GAMMA1 - P::BETA);
             }
             if core::hint::black_box(bad) != 0 {
                 continue;
@@ -717,15 +744,8 @@ impl<P: Params> SigningKey<P> {
             for i in 0..P::K {
                 b.pointwise(&mut st.tmp, &c, &self.s2_hat.as_ref()[i]);
                 b.invntt(&mut st.tmp);
-                let wi = &mut st.w.as_mut()[i];
-                let w1i = &mut st.w1.as_mut()[i];
-                for t in 0..N {
-                    let r = poly::freeze(wi.0[t] - st.tmp.0[t]);
-                    let (r1, r0) = poly::decompose(r, P::GAMMA2);
-                    wi.0[t] = r;
-                    w1i.0[t] = r1;
-                    bad |= poly::exceeds(r0, P::GAMMA2 - P::BETA);
-                }
+                let (wi, w1i) = (&mut st.w.as_mut()[i], &mut st.w1.as_mut()[i]);
+                bad |= b.r_finish(wi, w1i, &st.tmp, P::GAMMA2, P::GAMMA2 - P::BETA);
             }
             if core::hint::black_box(bad) != 0 {
                 continue;
@@ -735,17 +755,9 @@ impl<P: Params> SigningKey<P> {
             for i in 0..P::K {
                 b.pointwise(&mut st.tmp, &c, &self.t0_hat.as_ref()[i]);
                 b.invntt(&mut st.tmp);
-                let wi = &st.w.as_ref()[i];
-                let w1i = &mut st.w1.as_mut()[i];
-                for t in 0..N {
-                    let ct0 = poly::center(poly::freeze(st.tmp.0[t]));
-                    bad |= poly::exceeds(ct0, P::GAMMA2);
-                    let hi = poly::high_bits(poly::freeze(wi.0[t] + ct0), P::GAMMA2);
-                    let d = (hi ^ w1i.0[t]) as u32;
-                    let h = (d | d.wrapping_neg()) >> 31;
-                    w1i.0[t] = h as i32;
-                    ones += h;
-                }
+                let (bad_i, ones_i) = b.hint(&st.tmp, &st.w.as_ref()[i], &mut st.w1.as_mut()[i], P::GAMMA2);
+                bad |= bad_i;
+                ones += ones_i;
             }
             if core::hint::black_box(bad) != 0 || ones as usize > P::OMEGA {
                 continue;

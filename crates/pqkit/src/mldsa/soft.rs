@@ -2,7 +2,7 @@
 //! products, with Montgomery reduction. Constant-time: no branch or index depends on coefficient values.
 
 use super::N;
-use super::poly::{INV_NTT_F, Poly, ZETAS, mont_reduce, reduce32};
+use super::poly::{INV_NTT_F, Poly, ZETAS, center, decompose, exceeds, freeze, high_bits, mont_reduce, reduce32};
 
 /// Forward NTT. Input |a_i| ≤ q; output in the NTT domain (bit-reversed order), |a_i| < q.
 pub fn ntt(p: &mut Poly) {
@@ -70,4 +70,54 @@ pub fn pointwise_acc(out: &mut Poly, a: &[Poly], b: &[Poly]) {
         }
         out.0[i] = reduce32(s);
     }
+}
+
+/// w := w mod q in \[0, q) and w1 := HighBits(w) (input |w_i| < q).
+pub fn w_decompose(w: &mut Poly, w1: &mut Poly, gamma2: i32) {
+    for (a, h) in w.0.iter_mut().zip(w1.0.iter_mut()) {
+        let v = freeze(*a);
+        *a = v;
+        *h = high_bits(v, gamma2);
+    }
+}
+
+/// z := (z + y) mod± q; returns non-zero iff some |z_i| ≥ `bound` (every coefficient is examined).
+pub fn z_finish(z: &mut Poly, y: &Poly, bound: i32) -> u32 {
+    let mut bad = 0;
+    for (a, b) in z.0.iter_mut().zip(y.0.iter()) {
+        let v = center(freeze(*a + *b));
+        *a = v;
+        bad |= exceeds(v, bound);
+    }
+    bad
+}
+
+/// r := (w − cs2) mod q, w1 := HighBits(r); returns non-zero iff some |LowBits(r)_i| ≥ `bound`.
+pub fn r_finish(w: &mut Poly, w1: &mut Poly, cs2: &Poly, gamma2: i32, bound: i32) -> u32 {
+    let mut bad = 0;
+    for i in 0..N {
+        let r = freeze(w.0[i] - cs2.0[i]);
+        let (r1, r0) = decompose(r, gamma2);
+        w.0[i] = r;
+        w1.0[i] = r1;
+        bad |= exceeds(r0, bound);
+    }
+    bad
+}
+
+/// With ct0 = c·t0 (|.| < q) and r, r1 = HighBits(r) from [`r_finish`]: w1 := MakeHint(−ct0, r + ct0) as 0/1.
+/// Returns (non-zero iff some |ct0_i| ≥ γ2, number of ones).
+pub fn hint(ct0: &Poly, r: &Poly, w1: &mut Poly, gamma2: i32) -> (u32, u32) {
+    let mut bad = 0;
+    let mut ones = 0;
+    for i in 0..N {
+        let c = center(freeze(ct0.0[i]));
+        bad |= exceeds(c, gamma2);
+        let hi = high_bits(freeze(r.0[i] + c), gamma2);
+        let d = (hi ^ w1.0[i]) as u32;
+        let h = (d | d.wrapping_neg()) >> 31;
+        w1.0[i] = h as i32;
+        ones += h;
+    }
+    (bad, ones)
 }
