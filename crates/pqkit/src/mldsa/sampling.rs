@@ -10,41 +10,43 @@ use zeroize::Zeroize;
 const RATE128: usize = 168;
 const RATE256: usize = 136;
 
-/// Parses 3-byte candidates of `buf` into `p` from position `*ctr` (RejNTTPoly, Algorithm 30).
+/// Parses 3-byte candidates of `buf` into `p` from position `*ctr` (RejNTTPoly, Algorithm 30). Each candidate
+/// is stored unconditionally and the position advances by the accept bit, so there is no data branch.
 fn rej_uniform(p: &mut Poly, ctr: &mut usize, buf: &[u8]) {
-    for c in buf.chunks_exact(3) {
-        if *ctr == N {
-            return;
+    let mut c = *ctr;
+    for b in buf.chunks_exact(3) {
+        if c == N {
+            break;
         }
-        let v = u32::from(c[0]) | u32::from(c[1]) << 8 | (u32::from(c[2]) & 0x7F) << 16;
-        if v < Q as u32 {
-            p.0[*ctr] = v as i32;
-            *ctr += 1;
-        }
+        let v = u32::from(b[0]) | u32::from(b[1]) << 8 | (u32::from(b[2]) & 0x7F) << 16;
+        p.0[c] = v as i32;
+        c += ((v.wrapping_sub(Q as u32)) >> 31) as usize;
     }
+    *ctr = c;
 }
 
-/// Parses half-bytes of `buf` into coefficients in \[-η, η\] (RejBoundedPoly, Algorithm 31). The accept
-/// decision is the rejection sampling of the standard; the value itself is computed without a table.
+/// Parses half-bytes of `buf` into coefficients in \[-η, η\] (RejBoundedPoly, Algorithm 31). As in
+/// [`rej_uniform`], values are stored unconditionally and the position advances by the accept bit; the
+/// value is computed arithmetically (no table).
 fn rej_eta(p: &mut Poly, ctr: &mut usize, buf: &[u8], eta: i32) {
+    let mut c = *ctr;
     for &b in buf {
         for z in [u32::from(b & 15), u32::from(b >> 4)] {
-            if *ctr == N {
+            if c == N {
+                *ctr = c;
                 return;
             }
-            if eta == 2 {
-                if z < 15 {
-                    // z mod 5 = z - 5·floor(z/5), floor(z/5) = (z·205) >> 10 for z < 15.
-                    let m = z - 5 * ((z * 205) >> 10);
-                    p.0[*ctr] = 2 - m as i32;
-                    *ctr += 1;
-                }
-            } else if z < 9 {
-                p.0[*ctr] = 4 - z as i32;
-                *ctr += 1;
-            }
+            let (v, acc) = if eta == 2 {
+                // z mod 5 = z - 5·floor(z/5), floor(z/5) = (z·205) >> 10 for z < 16.
+                (2 - (z - 5 * ((z * 205) >> 10)) as i32, z.wrapping_sub(15) >> 31)
+            } else {
+                (4 - z as i32, z.wrapping_sub(9) >> 31)
+            };
+            p.0[c] = v;
+            c += acc as usize;
         }
     }
+    *ctr = c;
 }
 
 /// `W` SHAKE instances advanced together, each absorbing one short seed (shorter than a block). Output is
