@@ -219,32 +219,90 @@ unsafe fn inv_small(a: __m256i, b: __m256i, pair: usize) -> (__m256i, __m256i) {
     }
 }
 
-/// One forward layer of vector distance `D` on half `g` of the polynomial, held in 16 registers.
+/// One forward layer of vector distance `$d` on half `$g` of the polynomial held in `$r`, written out
+/// (straight-line code); `$i` lists the lower index of each butterfly.
+macro_rules! fwd_layer {
+    ($r:ident, $g:expr, $d:expr, [$($i:expr),*]) => {
+        $({
+            let j = 16 * $g + $i;
+            let (mut a, mut b) = ($r[$i], $r[$i + $d]);
+            fwd_bf(&mut a, &mut b, ZETAS[16 / $d + j / (2 * $d)]);
+            $r[$i] = a;
+            $r[$i + $d] = b;
+        })*
+    };
+}
+
+/// One inverse layer of vector distance `$d` on half `$g` (see `fwd_layer!`).
+macro_rules! inv_layer {
+    ($r:ident, $g:expr, $d:expr, [$($i:expr),*]) => {
+        $({
+            let j = 16 * $g + $i;
+            let (mut a, mut b) = ($r[$i], $r[$i + $d]);
+            inv_bf(&mut a, &mut b, -ZETAS[32 / $d - 1 - j / (2 * $d)]);
+            $r[$i] = a;
+            $r[$i + $d] = b;
+        })*
+    };
+}
+
+/// Forward layers of distances 8, 4, 2, 1 and the in-register layers on half `G`.
 #[inline(always)]
-unsafe fn fwd_layer<const D: usize>(r: &mut [__m256i; 16], g: usize) {
-    for i in 0..16 {
-        if i & D == 0 {
-            let j = 16 * g + i;
-            let (mut a, mut b) = (r[i], r[i + D]);
-            // SAFETY: only called from `avx2` target-feature functions.
-            unsafe { fwd_bf(&mut a, &mut b, ZETAS[16 / D + j / (2 * D)]) };
-            r[i] = a;
-            r[i + D] = b;
-        }
+unsafe fn ntt_half<const G: usize>(p: &mut Poly) {
+    // SAFETY: only called from `avx2` target-feature functions; indices are below 32.
+    unsafe {
+        let mut r: [__m256i; 16] = core::array::from_fn(|i| load(p, 16 * G + i));
+        fwd_layer!(r, G, 8, [0, 1, 2, 3, 4, 5, 6, 7]);
+        fwd_layer!(r, G, 4, [0, 1, 2, 3, 8, 9, 10, 11]);
+        fwd_layer!(r, G, 2, [0, 1, 4, 5, 8, 9, 12, 13]);
+        fwd_layer!(r, G, 1, [0, 2, 4, 6, 8, 10, 12, 14]);
+        let (a, b) = fwd_small(r[0], r[1], 8 * G);
+        store(p, 16 * G, a);
+        store(p, 16 * G + 1, b);
+        let (a, b) = fwd_small(r[2], r[3], 8 * G + 1);
+        store(p, 16 * G + 2, a);
+        store(p, 16 * G + 3, b);
+        let (a, b) = fwd_small(r[4], r[5], 8 * G + 2);
+        store(p, 16 * G + 4, a);
+        store(p, 16 * G + 5, b);
+        let (a, b) = fwd_small(r[6], r[7], 8 * G + 3);
+        store(p, 16 * G + 6, a);
+        store(p, 16 * G + 7, b);
+        let (a, b) = fwd_small(r[8], r[9], 8 * G + 4);
+        store(p, 16 * G + 8, a);
+        store(p, 16 * G + 9, b);
+        let (a, b) = fwd_small(r[10], r[11], 8 * G + 5);
+        store(p, 16 * G + 10, a);
+        store(p, 16 * G + 11, b);
+        let (a, b) = fwd_small(r[12], r[13], 8 * G + 6);
+        store(p, 16 * G + 12, a);
+        store(p, 16 * G + 13, b);
+        let (a, b) = fwd_small(r[14], r[15], 8 * G + 7);
+        store(p, 16 * G + 14, a);
+        store(p, 16 * G + 15, b);
     }
 }
 
-/// One inverse layer of vector distance `D` on half `g` of the polynomial, held in 16 registers.
+/// In-register inverse layers and the inverse layers of distances 1, 2, 4, 8 on half `G`.
 #[inline(always)]
-unsafe fn inv_layer<const D: usize>(r: &mut [__m256i; 16], g: usize) {
-    for i in 0..16 {
-        if i & D == 0 {
-            let j = 16 * g + i;
-            let (mut a, mut b) = (r[i], r[i + D]);
-            // SAFETY: only called from `avx2` target-feature functions.
-            unsafe { inv_bf(&mut a, &mut b, -ZETAS[32 / D - 1 - j / (2 * D)]) };
-            r[i] = a;
-            r[i + D] = b;
+unsafe fn invntt_half<const G: usize>(p: &mut Poly) {
+    // SAFETY: only called from `avx2` target-feature functions; indices are below 32.
+    unsafe {
+        let mut r = [_mm256_setzero_si256(); 16];
+        (r[0], r[1]) = inv_small(load(p, 16 * G), load(p, 16 * G + 1), 8 * G);
+        (r[2], r[3]) = inv_small(load(p, 16 * G + 2), load(p, 16 * G + 3), 8 * G + 1);
+        (r[4], r[5]) = inv_small(load(p, 16 * G + 4), load(p, 16 * G + 5), 8 * G + 2);
+        (r[6], r[7]) = inv_small(load(p, 16 * G + 6), load(p, 16 * G + 7), 8 * G + 3);
+        (r[8], r[9]) = inv_small(load(p, 16 * G + 8), load(p, 16 * G + 9), 8 * G + 4);
+        (r[10], r[11]) = inv_small(load(p, 16 * G + 10), load(p, 16 * G + 11), 8 * G + 5);
+        (r[12], r[13]) = inv_small(load(p, 16 * G + 12), load(p, 16 * G + 13), 8 * G + 6);
+        (r[14], r[15]) = inv_small(load(p, 16 * G + 14), load(p, 16 * G + 15), 8 * G + 7);
+        inv_layer!(r, G, 1, [0, 2, 4, 6, 8, 10, 12, 14]);
+        inv_layer!(r, G, 2, [0, 1, 4, 5, 8, 9, 12, 13]);
+        inv_layer!(r, G, 4, [0, 1, 2, 3, 8, 9, 10, 11]);
+        inv_layer!(r, G, 8, [0, 1, 2, 3, 4, 5, 6, 7]);
+        for (i, v) in r.iter().enumerate() {
+            store(p, 16 * G + i, *v);
         }
     }
 }
@@ -263,18 +321,8 @@ fn ntt_avx2(p: &mut Poly) {
         }
         // Layers len = 64 .. 8 (distances 8, 4, 2, 1) and 4, 2, 1 on each half, in registers.
         // In the layer of vector distance d, vector j belongs to block j / 2d and uses ζ index 16/d + j/2d.
-        for g in 0..2 {
-            let mut r: [__m256i; 16] = core::array::from_fn(|i| load(p, 16 * g + i));
-            fwd_layer::<8>(&mut r, g);
-            fwd_layer::<4>(&mut r, g);
-            fwd_layer::<2>(&mut r, g);
-            fwd_layer::<1>(&mut r, g);
-            for i in 0..8 {
-                let (a, b) = fwd_small(r[2 * i], r[2 * i + 1], 8 * g + i);
-                store(p, 16 * g + 2 * i, a);
-                store(p, 16 * g + 2 * i + 1, b);
-            }
-        }
+        ntt_half::<0>(p);
+        ntt_half::<1>(p);
     }
 }
 
@@ -284,21 +332,8 @@ fn invntt_avx2(p: &mut Poly) {
     unsafe {
         // Layers len = 1, 2, 4, then 8 .. 64 (distances 1, 2, 4, 8) on each half, in registers.
         // In the layer of distance d, vector j uses ζ index 32/d - 1 - j/2d (negated).
-        for g in 0..2 {
-            let mut r = [_mm256_setzero_si256(); 16];
-            for i in 0..8 {
-                let (a, b) = inv_small(load(p, 16 * g + 2 * i), load(p, 16 * g + 2 * i + 1), 8 * g + i);
-                r[2 * i] = a;
-                r[2 * i + 1] = b;
-            }
-            inv_layer::<1>(&mut r, g);
-            inv_layer::<2>(&mut r, g);
-            inv_layer::<4>(&mut r, g);
-            inv_layer::<8>(&mut r, g);
-            for (i, v) in r.iter().enumerate() {
-                store(p, 16 * g + i, *v);
-            }
-        }
+        invntt_half::<0>(p);
+        invntt_half::<1>(p);
         // Layer len = 128 and the final factor.
         let f = splat(INV_NTT_F);
         let fq = splat(INV_NTT_F.wrapping_mul(QINV));
