@@ -700,12 +700,13 @@ impl<P: Params> SigningKey<P> {
         };
         let mut w1buf = [0u8; 8 * 192];
         let w1len = 32 * P::W1_BITS;
+        let mut scratch = sampling::MaskScratch::new();
         let mut kappa: u32 = 0;
         loop {
             if kappa > u32::from(u16::MAX) - P::L as u32 {
                 return Err(Error::InvalidParameter { algorithm: P::NAME, reason: "signing did not terminate" });
             }
-            sampling::expand_mask(b, &rho2, kappa as u16, &mut st.y.as_mut()[..P::L], P::GAMMA1);
+            sampling::expand_mask(b, &rho2, kappa as u16, &mut st.y.as_mut()[..P::L], P::GAMMA1, &mut scratch);
             kappa += P::L as u32;
             st.y_hat = st.y.clone();
             for p in &mut st.y_hat.as_mut()[..P::L] {

@@ -80,10 +80,10 @@ where
     [[u64; W]; 25]: Permute,
 {
     /// Absorbs `seeds[k]` (each shorter than `rate`) with SHAKE padding and permutes once.
-    fn new(backend: sha3::Backend, rate: usize, seeds: &[[u8; 66]; W], len: usize) -> Self {
+    fn new(backend: sha3::Backend, rate: usize, seeds: &[[u8; 66]], len: usize) -> Self {
         debug_assert!(len < rate);
         let mut st = [[0u64; W]; 25];
-        for (k, seed) in seeds.iter().enumerate() {
+        for (k, seed) in seeds[..W].iter().enumerate() {
             let mut block = [0u8; 168];
             block[..len].copy_from_slice(&seed[..len]);
             block[len] = 0x1F;
@@ -105,6 +105,45 @@ where
             }
         }
         <[[u64; W]; 25]>::permute(self.backend, &mut self.st);
+    }
+}
+
+impl<const W: usize> XofN<W>
+where
+    [[u64; W]; 25]: Permute,
+{
+    /// Writes the next block of instance k to `out[k][off..off + rate]` and advances.
+    fn block_at(&mut self, out: &mut [[u8; MASK_BUF]], off: usize) {
+        for i in 0..self.rate / 8 {
+            for (k, o) in out[..W].iter_mut().enumerate() {
+                o[off + 8 * i..off + 8 * i + 8].copy_from_slice(&self.st[i][k].to_le_bytes());
+            }
+        }
+        <[[u64; W]; 25]>::permute(self.backend, &mut self.st);
+    }
+}
+
+/// Five SHAKE256 blocks: enough for one ExpandMask polynomial (576 or 640 bytes).
+const MASK_BUF: usize = 5 * RATE256;
+
+/// Reusable buffers of ExpandMask, wiped once when the signer is done with them rather than on every
+/// iteration of the rejection loop.
+pub struct MaskScratch {
+    out: [[u8; MASK_BUF]; 8],
+    seeds: [[u8; 66]; 8],
+}
+
+impl MaskScratch {
+    /// Zeroed buffers.
+    pub fn new() -> Self {
+        MaskScratch { out: [[0; MASK_BUF]; 8], seeds: [[0; 66]; 8] }
+    }
+}
+
+impl Drop for MaskScratch {
+    fn drop(&mut self) {
+        self.out.zeroize();
+        self.seeds.zeroize();
     }
 }
 
@@ -175,32 +214,23 @@ macro_rules! multi_expand {
         }
 
         /// ExpandMask (Algorithm 34): `y[r]` from ρ'' || (κ + r), coefficients in (-γ1, γ1\].
-        fn $mask_fn(backend: Backend, rho2: &[u8; 64], kappa: u16, y: &mut [Poly], gamma1: i32) {
+        fn $mask_fn(backend: Backend, rho2: &[u8; 64], kappa: u16, y: &mut [Poly], gamma1: i32, sc: &mut MaskScratch) {
             let sb = sha3_backend(backend);
             let bytes = if gamma1 == 1 << 17 { 576 } else { 640 };
             let mut base = 0;
             while base < y.len() {
-                let mut seeds = [[0u8; 66]; $w];
-                for (t, s) in seeds.iter_mut().enumerate() {
+                for (t, s) in sc.seeds[..$w].iter_mut().enumerate() {
                     let idx = kappa.wrapping_add((base + t).min(y.len() - 1) as u16);
                     s[..64].copy_from_slice(rho2);
                     s[64..].copy_from_slice(&idx.to_le_bytes());
                 }
-                let mut x = XofN::<$w>::new(sb, RATE256, &seeds, 66);
-                let mut out = [[0u8; 5 * RATE256]; $w];
-                let mut blk = [[0u8; 168]; $w];
+                let mut x = XofN::<$w>::new(sb, RATE256, &sc.seeds, 66);
                 for b in 0..5 {
-                    x.block(&mut blk);
-                    for t in 0..$w {
-                        out[t][b * RATE256..(b + 1) * RATE256].copy_from_slice(&blk[t][..RATE256]);
-                    }
+                    x.block_at(&mut sc.out, b * RATE256);
                 }
                 for t in 0..($w).min(y.len() - base) {
-                    super::encoding::unpack_gamma1(&mut y[base + t], &out[t][..bytes], gamma1);
+                    super::encoding::unpack_gamma1(&mut y[base + t], &sc.out[t][..bytes], gamma1);
                 }
-                out.zeroize();
-                blk.zeroize();
-                seeds.zeroize();
                 base += $w;
             }
         }
@@ -235,10 +265,10 @@ pub fn expand_s(backend: Backend, rho1: &[u8; 64], s1: &mut [Poly], s2: &mut [Po
 }
 
 /// ExpandMask (Algorithm 34).
-pub fn expand_mask(backend: Backend, rho2: &[u8; 64], kappa: u16, y: &mut [Poly], gamma1: i32) {
+pub fn expand_mask(backend: Backend, rho2: &[u8; 64], kappa: u16, y: &mut [Poly], gamma1: i32, sc: &mut MaskScratch) {
     match backend {
-        Backend::Avx512 if y.len() > 4 => expand_mask_x8(backend, rho2, kappa, y, gamma1),
-        _ => expand_mask_x4(backend, rho2, kappa, y, gamma1),
+        Backend::Avx512 if y.len() > 4 => expand_mask_x8(backend, rho2, kappa, y, gamma1, sc),
+        _ => expand_mask_x4(backend, rho2, kappa, y, gamma1, sc),
     }
 }
 
