@@ -483,6 +483,60 @@ fn hint_avx2(ct0: &Poly, r: &Poly, w1: &mut Poly, gamma2: i32) -> (u32, u32) {
     }
 }
 
+/// For each 8-bit mask, the lane indices of its set bits, in order (zero-padded): the compaction permutation
+/// of the vectorised rejection sampler. Indexed by which candidates were accepted; those are public (they
+/// come from the public matrix seed ρ).
+const fn compact_table() -> [[u8; 8]; 256] {
+    let mut t = [[0u8; 8]; 256];
+    let mut m = 0;
+    while m < 256 {
+        let mut n = 0;
+        let mut b = 0;
+        while b < 8 {
+            if m >> b & 1 == 1 {
+                t[m][n] = b as u8;
+                n += 1;
+            }
+            b += 1;
+        }
+        m += 1;
+    }
+    t
+}
+
+static COMPACT: [[u8; 8]; 256] = compact_table();
+
+#[target_feature(enable = "avx2")]
+fn rej_uniform_avx2(p: &mut Poly, ctr: &mut usize, buf: &[u8]) -> usize {
+    let mut c = *ctr;
+    let mut pos = 0;
+    // SAFETY: AVX2 is enabled for this function. Each load reads 32 bytes at `pos` with pos + 32 <= buf.len();
+    // each store writes 8 values at `c` with c + 8 <= N.
+    unsafe {
+        let shuf = _mm256_setr_epi8(
+            0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1, 4, 5, 6, -1, 7, 8, 9, -1, 10, 11, 12, -1, 13, 14,
+            15, -1,
+        );
+        let mask23 = _mm256_set1_epi32(0x7F_FFFF);
+        let q = _mm256_set1_epi32(Q);
+        while pos + 32 <= buf.len() && c + 8 <= N {
+            let raw = _mm256_loadu_si256(buf.as_ptr().add(pos).cast());
+            // Bytes 0..16 in the low lane, bytes 8..24 in the high lane (candidates 4..8 start at byte 12).
+            let arranged = _mm256_permute4x64_epi64(raw, 0b10_01_01_00);
+            let v = _mm256_and_si256(_mm256_shuffle_epi8(arranged, shuf), mask23);
+            let ok = _mm256_cmpgt_epi32(q, v);
+            let m = _mm256_movemask_ps(_mm256_castsi256_ps(ok)) as usize;
+            let idx = _mm256_cvtepu8_epi32(_mm_loadl_epi64(COMPACT[m].as_ptr().cast()));
+            let packed = _mm256_permutevar8x32_epi32(v, idx);
+            _mm256_storeu_si256(p.0.as_mut_ptr().add(c).cast(), packed);
+            c += m.count_ones() as usize;
+            pos += 24;
+        }
+    }
+    *ctr = c;
+    pos
+}
+
 // The wrappers below are only reached through `Backend::Avx2`/`Avx512`, which `Backend::detect` and
 // `Backend::available` offer only when the CPU has AVX2.
 
@@ -532,4 +586,11 @@ pub fn r_finish(w: &mut Poly, w1: &mut Poly, cs2: &Poly, gamma2: i32, bound: i32
 pub fn hint(ct0: &Poly, r: &Poly, w1: &mut Poly, gamma2: i32) -> (u32, u32) {
     // SAFETY: as above.
     unsafe { hint_avx2(ct0, r, w1, gamma2) }
+}
+
+/// Vectorised RejNTTPoly parsing: consumes 24-byte groups of `buf` while at least 8 coefficients are
+/// missing and 32 bytes are readable; returns the number of bytes consumed (the caller parses the rest).
+pub fn rej_uniform(p: &mut Poly, ctr: &mut usize, buf: &[u8]) -> usize {
+    // SAFETY: as above.
+    unsafe { rej_uniform_avx2(p, ctr, buf) }
 }

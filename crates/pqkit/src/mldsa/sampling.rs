@@ -25,6 +25,19 @@ fn rej_uniform(p: &mut Poly, ctr: &mut usize, buf: &[u8]) {
     *ctr = c;
 }
 
+/// [`rej_uniform`] with the backend's vector parser for the bulk of the buffer.
+#[inline]
+fn rej_uniform_with(backend: Backend, p: &mut Poly, ctr: &mut usize, buf: &[u8]) {
+    match backend {
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 | Backend::Avx512 => {
+            let used = super::avx2::rej_uniform(p, ctr, buf);
+            rej_uniform(p, ctr, &buf[used..]);
+        }
+        _ => rej_uniform(p, ctr, buf),
+    }
+}
+
 /// Parses half-bytes of `buf` into coefficients in \[-η, η\] (RejBoundedPoly, Algorithm 31). As in
 /// [`rej_uniform`], values are stored unconditionally and the position advances by the accept bit; the
 /// value is computed arithmetically (no table).
@@ -175,7 +188,7 @@ macro_rules! multi_expand {
                 while ctr[..n].iter().any(|&c| c < N) {
                     x.block(&mut bufs);
                     for t in 0..n {
-                        rej_uniform(&mut a[base + t], &mut ctr[t], &bufs[t]);
+                        rej_uniform_with(backend, &mut a[base + t], &mut ctr[t], &bufs[t]);
                     }
                 }
                 base += $w;
