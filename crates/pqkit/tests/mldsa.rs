@@ -430,3 +430,35 @@ fn ntt_multiplies_negacyclically() {
         }
     }
 }
+
+/// The rejection-loop rounding (freeze, Decompose, norm checks, MakeHint) of every backend against soft,
+/// on random inputs and on values next to the rounding boundaries.
+#[test]
+fn backend_rounding_matches_soft() {
+    const Q: i32 = 8_380_417;
+    let mut rng = StdRng::seed_from_u64(0x36);
+    for gamma2 in [(Q - 1) / 88, (Q - 1) / 32] {
+        for round in 0..300 {
+            let mut w: [i32; 256] = std::array::from_fn(|_| rng.random_range(-(Q - 1)..=(Q - 1)));
+            if round % 3 == 0 {
+                // Values at multiples of 2γ2 ± small offsets, and around q - 1.
+                for (i, c) in w.iter_mut().enumerate() {
+                    let m = rng.random_range(0..=(Q - 1) / (2 * gamma2));
+                    *c = (m * 2 * gamma2 + (i as i32 % 5) - 2 + if i % 7 == 0 { gamma2 } else { 0 }).clamp(0, Q - 1);
+                }
+                w[0] = Q - 1;
+                w[1] = Q - 1 - gamma2;
+                w[2] = 0;
+            }
+            let small = |rng: &mut StdRng, b: i32| -> [i32; 256] { std::array::from_fn(|_| rng.random_range(-b..=b)) };
+            let y = small(&mut rng, 1 << 19);
+            let cs2 = small(&mut rng, if round % 2 == 0 { 400 } else { Q - 1 });
+            let ct0 = small(&mut rng, if round % 2 == 0 { gamma2 + 10 } else { Q - 1 });
+            let bound = if round % 2 == 0 { gamma2 - 196 } else { (1 << 19) - 196 };
+            let want = testing::rounding(Backend::Soft, gamma2, bound, &w, &y, &cs2, &ct0);
+            for be in backends() {
+                assert_eq!(testing::rounding(be, gamma2, bound, &w, &y, &cs2, &ct0), want, "{be:?} round {round}");
+            }
+        }
+    }
+}

@@ -514,8 +514,8 @@ fn rej_uniform_avx2(p: &mut Poly, ctr: &mut usize, buf: &[u8]) -> usize {
     // each store writes 8 values at `c` with c + 8 <= N.
     unsafe {
         let shuf = _mm256_setr_epi8(
-            0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1, 4, 5, 6, -1, 7, 8, 9, -1, 10, 11, 12, -1, 13, 14,
-            15, -1,
+            0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1, 4, 5, 6, -1, 7, 8, 9, -1, 10, 11, 12, -1, 13, 14, 15,
+            -1,
         );
         let mask23 = _mm256_set1_epi32(0x7F_FFFF);
         let q = _mm256_set1_epi32(Q);

@@ -207,6 +207,29 @@ pub mod testing {
         canon(&p)
     }
 
+    /// The signer's rounding steps on one polynomial, as (w, w1) after `w_decompose`, (z, bad) after
+    /// `z_finish`, (r, r1, bad) after `r_finish` and (h, bad, ones) after `hint`, for comparing backends.
+    #[allow(clippy::type_complexity)]
+    pub fn rounding(
+        b: Backend,
+        gamma2: i32,
+        bound: i32,
+        w: &[i32; N],
+        y: &[i32; N],
+        cs2: &[i32; N],
+        ct0: &[i32; N],
+    ) -> ([i32; N], [i32; N], [i32; N], bool, [i32; N], [i32; N], bool, [i32; N], bool, u32) {
+        let (mut pw, mut pw1) = (Poly(*w), Poly::ZERO);
+        b.w_decompose(&mut pw, &mut pw1, gamma2);
+        let mut z = Poly(*w);
+        let zbad = b.z_finish(&mut z, &Poly(*y), bound) != 0;
+        let (mut r, mut r1) = (pw, Poly::ZERO);
+        let rbad = b.r_finish(&mut r, &mut r1, &Poly(*cs2), gamma2, bound) != 0;
+        let mut h = r1;
+        let (hbad, ones) = b.hint(&Poly(*ct0), &r, &mut h, gamma2);
+        (pw.0, pw1.0, z.0, zbad, r.0, r1.0, rbad, h.0, hbad != 0, ones)
+    }
+
     /// Sum of pointwise Montgomery products, result in \[0, q).
     pub fn pointwise_acc(b: Backend, x: &[[i32; N]], y: &[[i32; N]]) -> [i32; N] {
         let xs: [Poly; 8] = core::array::from_fn(|i| Poly(x.get(i).copied().unwrap_or([0; N])));
