@@ -307,75 +307,84 @@ unsafe fn invntt_half<const G: usize>(p: &mut Poly) {
     }
 }
 
-#[target_feature(enable = "avx2")]
-fn ntt_avx2(p: &mut Poly) {
-    // SAFETY: AVX2 is enabled for this function; every load/store index is below 32.
-    unsafe {
-        // Layer len = 128 (vector distance 16).
-        for j in 0..16 {
-            let mut a = load(p, j);
-            let mut b = load(p, j + 16);
-            fwd_bf(&mut a, &mut b, ZETAS[1]);
-            store(p, j, a);
-            store(p, j + 16, b);
-        }
-        // Layers len = 64 .. 8 (distances 8, 4, 2, 1) and 4, 2, 1 on each half, in registers.
-        // In the layer of vector distance d, vector j belongs to block j / 2d and uses ζ index 16/d + j/2d.
-        ntt_half::<0>(p);
-        ntt_half::<1>(p);
-    }
-}
-
-#[target_feature(enable = "avx2")]
-fn invntt_avx2(p: &mut Poly) {
-    // SAFETY: AVX2 is enabled for this function; every load/store index is below 32.
-    unsafe {
-        // Layers len = 1, 2, 4, then 8 .. 64 (distances 1, 2, 4, 8) on each half, in registers.
-        // In the layer of distance d, vector j uses ζ index 32/d - 1 - j/2d (negated).
-        invntt_half::<0>(p);
-        invntt_half::<1>(p);
-        // Layer len = 128 and the final factor.
-        let f = splat(INV_NTT_F);
-        let fq = splat(INV_NTT_F.wrapping_mul(QINV));
-        for j in 0..16 {
-            let mut a = load(p, j);
-            let mut b = load(p, j + 16);
-            inv_bf(&mut a, &mut b, -ZETAS[1]);
-            store(p, j, mont_mul(a, f, fq));
-            store(p, j + 16, mont_mul(b, f, fq));
-        }
-    }
-}
-
-#[target_feature(enable = "avx2")]
-fn pointwise_avx2(out: &mut Poly, a: &Poly, b: &Poly) {
-    // SAFETY: AVX2 is enabled for this function; indices are below 32.
-    unsafe {
-        let qinv = splat(QINV);
-        for i in 0..32 {
-            let bv = load(b, i);
-            let bq = _mm256_mullo_epi32(bv, qinv);
-            store(out, i, mont_mul(load(a, i), bv, bq));
-        }
-    }
-}
-
-#[target_feature(enable = "avx2")]
-fn pointwise_acc_avx2(out: &mut Poly, a: &[Poly], b: &[Poly]) {
-    // SAFETY: AVX2 is enabled for this function; indices are below 32.
-    unsafe {
-        let qinv = splat(QINV);
-        for i in 0..32 {
-            let mut s = _mm256_setzero_si256();
-            for (x, y) in a.iter().zip(b) {
-                let bv = load(y, i);
-                let bq = _mm256_mullo_epi32(bv, qinv);
-                s = _mm256_add_epi32(s, mont_mul(load(x, i), bv, bq));
+/// The NTT kernels, instantiated twice: for AVX2 (16 `ymm` registers) and, for the AVX-512 backend, with
+/// AVX-512VL enabled as well, which gives the same 256-bit code 32 registers and so fewer spills.
+macro_rules! ntt_kernels {
+    ($feat:literal, $ntt:ident, $invntt:ident, $pw:ident, $pacc:ident) => {
+        #[target_feature(enable = $feat)]
+        fn $ntt(p: &mut Poly) {
+            // SAFETY: AVX2 is enabled for this function; every load/store index is below 32.
+            unsafe {
+                // Layer len = 128 (vector distance 16).
+                for j in 0..16 {
+                    let mut a = load(p, j);
+                    let mut b = load(p, j + 16);
+                    fwd_bf(&mut a, &mut b, ZETAS[1]);
+                    store(p, j, a);
+                    store(p, j + 16, b);
+                }
+                // Layers len = 64 .. 8 (distances 8, 4, 2, 1) and 4, 2, 1 on each half, in registers.
+                // In the layer of vector distance d, vector j belongs to block j / 2d and uses ζ index 16/d + j/2d.
+                ntt_half::<0>(p);
+                ntt_half::<1>(p);
             }
-            store(out, i, reduce32(s));
         }
-    }
+
+        #[target_feature(enable = $feat)]
+        fn $invntt(p: &mut Poly) {
+            // SAFETY: AVX2 is enabled for this function; every load/store index is below 32.
+            unsafe {
+                // Layers len = 1, 2, 4, then 8 .. 64 (distances 1, 2, 4, 8) on each half, in registers.
+                // In the layer of distance d, vector j uses ζ index 32/d - 1 - j/2d (negated).
+                invntt_half::<0>(p);
+                invntt_half::<1>(p);
+                // Layer len = 128 and the final factor.
+                let f = splat(INV_NTT_F);
+                let fq = splat(INV_NTT_F.wrapping_mul(QINV));
+                for j in 0..16 {
+                    let mut a = load(p, j);
+                    let mut b = load(p, j + 16);
+                    inv_bf(&mut a, &mut b, -ZETAS[1]);
+                    store(p, j, mont_mul(a, f, fq));
+                    store(p, j + 16, mont_mul(b, f, fq));
+                }
+            }
+        }
+
+        #[target_feature(enable = $feat)]
+        fn $pw(out: &mut Poly, a: &Poly, b: &Poly) {
+            // SAFETY: AVX2 is enabled for this function; indices are below 32.
+            unsafe {
+                let qinv = splat(QINV);
+                for i in 0..32 {
+                    let bv = load(b, i);
+                    let bq = _mm256_mullo_epi32(bv, qinv);
+                    store(out, i, mont_mul(load(a, i), bv, bq));
+                }
+            }
+        }
+
+        #[target_feature(enable = $feat)]
+        fn $pacc(out: &mut Poly, a: &[Poly], b: &[Poly]) {
+            // SAFETY: AVX2 is enabled for this function; indices are below 32.
+            unsafe {
+                let qinv = splat(QINV);
+                for i in 0..32 {
+                    let mut s = _mm256_setzero_si256();
+                    for (x, y) in a.iter().zip(b) {
+                        let bv = load(y, i);
+                        let bq = _mm256_mullo_epi32(bv, qinv);
+                        s = _mm256_add_epi32(s, mont_mul(load(x, i), bv, bq));
+                    }
+                    store(out, i, reduce32(s));
+                }
+            }
+        }
+    };
 }
+
+ntt_kernels!("avx2", ntt_avx2, invntt_avx2, pointwise_avx2, pointwise_acc_avx2);
+ntt_kernels!("avx2,avx512f,avx512vl", ntt_wide, invntt_wide, pointwise_wide, pointwise_acc_wide);
 
 /// Representative in \[0, q) (for |a| < 2^31 - 2^22).
 #[inline(always)]
@@ -593,4 +602,28 @@ pub fn hint(ct0: &Poly, r: &Poly, w1: &mut Poly, gamma2: i32) -> (u32, u32) {
 pub fn rej_uniform(p: &mut Poly, ctr: &mut usize, buf: &[u8]) -> usize {
     // SAFETY: as above.
     unsafe { rej_uniform_avx2(p, ctr, buf) }
+}
+
+/// [`ntt`] compiled with AVX-512VL as well (only for the AVX-512 backend).
+pub fn ntt_512(p: &mut Poly) {
+    // SAFETY: reached only through `Backend::Avx512`, which is selected only on CPUs with AVX-512F/VL and AVX2.
+    unsafe { ntt_wide(p) }
+}
+
+/// [`invntt`] compiled with AVX-512VL as well.
+pub fn invntt_512(p: &mut Poly) {
+    // SAFETY: as for `ntt_512`.
+    unsafe { invntt_wide(p) }
+}
+
+/// [`pointwise`] compiled with AVX-512VL as well.
+pub fn pointwise_512(out: &mut Poly, a: &Poly, b: &Poly) {
+    // SAFETY: as for `ntt_512`.
+    unsafe { pointwise_wide(out, a, b) }
+}
+
+/// [`pointwise_acc`] compiled with AVX-512VL as well.
+pub fn pointwise_acc_512(out: &mut Poly, a: &[Poly], b: &[Poly]) {
+    // SAFETY: as for `ntt_512`.
+    unsafe { pointwise_acc_wide(out, a, b) }
 }

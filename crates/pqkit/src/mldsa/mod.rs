@@ -108,7 +108,9 @@ impl Backend {
     fn ntt(self, p: &mut Poly) {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 | Backend::Avx512 => avx2::ntt(p),
+            Backend::Avx2 => avx2::ntt(p),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => avx2::ntt_512(p),
             _ => soft::ntt(p),
         }
     }
@@ -117,7 +119,9 @@ impl Backend {
     fn invntt(self, p: &mut Poly) {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 | Backend::Avx512 => avx2::invntt(p),
+            Backend::Avx2 => avx2::invntt(p),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => avx2::invntt_512(p),
             _ => soft::invntt(p),
         }
     }
@@ -126,7 +130,9 @@ impl Backend {
     fn pointwise(self, out: &mut Poly, a: &Poly, b: &Poly) {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 | Backend::Avx512 => avx2::pointwise(out, a, b),
+            Backend::Avx2 => avx2::pointwise(out, a, b),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => avx2::pointwise_512(out, a, b),
             _ => soft::pointwise(out, a, b),
         }
     }
@@ -135,7 +141,9 @@ impl Backend {
     fn pointwise_acc(self, out: &mut Poly, a: &[Poly], b: &[Poly]) {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 | Backend::Avx512 => avx2::pointwise_acc(out, a, b),
+            Backend::Avx2 => avx2::pointwise_acc(out, a, b),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => avx2::pointwise_acc_512(out, a, b),
             _ => soft::pointwise_acc(out, a, b),
         }
     }
