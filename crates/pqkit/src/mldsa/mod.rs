@@ -490,8 +490,6 @@ impl<P: Params> SigningKey<P> {
         let mut key = [0u8; 32];
         key.copy_from_slice(&buf[96..]);
 
-        let mut a = P::Mat::zero();
-        sampling::expand_a(b, &rho, a.as_mut(), P::L);
         let mut sk = SigningKey::<P> {
             rho,
             key,
@@ -503,13 +501,14 @@ impl<P: Params> SigningKey<P> {
             s1_hat: P::VecL::zero(),
             s2_hat: P::VecK::zero(),
             t0_hat: P::VecK::zero(),
-            a,
+            a: P::Mat::zero(),
             backend: b,
         };
+        sampling::expand_a(b, &rho, sk.a.as_mut(), P::L);
         sampling::expand_s(b, &rho1, sk.s1.as_mut(), sk.s2.as_mut(), P::ETA);
-        sk.s1_hat = sk.s1.clone();
-        for p in sk.s1_hat.as_mut() {
-            b.ntt(p);
+        for (h, s) in sk.s1_hat.as_mut().iter_mut().zip(sk.s1.as_ref()) {
+            *h = *s;
+            b.ntt(h);
         }
         let mut t = Zeroizing::new(P::VecK::zero());
         compute_t::<P>(b, &sk.a, &sk.s1_hat, &sk.s2, &mut *t);
@@ -538,10 +537,10 @@ impl<P: Params> SigningKey<P> {
     /// NTT(s2) and NTT(t0) from s2 and t0.
     fn finish_expansion(&mut self) {
         let b = self.backend;
-        self.s2_hat = self.s2.clone();
-        self.t0_hat = self.t0.clone();
         for i in 0..P::K {
+            self.s2_hat.as_mut()[i] = self.s2.as_ref()[i];
             b.ntt(&mut self.s2_hat.as_mut()[i]);
+            self.t0_hat.as_mut()[i] = self.t0.as_ref()[i];
             b.ntt(&mut self.t0_hat.as_mut()[i]);
         }
     }
