@@ -326,6 +326,9 @@ fn k_of<P: Params>(v: &P::VecK) -> &[Poly] {
 ///
 /// Zeroized on drop; `Debug` prints nothing secret. Store it as its 32-byte seed ([`to_seed`](Self::to_seed),
 /// the compact form FIPS 204 recommends) or as the FIPS 204 encoding ([`to_bytes`](Self::to_bytes)).
+///
+/// The expanded key lives inline (no heap): about 41 KB for ML-DSA-44, 66 KB for ML-DSA-65 and 105 KB for
+/// ML-DSA-87, the matrix A being most of it. Box it if it has to move often or live on a small stack.
 #[derive(Clone)]
 pub struct SigningKey<P: Params> {
     rho: [u8; 32],
@@ -344,7 +347,8 @@ pub struct SigningKey<P: Params> {
     backend: Backend,
 }
 
-/// An ML-DSA public key, with the matrix A and NTT(t1 · 2^13) expanded for fast verification.
+/// An ML-DSA public key, with the matrix A and NTT(t1 · 2^13) expanded for fast verification (so parsing a
+/// key costs one matrix expansion, and every verification with it skips that work).
 #[derive(Clone)]
 pub struct VerifyingKey<P: Params> {
     bytes: P::PkBytes,
