@@ -16,6 +16,7 @@
 //! | [`mac`] | HMAC over any hash |
 //! | [`kdf`] | HKDF over any hash; Argon2id (RFC 9106) |
 //! | [`mlkem`] | ML-KEM-512/768/1024 (FIPS 203) key encapsulation |
+//! | [`mldsa`] | ML-DSA-44/65/87 signatures (FIPS 204), pure, HashML-DSA and external-μ |
 //! | [`kdf`] | HKDF over any hash |
 //! | [`rng`] | the ChaCha20/12/8 CSPRNG (`rand_core` traits) and OS randomness |
 //! | [`ct`] | constant-time comparison and selection |
@@ -52,6 +53,7 @@ pub mod hash;
 pub mod kdf;
 pub mod kusumi;
 pub mod mac;
+pub mod mldsa;
 pub mod mlkem;
 pub mod poly1305;
 pub mod rng;

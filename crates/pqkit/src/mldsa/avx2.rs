@@ -1,0 +1,629 @@
+//! AVX2 arithmetic backend: NTT, inverse NTT and pointwise Montgomery products on eight 32-bit lanes.
+//!
+//! Each Montgomery product uses `vpmuldq` on the even and odd lanes separately, with the second factor
+//! pre-multiplied by q^-1 mod 2^32 so the reduction needs one multiplication less. Every operation computes
+//! exactly the same integers as the portable code (same butterflies, same reductions), so results are
+//! bit-identical. The last three NTT layers work within registers: two vectors are shuffled so that the
+//! butterfly partners sit in the same lanes of two registers, and shuffled back afterwards.
+#![allow(unsafe_code)]
+
+use super::N;
+use super::Q;
+use super::poly::{INV_NTT_F, Poly, QINV, ZETAS, decompose_consts};
+use core::arch::x86_64::*;
+
+/// Lane layout of the zetas for the three in-register layers of the forward NTT, per 16 coefficients
+/// (a pair of vectors A, B at coefficient offset 16p): len 4, len 2, len 1 (8 lanes each).
+const fn fwd_table() -> [[[i32; 8]; 3]; 16] {
+    let mut t = [[[0i32; 8]; 3]; 16];
+    let mut p = 0;
+    while p < 16 {
+        let m = 2 * p; // block index of A in units of 8 coefficients
+        let mut l = 0;
+        while l < 8 {
+            // len 4: lanes 0..4 from A (k = 32 + m), lanes 4..8 from B (k = 32 + m + 1).
+            t[p][0][l] = ZETAS[32 + m + l / 4];
+            // len 2: [a0-3, a0-3, a4-7, a4-7, b0-3, b0-3, b4-7, b4-7] -> k = 64 + 2m + l/2.
+            t[p][1][l] = ZETAS[64 + 2 * m + l / 2];
+            // len 1: lane l pairs coefficients (2l, 2l+1) of A||B -> k = 128 + 4m + l.
+            t[p][2][l] = ZETAS[128 + 4 * m + l];
+            l += 1;
+        }
+        p += 1;
+    }
+    t
+}
+
+/// The same for the inverse NTT: negated zetas, with the inverse transform's decreasing index.
+const fn inv_table() -> [[[i32; 8]; 3]; 16] {
+    let mut t = [[[0i32; 8]; 3]; 16];
+    let mut p = 0;
+    while p < 16 {
+        let m = 2 * p;
+        let mut l = 0;
+        while l < 8 {
+            // len 1: block b = 4m + l (pairs), k = 255 - b.
+            t[p][2][l] = -ZETAS[255 - (4 * m + l)];
+            // len 2: block b = 2m + l/2, k = 127 - b.
+            t[p][1][l] = -ZETAS[127 - (2 * m + l / 2)];
+            // len 4: block b = m + l/4, k = 63 - b.
+            t[p][0][l] = -ZETAS[63 - (m + l / 4)];
+            l += 1;
+        }
+        p += 1;
+    }
+    t
+}
+
+const fn times_qinv(t: [[[i32; 8]; 3]; 16]) -> [[[i32; 8]; 3]; 16] {
+    let mut o = t;
+    let mut p = 0;
+    while p < 16 {
+        let mut j = 0;
+        while j < 3 {
+            let mut l = 0;
+            while l < 8 {
+                o[p][j][l] = t[p][j][l].wrapping_mul(QINV);
+                l += 1;
+            }
+            j += 1;
+        }
+        p += 1;
+    }
+    o
+}
+
+static FWD: [[[i32; 8]; 3]; 16] = fwd_table();
+static FWD_QINV: [[[i32; 8]; 3]; 16] = times_qinv(fwd_table());
+static INV: [[[i32; 8]; 3]; 16] = inv_table();
+static INV_QINV: [[[i32; 8]; 3]; 16] = times_qinv(inv_table());
+
+#[inline(always)]
+fn splat(x: i32) -> __m256i {
+    // SAFETY: AVX is enabled in every caller (all are `target_feature(enable = "avx2")` functions, inlined).
+    unsafe { _mm256_set1_epi32(x) }
+}
+
+/// Montgomery product of each lane: a · b · 2^-32 mod q in (-q, q), where `bq` = b · q^-1 mod 2^32.
+#[inline(always)]
+unsafe fn mont_mul(a: __m256i, b: __m256i, bq: __m256i) -> __m256i {
+    // SAFETY: only called from `avx2` target-feature functions.
+    unsafe {
+        let q = _mm256_set1_epi32(Q);
+        // Even lanes.
+        let pe = _mm256_mul_epi32(a, b);
+        let te = _mm256_mul_epi32(a, bq);
+        let tqe = _mm256_mul_epi32(te, q);
+        // Odd lanes, moved down.
+        let ao = _mm256_srli_epi64(a, 32);
+        let bo = _mm256_srli_epi64(b, 32);
+        let bqo = _mm256_srli_epi64(bq, 32);
+        let po = _mm256_mul_epi32(ao, bo);
+        let to = _mm256_mul_epi32(ao, bqo);
+        let tqo = _mm256_mul_epi32(to, q);
+        // The low halves of p and t·q agree, so the high halves subtract without borrow.
+        let re = _mm256_sub_epi32(pe, tqe);
+        let ro = _mm256_sub_epi32(po, tqo);
+        let re = _mm256_srli_epi64(re, 32);
+        _mm256_blend_epi32(re, ro, 0xAA)
+    }
+}
+
+/// reduce32 on each lane: r ≡ a (mod q), |r| ≤ 6283009.
+#[inline(always)]
+unsafe fn reduce32(a: __m256i) -> __m256i {
+    // SAFETY: only called from `avx2` target-feature functions.
+    unsafe {
+        let t = _mm256_srai_epi32(_mm256_add_epi32(a, _mm256_set1_epi32(1 << 22)), 23);
+        _mm256_sub_epi32(a, _mm256_mullo_epi32(t, _mm256_set1_epi32(Q)))
+    }
+}
+
+#[inline(always)]
+unsafe fn load(p: &Poly, i: usize) -> __m256i {
+    debug_assert!(i < N / 8);
+    // SAFETY: `i < 32`, so the 32 bytes at 8i lie inside the 1024-byte, 64-byte aligned array.
+    unsafe { _mm256_load_si256(p.0.as_ptr().add(8 * i).cast()) }
+}
+
+#[inline(always)]
+unsafe fn store(p: &mut Poly, i: usize, v: __m256i) {
+    debug_assert!(i < N / 8);
+    // SAFETY: as in `load`.
+    unsafe { _mm256_store_si256(p.0.as_mut_ptr().add(8 * i).cast(), v) }
+}
+
+#[inline(always)]
+unsafe fn load8(t: &[i32; 8]) -> __m256i {
+    // SAFETY: reads exactly the 8 values of `t`.
+    unsafe { _mm256_loadu_si256(t.as_ptr().cast()) }
+}
+
+/// Forward butterfly: (a, b) -> (a + ζb, a - ζb) with ζ in Montgomery form.
+#[inline(always)]
+unsafe fn fwd_bf(a: &mut __m256i, b: &mut __m256i, z: i32) {
+    // SAFETY: only called from `avx2` target-feature functions.
+    unsafe {
+        let t = mont_mul(*b, splat(z), splat(z.wrapping_mul(QINV)));
+        *b = _mm256_sub_epi32(*a, t);
+        *a = _mm256_add_epi32(*a, t);
+    }
+}
+
+/// Inverse butterfly: (a, b) -> (reduce32(a + b), (a - b)·z) with z = -ζ.
+#[inline(always)]
+unsafe fn inv_bf(a: &mut __m256i, b: &mut __m256i, z: i32) {
+    // SAFETY: only called from `avx2` target-feature functions.
+    unsafe {
+        let s = reduce32(_mm256_add_epi32(*a, *b));
+        *b = mont_mul(_mm256_sub_epi32(*a, *b), splat(z), splat(z.wrapping_mul(QINV)));
+        *a = s;
+    }
+}
+
+/// Layers len = 4, 2, 1 on the vector pair (a, b) with pair index `pair`, then back to natural order.
+#[inline(always)]
+unsafe fn fwd_small(a: __m256i, b: __m256i, pair: usize) -> (__m256i, __m256i) {
+    // SAFETY: only called from `avx2` target-feature functions.
+    unsafe {
+        // len 4: X = [a0-3 b0-3], Y = [a4-7 b4-7].
+        let x = _mm256_permute2x128_si256(a, b, 0x20);
+        let y = _mm256_permute2x128_si256(a, b, 0x31);
+        let t = mont_mul(y, load8(&FWD[pair][0]), load8(&FWD_QINV[pair][0]));
+        let (x, y) = (_mm256_add_epi32(x, t), _mm256_sub_epi32(x, t));
+        // len 2: X = [a0 a1 a4 a5 | b0 b1 b4 b5], Y = [a2 a3 a6 a7 | b2 b3 b6 b7].
+        let x2 = _mm256_unpacklo_epi64(x, y);
+        let y2 = _mm256_unpackhi_epi64(x, y);
+        let t = mont_mul(y2, load8(&FWD[pair][1]), load8(&FWD_QINV[pair][1]));
+        let (x, y) = (_mm256_add_epi32(x2, t), _mm256_sub_epi32(x2, t));
+        // len 1: X = [a0 a2 a4 a6 | b0 b2 b4 b6], Y = [a1 a3 a5 a7 | b1 b3 b5 b7].
+        let x3 = _mm256_blend_epi32(x, _mm256_slli_epi64(y, 32), 0xAA);
+        let y3 = _mm256_blend_epi32(_mm256_srli_epi64(x, 32), y, 0xAA);
+        let t = mont_mul(y3, load8(&FWD[pair][2]), load8(&FWD_QINV[pair][2]));
+        let (x, y) = (_mm256_add_epi32(x3, t), _mm256_sub_epi32(x3, t));
+        // Back to natural order, reduced.
+        let lo = _mm256_unpacklo_epi32(x, y);
+        let hi = _mm256_unpackhi_epi32(x, y);
+        (reduce32(_mm256_permute2x128_si256(lo, hi, 0x20)), reduce32(_mm256_permute2x128_si256(lo, hi, 0x31)))
+    }
+}
+
+/// Inverse layers len = 1, 2, 4 on the vector pair (a, b) (the exact inverse of the forward shuffles).
+#[inline(always)]
+unsafe fn inv_small(a: __m256i, b: __m256i, pair: usize) -> (__m256i, __m256i) {
+    // SAFETY: only called from `avx2` target-feature functions.
+    unsafe {
+        let lo = _mm256_permute2x128_si256(a, b, 0x20); // [a0-3 b0-3]
+        let hi = _mm256_permute2x128_si256(a, b, 0x31); // [a4-7 b4-7]
+        // Even/odd split within each 128-bit lane: X = [a0 a2 a4 a6 ..], Y = [a1 a3 a5 a7 ..].
+        let sx = _mm256_shuffle_epi32(lo, 0b11_01_10_00); // [a0 a2 a1 a3]
+        let sy = _mm256_shuffle_epi32(hi, 0b11_01_10_00); // [a4 a6 a5 a7]
+        let x = _mm256_unpacklo_epi64(sx, sy); // [a0 a2 a4 a6]
+        let y = _mm256_unpackhi_epi64(sx, sy); // [a1 a3 a5 a7]
+        // len 1.
+        let nx = reduce32(_mm256_add_epi32(x, y));
+        let ny = mont_mul(_mm256_sub_epi32(x, y), load8(&INV[pair][2]), load8(&INV_QINV[pair][2]));
+        // To the len-2 layout: X = [a0 a1 a4 a5], Y = [a2 a3 a6 a7].
+        let x = _mm256_unpacklo_epi32(nx, ny); // [a0 a1 a2 a3]
+        let y = _mm256_unpackhi_epi32(nx, ny); // [a4 a5 a6 a7]
+        let x2 = _mm256_unpacklo_epi64(x, y); // [a0 a1 a4 a5]
+        let y2 = _mm256_unpackhi_epi64(x, y); // [a2 a3 a6 a7]
+        let nx = reduce32(_mm256_add_epi32(x2, y2));
+        let ny = mont_mul(_mm256_sub_epi32(x2, y2), load8(&INV[pair][1]), load8(&INV_QINV[pair][1]));
+        // To the len-4 layout: X = [a0-3 | b0-3], Y = [a4-7 | b4-7].
+        let x = _mm256_unpacklo_epi64(nx, ny); // [a0 a1 a2 a3]
+        let y = _mm256_unpackhi_epi64(nx, ny); // [a4 a5 a6 a7]
+        let nx = reduce32(_mm256_add_epi32(x, y));
+        let ny = mont_mul(_mm256_sub_epi32(x, y), load8(&INV[pair][0]), load8(&INV_QINV[pair][0]));
+        (_mm256_permute2x128_si256(nx, ny, 0x20), _mm256_permute2x128_si256(nx, ny, 0x31))
+    }
+}
+
+/// One forward layer of vector distance `$d` on half `$g` of the polynomial held in `$r`, written out
+/// (straight-line code); `$i` lists the lower index of each butterfly.
+macro_rules! fwd_layer {
+    ($r:ident, $g:expr, $d:expr, [$($i:expr),*]) => {
+        $({
+            let j = 16 * $g + $i;
+            let (mut a, mut b) = ($r[$i], $r[$i + $d]);
+            fwd_bf(&mut a, &mut b, ZETAS[16 / $d + j / (2 * $d)]);
+            $r[$i] = a;
+            $r[$i + $d] = b;
+        })*
+    };
+}
+
+/// One inverse layer of vector distance `$d` on half `$g` (see `fwd_layer!`).
+macro_rules! inv_layer {
+    ($r:ident, $g:expr, $d:expr, [$($i:expr),*]) => {
+        $({
+            let j = 16 * $g + $i;
+            let (mut a, mut b) = ($r[$i], $r[$i + $d]);
+            inv_bf(&mut a, &mut b, -ZETAS[32 / $d - 1 - j / (2 * $d)]);
+            $r[$i] = a;
+            $r[$i + $d] = b;
+        })*
+    };
+}
+
+/// Forward layers of distances 8, 4, 2, 1 and the in-register layers on half `G`.
+#[inline(always)]
+unsafe fn ntt_half<const G: usize>(p: &mut Poly) {
+    // SAFETY: only called from `avx2` target-feature functions; indices are below 32.
+    unsafe {
+        let mut r: [__m256i; 16] = core::array::from_fn(|i| load(p, 16 * G + i));
+        fwd_layer!(r, G, 8, [0, 1, 2, 3, 4, 5, 6, 7]);
+        fwd_layer!(r, G, 4, [0, 1, 2, 3, 8, 9, 10, 11]);
+        fwd_layer!(r, G, 2, [0, 1, 4, 5, 8, 9, 12, 13]);
+        fwd_layer!(r, G, 1, [0, 2, 4, 6, 8, 10, 12, 14]);
+        let (a, b) = fwd_small(r[0], r[1], 8 * G);
+        store(p, 16 * G, a);
+        store(p, 16 * G + 1, b);
+        let (a, b) = fwd_small(r[2], r[3], 8 * G + 1);
+        store(p, 16 * G + 2, a);
+        store(p, 16 * G + 3, b);
+        let (a, b) = fwd_small(r[4], r[5], 8 * G + 2);
+        store(p, 16 * G + 4, a);
+        store(p, 16 * G + 5, b);
+        let (a, b) = fwd_small(r[6], r[7], 8 * G + 3);
+        store(p, 16 * G + 6, a);
+        store(p, 16 * G + 7, b);
+        let (a, b) = fwd_small(r[8], r[9], 8 * G + 4);
+        store(p, 16 * G + 8, a);
+        store(p, 16 * G + 9, b);
+        let (a, b) = fwd_small(r[10], r[11], 8 * G + 5);
+        store(p, 16 * G + 10, a);
+        store(p, 16 * G + 11, b);
+        let (a, b) = fwd_small(r[12], r[13], 8 * G + 6);
+        store(p, 16 * G + 12, a);
+        store(p, 16 * G + 13, b);
+        let (a, b) = fwd_small(r[14], r[15], 8 * G + 7);
+        store(p, 16 * G + 14, a);
+        store(p, 16 * G + 15, b);
+    }
+}
+
+/// In-register inverse layers and the inverse layers of distances 1, 2, 4, 8 on half `G`.
+#[inline(always)]
+unsafe fn invntt_half<const G: usize>(p: &mut Poly) {
+    // SAFETY: only called from `avx2` target-feature functions; indices are below 32.
+    unsafe {
+        let mut r = [_mm256_setzero_si256(); 16];
+        (r[0], r[1]) = inv_small(load(p, 16 * G), load(p, 16 * G + 1), 8 * G);
+        (r[2], r[3]) = inv_small(load(p, 16 * G + 2), load(p, 16 * G + 3), 8 * G + 1);
+        (r[4], r[5]) = inv_small(load(p, 16 * G + 4), load(p, 16 * G + 5), 8 * G + 2);
+        (r[6], r[7]) = inv_small(load(p, 16 * G + 6), load(p, 16 * G + 7), 8 * G + 3);
+        (r[8], r[9]) = inv_small(load(p, 16 * G + 8), load(p, 16 * G + 9), 8 * G + 4);
+        (r[10], r[11]) = inv_small(load(p, 16 * G + 10), load(p, 16 * G + 11), 8 * G + 5);
+        (r[12], r[13]) = inv_small(load(p, 16 * G + 12), load(p, 16 * G + 13), 8 * G + 6);
+        (r[14], r[15]) = inv_small(load(p, 16 * G + 14), load(p, 16 * G + 15), 8 * G + 7);
+        inv_layer!(r, G, 1, [0, 2, 4, 6, 8, 10, 12, 14]);
+        inv_layer!(r, G, 2, [0, 1, 4, 5, 8, 9, 12, 13]);
+        inv_layer!(r, G, 4, [0, 1, 2, 3, 8, 9, 10, 11]);
+        inv_layer!(r, G, 8, [0, 1, 2, 3, 4, 5, 6, 7]);
+        for (i, v) in r.iter().enumerate() {
+            store(p, 16 * G + i, *v);
+        }
+    }
+}
+
+/// The NTT kernels, instantiated twice: for AVX2 (16 `ymm` registers) and, for the AVX-512 backend, with
+/// AVX-512VL enabled as well, which gives the same 256-bit code 32 registers and so fewer spills.
+macro_rules! ntt_kernels {
+    ($feat:literal, $ntt:ident, $invntt:ident, $pw:ident, $pacc:ident) => {
+        #[target_feature(enable = $feat)]
+        fn $ntt(p: &mut Poly) {
+            // SAFETY: AVX2 is enabled for this function; every load/store index is below 32.
+            unsafe {
+                // Layer len = 128 (vector distance 16).
+                for j in 0..16 {
+                    let mut a = load(p, j);
+                    let mut b = load(p, j + 16);
+                    fwd_bf(&mut a, &mut b, ZETAS[1]);
+                    store(p, j, a);
+                    store(p, j + 16, b);
+                }
+                // Layers len = 64 .. 8 (distances 8, 4, 2, 1) and 4, 2, 1 on each half, in registers.
+                // In the layer of vector distance d, vector j belongs to block j / 2d and uses ζ index 16/d + j/2d.
+                ntt_half::<0>(p);
+                ntt_half::<1>(p);
+            }
+        }
+
+        #[target_feature(enable = $feat)]
+        fn $invntt(p: &mut Poly) {
+            // SAFETY: AVX2 is enabled for this function; every load/store index is below 32.
+            unsafe {
+                // Layers len = 1, 2, 4, then 8 .. 64 (distances 1, 2, 4, 8) on each half, in registers.
+                // In the layer of distance d, vector j uses ζ index 32/d - 1 - j/2d (negated).
+                invntt_half::<0>(p);
+                invntt_half::<1>(p);
+                // Layer len = 128 and the final factor.
+                let f = splat(INV_NTT_F);
+                let fq = splat(INV_NTT_F.wrapping_mul(QINV));
+                for j in 0..16 {
+                    let mut a = load(p, j);
+                    let mut b = load(p, j + 16);
+                    inv_bf(&mut a, &mut b, -ZETAS[1]);
+                    store(p, j, mont_mul(a, f, fq));
+                    store(p, j + 16, mont_mul(b, f, fq));
+                }
+            }
+        }
+
+        #[target_feature(enable = $feat)]
+        fn $pw(out: &mut Poly, a: &Poly, b: &Poly) {
+            // SAFETY: AVX2 is enabled for this function; indices are below 32.
+            unsafe {
+                let qinv = splat(QINV);
+                for i in 0..32 {
+                    let bv = load(b, i);
+                    let bq = _mm256_mullo_epi32(bv, qinv);
+                    store(out, i, mont_mul(load(a, i), bv, bq));
+                }
+            }
+        }
+
+        #[target_feature(enable = $feat)]
+        fn $pacc(out: &mut Poly, a: &[Poly], b: &[Poly]) {
+            // SAFETY: AVX2 is enabled for this function; indices are below 32.
+            unsafe {
+                let qinv = splat(QINV);
+                for i in 0..32 {
+                    let mut s = _mm256_setzero_si256();
+                    for (x, y) in a.iter().zip(b) {
+                        let bv = load(y, i);
+                        let bq = _mm256_mullo_epi32(bv, qinv);
+                        s = _mm256_add_epi32(s, mont_mul(load(x, i), bv, bq));
+                    }
+                    store(out, i, reduce32(s));
+                }
+            }
+        }
+    };
+}
+
+ntt_kernels!("avx2", ntt_avx2, invntt_avx2, pointwise_avx2, pointwise_acc_avx2);
+ntt_kernels!("avx2,avx512f,avx512vl", ntt_wide, invntt_wide, pointwise_wide, pointwise_acc_wide);
+
+/// Representative in \[0, q) (for |a| < 2^31 - 2^22).
+#[inline(always)]
+unsafe fn freeze(a: __m256i) -> __m256i {
+    // SAFETY: only called from `avx2` target-feature functions.
+    unsafe {
+        let r = reduce32(a);
+        _mm256_add_epi32(r, _mm256_and_si256(_mm256_srai_epi32(r, 31), _mm256_set1_epi32(Q)))
+    }
+}
+
+/// For a in \[0, q): a mod± q.
+#[inline(always)]
+unsafe fn center(a: __m256i) -> __m256i {
+    // SAFETY: only called from `avx2` target-feature functions.
+    unsafe {
+        let m = _mm256_cmpgt_epi32(a, _mm256_set1_epi32((Q - 1) / 2));
+        _mm256_sub_epi32(a, _mm256_and_si256(m, _mm256_set1_epi32(Q)))
+    }
+}
+
+/// All-ones lanes where |a| ≥ bound.
+#[inline(always)]
+unsafe fn exceeds(a: __m256i, bound: i32) -> __m256i {
+    // SAFETY: only called from `avx2` target-feature functions.
+    unsafe { _mm256_cmpgt_epi32(_mm256_abs_epi32(a), _mm256_set1_epi32(bound - 1)) }
+}
+
+/// Decompose on each lane of r in \[0, q): the same integer steps as `poly::decompose`.
+#[inline(always)]
+unsafe fn decompose(r: __m256i, gamma2: i32) -> (__m256i, __m256i) {
+    // SAFETY: only called from `avx2` target-feature functions.
+    unsafe {
+        let (sh, mm) = decompose_consts(gamma2);
+        let alpha = 2 * gamma2;
+        let x = _mm256_srl_epi32(_mm256_add_epi32(r, _mm256_set1_epi32(gamma2 - 1)), _mm_cvtsi32_si128(sh as i32));
+        let x1 = _mm256_add_epi32(x, _mm256_set1_epi32(1));
+        let r1 = _mm256_srli_epi32(_mm256_mullo_epi32(x1, _mm256_set1_epi32(mm)), 20);
+        let r0 = _mm256_sub_epi32(r, _mm256_mullo_epi32(r1, _mm256_set1_epi32(alpha)));
+        let wrap = _mm256_cmpeq_epi32(r1, _mm256_set1_epi32((Q - 1) / alpha));
+        (_mm256_andnot_si256(wrap, r1), _mm256_add_epi32(r0, wrap))
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn w_decompose_avx2(w: &mut Poly, w1: &mut Poly, gamma2: i32) {
+    // SAFETY: AVX2 is enabled for this function; indices are below 32.
+    unsafe {
+        for i in 0..32 {
+            let v = freeze(load(w, i));
+            store(w, i, v);
+            store(w1, i, decompose(v, gamma2).0);
+        }
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn z_finish_avx2(z: &mut Poly, y: &Poly, bound: i32) -> u32 {
+    // SAFETY: AVX2 is enabled for this function; indices are below 32.
+    unsafe {
+        let mut bad = _mm256_setzero_si256();
+        for i in 0..32 {
+            let v = center(freeze(_mm256_add_epi32(load(z, i), load(y, i))));
+            store(z, i, v);
+            bad = _mm256_or_si256(bad, exceeds(v, bound));
+        }
+        _mm256_movemask_epi8(bad) as u32
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn r_finish_avx2(w: &mut Poly, w1: &mut Poly, cs2: &Poly, gamma2: i32, bound: i32) -> u32 {
+    // SAFETY: AVX2 is enabled for this function; indices are below 32.
+    unsafe {
+        let mut bad = _mm256_setzero_si256();
+        for i in 0..32 {
+            let r = freeze(_mm256_sub_epi32(load(w, i), load(cs2, i)));
+            let (r1, r0) = decompose(r, gamma2);
+            store(w, i, r);
+            store(w1, i, r1);
+            bad = _mm256_or_si256(bad, exceeds(r0, bound));
+        }
+        _mm256_movemask_epi8(bad) as u32
+    }
+}
+
+#[target_feature(enable = "avx2")]
+fn hint_avx2(ct0: &Poly, r: &Poly, w1: &mut Poly, gamma2: i32) -> (u32, u32) {
+    // SAFETY: AVX2 is enabled for this function; indices are below 32.
+    unsafe {
+        let mut bad = _mm256_setzero_si256();
+        let mut ones = _mm256_setzero_si256();
+        for i in 0..32 {
+            let c = center(freeze(load(ct0, i)));
+            bad = _mm256_or_si256(bad, exceeds(c, gamma2));
+            let hi = decompose(freeze(_mm256_add_epi32(load(r, i), c)), gamma2).0;
+            // h = 1 where hi != r1.
+            let h = _mm256_add_epi32(_mm256_cmpeq_epi32(hi, load(w1, i)), _mm256_set1_epi32(1));
+            store(w1, i, h);
+            ones = _mm256_add_epi32(ones, h);
+        }
+        let mut lanes = [0i32; 8];
+        _mm256_storeu_si256(lanes.as_mut_ptr().cast(), ones);
+        (_mm256_movemask_epi8(bad) as u32, lanes.iter().sum::<i32>() as u32)
+    }
+}
+
+/// For each 8-bit mask, the lane indices of its set bits, in order (zero-padded): the compaction permutation
+/// of the vectorised rejection sampler. Indexed by which candidates were accepted; those are public (they
+/// come from the public matrix seed ρ).
+const fn compact_table() -> [[u8; 8]; 256] {
+    let mut t = [[0u8; 8]; 256];
+    let mut m = 0;
+    while m < 256 {
+        let mut n = 0;
+        let mut b = 0;
+        while b < 8 {
+            if m >> b & 1 == 1 {
+                t[m][n] = b as u8;
+                n += 1;
+            }
+            b += 1;
+        }
+        m += 1;
+    }
+    t
+}
+
+static COMPACT: [[u8; 8]; 256] = compact_table();
+
+#[target_feature(enable = "avx2")]
+fn rej_uniform_avx2(p: &mut Poly, ctr: &mut usize, buf: &[u8]) -> usize {
+    let mut c = *ctr;
+    let mut pos = 0;
+    // SAFETY: AVX2 is enabled for this function. Each load reads 32 bytes at `pos` with pos + 32 <= buf.len();
+    // each store writes 8 values at `c` with c + 8 <= N.
+    unsafe {
+        let shuf = _mm256_setr_epi8(
+            0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1, 4, 5, 6, -1, 7, 8, 9, -1, 10, 11, 12, -1, 13, 14, 15,
+            -1,
+        );
+        let mask23 = _mm256_set1_epi32(0x7F_FFFF);
+        let q = _mm256_set1_epi32(Q);
+        while pos + 32 <= buf.len() && c + 8 <= N {
+            let raw = _mm256_loadu_si256(buf.as_ptr().add(pos).cast());
+            // Bytes 0..16 in the low lane, bytes 8..24 in the high lane (candidates 4..8 start at byte 12).
+            let arranged = _mm256_permute4x64_epi64(raw, 0b10_01_01_00);
+            let v = _mm256_and_si256(_mm256_shuffle_epi8(arranged, shuf), mask23);
+            let ok = _mm256_cmpgt_epi32(q, v);
+            let m = _mm256_movemask_ps(_mm256_castsi256_ps(ok)) as usize;
+            let idx = _mm256_cvtepu8_epi32(_mm_loadl_epi64(COMPACT[m].as_ptr().cast()));
+            let packed = _mm256_permutevar8x32_epi32(v, idx);
+            _mm256_storeu_si256(p.0.as_mut_ptr().add(c).cast(), packed);
+            c += m.count_ones() as usize;
+            pos += 24;
+        }
+    }
+    *ctr = c;
+    pos
+}
+
+// The wrappers below are only reached through `Backend::Avx2`/`Avx512`, which `Backend::detect` and
+// `Backend::available` offer only when the CPU has AVX2.
+
+/// Forward NTT (same contract as `soft::ntt`).
+pub fn ntt(p: &mut Poly) {
+    // SAFETY: the caller's backend was selected only on CPUs with AVX2.
+    unsafe { ntt_avx2(p) }
+}
+
+/// Inverse NTT (same contract as `soft::invntt`).
+pub fn invntt(p: &mut Poly) {
+    // SAFETY: as above.
+    unsafe { invntt_avx2(p) }
+}
+
+/// Pointwise Montgomery product (same contract as `soft::pointwise`).
+pub fn pointwise(out: &mut Poly, a: &Poly, b: &Poly) {
+    // SAFETY: as above.
+    unsafe { pointwise_avx2(out, a, b) }
+}
+
+/// Sum of pointwise Montgomery products (same contract as `soft::pointwise_acc`).
+pub fn pointwise_acc(out: &mut Poly, a: &[Poly], b: &[Poly]) {
+    // SAFETY: as above.
+    unsafe { pointwise_acc_avx2(out, a, b) }
+}
+
+/// Same contract as `soft::w_decompose`.
+pub fn w_decompose(w: &mut Poly, w1: &mut Poly, gamma2: i32) {
+    // SAFETY: as above.
+    unsafe { w_decompose_avx2(w, w1, gamma2) }
+}
+
+/// Same contract as `soft::z_finish`.
+pub fn z_finish(z: &mut Poly, y: &Poly, bound: i32) -> u32 {
+    // SAFETY: as above.
+    unsafe { z_finish_avx2(z, y, bound) }
+}
+
+/// Same contract as `soft::r_finish`.
+pub fn r_finish(w: &mut Poly, w1: &mut Poly, cs2: &Poly, gamma2: i32, bound: i32) -> u32 {
+    // SAFETY: as above.
+    unsafe { r_finish_avx2(w, w1, cs2, gamma2, bound) }
+}
+
+/// Same contract as `soft::hint`.
+pub fn hint(ct0: &Poly, r: &Poly, w1: &mut Poly, gamma2: i32) -> (u32, u32) {
+    // SAFETY: as above.
+    unsafe { hint_avx2(ct0, r, w1, gamma2) }
+}
+
+/// Vectorised RejNTTPoly parsing: consumes 24-byte groups of `buf` while at least 8 coefficients are
+/// missing and 32 bytes are readable; returns the number of bytes consumed (the caller parses the rest).
+pub fn rej_uniform(p: &mut Poly, ctr: &mut usize, buf: &[u8]) -> usize {
+    // SAFETY: as above.
+    unsafe { rej_uniform_avx2(p, ctr, buf) }
+}
+
+/// [`ntt`] compiled with AVX-512VL as well (only for the AVX-512 backend).
+pub fn ntt_512(p: &mut Poly) {
+    // SAFETY: reached only through `Backend::Avx512`, which is selected only on CPUs with AVX-512F/VL and AVX2.
+    unsafe { ntt_wide(p) }
+}
+
+/// [`invntt`] compiled with AVX-512VL as well.
+pub fn invntt_512(p: &mut Poly) {
+    // SAFETY: as for `ntt_512`.
+    unsafe { invntt_wide(p) }
+}
+
+/// [`pointwise`] compiled with AVX-512VL as well.
+pub fn pointwise_512(out: &mut Poly, a: &Poly, b: &Poly) {
+    // SAFETY: as for `ntt_512`.
+    unsafe { pointwise_wide(out, a, b) }
+}
+
+/// [`pointwise_acc`] compiled with AVX-512VL as well.
+pub fn pointwise_acc_512(out: &mut Poly, a: &[Poly], b: &[Poly]) {
+    // SAFETY: as for `ntt_512`.
+    unsafe { pointwise_acc_wide(out, a, b) }
+}

@@ -1,0 +1,1023 @@
+//! ML-DSA (FIPS 204): the module-lattice digital signature standard, in its three parameter sets
+//! [`MlDsa44`], [`MlDsa65`] and [`MlDsa87`].
+//!
+//! ```
+//! # #[cfg(feature = "std")] {
+//! use pqkit::mldsa::{MlDsa65, SigningKey};
+//! let (sk, vk) = SigningKey::<MlDsa65>::generate()?;
+//! let sig = sk.sign(b"message", b"context")?;
+//! vk.verify(b"message", b"context", &sig)?;
+//! # }
+//! # Ok::<(), pqkit::Error>(())
+//! ```
+//!
+//! ## Interfaces
+//! - Pure ML-DSA with a context string of at most 255 bytes ([`SigningKey::sign`], [`VerifyingKey::verify`]):
+//!   the signed message is M' = 0 || |ctx| || ctx || M.
+//! - HashML-DSA ([`SigningKey::sign_prehash`], [`VerifyingKey::verify_prehash`]) with SHA-512 or SHAKE128 as
+//!   the pre-hash: M' = 1 || |ctx| || ctx || OID || PH(M).
+//! - External μ ([`compute_mu`], [`SigningKey::sign_mu`], [`VerifyingKey::verify_mu`]): μ = H(tr || M', 64)
+//!   computed elsewhere (for example next to the message, away from the key).
+//!
+//! ## Security notes
+//! - [`SigningKey::sign`] is *hedged*: it mixes 32 fresh bytes from the OS into the signing randomness, which
+//!   protects against fault and side-channel attacks on deterministic signing. [`SigningKey::sign_deterministic`]
+//!   uses rnd = 0^32 (FIPS 204 allows both; the signature is then a function of key and message).
+//! - Signing is constant-time with respect to the private key: Montgomery arithmetic, no secret-dependent
+//!   branches or table indices. The rejection loop's accept/reject decision is public by design (FIPS 204
+//!   §3.4); the norm checks fold every coefficient before deciding, so they do not reveal which one failed.
+//!   Rejection sampling of the private key (ExpandS) takes a secret-dependent number of SHAKE bytes, as in the
+//!   standard.
+//! - [`SigningKey`] zeroizes its secrets (seed, K, s1, s2, t0) on drop; intermediates (y, the masking seed,
+//!   rejected z) are wiped before signing returns.
+//!
+//! ## Backends
+//! One dispatch point, [`Backend::detect`]: portable Rust, AVX2 (NTT, inverse NTT, pointwise products on
+//! eight 32-bit lanes, 4-way SHAKE) and AVX-512 (the AVX2 arithmetic with 8-way SHAKE). All produce
+//! bit-identical keys and signatures.
+
+mod encoding;
+mod params;
+mod poly;
+mod sampling;
+mod soft;
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+
+pub use params::{ByteArray, MlDsa44, MlDsa65, MlDsa87, Params, PolyArray};
+
+use crate::cpu::{self, Features};
+use crate::error::Expected;
+use crate::hash::sha3::{self, Shake128, Shake256};
+use crate::{Error, Result};
+use poly::Poly;
+use zeroize::{Zeroize, Zeroizing};
+
+/// The modulus q = 2^23 - 2^13 + 1.
+pub(crate) const Q: i32 = 8_380_417;
+/// Polynomial degree.
+pub(crate) const N: usize = 256;
+/// Dropped bits of t (d = 13).
+const D: u32 = 13;
+
+/// Which implementation of the ML-DSA arithmetic runs. The single dispatch point of the family.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// Portable Rust (and portable Keccak).
+    Soft,
+    /// AVX2 arithmetic, 4-way AVX2 Keccak.
+    Avx2,
+    /// AVX2 arithmetic, 8-way AVX-512 Keccak.
+    Avx512,
+}
+
+impl Backend {
+    /// The fastest backend this CPU runs.
+    pub fn detect() -> Backend {
+        let f = cpu::features();
+        if cfg!(target_arch = "x86_64") && f.has(Features::AVX512F | Features::AVX512VL | Features::AVX2) {
+            Backend::Avx512
+        } else if cfg!(target_arch = "x86_64") && f.has(Features::AVX2) {
+            Backend::Avx2
+        } else {
+            Backend::Soft
+        }
+    }
+
+    /// Every backend this CPU can run, portable first.
+    pub fn available() -> impl Iterator<Item = Backend> {
+        let best = Backend::detect();
+        [Backend::Soft, Backend::Avx2, Backend::Avx512].into_iter().filter(move |b| match b {
+            Backend::Soft => true,
+            Backend::Avx2 => best != Backend::Soft,
+            Backend::Avx512 => best == Backend::Avx512,
+        })
+    }
+
+    fn sha3(self) -> sha3::Backend {
+        match self {
+            Backend::Soft => sha3::Backend::Soft,
+            Backend::Avx2 => sha3::Backend::Avx2,
+            Backend::Avx512 => sha3::Backend::Avx512,
+        }
+    }
+
+    #[inline]
+    fn ntt(self, p: &mut Poly) {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => avx2::ntt(p),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => avx2::ntt_512(p),
+            _ => soft::ntt(p),
+        }
+    }
+
+    #[inline]
+    fn invntt(self, p: &mut Poly) {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => avx2::invntt(p),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => avx2::invntt_512(p),
+            _ => soft::invntt(p),
+        }
+    }
+
+    #[inline]
+    fn pointwise(self, out: &mut Poly, a: &Poly, b: &Poly) {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => avx2::pointwise(out, a, b),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => avx2::pointwise_512(out, a, b),
+            _ => soft::pointwise(out, a, b),
+        }
+    }
+
+    #[inline]
+    fn pointwise_acc(self, out: &mut Poly, a: &[Poly], b: &[Poly]) {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => avx2::pointwise_acc(out, a, b),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => avx2::pointwise_acc_512(out, a, b),
+            _ => soft::pointwise_acc(out, a, b),
+        }
+    }
+
+    #[inline]
+    fn w_decompose(self, w: &mut Poly, w1: &mut Poly, gamma2: i32) {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 | Backend::Avx512 => avx2::w_decompose(w, w1, gamma2),
+            _ => soft::w_decompose(w, w1, gamma2),
+        }
+    }
+
+    #[inline]
+    fn z_finish(self, z: &mut Poly, y: &Poly, bound: i32) -> u32 {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 | Backend::Avx512 => avx2::z_finish(z, y, bound),
+            _ => soft::z_finish(z, y, bound),
+        }
+    }
+
+    #[inline]
+    fn r_finish(self, w: &mut Poly, w1: &mut Poly, cs2: &Poly, gamma2: i32, bound: i32) -> u32 {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 | Backend::Avx512 => avx2::r_finish(w, w1, cs2, gamma2, bound),
+            _ => soft::r_finish(w, w1, cs2, gamma2, bound),
+        }
+    }
+
+    #[inline]
+    fn hint(self, ct0: &Poly, r: &Poly, w1: &mut Poly, gamma2: i32) -> (u32, u32) {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 | Backend::Avx512 => avx2::hint(ct0, r, w1, gamma2),
+            _ => soft::hint(ct0, r, w1, gamma2),
+        }
+    }
+}
+
+/// Test hooks: the arithmetic of one backend on raw coefficients.
+#[doc(hidden)]
+pub mod testing {
+    use super::{Backend, N, Poly};
+
+    fn canon(p: &Poly) -> [i32; N] {
+        p.0.map(super::poly::freeze)
+    }
+
+    /// Forward NTT, result reduced to \[0, q).
+    pub fn ntt(b: Backend, a: &[i32; N]) -> [i32; N] {
+        let mut p = Poly(*a);
+        b.ntt(&mut p);
+        canon(&p)
+    }
+
+    /// Inverse NTT (of Montgomery products, i.e. with the factor 2^32 removed), result in \[0, q).
+    pub fn invntt(b: Backend, a: &[i32; N]) -> [i32; N] {
+        let mut p = Poly(*a);
+        b.invntt(&mut p);
+        canon(&p)
+    }
+
+    /// Pointwise Montgomery product, result in \[0, q).
+    pub fn pointwise(b: Backend, x: &[i32; N], y: &[i32; N]) -> [i32; N] {
+        let mut p = Poly::ZERO;
+        b.pointwise(&mut p, &Poly(*x), &Poly(*y));
+        canon(&p)
+    }
+
+    /// The signer's rounding steps on one polynomial, as (w, w1) after `w_decompose`, (z, bad) after
+    /// `z_finish`, (r, r1, bad) after `r_finish` and (h, bad, ones) after `hint`, for comparing backends.
+    #[allow(clippy::type_complexity)]
+    pub fn rounding(
+        b: Backend,
+        gamma2: i32,
+        bound: i32,
+        w: &[i32; N],
+        y: &[i32; N],
+        cs2: &[i32; N],
+        ct0: &[i32; N],
+    ) -> ([i32; N], [i32; N], [i32; N], bool, [i32; N], [i32; N], bool, [i32; N], bool, u32) {
+        let (mut pw, mut pw1) = (Poly(*w), Poly::ZERO);
+        b.w_decompose(&mut pw, &mut pw1, gamma2);
+        let mut z = Poly(*w);
+        let zbad = b.z_finish(&mut z, &Poly(*y), bound) != 0;
+        let (mut r, mut r1) = (pw, Poly::ZERO);
+        let rbad = b.r_finish(&mut r, &mut r1, &Poly(*cs2), gamma2, bound) != 0;
+        let mut h = r1;
+        let (hbad, ones) = b.hint(&Poly(*ct0), &r, &mut h, gamma2);
+        (pw.0, pw1.0, z.0, zbad, r.0, r1.0, rbad, h.0, hbad != 0, ones)
+    }
+
+    /// Sum of pointwise Montgomery products, result in \[0, q).
+    pub fn pointwise_acc(b: Backend, x: &[[i32; N]], y: &[[i32; N]]) -> [i32; N] {
+        let xs: [Poly; 8] = core::array::from_fn(|i| Poly(x.get(i).copied().unwrap_or([0; N])));
+        let ys: [Poly; 8] = core::array::from_fn(|i| Poly(y.get(i).copied().unwrap_or([0; N])));
+        let n = x.len().min(y.len()).min(8);
+        let mut p = Poly::ZERO;
+        b.pointwise_acc(&mut p, &xs[..n], &ys[..n]);
+        canon(&p)
+    }
+}
+
+/// The pre-hash function of HashML-DSA.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PreHash {
+    /// SHA-512 (OID 2.16.840.1.101.3.4.2.3), 64-byte digest.
+    Sha512,
+    /// SHAKE128 (OID 2.16.840.1.101.3.4.2.11), 32-byte (256-bit) output.
+    Shake128,
+}
+
+impl PreHash {
+    /// DER encoding of the OID (FIPS 204 §5.4.1).
+    fn oid(self) -> [u8; 11] {
+        let last = match self {
+            PreHash::Sha512 => 0x03,
+            PreHash::Shake128 => 0x0B,
+        };
+        [0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, last]
+    }
+
+    /// PH(M) into `out`; returns its length.
+    fn digest(self, msg: &[u8], out: &mut [u8; 64]) -> usize {
+        match self {
+            PreHash::Sha512 => {
+                *out = crate::hash::sha2::Sha512::digest(msg);
+                64
+            }
+            PreHash::Shake128 => {
+                Shake128::digest_into(msg, &mut out[..32]);
+                32
+            }
+        }
+    }
+}
+
+fn check_ctx(alg: &'static str, ctx: &[u8]) -> Result<()> {
+    if ctx.len() > 255 {
+        return Err(Error::InvalidLength {
+            algorithm: alg,
+            field: "context",
+            expected: Expected::AtMost(255),
+            actual: ctx.len(),
+        });
+    }
+    Ok(())
+}
+
+/// μ = SHAKE256(tr || M', 64) for pure ML-DSA, M' = 0 || |ctx| || ctx || msg (FIPS 204 Algorithms 2, 3, 7).
+///
+/// `tr` is the 64-byte hash of the public key ([`VerifyingKey::tr`]). Errors if `ctx` exceeds 255 bytes.
+pub fn compute_mu(tr: &[u8; 64], msg: &[u8], ctx: &[u8]) -> Result<[u8; 64]> {
+    check_ctx("ML-DSA", ctx)?;
+    let mut h = Shake256::new();
+    h.update(tr).update(&[0, ctx.len() as u8]).update(ctx).update(msg);
+    let mut mu = [0u8; 64];
+    h.finalize_into(&mut mu);
+    Ok(mu)
+}
+
+fn prehash_mu(tr: &[u8; 64], msg: &[u8], ctx: &[u8], ph: PreHash) -> [u8; 64] {
+    let mut digest = [0u8; 64];
+    let n = ph.digest(msg, &mut digest);
+    let mut h = Shake256::new();
+    h.update(tr).update(&[1, ctx.len() as u8]).update(ctx).update(&ph.oid()).update(&digest[..n]);
+    let mut mu = [0u8; 64];
+    h.finalize_into(&mut mu);
+    mu
+}
+
+#[inline(always)]
+fn k_of<P: Params>(v: &P::VecK) -> &[Poly] {
+    &v.as_ref()[..P::K]
+}
+
+/// An ML-DSA private key in expanded form (s1, s2, t0 in the NTT domain and the matrix A), ready to sign.
+///
+/// Zeroized on drop; `Debug` prints nothing secret. Store it as its 32-byte seed ([`to_seed`](Self::to_seed),
+/// the compact form FIPS 204 recommends) or as the FIPS 204 encoding ([`to_bytes`](Self::to_bytes)).
+///
+/// The expanded key lives inline (no heap): about 41 KB for ML-DSA-44, 66 KB for ML-DSA-65 and 105 KB for
+/// ML-DSA-87, the matrix A being most of it. Box it if it has to move often or live on a small stack.
+#[derive(Clone)]
+pub struct SigningKey<P: Params> {
+    rho: [u8; 32],
+    key: [u8; 32],
+    tr: [u8; 64],
+    seed: Option<[u8; 32]>,
+    /// s1, s2, t0 as stored (normal domain).
+    s1: P::VecL,
+    s2: P::VecK,
+    t0: P::VecK,
+    /// NTT(s1), NTT(s2), NTT(t0).
+    s1_hat: P::VecL,
+    s2_hat: P::VecK,
+    t0_hat: P::VecK,
+    a: P::Mat,
+    backend: Backend,
+}
+
+/// An ML-DSA public key, with the matrix A and NTT(t1 · 2^13) expanded for fast verification (so parsing a
+/// key costs one matrix expansion, and every verification with it skips that work).
+#[derive(Clone)]
+pub struct VerifyingKey<P: Params> {
+    bytes: P::PkBytes,
+    tr: [u8; 64],
+    t1_hat: P::VecK,
+    a: P::Mat,
+    backend: Backend,
+}
+
+/// An encoded ML-DSA signature (c̃ || z || h), whose hint encoding has been checked.
+#[derive(Clone)]
+pub struct Signature<P: Params> {
+    bytes: P::SigBytes,
+}
+
+/// ML-DSA-44 private key.
+pub type MlDsa44SigningKey = SigningKey<MlDsa44>;
+/// ML-DSA-65 private key.
+pub type MlDsa65SigningKey = SigningKey<MlDsa65>;
+/// ML-DSA-87 private key.
+pub type MlDsa87SigningKey = SigningKey<MlDsa87>;
+/// ML-DSA-44 public key.
+pub type MlDsa44VerifyingKey = VerifyingKey<MlDsa44>;
+/// ML-DSA-65 public key.
+pub type MlDsa65VerifyingKey = VerifyingKey<MlDsa65>;
+/// ML-DSA-87 public key.
+pub type MlDsa87VerifyingKey = VerifyingKey<MlDsa87>;
+/// ML-DSA-44 signature.
+pub type MlDsa44Signature = Signature<MlDsa44>;
+/// ML-DSA-65 signature.
+pub type MlDsa65Signature = Signature<MlDsa65>;
+/// ML-DSA-87 signature.
+pub type MlDsa87Signature = Signature<MlDsa87>;
+
+impl<P: Params> core::fmt::Debug for SigningKey<P> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "SigningKey<{}> {{ .. }}", P::NAME)
+    }
+}
+
+impl<P: Params> core::fmt::Debug for VerifyingKey<P> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "VerifyingKey<{}> {{ tr: ", P::NAME)?;
+        for b in &self.tr[..8] {
+            write!(f, "{b:02x}")?;
+        }
+        f.write_str(".. }")
+    }
+}
+
+impl<P: Params> core::fmt::Debug for Signature<P> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Signature<{}> {{ {} bytes }}", P::NAME, P::SIG_LEN)
+    }
+}
+
+impl<P: Params> PartialEq for VerifyingKey<P> {
+    fn eq(&self, other: &Self) -> bool {
+        self.bytes.as_ref() == other.bytes.as_ref()
+    }
+}
+impl<P: Params> Eq for VerifyingKey<P> {}
+
+impl<P: Params> PartialEq for Signature<P> {
+    fn eq(&self, other: &Self) -> bool {
+        self.bytes.as_ref() == other.bytes.as_ref()
+    }
+}
+impl<P: Params> Eq for Signature<P> {}
+
+fn zeroize_polys(v: &mut [Poly]) {
+    for p in v {
+        p.zeroize();
+    }
+}
+
+impl<P: Params> Zeroize for SigningKey<P> {
+    fn zeroize(&mut self) {
+        self.key.zeroize();
+        self.seed.zeroize();
+        zeroize_polys(self.s1.as_mut());
+        zeroize_polys(self.s2.as_mut());
+        zeroize_polys(self.t0.as_mut());
+        zeroize_polys(self.s1_hat.as_mut());
+        zeroize_polys(self.s2_hat.as_mut());
+        zeroize_polys(self.t0_hat.as_mut());
+    }
+}
+
+impl<P: Params> Drop for SigningKey<P> {
+    fn drop(&mut self) {
+        self.zeroize();
+    }
+}
+
+impl<P: Params> zeroize::ZeroizeOnDrop for SigningKey<P> {}
+
+/// t = A·s1 + s2 in \[0, q), from NTT(s1) and s2.
+fn compute_t<P: Params>(b: Backend, a: &P::Mat, s1_hat: &P::VecL, s2: &P::VecK, t: &mut P::VecK) {
+    let (a, s1h) = (a.as_ref(), &s1_hat.as_ref()[..P::L]);
+    for i in 0..P::K {
+        let ti = &mut (*t).as_mut()[i];
+        b.pointwise_acc(ti, &a[i * P::L..(i + 1) * P::L], s1h);
+        b.invntt(ti);
+        for (c, s) in ti.0.iter_mut().zip(s2.as_ref()[i].0.iter()) {
+            *c = poly::freeze(*c + *s);
+        }
+    }
+}
+
+impl<P: Params> SigningKey<P> {
+    /// A fresh key pair from 32 bytes of OS randomness (ML-DSA.KeyGen, FIPS 204 Algorithm 1).
+    #[cfg(feature = "std")]
+    pub fn generate() -> Result<(SigningKey<P>, VerifyingKey<P>)> {
+        let mut xi = Zeroizing::new([0u8; 32]);
+        crate::rng::fill_os(&mut xi[..])?;
+        Ok(Self::from_seed(&xi))
+    }
+
+    /// The key pair for seed ξ (ML-DSA.KeyGen_internal, FIPS 204 Algorithm 6). The signing key remembers ξ,
+    /// so [`to_seed`](Self::to_seed) can store it compactly.
+    pub fn from_seed(xi: &[u8; 32]) -> (SigningKey<P>, VerifyingKey<P>) {
+        Self::from_seed_with_backend(xi, Backend::detect())
+    }
+
+    /// As [`from_seed`](Self::from_seed) from a slice, which must be exactly 32 bytes ([`Error::InvalidLength`]).
+    pub fn from_seed_bytes(xi: &[u8]) -> Result<(SigningKey<P>, VerifyingKey<P>)> {
+        let xi: &[u8; 32] = xi.try_into().map_err(|_| Error::length(P::NAME, "seed", 32, xi.len()))?;
+        Ok(Self::from_seed(xi))
+    }
+
+    /// As [`from_seed`](Self::from_seed) with a forced backend, for tests.
+    #[doc(hidden)]
+    pub fn from_seed_with_backend(xi: &[u8; 32], b: Backend) -> (SigningKey<P>, VerifyingKey<P>) {
+        let mut buf = Zeroizing::new([0u8; 128]);
+        let mut h = Shake256::with_backend(b.sha3());
+        h.update(xi).update(&[P::K as u8, P::L as u8]);
+        h.finalize_into(&mut buf[..]);
+        let mut rho = [0u8; 32];
+        rho.copy_from_slice(&buf[..32]);
+        let mut rho1 = Zeroizing::new([0u8; 64]);
+        rho1.copy_from_slice(&buf[32..96]);
+        let mut key = [0u8; 32];
+        key.copy_from_slice(&buf[96..]);
+
+        let mut sk = SigningKey::<P> {
+            rho,
+            key,
+            tr: [0; 64],
+            seed: Some(*xi),
+            s1: P::VecL::zero(),
+            s2: P::VecK::zero(),
+            t0: P::VecK::zero(),
+            s1_hat: P::VecL::zero(),
+            s2_hat: P::VecK::zero(),
+            t0_hat: P::VecK::zero(),
+            a: P::Mat::zero(),
+            backend: b,
+        };
+        sampling::expand_a(b, &rho, sk.a.as_mut(), P::L);
+        sampling::expand_s(b, &rho1, sk.s1.as_mut(), sk.s2.as_mut(), P::ETA);
+        for (h, s) in sk.s1_hat.as_mut().iter_mut().zip(sk.s1.as_ref()) {
+            *h = *s;
+            b.ntt(h);
+        }
+        let mut t = Zeroizing::new(P::VecK::zero());
+        compute_t::<P>(b, &sk.a, &sk.s1_hat, &sk.s2, &mut *t);
+        let mut pk = P::PkBytes::zero();
+        {
+            let pkb = pk.as_mut();
+            pkb[..32].copy_from_slice(&rho);
+            for i in 0..P::K {
+                let ti = &mut (*t).as_mut()[i];
+                let mut t1 = Poly::ZERO;
+                for j in 0..N {
+                    let (r1, r0) = poly::power2round(ti.0[j]);
+                    t1.0[j] = r1;
+                    sk.t0.as_mut()[i].0[j] = r0;
+                }
+                ti.zeroize();
+                encoding::pack_t1(&mut pkb[32 + 320 * i..32 + 320 * (i + 1)], &t1);
+            }
+        }
+        let vk = VerifyingKey::<P>::from_parts(pk, Some(&sk.a), b);
+        sk.tr = vk.tr;
+        sk.finish_expansion();
+        (sk, vk)
+    }
+
+    /// NTT(s2) and NTT(t0) from s2 and t0.
+    fn finish_expansion(&mut self) {
+        let b = self.backend;
+        for i in 0..P::K {
+            self.s2_hat.as_mut()[i] = self.s2.as_ref()[i];
+            b.ntt(&mut self.s2_hat.as_mut()[i]);
+            self.t0_hat.as_mut()[i] = self.t0.as_ref()[i];
+            b.ntt(&mut self.t0_hat.as_mut()[i]);
+        }
+    }
+
+    /// The 32-byte seed ξ the key was generated from, or `None` for a key loaded with
+    /// [`from_bytes`](Self::from_bytes) (the expanded encoding does not contain ξ).
+    pub fn to_seed(&self) -> Option<Zeroizing<[u8; 32]>> {
+        self.seed.map(Zeroizing::new)
+    }
+
+    /// The FIPS 204 private key encoding skEncode(ρ, K, tr, s1, s2, t0) (Algorithm 24).
+    pub fn to_bytes(&self) -> Zeroizing<P::SkBytes> {
+        let mut out = Zeroizing::new(P::SkBytes::zero());
+        let o = out.as_mut();
+        o[..32].copy_from_slice(&self.rho);
+        o[32..64].copy_from_slice(&self.key);
+        o[64..128].copy_from_slice(&self.tr);
+        let eb = 32 * P::ETA_BITS;
+        let mut off = 128;
+        for p in &self.s1.as_ref()[..P::L] {
+            encoding::pack_eta(&mut o[off..off + eb], p, P::ETA);
+            off += eb;
+        }
+        for p in &self.s2.as_ref()[..P::K] {
+            encoding::pack_eta(&mut o[off..off + eb], p, P::ETA);
+            off += eb;
+        }
+        for p in &self.t0.as_ref()[..P::K] {
+            encoding::pack_t0(&mut o[off..off + 416], p);
+            off += 416;
+        }
+        out
+    }
+
+    /// Loads the FIPS 204 private key encoding (skDecode, Algorithm 25). Rejects a wrong length
+    /// ([`Error::InvalidLength`]) and s1/s2 coefficients outside \[-η, η\] ([`Error::InvalidEncoding`]).
+    pub fn from_bytes(sk: &[u8]) -> Result<Self> {
+        Self::from_bytes_with_backend(sk, Backend::detect())
+    }
+
+    /// As [`from_bytes`](Self::from_bytes) with a forced backend, for tests.
+    #[doc(hidden)]
+    pub fn from_bytes_with_backend(sk: &[u8], b: Backend) -> Result<Self> {
+        Error::check_length(P::NAME, "private key", P::SK_LEN, sk.len())?;
+        let mut rho = [0u8; 32];
+        rho.copy_from_slice(&sk[..32]);
+        let mut key = [0u8; 32];
+        key.copy_from_slice(&sk[32..64]);
+        let mut tr = [0u8; 64];
+        tr.copy_from_slice(&sk[64..128]);
+        let mut a = P::Mat::zero();
+        sampling::expand_a(b, &rho, a.as_mut(), P::L);
+        let mut out = SigningKey::<P> {
+            rho,
+            key,
+            tr,
+            seed: None,
+            s1: P::VecL::zero(),
+            s2: P::VecK::zero(),
+            t0: P::VecK::zero(),
+            s1_hat: P::VecL::zero(),
+            s2_hat: P::VecK::zero(),
+            t0_hat: P::VecK::zero(),
+            a,
+            backend: b,
+        };
+        let eb = 32 * P::ETA_BITS;
+        let mut off = 128;
+        let mut bad = 0;
+        for p in &mut out.s1.as_mut()[..P::L] {
+            bad |= encoding::unpack_eta(p, &sk[off..off + eb], P::ETA);
+            off += eb;
+        }
+        for p in &mut out.s2.as_mut()[..P::K] {
+            bad |= encoding::unpack_eta(p, &sk[off..off + eb], P::ETA);
+            off += eb;
+        }
+        for p in &mut out.t0.as_mut()[..P::K] {
+            encoding::unpack_t0(p, &sk[off..off + 416]);
+            off += 416;
+        }
+        if bad != 0 {
+            return Err(Error::InvalidEncoding { algorithm: P::NAME, reason: "s1 or s2 coefficient out of range" });
+        }
+        out.s1_hat = out.s1.clone();
+        for p in out.s1_hat.as_mut() {
+            b.ntt(p);
+        }
+        out.finish_expansion();
+        Ok(out)
+    }
+
+    /// The matching public key (recomputes t = A·s1 + s2; free for keys from [`from_seed`](Self::from_seed)
+    /// apart from that computation).
+    pub fn verifying_key(&self) -> VerifyingKey<P> {
+        let b = self.backend;
+        let mut t = Zeroizing::new(P::VecK::zero());
+        compute_t::<P>(b, &self.a, &self.s1_hat, &self.s2, &mut *t);
+        let mut pk = P::PkBytes::zero();
+        let pkb = pk.as_mut();
+        pkb[..32].copy_from_slice(&self.rho);
+        for i in 0..P::K {
+            let mut t1 = Poly::ZERO;
+            for j in 0..N {
+                t1.0[j] = poly::power2round((*t).as_ref()[i].0[j]).0;
+            }
+            encoding::pack_t1(&mut pkb[32 + 320 * i..32 + 320 * (i + 1)], &t1);
+        }
+        VerifyingKey::from_parts(pk, Some(&self.a), b)
+    }
+
+    /// The hash tr = H(pk, 64) stored in the private key.
+    pub fn tr(&self) -> &[u8; 64] {
+        &self.tr
+    }
+
+    /// Switches the arithmetic backend (tests run each one).
+    #[doc(hidden)]
+    pub fn with_backend(mut self, b: Backend) -> Self {
+        self.backend = b;
+        self
+    }
+
+    /// Hedged ML-DSA.Sign (FIPS 204 Algorithm 2) with 32 bytes of fresh OS randomness. `ctx` is at most 255
+    /// bytes (else [`Error::InvalidLength`]).
+    #[cfg(feature = "std")]
+    pub fn sign(&self, msg: &[u8], ctx: &[u8]) -> Result<Signature<P>> {
+        let rnd = fresh_rnd()?;
+        self.sign_internal_with_rnd(msg, ctx, &rnd)
+    }
+
+    /// Deterministic ML-DSA.Sign (rnd = 0^32): the same key, message and context always give the same
+    /// signature.
+    pub fn sign_deterministic(&self, msg: &[u8], ctx: &[u8]) -> Result<Signature<P>> {
+        self.sign_internal_with_rnd(msg, ctx, &[0; 32])
+    }
+
+    /// ML-DSA.Sign with a caller-chosen `rnd` (for known-answer tests).
+    #[doc(hidden)]
+    pub fn sign_internal_with_rnd(&self, msg: &[u8], ctx: &[u8], rnd: &[u8; 32]) -> Result<Signature<P>> {
+        check_ctx(P::NAME, ctx)?;
+        let mu = compute_mu(&self.tr, msg, ctx)?;
+        self.sign_mu_with_rnd(&mu, rnd)
+    }
+
+    /// Hedged HashML-DSA.Sign (FIPS 204 Algorithm 4): signs PH(msg) with domain separation from pure ML-DSA.
+    #[cfg(feature = "std")]
+    pub fn sign_prehash(&self, msg: &[u8], ctx: &[u8], ph: PreHash) -> Result<Signature<P>> {
+        let rnd = fresh_rnd()?;
+        self.sign_prehash_with_rnd(msg, ctx, ph, &rnd)
+    }
+
+    /// HashML-DSA.Sign with a caller-chosen `rnd` (all zero for the deterministic variant).
+    #[doc(hidden)]
+    pub fn sign_prehash_with_rnd(&self, msg: &[u8], ctx: &[u8], ph: PreHash, rnd: &[u8; 32]) -> Result<Signature<P>> {
+        check_ctx(P::NAME, ctx)?;
+        let mu = prehash_mu(&self.tr, msg, ctx, ph);
+        self.sign_mu_with_rnd(&mu, rnd)
+    }
+
+    /// Hedged signing of an externally computed μ (see [`compute_mu`]); equals [`sign`](Self::sign) when
+    /// μ = `compute_mu(sk.tr(), msg, ctx)`.
+    #[cfg(feature = "std")]
+    pub fn sign_mu(&self, mu: &[u8; 64]) -> Result<Signature<P>> {
+        let rnd = fresh_rnd()?;
+        self.sign_mu_with_rnd(mu, &rnd)
+    }
+
+    /// ML-DSA.Sign_internal (FIPS 204 Algorithm 7) on μ with a caller-chosen `rnd`.
+    #[doc(hidden)]
+    pub fn sign_mu_with_rnd(&self, mu: &[u8; 64], rnd: &[u8; 32]) -> Result<Signature<P>> {
+        let b = self.backend;
+        let mut rho2 = Zeroizing::new([0u8; 64]);
+        {
+            let mut h = Shake256::with_backend(b.sha3());
+            h.update(&self.key).update(rnd).update(mu);
+            h.finalize_into(&mut rho2[..]);
+        }
+        let a = self.a.as_ref();
+        let mut st = SignState::<P> {
+            y: P::VecL::zero(),
+            y_hat: P::VecL::zero(),
+            z: P::VecL::zero(),
+            w: P::VecK::zero(),
+            w1: P::VecK::zero(),
+            tmp: Poly::ZERO,
+        };
+        let mut w1buf = [0u8; 8 * 192];
+        let w1len = 32 * P::W1_BITS;
+        let mut scratch = sampling::MaskScratch::new();
+        let mut kappa: u32 = 0;
+        loop {
+            if kappa > u32::from(u16::MAX) - P::L as u32 {
+                return Err(Error::InvalidParameter { algorithm: P::NAME, reason: "signing did not terminate" });
+            }
+            sampling::expand_mask(b, &rho2, kappa as u16, &mut st.y.as_mut()[..P::L], P::GAMMA1, &mut scratch);
+            kappa += P::L as u32;
+            st.y_hat = st.y.clone();
+            for p in &mut st.y_hat.as_mut()[..P::L] {
+                b.ntt(p);
+            }
+            // w = A·y, w1 = HighBits(w).
+            for i in 0..P::K {
+                let wi = &mut st.w.as_mut()[i];
+                b.pointwise_acc(wi, &a[i * P::L..(i + 1) * P::L], &st.y_hat.as_ref()[..P::L]);
+                b.invntt(wi);
+                let w1i = &mut st.w1.as_mut()[i];
+                b.w_decompose(wi, w1i, P::GAMMA2);
+                encoding::pack_w1(&mut w1buf[i * w1len..(i + 1) * w1len], w1i, P::W1_BITS as u32);
+            }
+            let mut ctilde = [0u8; 64];
+            {
+                let mut h = Shake256::with_backend(b.sha3());
+                h.update(mu).update(&w1buf[..P::K * w1len]);
+                h.finalize_into(&mut ctilde[..P::CTILDE]);
+            }
+            let mut c = sampling::sample_in_ball(b, &ctilde[..P::CTILDE], P::TAU);
+            b.ntt(&mut c);
+
+            // z = y + c·s1, ‖z‖∞ < γ1 − β.
+            let mut bad = 0u32;
+            for j in 0..P::L {
+                let zj = &mut st.z.as_mut()[j];
+                b.pointwise(zj, &c, &self.s1_hat.as_ref()[j]);
+                b.invntt(zj);
+                bad |= b.z_finish(zj, &st.y.as_ref()[j], P::GAMMA1 - P::BETA);
+            }
+            if core::hint::black_box(bad) != 0 {
+                continue;
+            }
+            // r = w − c·s2, ‖LowBits(r)‖∞ < γ2 − β; keep r in w and HighBits(r) in w1.
+            for i in 0..P::K {
+                b.pointwise(&mut st.tmp, &c, &self.s2_hat.as_ref()[i]);
+                b.invntt(&mut st.tmp);
+                let (wi, w1i) = (&mut st.w.as_mut()[i], &mut st.w1.as_mut()[i]);
+                bad |= b.r_finish(wi, w1i, &st.tmp, P::GAMMA2, P::GAMMA2 - P::BETA);
+            }
+            if core::hint::black_box(bad) != 0 {
+                continue;
+            }
+            // ‖c·t0‖∞ < γ2; h = MakeHint(−c·t0, r + c·t0) = [HighBits(r + c·t0) ≠ HighBits(r)], at most ω ones.
+            let mut ones = 0u32;
+            for i in 0..P::K {
+                b.pointwise(&mut st.tmp, &c, &self.t0_hat.as_ref()[i]);
+                b.invntt(&mut st.tmp);
+                let (bad_i, ones_i) = b.hint(&st.tmp, &st.w.as_ref()[i], &mut st.w1.as_mut()[i], P::GAMMA2);
+                bad |= bad_i;
+                ones += ones_i;
+            }
+            if core::hint::black_box(bad) != 0 || ones as usize > P::OMEGA {
+                continue;
+            }
+            // Accepted: encode (c̃, z, h).
+            let mut sig = P::SigBytes::zero();
+            {
+                let s = sig.as_mut();
+                s[..P::CTILDE].copy_from_slice(&ctilde[..P::CTILDE]);
+                let zb = 32 * P::Z_BITS;
+                let mut off = P::CTILDE;
+                for p in &st.z.as_ref()[..P::L] {
+                    encoding::pack_gamma1(&mut s[off..off + zb], p, P::GAMMA1);
+                    off += zb;
+                }
+                encoding::pack_hint(&mut s[off..], k_of::<P>(&st.w1), P::OMEGA);
+            }
+            return Ok(Signature { bytes: sig });
+        }
+    }
+}
+
+/// The signer's working vectors, wiped on drop.
+struct SignState<P: Params> {
+    y: P::VecL,
+    y_hat: P::VecL,
+    z: P::VecL,
+    w: P::VecK,
+    w1: P::VecK,
+    tmp: Poly,
+}
+
+impl<P: Params> Drop for SignState<P> {
+    fn drop(&mut self) {
+        zeroize_polys(self.y.as_mut());
+        zeroize_polys(self.y_hat.as_mut());
+        zeroize_polys(self.z.as_mut());
+        zeroize_polys(self.w.as_mut());
+        zeroize_polys(self.w1.as_mut());
+        self.tmp.zeroize();
+    }
+}
+
+#[cfg(feature = "std")]
+fn fresh_rnd() -> Result<Zeroizing<[u8; 32]>> {
+    let mut rnd = Zeroizing::new([0u8; 32]);
+    crate::rng::fill_os(&mut rnd[..])?;
+    Ok(rnd)
+}
+
+impl<P: Params> VerifyingKey<P> {
+    fn from_parts(bytes: P::PkBytes, a: Option<&P::Mat>, b: Backend) -> Self {
+        let pk = bytes.as_ref();
+        let mut tr = [0u8; 64];
+        {
+            let mut h = Shake256::with_backend(b.sha3());
+            h.update(pk);
+            h.finalize_into(&mut tr);
+        }
+        let a = match a {
+            Some(a) => a.clone(),
+            None => {
+                let mut rho = [0u8; 32];
+                rho.copy_from_slice(&pk[..32]);
+                let mut a = P::Mat::zero();
+                sampling::expand_a(b, &rho, a.as_mut(), P::L);
+                a
+            }
+        };
+        let mut t1_hat = P::VecK::zero();
+        for i in 0..P::K {
+            let p = &mut t1_hat.as_mut()[i];
+            encoding::unpack_t1(p, &pk[32 + 320 * i..32 + 320 * (i + 1)]);
+            for c in p.0.iter_mut() {
+                *c <<= D;
+            }
+            b.ntt(p);
+        }
+        VerifyingKey { bytes, tr, t1_hat, a, backend: b }
+    }
+
+    /// Loads the FIPS 204 public key encoding pkEncode(ρ, t1) (exactly `P::PK_LEN` bytes; any such string is
+    /// a valid key).
+    pub fn from_bytes(pk: &[u8]) -> Result<Self> {
+        Self::from_bytes_with_backend(pk, Backend::detect())
+    }
+
+    /// As [`from_bytes`](Self::from_bytes) with a forced backend, for tests.
+    #[doc(hidden)]
+    pub fn from_bytes_with_backend(pk: &[u8], b: Backend) -> Result<Self> {
+        Error::check_length(P::NAME, "public key", P::PK_LEN, pk.len())?;
+        let mut bytes = P::PkBytes::zero();
+        bytes.as_mut().copy_from_slice(pk);
+        Ok(Self::from_parts(bytes, None, b))
+    }
+
+    /// Switches the arithmetic backend (tests run each one).
+    #[doc(hidden)]
+    pub fn with_backend(mut self, b: Backend) -> Self {
+        self.backend = b;
+        self
+    }
+
+    /// The encoded public key.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.bytes.as_ref()
+    }
+
+    /// The encoded public key, as an array.
+    pub fn to_bytes(&self) -> P::PkBytes {
+        self.bytes.clone()
+    }
+
+    /// tr = SHAKE256(pk, 64), the public-key hash that μ binds.
+    pub fn tr(&self) -> &[u8; 64] {
+        &self.tr
+    }
+
+    /// μ for `msg` and `ctx` under this key (see [`compute_mu`]).
+    pub fn compute_mu(&self, msg: &[u8], ctx: &[u8]) -> Result<[u8; 64]> {
+        check_ctx(P::NAME, ctx)?;
+        compute_mu(&self.tr, msg, ctx)
+    }
+
+    /// ML-DSA.Verify (FIPS 204 Algorithm 3). `Ok(())` for a valid signature, else
+    /// [`Error::AuthenticationFailed`] (or [`Error::InvalidLength`] for a context over 255 bytes).
+    pub fn verify(&self, msg: &[u8], ctx: &[u8], sig: &Signature<P>) -> Result<()> {
+        check_ctx(P::NAME, ctx)?;
+        let mu = compute_mu(&self.tr, msg, ctx)?;
+        self.verify_mu(&mu, sig)
+    }
+
+    /// HashML-DSA.Verify (FIPS 204 Algorithm 5).
+    pub fn verify_prehash(&self, msg: &[u8], ctx: &[u8], ph: PreHash, sig: &Signature<P>) -> Result<()> {
+        check_ctx(P::NAME, ctx)?;
+        let mu = prehash_mu(&self.tr, msg, ctx, ph);
+        self.verify_mu(&mu, sig)
+    }
+
+    /// Verifies a signature on an externally computed μ (ML-DSA.Verify_internal, FIPS 204 Algorithm 8).
+    pub fn verify_mu(&self, mu: &[u8; 64], sig: &Signature<P>) -> Result<()> {
+        if self.verify_core(mu, sig.bytes.as_ref()) {
+            Ok(())
+        } else {
+            Err(Error::AuthenticationFailed { algorithm: P::NAME })
+        }
+    }
+
+    fn verify_core(&self, mu: &[u8; 64], s: &[u8]) -> bool {
+        let b = self.backend;
+        let ctilde = &s[..P::CTILDE];
+        let zb = 32 * P::Z_BITS;
+        let mut z = P::VecL::zero();
+        let mut off = P::CTILDE;
+        let bound = P::GAMMA1 - P::BETA;
+        for p in &mut z.as_mut()[..P::L] {
+            encoding::unpack_gamma1(p, &s[off..off + zb], P::GAMMA1);
+            off += zb;
+            if p.0.iter().any(|&c| c >= bound || c <= -bound) {
+                return false;
+            }
+        }
+        let mut h = P::VecK::zero();
+        if encoding::unpack_hint(&mut h.as_mut()[..P::K], &s[off..], P::OMEGA).is_none() {
+            return false;
+        }
+        let mut c = sampling::sample_in_ball(b, ctilde, P::TAU);
+        b.ntt(&mut c);
+        for p in &mut z.as_mut()[..P::L] {
+            b.ntt(p);
+        }
+        let a = self.a.as_ref();
+        let mut w1buf = [0u8; 8 * 192];
+        let w1len = 32 * P::W1_BITS;
+        let mut w = Poly::ZERO;
+        let mut ct1 = Poly::ZERO;
+        for i in 0..P::K {
+            b.pointwise_acc(&mut w, &a[i * P::L..(i + 1) * P::L], &z.as_ref()[..P::L]);
+            b.pointwise(&mut ct1, &c, &self.t1_hat.as_ref()[i]);
+            for (x, y) in w.0.iter_mut().zip(ct1.0.iter()) {
+                *x = poly::reduce32(*x - *y);
+            }
+            b.invntt(&mut w);
+            let hi = &h.as_ref()[i];
+            for t in 0..N {
+                w.0[t] = poly::use_hint(hi.0[t] != 0, poly::freeze(w.0[t]), P::GAMMA2);
+            }
+            encoding::pack_w1(&mut w1buf[i * w1len..(i + 1) * w1len], &w, P::W1_BITS as u32);
+        }
+        let mut ct2 = [0u8; 64];
+        let mut hs = Shake256::with_backend(b.sha3());
+        hs.update(mu).update(&w1buf[..P::K * w1len]);
+        hs.finalize_into(&mut ct2[..P::CTILDE]);
+        crate::ct::eq(&ct2[..P::CTILDE], ctilde)
+    }
+}
+
+impl<P: Params> Signature<P> {
+    /// Parses an encoded signature: exactly `P::SIG_LEN` bytes ([`Error::InvalidLength`]) with a well-formed
+    /// hint encoding ([`Error::InvalidEncoding`]); the norm of z is checked by verification.
+    pub fn from_bytes(sig: &[u8]) -> Result<Self> {
+        Error::check_length(P::NAME, "signature", P::SIG_LEN, sig.len())?;
+        let mut h = P::VecK::zero();
+        let off = P::CTILDE + 32 * P::Z_BITS * P::L;
+        if encoding::unpack_hint(&mut h.as_mut()[..P::K], &sig[off..], P::OMEGA).is_none() {
+            return Err(Error::InvalidEncoding { algorithm: P::NAME, reason: "malformed hint in signature" });
+        }
+        let mut bytes = P::SigBytes::zero();
+        bytes.as_mut().copy_from_slice(sig);
+        Ok(Signature { bytes })
+    }
+
+    /// The encoded signature.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.bytes.as_ref()
+    }
+
+    /// The encoded signature, as an array.
+    pub fn to_bytes(&self) -> P::SigBytes {
+        self.bytes.clone()
+    }
+}
+
+impl<P: Params> AsRef<[u8]> for Signature<P> {
+    fn as_ref(&self) -> &[u8] {
+        self.bytes.as_ref()
+    }
+}

@@ -1,0 +1,315 @@
+//! The samplers of FIPS 204 §7.3: ExpandA (RejNTTPoly over SHAKE128), ExpandS (RejBoundedPoly over SHAKE256),
+//! ExpandMask and SampleInBall. The matrix and the vectors are expanded 4 or 8 polynomials at a time with the
+//! multi-way SHAKE of [`crate::hash::sha3`].
+
+use super::poly::Poly;
+use super::{Backend, N, Q};
+use crate::hash::sha3::{self, Shake256};
+use zeroize::Zeroize;
+
+const RATE128: usize = 168;
+const RATE256: usize = 136;
+
+/// Parses 3-byte candidates of `buf` into `p` from position `*ctr` (RejNTTPoly, Algorithm 30). Each candidate
+/// is stored unconditionally and the position advances by the accept bit, so there is no data branch.
+fn rej_uniform(p: &mut Poly, ctr: &mut usize, buf: &[u8]) {
+    let mut c = *ctr;
+    for b in buf.chunks_exact(3) {
+        if c == N {
+            break;
+        }
+        let v = u32::from(b[0]) | u32::from(b[1]) << 8 | (u32::from(b[2]) & 0x7F) << 16;
+        p.0[c] = v as i32;
+        c += ((v.wrapping_sub(Q as u32)) >> 31) as usize;
+    }
+    *ctr = c;
+}
+
+/// [`rej_uniform`] with the backend's vector parser for the bulk of the buffer.
+#[inline]
+fn rej_uniform_with(backend: Backend, p: &mut Poly, ctr: &mut usize, buf: &[u8]) {
+    match backend {
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 | Backend::Avx512 => {
+            let used = super::avx2::rej_uniform(p, ctr, buf);
+            rej_uniform(p, ctr, &buf[used..]);
+        }
+        _ => rej_uniform(p, ctr, buf),
+    }
+}
+
+/// Parses half-bytes of `buf` into coefficients in \[-η, η\] (RejBoundedPoly, Algorithm 31). As in
+/// [`rej_uniform`], values are stored unconditionally and the position advances by the accept bit; the
+/// value is computed arithmetically (no table).
+fn rej_eta(p: &mut Poly, ctr: &mut usize, buf: &[u8], eta: i32) {
+    let mut c = *ctr;
+    for &b in buf {
+        for z in [u32::from(b & 15), u32::from(b >> 4)] {
+            if c == N {
+                *ctr = c;
+                return;
+            }
+            let (v, acc) = if eta == 2 {
+                // z mod 5 = z - 5·floor(z/5), floor(z/5) = (z·205) >> 10 for z < 16.
+                (2 - (z - 5 * ((z * 205) >> 10)) as i32, z.wrapping_sub(15) >> 31)
+            } else {
+                (4 - z as i32, z.wrapping_sub(9) >> 31)
+            };
+            p.0[c] = v;
+            c += acc as usize;
+        }
+    }
+    *ctr = c;
+}
+
+/// `W` SHAKE instances advanced together, each absorbing one short seed (shorter than a block). Output is
+/// read a whole block at a time straight from the lanes.
+struct XofN<const W: usize> {
+    st: [[u64; W]; 25],
+    rate: usize,
+    backend: sha3::Backend,
+}
+
+trait Permute {
+    fn permute(backend: sha3::Backend, st: &mut Self);
+}
+
+impl Permute for [[u64; 4]; 25] {
+    #[inline]
+    fn permute(backend: sha3::Backend, st: &mut Self) {
+        sha3::f1600_x4_with(backend, st)
+    }
+}
+
+impl Permute for [[u64; 8]; 25] {
+    #[inline]
+    fn permute(backend: sha3::Backend, st: &mut Self) {
+        sha3::f1600_x8_with(backend, st)
+    }
+}
+
+impl<const W: usize> XofN<W>
+where
+    [[u64; W]; 25]: Permute,
+{
+    /// Absorbs `seeds[k]` (each shorter than `rate`) with SHAKE padding and permutes once.
+    fn new(backend: sha3::Backend, rate: usize, seeds: &[[u8; 66]], len: usize) -> Self {
+        debug_assert!(len < rate);
+        let mut st = [[0u64; W]; 25];
+        for (k, seed) in seeds[..W].iter().enumerate() {
+            let mut block = [0u8; 168];
+            block[..len].copy_from_slice(&seed[..len]);
+            block[len] = 0x1F;
+            block[rate - 1] |= 0x80;
+            for (i, w) in block[..rate].chunks_exact(8).enumerate() {
+                st[i][k] = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+            }
+            block.zeroize();
+        }
+        <[[u64; W]; 25]>::permute(backend, &mut st);
+        XofN { st, rate, backend }
+    }
+
+    /// Writes the next block of every instance to `out[k][..rate]` and advances.
+    fn block(&mut self, out: &mut [[u8; 168]; W]) {
+        for i in 0..self.rate / 8 {
+            for (k, o) in out.iter_mut().enumerate() {
+                o[8 * i..8 * i + 8].copy_from_slice(&self.st[i][k].to_le_bytes());
+            }
+        }
+        <[[u64; W]; 25]>::permute(self.backend, &mut self.st);
+    }
+}
+
+impl<const W: usize> XofN<W>
+where
+    [[u64; W]; 25]: Permute,
+{
+    /// Writes the next block of instance k to `out[k][off..off + rate]` and advances.
+    fn block_at(&mut self, out: &mut [[u8; MASK_BUF]], off: usize) {
+        for i in 0..self.rate / 8 {
+            for (k, o) in out[..W].iter_mut().enumerate() {
+                o[off + 8 * i..off + 8 * i + 8].copy_from_slice(&self.st[i][k].to_le_bytes());
+            }
+        }
+        <[[u64; W]; 25]>::permute(self.backend, &mut self.st);
+    }
+}
+
+/// Five SHAKE256 blocks: enough for one ExpandMask polynomial (576 or 640 bytes).
+const MASK_BUF: usize = 5 * RATE256;
+
+/// Reusable buffers of ExpandMask, wiped once when the signer is done with them rather than on every
+/// iteration of the rejection loop.
+pub struct MaskScratch {
+    out: [[u8; MASK_BUF]; 8],
+    seeds: [[u8; 66]; 8],
+}
+
+impl MaskScratch {
+    /// Zeroed buffers.
+    pub fn new() -> Self {
+        MaskScratch { out: [[0; MASK_BUF]; 8], seeds: [[0; 66]; 8] }
+    }
+}
+
+impl Drop for MaskScratch {
+    fn drop(&mut self) {
+        self.out.zeroize();
+        self.seeds.zeroize();
+    }
+}
+
+impl<const W: usize> Drop for XofN<W> {
+    fn drop(&mut self) {
+        self.st.zeroize();
+    }
+}
+
+macro_rules! multi_expand {
+    ($w:expr, $a_fn:ident, $s_fn:ident, $mask_fn:ident) => {
+        /// ExpandA into `a` (row-major, `k * l` entries, NTT domain), `$w` polynomials at a time.
+        fn $a_fn(backend: Backend, rho: &[u8; 32], a: &mut [Poly], l: usize) {
+            let sb = sha3_backend(backend);
+            let total = a.len();
+            let mut base = 0;
+            while base < total {
+                let mut seeds = [[0u8; 66]; $w];
+                for (t, s) in seeds.iter_mut().enumerate() {
+                    let idx = (base + t).min(total - 1);
+                    s[..32].copy_from_slice(rho);
+                    s[32] = (idx % l) as u8;
+                    s[33] = (idx / l) as u8;
+                }
+                let mut x = XofN::<$w>::new(sb, RATE128, &seeds, 34);
+                let mut bufs = [[0u8; 168]; $w];
+                let mut ctr = [0usize; $w];
+                let n = ($w).min(total - base);
+                while ctr[..n].iter().any(|&c| c < N) {
+                    x.block(&mut bufs);
+                    for t in 0..n {
+                        rej_uniform_with(backend, &mut a[base + t], &mut ctr[t], &bufs[t]);
+                    }
+                }
+                base += $w;
+            }
+        }
+
+        /// ExpandS: `s1[r]` from ρ' || r, `s2[r]` from ρ' || (r + l), coefficients in \[-η, η\].
+        fn $s_fn(backend: Backend, rho1: &[u8; 64], s1: &mut [Poly], s2: &mut [Poly], eta: i32) {
+            let sb = sha3_backend(backend);
+            let l = s1.len();
+            let total = l + s2.len();
+            let mut base = 0;
+            while base < total {
+                let mut seeds = [[0u8; 66]; $w];
+                for (t, s) in seeds.iter_mut().enumerate() {
+                    let idx = (base + t).min(total - 1) as u16;
+                    s[..64].copy_from_slice(rho1);
+                    s[64..].copy_from_slice(&idx.to_le_bytes());
+                }
+                let mut x = XofN::<$w>::new(sb, RATE256, &seeds, 66);
+                let mut bufs = [[0u8; 168]; $w];
+                let mut ctr = [0usize; $w];
+                let n = ($w).min(total - base);
+                while ctr[..n].iter().any(|&c| c < N) {
+                    x.block(&mut bufs);
+                    for t in 0..n {
+                        let idx = base + t;
+                        let p = if idx < l { &mut s1[idx] } else { &mut s2[idx - l] };
+                        rej_eta(p, &mut ctr[t], &bufs[t][..RATE256], eta);
+                    }
+                }
+                bufs.zeroize();
+                seeds.zeroize();
+                base += $w;
+            }
+        }
+
+        /// ExpandMask (Algorithm 34): `y[r]` from ρ'' || (κ + r), coefficients in (-γ1, γ1\].
+        fn $mask_fn(backend: Backend, rho2: &[u8; 64], kappa: u16, y: &mut [Poly], gamma1: i32, sc: &mut MaskScratch) {
+            let sb = sha3_backend(backend);
+            let bytes = if gamma1 == 1 << 17 { 576 } else { 640 };
+            let mut base = 0;
+            while base < y.len() {
+                for (t, s) in sc.seeds[..$w].iter_mut().enumerate() {
+                    let idx = kappa.wrapping_add((base + t).min(y.len() - 1) as u16);
+                    s[..64].copy_from_slice(rho2);
+                    s[64..].copy_from_slice(&idx.to_le_bytes());
+                }
+                let mut x = XofN::<$w>::new(sb, RATE256, &sc.seeds, 66);
+                for b in 0..5 {
+                    x.block_at(&mut sc.out, b * RATE256);
+                }
+                for t in 0..($w).min(y.len() - base) {
+                    super::encoding::unpack_gamma1(&mut y[base + t], &sc.out[t][..bytes], gamma1);
+                }
+                base += $w;
+            }
+        }
+    };
+}
+
+fn sha3_backend(backend: Backend) -> sha3::Backend {
+    match backend {
+        Backend::Soft => sha3::Backend::Soft,
+        Backend::Avx2 => sha3::Backend::Avx2,
+        Backend::Avx512 => sha3::Backend::Avx512,
+    }
+}
+
+multi_expand!(4, expand_a_x4, expand_s_x4, expand_mask_x4);
+multi_expand!(8, expand_a_x8, expand_s_x8, expand_mask_x8);
+
+/// ExpandA (Algorithm 32): `a[r * l + s]` = RejNTTPoly(ρ || s || r).
+pub fn expand_a(backend: Backend, rho: &[u8; 32], a: &mut [Poly], l: usize) {
+    match backend {
+        Backend::Avx512 => expand_a_x8(backend, rho, a, l),
+        _ => expand_a_x4(backend, rho, a, l),
+    }
+}
+
+/// ExpandS (Algorithm 33).
+pub fn expand_s(backend: Backend, rho1: &[u8; 64], s1: &mut [Poly], s2: &mut [Poly], eta: i32) {
+    match backend {
+        Backend::Avx512 => expand_s_x8(backend, rho1, s1, s2, eta),
+        _ => expand_s_x4(backend, rho1, s1, s2, eta),
+    }
+}
+
+/// ExpandMask (Algorithm 34).
+pub fn expand_mask(backend: Backend, rho2: &[u8; 64], kappa: u16, y: &mut [Poly], gamma1: i32, sc: &mut MaskScratch) {
+    match backend {
+        Backend::Avx512 if y.len() > 4 => expand_mask_x8(backend, rho2, kappa, y, gamma1, sc),
+        _ => expand_mask_x4(backend, rho2, kappa, y, gamma1, sc),
+    }
+}
+
+/// SampleInBall (Algorithm 29): a polynomial with τ coefficients ±1 and the rest 0, from c̃. The challenge is
+/// public once the signature is released (c̃ is part of it).
+pub fn sample_in_ball(backend: Backend, ctilde: &[u8], tau: usize) -> Poly {
+    let mut h = Shake256::with_backend(sha3_backend(backend));
+    h.update(ctilde);
+    let mut rd = h.finalize_xof();
+    let mut block = [0u8; RATE256];
+    rd.read(&mut block);
+    let signs = u64::from_le_bytes([block[0], block[1], block[2], block[3], block[4], block[5], block[6], block[7]]);
+    let mut pos = 8;
+    let mut c = Poly::ZERO;
+    for (bit, i) in (N - tau..N).enumerate() {
+        let j = loop {
+            if pos == RATE256 {
+                rd.read(&mut block);
+                pos = 0;
+            }
+            let j = block[pos] as usize;
+            pos += 1;
+            if j <= i {
+                break j;
+            }
+        };
+        c.0[i] = c.0[j];
+        c.0[j] = 1 - 2 * ((signs >> bit) & 1) as i32;
+    }
+    c
+}
