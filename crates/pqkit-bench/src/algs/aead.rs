@@ -119,5 +119,14 @@ pub fn algorithms() -> Vec<Algorithm> {
             }),
         );
     }
-    vec![c, x]
+    #[allow(unused_mut)]
+    let mut out = vec![c, x];
+    // Kusumi512-Poly1305 has no peer implementation; it is measured for the comparison with ChaCha20-Poly1305.
+    #[cfg(feature = "pqkit-algs")]
+    out.push(Algorithm::bulk("Kusumi512-Poly1305", "seal").with(Candidate::new(
+        "pqkit",
+        super::pqkit_version(),
+        |_| Ok(pqkit_seal(pqkit::aead::Kusumi512Poly1305::new(&super::arx512::KEY64).map_err(e)?, &NONCE12)),
+    )));
+    out
 }

@@ -22,6 +22,7 @@ pub fn all() -> Vec<Algorithm> {
     v.extend(chacha::algorithms());
     v.extend(aead::algorithms());
     v.extend(aes_gcm::algorithms());
+    v.extend(aes_gcm::open_algorithms());
     v.extend(hash::algorithms());
     v.extend(arx512::algorithms());
     v.extend(pq::algorithms());

@@ -60,7 +60,7 @@ pub const KEM_M: [u8; 32] = [0x22; 32];
 /// Fixed ML-DSA seed.
 pub const DSA_SEED: [u8; 32] = [0x33; 32];
 /// Length of the signed message.
-pub const MSG_LEN: usize = 32;
+pub const MSG_LEN: usize = 1024;
 
 // ---------------------------------------------------------------------------------------------- ML-KEM-768
 
@@ -409,14 +409,104 @@ impl SigImpl for AwsSig {
     }
 }
 
-/// ML-KEM-768 implementations (pqkit's adapter is added here when `pqkit::mlkem` lands).
-pub fn kem_impls() -> Vec<Arc<dyn KemImpl>> {
-    vec![Arc::new(RcKem), Arc::new(LcKem), Arc::new(AwsKem)]
+// ---------------------------------------------------------------------------------------------- pqkit
+
+#[cfg(feature = "pqkit-algs")]
+struct PqKem;
+#[cfg(feature = "pqkit-algs")]
+impl KemImpl for PqKem {
+    fn name(&self) -> &'static str {
+        "pqkit"
+    }
+    fn version(&self) -> String {
+        super::pqkit_version()
+    }
+    fn deterministic(&self) -> bool {
+        true
+    }
+    fn keygen(&self, seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String> {
+        let (d, z) = seed.split_at(32);
+        let (dk, pk) = pqkit::mlkem::DecapsulationKey::<pqkit::mlkem::MlKem768>::from_seed(
+            d.try_into().map_err(e)?,
+            z.try_into().map_err(e)?,
+        );
+        ek.clear();
+        ek.extend_from_slice(pk.as_bytes());
+        Ok(Box::new(dk))
+    }
+    fn parse_ek(&self, ek: &[u8]) -> Result<AnyKey, String> {
+        Ok(Box::new(pqkit::mlkem::EncapsulationKey::<pqkit::mlkem::MlKem768>::from_bytes(ek).map_err(e)?))
+    }
+    fn encaps(&self, ek: &AnyKey, m: &[u8; 32], out: &mut Vec<u8>) -> Result<(), String> {
+        let pk = key::<pqkit::mlkem::EncapsulationKey<pqkit::mlkem::MlKem768>>(ek)?;
+        let (ct, ss) = pk.encapsulate_deterministic(m);
+        out.clear();
+        out.extend_from_slice(ct.as_bytes());
+        out.extend_from_slice(ss.as_bytes());
+        Ok(())
+    }
+    fn decaps(&self, dk: &AnyKey, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        let dk = key::<pqkit::mlkem::DecapsulationKey<pqkit::mlkem::MlKem768>>(dk)?;
+        let ct = pqkit::mlkem::Ciphertext::<pqkit::mlkem::MlKem768>::from_bytes(ct).map_err(e)?;
+        let ss = dk.decapsulate(&ct);
+        out.clear();
+        out.extend_from_slice(ss.as_bytes());
+        Ok(())
+    }
 }
 
-/// ML-DSA-65 implementations (pqkit's adapter is added here when `pqkit::mldsa` lands).
+#[cfg(feature = "pqkit-algs")]
+struct PqSig;
+#[cfg(feature = "pqkit-algs")]
+impl SigImpl for PqSig {
+    fn name(&self) -> &'static str {
+        "pqkit"
+    }
+    fn version(&self) -> String {
+        super::pqkit_version()
+    }
+    fn deterministic(&self) -> bool {
+        true
+    }
+    fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String> {
+        let (sk, pk) = pqkit::mldsa::SigningKey::<pqkit::mldsa::MlDsa65>::from_seed(seed);
+        vk.clear();
+        vk.extend_from_slice(pk.as_bytes());
+        Ok(Box::new(sk))
+    }
+    fn parse_vk(&self, vk: &[u8]) -> Result<AnyKey, String> {
+        Ok(Box::new(pqkit::mldsa::VerifyingKey::<pqkit::mldsa::MlDsa65>::from_bytes(vk).map_err(e)?))
+    }
+    fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        let sk = key::<pqkit::mldsa::SigningKey<pqkit::mldsa::MlDsa65>>(sk)?;
+        let sig = sk.sign_deterministic(msg, b"").map_err(e)?;
+        out.clear();
+        out.extend_from_slice(sig.as_bytes());
+        Ok(())
+    }
+    fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
+        let vk = key::<pqkit::mldsa::VerifyingKey<pqkit::mldsa::MlDsa65>>(vk)?;
+        let sig = pqkit::mldsa::Signature::<pqkit::mldsa::MlDsa65>::from_bytes(sig).map_err(e)?;
+        Ok(vk.verify(msg, b"", &sig).is_ok())
+    }
+}
+
+/// ML-KEM-768 implementations, pqkit first.
+pub fn kem_impls() -> Vec<Arc<dyn KemImpl>> {
+    #[allow(unused_mut)]
+    let mut v: Vec<Arc<dyn KemImpl>> = vec![Arc::new(RcKem), Arc::new(LcKem), Arc::new(AwsKem)];
+    #[cfg(feature = "pqkit-algs")]
+    v.insert(0, Arc::new(PqKem));
+    v
+}
+
+/// ML-DSA-65 implementations, pqkit first.
 pub fn sig_impls() -> Vec<Arc<dyn SigImpl>> {
-    vec![Arc::new(RcSig), Arc::new(LcSig), Arc::new(AwsSig)]
+    #[allow(unused_mut)]
+    let mut v: Vec<Arc<dyn SigImpl>> = vec![Arc::new(RcSig), Arc::new(LcSig), Arc::new(AwsSig)];
+    #[cfg(feature = "pqkit-algs")]
+    v.insert(0, Arc::new(PqSig));
+    v
 }
 
 /// Builds the three ML-KEM operations from a list of implementations.
