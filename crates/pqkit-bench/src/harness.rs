@@ -299,11 +299,17 @@ pub fn measure(
         }
         allocs[k] = (calls as f64 / runs as f64, bytes as f64 / runs as f64);
     }
-    let iters: Vec<u64> =
-        per_op.iter().map(|&t| ((timing.sample_target.as_nanos() as f64 / t.max(1.0)).round() as u64).max(1)).collect();
+    // Public-key operations are timed one operation per sample, with ten times the samples: averaging several
+    // signatures per sample would hide the long tail of ML-DSA's rejection loop, which report (d) must show.
+    let single = alg.kind == Kind::PublicKey;
+    let iters: Vec<u64> = per_op
+        .iter()
+        .map(|&t| if single { 1 } else { ((timing.sample_target.as_nanos() as f64 / t.max(1.0)).round() as u64).max(1) })
+        .collect();
+    let max_samples = if single { timing.samples * 10 } else { timing.samples };
     let round_ns: f64 = per_op.iter().zip(&iters).map(|(t, &n)| t * n as f64).sum();
     let n_samples =
-        ((timing.budget.as_nanos() as f64 / round_ns.max(1.0)) as usize).clamp(timing.min_samples, timing.samples);
+        ((timing.budget.as_nanos() as f64 / round_ns.max(1.0)) as usize).clamp(timing.min_samples, max_samples);
     let mut ns_samples = vec![Vec::with_capacity(n_samples); slots.len()];
     let mut tsc_samples = vec![Vec::with_capacity(n_samples); slots.len()];
     // Interleave: A B C A B C ... so that drift of the machine affects every candidate alike.

@@ -156,5 +156,33 @@ pub fn algorithms() -> Vec<Algorithm> {
             with_pqkit(skein, skein_op),
         )
     };
-    vec![sha256, sha512, sha3, b2b, b2s, skein, hmac_sha256()]
+    vec![sha256, sha512, sha3, b2b, b2s, skein, shake128(), hmac_sha256()]
+}
+
+/// SHAKE128 with a 32-byte output (the XOF as a fixed-length hash).
+fn shake128() -> Algorithm {
+    #[allow(unused_mut)]
+    let mut a = Algorithm::bulk("SHAKE128", "xof-32").with(Candidate::new("openssl", ossl(), |_| {
+        let mut h = openssl::hash::Hasher::new(openssl::hash::MessageDigest::shake_128()).map_err(e)?;
+        Ok(Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
+            h.update(data).map_err(e)?;
+            let mut d = [0u8; 32];
+            h.finish_xof(&mut d).map_err(e)?;
+            put(out, &d);
+            Ok(())
+        }) as Box<dyn Op>)
+    }));
+    #[cfg(feature = "pqkit-algs")]
+    a.candidates.insert(
+        0,
+        Candidate::new("pqkit", super::pqkit_version(), |_| {
+            Ok(Box::new(|data: &mut [u8], out: &mut Vec<u8>| {
+                let mut d = [0u8; 32];
+                pqkit::hash::sha3::Shake128::digest_into(data, &mut d);
+                put(out, &d);
+                Ok(())
+            }) as Box<dyn Op>)
+        }),
+    );
+    a
 }
