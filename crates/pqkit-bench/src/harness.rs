@@ -138,7 +138,7 @@ fn over_budget(started: Instant, rounds_done: usize, timing: &Timing) -> bool {
 
 /// Deterministic pseudo-random input bytes (SplitMix64 from a fixed seed mixed with the size).
 pub fn input_bytes(size: usize) -> Vec<u8> {
-    let mut s = 0x5eed_0f_9c_4b17_u64 ^ (size as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut s = 0x5eed_0f9c_4b17_u64 ^ (size as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     let mut v = Vec::with_capacity(size + 8);
     while v.len() < size {
         s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -304,7 +304,9 @@ pub fn measure(
     let single = alg.kind == Kind::PublicKey;
     let iters: Vec<u64> = per_op
         .iter()
-        .map(|&t| if single { 1 } else { ((timing.sample_target.as_nanos() as f64 / t.max(1.0)).round() as u64).max(1) })
+        .map(
+            |&t| if single { 1 } else { ((timing.sample_target.as_nanos() as f64 / t.max(1.0)).round() as u64).max(1) },
+        )
         .collect();
     let max_samples = if single { timing.samples * 10 } else { timing.samples };
     let round_ns: f64 = per_op.iter().zip(&iters).map(|(t, &n)| t * n as f64).sum();

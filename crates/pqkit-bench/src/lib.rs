@@ -167,14 +167,14 @@ pub fn run(config: &Config, algs: &[Algorithm]) -> Result<RunOutput, String> {
         if alg.scaling {
             let ssize = scaling_size(&sizes);
             for &t in config.threads.iter().filter(|&&t| t > 1) {
-                if let Some(size) = ssize {
-                    if let Some((_, ok)) = timed_at.iter().find(|(s, _)| *s == size) {
-                        bar.set_message(format!("{} {} x{t} threads", alg.id(), report::fmt_size(size)));
-                        let input = harness::input_bytes(size);
-                        let (ms, errs) = harness::measure_parallel(alg, size, &input, ok, t, &config.timing);
-                        measurements.extend(ms);
-                        errors.extend(errs);
-                    }
+                if let Some(size) = ssize
+                    && let Some((_, ok)) = timed_at.iter().find(|(s, _)| *s == size)
+                {
+                    bar.set_message(format!("{} {} x{t} threads", alg.id(), report::fmt_size(size)));
+                    let input = harness::input_bytes(size);
+                    let (ms, errs) = harness::measure_parallel(alg, size, &input, ok, t, &config.timing);
+                    measurements.extend(ms);
+                    errors.extend(errs);
                 }
                 bar.inc(1);
             }

@@ -146,17 +146,17 @@ pub fn compare(ms: &[Measurement], baseline: &Path) -> Result<Vec<Regression>, S
     let mut out = Vec::new();
     for m in ms {
         let r = Record::from(m);
-        if let Some(b) = base.get(&key_of(&r)) {
-            if stats::regressed(r.ci_low_ns, b.ci_high_ns, REGRESSION_TOLERANCE) {
-                out.push(Regression {
-                    key: key_of(&r),
-                    baseline_median_ns: b.median_ns,
-                    baseline_ci_high_ns: b.ci_high_ns,
-                    median_ns: r.median_ns,
-                    ci_low_ns: r.ci_low_ns,
-                    slowdown_percent: (r.median_ns / b.median_ns - 1.0) * 100.0,
-                });
-            }
+        if let Some(b) = base.get(&key_of(&r))
+            && stats::regressed(r.ci_low_ns, b.ci_high_ns, REGRESSION_TOLERANCE)
+        {
+            out.push(Regression {
+                key: key_of(&r),
+                baseline_median_ns: b.median_ns,
+                baseline_ci_high_ns: b.ci_high_ns,
+                median_ns: r.median_ns,
+                ci_low_ns: r.ci_low_ns,
+                slowdown_percent: (r.median_ns / b.median_ns - 1.0) * 100.0,
+            });
         }
     }
     Ok(out)
@@ -164,9 +164,9 @@ pub fn compare(ms: &[Measurement], baseline: &Path) -> Result<Vec<Regression>, S
 
 /// `64 B`, `1 KiB`, `10 MiB`.
 pub fn fmt_size(n: usize) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{} MiB", n >> 20)
-    } else if n >= 1024 && n % 1024 == 0 {
+    } else if n >= 1024 && n.is_multiple_of(1024) {
         format!("{} KiB", n >> 10)
     } else {
         format!("{n} B")

@@ -8,10 +8,10 @@ fn xor_op(key: u8, flip_at: Option<usize>) -> Box<dyn Op> {
         for b in data.iter_mut() {
             *b ^= key;
         }
-        if let Some(i) = flip_at {
-            if let Some(b) = data.get_mut(i) {
-                *b ^= 1;
-            }
+        if let Some(i) = flip_at
+            && let Some(b) = data.get_mut(i)
+        {
+            *b ^= 1;
         }
         Ok(())
     })
