@@ -52,6 +52,84 @@ pub trait StreamCipher {
     }
 }
 
+/// Position bookkeeping shared by the stream ciphers with a 64-bit block counter (Kusumi512 with 100-byte
+/// blocks, Threefish-512-CTR with 64-byte blocks): the range check, the leading partial block and seeking.
+///
+/// `start` is the block counter of position 0; the last usable block is `2^64 - 1`, and positions are `u64`
+/// bytes, whichever limit comes first.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Counter64Position<const BLOCK: usize> {
+    start: u64,
+    pos: u64,
+}
+
+impl<const BLOCK: usize> Counter64Position<BLOCK> {
+    /// Position 0 at block counter `start`.
+    pub(crate) const fn new(start: u64) -> Self {
+        Counter64Position { start, pos: 0 }
+    }
+
+    /// Keystream bytes available from the starting counter to the end of the counter range.
+    fn capacity(&self) -> u128 {
+        ((1u128 << 64) - self.start as u128) * BLOCK as u128
+    }
+
+    /// One `apply_keystream` call: fails with [`Error::CounterExhausted`](crate::Error::CounterExhausted)
+    /// (changing nothing) if `data` would run past the counter range; otherwise XORs a leading partial block
+    /// with `block(counter)`, hands the block-aligned rest to `bulk(first_counter, rest)` and advances.
+    /// The partial keystream block is zeroized after use.
+    pub(crate) fn apply(
+        &mut self,
+        algorithm: &'static str,
+        data: &mut [u8],
+        block: impl FnOnce(u64) -> [u8; BLOCK],
+        bulk: impl FnOnce(u64, &mut [u8]),
+    ) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let end = self.pos as u128 + data.len() as u128;
+        if end > self.capacity() || end > u64::MAX as u128 {
+            return Err(crate::Error::CounterExhausted { algorithm });
+        }
+        // No overflow below: every block touched is at most 2^64 - 1.
+        let mut counter = self.start + self.pos / BLOCK as u64;
+        let off = (self.pos % BLOCK as u64) as usize;
+        let mut rest = data;
+        if off != 0 {
+            let mut ks = block(counter);
+            let n = (BLOCK - off).min(rest.len());
+            for (d, k) in rest[..n].iter_mut().zip(&ks[off..off + n]) {
+                *d ^= k;
+            }
+            zeroize::Zeroize::zeroize(&mut ks[..]);
+            rest = &mut rest[n..];
+            counter = counter.wrapping_add(1);
+        }
+        if !rest.is_empty() {
+            bulk(counter, rest);
+        }
+        self.pos = end as u64;
+        Ok(())
+    }
+
+    /// Moves to `position`, or fails with [`Error::MessageTooLong`](crate::Error::MessageTooLong) (changing
+    /// nothing) if it lies beyond the counter range.
+    pub(crate) fn seek(&mut self, algorithm: &'static str, position: u64) -> Result<()> {
+        let cap = self.capacity();
+        if position as u128 > cap {
+            return Err(crate::Error::MessageTooLong { algorithm, max: cap.min(u64::MAX as u128) as u64 });
+        }
+        self.pos = position;
+        Ok(())
+    }
+
+    /// Keystream bytes consumed since the starting counter.
+    pub(crate) const fn position(&self) -> u64 {
+        self.pos
+    }
+}
+
 /// The largest buffer the streaming adapters ever hold.
 pub const STREAM_BUFFER_MAX: usize = 64 * 1024;
 

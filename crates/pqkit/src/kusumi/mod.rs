@@ -13,7 +13,7 @@
 //! Backends: portable, AVX2 (8 blocks at a time) and AVX-512 (16 blocks at a time); [`Backend::detect`] picks
 //! the fastest one this CPU runs.
 
-use crate::cipher::StreamCipher;
+use crate::cipher::{Counter64Position, StreamCipher};
 use crate::{Error, Result};
 use zeroize::Zeroize;
 
@@ -96,8 +96,7 @@ impl Backend {
 pub struct Kusumi512 {
     key: [u32; 16],
     nonce: [u32; 3],
-    start: u64,
-    pos: u64,
+    pos: Counter64Position<BLOCK>,
     backend: Backend,
 }
 
@@ -131,7 +130,7 @@ impl Kusumi512 {
         for (w, c) in n.iter_mut().zip(nonce.chunks_exact(4)) {
             *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
         }
-        Ok(Kusumi512 { key: k, nonce: n, start: counter, pos: 0, backend })
+        Ok(Kusumi512 { key: k, nonce: n, pos: Counter64Position::new(counter), backend })
     }
 
     /// The backend this instance uses.
@@ -144,54 +143,25 @@ impl Kusumi512 {
     pub(crate) fn keystream_block(&self, counter: u64) -> [u8; BLOCK] {
         soft::block(&self.key, &self.nonce, counter)
     }
-
-    /// Total keystream bytes from the starting counter to the end of block 2^64 - 1.
-    fn capacity(&self) -> u128 {
-        ((1u128 << 64) - self.start as u128) * BLOCK as u128
-    }
 }
 
 impl StreamCipher for Kusumi512 {
     fn apply_keystream(&mut self, data: &mut [u8]) -> Result<()> {
-        if data.is_empty() {
-            return Ok(());
-        }
-        let end = self.pos as u128 + data.len() as u128;
-        if end > self.capacity() || end > u64::MAX as u128 {
-            return Err(Error::CounterExhausted { algorithm: NAME });
-        }
-        // No overflow below: every block touched is at most 2^64 - 1.
-        let mut counter = self.start + self.pos / BLOCK as u64;
-        let off = (self.pos % BLOCK as u64) as usize;
-        let mut rest = &mut data[..];
-        if off != 0 {
-            let mut ks = soft::block(&self.key, &self.nonce, counter);
-            let n = (BLOCK - off).min(rest.len());
-            for (d, k) in rest[..n].iter_mut().zip(&ks[off..off + n]) {
-                *d ^= k;
-            }
-            ks.zeroize();
-            rest = &mut rest[n..];
-            counter = counter.wrapping_add(1);
-        }
-        if !rest.is_empty() {
-            self.backend.xor_blocks(&self.key, &self.nonce, counter, rest);
-        }
-        self.pos = end as u64;
-        Ok(())
+        let (key, nonce, backend) = (&self.key, &self.nonce, self.backend);
+        self.pos.apply(
+            NAME,
+            data,
+            |counter| soft::block(key, nonce, counter),
+            |counter, rest| backend.xor_blocks(key, nonce, counter, rest),
+        )
     }
 
     fn seek(&mut self, position: u64) -> Result<()> {
-        let cap = self.capacity();
-        if position as u128 > cap {
-            return Err(Error::MessageTooLong { algorithm: NAME, max: cap.min(u64::MAX as u128) as u64 });
-        }
-        self.pos = position;
-        Ok(())
+        self.pos.seek(NAME, position)
     }
 
     fn position(&self) -> u64 {
-        self.pos
+        self.pos.position()
     }
 }
 

@@ -13,7 +13,7 @@
 //!
 //! Backends for CTR: portable, and AVX-512 (8 blocks at a time, one word of each block per zmm lane).
 
-use crate::cipher::StreamCipher;
+use crate::cipher::{Counter64Position, StreamCipher};
 use crate::{Error, Result};
 use zeroize::Zeroize;
 
@@ -130,8 +130,7 @@ impl core::fmt::Debug for Threefish512 {
 pub struct Threefish512Ctr {
     k: [u64; 9],
     t: [u64; 3],
-    start: u64,
-    pos: u64,
+    pos: Counter64Position<BLOCK>,
     backend: Backend,
 }
 
@@ -158,8 +157,7 @@ impl Threefish512Ctr {
         Ok(Threefish512Ctr {
             k: soft::expand_key(&words(key)),
             t: soft::expand_tweak(&words(nonce)),
-            start: counter,
-            pos: 0,
+            pos: Counter64Position::new(counter),
             backend,
         })
     }
@@ -169,56 +167,32 @@ impl Threefish512Ctr {
     pub fn backend(&self) -> Backend {
         self.backend
     }
-
-    fn capacity(&self) -> u128 {
-        ((1u128 << 64) - self.start as u128) * BLOCK as u128
-    }
 }
 
 impl StreamCipher for Threefish512Ctr {
     fn apply_keystream(&mut self, data: &mut [u8]) -> Result<()> {
-        if data.is_empty() {
-            return Ok(());
-        }
-        let end = self.pos as u128 + data.len() as u128;
-        if end > self.capacity() || end > u64::MAX as u128 {
-            return Err(Error::CounterExhausted { algorithm: NAME });
-        }
-        let mut counter = self.start + self.pos / BLOCK as u64;
-        let off = (self.pos % BLOCK as u64) as usize;
-        let mut rest = &mut data[..];
-        if off != 0 {
-            let mut v = [counter, 0, 0, 0, 0, 0, 0, 0];
-            soft::encrypt_words(&self.k, &self.t, &mut v);
-            let mut ks = [0u8; 64];
-            soft::store_words(&v, &mut ks);
-            let n = (BLOCK - off).min(rest.len());
-            for (d, x) in rest[..n].iter_mut().zip(&ks[off..off + n]) {
-                *d ^= x;
-            }
-            ks.zeroize();
-            v.zeroize();
-            rest = &mut rest[n..];
-            counter = counter.wrapping_add(1);
-        }
-        if !rest.is_empty() {
-            self.backend.xor_blocks(&self.k, &self.t, counter, rest);
-        }
-        self.pos = end as u64;
-        Ok(())
+        let (k, t, backend) = (&self.k, &self.t, self.backend);
+        self.pos.apply(
+            NAME,
+            data,
+            |counter| {
+                let mut v = [counter, 0, 0, 0, 0, 0, 0, 0];
+                soft::encrypt_words(k, t, &mut v);
+                let mut ks = [0u8; BLOCK];
+                soft::store_words(&v, &mut ks);
+                v.zeroize();
+                ks
+            },
+            |counter, rest| backend.xor_blocks(k, t, counter, rest),
+        )
     }
 
     fn seek(&mut self, position: u64) -> Result<()> {
-        let cap = self.capacity();
-        if position as u128 > cap {
-            return Err(Error::MessageTooLong { algorithm: NAME, max: cap.min(u64::MAX as u128) as u64 });
-        }
-        self.pos = position;
-        Ok(())
+        self.pos.seek(NAME, position)
     }
 
     fn position(&self) -> u64 {
-        self.pos
+        self.pos.position()
     }
 }
 
