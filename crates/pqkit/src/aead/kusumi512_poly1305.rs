@@ -22,7 +22,7 @@ use zeroize::Zeroize;
 
 const NAME: &str = "Kusumi512-Poly1305";
 /// Encrypt-then-MAC granularity: three 16-block AVX-512 batches, a multiple of Poly1305's 16-byte block.
-const CHUNK: usize = 4800;
+pub(super) const CHUNK: usize = 4800;
 
 /// The Kusumi512-Poly1305 AEAD with a fixed 64-byte key.
 #[derive(Clone)]
@@ -39,18 +39,23 @@ impl Kusumi512Poly1305 {
         Ok(Kusumi512Poly1305 { key: k })
     }
 
-    /// The cipher positioned at counter 1 and the Poly1305 instance keyed from block 0.
     fn start(&self, nonce: &[u8]) -> Result<(Kusumi512, Poly1305)> {
-        Error::check_length(NAME, "nonce", 12, nonce.len())?;
-        let cipher = Kusumi512::new(&self.key, nonce)?;
-        let mut block0 = cipher.keystream_block(0);
-        let mut otk = [0u8; 32];
-        otk.copy_from_slice(&block0[..32]);
-        let mac = Poly1305::new(&otk);
-        block0.zeroize();
-        otk.zeroize();
-        Ok((cipher, mac))
+        start(NAME, &self.key, nonce)
     }
+}
+
+/// The cipher positioned at counter 1 and the Poly1305 instance keyed from block 0: shared with the legacy
+/// Greenfield format, which derives both the same way. `name` is the format named in a nonce-length error.
+pub(super) fn start(name: &'static str, key: &[u8; 64], nonce: &[u8]) -> Result<(Kusumi512, Poly1305)> {
+    Error::check_length(name, "nonce", 12, nonce.len())?;
+    let cipher = Kusumi512::new(key, nonce)?;
+    let mut block0 = cipher.keystream_block(0);
+    let mut otk = [0u8; 32];
+    otk.copy_from_slice(&block0[..32]);
+    let mac = Poly1305::new(&otk);
+    block0.zeroize();
+    otk.zeroize();
+    Ok((cipher, mac))
 }
 
 /// Feeds the RFC 8439 trailer: zero padding of the ciphertext, then both lengths.

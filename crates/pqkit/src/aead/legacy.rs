@@ -36,21 +36,13 @@ impl GreenfieldKusumi512Poly1305 {
     }
 
     fn start(&self, nonce: &[u8]) -> Result<(Kusumi512, Poly1305)> {
-        Error::check_length(NAME, "nonce", 12, nonce.len())?;
-        let cipher = Kusumi512::new(&self.key, nonce)?;
-        let mut block0 = cipher.keystream_block(0);
-        let mut otk = [0u8; 32];
-        otk.copy_from_slice(&block0[..32]);
-        let mac = Poly1305::new(&otk);
-        block0.zeroize();
-        otk.zeroize();
-        Ok((cipher, mac))
+        super::kusumi512_poly1305::start(NAME, &self.key, nonce)
     }
 
     /// Encrypts `buf` in place and returns the legacy tag. Only for producing test data for old readers.
     pub fn seal_in_place_detached(&self, nonce: &[u8], buf: &mut [u8]) -> Result<[u8; TAG_LEN]> {
         let (mut cipher, mut mac) = self.start(nonce)?;
-        for chunk in buf.chunks_mut(4800) {
+        for chunk in buf.chunks_mut(super::kusumi512_poly1305::CHUNK) {
             cipher.apply_keystream(chunk)?;
             mac.update(chunk);
         }
