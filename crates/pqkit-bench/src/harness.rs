@@ -1,6 +1,7 @@
 //! The measurement loop: agreement check, warm-up, interleaved sampling, allocation counting, and
 //! multi-thread scaling.
 
+use crate::aligned::AlignedBuf;
 use crate::alloc_count;
 use crate::env::{rdtsc, thread_cpu_ns};
 use crate::registry::{Algorithm, Check, Kind, Op, Report};
@@ -157,16 +158,25 @@ fn out_capacity(size: usize) -> usize {
     size + 8192
 }
 
+/// One candidate's prepared operation with its own buffers. `data` is 64-byte aligned for every candidate alike
+/// (see [`crate::aligned`]); `out` only ever receives small results copied out of the implementation (tags,
+/// digests, keys) or memory an operation allocates itself (report (b)'s one-shot and stream modes).
 struct Slot {
     op: Box<dyn Op>,
-    data: Vec<u8>,
+    data: AlignedBuf,
     out: Vec<u8>,
+}
+
+impl Slot {
+    fn new(op: Box<dyn Op>, input: &[u8], size: usize) -> Self {
+        Slot { op, data: AlignedBuf::from_slice(input), out: Vec::with_capacity(out_capacity(size)) }
+    }
 }
 
 impl Slot {
     #[inline]
     fn run(&mut self) -> Result<(), String> {
-        self.op.run(black_box(&mut self.data), &mut self.out)?;
+        self.op.run(black_box(&mut *self.data), &mut self.out)?;
         black_box(&self.out);
         Ok(())
     }
@@ -186,12 +196,12 @@ pub fn check_agreement(alg: &Algorithm, size: usize, input: &[u8]) -> (Vec<usize
     // Every candidate must set up and run; failures are errors on their own.
     let mut outputs: Vec<(usize, Vec<u8>)> = Vec::new();
     for (i, c) in alg.candidates.iter().enumerate() {
-        let res = (c.setup)(size).and_then(|mut op| {
-            let mut data = input.to_vec();
-            let mut out = Vec::with_capacity(out_capacity(size));
-            op.run(&mut data, &mut out)?;
-            data.extend_from_slice(&out);
-            Ok(data)
+        let res = (c.setup)(size).and_then(|op| {
+            let mut slot = Slot::new(op, input, size);
+            slot.op.run(&mut slot.data, &mut slot.out)?;
+            let mut seen = slot.data.to_vec();
+            seen.extend_from_slice(&slot.out);
+            Ok(seen)
         });
         match res {
             Ok(o) => outputs.push((i, o)),
@@ -261,7 +271,7 @@ pub fn measure(
     let mut slots: Vec<(usize, Slot)> = Vec::new();
     for &i in which {
         match (alg.candidates[i].setup)(size) {
-            Ok(op) => slots.push((i, Slot { op, data: input.to_vec(), out: Vec::with_capacity(out_capacity(size)) })),
+            Ok(op) => slots.push((i, Slot::new(op, input, size))),
             Err(e) => errors.push(RunError {
                 algorithm: alg.name.clone(),
                 operation: alg.operation.clone(),
@@ -405,7 +415,7 @@ pub fn measure_parallel(
         let mut v = Vec::new();
         for _ in 0..threads {
             match (alg.candidates[i].setup)(size) {
-                Ok(op) => v.push(Slot { op, data: input.to_vec(), out: Vec::with_capacity(out_capacity(size)) }),
+                Ok(op) => v.push(Slot::new(op, input, size)),
                 Err(e) => {
                     errors.push(RunError {
                         algorithm: alg.name.clone(),
