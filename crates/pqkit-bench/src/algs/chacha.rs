@@ -138,16 +138,31 @@ pub fn algorithms() -> Vec<Algorithm> {
     }
 
     #[allow(unused_mut)]
-    let mut poly = Algorithm::bulk("Poly1305", "mac").with(Candidate::new("rustcrypto", v("poly1305"), |_| {
-        use poly1305::universal_hash::KeyInit;
-        Ok(Box::new(|data: &mut [u8], out: &mut Vec<u8>| {
-            // The one-time key is part of every call for both sides (Poly1305 keys are single-use).
-            let tag = poly1305::Poly1305::new(&KEY32.into()).compute_unpadded(data);
-            out.clear();
-            out.extend_from_slice(&tag);
-            Ok(())
-        }) as Box<dyn Op>)
-    }));
+    let mut poly = Algorithm::bulk("Poly1305", "mac")
+        .with(Candidate::new("openssl", ossl(), |_| {
+            // One `EVP_MAC_CTX` for all operations (created outside timing); each operation sets its one-time key
+            // with `EVP_MAC_init`, like the other sides' per-message key setup.
+            let mut m = super::ossl_ffi::Mac::new(c"POLY1305", &[])?;
+            Ok(Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
+                m.init(Some(&KEY32))?;
+                m.update(data)?;
+                let mut tag = [0u8; 16];
+                let n = m.finalize(&mut tag)?;
+                out.clear();
+                out.extend_from_slice(&tag[..n]);
+                Ok(())
+            }) as Box<dyn Op>)
+        }))
+        .with(Candidate::new("rustcrypto", v("poly1305"), |_| {
+            use poly1305::universal_hash::KeyInit;
+            Ok(Box::new(|data: &mut [u8], out: &mut Vec<u8>| {
+                // The one-time key is part of every call for both sides (Poly1305 keys are single-use).
+                let tag = poly1305::Poly1305::new(&KEY32.into()).compute_unpadded(data);
+                out.clear();
+                out.extend_from_slice(&tag);
+                Ok(())
+            }) as Box<dyn Op>)
+        }));
     #[cfg(feature = "pqkit-algs")]
     {
         poly.candidates.insert(

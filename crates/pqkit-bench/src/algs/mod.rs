@@ -11,6 +11,7 @@ pub mod aes_gcm;
 pub mod arx512;
 pub mod chacha;
 pub mod hash;
+pub mod ossl_ffi;
 pub mod pq;
 
 use crate::registry::{Algorithm, Op};
