@@ -80,16 +80,20 @@ pub struct Measurement {
     pub allocs_per_op: f64,
     /// Allocated bytes per operation.
     pub alloc_bytes_per_op: f64,
-    /// Bulk or public-key.
+    /// Bulk, public-key or fixed-size.
     pub kind: Kind,
     /// Reports this belongs to.
     pub reports: Vec<Report>,
 }
 
 impl Measurement {
-    /// Bytes per second (0 when the operation has no input size).
+    /// Whether bytes/s and TSC/byte mean something: an input size, and not a fixed-size KDF operation.
+    pub fn has_throughput(&self) -> bool {
+        self.size_bytes != 0 && self.kind != Kind::Fixed
+    }
+    /// Bytes per second (0 when the operation has no throughput, see [`Self::has_throughput`]).
     pub fn bytes_per_sec(&self) -> f64 {
-        if self.size_bytes == 0 { 0.0 } else { self.size_bytes as f64 * 1e9 / self.ns.median }
+        if !self.has_throughput() { 0.0 } else { self.size_bytes as f64 * 1e9 / self.ns.median }
     }
     /// MB/s (10^6 bytes).
     pub fn mb_per_sec(&self) -> f64 {
@@ -101,7 +105,7 @@ impl Measurement {
     }
     /// TSC ticks per byte (`None` without an input size or for multi-thread runs).
     pub fn tsc_per_byte(&self) -> Option<f64> {
-        if self.size_bytes == 0 || self.tsc_per_op == 0.0 {
+        if !self.has_throughput() || self.tsc_per_op == 0.0 {
             None
         } else {
             Some(self.tsc_per_op / self.size_bytes as f64)

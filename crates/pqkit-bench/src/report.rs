@@ -84,7 +84,7 @@ impl From<&Measurement> for Record {
             median_ns: m.ns.median,
             ci_low_ns: m.ns.ci_low,
             ci_high_ns: m.ns.ci_high,
-            bytes_per_sec: if m.size_bytes == 0 { None } else { finite(m.bytes_per_sec()) },
+            bytes_per_sec: if m.has_throughput() { finite(m.bytes_per_sec()) } else { None },
             tsc_per_byte: m.tsc_per_byte(),
             ops_per_sec: m.ops_per_sec(),
             allocs_per_op: finite(m.allocs_per_op),
@@ -271,6 +271,8 @@ fn note(ours: &Measurement, theirs: &Measurement, ratio: f64) -> String {
     }
     if ours.kind == Kind::PublicKey {
         n.push("polynomial arithmetic: vectorise NTT/sampling, avoid per-op key expansion".into());
+    } else if ours.kind == Kind::Fixed {
+        n.push("per-derivation cost: fewer hash-state copies and compressions, faster compression function".into());
     } else if ours.size_bytes <= 1024 {
         n.push("fixed per-call cost dominates: trim setup, dispatch and tail handling".into());
     } else {
@@ -581,7 +583,7 @@ pub fn markdown(out: &RunOutput) -> String {
                 fmt_ns(m.ns.ci_low),
                 fmt_ns(m.ns.ci_high),
                 regression_mark(out, m),
-                if m.size_bytes == 0 { "-".into() } else { fmt_num(m.mb_per_sec()) },
+                if m.has_throughput() { fmt_num(m.mb_per_sec()) } else { "-".into() },
                 fmt_num(m.ops_per_sec()),
                 m.tsc_per_byte().map(|t| format!("{t:.3}")).unwrap_or_else(|| "-".into()),
                 fmt_num(m.allocs_per_op),
