@@ -33,19 +33,28 @@ pub enum Param<'a> {
     Int(&'static CStr, i32),
 }
 
-/// Storage for integer values that the `OSSL_PARAM` array points into.
+/// An `OSSL_PARAM` array with the storage its integer values point into.
 struct Built {
     params: Vec<ffi::OSSL_PARAM>,
-    _ints: Vec<Box<(u32, c_int)>>,
+    /// One slot per parameter, allocated once before any pointer into it is taken and never resized (moving
+    /// the `Vec` does not move its heap buffer).
+    _ints: Vec<(u32, c_int)>,
 }
 
 fn build(list: &[Param<'_>]) -> Built {
-    let mut ints: Vec<Box<(u32, c_int)>> = Vec::new();
+    let mut ints: Vec<(u32, c_int)> = list
+        .iter()
+        .map(|p| match *p {
+            Param::Uint(_, v) => (v, 0),
+            Param::Int(_, v) => (0, v),
+            _ => (0, 0),
+        })
+        .collect();
     let mut params = Vec::with_capacity(list.len() + 1);
-    for p in list {
+    for (p, slot) in list.iter().zip(ints.iter_mut()) {
         // SAFETY: every constructor only records the key and buffer pointers and sizes; the keys are static C
-        // strings and the buffers outlive the returned `Built` (borrowed slices, or boxes owned by it). OpenSSL
-        // only reads octet/UTF-8 buffers on set-params calls.
+        // strings and the buffers outlive the returned `Built` (borrowed slices, or `ints`, owned by it and never
+        // resized). OpenSSL only reads these buffers on set-params calls.
         let param = unsafe {
             match *p {
                 Param::Utf8(k, v) => {
@@ -54,18 +63,8 @@ fn build(list: &[Param<'_>]) -> Built {
                 Param::Octets(k, v) => {
                     ffi::OSSL_PARAM_construct_octet_string(k.as_ptr(), v.as_ptr() as *mut c_void, v.len())
                 }
-                Param::Uint(k, v) => {
-                    let mut b = Box::new((v, 0));
-                    let q = ffi::OSSL_PARAM_construct_uint(k.as_ptr(), &mut b.0);
-                    ints.push(b);
-                    q
-                }
-                Param::Int(k, v) => {
-                    let mut b = Box::new((0, v));
-                    let q = OSSL_PARAM_construct_int(k.as_ptr(), &mut b.1);
-                    ints.push(b);
-                    q
-                }
+                Param::Uint(k, _) => ffi::OSSL_PARAM_construct_uint(k.as_ptr(), &mut slot.0),
+                Param::Int(k, _) => OSSL_PARAM_construct_int(k.as_ptr(), &mut slot.1),
             }
         };
         params.push(param);
