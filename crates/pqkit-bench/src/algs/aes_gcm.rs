@@ -74,7 +74,7 @@ fn open_op(
     })
 }
 
-fn ring_open(alg: &'static ring::aead::Algorithm, key: &[u8]) -> Result<Box<dyn Op>, String> {
+pub(super) fn ring_open(alg: &'static ring::aead::Algorithm, key: &[u8]) -> Result<Box<dyn Op>, String> {
     use ring::aead::{Aad, LessSafeKey, Nonce, Tag, UnboundKey};
     let k = LessSafeKey::new(UnboundKey::new(alg, key).map_err(|_| "ring: bad key".to_string())?);
     Ok(open_op(ring_seal(alg, key)?, move |ct: &mut [u8], tag: &[u8; 16]| {
@@ -84,7 +84,7 @@ fn ring_open(alg: &'static ring::aead::Algorithm, key: &[u8]) -> Result<Box<dyn 
     }))
 }
 
-fn awslc_open(alg: &'static aws_lc_rs::aead::Algorithm, key: &[u8]) -> Result<Box<dyn Op>, String> {
+pub(super) fn awslc_open(alg: &'static aws_lc_rs::aead::Algorithm, key: &[u8]) -> Result<Box<dyn Op>, String> {
     use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey};
     let k = LessSafeKey::new(UnboundKey::new(alg, key).map_err(|_| "aws-lc-rs: bad key".to_string())?);
     Ok(open_op(awslc_seal(alg, key)?, move |ct: &mut [u8], tag: &[u8; 16]| {
@@ -94,7 +94,7 @@ fn awslc_open(alg: &'static aws_lc_rs::aead::Algorithm, key: &[u8]) -> Result<Bo
     }))
 }
 
-fn ossl_open(cipher: &'static openssl::cipher::CipherRef, key: &[u8]) -> Result<Box<dyn Op>, String> {
+pub(super) fn ossl_open(cipher: &'static openssl::cipher::CipherRef, key: &[u8]) -> Result<Box<dyn Op>, String> {
     let mut ctx = openssl::cipher_ctx::CipherCtx::new().map_err(e)?;
     ctx.decrypt_init(Some(cipher), Some(key), None).map_err(e)?;
     ctx.set_iv_length(NONCE12.len()).map_err(e)?;
@@ -109,7 +109,7 @@ fn ossl_open(cipher: &'static openssl::cipher::CipherRef, key: &[u8]) -> Result<
     }))
 }
 
-fn rc_open<A>(cipher: A) -> Box<dyn Op>
+pub(super) fn rc_open<A>(cipher: A) -> Box<dyn Op>
 where
     A: aes_gcm::aead::AeadInOut + Clone + Send + 'static,
     super::aead::aead_nonce::Nonce<A>: Send + From<[u8; 12]>,
@@ -125,7 +125,7 @@ where
 }
 
 #[cfg(feature = "pqkit-algs")]
-fn pqkit_open<A: pqkit::aead::Aead + Clone + Send + 'static>(a: A) -> Box<dyn Op> {
+pub(super) fn pqkit_open<A: pqkit::aead::Aead + Clone + Send + 'static>(a: A) -> Box<dyn Op> {
     open_op(super::aead::pqkit_seal(a.clone(), &NONCE12), move |ct: &mut [u8], tag: &[u8; 16]| {
         a.open_in_place_detached(&NONCE12, &AAD, ct, tag).map_err(e)
     })

@@ -84,6 +84,9 @@ mod pqkit_adapters {
 #[cfg(feature = "pqkit-algs")]
 pub use pqkit_adapters::{chacha20 as pqkit_chacha20, xchacha20 as pqkit_xchacha20};
 
+/// The fixed 8-byte nonce of the legacy ChaCha20 layout.
+pub const NONCE8: [u8; 8] = *b"nonce-8b";
+
 /// The fixed RNG seed.
 pub const SEED: [u8; 32] = KEY32;
 
@@ -119,6 +122,50 @@ pub fn algorithms() -> Vec<Algorithm> {
         xchacha
             .candidates
             .insert(0, Candidate::new("pqkit", super::pqkit_version(), |_| Ok(in_place(pqkit_xchacha20()?))));
+    }
+
+    // The original (Bernstein) layout: 64-bit nonce, 64-bit counter. Secondary sizes.
+    #[allow(unused_mut)]
+    let mut legacy = Algorithm::bulk("ChaCha20-legacy", "apply_keystream").sizes(&super::hash::SECONDARY_SIZES).with(
+        Candidate::new("rustcrypto", v("chacha20"), |_| {
+            Ok(in_place(RcStream(chacha20::ChaCha20Legacy::new(&KEY32.into(), &NONCE8.into()))))
+        }),
+    );
+    #[cfg(feature = "pqkit-algs")]
+    legacy.candidates.insert(
+        0,
+        Candidate::new("pqkit", super::pqkit_version(), |_| {
+            Ok(in_place(pqkit::chacha::ChaCha20Legacy::new(&KEY32, &NONCE8).map_err(e)?))
+        }),
+    );
+
+    // The reduced-round RNGs, secondary sizes.
+    #[allow(unused_mut)]
+    let mut rng12 = Algorithm::bulk("ChaCha12Rng", "fill_bytes").sizes(&[1024, 16384]).with(Candidate::new(
+        "rustcrypto",
+        v("chacha20"),
+        |_| Ok(rng_op(<chacha20::ChaCha12Rng as rand_core::SeedableRng>::from_seed(SEED))),
+    ));
+    #[allow(unused_mut)]
+    let mut rng8 = Algorithm::bulk("ChaCha8Rng", "fill_bytes").sizes(&[1024, 16384]).with(Candidate::new(
+        "rustcrypto",
+        v("chacha20"),
+        |_| Ok(rng_op(<chacha20::ChaCha8Rng as rand_core::SeedableRng>::from_seed(SEED))),
+    ));
+    #[cfg(feature = "pqkit-algs")]
+    {
+        rng12.candidates.insert(
+            0,
+            Candidate::new("pqkit", super::pqkit_version(), |_| {
+                Ok(rng_op(<pqkit::rng::ChaCha12Rng as rand_core::SeedableRng>::from_seed(SEED)))
+            }),
+        );
+        rng8.candidates.insert(
+            0,
+            Candidate::new("pqkit", super::pqkit_version(), |_| {
+                Ok(rng_op(<pqkit::rng::ChaCha8Rng as rand_core::SeedableRng>::from_seed(SEED)))
+            }),
+        );
     }
 
     #[allow(unused_mut)]
@@ -177,5 +224,5 @@ pub fn algorithms() -> Vec<Algorithm> {
             }),
         );
     }
-    vec![chacha, xchacha, rng, poly]
+    vec![chacha, xchacha, legacy, rng, rng12, rng8, poly]
 }

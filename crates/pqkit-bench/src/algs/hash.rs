@@ -257,6 +257,9 @@ pub fn algorithms() -> Vec<Algorithm> {
         .with(Candidate::new("aws-lc-rs", v("aws-lc-rs"), |_| Ok(awslc_digest(&ad::SHA512_256))))
         .with(Candidate::new("ring", v("ring"), |_| Ok(ring_digest(&rd::SHA512_256))))
         .with(Candidate::new("rustcrypto", v("sha2"), |_| Ok(rc_digest::<sha2::Sha512_256>())));
+    let sha512_224 = sec("SHA-512/224")
+        .with(Candidate::new("openssl", ossl(), ossl_named("SHA512-224")))
+        .with(Candidate::new("rustcrypto", v("sha2"), |_| Ok(rc_digest::<sha2::Sha512_224>())));
     let sha3_224 = sec("SHA3-224")
         .with(Candidate::new("openssl", ossl(), ossl_named("SHA3-224")))
         .with(Candidate::new("rustcrypto", v("sha3"), |_| Ok(rc_digest::<sha3::Sha3_224>())));
@@ -280,6 +283,7 @@ pub fn algorithms() -> Vec<Algorithm> {
         skein,
         sha224,
         sha384,
+        sha512_224,
         sha512_256,
         sha3_224,
         sha3_384,
@@ -319,6 +323,7 @@ pub fn algorithms() -> Vec<Algorithm> {
             with_pqkit(skein, skein_op),
             with_pqkit(sha224, pqkit_digest::<p2::Sha224>),
             with_pqkit(sha384, pqkit_digest::<p2::Sha384>),
+            with_pqkit(sha512_224, pqkit_digest::<p2::Sha512_224>),
             with_pqkit(sha512_256, pqkit_digest::<p2::Sha512_256>),
             with_pqkit(sha3_224, pqkit_digest::<p3::Sha3_224>),
             with_pqkit(sha3_384, pqkit_digest::<p3::Sha3_384>),
@@ -328,8 +333,8 @@ pub fn algorithms() -> Vec<Algorithm> {
         ]
     };
     let mut out = vec![
-        sha256, sha512, sha3, b2b, b2s, skein, shake128, sha224, sha384, sha512_256, sha3_224, sha3_384, sha3_512,
-        shake256,
+        sha256, sha512, sha3, b2b, b2s, skein, shake128, sha224, sha384, sha512_224, sha512_256, sha3_224, sha3_384,
+        sha3_512, shake256,
     ];
     out.extend(hmacs());
     out
