@@ -106,10 +106,11 @@ pub fn algorithms() -> Vec<Algorithm> {
         );
     }
     #[allow(unused_mut)]
-    let mut x =
-        Algorithm::bulk("XChaCha20-Poly1305", "seal").with(Candidate::new("rustcrypto", v("chacha20poly1305"), |_| {
-            Ok(rc_seal(chacha20poly1305::XChaCha20Poly1305::new(&KEY32.into()), NONCE24.into()))
-        }));
+    let mut x = Algorithm::bulk("XChaCha20-Poly1305", "seal").scaling().with(Candidate::new(
+        "rustcrypto",
+        v("chacha20poly1305"),
+        |_| Ok(rc_seal(chacha20poly1305::XChaCha20Poly1305::new(&KEY32.into()), NONCE24.into())),
+    ));
     #[cfg(feature = "pqkit-algs")]
     {
         x.candidates.insert(
@@ -143,7 +144,7 @@ pub fn algorithms() -> Vec<Algorithm> {
     let mut out = vec![c, o, x];
     // Kusumi512-Poly1305 has no peer implementation; it is measured for the comparison with ChaCha20-Poly1305.
     #[cfg(feature = "pqkit-algs")]
-    out.push(Algorithm::bulk("Kusumi512-Poly1305", "seal").with(Candidate::new(
+    out.push(Algorithm::bulk("Kusumi512-Poly1305", "seal").scaling().with(Candidate::new(
         "pqkit",
         super::pqkit_version(),
         |_| Ok(pqkit_seal(pqkit::aead::Kusumi512Poly1305::new(&super::arx512::KEY64).map_err(e)?, &NONCE12)),

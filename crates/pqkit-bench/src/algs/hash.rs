@@ -237,10 +237,13 @@ pub fn algorithms() -> Vec<Algorithm> {
         .with(Candidate::new("openssl", ossl(), ossl_named("BLAKE2B-512")))
         .with(Candidate::new("rustcrypto", v("blake2"), |_| Ok(rc_digest::<blake2::Blake2b512>())));
     let b2s = Algorithm::bulk("BLAKE2s-256", "digest")
+        .scaling()
         .with(Candidate::new("openssl", ossl(), ossl_named("BLAKE2S-256")))
         .with(Candidate::new("rustcrypto", v("blake2"), |_| Ok(rc_digest::<blake2::Blake2s256>())));
-    let skein = Algorithm::bulk("Skein-512-512", "digest")
-        .with(Candidate::new("rustcrypto", v("skein"), |_| Ok(rc_digest::<skein::Skein512_512>())));
+    let skein =
+        Algorithm::bulk("Skein-512-512", "digest")
+            .scaling()
+            .with(Candidate::new("rustcrypto", v("skein"), |_| Ok(rc_digest::<skein::Skein512_512>())));
     // Secondary widths.
     let sec = |name: &str| Algorithm::bulk(name, "digest").sizes(&SECONDARY_SIZES);
     let sha224 = sec("SHA-224")
@@ -354,8 +357,12 @@ fn rc_shake<X: shake::ExtendableOutput + Default + shake::Update, const N: usize
 
 /// A SHAKE XOF as a fixed-length hash with an `out_len`-byte output (operation `xof-<out_len>`).
 fn shake(name: &str, ossl_name: &'static str, out_len: usize, sizes: &[usize], rc: fn() -> Box<dyn Op>) -> Algorithm {
-    Algorithm::bulk(name, &format!("xof-{out_len}"))
-        .sizes(sizes)
-        .with(Candidate::new("openssl", ossl(), move |_| ossl_digest(ossl_name, Some(out_len))))
-        .with(Candidate::new("rustcrypto", v("shake"), move |_| Ok(rc())))
+    let a = Algorithm::bulk(name, &format!("xof-{out_len}")).sizes(sizes);
+    // Multi-core scaling for the primary XOF only (SHAKE128), like the other primary hashes.
+    let a = if sizes.len() == crate::registry::BULK_SIZES.len() { a.scaling() } else { a };
+    a.with(Candidate::new("openssl", ossl(), move |_| ossl_digest(ossl_name, Some(out_len)))).with(Candidate::new(
+        "rustcrypto",
+        v("shake"),
+        move |_| Ok(rc()),
+    ))
 }
