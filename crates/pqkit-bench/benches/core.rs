@@ -12,10 +12,10 @@ fn group(c: &mut Criterion, group_name: &str, alg_id: &str, sizes: &[usize]) {
         g.throughput(Throughput::Bytes(size as u64));
         for cand in &alg.candidates {
             let Ok(mut op) = (cand.setup)(size) else { continue };
-            let mut data = input_bytes(size);
+            let mut data = pqkit_bench::aligned::AlignedBuf::from_slice(&input_bytes(size));
             let mut out = Vec::with_capacity(size + 64);
             g.bench_with_input(BenchmarkId::new(cand.implementation, size), &size, |b, _| {
-                b.iter(|| op.run(std::hint::black_box(&mut data), &mut out))
+                b.iter(|| op.run(std::hint::black_box(&mut *data), &mut out))
             });
         }
     }

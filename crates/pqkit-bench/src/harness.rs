@@ -1,6 +1,7 @@
 //! The measurement loop: agreement check, warm-up, interleaved sampling, allocation counting, and
 //! multi-thread scaling.
 
+use crate::aligned::AlignedBuf;
 use crate::alloc_count;
 use crate::env::{rdtsc, thread_cpu_ns};
 use crate::registry::{Algorithm, Check, Kind, Op, Report};
@@ -79,16 +80,20 @@ pub struct Measurement {
     pub allocs_per_op: f64,
     /// Allocated bytes per operation.
     pub alloc_bytes_per_op: f64,
-    /// Bulk or public-key.
+    /// Bulk, public-key or fixed-size.
     pub kind: Kind,
     /// Reports this belongs to.
     pub reports: Vec<Report>,
 }
 
 impl Measurement {
-    /// Bytes per second (0 when the operation has no input size).
+    /// Whether bytes/s and TSC/byte mean something: an input size, and not a fixed-size KDF operation.
+    pub fn has_throughput(&self) -> bool {
+        self.size_bytes != 0 && self.kind != Kind::Fixed
+    }
+    /// Bytes per second (0 when the operation has no throughput, see [`Self::has_throughput`]).
     pub fn bytes_per_sec(&self) -> f64 {
-        if self.size_bytes == 0 { 0.0 } else { self.size_bytes as f64 * 1e9 / self.ns.median }
+        if !self.has_throughput() { 0.0 } else { self.size_bytes as f64 * 1e9 / self.ns.median }
     }
     /// MB/s (10^6 bytes).
     pub fn mb_per_sec(&self) -> f64 {
@@ -100,7 +105,7 @@ impl Measurement {
     }
     /// TSC ticks per byte (`None` without an input size or for multi-thread runs).
     pub fn tsc_per_byte(&self) -> Option<f64> {
-        if self.size_bytes == 0 || self.tsc_per_op == 0.0 {
+        if !self.has_throughput() || self.tsc_per_op == 0.0 {
             None
         } else {
             Some(self.tsc_per_op / self.size_bytes as f64)
@@ -157,16 +162,25 @@ fn out_capacity(size: usize) -> usize {
     size + 8192
 }
 
+/// One candidate's prepared operation with its own buffers. `data` is 64-byte aligned for every candidate alike
+/// (see [`crate::aligned`]); `out` only ever receives small results copied out of the implementation (tags,
+/// digests, keys) or memory an operation allocates itself (report (b)'s one-shot and stream modes).
 struct Slot {
     op: Box<dyn Op>,
-    data: Vec<u8>,
+    data: AlignedBuf,
     out: Vec<u8>,
+}
+
+impl Slot {
+    fn new(op: Box<dyn Op>, input: &[u8], size: usize) -> Self {
+        Slot { op, data: AlignedBuf::from_slice(input), out: Vec::with_capacity(out_capacity(size)) }
+    }
 }
 
 impl Slot {
     #[inline]
     fn run(&mut self) -> Result<(), String> {
-        self.op.run(black_box(&mut self.data), &mut self.out)?;
+        self.op.run(black_box(&mut *self.data), &mut self.out)?;
         black_box(&self.out);
         Ok(())
     }
@@ -186,12 +200,12 @@ pub fn check_agreement(alg: &Algorithm, size: usize, input: &[u8]) -> (Vec<usize
     // Every candidate must set up and run; failures are errors on their own.
     let mut outputs: Vec<(usize, Vec<u8>)> = Vec::new();
     for (i, c) in alg.candidates.iter().enumerate() {
-        let res = (c.setup)(size).and_then(|mut op| {
-            let mut data = input.to_vec();
-            let mut out = Vec::with_capacity(out_capacity(size));
-            op.run(&mut data, &mut out)?;
-            data.extend_from_slice(&out);
-            Ok(data)
+        let res = (c.setup)(size).and_then(|op| {
+            let mut slot = Slot::new(op, input, size);
+            slot.op.run(&mut slot.data, &mut slot.out)?;
+            let mut seen = slot.data.to_vec();
+            seen.extend_from_slice(&slot.out);
+            Ok(seen)
         });
         match res {
             Ok(o) => outputs.push((i, o)),
@@ -261,7 +275,7 @@ pub fn measure(
     let mut slots: Vec<(usize, Slot)> = Vec::new();
     for &i in which {
         match (alg.candidates[i].setup)(size) {
-            Ok(op) => slots.push((i, Slot { op, data: input.to_vec(), out: Vec::with_capacity(out_capacity(size)) })),
+            Ok(op) => slots.push((i, Slot::new(op, input, size))),
             Err(e) => errors.push(RunError {
                 algorithm: alg.name.clone(),
                 operation: alg.operation.clone(),
@@ -405,7 +419,7 @@ pub fn measure_parallel(
         let mut v = Vec::new();
         for _ in 0..threads {
             match (alg.candidates[i].setup)(size) {
-                Ok(op) => v.push(Slot { op, data: input.to_vec(), out: Vec::with_capacity(out_capacity(size)) }),
+                Ok(op) => v.push(Slot::new(op, input, size)),
                 Err(e) => {
                     errors.push(RunError {
                         algorithm: alg.name.clone(),

@@ -10,6 +10,7 @@
 #![deny(unsafe_code)]
 
 pub mod algs;
+pub mod aligned;
 pub mod alloc_count;
 pub mod env;
 pub mod harness;

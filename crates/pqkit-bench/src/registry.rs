@@ -25,13 +25,16 @@ pub enum Report {
     D,
 }
 
-/// Bulk (sized input, bytes per second) or public-key (fixed small input, operations per second).
+/// Bulk (sized input, bytes per second), public-key or fixed-size (operations per second).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     /// Throughput over a range of input sizes.
     Bulk,
     /// Operations per second; `size_bytes` is the message length (0 when there is none).
     PublicKey,
+    /// A fixed-size symmetric operation (a KDF) in operations per second: `size_bytes` is the input length (the
+    /// IKM or password), but no throughput is derived from it. Timed in calibrated batches like bulk operations.
+    Fixed,
 }
 
 /// One prepared operation. Any `FnMut(&mut [u8], &mut Vec<u8>) -> Result<(), String> + Send` is an `Op`.
@@ -86,7 +89,7 @@ pub struct Algorithm {
     pub name: String,
     /// Operation, e.g. `seal`, `apply_keystream`, `digest`, `keygen`, `one-shot`.
     pub operation: String,
-    /// Bulk or public-key.
+    /// Bulk, public-key or fixed-size.
     pub kind: Kind,
     /// Reports this algorithm appears in.
     pub reports: Vec<Report>,
@@ -125,6 +128,20 @@ impl Algorithm {
             sizes: vec![msg_len],
             scaling: false,
             check,
+            candidates: Vec::new(),
+        }
+    }
+
+    /// A fixed-size operation (report (a), ops/s) on an `input_len`-byte input, checked for equal output.
+    pub fn fixed(name: &str, operation: &str, input_len: usize) -> Self {
+        Algorithm {
+            name: name.into(),
+            operation: operation.into(),
+            kind: Kind::Fixed,
+            reports: vec![Report::A],
+            sizes: vec![input_len],
+            scaling: false,
+            check: Check::Equal,
             candidates: Vec::new(),
         }
     }

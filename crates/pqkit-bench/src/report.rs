@@ -84,7 +84,7 @@ impl From<&Measurement> for Record {
             median_ns: m.ns.median,
             ci_low_ns: m.ns.ci_low,
             ci_high_ns: m.ns.ci_high,
-            bytes_per_sec: if m.size_bytes == 0 { None } else { finite(m.bytes_per_sec()) },
+            bytes_per_sec: if m.has_throughput() { finite(m.bytes_per_sec()) } else { None },
             tsc_per_byte: m.tsc_per_byte(),
             ops_per_sec: m.ops_per_sec(),
             allocs_per_op: finite(m.allocs_per_op),
@@ -271,6 +271,10 @@ fn note(ours: &Measurement, theirs: &Measurement, ratio: f64) -> String {
     }
     if ours.kind == Kind::PublicKey {
         n.push("polynomial arithmetic: vectorise NTT/sampling, avoid per-op key expansion".into());
+    } else if ours.kind == Kind::Fixed && ours.algorithm.starts_with("Argon2") {
+        n.push("memory fill: vectorise the BlaMka compression, avoid block copies and per-call allocations".into());
+    } else if ours.kind == Kind::Fixed {
+        n.push("per-derivation cost: fewer HMAC state copies and compression calls, no repeated key padding".into());
     } else if ours.size_bytes <= 1024 {
         n.push("fixed per-call cost dominates: trim setup, dispatch and tail handling".into());
     } else {
@@ -286,6 +290,37 @@ fn regression_mark(out: &RunOutput, m: &Measurement) -> String {
         None => String::new(),
     }
 }
+
+/// The method section of REPORT.md: how buffers are laid out and what each family does inside and outside the
+/// timed region (the same for every implementation of a family).
+pub const METHOD: &str = "## Method
+
+- **One process, same data.** Every implementation of an operation runs in this process on the same input bytes
+  (deterministic pseudo-random, fixed seed). Before timing, their outputs are compared (byte equality, or cross
+  round trips for randomized post-quantum schemes); a disagreement is listed under Errors and never timed.
+- **Interleaved.** After a warm-up, samples are taken round-robin (A B C A B C ...), timed with the thread's CPU
+  clock; medians with 95% confidence intervals, Tukey outliers counted, not removed.
+- **Aligned buffers.** Each implementation gets its own input/output buffer, allocated 64-byte aligned (one cache
+  line, one ZMM register) the same way for everyone, so that no side wins or loses on alignment. In-place
+  operations (ciphers, AEAD seal/open) transform that buffer; hashes and MACs read it; tags, digests and derived
+  keys are copied out into a second buffer that already has room for them (no allocation).
+- **Set-up.** What is done once outside the timed region, and what every operation pays, per family:
+
+| family | outside timing (once per implementation) | inside timing (every operation) |
+|---|---|---|
+| stream ciphers (ChaCha20, XChaCha20, Kusumi512, Threefish-512-CTR) | key schedule and nonce; OpenSSL: `EVP_CIPHER_CTX` keyed once | keystream generation and XOR, the stream continuing across operations |
+| AEAD seal / open | key schedule: OpenSSL `EVP_CIPHER_CTX` keyed once; ring / aws-lc-rs `LessSafeKey`; RustCrypto and pqkit cipher objects | per-message nonce set-up (OpenSSL: `EVP_EncryptInit_ex` with only the IV), AAD, encryption, tag; open: one copy of the ciphertext into the buffer, then verify and decrypt in place |
+| hashes, SHAKE | OpenSSL: `EVP_MD` fetched and one `EVP_MD_CTX` created | a fresh state (OpenSSL: `EVP_DigestInit_ex` re-initialising the reused context with the fetched digest), absorb, finalise |
+| HMAC | the key: inner and outer padded states. OpenSSL: one `EVP_MAC_CTX` keyed once; ring / aws-lc-rs `hmac::Key`; RustCrypto and pqkit keyed `Hmac` values | the MAC from the prepared states (OpenSSL: `EVP_MAC_init` with a NULL key, which restarts from them; RustCrypto: clone of the keyed state) |
+| Poly1305 | OpenSSL: one `EVP_MAC_CTX` | the one-time key set-up (a fresh key per message on every side: OpenSSL `EVP_MAC_init` with the key) and the MAC |
+| HKDF (extract + expand) | OpenSSL: one `EVP_KDF_CTX` with digest, salt and info set | keying HMAC with the salt, extract, expand on every side; OpenSSL: passing the IKM (which it copies) |
+| Argon2id | parameter objects; OpenSSL: one `EVP_KDF_CTX` with the costs and salt set | allocating and filling the memory, the tag; one thread (p = 1) everywhere |
+| ML-KEM / ML-DSA | keygen: nothing; encaps / sign / verify / decaps: key generation from a fixed seed and key parsing | the operation itself (key generation for keygen) |
+
+- **Allocations** are counted through Rust's allocator on separate, untimed runs; allocations inside OpenSSL and
+  aws-lc (C `malloc`) are not visible to it.
+
+";
 
 /// Renders REPORT.md.
 pub fn markdown(out: &RunOutput) -> String {
@@ -321,6 +356,8 @@ pub fn markdown(out: &RunOutput) -> String {
          (order statistics). \"TSC/B\" is TSC ticks per byte. Allocations are counted per operation on a separate, \
          untimed run. Ratios are reference speed / peer speed: above 1 the reference is faster.\n"
     );
+
+    s.push_str(METHOD);
 
     if !out.errors.is_empty() {
         let _ = writeln!(s, "## Errors (never timed)\n");
@@ -581,7 +618,7 @@ pub fn markdown(out: &RunOutput) -> String {
                 fmt_ns(m.ns.ci_low),
                 fmt_ns(m.ns.ci_high),
                 regression_mark(out, m),
-                if m.size_bytes == 0 { "-".into() } else { fmt_num(m.mb_per_sec()) },
+                if m.has_throughput() { fmt_num(m.mb_per_sec()) } else { "-".into() },
                 fmt_num(m.ops_per_sec()),
                 m.tsc_per_byte().map(|t| format!("{t:.3}")).unwrap_or_else(|| "-".into()),
                 fmt_num(m.allocs_per_op),

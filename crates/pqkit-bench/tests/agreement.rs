@@ -106,3 +106,82 @@ fn the_real_pq_checks_pass_and_catch_a_wrong_kem() {
     let err = kem_check(&impls).unwrap_err();
     assert!(err.contains("broken") && err.contains("shared secrets differ"), "{err}");
 }
+
+#[test]
+fn every_registered_candidate_agrees_at_small_sizes() {
+    // The real registry (pqkit and every peer), checked at its small sizes: each byte-equality algorithm must have
+    // all of its candidates agree, so that none is silently dropped from the timing.
+    let algs = pqkit_bench::algs::all();
+    let mut checked = 0;
+    for alg in algs.iter().filter(|a| matches!(a.check, Check::Equal)) {
+        for &size in alg.sizes.iter().filter(|&&s| s <= 1024) {
+            let input = pqkit_bench::harness::input_bytes(size);
+            let (ok, errors) = pqkit_bench::harness::check_agreement(alg, size, &input);
+            assert!(errors.is_empty(), "{} at {size} B: {errors:?}", alg.id());
+            assert_eq!(ok.len(), alg.candidates.len(), "{} at {size} B", alg.id());
+            checked += 1;
+        }
+    }
+    // The new families are there, with the peers they should have.
+    let imps = |id: &str| -> Vec<&str> {
+        let a = algs.iter().find(|a| a.id() == id).unwrap_or_else(|| panic!("{id} is not registered"));
+        a.candidates.iter().map(|c| c.implementation).collect()
+    };
+    for (id, want) in [
+        ("HKDF-SHA256/derive-32", &["openssl", "aws-lc-rs", "ring", "rustcrypto"][..]),
+        ("HKDF-SHA512/derive-64", &["openssl", "aws-lc-rs", "ring", "rustcrypto"]),
+        ("Argon2id/hash-m4MiB-t3-p1", &["openssl", "rustcrypto"]),
+        ("Poly1305/mac", &["openssl", "rustcrypto"]),
+        ("SHA-224/digest", &["openssl", "aws-lc-rs", "rustcrypto"]),
+        ("SHA-384/digest", &["openssl", "aws-lc-rs", "ring", "rustcrypto"]),
+        ("SHA-512/256/digest", &["openssl", "aws-lc-rs", "ring", "rustcrypto"]),
+        ("SHA3-224/digest", &["openssl", "rustcrypto"]),
+        ("SHA3-384/digest", &["openssl", "aws-lc-rs", "rustcrypto"]),
+        ("SHA3-512/digest", &["openssl", "aws-lc-rs", "rustcrypto"]),
+        ("SHAKE128/xof-32", &["openssl", "rustcrypto"]),
+        ("SHAKE256/xof-64", &["openssl", "rustcrypto"]),
+        ("HMAC-SHA256/mac", &["openssl", "aws-lc-rs", "ring", "rustcrypto"]),
+        ("HMAC-SHA384/mac", &["openssl", "aws-lc-rs", "ring", "rustcrypto"]),
+        ("HMAC-SHA512/mac", &["openssl", "aws-lc-rs", "ring", "rustcrypto"]),
+        ("HMAC-SHA3-256/mac", &["openssl", "rustcrypto"]),
+        ("SHA-512/224/digest", &["openssl", "rustcrypto"]),
+        ("ChaCha20-Poly1305/open", &["openssl", "aws-lc-rs", "ring", "rustcrypto"]),
+        ("ChaCha20-legacy/apply_keystream", &["rustcrypto"]),
+        ("ChaCha12Rng/fill_bytes", &["rustcrypto"]),
+        ("ChaCha8Rng/fill_bytes", &["rustcrypto"]),
+    ] {
+        let have = imps(id);
+        for w in want {
+            assert!(have.contains(w), "{id} lacks {w}: {have:?}");
+        }
+        #[cfg(feature = "pqkit-algs")]
+        assert_eq!(have[0], "pqkit", "{id}");
+    }
+    assert!(checked > 40, "only {checked} (algorithm, size) pairs checked");
+}
+
+#[test]
+fn a_wrong_kdf_output_is_caught() {
+    // A KDF candidate that derives from a different salt is an error, never timed.
+    let alg = pqkit_bench::registry::Algorithm::fixed("HKDF-SHA256", "derive-32", 32)
+        .with(Candidate::new("ring", "1".into(), |_| Ok(hkdf_op(pqkit_bench::algs::kdf::SALT))))
+        .with(Candidate::new("ring-again", "1".into(), |_| Ok(hkdf_op(pqkit_bench::algs::kdf::SALT))))
+        .with(Candidate::new("wrong-salt", "1".into(), |_| Ok(hkdf_op([0u8; 32]))));
+    let out = pqkit_bench::run(&config(), &[alg]).unwrap();
+    assert_eq!(out.errors.len(), 1, "{:?}", out.errors);
+    assert_eq!(out.errors[0].implementations, vec!["wrong-salt".to_string()]);
+    assert_eq!(out.measurements.len(), 2);
+    // Fixed-size operations report ops/s but no throughput.
+    assert!(out.measurements.iter().all(|m| !m.has_throughput() && m.ops_per_sec() > 0.0));
+}
+
+fn hkdf_op(salt: [u8; 32]) -> Box<dyn Op> {
+    Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
+        let prk = ring::hkdf::Salt::new(ring::hkdf::HKDF_SHA256, &salt).extract(data);
+        let mut okm = [0u8; 32];
+        prk.expand(&[b"info"], ring::hkdf::HKDF_SHA256).map_err(|_| "len")?.fill(&mut okm).map_err(|_| "fill")?;
+        out.clear();
+        out.extend_from_slice(&okm);
+        Ok(())
+    })
+}

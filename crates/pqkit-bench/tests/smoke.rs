@@ -14,7 +14,12 @@ fn tiny_run_writes_a_valid_report() {
     let dir = temp_dir("smoke");
     let mut config = Config::quick();
     config.timing = Timing::tiny();
-    config.only = vec!["ChaCha20-Poly1305/seal".into(), "SHA-256/digest".into(), "ML-KEM-768/encaps".into()];
+    config.only = vec![
+        "ChaCha20-Poly1305/seal".into(),
+        "SHA-256/digest".into(),
+        "ML-KEM-768/encaps".into(),
+        "HKDF-SHA256/derive-32".into(),
+    ];
     config.sizes = Some(vec![1024]);
     config.threads = vec![1, 2];
     config.out_dir = dir.clone();
@@ -74,12 +79,28 @@ fn tiny_run_writes_a_valid_report() {
     // Scaling at 2 threads for the AEAD and the hash.
     assert!(recs.iter().any(|r| r["algorithm"] == "SHA-256" && r["threads"] == 2));
     // Public-key records: no bytes/s.
+    // Fixed-size (KDF) records: ops/s, but no bytes/s or TSC/B from the 32-byte input.
+    let kdf: Vec<&Value> = recs.iter().filter(|r| r["algorithm"] == "HKDF-SHA256").collect();
+    assert!(kdf.len() >= 5, "pqkit, openssl, aws-lc-rs, ring, rustcrypto: {}", kdf.len());
+    assert!(kdf.iter().all(|r| r["bytes_per_sec"].is_null() && r["tsc_per_byte"].is_null()));
+    assert!(kdf.iter().all(|r| r["size_bytes"] == 32));
     let kem: Vec<&Value> = recs.iter().filter(|r| r["algorithm"] == "ML-KEM-768").collect();
     assert!(kem.len() >= 3);
     assert!(kem.iter().all(|r| r["bytes_per_sec"].is_null()));
 
     let md = std::fs::read_to_string(dir.join("REPORT.md")).unwrap();
-    for needle in ["## Environment", "## (a)", "## (b)", "## (c)", "## (d)", "ML-KEM-768", "Multi-core scaling"] {
+    for needle in [
+        "## Environment",
+        "## Method",
+        "64-byte aligned",
+        "HKDF-SHA256",
+        "## (a)",
+        "## (b)",
+        "## (c)",
+        "## (d)",
+        "ML-KEM-768",
+        "Multi-core scaling",
+    ] {
         assert!(md.contains(needle), "REPORT.md lacks {needle}");
     }
     let svg = std::fs::read_to_string(dir.join("ratios.svg")).unwrap();

@@ -106,10 +106,11 @@ pub fn algorithms() -> Vec<Algorithm> {
         );
     }
     #[allow(unused_mut)]
-    let mut x =
-        Algorithm::bulk("XChaCha20-Poly1305", "seal").with(Candidate::new("rustcrypto", v("chacha20poly1305"), |_| {
-            Ok(rc_seal(chacha20poly1305::XChaCha20Poly1305::new(&KEY32.into()), NONCE24.into()))
-        }));
+    let mut x = Algorithm::bulk("XChaCha20-Poly1305", "seal").scaling().with(Candidate::new(
+        "rustcrypto",
+        v("chacha20poly1305"),
+        |_| Ok(rc_seal(chacha20poly1305::XChaCha20Poly1305::new(&KEY32.into()), NONCE24.into())),
+    ));
     #[cfg(feature = "pqkit-algs")]
     {
         x.candidates.insert(
@@ -119,11 +120,31 @@ pub fn algorithms() -> Vec<Algorithm> {
             }),
         );
     }
+    // ChaCha20-Poly1305 open (verify and decrypt in place), with the same machinery as AES-GCM open.
     #[allow(unused_mut)]
-    let mut out = vec![c, x];
+    let mut o = Algorithm::bulk("ChaCha20-Poly1305", "open")
+        .with(Candidate::new("openssl", ossl(), |_| {
+            super::aes_gcm::ossl_open(openssl::cipher::Cipher::chacha20_poly1305(), &KEY32)
+        }))
+        .with(Candidate::new("aws-lc-rs", v("aws-lc-rs"), |_| {
+            super::aes_gcm::awslc_open(&aws_lc_rs::aead::CHACHA20_POLY1305, &KEY32)
+        }))
+        .with(Candidate::new("ring", v("ring"), |_| super::aes_gcm::ring_open(&ring::aead::CHACHA20_POLY1305, &KEY32)))
+        .with(Candidate::new("rustcrypto", v("chacha20poly1305"), |_| {
+            Ok(super::aes_gcm::rc_open(chacha20poly1305::ChaCha20Poly1305::new(&KEY32.into())))
+        }));
+    #[cfg(feature = "pqkit-algs")]
+    o.candidates.insert(
+        0,
+        Candidate::new("pqkit", super::pqkit_version(), |_| {
+            Ok(super::aes_gcm::pqkit_open(pqkit::aead::ChaCha20Poly1305::new(&KEY32).map_err(e)?))
+        }),
+    );
+    #[allow(unused_mut)]
+    let mut out = vec![c, o, x];
     // Kusumi512-Poly1305 has no peer implementation; it is measured for the comparison with ChaCha20-Poly1305.
     #[cfg(feature = "pqkit-algs")]
-    out.push(Algorithm::bulk("Kusumi512-Poly1305", "seal").with(Candidate::new(
+    out.push(Algorithm::bulk("Kusumi512-Poly1305", "seal").scaling().with(Candidate::new(
         "pqkit",
         super::pqkit_version(),
         |_| Ok(pqkit_seal(pqkit::aead::Kusumi512Poly1305::new(&super::arx512::KEY64).map_err(e)?, &NONCE12)),

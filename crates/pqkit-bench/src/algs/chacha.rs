@@ -84,6 +84,9 @@ mod pqkit_adapters {
 #[cfg(feature = "pqkit-algs")]
 pub use pqkit_adapters::{chacha20 as pqkit_chacha20, xchacha20 as pqkit_xchacha20};
 
+/// The fixed 8-byte nonce of the legacy ChaCha20 layout.
+pub const NONCE8: [u8; 8] = *b"nonce-8b";
+
 /// The fixed RNG seed.
 pub const SEED: [u8; 32] = KEY32;
 
@@ -121,6 +124,50 @@ pub fn algorithms() -> Vec<Algorithm> {
             .insert(0, Candidate::new("pqkit", super::pqkit_version(), |_| Ok(in_place(pqkit_xchacha20()?))));
     }
 
+    // The original (Bernstein) layout: 64-bit nonce, 64-bit counter. Secondary sizes.
+    #[allow(unused_mut)]
+    let mut legacy = Algorithm::bulk("ChaCha20-legacy", "apply_keystream").sizes(&super::hash::SECONDARY_SIZES).with(
+        Candidate::new("rustcrypto", v("chacha20"), |_| {
+            Ok(in_place(RcStream(chacha20::ChaCha20Legacy::new(&KEY32.into(), &NONCE8.into()))))
+        }),
+    );
+    #[cfg(feature = "pqkit-algs")]
+    legacy.candidates.insert(
+        0,
+        Candidate::new("pqkit", super::pqkit_version(), |_| {
+            Ok(in_place(pqkit::chacha::ChaCha20Legacy::new(&KEY32, &NONCE8).map_err(e)?))
+        }),
+    );
+
+    // The reduced-round RNGs, secondary sizes.
+    #[allow(unused_mut)]
+    let mut rng12 = Algorithm::bulk("ChaCha12Rng", "fill_bytes").sizes(&[1024, 16384]).with(Candidate::new(
+        "rustcrypto",
+        v("chacha20"),
+        |_| Ok(rng_op(<chacha20::ChaCha12Rng as rand_core::SeedableRng>::from_seed(SEED))),
+    ));
+    #[allow(unused_mut)]
+    let mut rng8 = Algorithm::bulk("ChaCha8Rng", "fill_bytes").sizes(&[1024, 16384]).with(Candidate::new(
+        "rustcrypto",
+        v("chacha20"),
+        |_| Ok(rng_op(<chacha20::ChaCha8Rng as rand_core::SeedableRng>::from_seed(SEED))),
+    ));
+    #[cfg(feature = "pqkit-algs")]
+    {
+        rng12.candidates.insert(
+            0,
+            Candidate::new("pqkit", super::pqkit_version(), |_| {
+                Ok(rng_op(<pqkit::rng::ChaCha12Rng as rand_core::SeedableRng>::from_seed(SEED)))
+            }),
+        );
+        rng8.candidates.insert(
+            0,
+            Candidate::new("pqkit", super::pqkit_version(), |_| {
+                Ok(rng_op(<pqkit::rng::ChaCha8Rng as rand_core::SeedableRng>::from_seed(SEED)))
+            }),
+        );
+    }
+
     #[allow(unused_mut)]
     let mut rng = Algorithm::bulk("ChaCha20Rng", "fill_bytes").sizes(&RNG_SIZES).reports(&[Report::C]).with(
         Candidate::new("rustcrypto", v("chacha20"), |_| {
@@ -138,16 +185,31 @@ pub fn algorithms() -> Vec<Algorithm> {
     }
 
     #[allow(unused_mut)]
-    let mut poly = Algorithm::bulk("Poly1305", "mac").with(Candidate::new("rustcrypto", v("poly1305"), |_| {
-        use poly1305::universal_hash::KeyInit;
-        Ok(Box::new(|data: &mut [u8], out: &mut Vec<u8>| {
-            // The one-time key is part of every call for both sides (Poly1305 keys are single-use).
-            let tag = poly1305::Poly1305::new(&KEY32.into()).compute_unpadded(data);
-            out.clear();
-            out.extend_from_slice(&tag);
-            Ok(())
-        }) as Box<dyn Op>)
-    }));
+    let mut poly = Algorithm::bulk("Poly1305", "mac")
+        .with(Candidate::new("openssl", ossl(), |_| {
+            // One `EVP_MAC_CTX` for all operations (created outside timing); each operation sets its one-time key
+            // with `EVP_MAC_init`, like the other sides' per-message key setup.
+            let mut m = super::ossl_ffi::Mac::new(c"POLY1305", &[])?;
+            Ok(Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
+                m.init(Some(&KEY32))?;
+                m.update(data)?;
+                let mut tag = [0u8; 16];
+                let n = m.finalize(&mut tag)?;
+                out.clear();
+                out.extend_from_slice(&tag[..n]);
+                Ok(())
+            }) as Box<dyn Op>)
+        }))
+        .with(Candidate::new("rustcrypto", v("poly1305"), |_| {
+            use poly1305::universal_hash::KeyInit;
+            Ok(Box::new(|data: &mut [u8], out: &mut Vec<u8>| {
+                // The one-time key is part of every call for both sides (Poly1305 keys are single-use).
+                let tag = poly1305::Poly1305::new(&KEY32.into()).compute_unpadded(data);
+                out.clear();
+                out.extend_from_slice(&tag);
+                Ok(())
+            }) as Box<dyn Op>)
+        }));
     #[cfg(feature = "pqkit-algs")]
     {
         poly.candidates.insert(
@@ -162,5 +224,5 @@ pub fn algorithms() -> Vec<Algorithm> {
             }),
         );
     }
-    vec![chacha, xchacha, rng, poly]
+    vec![chacha, xchacha, legacy, rng, rng12, rng8, poly]
 }

@@ -11,6 +11,8 @@ pub mod aes_gcm;
 pub mod arx512;
 pub mod chacha;
 pub mod hash;
+pub mod kdf;
+pub mod ossl_ffi;
 pub mod pq;
 
 use crate::registry::{Algorithm, Op};
@@ -24,6 +26,7 @@ pub fn all() -> Vec<Algorithm> {
     v.extend(aes_gcm::algorithms());
     v.extend(aes_gcm::open_algorithms());
     v.extend(hash::algorithms());
+    v.extend(kdf::algorithms());
     v.extend(arx512::algorithms());
     v.extend(pq::algorithms());
     v
