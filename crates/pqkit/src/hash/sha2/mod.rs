@@ -247,17 +247,7 @@ macro_rules! sha2_hasher {
                 out
             }
 
-            /// Forgets everything absorbed.
-            pub fn reset(&mut self) {
-                self.engine.reset();
-            }
-
-            /// One-shot digest of `data`.
-            pub fn digest(data: &[u8]) -> [u8; $out] {
-                let mut h = Self::new();
-                h.update(data);
-                h.finalize()
-            }
+            super::impl_reset_digest!(engine, $out);
         }
 
         impl Default for $name {

@@ -83,13 +83,15 @@ fn round_planes(a: &mut [u64; 25], c: &mut [u64; 5], rc: u64) {
             (a[i] ^ d[i % 5]).rotate_left(r)
         });
         for x in 0..5 {
-            let v = b[x] ^ (!b[(x + 1) % 5] & b[(x + 2) % 5]);
+            let mut v = b[x] ^ (!b[(x + 1) % 5] & b[(x + 2) % 5]);
+            if y == 0 && x == 0 {
+                // Iota, before the lane enters the next round's column parity.
+                v ^= rc;
+            }
             n[5 * y + x] = v;
             cn[x] ^= v;
         }
     }
-    n[0] ^= rc;
-    cn[0] ^= rc;
     *a = n;
     *c = cn;
 }
