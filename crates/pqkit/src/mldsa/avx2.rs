@@ -493,8 +493,9 @@ fn hint_avx2(ct0: &Poly, r: &Poly, w1: &mut Poly, gamma2: i32) -> (u32, u32) {
 }
 
 /// For each 8-bit mask, the lane indices of its set bits, in order (zero-padded): the compaction permutation
-/// of the vectorised rejection sampler. Indexed by which candidates were accepted; those are public (they
-/// come from the public matrix seed ρ).
+/// of the vectorised rejection samplers. Indexed by which candidates were accepted: public for ExpandA (they
+/// come from the public matrix seed ρ), and for ExpandS independent of the coefficients kept (see
+/// `rej_eta_avx2`).
 const fn compact_table() -> [[u8; 8]; 256] {
     let mut t = [[0u8; 8]; 256];
     let mut m = 0;
@@ -540,6 +541,58 @@ fn rej_uniform_avx2(p: &mut Poly, ctr: &mut usize, buf: &[u8]) -> usize {
             _mm256_storeu_si256(p.0.as_mut_ptr().add(c).cast(), packed);
             c += m.count_ones() as usize;
             pos += 24;
+        }
+    }
+    *ctr = c;
+    pos
+}
+
+/// The value η - (z mod 5) (η = 2) or η - z (η = 4) of each nibble z, as signed bytes for `pshufb` (entries of
+/// rejected nibbles are never kept).
+const fn eta_table(eta: i32) -> [i8; 16] {
+    let mut t = [0i8; 16];
+    let mut z = 0;
+    while z < 16 {
+        t[z] = if eta == 2 { (2 - (z as i32 % 5)) as i8 } else { (4 - z as i32) as i8 };
+        z += 1;
+    }
+    t
+}
+
+#[target_feature(enable = "avx2")]
+fn rej_eta_avx2(p: &mut Poly, ctr: &mut usize, buf: &[u8], eta: i32) -> usize {
+    let mut c = *ctr;
+    let mut pos = 0;
+    // The accept mask says which half-bytes were rejected (≥ 15 or ≥ 9); those are discarded, so the mask is
+    // independent of the coefficients kept, and indexing the compaction table with it reveals nothing about
+    // the private key (the rejection count is data-dependent in the standard itself). The values are mapped
+    // in-register (pshufb), never through a memory table.
+    // SAFETY: AVX2 is enabled for this function. Each load reads 8 bytes at `pos` with pos + 8 <= buf.len();
+    // each store writes 8 values at `c` with c + 8 <= N (checked for both halves by c + 16 <= N).
+    unsafe {
+        let tab = if eta == 2 { eta_table(2) } else { eta_table(4) };
+        let tab = _mm_loadu_si128(tab.as_ptr().cast());
+        let bound = _mm_set1_epi8(if eta == 2 { 15 } else { 9 });
+        let low = _mm_set1_epi8(0x0F);
+        while pos + 8 <= buf.len() && c + 16 <= N {
+            let raw = _mm_loadl_epi64(buf.as_ptr().add(pos).cast());
+            let lo = _mm_and_si128(raw, low);
+            let hi = _mm_and_si128(_mm_srli_epi16(raw, 4), low);
+            // Half-bytes in stream order: low then high nibble of each byte.
+            let z = _mm_unpacklo_epi8(lo, hi);
+            let ok = _mm_movemask_epi8(_mm_cmpgt_epi8(bound, z)) as usize;
+            let vals = _mm_shuffle_epi8(tab, z);
+            let m0 = ok & 0xFF;
+            let idx0 = _mm_loadl_epi64(COMPACT[m0].as_ptr().cast());
+            let v0 = _mm256_cvtepi8_epi32(_mm_shuffle_epi8(vals, idx0));
+            _mm256_storeu_si256(p.0.as_mut_ptr().add(c).cast(), v0);
+            c += m0.count_ones() as usize;
+            let m1 = ok >> 8;
+            let idx1 = _mm_loadl_epi64(COMPACT[m1].as_ptr().cast());
+            let v1 = _mm256_cvtepi8_epi32(_mm_shuffle_epi8(_mm_srli_si128(vals, 8), idx1));
+            _mm256_storeu_si256(p.0.as_mut_ptr().add(c).cast(), v1);
+            c += m1.count_ones() as usize;
+            pos += 8;
         }
     }
     *ctr = c;
@@ -602,6 +655,14 @@ pub fn hint(ct0: &Poly, r: &Poly, w1: &mut Poly, gamma2: i32) -> (u32, u32) {
 pub fn rej_uniform(p: &mut Poly, ctr: &mut usize, buf: &[u8]) -> usize {
     // SAFETY: as above.
     unsafe { rej_uniform_avx2(p, ctr, buf) }
+}
+
+/// Vector RejBoundedPoly for η = 2 or 4: parses whole 8-byte groups of `buf` into `p` from `*ctr` while at
+/// least 16 coefficients remain to be filled, and returns the number of bytes consumed (the caller finishes
+/// with the scalar parser).
+pub fn rej_eta(p: &mut Poly, ctr: &mut usize, buf: &[u8], eta: i32) -> usize {
+    // SAFETY: as above.
+    unsafe { rej_eta_avx2(p, ctr, buf, eta) }
 }
 
 /// [`ntt`] compiled with AVX-512VL as well (only for the AVX-512 backend).

@@ -446,6 +446,9 @@ impl<P: Params> Drop for SigningKey<P> {
 
 impl<P: Params> zeroize::ZeroizeOnDrop for SigningKey<P> {}
 
+/// Every coefficient 2^64 mod q (centred): a Montgomery product with it multiplies by 2^32.
+const R2_POLY: Poly = Poly([poly::center(((1u128 << 64) % Q as u128) as i32); N]);
+
 /// t = A·s1 + s2 in \[0, q), from NTT(s1) and s2.
 fn compute_t<P: Params>(b: Backend, a: &P::Mat, s1_hat: &P::VecL, s2: &P::VecK, t: &mut P::VecK) {
     let (a, s1h) = (a.as_ref(), &s1_hat.as_ref()[..P::L]);
@@ -514,8 +517,30 @@ impl<P: Params> SigningKey<P> {
             *h = *s;
             b.ntt(h);
         }
+        for (h, s) in sk.s2_hat.as_mut().iter_mut().zip(sk.s2.as_ref()) {
+            *h = *s;
+            b.ntt(h);
+        }
+        // t = A·s1 + s2. On the way, NTT(t) = 2^32·(A ∘ NTT(s1) in Montgomery form) + NTT(s2) goes into t0_hat:
+        // once NTT(t1·2^13) is known (the verifying key computes it), NTT(t0) = NTT(t) − NTT(t1·2^13) without
+        // another forward NTT.
         let mut t = Zeroizing::new(P::VecK::zero());
-        compute_t::<P>(b, &sk.a, &sk.s1_hat, &sk.s2, &mut *t);
+        {
+            let (a, s1h) = (sk.a.as_ref(), &sk.s1_hat.as_ref()[..P::L]);
+            for i in 0..P::K {
+                let ti = &mut (*t).as_mut()[i];
+                b.pointwise_acc(ti, &a[i * P::L..(i + 1) * P::L], s1h);
+                let th = &mut sk.t0_hat.as_mut()[i];
+                b.pointwise(th, ti, &R2_POLY);
+                for (x, y) in th.0.iter_mut().zip(sk.s2_hat.as_ref()[i].0.iter()) {
+                    *x += *y;
+                }
+                b.invntt(ti);
+                for (c, s) in ti.0.iter_mut().zip(sk.s2.as_ref()[i].0.iter()) {
+                    *c = poly::freeze(*c + *s);
+                }
+            }
+        }
         let mut pk = P::PkBytes::zero();
         {
             let pkb = pk.as_mut();
@@ -534,7 +559,11 @@ impl<P: Params> SigningKey<P> {
         }
         let vk = VerifyingKey::<P>::from_parts(pk, Some(&sk.a), b);
         sk.tr = vk.tr;
-        sk.finish_expansion();
+        for (t0h, t1h) in sk.t0_hat.as_mut().iter_mut().zip(vk.t1_hat.as_ref()) {
+            for (x, y) in t0h.0.iter_mut().zip(t1h.0.iter()) {
+                *x = poly::reduce32(*x - *y);
+            }
+        }
         (sk, vk)
     }
 

@@ -62,6 +62,19 @@ fn rej_eta(p: &mut Poly, ctr: &mut usize, buf: &[u8], eta: i32) {
     *ctr = c;
 }
 
+/// [`rej_eta`] with the backend's vector parser for the bulk of the buffer.
+#[inline]
+fn rej_eta_with(backend: Backend, p: &mut Poly, ctr: &mut usize, buf: &[u8], eta: i32) {
+    match backend {
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 | Backend::Avx512 => {
+            let used = super::avx2::rej_eta(p, ctr, buf, eta);
+            rej_eta(p, ctr, &buf[used..], eta);
+        }
+        _ => rej_eta(p, ctr, buf, eta),
+    }
+}
+
 /// `W` SHAKE instances advanced together, each absorbing one short seed (shorter than a block). Output is
 /// read a whole block at a time straight from the lanes.
 struct XofN<const W: usize> {
@@ -92,32 +105,46 @@ impl<const W: usize> XofN<W>
 where
     [[u64; W]; 25]: Permute,
 {
-    /// Absorbs `seeds[k]` (each shorter than `rate`) with SHAKE padding and permutes once.
+    /// Absorbs `seeds[k]` (each shorter than `rate`, whole 8-byte words up to the last partial one) with SHAKE
+    /// padding, straight into the lanes. The permutation runs lazily, at the start of each [`block`](Self::block)
+    /// call, so no permutation is wasted after the last block a caller reads.
     fn new(backend: sha3::Backend, rate: usize, seeds: &[[u8; 66]], len: usize) -> Self {
         debug_assert!(len < rate);
         let mut st = [[0u64; W]; 25];
         for (k, seed) in seeds[..W].iter().enumerate() {
-            let mut block = [0u8; 168];
-            block[..len].copy_from_slice(&seed[..len]);
-            block[len] = 0x1F;
-            block[rate - 1] |= 0x80;
-            for (i, w) in block[..rate].chunks_exact(8).enumerate() {
-                st[i][k] = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+            let mut i = 0;
+            while i + 8 <= len {
+                st[i / 8][k] = u64::from_le_bytes([
+                    seed[i],
+                    seed[i + 1],
+                    seed[i + 2],
+                    seed[i + 3],
+                    seed[i + 4],
+                    seed[i + 5],
+                    seed[i + 6],
+                    seed[i + 7],
+                ]);
+                i += 8;
             }
-            block.zeroize();
+            // The partial word (at most 7 seed bytes) followed by the SHAKE domain byte.
+            let mut last = 0x1Fu64 << (8 * (len - i));
+            for (j, &b) in seed[i..len].iter().enumerate() {
+                last |= u64::from(b) << (8 * j);
+            }
+            st[i / 8][k] = last;
+            st[rate / 8 - 1][k] ^= 0x80 << 56;
         }
-        <[[u64; W]; 25]>::permute(backend, &mut st);
         XofN { st, rate, backend }
     }
 
-    /// Writes the next block of every instance to `out[k][..rate]` and advances.
+    /// Permutes, then writes the next block of every instance to `out[k][..rate]`.
     fn block(&mut self, out: &mut [[u8; 168]; W]) {
+        <[[u64; W]; 25]>::permute(self.backend, &mut self.st);
         for i in 0..self.rate / 8 {
             for (k, o) in out.iter_mut().enumerate() {
                 o[8 * i..8 * i + 8].copy_from_slice(&self.st[i][k].to_le_bytes());
             }
         }
-        <[[u64; W]; 25]>::permute(self.backend, &mut self.st);
     }
 }
 
@@ -125,14 +152,14 @@ impl<const W: usize> XofN<W>
 where
     [[u64; W]; 25]: Permute,
 {
-    /// Writes the next block of instance k to `out[k][off..off + rate]` and advances.
+    /// Permutes, then writes the next block of instance k to `out[k][off..off + rate]`.
     fn block_at(&mut self, out: &mut [[u8; MASK_BUF]], off: usize) {
+        <[[u64; W]; 25]>::permute(self.backend, &mut self.st);
         for i in 0..self.rate / 8 {
             for (k, o) in out[..W].iter_mut().enumerate() {
                 o[off + 8 * i..off + 8 * i + 8].copy_from_slice(&self.st[i][k].to_le_bytes());
             }
         }
-        <[[u64; W]; 25]>::permute(self.backend, &mut self.st);
     }
 }
 
@@ -168,15 +195,16 @@ impl<const W: usize> Drop for XofN<W> {
 
 macro_rules! multi_expand {
     ($w:expr, $a_fn:ident, $s_fn:ident, $mask_fn:ident) => {
-        /// ExpandA into `a` (row-major, `k * l` entries, NTT domain), `$w` polynomials at a time.
-        fn $a_fn(backend: Backend, rho: &[u8; 32], a: &mut [Poly], l: usize) {
+        /// ExpandA into `a` (row-major entries `first..first + a.len()` of the matrix, NTT domain), `$w`
+        /// polynomials at a time.
+        fn $a_fn(backend: Backend, rho: &[u8; 32], a: &mut [Poly], l: usize, first: usize) {
             let sb = sha3_backend(backend);
             let total = a.len();
             let mut base = 0;
             while base < total {
                 let mut seeds = [[0u8; 66]; $w];
                 for (t, s) in seeds.iter_mut().enumerate() {
-                    let idx = (base + t).min(total - 1);
+                    let idx = first + (base + t).min(total - 1);
                     s[..32].copy_from_slice(rho);
                     s[32] = (idx % l) as u8;
                     s[33] = (idx / l) as u8;
@@ -195,12 +223,21 @@ macro_rules! multi_expand {
             }
         }
 
-        /// ExpandS: `s1[r]` from ρ' || r, `s2[r]` from ρ' || (r + l), coefficients in \[-η, η\].
-        fn $s_fn(backend: Backend, rho1: &[u8; 64], s1: &mut [Poly], s2: &mut [Poly], eta: i32) {
+        /// ExpandS for the entries `from..to` of s1 || s2: `s1[r]` from ρ' || r, `s2[r]` from ρ' || (r + l),
+        /// coefficients in \[-η, η\].
+        fn $s_fn(
+            backend: Backend,
+            rho1: &[u8; 64],
+            s1: &mut [Poly],
+            s2: &mut [Poly],
+            eta: i32,
+            from: usize,
+            to: usize,
+        ) {
             let sb = sha3_backend(backend);
             let l = s1.len();
-            let total = l + s2.len();
-            let mut base = 0;
+            let total = to;
+            let mut base = from;
             while base < total {
                 let mut seeds = [[0u8; 66]; $w];
                 for (t, s) in seeds.iter_mut().enumerate() {
@@ -217,7 +254,7 @@ macro_rules! multi_expand {
                     for t in 0..n {
                         let idx = base + t;
                         let p = if idx < l { &mut s1[idx] } else { &mut s2[idx - l] };
-                        rej_eta(p, &mut ctr[t], &bufs[t][..RATE256], eta);
+                        rej_eta_with(backend, p, &mut ctr[t], &bufs[t][..RATE256], eta);
                     }
                 }
                 bufs.zeroize();
@@ -261,19 +298,30 @@ fn sha3_backend(backend: Backend) -> sha3::Backend {
 multi_expand!(4, expand_a_x4, expand_s_x4, expand_mask_x4);
 multi_expand!(8, expand_a_x8, expand_s_x8, expand_mask_x8);
 
-/// ExpandA (Algorithm 32): `a[r * l + s]` = RejNTTPoly(ρ || s || r).
+/// ExpandA (Algorithm 32): `a[r * l + s]` = RejNTTPoly(ρ || s || r). On the AVX-512 backend, 8 at a time and
+/// a last group of at most 4 on the (half as wide, half as costly) 4-way permutation.
 pub fn expand_a(backend: Backend, rho: &[u8; 32], a: &mut [Poly], l: usize) {
     match backend {
-        Backend::Avx512 => expand_a_x8(backend, rho, a, l),
-        _ => expand_a_x4(backend, rho, a, l),
+        Backend::Avx512 => {
+            let tail = if a.len() % 8 <= 4 { a.len() % 8 } else { 0 };
+            let split = a.len() - tail;
+            expand_a_x8(backend, rho, &mut a[..split], l, 0);
+            expand_a_x4(backend, rho, &mut a[split..], l, split);
+        }
+        _ => expand_a_x4(backend, rho, a, l, 0),
     }
 }
 
-/// ExpandS (Algorithm 33).
+/// ExpandS (Algorithm 33), grouped like [`expand_a`].
 pub fn expand_s(backend: Backend, rho1: &[u8; 64], s1: &mut [Poly], s2: &mut [Poly], eta: i32) {
     match backend {
-        Backend::Avx512 => expand_s_x8(backend, rho1, s1, s2, eta),
-        _ => expand_s_x4(backend, rho1, s1, s2, eta),
+        Backend::Avx512 => {
+            let total = s1.len() + s2.len();
+            let tail = if total % 8 <= 4 { total % 8 } else { 0 };
+            expand_s_x8(backend, rho1, s1, s2, eta, 0, total - tail);
+            expand_s_x4(backend, rho1, s1, s2, eta, total - tail, total);
+        }
+        _ => expand_s_x4(backend, rho1, s1, s2, eta, 0, s1.len() + s2.len()),
     }
 }
 
