@@ -163,11 +163,13 @@ where
     }
 }
 
-/// Five SHAKE256 blocks: enough for one ExpandMask polynomial (576 or 640 bytes).
-const MASK_BUF: usize = 5 * RATE256;
+/// Five SHAKE256 blocks (680 bytes): enough for one ExpandMask polynomial (576 or 640 bytes); rounded up to
+/// a multiple of 32 so that the buffers can be wiped 32 bytes at a time.
+const MASK_BUF: usize = 704;
 
 /// Reusable buffers of ExpandMask, wiped once when the signer is done with them rather than on every
 /// iteration of the rejection loop.
+#[repr(C, align(32))]
 pub struct MaskScratch {
     out: [[u8; MASK_BUF]; 8],
     seeds: [[u8; 66]; 8],
@@ -182,7 +184,7 @@ impl MaskScratch {
 
 impl Drop for MaskScratch {
     fn drop(&mut self) {
-        self.out.zeroize();
+        wipe_bytes(self.out.as_flattened_mut());
         self.seeds.zeroize();
     }
 }
@@ -285,6 +287,16 @@ macro_rules! multi_expand {
             }
         }
     };
+}
+
+/// Zeroizes a buffer with volatile stores, 32 bytes at a time where AVX2 is available and the buffer is
+/// 32-byte aligned with a length that is a multiple of 32.
+fn wipe_bytes(b: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::cpu::features().has(crate::cpu::Features::AVX2) && super::avx2::wipe_bytes(b) {
+        return;
+    }
+    b.zeroize();
 }
 
 fn sha3_backend(backend: Backend) -> sha3::Backend {
