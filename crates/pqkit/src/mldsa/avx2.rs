@@ -517,11 +517,11 @@ const fn compact_table() -> [[u8; 8]; 256] {
 static COMPACT: [[u8; 8]; 256] = compact_table();
 
 #[target_feature(enable = "avx2")]
-fn rej_uniform_avx2(p: &mut Poly, ctr: &mut usize, buf: &[u8]) -> usize {
+fn rej_uniform_avx2(p: &mut Poly, ctr: &mut usize, buf: &[u8], valid: usize) -> usize {
     let mut c = *ctr;
     let mut pos = 0;
-    // SAFETY: AVX2 is enabled for this function. Each load reads 32 bytes at `pos` with pos + 32 <= buf.len();
-    // each store writes 8 values at `c` with c + 8 <= N.
+    // SAFETY: AVX2 is enabled for this function. Each load reads 32 bytes at `pos` with pos + 32 <= buf.len()
+    // (only the first 24 are used, and pos + 24 <= valid); each store writes 8 values at `c` with c + 8 <= N.
     unsafe {
         let shuf = _mm256_setr_epi8(
             0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1, 4, 5, 6, -1, 7, 8, 9, -1, 10, 11, 12, -1, 13, 14, 15,
@@ -529,7 +529,7 @@ fn rej_uniform_avx2(p: &mut Poly, ctr: &mut usize, buf: &[u8]) -> usize {
         );
         let mask23 = _mm256_set1_epi32(0x7F_FFFF);
         let q = _mm256_set1_epi32(Q);
-        while pos + 32 <= buf.len() && c + 8 <= N {
+        while pos + 24 <= valid && pos + 32 <= buf.len() && c + 8 <= N {
             let raw = _mm256_loadu_si256(buf.as_ptr().add(pos).cast());
             // Bytes 0..16 in the low lane, bytes 8..24 in the high lane (candidates 4..8 start at byte 12).
             let arranged = _mm256_permute4x64_epi64(raw, 0b10_01_01_00);
@@ -674,11 +674,12 @@ pub fn hint(ct0: &Poly, r: &Poly, w1: &mut Poly, gamma2: i32) -> (u32, u32) {
     unsafe { hint_avx2(ct0, r, w1, gamma2) }
 }
 
-/// Vectorised RejNTTPoly parsing: consumes 24-byte groups of `buf` while at least 8 coefficients are
-/// missing and 32 bytes are readable; returns the number of bytes consumed (the caller parses the rest).
-pub fn rej_uniform(p: &mut Poly, ctr: &mut usize, buf: &[u8]) -> usize {
+/// Vectorised RejNTTPoly parsing: consumes 24-byte groups of the first `valid` bytes of `buf` while at least 8
+/// coefficients are missing and 32 bytes are readable (bytes past `valid` may be read, never used); returns
+/// the number of bytes consumed (the caller parses the rest).
+pub fn rej_uniform(p: &mut Poly, ctr: &mut usize, buf: &[u8], valid: usize) -> usize {
     // SAFETY: as above.
-    unsafe { rej_uniform_avx2(p, ctr, buf) }
+    unsafe { rej_uniform_avx2(p, ctr, buf, valid) }
 }
 
 /// Zeroizes polynomials with volatile 32-byte stores (a volatile `i32` at a time, as `zeroize` does, costs

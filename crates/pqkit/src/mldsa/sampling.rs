@@ -27,16 +27,21 @@ fn rej_uniform(p: &mut Poly, ctr: &mut usize, buf: &[u8]) {
 
 /// [`rej_uniform`] with the backend's vector parser for the bulk of the buffer.
 #[inline]
-fn rej_uniform_with(backend: Backend, p: &mut Poly, ctr: &mut usize, buf: &[u8]) {
+/// `buf` holds `RATE128` bytes of output followed by 8 bytes of padding, so that the vector parser's 32-byte
+/// loads reach every 24-byte group.
+fn rej_uniform_with(backend: Backend, p: &mut Poly, ctr: &mut usize, buf: &[u8; BUF]) {
     match backend {
         #[cfg(target_arch = "x86_64")]
         Backend::Avx2 | Backend::Avx512 => {
-            let used = super::avx2::rej_uniform(p, ctr, buf);
-            rej_uniform(p, ctr, &buf[used..]);
+            let used = super::avx2::rej_uniform(p, ctr, buf, RATE128);
+            rej_uniform(p, ctr, &buf[used..RATE128]);
         }
-        _ => rej_uniform(p, ctr, buf),
+        _ => rej_uniform(p, ctr, &buf[..RATE128]),
     }
 }
+
+/// Block buffer: one SHAKE128 block and 8 bytes of padding.
+const BUF: usize = RATE128 + 8;
 
 /// Parses half-bytes of `buf` into coefficients in \[-η, η\] (RejBoundedPoly, Algorithm 31). As in
 /// [`rej_uniform`], values are stored unconditionally and the position advances by the accept bit; the
@@ -81,6 +86,7 @@ struct XofN<const W: usize> {
     st: [[u64; W]; 25],
     rate: usize,
     backend: sha3::Backend,
+    secret: bool,
 }
 
 trait Permute {
@@ -108,7 +114,8 @@ where
     /// Absorbs `seeds[k]` (each shorter than `rate`, whole 8-byte words up to the last partial one) with SHAKE
     /// padding, straight into the lanes. The permutation runs lazily, at the start of each [`block`](Self::block)
     /// call, so no permutation is wasted after the last block a caller reads.
-    fn new(backend: sha3::Backend, rate: usize, seeds: &[[u8; 66]], len: usize) -> Self {
+    /// `secret`: whether the state is wiped on drop (ExpandS and ExpandMask; ExpandA's is public).
+    fn new(backend: sha3::Backend, rate: usize, seeds: &[[u8; 66]], len: usize, secret: bool) -> Self {
         debug_assert!(len < rate);
         let mut st = [[0u64; W]; 25];
         for (k, seed) in seeds[..W].iter().enumerate() {
@@ -134,11 +141,11 @@ where
             st[i / 8][k] = last;
             st[rate / 8 - 1][k] ^= 0x80 << 56;
         }
-        XofN { st, rate, backend }
+        XofN { st, rate, backend, secret }
     }
 
     /// Permutes, then writes the next block of every instance to `out[k][..rate]`.
-    fn block(&mut self, out: &mut [[u8; 168]; W]) {
+    fn block(&mut self, out: &mut [[u8; BUF]; W]) {
         <[[u64; W]; 25]>::permute(self.backend, &mut self.st);
         for i in 0..self.rate / 8 {
             for (k, o) in out.iter_mut().enumerate() {
@@ -191,7 +198,9 @@ impl Drop for MaskScratch {
 
 impl<const W: usize> Drop for XofN<W> {
     fn drop(&mut self) {
-        self.st.zeroize();
+        if self.secret {
+            self.st.zeroize();
+        }
     }
 }
 
@@ -211,8 +220,8 @@ macro_rules! multi_expand {
                     s[32] = (idx % l) as u8;
                     s[33] = (idx / l) as u8;
                 }
-                let mut x = XofN::<$w>::new(sb, RATE128, &seeds, 34);
-                let mut bufs = [[0u8; 168]; $w];
+                let mut x = XofN::<$w>::new(sb, RATE128, &seeds, 34, false);
+                let mut bufs = [[0u8; BUF]; $w];
                 let mut ctr = [0usize; $w];
                 let n = ($w).min(total - base);
                 while ctr[..n].iter().any(|&c| c < N) {
@@ -247,8 +256,8 @@ macro_rules! multi_expand {
                     s[..64].copy_from_slice(rho1);
                     s[64..].copy_from_slice(&idx.to_le_bytes());
                 }
-                let mut x = XofN::<$w>::new(sb, RATE256, &seeds, 66);
-                let mut bufs = [[0u8; 168]; $w];
+                let mut x = XofN::<$w>::new(sb, RATE256, &seeds, 66, true);
+                let mut bufs = [[0u8; BUF]; $w];
                 let mut ctr = [0usize; $w];
                 let n = ($w).min(total - base);
                 while ctr[..n].iter().any(|&c| c < N) {
@@ -276,7 +285,7 @@ macro_rules! multi_expand {
                     s[..64].copy_from_slice(rho2);
                     s[64..].copy_from_slice(&idx.to_le_bytes());
                 }
-                let mut x = XofN::<$w>::new(sb, RATE256, &sc.seeds, 66);
+                let mut x = XofN::<$w>::new(sb, RATE256, &sc.seeds, 66, true);
                 for b in 0..5 {
                     x.block_at(&mut sc.out, b * RATE256);
                 }
