@@ -692,7 +692,7 @@ pub fn wipe(v: &mut [Poly]) {
 /// Zeroizes `b` with volatile 32-byte stores if it is 32-byte aligned and a multiple of 32 bytes long (returns
 /// `false`, touching nothing, otherwise).
 pub fn wipe_bytes(b: &mut [u8]) -> bool {
-    if b.as_ptr() as usize % 32 != 0 || b.len() % 32 != 0 {
+    if !(b.as_ptr() as usize).is_multiple_of(32) || !b.len().is_multiple_of(32) {
         return false;
     }
     // SAFETY: as above; alignment and length checked.

@@ -11,7 +11,7 @@ use super::poly::Poly;
 #[inline(always)]
 fn pack(out: &mut [u8], bits: u32, vals: impl Fn(usize) -> u32) {
     debug_assert_eq!(out.len(), 32 * bits as usize);
-    let per = if bits % 2 == 0 { 4 } else { 8 };
+    let per = if bits.is_multiple_of(2) { 4 } else { 8 };
     let nb = bits as usize * per / 8;
     for (g, o) in out.chunks_exact_mut(nb).enumerate() {
         let mut v = 0u128;
@@ -27,7 +27,7 @@ fn pack(out: &mut [u8], bits: u32, vals: impl Fn(usize) -> u32) {
 #[inline(always)]
 fn unpack(inp: &[u8], bits: u32, mut f: impl FnMut(usize, u32)) {
     debug_assert_eq!(inp.len(), 32 * bits as usize);
-    let per = if bits % 2 == 0 { 4 } else { 8 };
+    let per = if bits.is_multiple_of(2) { 4 } else { 8 };
     let nb = bits as usize * per / 8;
     let mask = (1u128 << bits) - 1;
     for (g, b) in inp.chunks_exact(nb).enumerate() {
