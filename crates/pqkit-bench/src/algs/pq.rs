@@ -1,4 +1,6 @@
-//! Report (d): ML-KEM-768 (keygen, encaps, decaps) and ML-DSA-65 (keygen, sign, verify).
+//! Report (d): ML-KEM-512/768/1024 (keygen, encaps, decaps) and ML-DSA-44/65/87 (keygen, sign, verify), for
+//! pqkit and every peer that implements the parameter set: RustCrypto (`ml-kem`, `ml-dsa`), libcrux, aws-lc-rs
+//! and OpenSSL (the vendored 3.6, through its EVP API: see the `ossl` module).
 //!
 //! Each implementation is a small [`KemImpl`] or [`SigImpl`] adapter; keys are parsed/expanded outside the
 //! timed region. Deterministic implementations derive keys from a fixed seed and encapsulate/sign with fixed
@@ -62,89 +64,106 @@ pub const DSA_SEED: [u8; 32] = [0x33; 32];
 /// Length of the signed message.
 pub const MSG_LEN: usize = 1024;
 
-// ---------------------------------------------------------------------------------------------- ML-KEM-768
+// ---------------------------------------------------------------------------------------------- ML-KEM
 
-struct RcKem;
-impl KemImpl for RcKem {
-    fn name(&self) -> &'static str {
-        "rustcrypto"
-    }
-    fn version(&self) -> String {
-        super::v("ml-kem")
-    }
-    fn deterministic(&self) -> bool {
-        true
-    }
-    fn keygen(&self, seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String> {
-        use ml_kem::KeyExport;
-        let dk = ml_kem::DecapsulationKey::<ml_kem::MlKem768>::from_seed((*seed).into());
-        ek.clear();
-        ek.extend_from_slice(&dk.encapsulation_key().to_bytes());
-        Ok(Box::new(dk))
-    }
-    fn parse_ek(&self, ek: &[u8]) -> Result<AnyKey, String> {
-        let k = ml_kem::Key::<ml_kem::EncapsulationKey<ml_kem::MlKem768>>::try_from(ek).map_err(e)?;
-        Ok(Box::new(ml_kem::EncapsulationKey::<ml_kem::MlKem768>::new(&k).map_err(|_| "bad ek".to_string())?))
-    }
-    fn encaps(&self, ek: &AnyKey, m: &[u8; 32], out: &mut Vec<u8>) -> Result<(), String> {
-        let ek = key::<ml_kem::EncapsulationKey<ml_kem::MlKem768>>(ek)?;
-        let (ct, ss) = ek.encapsulate_deterministic(&(*m).into());
-        out.clear();
-        out.extend_from_slice(&ct);
-        out.extend_from_slice(&ss);
-        Ok(())
-    }
-    fn decaps(&self, dk: &AnyKey, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-        use ml_kem::Decapsulate;
-        let dk = key::<ml_kem::DecapsulationKey<ml_kem::MlKem768>>(dk)?;
-        let ct = ml_kem::Ciphertext::<ml_kem::MlKem768>::try_from(ct).map_err(e)?;
-        let ss = dk.decapsulate(&ct);
-        out.clear();
-        out.extend_from_slice(&ss);
-        Ok(())
-    }
+/// RustCrypto `ml-kem` for one parameter set.
+macro_rules! rc_kem {
+    ($name:ident, $p:ty) => {
+        struct $name;
+        impl KemImpl for $name {
+            fn name(&self) -> &'static str {
+                "rustcrypto"
+            }
+            fn version(&self) -> String {
+                super::v("ml-kem")
+            }
+            fn deterministic(&self) -> bool {
+                true
+            }
+            fn keygen(&self, seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String> {
+                use ml_kem::KeyExport;
+                let dk = ml_kem::DecapsulationKey::<$p>::from_seed((*seed).into());
+                ek.clear();
+                ek.extend_from_slice(&dk.encapsulation_key().to_bytes());
+                Ok(Box::new(dk))
+            }
+            fn parse_ek(&self, ek: &[u8]) -> Result<AnyKey, String> {
+                let k = ml_kem::Key::<ml_kem::EncapsulationKey<$p>>::try_from(ek).map_err(e)?;
+                Ok(Box::new(ml_kem::EncapsulationKey::<$p>::new(&k).map_err(|_| "bad ek".to_string())?))
+            }
+            fn encaps(&self, ek: &AnyKey, m: &[u8; 32], out: &mut Vec<u8>) -> Result<(), String> {
+                let ek = key::<ml_kem::EncapsulationKey<$p>>(ek)?;
+                let (ct, ss) = ek.encapsulate_deterministic(&(*m).into());
+                out.clear();
+                out.extend_from_slice(&ct);
+                out.extend_from_slice(&ss);
+                Ok(())
+            }
+            fn decaps(&self, dk: &AnyKey, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+                use ml_kem::Decapsulate;
+                let dk = key::<ml_kem::DecapsulationKey<$p>>(dk)?;
+                let ct = ml_kem::Ciphertext::<$p>::try_from(ct).map_err(e)?;
+                let ss = dk.decapsulate(&ct);
+                out.clear();
+                out.extend_from_slice(&ss);
+                Ok(())
+            }
+        }
+    };
 }
+rc_kem!(RcKem512, ml_kem::MlKem512);
+rc_kem!(RcKem768, ml_kem::MlKem768);
+rc_kem!(RcKem1024, ml_kem::MlKem1024);
 
-struct LcKem;
-impl KemImpl for LcKem {
-    fn name(&self) -> &'static str {
-        "libcrux"
-    }
-    fn version(&self) -> String {
-        super::v("libcrux-ml-kem")
-    }
-    fn deterministic(&self) -> bool {
-        true
-    }
-    fn keygen(&self, seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String> {
-        let kp = libcrux_ml_kem::mlkem768::generate_key_pair(*seed);
-        ek.clear();
-        ek.extend_from_slice(kp.pk());
-        Ok(Box::new(kp))
-    }
-    fn parse_ek(&self, ek: &[u8]) -> Result<AnyKey, String> {
-        let pk = libcrux_ml_kem::mlkem768::MlKem768PublicKey::try_from(ek).map_err(|_| "bad ek".to_string())?;
-        Ok(Box::new(pk))
-    }
-    fn encaps(&self, ek: &AnyKey, m: &[u8; 32], out: &mut Vec<u8>) -> Result<(), String> {
-        let pk = key::<libcrux_ml_kem::mlkem768::MlKem768PublicKey>(ek)?;
-        let (ct, ss) = libcrux_ml_kem::mlkem768::encapsulate(pk, *m);
-        out.clear();
-        out.extend_from_slice(ct.as_ref());
-        out.extend_from_slice(ss.as_ref());
-        Ok(())
-    }
-    fn decaps(&self, dk: &AnyKey, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-        let kp = key::<libcrux_ml_kem::mlkem768::MlKem768KeyPair>(dk)?;
-        let ct = libcrux_ml_kem::mlkem768::MlKem768Ciphertext::try_from(ct).map_err(|_| "bad ct".to_string())?;
-        let ss = libcrux_ml_kem::mlkem768::decapsulate(kp.private_key(), &ct);
-        out.clear();
-        out.extend_from_slice(ss.as_ref());
-        Ok(())
-    }
+/// libcrux-ml-kem for one parameter set (module and type names).
+macro_rules! lc_kem {
+    ($name:ident, $m:ident, $pk:ident, $kp:ident, $ct:ident) => {
+        struct $name;
+        impl KemImpl for $name {
+            fn name(&self) -> &'static str {
+                "libcrux"
+            }
+            fn version(&self) -> String {
+                super::v("libcrux-ml-kem")
+            }
+            fn deterministic(&self) -> bool {
+                true
+            }
+            fn keygen(&self, seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String> {
+                let kp = libcrux_ml_kem::$m::generate_key_pair(*seed);
+                ek.clear();
+                ek.extend_from_slice(kp.pk());
+                Ok(Box::new(kp))
+            }
+            fn parse_ek(&self, ek: &[u8]) -> Result<AnyKey, String> {
+                let pk = libcrux_ml_kem::$m::$pk::try_from(ek).map_err(|_| "bad ek".to_string())?;
+                Ok(Box::new(pk))
+            }
+            fn encaps(&self, ek: &AnyKey, m: &[u8; 32], out: &mut Vec<u8>) -> Result<(), String> {
+                let pk = key::<libcrux_ml_kem::$m::$pk>(ek)?;
+                let (ct, ss) = libcrux_ml_kem::$m::encapsulate(pk, *m);
+                out.clear();
+                out.extend_from_slice(ct.as_ref());
+                out.extend_from_slice(ss.as_ref());
+                Ok(())
+            }
+            fn decaps(&self, dk: &AnyKey, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+                let kp = key::<libcrux_ml_kem::$m::$kp>(dk)?;
+                let ct = libcrux_ml_kem::$m::$ct::try_from(ct).map_err(|_| "bad ct".to_string())?;
+                let ss = libcrux_ml_kem::$m::decapsulate(kp.private_key(), &ct);
+                out.clear();
+                out.extend_from_slice(ss.as_ref());
+                Ok(())
+            }
+        }
+    };
 }
+lc_kem!(LcKem512, mlkem512, MlKem512PublicKey, MlKem512KeyPair, MlKem512Ciphertext);
+lc_kem!(LcKem768, mlkem768, MlKem768PublicKey, MlKem768KeyPair, MlKem768Ciphertext);
+lc_kem!(LcKem1024, mlkem1024, MlKem1024PublicKey, MlKem1024KeyPair, MlKem1024Ciphertext);
 
-struct AwsKem;
+/// aws-lc-rs (randomized: its API takes no seed and no encapsulation randomness).
+struct AwsKem(&'static aws_lc_rs::kem::Algorithm<aws_lc_rs::kem::AlgorithmId>);
 impl KemImpl for AwsKem {
     fn name(&self) -> &'static str {
         "aws-lc-rs"
@@ -156,16 +175,14 @@ impl KemImpl for AwsKem {
         false
     }
     fn keygen(&self, _seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String> {
-        use aws_lc_rs::kem::{DecapsulationKey, ML_KEM_768};
-        let dk = DecapsulationKey::generate(&ML_KEM_768).map_err(e)?;
+        let dk = aws_lc_rs::kem::DecapsulationKey::generate(self.0).map_err(e)?;
         let pk = dk.encapsulation_key().map_err(e)?;
         ek.clear();
         ek.extend_from_slice(pk.key_bytes().map_err(e)?.as_ref());
         Ok(Box::new(dk))
     }
     fn parse_ek(&self, ek: &[u8]) -> Result<AnyKey, String> {
-        use aws_lc_rs::kem::{EncapsulationKey, ML_KEM_768};
-        Ok(Box::new(EncapsulationKey::new(&ML_KEM_768, ek).map_err(e)?))
+        Ok(Box::new(aws_lc_rs::kem::EncapsulationKey::new(self.0, ek).map_err(e)?))
     }
     fn encaps(&self, ek: &AnyKey, _m: &[u8; 32], out: &mut Vec<u8>) -> Result<(), String> {
         let ek = key::<aws_lc_rs::kem::EncapsulationKey<aws_lc_rs::kem::AlgorithmId>>(ek)?;
@@ -181,6 +198,39 @@ impl KemImpl for AwsKem {
         out.clear();
         out.extend_from_slice(ss.as_ref());
         Ok(())
+    }
+}
+
+/// OpenSSL: keys from the 64-byte seed (key generation with "seed"), encapsulation with the FIPS 203 `m`
+/// given as "ikme", so it is deterministic like RustCrypto, libcrux and pqkit. One `EVP_PKEY_CTX` per key,
+/// created on first use and reused (outside the keygen timing).
+struct OsslKem {
+    alg: &'static std::ffi::CStr,
+    ct_len: usize,
+}
+impl KemImpl for OsslKem {
+    fn name(&self) -> &'static str {
+        "openssl"
+    }
+    fn version(&self) -> String {
+        super::ossl()
+    }
+    fn deterministic(&self) -> bool {
+        true
+    }
+    fn keygen(&self, seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String> {
+        let pkey = ossl::Pkey::from_seed(self.alg, seed)?;
+        pkey.raw_public_key(ek)?;
+        Ok(Box::new(ossl::Keyed::new(pkey)))
+    }
+    fn parse_ek(&self, ek: &[u8]) -> Result<AnyKey, String> {
+        Ok(Box::new(ossl::Keyed::new(ossl::Pkey::public_from_raw(self.alg, ek)?)))
+    }
+    fn encaps(&self, ek: &AnyKey, m: &[u8; 32], out: &mut Vec<u8>) -> Result<(), String> {
+        key::<ossl::Keyed>(ek)?.encapsulate(m, self.ct_len, out)
+    }
+    fn decaps(&self, dk: &AnyKey, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        key::<ossl::Keyed>(dk)?.decapsulate(ct, out)
     }
 }
 
@@ -293,87 +343,103 @@ pub fn sig_check(impls: &[Arc<dyn SigImpl>]) -> Result<(), String> {
     Ok(())
 }
 
-// ---------------------------------------------------------------------------------------------- ML-DSA-65
+// ---------------------------------------------------------------------------------------------- ML-DSA
 
-type RcSk = ml_dsa::SigningKey<ml_dsa::MlDsa65>;
-type RcVk = ml_dsa::VerifyingKey<ml_dsa::MlDsa65>;
-
-struct RcSig;
-impl SigImpl for RcSig {
-    fn name(&self) -> &'static str {
-        "rustcrypto"
-    }
-    fn version(&self) -> String {
-        super::v("ml-dsa")
-    }
-    fn deterministic(&self) -> bool {
-        true
-    }
-    fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String> {
-        use ml_dsa::Keypair;
-        let sk = RcSk::from_seed(&(*seed).into());
-        vk.clear();
-        vk.extend_from_slice(&sk.verifying_key().encode());
-        Ok(Box::new(sk))
-    }
-    fn parse_vk(&self, vk: &[u8]) -> Result<AnyKey, String> {
-        let enc = ml_dsa::EncodedVerifyingKey::<ml_dsa::MlDsa65>::try_from(vk).map_err(e)?;
-        Ok(Box::new(RcVk::decode(&enc)))
-    }
-    fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-        use ml_dsa::Signer;
-        let sig = key::<RcSk>(sk)?.try_sign(msg).map_err(e)?;
-        out.clear();
-        out.extend_from_slice(&sig.encode());
-        Ok(())
-    }
-    fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
-        use ml_dsa::Verifier;
-        let enc = ml_dsa::EncodedSignature::<ml_dsa::MlDsa65>::try_from(sig).map_err(e)?;
-        let Some(sig) = ml_dsa::Signature::<ml_dsa::MlDsa65>::decode(&enc) else { return Ok(false) };
-        Ok(key::<RcVk>(vk)?.verify(msg, &sig).is_ok())
-    }
+/// RustCrypto `ml-dsa` for one parameter set.
+macro_rules! rc_sig {
+    ($name:ident, $p:ty) => {
+        struct $name;
+        impl SigImpl for $name {
+            fn name(&self) -> &'static str {
+                "rustcrypto"
+            }
+            fn version(&self) -> String {
+                super::v("ml-dsa")
+            }
+            fn deterministic(&self) -> bool {
+                true
+            }
+            fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String> {
+                use ml_dsa::Keypair;
+                let sk = ml_dsa::SigningKey::<$p>::from_seed(&(*seed).into());
+                vk.clear();
+                vk.extend_from_slice(&sk.verifying_key().encode());
+                Ok(Box::new(sk))
+            }
+            fn parse_vk(&self, vk: &[u8]) -> Result<AnyKey, String> {
+                let enc = ml_dsa::EncodedVerifyingKey::<$p>::try_from(vk).map_err(e)?;
+                Ok(Box::new(ml_dsa::VerifyingKey::<$p>::decode(&enc)))
+            }
+            fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+                use ml_dsa::Signer;
+                let sig = key::<ml_dsa::SigningKey<$p>>(sk)?.try_sign(msg).map_err(e)?;
+                out.clear();
+                out.extend_from_slice(&sig.encode());
+                Ok(())
+            }
+            fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
+                use ml_dsa::Verifier;
+                let enc = ml_dsa::EncodedSignature::<$p>::try_from(sig).map_err(e)?;
+                let Some(sig) = ml_dsa::Signature::<$p>::decode(&enc) else { return Ok(false) };
+                Ok(key::<ml_dsa::VerifyingKey<$p>>(vk)?.verify(msg, &sig).is_ok())
+            }
+        }
+    };
 }
+rc_sig!(RcSig44, ml_dsa::MlDsa44);
+rc_sig!(RcSig65, ml_dsa::MlDsa65);
+rc_sig!(RcSig87, ml_dsa::MlDsa87);
 
-struct LcSig;
-impl SigImpl for LcSig {
-    fn name(&self) -> &'static str {
-        "libcrux"
-    }
-    fn version(&self) -> String {
-        super::v("libcrux-ml-dsa")
-    }
-    fn deterministic(&self) -> bool {
-        true
-    }
-    fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String> {
-        let kp = libcrux_ml_dsa::ml_dsa_65::generate_key_pair(*seed);
-        vk.clear();
-        vk.extend_from_slice(kp.verification_key.as_slice());
-        Ok(Box::new(kp.signing_key))
-    }
-    fn parse_vk(&self, vk: &[u8]) -> Result<AnyKey, String> {
-        let a: [u8; libcrux_ml_dsa::ml_dsa_65::MLDSA65VerificationKey::len()] =
-            vk.try_into().map_err(|_| "bad vk length".to_string())?;
-        Ok(Box::new(libcrux_ml_dsa::ml_dsa_65::MLDSA65VerificationKey::new(a)))
-    }
-    fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-        let sk = key::<libcrux_ml_dsa::ml_dsa_65::MLDSA65SigningKey>(sk)?;
-        let sig = libcrux_ml_dsa::ml_dsa_65::sign(sk, msg, b"", [0u8; 32]).map_err(|x| format!("{x:?}"))?;
-        out.clear();
-        out.extend_from_slice(sig.as_slice());
-        Ok(())
-    }
-    fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
-        let vk = key::<libcrux_ml_dsa::ml_dsa_65::MLDSA65VerificationKey>(vk)?;
-        let a: [u8; libcrux_ml_dsa::ml_dsa_65::MLDSA65Signature::len()] =
-            sig.try_into().map_err(|_| "bad signature length".to_string())?;
-        let sig = libcrux_ml_dsa::ml_dsa_65::MLDSA65Signature::new(a);
-        Ok(libcrux_ml_dsa::ml_dsa_65::verify(vk, msg, b"", &sig).is_ok())
-    }
+/// libcrux-ml-dsa for one parameter set (module and type names).
+macro_rules! lc_sig {
+    ($name:ident, $m:ident, $sk:ident, $vk:ident, $sig:ident) => {
+        struct $name;
+        impl SigImpl for $name {
+            fn name(&self) -> &'static str {
+                "libcrux"
+            }
+            fn version(&self) -> String {
+                super::v("libcrux-ml-dsa")
+            }
+            fn deterministic(&self) -> bool {
+                true
+            }
+            fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String> {
+                let kp = libcrux_ml_dsa::$m::generate_key_pair(*seed);
+                vk.clear();
+                vk.extend_from_slice(kp.verification_key.as_slice());
+                Ok(Box::new(kp.signing_key))
+            }
+            fn parse_vk(&self, vk: &[u8]) -> Result<AnyKey, String> {
+                let a: [u8; libcrux_ml_dsa::$m::$vk::len()] = vk.try_into().map_err(|_| "bad vk length".to_string())?;
+                Ok(Box::new(libcrux_ml_dsa::$m::$vk::new(a)))
+            }
+            fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+                let sk = key::<libcrux_ml_dsa::$m::$sk>(sk)?;
+                let sig = libcrux_ml_dsa::$m::sign(sk, msg, b"", [0u8; 32]).map_err(|x| format!("{x:?}"))?;
+                out.clear();
+                out.extend_from_slice(sig.as_slice());
+                Ok(())
+            }
+            fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
+                let vk = key::<libcrux_ml_dsa::$m::$vk>(vk)?;
+                let a: [u8; libcrux_ml_dsa::$m::$sig::len()] =
+                    sig.try_into().map_err(|_| "bad signature length".to_string())?;
+                let sig = libcrux_ml_dsa::$m::$sig::new(a);
+                Ok(libcrux_ml_dsa::$m::verify(vk, msg, b"", &sig).is_ok())
+            }
+        }
+    };
 }
+lc_sig!(LcSig44, ml_dsa_44, MLDSA44SigningKey, MLDSA44VerificationKey, MLDSA44Signature);
+lc_sig!(LcSig65, ml_dsa_65, MLDSA65SigningKey, MLDSA65VerificationKey, MLDSA65Signature);
+lc_sig!(LcSig87, ml_dsa_87, MLDSA87SigningKey, MLDSA87VerificationKey, MLDSA87Signature);
 
-struct AwsSig;
+/// aws-lc-rs (keys from the seed, but hedged signing: checked by cross round trips).
+struct AwsSig(
+    &'static aws_lc_rs::signature::PqdsaSigningAlgorithm,
+    &'static aws_lc_rs::signature::PqdsaVerificationAlgorithm,
+);
 impl SigImpl for AwsSig {
     fn name(&self) -> &'static str {
         "aws-lc-rs"
@@ -385,8 +451,8 @@ impl SigImpl for AwsSig {
         false
     }
     fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String> {
-        use aws_lc_rs::signature::{KeyPair, ML_DSA_65_SIGNING, PqdsaKeyPair};
-        let kp = PqdsaKeyPair::from_seed(&ML_DSA_65_SIGNING, seed).map_err(e)?;
+        use aws_lc_rs::signature::KeyPair;
+        let kp = aws_lc_rs::signature::PqdsaKeyPair::from_seed(self.0, seed).map_err(e)?;
         vk.clear();
         vk.extend_from_slice(kp.public_key().as_ref());
         Ok(Box::new(kp))
@@ -404,109 +470,555 @@ impl SigImpl for AwsSig {
     }
     fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
         let vk = key::<Vec<u8>>(vk)?;
-        let pk = aws_lc_rs::signature::UnparsedPublicKey::new(&aws_lc_rs::signature::ML_DSA_65, vk.as_slice());
+        let pk = aws_lc_rs::signature::UnparsedPublicKey::new(self.1, vk.as_slice());
         Ok(pk.verify(msg, sig).is_ok())
     }
 }
 
-// ---------------------------------------------------------------------------------------------- pqkit
-
-#[cfg(feature = "pqkit-algs")]
-struct PqKem;
-#[cfg(feature = "pqkit-algs")]
-impl KemImpl for PqKem {
-    fn name(&self) -> &'static str {
-        "pqkit"
-    }
-    fn version(&self) -> String {
-        super::pqkit_version()
-    }
-    fn deterministic(&self) -> bool {
-        true
-    }
-    fn keygen(&self, seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String> {
-        let (d, z) = seed.split_at(32);
-        let (dk, pk) = pqkit::mlkem::DecapsulationKey::<pqkit::mlkem::MlKem768>::from_seed(
-            d.try_into().map_err(e)?,
-            z.try_into().map_err(e)?,
-        );
-        ek.clear();
-        ek.extend_from_slice(pk.as_bytes());
-        Ok(Box::new(dk))
-    }
-    fn parse_ek(&self, ek: &[u8]) -> Result<AnyKey, String> {
-        Ok(Box::new(pqkit::mlkem::EncapsulationKey::<pqkit::mlkem::MlKem768>::from_bytes(ek).map_err(e)?))
-    }
-    fn encaps(&self, ek: &AnyKey, m: &[u8; 32], out: &mut Vec<u8>) -> Result<(), String> {
-        let pk = key::<pqkit::mlkem::EncapsulationKey<pqkit::mlkem::MlKem768>>(ek)?;
-        let (ct, ss) = pk.encapsulate_deterministic(m);
-        out.clear();
-        out.extend_from_slice(ct.as_bytes());
-        out.extend_from_slice(ss.as_bytes());
-        Ok(())
-    }
-    fn decaps(&self, dk: &AnyKey, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-        let dk = key::<pqkit::mlkem::DecapsulationKey<pqkit::mlkem::MlKem768>>(dk)?;
-        let ct = pqkit::mlkem::Ciphertext::<pqkit::mlkem::MlKem768>::from_bytes(ct).map_err(e)?;
-        let ss = dk.decapsulate(&ct);
-        out.clear();
-        out.extend_from_slice(ss.as_bytes());
-        Ok(())
-    }
+/// OpenSSL: keys from the seed ξ, deterministic signing (the "deterministic" parameter, rnd = 0) with an
+/// empty context, through `EVP_PKEY_sign_message_init` / `EVP_PKEY_sign` on a context made once per key.
+struct OsslSig {
+    alg: &'static std::ffi::CStr,
+    sig_len: usize,
 }
-
-#[cfg(feature = "pqkit-algs")]
-struct PqSig;
-#[cfg(feature = "pqkit-algs")]
-impl SigImpl for PqSig {
+impl SigImpl for OsslSig {
     fn name(&self) -> &'static str {
-        "pqkit"
+        "openssl"
     }
     fn version(&self) -> String {
-        super::pqkit_version()
+        super::ossl()
     }
     fn deterministic(&self) -> bool {
         true
     }
     fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String> {
-        let (sk, pk) = pqkit::mldsa::SigningKey::<pqkit::mldsa::MlDsa65>::from_seed(seed);
-        vk.clear();
-        vk.extend_from_slice(pk.as_bytes());
-        Ok(Box::new(sk))
+        let pkey = ossl::Pkey::from_seed(self.alg, seed)?;
+        pkey.raw_public_key(vk)?;
+        Ok(Box::new(ossl::Keyed::new(pkey)))
     }
     fn parse_vk(&self, vk: &[u8]) -> Result<AnyKey, String> {
-        Ok(Box::new(pqkit::mldsa::VerifyingKey::<pqkit::mldsa::MlDsa65>::from_bytes(vk).map_err(e)?))
+        Ok(Box::new(ossl::Keyed::new(ossl::Pkey::public_from_raw(self.alg, vk)?)))
     }
     fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-        let sk = key::<pqkit::mldsa::SigningKey<pqkit::mldsa::MlDsa65>>(sk)?;
-        let sig = sk.sign_deterministic(msg, b"").map_err(e)?;
-        out.clear();
-        out.extend_from_slice(sig.as_bytes());
-        Ok(())
+        key::<ossl::Keyed>(sk)?.sign(self.alg, msg, self.sig_len, out)
     }
     fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
-        let vk = key::<pqkit::mldsa::VerifyingKey<pqkit::mldsa::MlDsa65>>(vk)?;
-        let sig = pqkit::mldsa::Signature::<pqkit::mldsa::MlDsa65>::from_bytes(sig).map_err(e)?;
-        Ok(vk.verify(msg, b"", &sig).is_ok())
+        key::<ossl::Keyed>(vk)?.verify(self.alg, msg, sig)
     }
+}
+
+// ---------------------------------------------------------------------------------------------- OpenSSL FFI
+
+/// The few EVP calls the `openssl` crate does not wrap (KEM encapsulation, one-shot message signing with
+/// parameters), declared against the vendored libcrypto that `openssl-sys` links into this binary.
+#[allow(unsafe_code)]
+mod ossl {
+    use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
+    use std::ptr::{null, null_mut};
+    use std::sync::Mutex;
+
+    #[repr(C)]
+    struct OsslParam {
+        key: *const c_char,
+        data_type: c_uint,
+        data: *mut c_void,
+        data_size: usize,
+        return_size: usize,
+    }
+    const OSSL_PARAM_INTEGER: c_uint = 1;
+    const OSSL_PARAM_OCTET_STRING: c_uint = 5;
+    const OSSL_PARAM_UNMODIFIED: usize = usize::MAX;
+
+    fn octets(key: &'static CStr, data: &[u8]) -> OsslParam {
+        OsslParam {
+            key: key.as_ptr(),
+            data_type: OSSL_PARAM_OCTET_STRING,
+            data: data.as_ptr() as *mut c_void,
+            data_size: data.len(),
+            return_size: OSSL_PARAM_UNMODIFIED,
+        }
+    }
+    fn int(key: &'static CStr, v: &mut c_int) -> OsslParam {
+        OsslParam {
+            key: key.as_ptr(),
+            data_type: OSSL_PARAM_INTEGER,
+            data: (v as *mut c_int).cast(),
+            data_size: size_of::<c_int>(),
+            return_size: OSSL_PARAM_UNMODIFIED,
+        }
+    }
+    fn end() -> OsslParam {
+        OsslParam { key: null(), data_type: 0, data: null_mut(), data_size: 0, return_size: 0 }
+    }
+
+    enum EvpPkey {}
+    enum EvpPkeyCtx {}
+    enum EvpSignature {}
+
+    unsafe extern "C" {
+        fn EVP_PKEY_CTX_new_from_name(lib: *mut c_void, name: *const c_char, propq: *const c_char) -> *mut EvpPkeyCtx;
+        fn EVP_PKEY_CTX_new_from_pkey(lib: *mut c_void, pkey: *mut EvpPkey, propq: *const c_char) -> *mut EvpPkeyCtx;
+        fn EVP_PKEY_CTX_free(ctx: *mut EvpPkeyCtx);
+        fn EVP_PKEY_CTX_set_params(ctx: *mut EvpPkeyCtx, params: *const OsslParam) -> c_int;
+        fn EVP_PKEY_keygen_init(ctx: *mut EvpPkeyCtx) -> c_int;
+        fn EVP_PKEY_generate(ctx: *mut EvpPkeyCtx, pkey: *mut *mut EvpPkey) -> c_int;
+        fn EVP_PKEY_free(pkey: *mut EvpPkey);
+        fn EVP_PKEY_get_raw_public_key(pkey: *const EvpPkey, out: *mut u8, len: *mut usize) -> c_int;
+        fn EVP_PKEY_new_raw_public_key_ex(
+            lib: *mut c_void,
+            keytype: *const c_char,
+            propq: *const c_char,
+            key: *const u8,
+            len: usize,
+        ) -> *mut EvpPkey;
+        fn EVP_PKEY_encapsulate_init(ctx: *mut EvpPkeyCtx, params: *const OsslParam) -> c_int;
+        fn EVP_PKEY_encapsulate(
+            ctx: *mut EvpPkeyCtx,
+            wrapped: *mut u8,
+            wrapped_len: *mut usize,
+            secret: *mut u8,
+            secret_len: *mut usize,
+        ) -> c_int;
+        fn EVP_PKEY_decapsulate_init(ctx: *mut EvpPkeyCtx, params: *const OsslParam) -> c_int;
+        fn EVP_PKEY_decapsulate(
+            ctx: *mut EvpPkeyCtx,
+            secret: *mut u8,
+            secret_len: *mut usize,
+            wrapped: *const u8,
+            wrapped_len: usize,
+        ) -> c_int;
+        fn EVP_SIGNATURE_fetch(lib: *mut c_void, alg: *const c_char, propq: *const c_char) -> *mut EvpSignature;
+        fn EVP_SIGNATURE_free(s: *mut EvpSignature);
+        fn EVP_PKEY_sign_message_init(ctx: *mut EvpPkeyCtx, s: *mut EvpSignature, params: *const OsslParam) -> c_int;
+        fn EVP_PKEY_sign(ctx: *mut EvpPkeyCtx, sig: *mut u8, sig_len: *mut usize, tbs: *const u8, len: usize) -> c_int;
+        fn EVP_PKEY_verify_message_init(ctx: *mut EvpPkeyCtx, s: *mut EvpSignature, params: *const OsslParam) -> c_int;
+        fn EVP_PKEY_verify(ctx: *mut EvpPkeyCtx, sig: *const u8, sig_len: usize, tbs: *const u8, len: usize) -> c_int;
+        fn ERR_clear_error();
+    }
+
+    fn fail(what: &str) -> String {
+        // SAFETY: clears this thread's OpenSSL error queue; no pointers involved.
+        unsafe { ERR_clear_error() };
+        format!("openssl: {what} failed")
+    }
+
+    /// An owned `EVP_PKEY`.
+    pub struct Pkey(*mut EvpPkey);
+    // SAFETY: an EVP_PKEY is reference counted and safe to use from several threads for read-only operations;
+    // every operation here goes through its own EVP_PKEY_CTX.
+    unsafe impl Send for Pkey {}
+    // SAFETY: as above.
+    unsafe impl Sync for Pkey {}
+    impl Drop for Pkey {
+        fn drop(&mut self) {
+            // SAFETY: we own the key (non-null, from EVP_PKEY_generate / new_raw_public_key_ex).
+            unsafe { EVP_PKEY_free(self.0) }
+        }
+    }
+
+    impl Pkey {
+        /// The key pair of `alg` (e.g. "ML-KEM-768") for the FIPS 203/204 seed, by key generation with the
+        /// "seed" parameter (`EVP_PKEY_fromdata` would import it instead, and an import runs a pairwise
+        /// consistency test that key generation does not).
+        pub fn from_seed(alg: &'static CStr, seed: &[u8]) -> Result<Pkey, String> {
+            openssl::init();
+            // SAFETY: the context is created, used and freed here; `params` lives across the set_params call and
+            // points into `seed`, which outlives it; `pkey` is written by OpenSSL only on success.
+            unsafe {
+                let ctx = EVP_PKEY_CTX_new_from_name(null_mut(), alg.as_ptr(), null());
+                if ctx.is_null() {
+                    return Err(fail("EVP_PKEY_CTX_new_from_name"));
+                }
+                let params = [octets(c"seed", seed), end()];
+                let mut pkey = null_mut();
+                let ok = EVP_PKEY_keygen_init(ctx) == 1
+                    && EVP_PKEY_CTX_set_params(ctx, params.as_ptr()) == 1
+                    && EVP_PKEY_generate(ctx, &mut pkey) == 1;
+                EVP_PKEY_CTX_free(ctx);
+                if !ok || pkey.is_null() {
+                    return Err(fail("EVP_PKEY_generate(seed)"));
+                }
+                Ok(Pkey(pkey))
+            }
+        }
+
+        /// A public key of `alg` from its encoding.
+        pub fn public_from_raw(alg: &'static CStr, key: &[u8]) -> Result<Pkey, String> {
+            openssl::init();
+            // SAFETY: `key` is a valid slice for the call; the result is checked for null.
+            let p =
+                unsafe { EVP_PKEY_new_raw_public_key_ex(null_mut(), alg.as_ptr(), null(), key.as_ptr(), key.len()) };
+            if p.is_null() { Err(fail("EVP_PKEY_new_raw_public_key_ex")) } else { Ok(Pkey(p)) }
+        }
+
+        /// The public key encoding into `out`.
+        pub fn raw_public_key(&self, out: &mut Vec<u8>) -> Result<(), String> {
+            let mut len = 0usize;
+            // SAFETY: first call with a null buffer asks for the length; the second writes at most `len` bytes
+            // into a buffer of that size.
+            unsafe {
+                if EVP_PKEY_get_raw_public_key(self.0, null_mut(), &mut len) != 1 {
+                    return Err(fail("EVP_PKEY_get_raw_public_key"));
+                }
+                out.clear();
+                out.resize(len, 0);
+                if EVP_PKEY_get_raw_public_key(self.0, out.as_mut_ptr(), &mut len) != 1 {
+                    return Err(fail("EVP_PKEY_get_raw_public_key"));
+                }
+            }
+            out.truncate(len);
+            Ok(())
+        }
+    }
+
+    /// An owned `EVP_PKEY_CTX` (plus the fetched signature algorithm it was initialised with, if any).
+    struct Ctx(*mut EvpPkeyCtx, *mut EvpSignature);
+    // SAFETY: the context is only ever used under the Mutex of its `Keyed`, by one thread at a time.
+    unsafe impl Send for Ctx {}
+    impl Drop for Ctx {
+        fn drop(&mut self) {
+            // SAFETY: we own both (either may be null, which the free functions accept).
+            unsafe {
+                EVP_PKEY_CTX_free(self.0);
+                if !self.1.is_null() {
+                    EVP_SIGNATURE_free(self.1);
+                }
+            }
+        }
+    }
+
+    /// A key with its operation context, made on first use (so that key generation times only the key).
+    pub struct Keyed {
+        pkey: Pkey,
+        ctx: Mutex<Option<Ctx>>,
+    }
+
+    impl Keyed {
+        /// Wraps a key.
+        pub fn new(pkey: Pkey) -> Self {
+            Keyed { pkey, ctx: Mutex::new(None) }
+        }
+
+        fn with_ctx<R>(
+            &self,
+            init: impl FnOnce(*mut EvpPkeyCtx) -> Result<*mut EvpSignature, String>,
+            f: impl FnOnce(*mut EvpPkeyCtx) -> Result<R, String>,
+        ) -> Result<R, String> {
+            let mut guard = self.ctx.lock().map_err(|_| "poisoned".to_string())?;
+            if guard.is_none() {
+                // SAFETY: the key is valid for the lifetime of self; the context is owned by the Ctx below.
+                let ctx = unsafe { EVP_PKEY_CTX_new_from_pkey(null_mut(), self.pkey.0, null()) };
+                if ctx.is_null() {
+                    return Err(fail("EVP_PKEY_CTX_new_from_pkey"));
+                }
+                let mut c = Ctx(ctx, null_mut());
+                c.1 = init(ctx)?;
+                *guard = Some(c);
+            }
+            f(guard.as_ref().map(|c| c.0).unwrap_or(null_mut()))
+        }
+
+        /// Encapsulates with `m` as the FIPS 203 randomness; writes ciphertext || shared secret.
+        pub fn encapsulate(&self, m: &[u8; 32], ct_len: usize, out: &mut Vec<u8>) -> Result<(), String> {
+            self.with_ctx(
+                // SAFETY: ctx is a fresh, valid context; null params are allowed.
+                |ctx| {
+                    if unsafe { EVP_PKEY_encapsulate_init(ctx, null()) } == 1 {
+                        Ok(null_mut())
+                    } else {
+                        Err(fail("EVP_PKEY_encapsulate_init"))
+                    }
+                },
+                |ctx| {
+                    out.clear();
+                    out.resize(ct_len + 32, 0);
+                    let (ct, ss) = out.split_at_mut(ct_len);
+                    let (mut cl, mut sl) = (ct.len(), ss.len());
+                    let params = [octets(c"ikme", m), end()];
+                    // SAFETY: ctx is valid and initialised for encapsulation; params point into `m` for the call;
+                    // the output buffers have the lengths passed in.
+                    let ok = unsafe {
+                        EVP_PKEY_CTX_set_params(ctx, params.as_ptr()) == 1
+                            && EVP_PKEY_encapsulate(ctx, ct.as_mut_ptr(), &mut cl, ss.as_mut_ptr(), &mut sl) == 1
+                    };
+                    if !ok || cl != ct_len || sl != 32 {
+                        return Err(fail("EVP_PKEY_encapsulate"));
+                    }
+                    Ok(())
+                },
+            )
+        }
+
+        /// Decapsulates `ct`; writes the shared secret.
+        pub fn decapsulate(&self, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+            self.with_ctx(
+                // SAFETY: ctx is a fresh, valid context; null params are allowed.
+                |ctx| {
+                    if unsafe { EVP_PKEY_decapsulate_init(ctx, null()) } == 1 {
+                        Ok(null_mut())
+                    } else {
+                        Err(fail("EVP_PKEY_decapsulate_init"))
+                    }
+                },
+                |ctx| {
+                    out.clear();
+                    out.resize(32, 0);
+                    let mut sl = 32usize;
+                    // SAFETY: ctx is initialised for decapsulation; `ct` and `out` are valid for their lengths.
+                    let ok =
+                        unsafe { EVP_PKEY_decapsulate(ctx, out.as_mut_ptr(), &mut sl, ct.as_ptr(), ct.len()) } == 1;
+                    if !ok || sl != 32 {
+                        return Err(fail("EVP_PKEY_decapsulate"));
+                    }
+                    Ok(())
+                },
+            )
+        }
+
+        fn fetch(alg: &'static CStr) -> Result<*mut EvpSignature, String> {
+            // SAFETY: plain fetch by name; the result is checked and owned by the Ctx.
+            let s = unsafe { EVP_SIGNATURE_fetch(null_mut(), alg.as_ptr(), null()) };
+            if s.is_null() { Err(fail("EVP_SIGNATURE_fetch")) } else { Ok(s) }
+        }
+
+        /// Deterministic pure ML-DSA signature of `msg` with an empty context.
+        pub fn sign(&self, alg: &'static CStr, msg: &[u8], sig_len: usize, out: &mut Vec<u8>) -> Result<(), String> {
+            self.with_ctx(
+                |ctx| {
+                    let s = Self::fetch(alg)?;
+                    let mut det: c_int = 1;
+                    let params = [int(c"deterministic", &mut det), end()];
+                    // SAFETY: ctx and s are valid; params live across the call.
+                    if unsafe { EVP_PKEY_sign_message_init(ctx, s, params.as_ptr()) } == 1 {
+                        Ok(s)
+                    } else {
+                        // SAFETY: s was fetched above and is not stored anywhere.
+                        unsafe { EVP_SIGNATURE_free(s) };
+                        Err(fail("EVP_PKEY_sign_message_init"))
+                    }
+                },
+                |ctx| {
+                    out.clear();
+                    out.resize(sig_len, 0);
+                    let mut len = sig_len;
+                    // SAFETY: ctx is initialised for signing; the buffers are valid for the lengths passed.
+                    let ok = unsafe { EVP_PKEY_sign(ctx, out.as_mut_ptr(), &mut len, msg.as_ptr(), msg.len()) } == 1;
+                    if !ok || len != sig_len {
+                        return Err(fail("EVP_PKEY_sign"));
+                    }
+                    Ok(())
+                },
+            )
+        }
+
+        /// Verifies a pure ML-DSA signature with an empty context.
+        pub fn verify(&self, alg: &'static CStr, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
+            self.with_ctx(
+                |ctx| {
+                    let s = Self::fetch(alg)?;
+                    // SAFETY: ctx and s are valid; null params are allowed.
+                    if unsafe { EVP_PKEY_verify_message_init(ctx, s, null()) } == 1 {
+                        Ok(s)
+                    } else {
+                        // SAFETY: s was fetched above and is not stored anywhere.
+                        unsafe { EVP_SIGNATURE_free(s) };
+                        Err(fail("EVP_PKEY_verify_message_init"))
+                    }
+                },
+                |ctx| {
+                    // SAFETY: ctx is initialised for verification; the slices are valid.
+                    let r = unsafe { EVP_PKEY_verify(ctx, sig.as_ptr(), sig.len(), msg.as_ptr(), msg.len()) };
+                    if r != 1 {
+                        // Clear the error queue so that rejected signatures do not pile up errors.
+                        let _ = fail("verify");
+                    }
+                    Ok(r == 1)
+                },
+            )
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------- pqkit
+
+/// pqkit's ML-KEM for one parameter set.
+#[cfg(feature = "pqkit-algs")]
+macro_rules! pq_kem {
+    ($name:ident, $p:ty) => {
+        struct $name;
+        impl KemImpl for $name {
+            fn name(&self) -> &'static str {
+                "pqkit"
+            }
+            fn version(&self) -> String {
+                super::pqkit_version()
+            }
+            fn deterministic(&self) -> bool {
+                true
+            }
+            fn keygen(&self, seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String> {
+                let (d, z) = seed.split_at(32);
+                let (dk, pk) =
+                    pqkit::mlkem::DecapsulationKey::<$p>::from_seed(d.try_into().map_err(e)?, z.try_into().map_err(e)?);
+                ek.clear();
+                ek.extend_from_slice(pk.as_bytes());
+                Ok(Box::new(dk))
+            }
+            fn parse_ek(&self, ek: &[u8]) -> Result<AnyKey, String> {
+                Ok(Box::new(pqkit::mlkem::EncapsulationKey::<$p>::from_bytes(ek).map_err(e)?))
+            }
+            fn encaps(&self, ek: &AnyKey, m: &[u8; 32], out: &mut Vec<u8>) -> Result<(), String> {
+                let pk = key::<pqkit::mlkem::EncapsulationKey<$p>>(ek)?;
+                let (ct, ss) = pk.encapsulate_deterministic(m);
+                out.clear();
+                out.extend_from_slice(ct.as_bytes());
+                out.extend_from_slice(ss.as_bytes());
+                Ok(())
+            }
+            fn decaps(&self, dk: &AnyKey, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+                let dk = key::<pqkit::mlkem::DecapsulationKey<$p>>(dk)?;
+                let ct = pqkit::mlkem::Ciphertext::<$p>::from_bytes(ct).map_err(e)?;
+                let ss = dk.decapsulate(&ct);
+                out.clear();
+                out.extend_from_slice(ss.as_bytes());
+                Ok(())
+            }
+        }
+    };
+}
+#[cfg(feature = "pqkit-algs")]
+pq_kem!(PqKem512, pqkit::mlkem::MlKem512);
+#[cfg(feature = "pqkit-algs")]
+pq_kem!(PqKem768, pqkit::mlkem::MlKem768);
+#[cfg(feature = "pqkit-algs")]
+pq_kem!(PqKem1024, pqkit::mlkem::MlKem1024);
+
+/// pqkit's ML-DSA for one parameter set.
+#[cfg(feature = "pqkit-algs")]
+macro_rules! pq_sig {
+    ($name:ident, $p:ty) => {
+        struct $name;
+        impl SigImpl for $name {
+            fn name(&self) -> &'static str {
+                "pqkit"
+            }
+            fn version(&self) -> String {
+                super::pqkit_version()
+            }
+            fn deterministic(&self) -> bool {
+                true
+            }
+            fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String> {
+                let (sk, pk) = pqkit::mldsa::SigningKey::<$p>::from_seed(seed);
+                vk.clear();
+                vk.extend_from_slice(pk.as_bytes());
+                Ok(Box::new(sk))
+            }
+            fn parse_vk(&self, vk: &[u8]) -> Result<AnyKey, String> {
+                Ok(Box::new(pqkit::mldsa::VerifyingKey::<$p>::from_bytes(vk).map_err(e)?))
+            }
+            fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+                let sk = key::<pqkit::mldsa::SigningKey<$p>>(sk)?;
+                let sig = sk.sign_deterministic(msg, b"").map_err(e)?;
+                out.clear();
+                out.extend_from_slice(sig.as_bytes());
+                Ok(())
+            }
+            fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
+                let vk = key::<pqkit::mldsa::VerifyingKey<$p>>(vk)?;
+                let sig = pqkit::mldsa::Signature::<$p>::from_bytes(sig).map_err(e)?;
+                Ok(vk.verify(msg, b"", &sig).is_ok())
+            }
+        }
+    };
+}
+#[cfg(feature = "pqkit-algs")]
+pq_sig!(PqSig44, pqkit::mldsa::MlDsa44);
+#[cfg(feature = "pqkit-algs")]
+pq_sig!(PqSig65, pqkit::mldsa::MlDsa65);
+#[cfg(feature = "pqkit-algs")]
+pq_sig!(PqSig87, pqkit::mldsa::MlDsa87);
+
+/// The ML-KEM implementations of one parameter set (512, 768 or 1024), pqkit first.
+pub fn kem_impls_for(set: u32) -> Vec<Arc<dyn KemImpl>> {
+    use aws_lc_rs::kem::{ML_KEM_512, ML_KEM_768, ML_KEM_1024};
+    #[allow(unused_mut)]
+    let mut v: Vec<Arc<dyn KemImpl>> = match set {
+        512 => vec![
+            Arc::new(RcKem512),
+            Arc::new(LcKem512),
+            Arc::new(AwsKem(&ML_KEM_512)),
+            Arc::new(OsslKem { alg: c"ML-KEM-512", ct_len: 768 }),
+        ],
+        768 => vec![
+            Arc::new(RcKem768),
+            Arc::new(LcKem768),
+            Arc::new(AwsKem(&ML_KEM_768)),
+            Arc::new(OsslKem { alg: c"ML-KEM-768", ct_len: 1088 }),
+        ],
+        _ => vec![
+            Arc::new(RcKem1024),
+            Arc::new(LcKem1024),
+            Arc::new(AwsKem(&ML_KEM_1024)),
+            Arc::new(OsslKem { alg: c"ML-KEM-1024", ct_len: 1568 }),
+        ],
+    };
+    #[cfg(feature = "pqkit-algs")]
+    v.insert(
+        0,
+        match set {
+            512 => Arc::new(PqKem512),
+            768 => Arc::new(PqKem768),
+            _ => Arc::new(PqKem1024),
+        },
+    );
+    v
+}
+
+/// The ML-DSA implementations of one parameter set (44, 65 or 87), pqkit first.
+pub fn sig_impls_for(set: u32) -> Vec<Arc<dyn SigImpl>> {
+    use aws_lc_rs::signature as aws;
+    #[allow(unused_mut)]
+    let mut v: Vec<Arc<dyn SigImpl>> = match set {
+        44 => vec![
+            Arc::new(RcSig44),
+            Arc::new(LcSig44),
+            Arc::new(AwsSig(&aws::ML_DSA_44_SIGNING, &aws::ML_DSA_44)),
+            Arc::new(OsslSig { alg: c"ML-DSA-44", sig_len: 2420 }),
+        ],
+        65 => vec![
+            Arc::new(RcSig65),
+            Arc::new(LcSig65),
+            Arc::new(AwsSig(&aws::ML_DSA_65_SIGNING, &aws::ML_DSA_65)),
+            Arc::new(OsslSig { alg: c"ML-DSA-65", sig_len: 3309 }),
+        ],
+        _ => vec![
+            Arc::new(RcSig87),
+            Arc::new(LcSig87),
+            Arc::new(AwsSig(&aws::ML_DSA_87_SIGNING, &aws::ML_DSA_87)),
+            Arc::new(OsslSig { alg: c"ML-DSA-87", sig_len: 4627 }),
+        ],
+    };
+    #[cfg(feature = "pqkit-algs")]
+    v.insert(
+        0,
+        match set {
+            44 => Arc::new(PqSig44),
+            65 => Arc::new(PqSig65),
+            _ => Arc::new(PqSig87),
+        },
+    );
+    v
 }
 
 /// ML-KEM-768 implementations, pqkit first.
 pub fn kem_impls() -> Vec<Arc<dyn KemImpl>> {
-    #[allow(unused_mut)]
-    let mut v: Vec<Arc<dyn KemImpl>> = vec![Arc::new(RcKem), Arc::new(LcKem), Arc::new(AwsKem)];
-    #[cfg(feature = "pqkit-algs")]
-    v.insert(0, Arc::new(PqKem));
-    v
+    kem_impls_for(768)
 }
 
 /// ML-DSA-65 implementations, pqkit first.
 pub fn sig_impls() -> Vec<Arc<dyn SigImpl>> {
-    #[allow(unused_mut)]
-    let mut v: Vec<Arc<dyn SigImpl>> = vec![Arc::new(RcSig), Arc::new(LcSig), Arc::new(AwsSig)];
-    #[cfg(feature = "pqkit-algs")]
-    v.insert(0, Arc::new(PqSig));
-    v
+    sig_impls_for(65)
 }
 
 /// Builds the three ML-KEM operations from a list of implementations.
@@ -596,9 +1108,14 @@ pub fn sig_algorithms(name: &str, impls: Vec<Arc<dyn SigImpl>>) -> Vec<Algorithm
     algs
 }
 
-/// The family's algorithms.
+/// The family's algorithms: every ML-KEM, then every ML-DSA parameter set.
 pub fn algorithms() -> Vec<Algorithm> {
-    let mut v = kem_algorithms("ML-KEM-768", kem_impls());
-    v.extend(sig_algorithms("ML-DSA-65", sig_impls()));
+    let mut v = Vec::new();
+    for set in [512, 768, 1024] {
+        v.extend(kem_algorithms(&format!("ML-KEM-{set}"), kem_impls_for(set)));
+    }
+    for set in [44, 65, 87] {
+        v.extend(sig_algorithms(&format!("ML-DSA-{set}"), sig_impls_for(set)));
+    }
     v
 }

@@ -493,8 +493,9 @@ fn hint_avx2(ct0: &Poly, r: &Poly, w1: &mut Poly, gamma2: i32) -> (u32, u32) {
 }
 
 /// For each 8-bit mask, the lane indices of its set bits, in order (zero-padded): the compaction permutation
-/// of the vectorised rejection sampler. Indexed by which candidates were accepted; those are public (they
-/// come from the public matrix seed ρ).
+/// of the vectorised rejection samplers. Indexed by which candidates were accepted: public for ExpandA (they
+/// come from the public matrix seed ρ), and for ExpandS independent of the coefficients kept (see
+/// `rej_eta_avx2`).
 const fn compact_table() -> [[u8; 8]; 256] {
     let mut t = [[0u8; 8]; 256];
     let mut m = 0;
@@ -516,11 +517,11 @@ const fn compact_table() -> [[u8; 8]; 256] {
 static COMPACT: [[u8; 8]; 256] = compact_table();
 
 #[target_feature(enable = "avx2")]
-fn rej_uniform_avx2(p: &mut Poly, ctr: &mut usize, buf: &[u8]) -> usize {
+fn rej_uniform_avx2(p: &mut Poly, ctr: &mut usize, buf: &[u8], valid: usize) -> usize {
     let mut c = *ctr;
     let mut pos = 0;
-    // SAFETY: AVX2 is enabled for this function. Each load reads 32 bytes at `pos` with pos + 32 <= buf.len();
-    // each store writes 8 values at `c` with c + 8 <= N.
+    // SAFETY: AVX2 is enabled for this function. Each load reads 32 bytes at `pos` with pos + 32 <= buf.len()
+    // (only the first 24 are used, and pos + 24 <= valid); each store writes 8 values at `c` with c + 8 <= N.
     unsafe {
         let shuf = _mm256_setr_epi8(
             0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1, 4, 5, 6, -1, 7, 8, 9, -1, 10, 11, 12, -1, 13, 14, 15,
@@ -528,7 +529,7 @@ fn rej_uniform_avx2(p: &mut Poly, ctr: &mut usize, buf: &[u8]) -> usize {
         );
         let mask23 = _mm256_set1_epi32(0x7F_FFFF);
         let q = _mm256_set1_epi32(Q);
-        while pos + 32 <= buf.len() && c + 8 <= N {
+        while pos + 24 <= valid && pos + 32 <= buf.len() && c + 8 <= N {
             let raw = _mm256_loadu_si256(buf.as_ptr().add(pos).cast());
             // Bytes 0..16 in the low lane, bytes 8..24 in the high lane (candidates 4..8 start at byte 12).
             let arranged = _mm256_permute4x64_epi64(raw, 0b10_01_01_00);
@@ -544,6 +545,82 @@ fn rej_uniform_avx2(p: &mut Poly, ctr: &mut usize, buf: &[u8]) -> usize {
     }
     *ctr = c;
     pos
+}
+
+/// The value η - (z mod 5) (η = 2) or η - z (η = 4) of each nibble z, as signed bytes for `pshufb` (entries of
+/// rejected nibbles are never kept).
+const fn eta_table(eta: i32) -> [i8; 16] {
+    let mut t = [0i8; 16];
+    let mut z = 0;
+    while z < 16 {
+        t[z] = if eta == 2 { (2 - (z as i32 % 5)) as i8 } else { (4 - z as i32) as i8 };
+        z += 1;
+    }
+    t
+}
+
+#[target_feature(enable = "avx2")]
+fn rej_eta_avx2(p: &mut Poly, ctr: &mut usize, buf: &[u8], eta: i32) -> usize {
+    let mut c = *ctr;
+    let mut pos = 0;
+    // The accept mask says which half-bytes were rejected (≥ 15 or ≥ 9); those are discarded, so the mask is
+    // independent of the coefficients kept, and indexing the compaction table with it reveals nothing about
+    // the private key (the rejection count is data-dependent in the standard itself). The values are mapped
+    // in-register (pshufb), never through a memory table.
+    // SAFETY: AVX2 is enabled for this function. Each load reads 8 bytes at `pos` with pos + 8 <= buf.len();
+    // each store writes 8 values at `c` with c + 8 <= N (checked for both halves by c + 16 <= N).
+    unsafe {
+        let tab = if eta == 2 { eta_table(2) } else { eta_table(4) };
+        let tab = _mm_loadu_si128(tab.as_ptr().cast());
+        let bound = _mm_set1_epi8(if eta == 2 { 15 } else { 9 });
+        let low = _mm_set1_epi8(0x0F);
+        while pos + 8 <= buf.len() && c + 16 <= N {
+            let raw = _mm_loadl_epi64(buf.as_ptr().add(pos).cast());
+            let lo = _mm_and_si128(raw, low);
+            let hi = _mm_and_si128(_mm_srli_epi16(raw, 4), low);
+            // Half-bytes in stream order: low then high nibble of each byte.
+            let z = _mm_unpacklo_epi8(lo, hi);
+            let ok = _mm_movemask_epi8(_mm_cmpgt_epi8(bound, z)) as usize;
+            let vals = _mm_shuffle_epi8(tab, z);
+            let m0 = ok & 0xFF;
+            let idx0 = _mm_loadl_epi64(COMPACT[m0].as_ptr().cast());
+            let v0 = _mm256_cvtepi8_epi32(_mm_shuffle_epi8(vals, idx0));
+            _mm256_storeu_si256(p.0.as_mut_ptr().add(c).cast(), v0);
+            c += m0.count_ones() as usize;
+            let m1 = ok >> 8;
+            let idx1 = _mm_loadl_epi64(COMPACT[m1].as_ptr().cast());
+            let v1 = _mm256_cvtepi8_epi32(_mm_shuffle_epi8(_mm_srli_si128(vals, 8), idx1));
+            _mm256_storeu_si256(p.0.as_mut_ptr().add(c).cast(), v1);
+            c += m1.count_ones() as usize;
+            pos += 8;
+        }
+    }
+    *ctr = c;
+    pos
+}
+
+#[target_feature(enable = "avx2")]
+fn wipe_avx2(v: &mut [Poly]) {
+    for p in v {
+        let base = p.0.as_mut_ptr().cast::<__m256i>();
+        for i in 0..N / 8 {
+            // SAFETY: a Poly is 1024 bytes aligned to 64, so its 32 slots of 32 bytes are in bounds and aligned
+            // for __m256i. Volatile, so the compiler keeps the stores even right before the memory is freed.
+            unsafe { core::ptr::write_volatile(base.add(i), _mm256_setzero_si256()) };
+        }
+    }
+    core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+}
+
+/// Caller guarantees: `b` is 32-byte aligned and its length a multiple of 32.
+#[target_feature(enable = "avx2")]
+unsafe fn wipe_bytes_avx2(b: &mut [u8]) {
+    let base = b.as_mut_ptr().cast::<__m256i>();
+    for i in 0..b.len() / 32 {
+        // SAFETY: in bounds (i < len / 32) and aligned, by the caller's guarantee. Volatile, as in `wipe_avx2`.
+        unsafe { core::ptr::write_volatile(base.add(i), _mm256_setzero_si256()) };
+    }
+    core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
 }
 
 // The wrappers below are only reached through `Backend::Avx2`/`Avx512`, which `Backend::detect` and
@@ -597,11 +674,38 @@ pub fn hint(ct0: &Poly, r: &Poly, w1: &mut Poly, gamma2: i32) -> (u32, u32) {
     unsafe { hint_avx2(ct0, r, w1, gamma2) }
 }
 
-/// Vectorised RejNTTPoly parsing: consumes 24-byte groups of `buf` while at least 8 coefficients are
-/// missing and 32 bytes are readable; returns the number of bytes consumed (the caller parses the rest).
-pub fn rej_uniform(p: &mut Poly, ctr: &mut usize, buf: &[u8]) -> usize {
+/// Vectorised RejNTTPoly parsing: consumes 24-byte groups of the first `valid` bytes of `buf` while at least 8
+/// coefficients are missing and 32 bytes are readable (bytes past `valid` may be read, never used); returns
+/// the number of bytes consumed (the caller parses the rest).
+pub fn rej_uniform(p: &mut Poly, ctr: &mut usize, buf: &[u8], valid: usize) -> usize {
     // SAFETY: as above.
-    unsafe { rej_uniform_avx2(p, ctr, buf) }
+    unsafe { rej_uniform_avx2(p, ctr, buf, valid) }
+}
+
+/// Zeroizes polynomials with volatile 32-byte stores (a volatile `i32` at a time, as `zeroize` does, costs
+/// eight times as many stores: it showed up in key generation and signing profiles).
+pub fn wipe(v: &mut [Poly]) {
+    // SAFETY: as above.
+    unsafe { wipe_avx2(v) }
+}
+
+/// Zeroizes `b` with volatile 32-byte stores if it is 32-byte aligned and a multiple of 32 bytes long (returns
+/// `false`, touching nothing, otherwise).
+pub fn wipe_bytes(b: &mut [u8]) -> bool {
+    if !(b.as_ptr() as usize).is_multiple_of(32) || !b.len().is_multiple_of(32) {
+        return false;
+    }
+    // SAFETY: as above; alignment and length checked.
+    unsafe { wipe_bytes_avx2(b) };
+    true
+}
+
+/// Vector RejBoundedPoly for η = 2 or 4: parses whole 8-byte groups of `buf` into `p` from `*ctr` while at
+/// least 16 coefficients remain to be filled, and returns the number of bytes consumed (the caller finishes
+/// with the scalar parser).
+pub fn rej_eta(p: &mut Poly, ctr: &mut usize, buf: &[u8], eta: i32) -> usize {
+    // SAFETY: as above.
+    unsafe { rej_eta_avx2(p, ctr, buf, eta) }
 }
 
 /// [`ntt`] compiled with AVX-512VL as well (only for the AVX-512 backend).

@@ -5,41 +5,38 @@
 use super::N;
 use super::poly::Poly;
 
-/// Packs `N` values of `bits` bits each (`vals(i)` < 2^bits) into `out` (`32 * bits` bytes).
+/// Packs `N` values of `bits` bits each (`vals(i)` < 2^bits) into `out` (`32 * bits` bytes), a group at a time:
+/// 4 values in `bits / 2` bytes for even widths, 8 values in `bits` bytes for odd ones (at most 16 bytes, so a
+/// group fits one `u128`). `bits` is a constant at every call site, so the loops unroll.
 #[inline(always)]
 fn pack(out: &mut [u8], bits: u32, vals: impl Fn(usize) -> u32) {
     debug_assert_eq!(out.len(), 32 * bits as usize);
-    let mut acc = 0u64;
-    let mut n = 0u32;
-    let mut o = 0;
-    for i in 0..N {
-        acc |= u64::from(vals(i)) << n;
-        n += bits;
-        while n >= 8 {
-            out[o] = acc as u8;
-            acc >>= 8;
-            n -= 8;
-            o += 1;
+    let per = if bits.is_multiple_of(2) { 4 } else { 8 };
+    let nb = bits as usize * per / 8;
+    for (g, o) in out.chunks_exact_mut(nb).enumerate() {
+        let mut v = 0u128;
+        for j in 0..per {
+            v |= u128::from(vals(per * g + j)) << (bits as usize * j);
         }
+        o.copy_from_slice(&v.to_le_bytes()[..nb]);
     }
 }
 
-/// Unpacks `N` values of `bits` bits from `inp` (`32 * bits` bytes), handing each to `f(i, v)`.
+/// Unpacks `N` values of `bits` bits from `inp` (`32 * bits` bytes), handing each to `f(i, v)`; the groups are
+/// those of [`pack`].
 #[inline(always)]
 fn unpack(inp: &[u8], bits: u32, mut f: impl FnMut(usize, u32)) {
     debug_assert_eq!(inp.len(), 32 * bits as usize);
-    let mask = (1u64 << bits) - 1;
-    let mut acc = 0u64;
-    let mut n = 0u32;
-    let mut it = inp.iter();
-    for i in 0..N {
-        while n < bits {
-            acc |= u64::from(*it.next().unwrap_or(&0)) << n;
-            n += 8;
+    let per = if bits.is_multiple_of(2) { 4 } else { 8 };
+    let nb = bits as usize * per / 8;
+    let mask = (1u128 << bits) - 1;
+    for (g, b) in inp.chunks_exact(nb).enumerate() {
+        let mut w = [0u8; 16];
+        w[..nb].copy_from_slice(b);
+        let v = u128::from_le_bytes(w);
+        for j in 0..per {
+            f(per * g + j, ((v >> (bits as usize * j)) & mask) as u32);
         }
-        f(i, (acc & mask) as u32);
-        acc >>= bits;
-        n -= bits;
     }
 }
 

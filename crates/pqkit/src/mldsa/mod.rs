@@ -327,7 +327,7 @@ fn k_of<P: Params>(v: &P::VecK) -> &[Poly] {
 /// Zeroized on drop; `Debug` prints nothing secret. Store it as its 32-byte seed ([`to_seed`](Self::to_seed),
 /// the compact form FIPS 204 recommends) or as the FIPS 204 encoding ([`to_bytes`](Self::to_bytes)).
 ///
-/// The expanded key lives inline (no heap): about 41 KB for ML-DSA-44, 66 KB for ML-DSA-65 and 105 KB for
+/// The expanded key lives inline (no heap): about 29 KB for ML-DSA-44, 48 KB for ML-DSA-65 and 80 KB for
 /// ML-DSA-87, the matrix A being most of it. Box it if it has to move often or live on a small stack.
 #[derive(Clone)]
 pub struct SigningKey<P: Params> {
@@ -335,11 +335,7 @@ pub struct SigningKey<P: Params> {
     key: [u8; 32],
     tr: [u8; 64],
     seed: Option<[u8; 32]>,
-    /// s1, s2, t0 as stored (normal domain).
-    s1: P::VecL,
-    s2: P::VecK,
-    t0: P::VecK,
-    /// NTT(s1), NTT(s2), NTT(t0).
+    /// NTT(s1), NTT(s2), NTT(t0): the only form signing needs (the encoding recovers s1, s2 and t0 from them).
     s1_hat: P::VecL,
     s2_hat: P::VecK,
     t0_hat: P::VecK,
@@ -419,7 +415,13 @@ impl<P: Params> PartialEq for Signature<P> {
 }
 impl<P: Params> Eq for Signature<P> {}
 
+/// Zeroizes secret polynomials (volatile stores; 32 bytes at a time where AVX2 is available).
 fn zeroize_polys(v: &mut [Poly]) {
+    #[cfg(target_arch = "x86_64")]
+    if cpu::features().has(Features::AVX2) {
+        avx2::wipe(v);
+        return;
+    }
     for p in v {
         p.zeroize();
     }
@@ -429,9 +431,6 @@ impl<P: Params> Zeroize for SigningKey<P> {
     fn zeroize(&mut self) {
         self.key.zeroize();
         self.seed.zeroize();
-        zeroize_polys(self.s1.as_mut());
-        zeroize_polys(self.s2.as_mut());
-        zeroize_polys(self.t0.as_mut());
         zeroize_polys(self.s1_hat.as_mut());
         zeroize_polys(self.s2_hat.as_mut());
         zeroize_polys(self.t0_hat.as_mut());
@@ -445,6 +444,9 @@ impl<P: Params> Drop for SigningKey<P> {
 }
 
 impl<P: Params> zeroize::ZeroizeOnDrop for SigningKey<P> {}
+
+/// Every coefficient 2^64 mod q (centred): a Montgomery product with it multiplies by 2^32.
+const R2_POLY: Poly = Poly([poly::center(((1u128 << 64) % Q as u128) as i32); N]);
 
 /// t = A·s1 + s2 in \[0, q), from NTT(s1) and s2.
 fn compute_t<P: Params>(b: Backend, a: &P::Mat, s1_hat: &P::VecL, s2: &P::VecK, t: &mut P::VecK) {
@@ -499,9 +501,6 @@ impl<P: Params> SigningKey<P> {
             key,
             tr: [0; 64],
             seed: Some(*xi),
-            s1: P::VecL::zero(),
-            s2: P::VecK::zero(),
-            t0: P::VecK::zero(),
             s1_hat: P::VecL::zero(),
             s2_hat: P::VecK::zero(),
             t0_hat: P::VecK::zero(),
@@ -509,43 +508,72 @@ impl<P: Params> SigningKey<P> {
             backend: b,
         };
         sampling::expand_a(b, &rho, sk.a.as_mut(), P::L);
-        sampling::expand_s(b, &rho1, sk.s1.as_mut(), sk.s2.as_mut(), P::ETA);
-        for (h, s) in sk.s1_hat.as_mut().iter_mut().zip(sk.s1.as_ref()) {
+        let (mut s1, mut s2) = (P::VecL::zero(), P::VecK::zero());
+        sampling::expand_s(b, &rho1, s1.as_mut(), s2.as_mut(), P::ETA);
+        for (h, s) in sk.s1_hat.as_mut().iter_mut().zip(s1.as_ref()) {
             *h = *s;
             b.ntt(h);
         }
-        let mut t = Zeroizing::new(P::VecK::zero());
-        compute_t::<P>(b, &sk.a, &sk.s1_hat, &sk.s2, &mut *t);
+        zeroize_polys(s1.as_mut());
+        for (h, s) in sk.s2_hat.as_mut().iter_mut().zip(s2.as_ref()) {
+            *h = *s;
+            b.ntt(h);
+        }
+        // t = A·s1 + s2. On the way, NTT(t) = 2^32·(A ∘ NTT(s1) in Montgomery form) + NTT(s2) goes into t0_hat:
+        // once NTT(t1·2^13) is known (the verifying key computes it), NTT(t0) = NTT(t) − NTT(t1·2^13) without
+        // another forward NTT.
+        // Each t_i is wiped as soon as it has been split into t1 and t0.
+        let mut t = P::VecK::zero();
+        {
+            let (a, s1h) = (sk.a.as_ref(), &sk.s1_hat.as_ref()[..P::L]);
+            for i in 0..P::K {
+                let ti = &mut t.as_mut()[i];
+                b.pointwise_acc(ti, &a[i * P::L..(i + 1) * P::L], s1h);
+                let th = &mut sk.t0_hat.as_mut()[i];
+                b.pointwise(th, ti, &R2_POLY);
+                for (x, y) in th.0.iter_mut().zip(sk.s2_hat.as_ref()[i].0.iter()) {
+                    *x += *y;
+                }
+                b.invntt(ti);
+                for (c, s) in ti.0.iter_mut().zip(s2.as_ref()[i].0.iter()) {
+                    *c = poly::freeze(*c + *s);
+                }
+            }
+        }
+        zeroize_polys(s2.as_mut());
         let mut pk = P::PkBytes::zero();
         {
             let pkb = pk.as_mut();
             pkb[..32].copy_from_slice(&rho);
             for i in 0..P::K {
-                let ti = &mut (*t).as_mut()[i];
+                let ti = &mut t.as_mut()[i];
                 let mut t1 = Poly::ZERO;
                 for j in 0..N {
-                    let (r1, r0) = poly::power2round(ti.0[j]);
-                    t1.0[j] = r1;
-                    sk.t0.as_mut()[i].0[j] = r0;
+                    t1.0[j] = poly::power2round(ti.0[j]).0;
                 }
-                ti.zeroize();
+                zeroize_polys(core::slice::from_mut(ti));
                 encoding::pack_t1(&mut pkb[32 + 320 * i..32 + 320 * (i + 1)], &t1);
             }
         }
         let vk = VerifyingKey::<P>::from_parts(pk, Some(&sk.a), b);
         sk.tr = vk.tr;
-        sk.finish_expansion();
+        for (t0h, t1h) in sk.t0_hat.as_mut().iter_mut().zip(vk.t1_hat.as_ref()) {
+            for (x, y) in t0h.0.iter_mut().zip(t1h.0.iter()) {
+                *x = poly::reduce32(*x - *y);
+            }
+        }
         (sk, vk)
     }
 
-    /// NTT(s2) and NTT(t0) from s2 and t0.
-    fn finish_expansion(&mut self) {
-        let b = self.backend;
-        for i in 0..P::K {
-            self.s2_hat.as_mut()[i] = self.s2.as_ref()[i];
-            b.ntt(&mut self.s2_hat.as_mut()[i]);
-            self.t0_hat.as_mut()[i] = self.t0.as_ref()[i];
-            b.ntt(&mut self.t0_hat.as_mut()[i]);
+    /// x from NTT(x) (for s1, s2, t0, whose centred representatives are the values themselves).
+    fn from_ntt(b: Backend, hat: &Poly, out: &mut Poly) {
+        for (o, h) in out.0.iter_mut().zip(hat.0.iter()) {
+            *o = poly::reduce32(*h);
+        }
+        // invntt(NTT(x)) = x · 2^32; one Montgomery reduction removes the 2^32.
+        b.invntt(out);
+        for c in out.0.iter_mut() {
+            *c = poly::center(poly::freeze(poly::mont_reduce(i64::from(*c))));
         }
     }
 
@@ -564,18 +592,24 @@ impl<P: Params> SigningKey<P> {
         o[64..128].copy_from_slice(&self.tr);
         let eb = 32 * P::ETA_BITS;
         let mut off = 128;
-        for p in &self.s1.as_ref()[..P::L] {
-            encoding::pack_eta(&mut o[off..off + eb], p, P::ETA);
+        let b = self.backend;
+        let mut tmp = Poly::ZERO;
+        for p in &self.s1_hat.as_ref()[..P::L] {
+            Self::from_ntt(b, p, &mut tmp);
+            encoding::pack_eta(&mut o[off..off + eb], &tmp, P::ETA);
             off += eb;
         }
-        for p in &self.s2.as_ref()[..P::K] {
-            encoding::pack_eta(&mut o[off..off + eb], p, P::ETA);
+        for p in &self.s2_hat.as_ref()[..P::K] {
+            Self::from_ntt(b, p, &mut tmp);
+            encoding::pack_eta(&mut o[off..off + eb], &tmp, P::ETA);
             off += eb;
         }
-        for p in &self.t0.as_ref()[..P::K] {
-            encoding::pack_t0(&mut o[off..off + 416], p);
+        for p in &self.t0_hat.as_ref()[..P::K] {
+            Self::from_ntt(b, p, &mut tmp);
+            encoding::pack_t0(&mut o[off..off + 416], &tmp);
             off += 416;
         }
+        zeroize_polys(core::slice::from_mut(&mut tmp));
         out
     }
 
@@ -602,9 +636,6 @@ impl<P: Params> SigningKey<P> {
             key,
             tr,
             seed: None,
-            s1: P::VecL::zero(),
-            s2: P::VecK::zero(),
-            t0: P::VecK::zero(),
             s1_hat: P::VecL::zero(),
             s2_hat: P::VecK::zero(),
             t0_hat: P::VecK::zero(),
@@ -614,26 +645,24 @@ impl<P: Params> SigningKey<P> {
         let eb = 32 * P::ETA_BITS;
         let mut off = 128;
         let mut bad = 0;
-        for p in &mut out.s1.as_mut()[..P::L] {
+        for p in &mut out.s1_hat.as_mut()[..P::L] {
             bad |= encoding::unpack_eta(p, &sk[off..off + eb], P::ETA);
+            b.ntt(p);
             off += eb;
         }
-        for p in &mut out.s2.as_mut()[..P::K] {
+        for p in &mut out.s2_hat.as_mut()[..P::K] {
             bad |= encoding::unpack_eta(p, &sk[off..off + eb], P::ETA);
+            b.ntt(p);
             off += eb;
         }
-        for p in &mut out.t0.as_mut()[..P::K] {
+        for p in &mut out.t0_hat.as_mut()[..P::K] {
             encoding::unpack_t0(p, &sk[off..off + 416]);
+            b.ntt(p);
             off += 416;
         }
         if bad != 0 {
             return Err(Error::InvalidEncoding { algorithm: P::NAME, reason: "s1 or s2 coefficient out of range" });
         }
-        out.s1_hat = out.s1.clone();
-        for p in out.s1_hat.as_mut() {
-            b.ntt(p);
-        }
-        out.finish_expansion();
         Ok(out)
     }
 
@@ -642,7 +671,11 @@ impl<P: Params> SigningKey<P> {
     pub fn verifying_key(&self) -> VerifyingKey<P> {
         let b = self.backend;
         let mut t = Zeroizing::new(P::VecK::zero());
-        compute_t::<P>(b, &self.a, &self.s1_hat, &self.s2, &mut *t);
+        let mut s2 = Zeroizing::new(P::VecK::zero());
+        for (s, h) in s2.as_mut().iter_mut().zip(self.s2_hat.as_ref()) {
+            Self::from_ntt(b, h, s);
+        }
+        compute_t::<P>(b, &self.a, &self.s1_hat, &s2, &mut *t);
         let mut pk = P::PkBytes::zero();
         let pkb = pk.as_mut();
         pkb[..32].copy_from_slice(&self.rho);

@@ -27,16 +27,21 @@ fn rej_uniform(p: &mut Poly, ctr: &mut usize, buf: &[u8]) {
 
 /// [`rej_uniform`] with the backend's vector parser for the bulk of the buffer.
 #[inline]
-fn rej_uniform_with(backend: Backend, p: &mut Poly, ctr: &mut usize, buf: &[u8]) {
+/// `buf` holds `RATE128` bytes of output followed by 8 bytes of padding, so that the vector parser's 32-byte
+/// loads reach every 24-byte group.
+fn rej_uniform_with(backend: Backend, p: &mut Poly, ctr: &mut usize, buf: &[u8; BUF]) {
     match backend {
         #[cfg(target_arch = "x86_64")]
         Backend::Avx2 | Backend::Avx512 => {
-            let used = super::avx2::rej_uniform(p, ctr, buf);
-            rej_uniform(p, ctr, &buf[used..]);
+            let used = super::avx2::rej_uniform(p, ctr, buf, RATE128);
+            rej_uniform(p, ctr, &buf[used..RATE128]);
         }
-        _ => rej_uniform(p, ctr, buf),
+        _ => rej_uniform(p, ctr, &buf[..RATE128]),
     }
 }
+
+/// Block buffer: one SHAKE128 block and 8 bytes of padding.
+const BUF: usize = RATE128 + 8;
 
 /// Parses half-bytes of `buf` into coefficients in \[-η, η\] (RejBoundedPoly, Algorithm 31). As in
 /// [`rej_uniform`], values are stored unconditionally and the position advances by the accept bit; the
@@ -62,12 +67,26 @@ fn rej_eta(p: &mut Poly, ctr: &mut usize, buf: &[u8], eta: i32) {
     *ctr = c;
 }
 
+/// [`rej_eta`] with the backend's vector parser for the bulk of the buffer.
+#[inline]
+fn rej_eta_with(backend: Backend, p: &mut Poly, ctr: &mut usize, buf: &[u8], eta: i32) {
+    match backend {
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 | Backend::Avx512 => {
+            let used = super::avx2::rej_eta(p, ctr, buf, eta);
+            rej_eta(p, ctr, &buf[used..], eta);
+        }
+        _ => rej_eta(p, ctr, buf, eta),
+    }
+}
+
 /// `W` SHAKE instances advanced together, each absorbing one short seed (shorter than a block). Output is
 /// read a whole block at a time straight from the lanes.
 struct XofN<const W: usize> {
     st: [[u64; W]; 25],
     rate: usize,
     backend: sha3::Backend,
+    secret: bool,
 }
 
 trait Permute {
@@ -92,32 +111,47 @@ impl<const W: usize> XofN<W>
 where
     [[u64; W]; 25]: Permute,
 {
-    /// Absorbs `seeds[k]` (each shorter than `rate`) with SHAKE padding and permutes once.
-    fn new(backend: sha3::Backend, rate: usize, seeds: &[[u8; 66]], len: usize) -> Self {
+    /// Absorbs `seeds[k]` (each shorter than `rate`, whole 8-byte words up to the last partial one) with SHAKE
+    /// padding, straight into the lanes. The permutation runs lazily, at the start of each [`block`](Self::block)
+    /// call, so no permutation is wasted after the last block a caller reads.
+    /// `secret`: whether the state is wiped on drop (ExpandS and ExpandMask; ExpandA's is public).
+    fn new(backend: sha3::Backend, rate: usize, seeds: &[[u8; 66]], len: usize, secret: bool) -> Self {
         debug_assert!(len < rate);
         let mut st = [[0u64; W]; 25];
         for (k, seed) in seeds[..W].iter().enumerate() {
-            let mut block = [0u8; 168];
-            block[..len].copy_from_slice(&seed[..len]);
-            block[len] = 0x1F;
-            block[rate - 1] |= 0x80;
-            for (i, w) in block[..rate].chunks_exact(8).enumerate() {
-                st[i][k] = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+            let mut i = 0;
+            while i + 8 <= len {
+                st[i / 8][k] = u64::from_le_bytes([
+                    seed[i],
+                    seed[i + 1],
+                    seed[i + 2],
+                    seed[i + 3],
+                    seed[i + 4],
+                    seed[i + 5],
+                    seed[i + 6],
+                    seed[i + 7],
+                ]);
+                i += 8;
             }
-            block.zeroize();
+            // The partial word (at most 7 seed bytes) followed by the SHAKE domain byte.
+            let mut last = 0x1Fu64 << (8 * (len - i));
+            for (j, &b) in seed[i..len].iter().enumerate() {
+                last |= u64::from(b) << (8 * j);
+            }
+            st[i / 8][k] = last;
+            st[rate / 8 - 1][k] ^= 0x80 << 56;
         }
-        <[[u64; W]; 25]>::permute(backend, &mut st);
-        XofN { st, rate, backend }
+        XofN { st, rate, backend, secret }
     }
 
-    /// Writes the next block of every instance to `out[k][..rate]` and advances.
-    fn block(&mut self, out: &mut [[u8; 168]; W]) {
+    /// Permutes, then writes the next block of every instance to `out[k][..rate]`.
+    fn block(&mut self, out: &mut [[u8; BUF]; W]) {
+        <[[u64; W]; 25]>::permute(self.backend, &mut self.st);
         for i in 0..self.rate / 8 {
             for (k, o) in out.iter_mut().enumerate() {
                 o[8 * i..8 * i + 8].copy_from_slice(&self.st[i][k].to_le_bytes());
             }
         }
-        <[[u64; W]; 25]>::permute(self.backend, &mut self.st);
     }
 }
 
@@ -125,22 +159,24 @@ impl<const W: usize> XofN<W>
 where
     [[u64; W]; 25]: Permute,
 {
-    /// Writes the next block of instance k to `out[k][off..off + rate]` and advances.
+    /// Permutes, then writes the next block of instance k to `out[k][off..off + rate]`.
     fn block_at(&mut self, out: &mut [[u8; MASK_BUF]], off: usize) {
+        <[[u64; W]; 25]>::permute(self.backend, &mut self.st);
         for i in 0..self.rate / 8 {
             for (k, o) in out[..W].iter_mut().enumerate() {
                 o[off + 8 * i..off + 8 * i + 8].copy_from_slice(&self.st[i][k].to_le_bytes());
             }
         }
-        <[[u64; W]; 25]>::permute(self.backend, &mut self.st);
     }
 }
 
-/// Five SHAKE256 blocks: enough for one ExpandMask polynomial (576 or 640 bytes).
-const MASK_BUF: usize = 5 * RATE256;
+/// Five SHAKE256 blocks (680 bytes): enough for one ExpandMask polynomial (576 or 640 bytes); rounded up to
+/// a multiple of 32 so that the buffers can be wiped 32 bytes at a time.
+const MASK_BUF: usize = 704;
 
 /// Reusable buffers of ExpandMask, wiped once when the signer is done with them rather than on every
 /// iteration of the rejection loop.
+#[repr(C, align(32))]
 pub struct MaskScratch {
     out: [[u8; MASK_BUF]; 8],
     seeds: [[u8; 66]; 8],
@@ -155,34 +191,37 @@ impl MaskScratch {
 
 impl Drop for MaskScratch {
     fn drop(&mut self) {
-        self.out.zeroize();
+        wipe_bytes(self.out.as_flattened_mut());
         self.seeds.zeroize();
     }
 }
 
 impl<const W: usize> Drop for XofN<W> {
     fn drop(&mut self) {
-        self.st.zeroize();
+        if self.secret {
+            self.st.zeroize();
+        }
     }
 }
 
 macro_rules! multi_expand {
     ($w:expr, $a_fn:ident, $s_fn:ident, $mask_fn:ident) => {
-        /// ExpandA into `a` (row-major, `k * l` entries, NTT domain), `$w` polynomials at a time.
-        fn $a_fn(backend: Backend, rho: &[u8; 32], a: &mut [Poly], l: usize) {
+        /// ExpandA into `a` (row-major entries `first..first + a.len()` of the matrix, NTT domain), `$w`
+        /// polynomials at a time.
+        fn $a_fn(backend: Backend, rho: &[u8; 32], a: &mut [Poly], l: usize, first: usize) {
             let sb = sha3_backend(backend);
             let total = a.len();
             let mut base = 0;
             while base < total {
                 let mut seeds = [[0u8; 66]; $w];
                 for (t, s) in seeds.iter_mut().enumerate() {
-                    let idx = (base + t).min(total - 1);
+                    let idx = first + (base + t).min(total - 1);
                     s[..32].copy_from_slice(rho);
                     s[32] = (idx % l) as u8;
                     s[33] = (idx / l) as u8;
                 }
-                let mut x = XofN::<$w>::new(sb, RATE128, &seeds, 34);
-                let mut bufs = [[0u8; 168]; $w];
+                let mut x = XofN::<$w>::new(sb, RATE128, &seeds, 34, false);
+                let mut bufs = [[0u8; BUF]; $w];
                 let mut ctr = [0usize; $w];
                 let n = ($w).min(total - base);
                 while ctr[..n].iter().any(|&c| c < N) {
@@ -195,12 +234,21 @@ macro_rules! multi_expand {
             }
         }
 
-        /// ExpandS: `s1[r]` from ρ' || r, `s2[r]` from ρ' || (r + l), coefficients in \[-η, η\].
-        fn $s_fn(backend: Backend, rho1: &[u8; 64], s1: &mut [Poly], s2: &mut [Poly], eta: i32) {
+        /// ExpandS for the entries `from..to` of s1 || s2: `s1[r]` from ρ' || r, `s2[r]` from ρ' || (r + l),
+        /// coefficients in \[-η, η\].
+        fn $s_fn(
+            backend: Backend,
+            rho1: &[u8; 64],
+            s1: &mut [Poly],
+            s2: &mut [Poly],
+            eta: i32,
+            from: usize,
+            to: usize,
+        ) {
             let sb = sha3_backend(backend);
             let l = s1.len();
-            let total = l + s2.len();
-            let mut base = 0;
+            let total = to;
+            let mut base = from;
             while base < total {
                 let mut seeds = [[0u8; 66]; $w];
                 for (t, s) in seeds.iter_mut().enumerate() {
@@ -208,8 +256,8 @@ macro_rules! multi_expand {
                     s[..64].copy_from_slice(rho1);
                     s[64..].copy_from_slice(&idx.to_le_bytes());
                 }
-                let mut x = XofN::<$w>::new(sb, RATE256, &seeds, 66);
-                let mut bufs = [[0u8; 168]; $w];
+                let mut x = XofN::<$w>::new(sb, RATE256, &seeds, 66, true);
+                let mut bufs = [[0u8; BUF]; $w];
                 let mut ctr = [0usize; $w];
                 let n = ($w).min(total - base);
                 while ctr[..n].iter().any(|&c| c < N) {
@@ -217,7 +265,7 @@ macro_rules! multi_expand {
                     for t in 0..n {
                         let idx = base + t;
                         let p = if idx < l { &mut s1[idx] } else { &mut s2[idx - l] };
-                        rej_eta(p, &mut ctr[t], &bufs[t][..RATE256], eta);
+                        rej_eta_with(backend, p, &mut ctr[t], &bufs[t][..RATE256], eta);
                     }
                 }
                 bufs.zeroize();
@@ -237,7 +285,7 @@ macro_rules! multi_expand {
                     s[..64].copy_from_slice(rho2);
                     s[64..].copy_from_slice(&idx.to_le_bytes());
                 }
-                let mut x = XofN::<$w>::new(sb, RATE256, &sc.seeds, 66);
+                let mut x = XofN::<$w>::new(sb, RATE256, &sc.seeds, 66, true);
                 for b in 0..5 {
                     x.block_at(&mut sc.out, b * RATE256);
                 }
@@ -248,6 +296,16 @@ macro_rules! multi_expand {
             }
         }
     };
+}
+
+/// Zeroizes a buffer with volatile stores, 32 bytes at a time where AVX2 is available and the buffer is
+/// 32-byte aligned with a length that is a multiple of 32.
+fn wipe_bytes(b: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::cpu::features().has(crate::cpu::Features::AVX2) && super::avx2::wipe_bytes(b) {
+        return;
+    }
+    b.zeroize();
 }
 
 fn sha3_backend(backend: Backend) -> sha3::Backend {
@@ -261,19 +319,30 @@ fn sha3_backend(backend: Backend) -> sha3::Backend {
 multi_expand!(4, expand_a_x4, expand_s_x4, expand_mask_x4);
 multi_expand!(8, expand_a_x8, expand_s_x8, expand_mask_x8);
 
-/// ExpandA (Algorithm 32): `a[r * l + s]` = RejNTTPoly(ρ || s || r).
+/// ExpandA (Algorithm 32): `a[r * l + s]` = RejNTTPoly(ρ || s || r). On the AVX-512 backend, 8 at a time and
+/// a last group of at most 4 on the (half as wide, half as costly) 4-way permutation.
 pub fn expand_a(backend: Backend, rho: &[u8; 32], a: &mut [Poly], l: usize) {
     match backend {
-        Backend::Avx512 => expand_a_x8(backend, rho, a, l),
-        _ => expand_a_x4(backend, rho, a, l),
+        Backend::Avx512 => {
+            let tail = if a.len() % 8 <= 4 { a.len() % 8 } else { 0 };
+            let split = a.len() - tail;
+            expand_a_x8(backend, rho, &mut a[..split], l, 0);
+            expand_a_x4(backend, rho, &mut a[split..], l, split);
+        }
+        _ => expand_a_x4(backend, rho, a, l, 0),
     }
 }
 
-/// ExpandS (Algorithm 33).
+/// ExpandS (Algorithm 33), grouped like [`expand_a`].
 pub fn expand_s(backend: Backend, rho1: &[u8; 64], s1: &mut [Poly], s2: &mut [Poly], eta: i32) {
     match backend {
-        Backend::Avx512 => expand_s_x8(backend, rho1, s1, s2, eta),
-        _ => expand_s_x4(backend, rho1, s1, s2, eta),
+        Backend::Avx512 => {
+            let total = s1.len() + s2.len();
+            let tail = if total % 8 <= 4 { total % 8 } else { 0 };
+            expand_s_x8(backend, rho1, s1, s2, eta, 0, total - tail);
+            expand_s_x4(backend, rho1, s1, s2, eta, total - tail, total);
+        }
+        _ => expand_s_x4(backend, rho1, s1, s2, eta, 0, s1.len() + s2.len()),
     }
 }
 

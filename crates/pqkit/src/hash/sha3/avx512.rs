@@ -158,3 +158,55 @@ pub(super) fn f1600_x8(states: &mut [[u64; 8]; 25]) {
     // support AVX-512F.
     unsafe { f1600_x8_avx512(states) }
 }
+
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn xor4(a: __m256i, b: __m256i) -> __m256i {
+    _mm256_xor_si256(a, b)
+}
+
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn xor5_4(a: __m256i, b: __m256i, c: __m256i, d: __m256i, e: __m256i) -> __m256i {
+    _mm256_ternarylogic_epi64::<0x96>(_mm256_ternarylogic_epi64::<0x96>(a, b, c), d, e)
+}
+
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn chi4(a: __m256i, b: __m256i, c: __m256i) -> __m256i {
+    _mm256_ternarylogic_epi64::<0xd2>(a, b, c)
+}
+
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn rol4(a: __m256i, n: i64) -> __m256i {
+    // A constant amount after inlining: becomes `vprolq` with an immediate.
+    _mm256_rolv_epi64(a, _mm256_set1_epi64x(n))
+}
+
+/// The 4-way permutation on `ymm` registers with AVX-512VL: `vprolq` and `vpternlogq` instead of AVX2's
+/// shift/shift/or rotations and andnot/xor chi, about 40% fewer instructions than the AVX2 code.
+#[target_feature(enable = "avx2,avx512f,avx512vl")]
+fn f1600_x4_avx512vl(states: &mut [[u64; 4]; 25]) {
+    let mut a = [_mm256_setzero_si256(); 25];
+    for (r, s) in a.iter_mut().zip(states.iter()) {
+        // SAFETY: `s` is 32 readable bytes; loadu has no alignment requirement.
+        *r = unsafe { _mm256_loadu_si256(s.as_ptr().cast()) };
+    }
+    for &rc in RC.iter() {
+        let rc = _mm256_set1_epi64x(rc as i64);
+        keccak_round!(a, rc, xor4, xor5_4, chi4, rol4);
+    }
+    for (r, s) in a.iter().zip(states.iter_mut()) {
+        // SAFETY: `s` is 32 writable bytes; storeu has no alignment requirement.
+        unsafe { _mm256_storeu_si256(s.as_mut_ptr().cast(), *r) };
+    }
+}
+
+/// 4-way Keccak-f[1600] with AVX-512VL. The caller (the dispatch in `mod.rs`) has checked AVX-512F/VL.
+pub(super) fn f1600_x4(states: &mut [[u64; 4]; 25]) {
+    debug_assert!(crate::cpu::features().has(crate::cpu::Features::AVX512F | crate::cpu::Features::AVX512VL));
+    // SAFETY: only reached through Backend::Avx512/Avx512Rows, which `Backend::detect` selects only when the CPU
+    // and OS support AVX2, AVX-512F and AVX-512VL.
+    unsafe { f1600_x4_avx512vl(states) }
+}

@@ -194,7 +194,9 @@ pub fn f1600_with(backend: Backend, state: &mut [u64; 25]) {
 pub fn f1600_x4_with(backend: Backend, states: &mut [[u64; 4]; 25]) {
     match backend {
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx2 | Backend::Avx512 | Backend::Avx512Rows => avx2::f1600_x4(states),
+        Backend::Avx2 => avx2::f1600_x4(states),
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx512 | Backend::Avx512Rows => avx512::f1600_x4(states),
         _ => soft::f1600_xn(states),
     }
 }
