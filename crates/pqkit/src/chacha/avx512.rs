@@ -160,6 +160,81 @@ macro_rules! qr256 {
     };
 }
 
+/// The body of [`blocks16`] and [`blocks16_with`], a macro so that both inline into their callers (a
+/// `#[target_feature]` function cannot be `#[inline(always)]`).
+macro_rules! blocks16_body {
+    ($rounds:ident, $state:ident, $ctr:ident, $p:ident, $xor:ident, $side:ident) => {{
+        let lo = _mm512_set1_epi32($ctr as u32 as i32);
+        let hi = _mm512_set1_epi32(($ctr >> 32) as u32 as i32);
+        let x12_0 = _mm512_add_epi32(lo, _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+        // Lanes whose word 12 wrapped carry one into word 13.
+        let carry = _mm512_cmplt_epu32_mask(x12_0, lo);
+        let x13_0 = _mm512_mask_add_epi32(hi, carry, hi, _mm512_set1_epi32(1));
+        let w = |i: usize| _mm512_set1_epi32($state[i] as i32);
+
+        let (mut x0, mut x1, mut x2, mut x3) = (w(0), w(1), w(2), w(3));
+        let (mut x4, mut x5, mut x6, mut x7) = (w(4), w(5), w(6), w(7));
+        let (mut x8, mut x9, mut x10, mut x11) = (w(8), w(9), w(10), w(11));
+        let (mut x12, mut x13, mut x14, mut x15) = (x12_0, x13_0, w(14), w(15));
+        for k in 0..$rounds / 2 {
+            qr512!(x0, x4, x8, x12);
+            qr512!(x1, x5, x9, x13);
+            qr512!(x2, x6, x10, x14);
+            qr512!(x3, x7, x11, x15);
+            qr512!(x0, x5, x10, x15);
+            qr512!(x1, x6, x11, x12);
+            qr512!(x2, x7, x8, x13);
+            qr512!(x3, x4, x9, x14);
+            $side.step(k);
+        }
+        $side.step($rounds / 2);
+        x0 = _mm512_add_epi32(x0, w(0));
+        x1 = _mm512_add_epi32(x1, w(1));
+        x2 = _mm512_add_epi32(x2, w(2));
+        x3 = _mm512_add_epi32(x3, w(3));
+        x4 = _mm512_add_epi32(x4, w(4));
+        x5 = _mm512_add_epi32(x5, w(5));
+        x6 = _mm512_add_epi32(x6, w(6));
+        x7 = _mm512_add_epi32(x7, w(7));
+        x8 = _mm512_add_epi32(x8, w(8));
+        x9 = _mm512_add_epi32(x9, w(9));
+        x10 = _mm512_add_epi32(x10, w(10));
+        x11 = _mm512_add_epi32(x11, w(11));
+        x12 = _mm512_add_epi32(x12, x12_0);
+        x13 = _mm512_add_epi32(x13, x13_0);
+        x14 = _mm512_add_epi32(x14, w(14));
+        x15 = _mm512_add_epi32(x15, w(15));
+
+        // Stage 1, per group of four words: 4x4 transposes inside each 128-bit lane. Afterwards g{G}[r] holds,
+        // in lane k, words 4G..4G+3 of block 4k + r.
+        let g0 = transpose4x4(x0, x1, x2, x3);
+        let g1 = transpose4x4(x4, x5, x6, x7);
+        let g2 = transpose4x4(x8, x9, x10, x11);
+        let g3 = transpose4x4(x12, x13, x14, x15);
+        // Stage 2, per r: a 4x4 transpose of 128-bit lanes gives whole blocks 4k + r, k = 0..3.
+        for r in 0..4 {
+            let v0 = _mm512_shuffle_i32x4::<0x88>(g0[r], g1[r]); // lanes: g0.0 g0.2 g1.0 g1.2
+            let v1 = _mm512_shuffle_i32x4::<0xdd>(g0[r], g1[r]); // lanes: g0.1 g0.3 g1.1 g1.3
+            let v2 = _mm512_shuffle_i32x4::<0x88>(g2[r], g3[r]);
+            let v3 = _mm512_shuffle_i32x4::<0xdd>(g2[r], g3[r]);
+            let blocks = [
+                _mm512_shuffle_i32x4::<0x88>(v0, v2), // block r      (lane 0 of each group)
+                _mm512_shuffle_i32x4::<0x88>(v1, v3), // block 4 + r  (lane 1)
+                _mm512_shuffle_i32x4::<0xdd>(v0, v2), // block 8 + r  (lane 2)
+                _mm512_shuffle_i32x4::<0xdd>(v1, v3), // block 12 + r (lane 3)
+            ];
+            for (k, ks) in blocks.into_iter().enumerate() {
+                // SAFETY: block 4k + r lies inside the caller-guaranteed 1024 bytes; unaligned access.
+                unsafe {
+                    let q = $p.add((4 * k + r) * BLOCK_LEN) as *mut __m512i;
+                    let v = if $xor { _mm512_xor_si512(ks, _mm512_loadu_si512(q)) } else { ks };
+                    _mm512_storeu_si512(q, v);
+                }
+            }
+        }
+    }};
+}
+
 /// 16 blocks from counter `ctr`, XORed into (or written over) the 1024 bytes at `p`.
 ///
 /// # Safety
@@ -167,72 +242,120 @@ macro_rules! qr256 {
 #[inline]
 #[target_feature(enable = "avx512f,avx512vl,avx512bw")]
 unsafe fn blocks16(rounds: usize, state: &[u32; 16], ctr: u64, p: *mut u8, xor: bool) {
-    let lo = _mm512_set1_epi32(ctr as u32 as i32);
-    let hi = _mm512_set1_epi32((ctr >> 32) as u32 as i32);
-    let x12_0 = _mm512_add_epi32(lo, _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-    // Lanes whose word 12 wrapped carry one into word 13.
-    let carry = _mm512_cmplt_epu32_mask(x12_0, lo);
-    let x13_0 = _mm512_mask_add_epi32(hi, carry, hi, _mm512_set1_epi32(1));
-    let w = |i: usize| _mm512_set1_epi32(state[i] as i32);
+    let side = &mut NoSide;
+    blocks16_body!(rounds, state, ctr, p, xor, side)
+}
 
-    let (mut x0, mut x1, mut x2, mut x3) = (w(0), w(1), w(2), w(3));
-    let (mut x4, mut x5, mut x6, mut x7) = (w(4), w(5), w(6), w(7));
-    let (mut x8, mut x9, mut x10, mut x11) = (w(8), w(9), w(10), w(11));
-    let (mut x12, mut x13, mut x14, mut x15) = (x12_0, x13_0, w(14), w(15));
-    for _ in 0..rounds / 2 {
-        qr512!(x0, x4, x8, x12);
-        qr512!(x1, x5, x9, x13);
-        qr512!(x2, x6, x10, x14);
-        qr512!(x3, x7, x11, x15);
-        qr512!(x0, x5, x10, x15);
-        qr512!(x1, x6, x11, x12);
-        qr512!(x2, x7, x8, x13);
-        qr512!(x3, x4, x9, x14);
+/// Work interleaved with the double rounds of [`blocks16_with`].
+trait Side {
+    /// Runs after double round `k`, and with `k = rounds / 2` after the feed-forward.
+    fn step(&mut self, k: usize);
+}
+
+struct NoSide;
+
+impl Side for NoSide {
+    #[inline(always)]
+    fn step(&mut self, _: usize) {}
+}
+
+/// The stitched scalar Poly1305 share of one pass: blocks `S·k/11..S·(k+1)/11` of the chunk at `src` after step
+/// `k`, `S` = [`super::STITCH_SCALAR_BLOCKS`].
+struct ScalarSide<'a, J> {
+    job: &'a mut J,
+    src: *const u8,
+}
+
+impl<J: super::Stitch> Side for ScalarSide<'_, J> {
+    #[inline(always)]
+    fn step(&mut self, k: usize) {
+        const S: usize = super::STITCH_SCALAR_BLOCKS;
+        // SAFETY: `src` is a whole chunk of `data` other than the one the pass writes, and no reference to it is
+        // live (see `xor20_stitched_avx512`).
+        unsafe { scalar_blocks(self.job, self.src, S * k / 11, S * (k + 1) / 11) }
     }
-    x0 = _mm512_add_epi32(x0, w(0));
-    x1 = _mm512_add_epi32(x1, w(1));
-    x2 = _mm512_add_epi32(x2, w(2));
-    x3 = _mm512_add_epi32(x3, w(3));
-    x4 = _mm512_add_epi32(x4, w(4));
-    x5 = _mm512_add_epi32(x5, w(5));
-    x6 = _mm512_add_epi32(x6, w(6));
-    x7 = _mm512_add_epi32(x7, w(7));
-    x8 = _mm512_add_epi32(x8, w(8));
-    x9 = _mm512_add_epi32(x9, w(9));
-    x10 = _mm512_add_epi32(x10, w(10));
-    x11 = _mm512_add_epi32(x11, w(11));
-    x12 = _mm512_add_epi32(x12, x12_0);
-    x13 = _mm512_add_epi32(x13, x13_0);
-    x14 = _mm512_add_epi32(x14, w(14));
-    x15 = _mm512_add_epi32(x15, w(15));
+}
 
-    // Stage 1, per group of four words: 4x4 transposes inside each 128-bit lane. Afterwards g{G}[r] holds,
-    // in lane k, words 4G..4G+3 of block 4k + r.
-    let g0 = transpose4x4(x0, x1, x2, x3);
-    let g1 = transpose4x4(x4, x5, x6, x7);
-    let g2 = transpose4x4(x8, x9, x10, x11);
-    let g3 = transpose4x4(x12, x13, x14, x15);
-    // Stage 2, per r: a 4x4 transpose of 128-bit lanes gives whole blocks 4k + r, k = 0..3.
-    for r in 0..4 {
-        let v0 = _mm512_shuffle_i32x4::<0x88>(g0[r], g1[r]); // lanes: g0.0 g0.2 g1.0 g1.2
-        let v1 = _mm512_shuffle_i32x4::<0xdd>(g0[r], g1[r]); // lanes: g0.1 g0.3 g1.1 g1.3
-        let v2 = _mm512_shuffle_i32x4::<0x88>(g2[r], g3[r]);
-        let v3 = _mm512_shuffle_i32x4::<0xdd>(g2[r], g3[r]);
-        let blocks = [
-            _mm512_shuffle_i32x4::<0x88>(v0, v2), // block r      (lane 0 of each group)
-            _mm512_shuffle_i32x4::<0x88>(v1, v3), // block 4 + r  (lane 1)
-            _mm512_shuffle_i32x4::<0xdd>(v0, v2), // block 8 + r  (lane 2)
-            _mm512_shuffle_i32x4::<0xdd>(v1, v3), // block 12 + r (lane 3)
-        ];
-        for (k, ks) in blocks.into_iter().enumerate() {
-            // SAFETY: block 4k + r lies inside the caller-guaranteed 1024 bytes; unaligned access.
-            unsafe {
-                let q = p.add((4 * k + r) * BLOCK_LEN) as *mut __m512i;
-                let v = if xor { _mm512_xor_si512(ks, _mm512_loadu_si512(q)) } else { ks };
-                _mm512_storeu_si512(q, v);
+/// Feeds blocks `lo..hi` of the 1 KiB chunk at `src` to the job's scalar chain.
+///
+/// # Safety
+/// `src` must be valid for reading 1024 bytes, not written through any live reference; `hi <= 64`.
+#[inline(always)]
+unsafe fn scalar_blocks<J: super::Stitch>(job: &mut J, src: *const u8, lo: usize, hi: usize) {
+    for j in lo..hi {
+        // SAFETY: block j < 64 lies inside the caller-guaranteed 1024 bytes; unaligned reads.
+        let [m0, m1] = unsafe {
+            let q = src.add(16 * j) as *const u64;
+            [q.read_unaligned(), q.add(1).read_unaligned()]
+        };
+        job.scalar_block(u64::from_le(m0), u64::from_le(m1));
+    }
+}
+
+/// See [`super::xor20_stitched`]. Falls back to the portable code on a CPU without AVX-512 F/VL/BW.
+pub(super) fn xor20_stitched<const SEAL: bool, J: super::Stitch>(state: &[u32; 16], data: &mut [u8], job: &mut J) {
+    const CHUNK: usize = 16 * BLOCK_LEN;
+    const S: usize = super::STITCH_SCALAR_BLOCKS;
+    debug_assert!(data.len().is_multiple_of(CHUNK));
+    if !available() {
+        let n = data.len() / CHUNK;
+        let hash = |job: &mut J, chunk: &[u8]| {
+            // SAFETY: `chunk` is 1024 readable bytes, only read while borrowed.
+            unsafe { scalar_blocks(job, chunk.as_ptr(), 0, S) };
+            job.rest(&chunk[16 * S..]);
+        };
+        if SEAL {
+            super::soft::apply_blocks(20, state, data, true);
+            for chunk in data.chunks_exact(CHUNK).take(n.saturating_sub(1)) {
+                hash(job, chunk);
             }
+        } else {
+            for chunk in data.chunks_exact(CHUNK).skip(1) {
+                hash(job, chunk);
+            }
+            super::soft::apply_blocks(20, state, data, true);
         }
+        return;
     }
+    // SAFETY: AVX-512 F, VL and BW are present (checked just above).
+    unsafe { xor20_stitched_avx512::<SEAL, J>(state, data, job) }
+}
+
+#[target_feature(enable = "avx512f,avx512vl,avx512bw")]
+fn xor20_stitched_avx512<const SEAL: bool, J: super::Stitch>(state: &[u32; 16], data: &mut [u8], job: &mut J) {
+    const CHUNK: usize = 16 * BLOCK_LEN;
+    const S: usize = super::STITCH_SCALAR_BLOCKS;
+    let mut ctr = state[12] as u64 | (state[13] as u64) << 32;
+    let ptr = data.as_mut_ptr();
+    let n = data.len() / CHUNK;
+    for i in 0..n {
+        let p = ptr.wrapping_add(i * CHUNK);
+        let has_side = if SEAL { i > 0 } else { i + 1 < n };
+        if !has_side {
+            // SAFETY: the 1024 bytes at `p` lie inside `data`.
+            unsafe { blocks16(20, state, ctr, p, true) };
+        } else {
+            let src = if SEAL { p.wrapping_sub(CHUNK) } else { p.wrapping_add(CHUNK) } as *const u8;
+            let mut side = ScalarSide { job: &mut *job, src };
+            // SAFETY: the 1024 bytes at `p` lie inside `data`.
+            unsafe { blocks16_with(20, state, ctr, p, true, &mut side) };
+            // SAFETY: the rest of the chunk at `src`, inside `data`; the pass wrote only the chunk at `p`, and the
+            // shared slice lives only for this call.
+            job.rest(unsafe { core::slice::from_raw_parts(src.add(16 * S), CHUNK - 16 * S) });
+        }
+        ctr = ctr.wrapping_add(16);
+    }
+}
+
+/// [`blocks16`] with a side job: `side.step(k)` runs after double round `k` (`0..rounds / 2`) and `step(rounds / 2)`
+/// after the feed-forward, all before the stores.
+///
+/// # Safety
+/// As [`blocks16`].
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl,avx512bw")]
+unsafe fn blocks16_with<S: Side>(rounds: usize, state: &[u32; 16], ctr: u64, p: *mut u8, xor: bool, side: &mut S) {
+    blocks16_body!(rounds, state, ctr, p, xor, side)
 }
 
 /// 4x4 transposes of 32-bit words inside each 128-bit lane: lane `k` of output `r` holds word `4k + r` of
