@@ -52,8 +52,8 @@ impl OnePass {
         let buf = {
             let whole = buf.len() / chacha::STITCH_CHUNK * chacha::STITCH_CHUNK;
             if chacha::stitch_available(self.backend) && whole >= 2 * chacha::STITCH_CHUNK {
-                // AVX-512 computes the keystream of chunk i while scalar Poly1305 hashes the first half of chunk
-                // i - 1 on the integer units and the MAC's own (vector) backend the other half right after; the
+                // AVX-512 computes the keystream of chunk i while scalar Poly1305 hashes the first 640 bytes of
+                // chunk i - 1 on the integer units and the MAC's own (vector) backend the rest right after; the
                 // last chunk is hashed here.
                 let (head, rest) = buf.split_at_mut(whole);
                 chacha::xor20_stitched::<true, _>(&self.state, head, &mut self.mac);
@@ -80,7 +80,7 @@ impl OnePass {
             let whole = buf.len() / chacha::STITCH_CHUNK * chacha::STITCH_CHUNK;
             if chacha::stitch_available(self.backend) && whole >= 2 * chacha::STITCH_CHUNK {
                 // The first chunk is hashed here; then, while AVX-512 decrypts chunk i, scalar Poly1305 hashes the
-                // first half of chunk i + 1 (still ciphertext) and the MAC's backend the other half right after.
+                // first 640 bytes of chunk i + 1 (still ciphertext) and the MAC's backend the rest right after.
                 let (head, rest) = buf.split_at_mut(whole);
                 self.mac.update(&head[..chacha::STITCH_CHUNK]);
                 chacha::xor20_stitched::<false, _>(&self.state, head, &mut self.mac);

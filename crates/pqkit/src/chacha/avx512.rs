@@ -418,12 +418,12 @@ unsafe fn scalar_blocks<J: super::Stitch>(job: &mut J, src: *const u8, lo: usize
     }
 }
 
-/// See [`super::xor20_stitched`]. Falls back to the portable code on a CPU without AVX-512 F/VL/BW.
+/// See [`super::xor20_stitched`]. Falls back to the portable code on a CPU without AVX-512 F/VL/BW or BMI2.
 pub(super) fn xor20_stitched<const SEAL: bool, J: super::Stitch>(state: &[u32; 16], data: &mut [u8], job: &mut J) {
     const CHUNK: usize = 16 * BLOCK_LEN;
     const S: usize = super::STITCH_SCALAR_BLOCKS;
     debug_assert!(data.len().is_multiple_of(CHUNK));
-    if !available() {
+    if !(available() && crate::cpu::features().has(Features::BMI2)) {
         let n = data.len() / CHUNK;
         let hash = |job: &mut J, chunk: &[u8]| {
             // SAFETY: `chunk` is 1024 readable bytes, only read while borrowed.
@@ -443,11 +443,11 @@ pub(super) fn xor20_stitched<const SEAL: bool, J: super::Stitch>(state: &[u32; 1
         }
         return;
     }
-    // SAFETY: AVX-512 F, VL and BW are present (checked just above).
+    // SAFETY: AVX-512 F, VL, BW and BMI2 are present (checked just above).
     unsafe { xor20_stitched_avx512::<SEAL, J>(state, data, job) }
 }
 
-#[target_feature(enable = "avx512f,avx512vl,avx512bw")]
+#[target_feature(enable = "avx512f,avx512vl,avx512bw,bmi2")]
 fn xor20_stitched_avx512<const SEAL: bool, J: super::Stitch>(state: &[u32; 16], data: &mut [u8], job: &mut J) {
     const CHUNK: usize = 16 * BLOCK_LEN;
     const S: usize = super::STITCH_SCALAR_BLOCKS;
@@ -477,9 +477,9 @@ fn xor20_stitched_avx512<const SEAL: bool, J: super::Stitch>(state: &[u32; 16], 
 /// after the feed-forward, all before the stores.
 ///
 /// # Safety
-/// As [`blocks16`].
+/// As [`blocks16`], and the CPU must have BMI2 (`mulx` for the scalar side job).
 #[inline]
-#[target_feature(enable = "avx512f,avx512vl,avx512bw")]
+#[target_feature(enable = "avx512f,avx512vl,avx512bw,bmi2")]
 unsafe fn blocks16_with<S: Side>(rounds: usize, state: &[u32; 16], ctr: u64, p: *mut u8, xor: bool, side: &mut S) {
     blocks16_body!(rounds, state, ctr, p, xor, side)
 }
