@@ -48,6 +48,22 @@ impl OnePass {
 
     /// Encrypts `buf` and authenticates the ciphertext, chunk by chunk.
     fn encrypt(&mut self, buf: &mut [u8]) {
+        #[cfg(target_arch = "x86_64")]
+        let buf = {
+            let whole = buf.len() / chacha::STITCH_CHUNK * chacha::STITCH_CHUNK;
+            if chacha::stitch_available(self.backend) && whole >= 2 * chacha::STITCH_CHUNK {
+                // AVX-512 computes the keystream of chunk i while scalar Poly1305 hashes the first 640 bytes of
+                // chunk i - 1 on the integer units and the MAC's own (vector) backend the rest right after; the
+                // last chunk is hashed here.
+                let (head, rest) = buf.split_at_mut(whole);
+                chacha::xor20_stitched::<true, _>(&self.state, head, &mut self.mac);
+                self.mac.update(&head[whole - chacha::STITCH_CHUNK..]);
+                self.state[12] = self.state[12].wrapping_add((whole / 64) as u32);
+                rest
+            } else {
+                buf
+            }
+        };
         for chunk in buf.chunks_mut(CHUNK) {
             chacha::apply_blocks(self.backend, 20, &self.state, chunk, true);
             self.mac.update(chunk);
@@ -59,6 +75,21 @@ impl OnePass {
 
     /// Authenticates the ciphertext in `buf` and decrypts it, chunk by chunk.
     fn decrypt(&mut self, buf: &mut [u8]) {
+        #[cfg(target_arch = "x86_64")]
+        let buf = {
+            let whole = buf.len() / chacha::STITCH_CHUNK * chacha::STITCH_CHUNK;
+            if chacha::stitch_available(self.backend) && whole >= 2 * chacha::STITCH_CHUNK {
+                // The first chunk is hashed here; then, while AVX-512 decrypts chunk i, scalar Poly1305 hashes the
+                // first 640 bytes of chunk i + 1 (still ciphertext) and the MAC's backend the rest right after.
+                let (head, rest) = buf.split_at_mut(whole);
+                self.mac.update(&head[..chacha::STITCH_CHUNK]);
+                chacha::xor20_stitched::<false, _>(&self.state, head, &mut self.mac);
+                self.state[12] = self.state[12].wrapping_add((whole / 64) as u32);
+                rest
+            } else {
+                buf
+            }
+        };
         for chunk in buf.chunks_mut(CHUNK) {
             self.mac.update(chunk);
             chacha::apply_blocks(self.backend, 20, &self.state, chunk, true);
@@ -75,6 +106,21 @@ impl OnePass {
         let tag = self.mac.finalize();
         self.state.zeroize();
         tag
+    }
+}
+
+/// The stitched loop's job: Poly1305 over the ciphertext, the first blocks of each chunk on the scalar
+/// path (integer units, during the vector pass), the rest on the MAC's own backend.
+#[cfg(target_arch = "x86_64")]
+impl chacha::Stitch for Poly1305 {
+    #[inline(always)]
+    fn scalar_block(&mut self, m0: u64, m1: u64) {
+        Poly1305::scalar_block(self, m0, m1);
+    }
+
+    #[inline]
+    fn rest(&mut self, data: &[u8]) {
+        self.update(data);
     }
 }
 

@@ -254,6 +254,19 @@ impl core::fmt::Debug for Poly1305 {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+impl Poly1305 {
+    /// Absorbs one full 16-byte block, given as its two little-endian words, with the portable scalar code
+    /// whatever the backend. Lets a cipher loop hash part of its output on the integer units while its vector
+    /// units compute keystream (see `aead::chacha20poly1305`). The state must sit on a 16-byte boundary of its
+    /// input (no buffered partial block), which the AEAD guarantees by padding the associated data.
+    #[inline(always)]
+    pub(crate) fn scalar_block(&mut self, m0: u64, m1: u64) {
+        debug_assert_eq!(self.buf_len, 0);
+        self.core.h = soft::absorb_words(self.core.h, self.core.r, m0, m1, 1);
+    }
+}
+
 /// One-shot Poly1305: the tag of `message` under the one-time `key`.
 pub fn poly1305(key: &[u8; KEY_LEN], message: &[u8]) -> [u8; TAG_LEN] {
     let mut mac = Poly1305::new(key);

@@ -51,6 +51,12 @@ pub(super) fn last_block(h: &mut [u64; 3], r: &[u64; 2], block: &[u8; 16]) {
 fn absorb(h: [u64; 3], r: [u64; 2], block: &[u8; 16], hibit: u64) -> [u64; 3] {
     let m0 = u64::from_le_bytes(block[0..8].try_into().unwrap());
     let m1 = u64::from_le_bytes(block[8..16].try_into().unwrap());
+    absorb_words(h, r, m0, m1, hibit)
+}
+
+/// [`absorb`] on a block given as its two little-endian words `m0`, `m1`.
+#[inline(always)]
+pub(super) fn absorb_words(h: [u64; 3], r: [u64; 2], m0: u64, m1: u64, hibit: u64) -> [u64; 3] {
     let (h0, c0) = h[0].overflowing_add(m0);
     let (h1, c1a) = h[1].overflowing_add(m1);
     let (h1, c1b) = h1.overflowing_add(u64::from(c0));
