@@ -33,6 +33,20 @@ pub trait Hasher: Clone + zeroize::Zeroize {
         h.finalize()
     }
 
+    /// HMAC's outer step: the digest of `inner`, absorbed into a copy of the prepared outer state `outer`, and
+    /// finalized; `inner` is left wiped. Hashes may override it with a faster equivalent (SHA-2 builds the
+    /// single padded block directly); the result must equal this default. Intermediate digests are wiped.
+    #[doc(hidden)]
+    #[inline]
+    fn hmac_outer(outer: &Self, inner: &mut Self) -> Self::Output {
+        let mut ih = inner.clone().finalize();
+        inner.zeroize();
+        let mut o = outer.clone();
+        o.update(ih.as_ref());
+        zeroize::Zeroize::zeroize(ih.as_mut());
+        o.finalize()
+    }
+
     /// Writes the digest into `out`, which must be exactly [`OUTPUT_LEN`](Self::OUTPUT_LEN) bytes.
     fn finalize_into(self, out: &mut [u8]) -> crate::Result<()> {
         crate::Error::check_length(Self::NAME, "output", Self::OUTPUT_LEN, out.len())?;

@@ -67,15 +67,17 @@ impl<H: Hasher> Hkdf<H> {
                 actual: okm.len(),
             });
         }
+        // The PRK's HMAC states are prepared once (in `new`); each `T(i)` starts from a copy of the inner
+        // state and ends with the hash's fast outer step.
         let mut prev: Option<H::Output> = None;
         for (i, chunk) in okm.chunks_mut(H::OUTPUT_LEN).enumerate() {
-            let mut m = self.prk.clone();
+            let mut m = self.prk.inner();
             if let Some(p) = prev.as_ref() {
                 m.update(p.as_ref());
             }
             m.update(info);
             m.update(&[(i + 1) as u8]);
-            let t = m.finalize();
+            let t = self.prk.finish_inner(&mut m);
             chunk.copy_from_slice(&t.as_ref()[..chunk.len()]);
             if let Some(p) = prev.as_mut() {
                 p.as_mut().zeroize();

@@ -36,6 +36,7 @@ pub struct Hmac<H: Hasher> {
 
 impl<H: Hasher> Hmac<H> {
     /// Prepares `key` (any length).
+    #[inline]
     pub fn new(key: &[u8]) -> Self {
         Self::with_hasher(key, H::new())
     }
@@ -85,10 +86,24 @@ impl<H: Hasher> Hmac<H> {
     pub const TAG_LEN: usize = H::OUTPUT_LEN;
 
     /// One-shot MAC of `msg` with this key. Does not touch the incremental computation.
+    #[inline]
     pub fn mac(&self, msg: &[u8]) -> H::Output {
         let mut inner = self.inner_start.clone();
         inner.update(msg);
-        self.outer(inner)
+        H::hmac_outer(&self.outer_start, &mut inner)
+    }
+
+    /// A copy of the prepared inner state (`K ^ ipad` absorbed), for callers that feed the message in
+    /// pieces without touching the incremental computation (HKDF's `T(i)` blocks).
+    #[inline]
+    pub(crate) fn inner(&self) -> H {
+        self.inner_start.clone()
+    }
+
+    /// Finishes a computation started from [`inner`](Self::inner): the tag; `inner` is left wiped.
+    #[inline]
+    pub(crate) fn finish_inner(&self, inner: &mut H) -> H::Output {
+        H::hmac_outer(&self.outer_start, inner)
     }
 
     /// Checks `tag` (full length) over `msg` in constant time.
@@ -107,8 +122,9 @@ impl<H: Hasher> Hmac<H> {
 
     /// Returns the tag of everything passed to [`update`](Self::update) and starts over with the same key.
     pub fn finalize_reset(&mut self) -> H::Output {
-        let inner = core::mem::replace(&mut self.running, self.inner_start.clone());
-        self.outer(inner)
+        let tag = H::hmac_outer(&self.outer_start, &mut self.running);
+        self.running = self.inner_start.clone();
+        tag
     }
 
     /// Returns the tag of everything passed to [`update`](Self::update).
@@ -139,14 +155,6 @@ impl<H: Hasher> Hmac<H> {
         let r = check(&t.as_ref()[..tag.len()], tag, tag.len());
         t.as_mut().zeroize();
         r
-    }
-
-    fn outer(&self, inner: H) -> H::Output {
-        let mut ih = inner.finalize();
-        let mut outer = self.outer_start.clone();
-        outer.update(ih.as_ref());
-        ih.as_mut().zeroize();
-        outer.finalize()
     }
 }
 
