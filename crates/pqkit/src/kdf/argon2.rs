@@ -97,6 +97,7 @@ impl Params {
 #[derive(Clone, Copy, Debug)]
 pub struct Argon2id {
     params: Params,
+    backend: Backend,
 }
 
 /// The working memory, wiped on drop.
@@ -115,19 +116,53 @@ impl Drop for Memory {
 
 /// The two temporaries of `G` (`R = X ^ Y` and the permuted `Z`), reused for every block and wiped once when
 /// the owner is done rather than after every compression.
-struct Scratch([Block; 2]);
+/// It also carries the backend, so `G` dispatches without threading it through every call.
+struct Scratch {
+    blocks: [Block; 2],
+    backend: Backend,
+}
 impl Scratch {
-    fn new() -> Self {
-        Scratch([[0u64; QWORDS]; 2])
+    fn new(backend: Backend) -> Self {
+        Scratch { blocks: [[0u64; QWORDS]; 2], backend }
     }
 }
 impl Drop for Scratch {
     fn drop(&mut self) {
-        self.0[0].fill(0);
-        self.0[1].fill(0);
-        core::hint::black_box(&mut self.0);
+        self.blocks[0].fill(0);
+        self.blocks[1].fill(0);
+        core::hint::black_box(&mut self.blocks);
     }
 }
+
+/// Which implementation of the compression `G` runs. The single dispatch point of Argon2.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// Portable Rust.
+    Soft,
+    /// AVX2: each permutation on four 256-bit vectors.
+    Avx2,
+}
+
+impl Backend {
+    /// The fastest backend this CPU runs.
+    pub fn detect() -> Backend {
+        if cfg!(target_arch = "x86_64") && crate::cpu::features().has(crate::cpu::Features::AVX2) {
+            Backend::Avx2
+        } else {
+            Backend::Soft
+        }
+    }
+
+    /// Every backend this CPU can run, portable first.
+    pub fn available() -> impl Iterator<Item = Backend> {
+        let best = Backend::detect();
+        [Backend::Soft, Backend::Avx2].into_iter().filter(move |b| *b == Backend::Soft || best == Backend::Avx2)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 
 /// A stack block that is wiped on drop.
 struct TmpBlock(Block);
@@ -140,7 +175,13 @@ impl Drop for TmpBlock {
 impl Argon2id {
     /// Argon2id with `params`.
     pub fn new(params: Params) -> Self {
-        Argon2id { params }
+        Argon2id { params, backend: Backend::detect() }
+    }
+
+    /// Argon2id with `params` on a forced `backend` (tests run every backend through it).
+    #[doc(hidden)]
+    pub fn with_backend(params: Params, backend: Backend) -> Self {
+        Argon2id { params, backend }
     }
 
     /// The parameters.
@@ -228,7 +269,7 @@ impl Argon2id {
 
         let ctx = Ctx { m_blocks: m_blocks as u64, t_cost: t_cost as u64, lanes, lane_len, seg_len };
         let threads = worker_threads(lanes, m_blocks);
-        let mut scratch = Scratch::new();
+        let mut scratch = Scratch::new(self.backend);
         for pass in 0..t_cost {
             for slice in 0..SYNC_POINTS {
                 fill_slice(&ctx, &mut mem.0, pass, slice, threads, &mut scratch);
@@ -330,7 +371,16 @@ fn permute(v: &mut Block, i: [usize; 16]) {
 /// `G(X, Y)` (RFC 9106 §3.5). With `xor_into`, the result is XORed into `out` (version 0x13, passes after
 /// the first); otherwise it replaces `out`. The temporaries live in `scratch` (wiped by its owner).
 fn compress(out: &mut Block, x: &Block, y: &Block, xor_into: bool, scratch: &mut Scratch) {
-    let [r, z] = &mut scratch.0;
+    match scratch.backend {
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 => avx2::compress(out, x, y, xor_into, &mut scratch.blocks),
+        _ => compress_soft(out, x, y, xor_into, &mut scratch.blocks),
+    }
+}
+
+/// The portable `G`.
+fn compress_soft(out: &mut Block, x: &Block, y: &Block, xor_into: bool, scratch: &mut [Block; 2]) {
+    let [r, z] = scratch;
     for ((r, x), y) in r.iter_mut().zip(x.iter()).zip(y.iter()) {
         *r = x ^ y;
     }
@@ -472,8 +522,9 @@ fn fill_slice(ctx: &Ctx, mem: &mut [Block], pass: u32, slice: u32, threads: usiz
         curs.push(cur);
         shared.push((&*pre, &*post));
     }
+    let backend = scratch.backend;
     let run = |first: usize, group: &mut [&mut [Block]]| {
-        let mut scratch = Scratch::new();
+        let mut scratch = Scratch::new(backend);
         for (k, cur) in group.iter_mut().enumerate() {
             let mut view = LaneView { lane: first + k, seg_start, cur, shared: &shared };
             fill_segment(ctx, &mut view, pass, slice, &mut scratch);
