@@ -57,24 +57,28 @@ impl<H: Hasher> Hmac<H> {
             Some(d) => d.as_ref(),
             None => key,
         };
-        // Absorb `K ^ pad` in 64-byte pieces (any block length works, nothing is sized by the hash).
-        let absorb_padded = |h: &mut H, pad: u8| {
-            let mut piece = [0u8; 64];
-            let mut start = 0;
-            while start < bl {
-                let n = (bl - start).min(64);
-                for (j, p) in piece[..n].iter_mut().enumerate() {
-                    *p = k.get(start + j).copied().unwrap_or(0) ^ pad;
-                }
-                h.update(&piece[..n]);
-                start += n;
-            }
-            piece.zeroize();
-        };
+        // Absorb `K ^ ipad` and `K ^ opad` in 64-byte pieces (any block length works, nothing is sized by the
+        // hash); the key bytes are XORed in slice-wise, the pieces wiped once at the end.
         let mut inner_start = fresh.clone();
-        absorb_padded(&mut inner_start, 0x36);
         let mut outer_start = fresh;
-        absorb_padded(&mut outer_start, 0x5c);
+        let mut ipiece = [0u8; 64];
+        let mut opiece = [0u8; 64];
+        let mut start = 0;
+        while start < bl {
+            let n = (bl - start).min(64);
+            ipiece[..n].fill(0x36);
+            opiece[..n].fill(0x5c);
+            let kpart = k.get(start..k.len().min(start + n)).unwrap_or(&[]);
+            for ((i, o), &kb) in ipiece.iter_mut().zip(opiece.iter_mut()).zip(kpart) {
+                *i ^= kb;
+                *o ^= kb;
+            }
+            inner_start.update(&ipiece[..n]);
+            outer_start.update(&opiece[..n]);
+            start += n;
+        }
+        wipe(&mut ipiece);
+        wipe(&mut opiece);
         if let Some(d) = hashed.as_mut() {
             d.as_mut().zeroize();
         }
@@ -110,7 +114,7 @@ impl<H: Hasher> Hmac<H> {
     pub fn verify_mac(&self, msg: &[u8], tag: &[u8]) -> Result<()> {
         let mut t = self.mac(msg);
         let r = check(t.as_ref(), tag, H::OUTPUT_LEN);
-        t.as_mut().zeroize();
+        wipe(t.as_mut());
         r
     }
 
@@ -137,7 +141,7 @@ impl<H: Hasher> Hmac<H> {
     pub fn verify(&mut self, tag: &[u8]) -> Result<()> {
         let mut t = self.finalize_reset();
         let r = check(t.as_ref(), tag, H::OUTPUT_LEN);
-        t.as_mut().zeroize();
+        wipe(t.as_mut());
         r
     }
 
@@ -156,6 +160,14 @@ impl<H: Hasher> Hmac<H> {
         t.as_mut().zeroize();
         r
     }
+}
+
+/// Overwrites `b` with zeros with plain stores the optimiser must keep (the buffer escapes through
+/// `black_box`); cheaper than a per-byte volatile loop on the per-key and per-tag paths.
+#[inline(always)]
+fn wipe(b: &mut [u8]) {
+    b.fill(0);
+    core::hint::black_box(&mut *b);
 }
 
 fn check(expected: &[u8], tag: &[u8], len: usize) -> Result<()> {
