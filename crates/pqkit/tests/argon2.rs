@@ -106,3 +106,21 @@ fn unallocatable_memory_is_an_error_not_an_abort() {
         Err(Error::InvalidParameter { algorithm: "Argon2id", reason: "cannot allocate the requested memory" })
     );
 }
+
+/// Every backend of `G` (portable, AVX2) against the `argon2` crate: one and several lanes, one and several
+/// passes, threaded and not.
+#[test]
+fn every_backend_matches_argon2_crate() {
+    let backends: Vec<pqkit::kdf::argon2::Backend> = pqkit::kdf::argon2::Backend::available().collect();
+    assert_eq!(backends[0], pqkit::kdf::argon2::Backend::Soft);
+    for &(m, t, p) in &[(8u32, 1u32, 1u32), (64, 3, 1), (96, 2, 3), (1024, 2, 2)] {
+        let want = reference(m, t, p, b"pwd", &[7u8; 16], b"k", b"ad", 32);
+        for &b in &backends {
+            let mut out = [0u8; 32];
+            pqkit::kdf::argon2::Argon2id::with_backend(Params::new(m, t, p).unwrap(), b)
+                .hash_with(b"pwd", &[7u8; 16], b"k", b"ad", &mut out)
+                .unwrap();
+            assert_eq!(out.to_vec(), want, "{b:?} m={m} t={t} p={p}");
+        }
+    }
+}

@@ -142,3 +142,30 @@ fn rejections() {
     );
     assert_eq!(format!("{hk:?}"), "Hkdf<SHA-256> { .. }");
 }
+
+/// Every output length across the first blocks (each `T(i)` from the prepared PRK states), with short and
+/// long info, against RustCrypto for SHA-256/384/512.
+#[test]
+fn every_output_length_vs_rustcrypto() {
+    let mut r = StdRng::seed_from_u64(0x4e0);
+    let mut salt = vec![0u8; 32];
+    let mut ikm = vec![0u8; 32];
+    let mut info = vec![0u8; 300];
+    r.fill_bytes(&mut salt);
+    r.fill_bytes(&mut ikm);
+    r.fill_bytes(&mut info);
+    for len in 0..=200usize {
+        let inf = &info[..(len * 7) % 301];
+        let mut want = vec![0u8; len];
+        let mut got = vec![0u8; len];
+        hkdf::Hkdf::<::sha2::Sha256>::new(Some(&salt), &ikm).expand(inf, &mut want).unwrap();
+        Hkdf::<Sha256>::derive(&salt, &ikm, inf, &mut got).unwrap();
+        assert_eq!(got, want, "SHA-256 len {len}");
+        hkdf::Hkdf::<::sha2::Sha384>::new(Some(&salt), &ikm).expand(inf, &mut want).unwrap();
+        Hkdf::<Sha384>::derive(&salt, &ikm, inf, &mut got).unwrap();
+        assert_eq!(got, want, "SHA-384 len {len}");
+        hkdf::Hkdf::<::sha2::Sha512>::new(Some(&salt), &ikm).expand(inf, &mut want).unwrap();
+        Hkdf::<Sha512>::derive(&salt, &ikm, inf, &mut got).unwrap();
+        assert_eq!(got, want, "SHA-512 len {len}");
+    }
+}

@@ -251,3 +251,58 @@ fn rejects_bad_tags() {
     assert_eq!(inc.verify_truncated(&bad[..16]), Err(Error::AuthenticationFailed { algorithm: "HMAC" }));
     assert_eq!(format!("{key:?}"), "Hmac<SHA-256> { .. }");
 }
+
+/// The fast outer step (one padded block from the prepared outer state) and the short-message path, on every
+/// message length 0..=300 and every key length 0..=200 (both sides of the block-length key hashing), against
+/// RustCrypto, for SHA-224/256/384/512 and SHA-512/224, /256 on every backend. Keys and messages are cycled
+/// through the lengths so the whole grid stays cheap.
+#[test]
+fn every_message_and_key_length_vs_rustcrypto() {
+    use pqkit::hash::sha2::{Backend, Sha224, Sha512_224, Sha512_256};
+    let mut r = StdRng::seed_from_u64(0x4ad);
+    let mut key = vec![0u8; 200];
+    let mut msg = vec![0u8; 300];
+    r.fill_bytes(&mut key);
+    r.fill_bytes(&mut msg);
+    macro_rules! one {
+        ($b:expr, $ours:ty, $theirs:ty, $k:expr, $m:expr) => {{
+            let (k, m): (&[u8], &[u8]) = ($k, $m);
+            let mut t = <hmac::Hmac<$theirs> as Mac>::new_from_slice(k).unwrap();
+            t.update(m);
+            let want = t.finalize().into_bytes().to_vec();
+            let mut ours = Hmac::with_hasher(k, <$ours>::with_backend($b));
+            assert_eq!(
+                ours.mac(m).as_ref(),
+                &want[..],
+                "{:?} {} key {} msg {}",
+                $b,
+                stringify!($ours),
+                k.len(),
+                m.len()
+            );
+            ours.update(m);
+            assert_eq!(ours.finalize_reset().as_ref(), &want[..]);
+            assert!(ours.verify_mac(m, &want).is_ok());
+        }};
+    }
+    for b in Backend::available() {
+        for klen in 0..=200usize {
+            // Every key length with a few message lengths, and every message length with a few key lengths.
+            for mlen in [klen % 7, 63 + klen % 3, 119 + klen % 11, 300 - klen % 5] {
+                one!(b, Sha256, ::sha2::Sha256, &key[..klen], &msg[..mlen]);
+                one!(b, Sha512, ::sha2::Sha512, &key[..klen], &msg[..mlen]);
+            }
+        }
+        for mlen in 0..=300usize {
+            for klen in [mlen % 5, 32, 64 + mlen % 3, 128 + mlen % 2, 200 - mlen % 9] {
+                let (k, m) = (&key[..klen], &msg[..mlen]);
+                one!(b, Sha224, ::sha2::Sha224, k, m);
+                one!(b, Sha256, ::sha2::Sha256, k, m);
+                one!(b, Sha384, ::sha2::Sha384, k, m);
+                one!(b, Sha512, ::sha2::Sha512, k, m);
+                one!(b, Sha512_224, ::sha2::Sha512_224, k, m);
+                one!(b, Sha512_256, ::sha2::Sha512_256, k, m);
+            }
+        }
+    }
+}

@@ -176,3 +176,75 @@ fn io_write_and_trait() {
     assert_eq!(Sha256::new().finalize_into(&mut out), Err(pqkit::Error::length("SHA-256", "output", 32, 33)));
     assert_eq!(format!("{:?}", Sha256::new()), "Sha256 { .. }");
 }
+
+/// The one-shot `digest` path (blocks straight from the input, padding on the stack) against the incremental
+/// one and RustCrypto, on every backend, for every length through the first three blocks (both padding
+/// cases: tail fits in the last block or needs another) and a few longer ones.
+#[test]
+fn oneshot_matches_incremental_every_length_every_backend() {
+    let mut r = StdRng::seed_from_u64(0x0e5);
+    let mut data = vec![0u8; 3 * 128 + 2];
+    r.fill_bytes(&mut data);
+    let mut lens: Vec<usize> = (0..=data.len()).collect();
+    lens.extend([1000, 1023, 1024, 1025, 4096 + 111]);
+    let long = {
+        let mut v = vec![0u8; 5000];
+        r.fill_bytes(&mut v);
+        v
+    };
+    macro_rules! one {
+        ($b:expr, $ours:ident, $theirs:ty, $d:expr) => {{
+            let d: &[u8] = $d;
+            let want = <$theirs>::digest(d).to_vec();
+            assert_eq!(
+                $ours::digest_with_backend($b, d).to_vec(),
+                want,
+                "{:?} {} len {}",
+                $b,
+                stringify!($ours),
+                d.len()
+            );
+            let mut inc = $ours::with_backend($b);
+            inc.update(d);
+            assert_eq!(inc.finalize().to_vec(), want);
+        }};
+    }
+    for b in backends() {
+        for &n in &lens {
+            let d = if n <= data.len() { &data[..n] } else { &long[..n] };
+            one!(b, Sha224, sha2::Sha224, d);
+            one!(b, Sha256, sha2::Sha256, d);
+            one!(b, Sha384, sha2::Sha384, d);
+            one!(b, Sha512, sha2::Sha512, d);
+            one!(b, Sha512_224, sha2::Sha512_224, d);
+            one!(b, Sha512_256, sha2::Sha512_256, d);
+        }
+    }
+    // The public `digest` and the trait's `digest` take the same path.
+    assert_eq!(Sha512::digest(&long).to_vec(), sha2::Sha512::digest(&long).to_vec());
+    assert_eq!(<Sha256 as Hasher>::digest(&long).to_vec(), sha2::Sha256::digest(&long).to_vec());
+}
+
+/// Finalizing where the buffered tail sits at every offset in the block (in-place padding, one or two
+/// final compressions), reached by two updates at every split point.
+#[test]
+fn finalize_after_every_split_point() {
+    let mut r = StdRng::seed_from_u64(0xf17);
+    let mut data = vec![0u8; 2 * 128 + 5];
+    r.fill_bytes(&mut data);
+    for b in backends() {
+        for n in [0usize, 55, 56, 64, 111, 112, 120, 128, 200, data.len()] {
+            let d = &data[..n];
+            let w256 = sha2::Sha256::digest(d).to_vec();
+            let w512 = sha2::Sha512::digest(d).to_vec();
+            for k in 0..=n {
+                let mut x = Sha256::with_backend(b);
+                x.update(&d[..k]).update(&d[k..]);
+                assert_eq!(x.finalize().to_vec(), w256, "{b:?} SHA-256 len {n} split {k}");
+                let mut y = Sha512::with_backend(b);
+                y.update(&d[..k]).update(&d[k..]);
+                assert_eq!(y.finalize().to_vec(), w512, "{b:?} SHA-512 len {n} split {k}");
+            }
+        }
+    }
+}

@@ -33,6 +33,20 @@ pub trait Hasher: Clone + zeroize::Zeroize {
         h.finalize()
     }
 
+    /// HMAC's outer step: the digest of `inner`, absorbed into a copy of the prepared outer state `outer`, and
+    /// finalized; `inner` is left wiped. Hashes may override it with a faster equivalent (SHA-2 builds the
+    /// single padded block directly); the result must equal this default. Intermediate digests are wiped.
+    #[doc(hidden)]
+    #[inline]
+    fn hmac_outer(outer: &Self, inner: &mut Self) -> Self::Output {
+        let mut ih = inner.clone().finalize();
+        inner.zeroize();
+        let mut o = outer.clone();
+        o.update(ih.as_ref());
+        zeroize::Zeroize::zeroize(ih.as_mut());
+        o.finalize()
+    }
+
     /// Writes the digest into `out`, which must be exactly [`OUTPUT_LEN`](Self::OUTPUT_LEN) bytes.
     fn finalize_into(self, out: &mut [u8]) -> crate::Result<()> {
         crate::Error::check_length(Self::NAME, "output", Self::OUTPUT_LEN, out.len())?;
@@ -58,8 +72,9 @@ macro_rules! impl_write {
 }
 use impl_write;
 
-/// The inherent `reset` and one-shot `digest` shared by the SHA-2 and SHA-3 hashers, expanded inside their
-/// `impl` blocks: `$field` is the state field whose `reset()` forgets the input, `$out` the digest length.
+/// The inherent `reset` and one-shot `digest` of a hasher whose one-shot form is simply the incremental path
+/// (the SHA-3 family; SHA-2 has a dedicated one-shot that compresses straight from the input), expanded inside
+/// its `impl` block: `$field` is the state field whose `reset()` forgets the input, `$out` the digest length.
 macro_rules! impl_reset_digest {
     ($field:ident, $out:expr) => {
         /// Forgets everything absorbed.

@@ -97,6 +97,7 @@ impl Params {
 #[derive(Clone, Copy, Debug)]
 pub struct Argon2id {
     params: Params,
+    backend: Backend,
 }
 
 /// The working memory, wiped on drop.
@@ -104,11 +105,64 @@ struct Memory(Vec<Block>);
 
 impl Drop for Memory {
     fn drop(&mut self) {
+        // Plain (memset-speed) stores, then the memory escapes through `black_box` so the optimiser must keep
+        // them; a per-word volatile loop over megabytes costs several percent of the whole hash.
         for b in self.0.iter_mut() {
-            b.zeroize();
+            b.fill(0);
         }
+        core::hint::black_box(&mut self.0);
     }
 }
+
+/// The two temporaries of `G` (`R = X ^ Y` and the permuted `Z`), reused for every block and wiped once when
+/// the owner is done rather than after every compression.
+/// It also carries the backend, so `G` dispatches without threading it through every call.
+struct Scratch {
+    blocks: [Block; 2],
+    backend: Backend,
+}
+impl Scratch {
+    fn new(backend: Backend) -> Self {
+        Scratch { blocks: [[0u64; QWORDS]; 2], backend }
+    }
+}
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        self.blocks[0].fill(0);
+        self.blocks[1].fill(0);
+        core::hint::black_box(&mut self.blocks);
+    }
+}
+
+/// Which implementation of the compression `G` runs. The single dispatch point of Argon2.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// Portable Rust.
+    Soft,
+    /// AVX2: each permutation on four 256-bit vectors.
+    Avx2,
+}
+
+impl Backend {
+    /// The fastest backend this CPU runs.
+    pub fn detect() -> Backend {
+        if cfg!(target_arch = "x86_64") && crate::cpu::features().has(crate::cpu::Features::AVX2) {
+            Backend::Avx2
+        } else {
+            Backend::Soft
+        }
+    }
+
+    /// Every backend this CPU can run, portable first.
+    pub fn available() -> impl Iterator<Item = Backend> {
+        let best = Backend::detect();
+        [Backend::Soft, Backend::Avx2].into_iter().filter(move |b| *b == Backend::Soft || best == Backend::Avx2)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 
 /// A stack block that is wiped on drop.
 struct TmpBlock(Block);
@@ -121,7 +175,13 @@ impl Drop for TmpBlock {
 impl Argon2id {
     /// Argon2id with `params`.
     pub fn new(params: Params) -> Self {
-        Argon2id { params }
+        Argon2id { params, backend: Backend::detect() }
+    }
+
+    /// Argon2id with `params` on a forced `backend` (tests run every backend through it).
+    #[doc(hidden)]
+    pub fn with_backend(params: Params, backend: Backend) -> Self {
+        Argon2id { params, backend }
     }
 
     /// The parameters.
@@ -209,11 +269,13 @@ impl Argon2id {
 
         let ctx = Ctx { m_blocks: m_blocks as u64, t_cost: t_cost as u64, lanes, lane_len, seg_len };
         let threads = worker_threads(lanes, m_blocks);
+        let mut scratch = Scratch::new(self.backend);
         for pass in 0..t_cost {
             for slice in 0..SYNC_POINTS {
-                fill_slice(&ctx, &mut mem.0, pass, slice, threads);
+                fill_slice(&ctx, &mut mem.0, pass, slice, threads, &mut scratch);
             }
         }
+        drop(scratch);
 
         // Final block: XOR of the last column.
         let mut c = TmpBlock(mem.0[lane_len - 1]);
@@ -307,29 +369,38 @@ fn permute(v: &mut Block, i: [usize; 16]) {
 }
 
 /// `G(X, Y)` (RFC 9106 §3.5). With `xor_into`, the result is XORed into `out` (version 0x13, passes after
-/// the first); otherwise it replaces `out`.
-fn compress(out: &mut Block, x: &Block, y: &Block, xor_into: bool) {
-    let mut r = TmpBlock([0u64; QWORDS]);
-    for ((r, x), y) in r.0.iter_mut().zip(x.iter()).zip(y.iter()) {
+/// the first); otherwise it replaces `out`. The temporaries live in `scratch` (wiped by its owner).
+fn compress(out: &mut Block, x: &Block, y: &Block, xor_into: bool, scratch: &mut Scratch) {
+    match scratch.backend {
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 => avx2::compress(out, x, y, xor_into, &mut scratch.blocks),
+        _ => compress_soft(out, x, y, xor_into, &mut scratch.blocks),
+    }
+}
+
+/// The portable `G`.
+fn compress_soft(out: &mut Block, x: &Block, y: &Block, xor_into: bool, scratch: &mut [Block; 2]) {
+    let [r, z] = scratch;
+    for ((r, x), y) in r.iter_mut().zip(x.iter()).zip(y.iter()) {
         *r = x ^ y;
     }
-    let mut z = TmpBlock(r.0);
+    *z = *r;
     // Rows: eight 128-byte rows, each 16 consecutive words.
     for row in 0..8 {
         let b = row * 16;
-        permute(&mut z.0, core::array::from_fn(|k| b + k));
+        permute(z, core::array::from_fn(|k| b + k));
     }
     // Columns: column j is the word pairs (2j, 2j+1) of every row.
     for col in 0..8 {
         let b = col * 2;
-        permute(&mut z.0, core::array::from_fn(|k| b + (k / 2) * 16 + (k % 2)));
+        permute(z, core::array::from_fn(|k| b + (k / 2) * 16 + (k % 2)));
     }
     if xor_into {
-        for ((o, z), r) in out.iter_mut().zip(z.0.iter()).zip(r.0.iter()) {
+        for ((o, z), r) in out.iter_mut().zip(z.iter()).zip(r.iter()) {
             *o ^= z ^ r;
         }
     } else {
-        for ((o, z), r) in out.iter_mut().zip(z.0.iter()).zip(r.0.iter()) {
+        for ((o, z), r) in out.iter_mut().zip(z.iter()).zip(r.iter()) {
             *o = z ^ r;
         }
     }
@@ -350,9 +421,19 @@ fn worker_threads(_lanes: usize, _m_blocks: usize) -> usize {
     1
 }
 
-/// One lane's view of memory while a slice is filled: its own current segment mutably, and every lane's
-/// finished segments (before and after the current slice) shared. Other lanes' current segments are not
-/// visible, and Argon2's indexing never refers to them (RFC 9106 §3.4.2), so lanes run independently.
+/// Where `fill_segment` reads finished blocks and writes the current one.
+trait SegmentMem {
+    /// The lane being filled.
+    fn lane(&self) -> usize;
+    /// A finished block (any lane's finished segments, or this segment's columns before the current one).
+    fn get(&self, lane: usize, col: usize) -> &Block;
+    /// `G` of the blocks at `prev` (this lane) and `(ref_lane, ref_col)` into column `col` of this lane.
+    fn compress_into(&mut self, col: usize, prev: usize, ref_lane: usize, ref_col: usize, xor: bool, s: &mut Scratch);
+}
+
+/// One lane's view of memory while a slice is filled on worker threads: its own current segment mutably, and
+/// every lane's finished segments (before and after the current slice) shared. Other lanes' current segments
+/// are not visible, and Argon2's indexing never refers to them (RFC 9106 §3.4.2), so lanes run independently.
 struct LaneView<'a, 'b> {
     lane: usize,
     seg_start: usize,
@@ -360,7 +441,11 @@ struct LaneView<'a, 'b> {
     shared: &'b [(&'a [Block], &'a [Block])],
 }
 
-impl LaneView<'_, '_> {
+impl SegmentMem for LaneView<'_, '_> {
+    fn lane(&self) -> usize {
+        self.lane
+    }
+
     fn get(&self, lane: usize, col: usize) -> &Block {
         let seg_len = self.cur.len();
         if col < self.seg_start {
@@ -372,10 +457,62 @@ impl LaneView<'_, '_> {
             &self.shared[lane].1[col - self.seg_start - seg_len]
         }
     }
+
+    fn compress_into(&mut self, col: usize, prev: usize, ref_lane: usize, ref_col: usize, xor: bool, s: &mut Scratch) {
+        let (seg_start, seg_len) = (self.seg_start, self.cur.len());
+        let (done, rest) = self.cur.split_at_mut(col - seg_start);
+        let shared = self.shared;
+        // References into the current segment are always to columns before `col`, which are in `done`.
+        let look = |lane: usize, c: usize| -> &Block {
+            if c < seg_start {
+                &shared[lane].0[c]
+            } else if c < seg_start + seg_len {
+                &done[c - seg_start]
+            } else {
+                &shared[lane].1[c - seg_start - seg_len]
+            }
+        };
+        compress(&mut rest[0], look(self.lane, prev), look(ref_lane, ref_col), xor, s);
+    }
+}
+
+/// The whole memory, for filling lanes one after another on the calling thread (no per-slice bookkeeping, so
+/// no allocation). Every block another lane's segment may reference is finished when it is read.
+struct WholeView<'a> {
+    lane: usize,
+    lane_len: usize,
+    mem: &'a mut [Block],
+}
+
+impl SegmentMem for WholeView<'_> {
+    fn lane(&self) -> usize {
+        self.lane
+    }
+
+    fn get(&self, lane: usize, col: usize) -> &Block {
+        &self.mem[lane * self.lane_len + col]
+    }
+
+    fn compress_into(&mut self, col: usize, prev: usize, ref_lane: usize, ref_col: usize, xor: bool, s: &mut Scratch) {
+        let o = self.lane * self.lane_len + col;
+        let (before, rest) = self.mem.split_at_mut(o);
+        let (out, after) = rest.split_first_mut().expect("column inside memory");
+        // Argon2 never references the block being computed.
+        let look = |g: usize| -> &Block { if g < o { &before[g] } else { &after[g - o - 1] } };
+        let lane_len = self.lane_len;
+        compress(out, look(self.lane * lane_len + prev), look(ref_lane * lane_len + ref_col), xor, s);
+    }
 }
 
 /// Fills slice `slice` of every lane, on up to `threads` threads.
-fn fill_slice(ctx: &Ctx, mem: &mut [Block], pass: u32, slice: u32, threads: usize) {
+fn fill_slice(ctx: &Ctx, mem: &mut [Block], pass: u32, slice: u32, threads: usize, scratch: &mut Scratch) {
+    if threads <= 1 {
+        for lane in 0..ctx.lanes {
+            let mut view = WholeView { lane, lane_len: ctx.lane_len, mem: &mut *mem };
+            fill_segment(ctx, &mut view, pass, slice, scratch);
+        }
+        return;
+    }
     let seg_start = slice as usize * ctx.seg_len;
     let mut curs = Vec::with_capacity(ctx.lanes);
     let mut shared = Vec::with_capacity(ctx.lanes);
@@ -385,14 +522,16 @@ fn fill_slice(ctx: &Ctx, mem: &mut [Block], pass: u32, slice: u32, threads: usiz
         curs.push(cur);
         shared.push((&*pre, &*post));
     }
+    let backend = scratch.backend;
     let run = |first: usize, group: &mut [&mut [Block]]| {
+        let mut scratch = Scratch::new(backend);
         for (k, cur) in group.iter_mut().enumerate() {
             let mut view = LaneView { lane: first + k, seg_start, cur, shared: &shared };
-            fill_segment(ctx, &mut view, pass, slice);
+            fill_segment(ctx, &mut view, pass, slice, &mut scratch);
         }
     };
     #[cfg(feature = "std")]
-    if threads > 1 {
+    {
         let per = ctx.lanes.div_ceil(threads);
         let mut failed = Vec::new();
         std::thread::scope(|sc| {
@@ -409,15 +548,14 @@ fn fill_slice(ctx: &Ctx, mem: &mut [Block], pass: u32, slice: u32, threads: usiz
                 run(i * per, group);
             }
         }
-        return;
     }
-    let _ = threads;
+    #[cfg(not(feature = "std"))]
     run(0, &mut curs);
 }
 
 /// Computes one segment of one lane.
-fn fill_segment(ctx: &Ctx, view: &mut LaneView<'_, '_>, pass: u32, slice: u32) {
-    let lane = view.lane;
+fn fill_segment<M: SegmentMem>(ctx: &Ctx, view: &mut M, pass: u32, slice: u32, scratch: &mut Scratch) {
+    let lane = view.lane();
     let data_independent = pass == 0 && slice < 2;
     let zero = [0u64; QWORDS];
     let mut input = TmpBlock([0u64; QWORDS]);
@@ -430,16 +568,16 @@ fn fill_segment(ctx: &Ctx, view: &mut LaneView<'_, '_>, pass: u32, slice: u32) {
         input.0[4] = ctx.t_cost;
         input.0[5] = TYPE_ID as u64;
     }
-    let next_addresses = |input: &mut TmpBlock, addresses: &mut TmpBlock| {
+    let next_addresses = |input: &mut TmpBlock, addresses: &mut TmpBlock, scratch: &mut Scratch| {
         input.0[6] += 1;
         let mut tmp = TmpBlock([0u64; QWORDS]);
-        compress(&mut tmp.0, &zero, &input.0, false);
-        compress(&mut addresses.0, &zero, &tmp.0, false);
+        compress(&mut tmp.0, &zero, &input.0, false, scratch);
+        compress(&mut addresses.0, &zero, &tmp.0, false, scratch);
     };
 
     let start = if pass == 0 && slice == 0 { 2 } else { 0 };
     if data_independent && start != 0 {
-        next_addresses(&mut input, &mut addresses);
+        next_addresses(&mut input, &mut addresses, scratch);
     }
     for idx in start..ctx.seg_len {
         let col = slice as usize * ctx.seg_len + idx;
@@ -447,7 +585,7 @@ fn fill_segment(ctx: &Ctx, view: &mut LaneView<'_, '_>, pass: u32, slice: u32) {
 
         let rand = if data_independent {
             if idx % QWORDS == 0 {
-                next_addresses(&mut input, &mut addresses);
+                next_addresses(&mut input, &mut addresses, scratch);
             }
             addresses.0[idx % QWORDS]
         } else {
@@ -474,9 +612,7 @@ fn fill_segment(ctx: &Ctx, view: &mut LaneView<'_, '_>, pass: u32, slice: u32) {
         let start_pos = if pass == 0 || slice == SYNC_POINTS - 1 { 0 } else { (slice as u64 + 1) * seg };
         let ref_col = ((start_pos + rel) % ctx.lane_len as u64) as usize;
 
-        let pb = TmpBlock(*view.get(lane, prev));
-        let rb = TmpBlock(*view.get(ref_lane, ref_col));
-        compress(&mut view.cur[idx], &pb.0, &rb.0, pass > 0);
+        view.compress_into(col, prev, ref_lane, ref_col, pass > 0, scratch);
     }
 }
 

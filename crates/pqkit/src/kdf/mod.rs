@@ -18,7 +18,6 @@ use crate::error::Expected;
 use crate::hash::Hasher;
 use crate::mac::Hmac;
 use crate::{Error, Result};
-use zeroize::Zeroize;
 
 /// HKDF with hash `H`, holding the pseudorandom key (PRK) prepared for expansion.
 #[derive(Clone)]
@@ -37,7 +36,7 @@ impl<H: Hasher> Hkdf<H> {
     pub fn new(salt: &[u8], ikm: &[u8]) -> Self {
         let mut prk = extract::<H>(salt, ikm);
         let h = Hkdf { prk: Hmac::new(prk.as_ref()) };
-        prk.as_mut().zeroize();
+        wipe(prk.as_mut());
         h
     }
 
@@ -67,23 +66,25 @@ impl<H: Hasher> Hkdf<H> {
                 actual: okm.len(),
             });
         }
+        // The PRK's HMAC states are prepared once (in `new`); each `T(i)` starts from a copy of the inner
+        // state and ends with the hash's fast outer step.
         let mut prev: Option<H::Output> = None;
         for (i, chunk) in okm.chunks_mut(H::OUTPUT_LEN).enumerate() {
-            let mut m = self.prk.clone();
+            let mut m = self.prk.inner();
             if let Some(p) = prev.as_ref() {
                 m.update(p.as_ref());
             }
             m.update(info);
             m.update(&[(i + 1) as u8]);
-            let t = m.finalize();
+            let t = self.prk.finish_inner(&mut m);
             chunk.copy_from_slice(&t.as_ref()[..chunk.len()]);
             if let Some(p) = prev.as_mut() {
-                p.as_mut().zeroize();
+                wipe(p.as_mut());
             }
             prev = Some(t);
         }
         if let Some(p) = prev.as_mut() {
-            p.as_mut().zeroize();
+            wipe(p.as_mut());
         }
         Ok(())
     }
@@ -92,6 +93,14 @@ impl<H: Hasher> Hkdf<H> {
     pub fn derive(salt: &[u8], ikm: &[u8], info: &[u8], okm: &mut [u8]) -> Result<()> {
         Self::new(salt, ikm).expand(info, okm)
     }
+}
+
+/// Overwrites `b` with zeros with plain stores the optimiser must keep (the buffer escapes through
+/// `black_box`); cheaper than a per-byte volatile loop for these short secrets.
+#[inline(always)]
+fn wipe(b: &mut [u8]) {
+    b.fill(0);
+    core::hint::black_box(&mut *b);
 }
 
 impl<H: Hasher> core::fmt::Debug for Hkdf<H> {

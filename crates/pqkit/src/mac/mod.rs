@@ -36,6 +36,7 @@ pub struct Hmac<H: Hasher> {
 
 impl<H: Hasher> Hmac<H> {
     /// Prepares `key` (any length).
+    #[inline]
     pub fn new(key: &[u8]) -> Self {
         Self::with_hasher(key, H::new())
     }
@@ -56,24 +57,28 @@ impl<H: Hasher> Hmac<H> {
             Some(d) => d.as_ref(),
             None => key,
         };
-        // Absorb `K ^ pad` in 64-byte pieces (any block length works, nothing is sized by the hash).
-        let absorb_padded = |h: &mut H, pad: u8| {
-            let mut piece = [0u8; 64];
-            let mut start = 0;
-            while start < bl {
-                let n = (bl - start).min(64);
-                for (j, p) in piece[..n].iter_mut().enumerate() {
-                    *p = k.get(start + j).copied().unwrap_or(0) ^ pad;
-                }
-                h.update(&piece[..n]);
-                start += n;
-            }
-            piece.zeroize();
-        };
+        // Absorb `K ^ ipad` and `K ^ opad` in 64-byte pieces (any block length works, nothing is sized by the
+        // hash); the key bytes are XORed in slice-wise, the pieces wiped once at the end.
         let mut inner_start = fresh.clone();
-        absorb_padded(&mut inner_start, 0x36);
         let mut outer_start = fresh;
-        absorb_padded(&mut outer_start, 0x5c);
+        let mut ipiece = [0u8; 64];
+        let mut opiece = [0u8; 64];
+        let mut start = 0;
+        while start < bl {
+            let n = (bl - start).min(64);
+            ipiece[..n].fill(0x36);
+            opiece[..n].fill(0x5c);
+            let kpart = k.get(start..k.len().min(start + n)).unwrap_or(&[]);
+            for ((i, o), &kb) in ipiece.iter_mut().zip(opiece.iter_mut()).zip(kpart) {
+                *i ^= kb;
+                *o ^= kb;
+            }
+            inner_start.update(&ipiece[..n]);
+            outer_start.update(&opiece[..n]);
+            start += n;
+        }
+        wipe(&mut ipiece);
+        wipe(&mut opiece);
         if let Some(d) = hashed.as_mut() {
             d.as_mut().zeroize();
         }
@@ -85,17 +90,31 @@ impl<H: Hasher> Hmac<H> {
     pub const TAG_LEN: usize = H::OUTPUT_LEN;
 
     /// One-shot MAC of `msg` with this key. Does not touch the incremental computation.
+    #[inline]
     pub fn mac(&self, msg: &[u8]) -> H::Output {
         let mut inner = self.inner_start.clone();
         inner.update(msg);
-        self.outer(inner)
+        H::hmac_outer(&self.outer_start, &mut inner)
+    }
+
+    /// A copy of the prepared inner state (`K ^ ipad` absorbed), for callers that feed the message in
+    /// pieces without touching the incremental computation (HKDF's `T(i)` blocks).
+    #[inline]
+    pub(crate) fn inner(&self) -> H {
+        self.inner_start.clone()
+    }
+
+    /// Finishes a computation started from [`inner`](Self::inner): the tag; `inner` is left wiped.
+    #[inline]
+    pub(crate) fn finish_inner(&self, inner: &mut H) -> H::Output {
+        H::hmac_outer(&self.outer_start, inner)
     }
 
     /// Checks `tag` (full length) over `msg` in constant time.
     pub fn verify_mac(&self, msg: &[u8], tag: &[u8]) -> Result<()> {
         let mut t = self.mac(msg);
         let r = check(t.as_ref(), tag, H::OUTPUT_LEN);
-        t.as_mut().zeroize();
+        wipe(t.as_mut());
         r
     }
 
@@ -107,8 +126,9 @@ impl<H: Hasher> Hmac<H> {
 
     /// Returns the tag of everything passed to [`update`](Self::update) and starts over with the same key.
     pub fn finalize_reset(&mut self) -> H::Output {
-        let inner = core::mem::replace(&mut self.running, self.inner_start.clone());
-        self.outer(inner)
+        let tag = H::hmac_outer(&self.outer_start, &mut self.running);
+        self.running = self.inner_start.clone();
+        tag
     }
 
     /// Returns the tag of everything passed to [`update`](Self::update).
@@ -121,7 +141,7 @@ impl<H: Hasher> Hmac<H> {
     pub fn verify(&mut self, tag: &[u8]) -> Result<()> {
         let mut t = self.finalize_reset();
         let r = check(t.as_ref(), tag, H::OUTPUT_LEN);
-        t.as_mut().zeroize();
+        wipe(t.as_mut());
         r
     }
 
@@ -140,14 +160,14 @@ impl<H: Hasher> Hmac<H> {
         t.as_mut().zeroize();
         r
     }
+}
 
-    fn outer(&self, inner: H) -> H::Output {
-        let mut ih = inner.finalize();
-        let mut outer = self.outer_start.clone();
-        outer.update(ih.as_ref());
-        ih.as_mut().zeroize();
-        outer.finalize()
-    }
+/// Overwrites `b` with zeros with plain stores the optimiser must keep (the buffer escapes through
+/// `black_box`); cheaper than a per-byte volatile loop on the per-key and per-tag paths.
+#[inline(always)]
+fn wipe(b: &mut [u8]) {
+    b.fill(0);
+    core::hint::black_box(&mut *b);
 }
 
 fn check(expected: &[u8], tag: &[u8], len: usize) -> Result<()> {

@@ -127,6 +127,15 @@ impl Backend {
     }
 }
 
+/// Overwrites `b` with zeros in a way the optimiser must keep: plain (vectorised) stores, then the buffer
+/// escapes through `black_box`, so the stores cannot be dropped as dead. Far cheaper than a per-byte
+/// volatile loop on the short-message hot paths, and used for the same purpose (wiping secrets).
+#[inline(always)]
+fn wipe<T: Copy + Default>(b: &mut [T]) {
+    b.fill(T::default());
+    core::hint::black_box(&mut *b);
+}
+
 /// The shared Merkle-Damgard buffering: `$w` is the state word type, `$blk` the block length, `$lenbytes`
 /// the length field size, `$compress` the backend method.
 macro_rules! md_engine {
@@ -139,14 +148,16 @@ macro_rules! md_engine {
             /// Total bytes absorbed (wrapping is unreachable: 2^64 bytes).
             total: u64,
             backend: Backend,
-            iv: [$w; 8],
+            /// The initial value, for `reset` (a reference keeps clones of the hasher small).
+            iv: &'static [$w; 8],
         }
 
         impl $engine {
-            const fn new(iv: [$w; 8], backend: Backend) -> Self {
-                $engine { h: iv, buf: [0; $blk], buf_len: 0, total: 0, backend, iv }
+            const fn new(iv: &'static [$w; 8], backend: Backend) -> Self {
+                $engine { h: *iv, buf: [0; $blk], buf_len: 0, total: 0, backend, iv }
             }
 
+            #[inline]
             fn update(&mut self, mut data: &[u8]) {
                 self.total = self.total.wrapping_add(data.len() as u64);
                 if self.buf_len > 0 {
@@ -169,31 +180,75 @@ macro_rules! md_engine {
                 self.buf_len = rest.len();
             }
 
-            /// Pads and returns the final state words.
+            /// Pads in place in the block buffer (no copy of the tail) and returns the final state words.
+            #[inline]
             fn finish(&mut self) -> [$w; 8] {
                 let bits = (self.total as u128) << 3;
-                let mut tail = [0u8; 2 * $blk];
-                tail[..self.buf_len].copy_from_slice(&self.buf[..self.buf_len]);
-                tail[self.buf_len] = 0x80;
-                let n = if self.buf_len + 1 + $lenbytes <= $blk { $blk } else { 2 * $blk };
+                let n = self.buf_len;
+                self.buf[n] = 0x80;
+                if n + 1 + $lenbytes > $blk {
+                    self.buf[n + 1..].fill(0);
+                    self.backend.$compress(&mut self.h, &self.buf);
+                    self.buf[..$blk - $lenbytes].fill(0);
+                } else {
+                    self.buf[n + 1..$blk - $lenbytes].fill(0);
+                }
                 let len_be = bits.to_be_bytes();
-                tail[n - $lenbytes..n].copy_from_slice(&len_be[16 - $lenbytes..]);
-                self.backend.$compress(&mut self.h, &tail[..n]);
-                zeroize::Zeroize::zeroize(&mut tail);
+                self.buf[$blk - $lenbytes..].copy_from_slice(&len_be[16 - $lenbytes..]);
+                self.backend.$compress(&mut self.h, &self.buf);
+                self.buf_len = 0;
                 self.h
             }
 
+            /// HMAC's outer hash from a prepared state `self` (exactly one block absorbed, nothing buffered):
+            /// `digest` (at most 64 bytes) plus padding is one block, so it is built directly and compressed
+            /// once, with no buffering. Returns the final state words.
+            #[inline]
+            fn outer_one_block(&self, digest: &[u8]) -> [$w; 8] {
+                let d = digest.len();
+                let mut block = [0u8; $blk];
+                block[..d].copy_from_slice(digest);
+                block[d] = 0x80;
+                let bits = (($blk + d) as u128) << 3;
+                block[$blk - $lenbytes..].copy_from_slice(&bits.to_be_bytes()[16 - $lenbytes..]);
+                let mut h = self.h;
+                self.backend.$compress(&mut h, &block);
+                wipe(&mut block);
+                h
+            }
+
+            /// One-shot digest: full blocks straight from `data`, the padded tail built on the stack.
+            #[inline]
+            fn oneshot(iv: &'static [$w; 8], backend: Backend, data: &[u8]) -> [$w; 8] {
+                let mut h = *iv;
+                let full = data.len() - data.len() % $blk;
+                if full > 0 {
+                    backend.$compress(&mut h, &data[..full]);
+                }
+                let rest = &data[full..];
+                let mut tail = [0u8; 2 * $blk];
+                tail[..rest.len()].copy_from_slice(rest);
+                tail[rest.len()] = 0x80;
+                let n = if rest.len() + 1 + $lenbytes <= $blk { $blk } else { 2 * $blk };
+                let bits = (data.len() as u128) << 3;
+                tail[n - $lenbytes..n].copy_from_slice(&bits.to_be_bytes()[16 - $lenbytes..]);
+                backend.$compress(&mut h, &tail[..n]);
+                h
+            }
+
+            #[inline]
             fn reset(&mut self) {
-                self.h = self.iv;
+                self.h = *self.iv;
                 self.buf_len = 0;
                 self.total = 0;
             }
         }
 
         impl zeroize::Zeroize for $engine {
+            #[inline]
             fn zeroize(&mut self) {
-                self.h.zeroize();
-                self.buf.zeroize();
+                wipe(&mut self.h);
+                wipe(&mut self.buf);
                 self.buf_len = 0;
                 self.total = 0;
             }
@@ -219,35 +274,65 @@ macro_rules! sha2_hasher {
             pub const BLOCK_LEN: usize = $blk;
 
             /// A fresh hasher using the detected backend.
+            #[inline]
             pub fn new() -> Self {
                 Self::with_backend(Backend::detect())
             }
 
             /// A fresh hasher using `backend` (tests use this to run every backend).
             #[doc(hidden)]
+            #[inline]
             pub fn with_backend(backend: Backend) -> Self {
-                $name { engine: $engine::new($iv, backend) }
+                $name { engine: $engine::new(&$iv, backend) }
             }
 
             /// Absorbs `data`. Returns `self` so calls can be chained.
+            #[inline]
             pub fn update(&mut self, data: &[u8]) -> &mut Self {
                 self.engine.update(data);
                 self
             }
 
             /// Returns the digest, consuming the hasher.
+            #[inline]
             pub fn finalize(mut self) -> [u8; $out] {
-                let h = self.engine.finish();
-                let mut full = [0u8; 8 * core::mem::size_of::<$w>()];
-                for (c, w) in full.chunks_exact_mut(core::mem::size_of::<$w>()).zip(h.iter()) {
-                    c.copy_from_slice(&w.to_be_bytes());
-                }
+                Self::output(&self.engine.finish())
+            }
+
+            /// The digest bytes of final state words `h` (big-endian, truncated).
+            #[inline(always)]
+            fn output(h: &[$w; 8]) -> [u8; $out] {
+                const WB: usize = core::mem::size_of::<$w>();
                 let mut out = [0u8; $out];
-                out.copy_from_slice(&full[..$out]);
+                for (i, w) in h.iter().enumerate() {
+                    let b = w.to_be_bytes();
+                    let start = i * WB;
+                    if start < $out {
+                        let n = ($out - start).min(WB);
+                        out[start..start + n].copy_from_slice(&b[..n]);
+                    }
+                }
                 out
             }
 
-            super::impl_reset_digest!(engine, $out);
+            /// Forgets everything absorbed.
+            #[inline]
+            pub fn reset(&mut self) {
+                self.engine.reset();
+            }
+
+            /// One-shot digest of `data` (no buffering: full blocks are compressed straight from `data`).
+            #[inline]
+            pub fn digest(data: &[u8]) -> [u8; $out] {
+                Self::digest_with_backend(Backend::detect(), data)
+            }
+
+            /// [`digest`](Self::digest) on a forced backend (tests run every backend through it).
+            #[doc(hidden)]
+            #[inline]
+            pub fn digest_with_backend(backend: Backend, data: &[u8]) -> [u8; $out] {
+                Self::output(&$engine::oneshot(&$iv, backend, data))
+            }
         }
 
         impl Default for $name {
@@ -277,14 +362,39 @@ macro_rules! sha2_hasher {
             fn new() -> Self {
                 $name::new()
             }
+            #[inline]
             fn update(&mut self, data: &[u8]) {
                 self.engine.update(data);
             }
+            #[inline]
             fn finalize(self) -> [u8; $out] {
                 $name::finalize(self)
             }
+            #[inline]
             fn reset(&mut self) {
                 $name::reset(self)
+            }
+            #[inline]
+            fn digest(data: &[u8]) -> [u8; $out] {
+                $name::digest(data)
+            }
+            #[inline]
+            fn hmac_outer(outer: &Self, inner: &mut Self) -> [u8; $out] {
+                let mut ih = Self::output(&inner.engine.finish());
+                zeroize::Zeroize::zeroize(&mut inner.engine);
+                let tag = if outer.engine.buf_len == 0 && outer.engine.total == $blk as u64 {
+                    let mut h = outer.engine.outer_one_block(&ih);
+                    let tag = Self::output(&h);
+                    wipe(&mut h);
+                    tag
+                } else {
+                    // Not a prepared HMAC outer state: the generic path.
+                    let mut o = outer.clone();
+                    o.update(&ih);
+                    o.finalize()
+                };
+                wipe(&mut ih);
+                tag
             }
         }
 
