@@ -14,6 +14,7 @@
 //!   [`Error::InvalidLength`] and write nothing.
 //! - The pseudorandom key is secret and is wiped on drop (it lives in a prepared [`Hmac`]).
 
+use crate::ct::wipe;
 use crate::error::Expected;
 use crate::hash::Hasher;
 use crate::mac::Hmac;
@@ -93,14 +94,6 @@ impl<H: Hasher> Hkdf<H> {
     pub fn derive(salt: &[u8], ikm: &[u8], info: &[u8], okm: &mut [u8]) -> Result<()> {
         Self::new(salt, ikm).expand(info, okm)
     }
-}
-
-/// Overwrites `b` with zeros with plain stores the optimiser must keep (the buffer escapes through
-/// `black_box`); cheaper than a per-byte volatile loop for these short secrets.
-#[inline(always)]
-fn wipe(b: &mut [u8]) {
-    b.fill(0);
-    core::hint::black_box(&mut *b);
 }
 
 impl<H: Hasher> core::fmt::Debug for Hkdf<H> {

@@ -18,6 +18,7 @@
 //! - A prepared key ([`Hmac::new`]) holds the hash states after the padded key blocks, so each MAC costs only
 //!   the message's compressions plus two; the states are secret and are wiped on drop.
 
+use crate::ct::wipe;
 use crate::error::Expected;
 use crate::hash::Hasher;
 use crate::{Error, Result};
@@ -160,14 +161,6 @@ impl<H: Hasher> Hmac<H> {
         t.as_mut().zeroize();
         r
     }
-}
-
-/// Overwrites `b` with zeros with plain stores the optimiser must keep (the buffer escapes through
-/// `black_box`); cheaper than a per-byte volatile loop on the per-key and per-tag paths.
-#[inline(always)]
-fn wipe(b: &mut [u8]) {
-    b.fill(0);
-    core::hint::black_box(&mut *b);
 }
 
 fn check(expected: &[u8], tag: &[u8], len: usize) -> Result<()> {

@@ -21,6 +21,7 @@ mod avx512;
 mod shani;
 
 use crate::cpu::{self, Features};
+use crate::ct::wipe;
 
 const H256: [u32; 8] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
 const H224: [u32; 8] = [0xc1059ed8, 0x367cd507, 0x3070dd17, 0xf70e5939, 0xffc00b31, 0x68581511, 0x64f98fa7, 0xbefa4fa4];
@@ -125,15 +126,6 @@ impl Backend {
             _ => soft::compress512(h, blocks),
         }
     }
-}
-
-/// Overwrites `b` with zeros in a way the optimiser must keep: plain (vectorised) stores, then the buffer
-/// escapes through `black_box`, so the stores cannot be dropped as dead. Far cheaper than a per-byte
-/// volatile loop on the short-message hot paths, and used for the same purpose (wiping secrets).
-#[inline(always)]
-fn wipe<T: Copy + Default>(b: &mut [T]) {
-    b.fill(T::default());
-    core::hint::black_box(&mut *b);
 }
 
 /// The shared Merkle-Damgard buffering: `$w` is the state word type, `$blk` the block length, `$lenbytes`
