@@ -563,58 +563,44 @@ impl<P: Params> SigningKey<P> {
         let mut sk = SigningKey::<P> { rho, key, tr: [0; 64], seed: Some(*xi), x: Expanded::new(), backend: b };
         let (s1_hat, s2_hat, t0_hat, a) = sk.x.parts_mut();
         sampling::expand_a(b, &rho, a, P::L);
-        let (mut s1, mut s2) = (P::VecL::zero(), P::VecK::zero());
-        sampling::expand_s(b, &rho1, s1.as_mut(), s2.as_mut(), P::ETA);
-        for (h, s) in s1_hat.iter_mut().zip(s1.as_ref()) {
-            *h = *s;
+        // s1 and s2 are sampled straight into their final places and transformed there; only s2 is kept
+        // (briefly) in the normal domain, for t = A·s1 + s2.
+        sampling::expand_s(b, &rho1, s1_hat, s2_hat, P::ETA);
+        let mut s2 = P::VecK::zero();
+        s2.as_mut().copy_from_slice(s2_hat);
+        for h in s1_hat.iter_mut().chain(s2_hat.iter_mut()) {
             b.ntt(h);
         }
-        zeroize_polys(s1.as_mut());
-        for (h, s) in s2_hat.iter_mut().zip(s2.as_ref()) {
-            *h = *s;
-            b.ntt(h);
-        }
-        // t = A·s1 + s2. On the way, NTT(t) = 2^32·(A ∘ NTT(s1) in Montgomery form) + NTT(s2) goes into t0_hat:
-        // once NTT(t1·2^13) is known (the verifying key computes it), NTT(t0) = NTT(t) − NTT(t1·2^13) without
-        // another forward NTT.
-        // Each t_i is wiped as soon as it has been split into t1 and t0.
-        let mut t = P::VecK::zero();
-        {
-            for i in 0..P::K {
-                let ti = &mut t.as_mut()[i];
-                b.pointwise_acc(ti, &a[i * P::L..(i + 1) * P::L], s1_hat);
-                let th = &mut t0_hat[i];
-                b.pointwise(th, ti, &R2_POLY);
-                for (x, y) in th.0.iter_mut().zip(s2_hat[i].0.iter()) {
-                    *x += *y;
-                }
-                b.invntt(ti);
-                for (c, s) in ti.0.iter_mut().zip(s2.as_ref()[i].0.iter()) {
-                    *c = poly::freeze(*c + *s);
-                }
-            }
-        }
-        zeroize_polys(s2.as_mut());
+        // t = A·s1 + s2, one row at a time, only as far as t1 = Power2Round(t).1 (public). On the way,
+        // 2^32·(A ∘ NTT(s1)) (Montgomery form) goes into t0_hat: once NTT(t1·2^13) is known,
+        // NTT(t0) = NTT(t) − NTT(t1·2^13) = that + NTT(s2) − NTT(t1·2^13), without another forward NTT.
         let mut pk = P::PkBytes::zero();
+        let mut t1_hat = P::VecK::zero();
+        let mut ti = Poly::ZERO;
         {
             let pkb = pk.as_mut();
             pkb[..32].copy_from_slice(&rho);
             for i in 0..P::K {
-                let ti = &mut t.as_mut()[i];
-                let mut t1 = Poly::ZERO;
-                for j in 0..N {
-                    t1.0[j] = poly::power2round(ti.0[j]).0;
+                b.pointwise_acc(&mut ti, &a[i * P::L..(i + 1) * P::L], s1_hat);
+                b.pointwise(&mut t0_hat[i], &ti, &R2_POLY);
+                b.invntt(&mut ti);
+                let t1 = &mut t1_hat.as_mut()[i];
+                for ((o, c), s) in t1.0.iter_mut().zip(ti.0.iter()).zip(s2.as_ref()[i].0.iter()) {
+                    *o = poly::power2round(poly::freeze(*c + *s)).0;
                 }
-                zeroize_polys(core::slice::from_mut(ti));
-                encoding::pack_t1(&mut pkb[32 + 320 * i..32 + 320 * (i + 1)], &t1);
+                encoding::pack_t1(&mut pkb[32 + 320 * i..32 + 320 * (i + 1)], t1);
+                for c in t1.0.iter_mut() {
+                    *c <<= D;
+                }
+                b.ntt(t1);
+                for ((x, s), y) in t0_hat[i].0.iter_mut().zip(s2_hat[i].0.iter()).zip(t1.0.iter()) {
+                    *x = poly::reduce32(*x + *s - *y);
+                }
             }
         }
-        let vk = VerifyingKey::<P>::from_parts(pk, b);
-        for (t0h, t1h) in t0_hat.iter_mut().zip(vk.t1_hat.as_ref()) {
-            for (x, y) in t0h.0.iter_mut().zip(t1h.0.iter()) {
-                *x = poly::reduce32(*x - *y);
-            }
-        }
+        zeroize_polys(core::slice::from_mut(&mut ti));
+        zeroize_polys(s2.as_mut());
+        let vk = VerifyingKey::<P>::with_t1_hat(pk, t1_hat, b);
         sk.tr = vk.tr;
         (sk, vk)
     }
@@ -923,14 +909,17 @@ fn fresh_rnd() -> Result<Zeroizing<[u8; 32]>> {
 }
 
 impl<P: Params> VerifyingKey<P> {
+    /// The key from its encoding and NTT(t1·2^13) (computes tr).
+    fn with_t1_hat(bytes: P::PkBytes, t1_hat: P::VecK, b: Backend) -> Self {
+        let mut tr = [0u8; 64];
+        let mut h = Shake256::with_backend(b.sha3());
+        h.update(bytes.as_ref());
+        h.finalize_into(&mut tr);
+        VerifyingKey { bytes, tr, t1_hat, backend: b }
+    }
+
     fn from_parts(bytes: P::PkBytes, b: Backend) -> Self {
         let pk = bytes.as_ref();
-        let mut tr = [0u8; 64];
-        {
-            let mut h = Shake256::with_backend(b.sha3());
-            h.update(pk);
-            h.finalize_into(&mut tr);
-        }
         let mut t1_hat = P::VecK::zero();
         for i in 0..P::K {
             let p = &mut t1_hat.as_mut()[i];
@@ -940,7 +929,7 @@ impl<P: Params> VerifyingKey<P> {
             }
             b.ntt(p);
         }
-        VerifyingKey { bytes, tr, t1_hat, backend: b }
+        Self::with_t1_hat(bytes, t1_hat, b)
     }
 
     /// Loads the FIPS 204 public key encoding pkEncode(ρ, t1) (exactly `P::PK_LEN` bytes; any such string is
