@@ -831,9 +831,9 @@ impl<P: Params> SigningKey<P> {
 
             // z = y + c·s1, ‖z‖∞ < γ1 − β.
             let mut bad = 0u32;
-            for j in 0..P::L {
+            for (j, s1j) in s1_hat.iter().enumerate() {
                 let zj = &mut st.z.as_mut()[j];
-                b.pointwise(zj, &c, &s1_hat[j]);
+                b.pointwise(zj, &c, s1j);
                 b.invntt(zj);
                 bad |= b.z_finish(zj, &st.y.as_ref()[j], P::GAMMA1 - P::BETA);
             }
@@ -841,8 +841,8 @@ impl<P: Params> SigningKey<P> {
                 continue;
             }
             // r = w − c·s2, ‖LowBits(r)‖∞ < γ2 − β; keep r in w and HighBits(r) in w1.
-            for i in 0..P::K {
-                b.pointwise(&mut st.tmp, &c, &s2_hat[i]);
+            for (i, s2i) in s2_hat.iter().enumerate() {
+                b.pointwise(&mut st.tmp, &c, s2i);
                 b.invntt(&mut st.tmp);
                 let (wi, w1i) = (&mut st.w.as_mut()[i], &mut st.w1.as_mut()[i]);
                 bad |= b.r_finish(wi, w1i, &st.tmp, P::GAMMA2, P::GAMMA2 - P::BETA);
@@ -852,8 +852,8 @@ impl<P: Params> SigningKey<P> {
             }
             // ‖c·t0‖∞ < γ2; h = MakeHint(−c·t0, r + c·t0) = [HighBits(r + c·t0) ≠ HighBits(r)], at most ω ones.
             let mut ones = 0u32;
-            for i in 0..P::K {
-                b.pointwise(&mut st.tmp, &c, &t0_hat[i]);
+            for (i, t0i) in t0_hat.iter().enumerate() {
+                b.pointwise(&mut st.tmp, &c, t0i);
                 b.invntt(&mut st.tmp);
                 let (bad_i, ones_i) = b.hint(&st.tmp, &st.w.as_ref()[i], &mut st.w1.as_mut()[i], P::GAMMA2);
                 bad |= bad_i;
