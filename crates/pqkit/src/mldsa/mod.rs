@@ -327,30 +327,94 @@ fn k_of<P: Params>(v: &P::VecK) -> &[Poly] {
 /// Zeroized on drop; `Debug` prints nothing secret. Store it as its 32-byte seed ([`to_seed`](Self::to_seed),
 /// the compact form FIPS 204 recommends) or as the FIPS 204 encoding ([`to_bytes`](Self::to_bytes)).
 ///
-/// The expanded key lives inline (no heap): about 29 KB for ML-DSA-44, 48 KB for ML-DSA-65 and 80 KB for
-/// ML-DSA-87, the matrix A being most of it. Box it if it has to move often or live on a small stack.
+/// The expanded polynomials take about 29 KB for ML-DSA-44, 48 KB for ML-DSA-65 and 80 KB for ML-DSA-87, the
+/// matrix A being most of it. With the `alloc` feature they live in one heap block allocated when the key is
+/// created (the key itself is then about 200 bytes, and moving or returning it copies a pointer); without
+/// `alloc` they live inline, so box or pin the key yourself if it has to move often or live on a small stack.
 #[derive(Clone)]
 pub struct SigningKey<P: Params> {
     rho: [u8; 32],
     key: [u8; 32],
     tr: [u8; 64],
     seed: Option<[u8; 32]>,
-    /// NTT(s1), NTT(s2), NTT(t0): the only form signing needs (the encoding recovers s1, s2 and t0 from them).
+    /// NTT(s1), NTT(s2), NTT(t0) (the only form signing needs; the encoding recovers s1, s2 and t0 from them)
+    /// and the matrix A.
+    x: Expanded<P>,
+    backend: Backend,
+}
+
+/// The expanded polynomials of a signing key: NTT(s1) (L), NTT(s2) (K), NTT(t0) (K) and A (K·L, row-major).
+/// One heap block with `alloc`.
+#[cfg(feature = "alloc")]
+#[derive(Clone)]
+struct Expanded<P: Params> {
+    polys: alloc::boxed::Box<[Poly]>,
+    _p: core::marker::PhantomData<P>,
+}
+
+#[cfg(feature = "alloc")]
+impl<P: Params> Expanded<P> {
+    fn new() -> Self {
+        let n = P::L + 2 * P::K + P::K * P::L;
+        Expanded { polys: alloc::vec![Poly::ZERO; n].into_boxed_slice(), _p: core::marker::PhantomData }
+    }
+
+    /// (NTT(s1), NTT(s2), NTT(t0), A).
+    #[inline]
+    fn parts(&self) -> (&[Poly], &[Poly], &[Poly], &[Poly]) {
+        let (s1, rest) = self.polys.split_at(P::L);
+        let (s2, rest) = rest.split_at(P::K);
+        let (t0, a) = rest.split_at(P::K);
+        (s1, s2, t0, a)
+    }
+
+    /// (NTT(s1), NTT(s2), NTT(t0), A), mutable.
+    #[inline]
+    fn parts_mut(&mut self) -> (&mut [Poly], &mut [Poly], &mut [Poly], &mut [Poly]) {
+        let (s1, rest) = self.polys.split_at_mut(P::L);
+        let (s2, rest) = rest.split_at_mut(P::K);
+        let (t0, a) = rest.split_at_mut(P::K);
+        (s1, s2, t0, a)
+    }
+}
+
+/// The expanded polynomials of a signing key, inline (no `alloc`).
+#[cfg(not(feature = "alloc"))]
+#[derive(Clone)]
+struct Expanded<P: Params> {
     s1_hat: P::VecL,
     s2_hat: P::VecK,
     t0_hat: P::VecK,
     a: P::Mat,
-    backend: Backend,
 }
 
-/// An ML-DSA public key, with the matrix A and NTT(t1 · 2^13) expanded for fast verification (so parsing a
-/// key costs one matrix expansion, and every verification with it skips that work).
+#[cfg(not(feature = "alloc"))]
+impl<P: Params> Expanded<P> {
+    fn new() -> Self {
+        Expanded { s1_hat: P::VecL::zero(), s2_hat: P::VecK::zero(), t0_hat: P::VecK::zero(), a: P::Mat::zero() }
+    }
+
+    /// (NTT(s1), NTT(s2), NTT(t0), A).
+    #[inline]
+    fn parts(&self) -> (&[Poly], &[Poly], &[Poly], &[Poly]) {
+        (self.s1_hat.as_ref(), self.s2_hat.as_ref(), self.t0_hat.as_ref(), self.a.as_ref())
+    }
+
+    /// (NTT(s1), NTT(s2), NTT(t0), A), mutable.
+    #[inline]
+    fn parts_mut(&mut self) -> (&mut [Poly], &mut [Poly], &mut [Poly], &mut [Poly]) {
+        (self.s1_hat.as_mut(), self.s2_hat.as_mut(), self.t0_hat.as_mut(), self.a.as_mut())
+    }
+}
+
+/// An ML-DSA public key, with tr = H(pk) and NTT(t1 · 2^13) precomputed. The matrix A is not stored: each
+/// verification expands it from ρ (8-way SHAKE128 where available), which keeps the key small (under 11 KB for
+/// ML-DSA-87) and cheap to create, parse and move.
 #[derive(Clone)]
 pub struct VerifyingKey<P: Params> {
     bytes: P::PkBytes,
     tr: [u8; 64],
     t1_hat: P::VecK,
-    a: P::Mat,
     backend: Backend,
 }
 
@@ -431,9 +495,10 @@ impl<P: Params> Zeroize for SigningKey<P> {
     fn zeroize(&mut self) {
         self.key.zeroize();
         self.seed.zeroize();
-        zeroize_polys(self.s1_hat.as_mut());
-        zeroize_polys(self.s2_hat.as_mut());
-        zeroize_polys(self.t0_hat.as_mut());
+        let (s1_hat, s2_hat, t0_hat, _) = self.x.parts_mut();
+        zeroize_polys(s1_hat);
+        zeroize_polys(s2_hat);
+        zeroize_polys(t0_hat);
     }
 }
 
@@ -449,8 +514,7 @@ impl<P: Params> zeroize::ZeroizeOnDrop for SigningKey<P> {}
 const R2_POLY: Poly = Poly([poly::center(((1u128 << 64) % Q as u128) as i32); N]);
 
 /// t = A·s1 + s2 in \[0, q), from NTT(s1) and s2.
-fn compute_t<P: Params>(b: Backend, a: &P::Mat, s1_hat: &P::VecL, s2: &P::VecK, t: &mut P::VecK) {
-    let (a, s1h) = (a.as_ref(), &s1_hat.as_ref()[..P::L]);
+fn compute_t<P: Params>(b: Backend, a: &[Poly], s1h: &[Poly], s2: &P::VecK, t: &mut P::VecK) {
     for i in 0..P::K {
         let ti = &mut (*t).as_mut()[i];
         b.pointwise_acc(ti, &a[i * P::L..(i + 1) * P::L], s1h);
@@ -496,72 +560,48 @@ impl<P: Params> SigningKey<P> {
         let mut key = [0u8; 32];
         key.copy_from_slice(&buf[96..]);
 
-        let mut sk = SigningKey::<P> {
-            rho,
-            key,
-            tr: [0; 64],
-            seed: Some(*xi),
-            s1_hat: P::VecL::zero(),
-            s2_hat: P::VecK::zero(),
-            t0_hat: P::VecK::zero(),
-            a: P::Mat::zero(),
-            backend: b,
-        };
-        sampling::expand_a(b, &rho, sk.a.as_mut(), P::L);
-        let (mut s1, mut s2) = (P::VecL::zero(), P::VecK::zero());
-        sampling::expand_s(b, &rho1, s1.as_mut(), s2.as_mut(), P::ETA);
-        for (h, s) in sk.s1_hat.as_mut().iter_mut().zip(s1.as_ref()) {
-            *h = *s;
+        let mut sk = SigningKey::<P> { rho, key, tr: [0; 64], seed: Some(*xi), x: Expanded::new(), backend: b };
+        let (s1_hat, s2_hat, t0_hat, a) = sk.x.parts_mut();
+        sampling::expand_a(b, &rho, a, P::L);
+        // s1 and s2 are sampled straight into their final places and transformed there; only s2 is kept
+        // (briefly) in the normal domain, for t = A·s1 + s2.
+        sampling::expand_s(b, &rho1, s1_hat, s2_hat, P::ETA);
+        let mut s2 = P::VecK::zero();
+        s2.as_mut().copy_from_slice(s2_hat);
+        for h in s1_hat.iter_mut().chain(s2_hat.iter_mut()) {
             b.ntt(h);
         }
-        zeroize_polys(s1.as_mut());
-        for (h, s) in sk.s2_hat.as_mut().iter_mut().zip(s2.as_ref()) {
-            *h = *s;
-            b.ntt(h);
-        }
-        // t = A·s1 + s2. On the way, NTT(t) = 2^32·(A ∘ NTT(s1) in Montgomery form) + NTT(s2) goes into t0_hat:
-        // once NTT(t1·2^13) is known (the verifying key computes it), NTT(t0) = NTT(t) − NTT(t1·2^13) without
-        // another forward NTT.
-        // Each t_i is wiped as soon as it has been split into t1 and t0.
-        let mut t = P::VecK::zero();
-        {
-            let (a, s1h) = (sk.a.as_ref(), &sk.s1_hat.as_ref()[..P::L]);
-            for i in 0..P::K {
-                let ti = &mut t.as_mut()[i];
-                b.pointwise_acc(ti, &a[i * P::L..(i + 1) * P::L], s1h);
-                let th = &mut sk.t0_hat.as_mut()[i];
-                b.pointwise(th, ti, &R2_POLY);
-                for (x, y) in th.0.iter_mut().zip(sk.s2_hat.as_ref()[i].0.iter()) {
-                    *x += *y;
-                }
-                b.invntt(ti);
-                for (c, s) in ti.0.iter_mut().zip(s2.as_ref()[i].0.iter()) {
-                    *c = poly::freeze(*c + *s);
-                }
-            }
-        }
-        zeroize_polys(s2.as_mut());
+        // t = A·s1 + s2, one row at a time, only as far as t1 = Power2Round(t).1 (public). On the way,
+        // 2^32·(A ∘ NTT(s1)) (Montgomery form) goes into t0_hat: once NTT(t1·2^13) is known,
+        // NTT(t0) = NTT(t) − NTT(t1·2^13) = that + NTT(s2) − NTT(t1·2^13), without another forward NTT.
         let mut pk = P::PkBytes::zero();
+        let mut t1_hat = P::VecK::zero();
+        let mut ti = Poly::ZERO;
         {
             let pkb = pk.as_mut();
             pkb[..32].copy_from_slice(&rho);
             for i in 0..P::K {
-                let ti = &mut t.as_mut()[i];
-                let mut t1 = Poly::ZERO;
-                for j in 0..N {
-                    t1.0[j] = poly::power2round(ti.0[j]).0;
+                b.pointwise_acc(&mut ti, &a[i * P::L..(i + 1) * P::L], s1_hat);
+                b.pointwise(&mut t0_hat[i], &ti, &R2_POLY);
+                b.invntt(&mut ti);
+                let t1 = &mut t1_hat.as_mut()[i];
+                for ((o, c), s) in t1.0.iter_mut().zip(ti.0.iter()).zip(s2.as_ref()[i].0.iter()) {
+                    *o = poly::power2round(poly::freeze(*c + *s)).0;
                 }
-                zeroize_polys(core::slice::from_mut(ti));
-                encoding::pack_t1(&mut pkb[32 + 320 * i..32 + 320 * (i + 1)], &t1);
+                encoding::pack_t1(&mut pkb[32 + 320 * i..32 + 320 * (i + 1)], t1);
+                for c in t1.0.iter_mut() {
+                    *c <<= D;
+                }
+                b.ntt(t1);
+                for ((x, s), y) in t0_hat[i].0.iter_mut().zip(s2_hat[i].0.iter()).zip(t1.0.iter()) {
+                    *x = poly::reduce32(*x + *s - *y);
+                }
             }
         }
-        let vk = VerifyingKey::<P>::from_parts(pk, Some(&sk.a), b);
+        zeroize_polys(core::slice::from_mut(&mut ti));
+        zeroize_polys(s2.as_mut());
+        let vk = VerifyingKey::<P>::with_t1_hat(pk, t1_hat, b);
         sk.tr = vk.tr;
-        for (t0h, t1h) in sk.t0_hat.as_mut().iter_mut().zip(vk.t1_hat.as_ref()) {
-            for (x, y) in t0h.0.iter_mut().zip(t1h.0.iter()) {
-                *x = poly::reduce32(*x - *y);
-            }
-        }
         (sk, vk)
     }
 
@@ -594,17 +634,18 @@ impl<P: Params> SigningKey<P> {
         let mut off = 128;
         let b = self.backend;
         let mut tmp = Poly::ZERO;
-        for p in &self.s1_hat.as_ref()[..P::L] {
+        let (s1_hat, s2_hat, t0_hat, _) = self.x.parts();
+        for p in s1_hat {
             Self::from_ntt(b, p, &mut tmp);
             encoding::pack_eta(&mut o[off..off + eb], &tmp, P::ETA);
             off += eb;
         }
-        for p in &self.s2_hat.as_ref()[..P::K] {
+        for p in s2_hat {
             Self::from_ntt(b, p, &mut tmp);
             encoding::pack_eta(&mut o[off..off + eb], &tmp, P::ETA);
             off += eb;
         }
-        for p in &self.t0_hat.as_ref()[..P::K] {
+        for p in t0_hat {
             Self::from_ntt(b, p, &mut tmp);
             encoding::pack_t0(&mut o[off..off + 416], &tmp);
             off += 416;
@@ -629,33 +670,23 @@ impl<P: Params> SigningKey<P> {
         key.copy_from_slice(&sk[32..64]);
         let mut tr = [0u8; 64];
         tr.copy_from_slice(&sk[64..128]);
-        let mut a = P::Mat::zero();
-        sampling::expand_a(b, &rho, a.as_mut(), P::L);
-        let mut out = SigningKey::<P> {
-            rho,
-            key,
-            tr,
-            seed: None,
-            s1_hat: P::VecL::zero(),
-            s2_hat: P::VecK::zero(),
-            t0_hat: P::VecK::zero(),
-            a,
-            backend: b,
-        };
+        let mut out = SigningKey::<P> { rho, key, tr, seed: None, x: Expanded::new(), backend: b };
+        let (s1_hat, s2_hat, t0_hat, a) = out.x.parts_mut();
+        sampling::expand_a(b, &rho, a, P::L);
         let eb = 32 * P::ETA_BITS;
         let mut off = 128;
         let mut bad = 0;
-        for p in &mut out.s1_hat.as_mut()[..P::L] {
+        for p in s1_hat.iter_mut() {
             bad |= encoding::unpack_eta(p, &sk[off..off + eb], P::ETA);
             b.ntt(p);
             off += eb;
         }
-        for p in &mut out.s2_hat.as_mut()[..P::K] {
+        for p in s2_hat.iter_mut() {
             bad |= encoding::unpack_eta(p, &sk[off..off + eb], P::ETA);
             b.ntt(p);
             off += eb;
         }
-        for p in &mut out.t0_hat.as_mut()[..P::K] {
+        for p in t0_hat.iter_mut() {
             encoding::unpack_t0(p, &sk[off..off + 416]);
             b.ntt(p);
             off += 416;
@@ -672,10 +703,11 @@ impl<P: Params> SigningKey<P> {
         let b = self.backend;
         let mut t = Zeroizing::new(P::VecK::zero());
         let mut s2 = Zeroizing::new(P::VecK::zero());
-        for (s, h) in s2.as_mut().iter_mut().zip(self.s2_hat.as_ref()) {
+        let (s1_hat, s2_hat, _, a) = self.x.parts();
+        for (s, h) in s2.as_mut().iter_mut().zip(s2_hat) {
             Self::from_ntt(b, h, s);
         }
-        compute_t::<P>(b, &self.a, &self.s1_hat, &s2, &mut *t);
+        compute_t::<P>(b, a, s1_hat, &s2, &mut *t);
         let mut pk = P::PkBytes::zero();
         let pkb = pk.as_mut();
         pkb[..32].copy_from_slice(&self.rho);
@@ -686,7 +718,7 @@ impl<P: Params> SigningKey<P> {
             }
             encoding::pack_t1(&mut pkb[32 + 320 * i..32 + 320 * (i + 1)], &t1);
         }
-        VerifyingKey::from_parts(pk, Some(&self.a), b)
+        VerifyingKey::from_parts(pk, b)
     }
 
     /// The hash tr = H(pk, 64) stored in the private key.
@@ -756,7 +788,7 @@ impl<P: Params> SigningKey<P> {
             h.update(&self.key).update(rnd).update(mu);
             h.finalize_into(&mut rho2[..]);
         }
-        let a = self.a.as_ref();
+        let (s1_hat, s2_hat, t0_hat, a) = self.x.parts();
         let mut st = SignState::<P> {
             y: P::VecL::zero(),
             y_hat: P::VecL::zero(),
@@ -799,9 +831,9 @@ impl<P: Params> SigningKey<P> {
 
             // z = y + c·s1, ‖z‖∞ < γ1 − β.
             let mut bad = 0u32;
-            for j in 0..P::L {
+            for (j, s1j) in s1_hat.iter().enumerate() {
                 let zj = &mut st.z.as_mut()[j];
-                b.pointwise(zj, &c, &self.s1_hat.as_ref()[j]);
+                b.pointwise(zj, &c, s1j);
                 b.invntt(zj);
                 bad |= b.z_finish(zj, &st.y.as_ref()[j], P::GAMMA1 - P::BETA);
             }
@@ -809,8 +841,8 @@ impl<P: Params> SigningKey<P> {
                 continue;
             }
             // r = w − c·s2, ‖LowBits(r)‖∞ < γ2 − β; keep r in w and HighBits(r) in w1.
-            for i in 0..P::K {
-                b.pointwise(&mut st.tmp, &c, &self.s2_hat.as_ref()[i]);
+            for (i, s2i) in s2_hat.iter().enumerate() {
+                b.pointwise(&mut st.tmp, &c, s2i);
                 b.invntt(&mut st.tmp);
                 let (wi, w1i) = (&mut st.w.as_mut()[i], &mut st.w1.as_mut()[i]);
                 bad |= b.r_finish(wi, w1i, &st.tmp, P::GAMMA2, P::GAMMA2 - P::BETA);
@@ -820,8 +852,8 @@ impl<P: Params> SigningKey<P> {
             }
             // ‖c·t0‖∞ < γ2; h = MakeHint(−c·t0, r + c·t0) = [HighBits(r + c·t0) ≠ HighBits(r)], at most ω ones.
             let mut ones = 0u32;
-            for i in 0..P::K {
-                b.pointwise(&mut st.tmp, &c, &self.t0_hat.as_ref()[i]);
+            for (i, t0i) in t0_hat.iter().enumerate() {
+                b.pointwise(&mut st.tmp, &c, t0i);
                 b.invntt(&mut st.tmp);
                 let (bad_i, ones_i) = b.hint(&st.tmp, &st.w.as_ref()[i], &mut st.w1.as_mut()[i], P::GAMMA2);
                 bad |= bad_i;
@@ -877,24 +909,17 @@ fn fresh_rnd() -> Result<Zeroizing<[u8; 32]>> {
 }
 
 impl<P: Params> VerifyingKey<P> {
-    fn from_parts(bytes: P::PkBytes, a: Option<&P::Mat>, b: Backend) -> Self {
-        let pk = bytes.as_ref();
+    /// The key from its encoding and NTT(t1·2^13) (computes tr).
+    fn with_t1_hat(bytes: P::PkBytes, t1_hat: P::VecK, b: Backend) -> Self {
         let mut tr = [0u8; 64];
-        {
-            let mut h = Shake256::with_backend(b.sha3());
-            h.update(pk);
-            h.finalize_into(&mut tr);
-        }
-        let a = match a {
-            Some(a) => a.clone(),
-            None => {
-                let mut rho = [0u8; 32];
-                rho.copy_from_slice(&pk[..32]);
-                let mut a = P::Mat::zero();
-                sampling::expand_a(b, &rho, a.as_mut(), P::L);
-                a
-            }
-        };
+        let mut h = Shake256::with_backend(b.sha3());
+        h.update(bytes.as_ref());
+        h.finalize_into(&mut tr);
+        VerifyingKey { bytes, tr, t1_hat, backend: b }
+    }
+
+    fn from_parts(bytes: P::PkBytes, b: Backend) -> Self {
+        let pk = bytes.as_ref();
         let mut t1_hat = P::VecK::zero();
         for i in 0..P::K {
             let p = &mut t1_hat.as_mut()[i];
@@ -904,7 +929,7 @@ impl<P: Params> VerifyingKey<P> {
             }
             b.ntt(p);
         }
-        VerifyingKey { bytes, tr, t1_hat, a, backend: b }
+        Self::with_t1_hat(bytes, t1_hat, b)
     }
 
     /// Loads the FIPS 204 public key encoding pkEncode(ρ, t1) (exactly `P::PK_LEN` bytes; any such string is
@@ -919,7 +944,7 @@ impl<P: Params> VerifyingKey<P> {
         Error::check_length(P::NAME, "public key", P::PK_LEN, pk.len())?;
         let mut bytes = P::PkBytes::zero();
         bytes.as_mut().copy_from_slice(pk);
-        Ok(Self::from_parts(bytes, None, b))
+        Ok(Self::from_parts(bytes, b))
     }
 
     /// Switches the arithmetic backend (tests run each one).
@@ -997,7 +1022,11 @@ impl<P: Params> VerifyingKey<P> {
         for p in &mut z.as_mut()[..P::L] {
             b.ntt(p);
         }
-        let a = self.a.as_ref();
+        let mut rho = [0u8; 32];
+        rho.copy_from_slice(&self.bytes.as_ref()[..32]);
+        let mut a = P::Mat::zero();
+        sampling::expand_a(b, &rho, a.as_mut(), P::L);
+        let a = a.as_ref();
         let mut w1buf = [0u8; 8 * 192];
         let w1len = 32 * P::W1_BITS;
         let mut w = Poly::ZERO;
