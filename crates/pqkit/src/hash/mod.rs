@@ -72,26 +72,6 @@ macro_rules! impl_write {
 }
 use impl_write;
 
-/// The inherent `reset` and one-shot `digest` of a hasher whose one-shot form is simply the incremental path
-/// (the SHA-3 family; SHA-2 has a dedicated one-shot that compresses straight from the input), expanded inside
-/// its `impl` block: `$field` is the state field whose `reset()` forgets the input, `$out` the digest length.
-macro_rules! impl_reset_digest {
-    ($field:ident, $out:expr) => {
-        /// Forgets everything absorbed.
-        pub fn reset(&mut self) {
-            self.$field.reset();
-        }
-
-        /// One-shot digest of `data`.
-        pub fn digest(data: &[u8]) -> [u8; $out] {
-            let mut h = Self::new();
-            h.update(data);
-            h.finalize()
-        }
-    };
-}
-use impl_reset_digest;
-
 pub mod blake2;
 pub mod sha2;
 pub mod sha3;

@@ -105,12 +105,9 @@ struct Memory(Vec<Block>);
 
 impl Drop for Memory {
     fn drop(&mut self) {
-        // Plain (memset-speed) stores, then the memory escapes through `black_box` so the optimiser must keep
-        // them; a per-word volatile loop over megabytes costs several percent of the whole hash.
-        for b in self.0.iter_mut() {
-            b.fill(0);
-        }
-        core::hint::black_box(&mut self.0);
+        // Memset-speed stores the optimiser must keep: a per-word volatile loop over megabytes costs several
+        // percent of the whole hash.
+        crate::ct::wipe(self.0.as_flattened_mut());
     }
 }
 
@@ -128,9 +125,7 @@ impl Scratch {
 }
 impl Drop for Scratch {
     fn drop(&mut self) {
-        self.blocks[0].fill(0);
-        self.blocks[1].fill(0);
-        core::hint::black_box(&mut self.blocks);
+        crate::ct::wipe(self.blocks.as_flattened_mut());
     }
 }
 

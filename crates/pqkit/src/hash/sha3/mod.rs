@@ -399,7 +399,17 @@ macro_rules! sha3_hasher {
                 out
             }
 
-            super::impl_reset_digest!(sponge, $out);
+            /// Forgets everything absorbed.
+            pub fn reset(&mut self) {
+                self.sponge.reset();
+            }
+
+            /// One-shot digest of `data`.
+            pub fn digest(data: &[u8]) -> [u8; $out] {
+                let mut h = Self::new();
+                h.update(data);
+                h.finalize()
+            }
         }
 
         impl Default for $name {
