@@ -662,23 +662,31 @@ proptest::proptest! {
     }
 }
 
-/// The AVX-512 loop computes 17 blocks per pass (16 in vector lanes, one scalar block 16 of the pass); the
-/// 64-bit block counter must carry from word 12 into word 13 identically wherever the wrap falls: in any
-/// vector lane, exactly at the scalar block, or between passes. Starting counters 2^32 - 40 ..= 2^32 + 1 put
-/// the wrap at every block position of the first two passes, for 20, 12 and 8 rounds, on every backend.
+/// The AVX-512 loop computes 32 blocks per pass (two groups of 16 vector lanes), then one 16-block pass, then a
+/// tail of 9..15 blocks through a partial 16-block pass or of 1..8 through the 8- and 4-block code; the 64-bit
+/// block counter must carry from word 12 into word 13 identically wherever the wrap falls: in any lane of either
+/// group, between groups or between passes. Starting counters 2^32 - 80 ..= 2^32 + 1 put the wrap at every block
+/// position of the first two passes, for 20, 12 and 8 rounds, on every backend, with three lengths that end in
+/// each kind of tail.
 #[test]
 fn counter_carry_at_every_block_of_the_wide_loop() {
     let key = [0x5au8; 32];
     let nonce = [0xa5u8; 8];
-    let len = 2 * 17 * 64 + 16 * 64 + 100;
-    for start in (1u64 << 32) - 40..=(1u64 << 32) + 1 {
+    for len in [2 * 32 * 64 + 16 * 64 + 12 * 64 + 17, 32 * 64 + 6 * 64 + 5, 32 * 64 + 3 * 64] {
+        counter_carry_case(&key, &nonce, len);
+    }
+}
+
+fn counter_carry_case(key: &[u8; 32], nonce: &[u8; 8], len: usize) {
+    let (key, nonce) = (*key, *nonce);
+    for start in (1u64 << 32) - 80..=(1u64 << 32) + 1 {
         for v in [Variant::Legacy, Variant::R12, Variant::R8] {
             let mut want = vec![0u8; len];
             v.reference(&key, &nonce, start, &mut want);
             for b in backends() {
                 let mut got = vec![0u8; len];
                 v.pqkit(&key, &nonce, start, b).apply_keystream(&mut got).unwrap();
-                assert!(got == want, "{v:?} {b:?} start {start:#x}");
+                assert!(got == want, "{v:?} {b:?} start {start:#x} length {len}");
             }
         }
     }
