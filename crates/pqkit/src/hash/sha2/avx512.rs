@@ -1,11 +1,16 @@
-//! SHA-512 on x86_64 with AVX-512VL and BMI2: the message schedule of the *next* four blocks is computed on
-//! `ymm` registers (one block per 64-bit lane, `vprorq` + `vpternlogq` for the sigmas) interleaved with the
-//! scalar rounds of the current four blocks, so the vector work fills the issue slots the latency-bound
-//! scalar rounds leave free. A tail of fewer than four blocks uses the portable schedule.
+//! SHA-512 on x86_64 with AVX-512VL and BMI2.
+//!
+//! - **Schedule:** four blocks at a time on `ymm` registers (one block per 64-bit lane, `vprorq` +
+//!   `vpternlogq` for the sigmas), interleaved with the rounds of the previous four blocks; the first group's
+//!   schedule is interleaved with its own first block, a few rows ahead of the rounds. A last group of one to
+//!   three blocks runs the same code with zero words in the missing lanes.
+//! - **Rounds:** split between the integer and the vector units (see `rounds`): the `e` half in
+//!   general-purpose registers, the `a` half in xmm registers.
 #![allow(unsafe_code)]
 
-use super::soft::{K512, rounds512, schedule512};
+use super::soft::K512;
 use core::arch::x86_64::*;
+use core::mem::MaybeUninit;
 
 /// The schedule of a group of four blocks: `w[i][k]` is word `i` of block `k`, `wk[i][k]` is `w[i][k] + K[i]`.
 #[repr(C, align(64))]
@@ -14,20 +19,29 @@ struct Sched {
     wk: [[u64; 4]; 80],
 }
 
-/// Words 0..16 of the four 128-byte blocks of `group` into `s`.
+/// Words 0..16 (rows 0..16 of `w` and `wk`) of the one to four 128-byte blocks of `group` into `*s`; the lanes of
+/// missing blocks get zero words (scheduled like the others, never used).
+///
+/// # Safety
+/// `s` must be valid for writes (it may be uninitialized), and no reference to `*s` may be live.
 #[inline]
 #[target_feature(enable = "avx2,avx512f,avx512vl")]
-fn load_words(s: &mut Sched, group: &[u8]) {
-    assert!(group.len() >= 512);
+unsafe fn load_words(s: *mut Sched, group: &[u8]) {
+    let nb = group.len() / 128;
+    assert!((1..=4).contains(&nb));
     // Reverses the bytes of each 64-bit word (big-endian message words).
     let bswap = _mm256_set_epi8(
         8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7,
     );
     for j in 0..4 {
-        // SAFETY: block k's bytes 32j..32j+32 lie inside `group` (at least 512 bytes, asserted); loadu needs no
-        // alignment.
-        let r: [__m256i; 4] =
-            core::array::from_fn(|k| unsafe { _mm256_loadu_si256(group.as_ptr().add(128 * k + 32 * j).cast()) });
+        let r: [__m256i; 4] = core::array::from_fn(|k| {
+            if k < nb {
+                // SAFETY: block k < nb: its bytes 32j..32j+32 lie inside `group`; loadu needs no alignment.
+                unsafe { _mm256_loadu_si256(group.as_ptr().add(128 * k + 32 * j).cast()) }
+            } else {
+                _mm256_setzero_si256()
+            }
+        });
         // 4x4 transpose of 64-bit words: word 4j+c of every block into one register.
         let t0 = _mm256_unpacklo_epi64(r[0], r[1]);
         let t1 = _mm256_unpackhi_epi64(r[0], r[1]);
@@ -42,23 +56,28 @@ fn load_words(s: &mut Sched, group: &[u8]) {
         for (c, v) in w.into_iter().enumerate() {
             let i = 4 * j + c;
             let wk = _mm256_add_epi64(v, _mm256_set1_epi64x(K512[i] as i64));
-            // SAFETY: rows of 32 bytes inside `s`, which is 64-byte aligned, so every row is 32-byte aligned.
+            // SAFETY: rows of 32 bytes inside `*s`, which is 64-byte aligned, so every row is 32-byte aligned; the
+            // caller guarantees write access and that no reference is live.
             unsafe {
-                _mm256_store_si256(s.w[i].as_mut_ptr().cast(), v);
-                _mm256_store_si256(s.wk[i].as_mut_ptr().cast(), wk);
+                _mm256_store_si256(((&raw mut (*s).w) as *mut [u64; 4]).add(i).cast(), v);
+                _mm256_store_si256(((&raw mut (*s).wk) as *mut [u64; 4]).add(i).cast(), wk);
             }
         }
     }
 }
 
-/// Schedule word `i` (16 <= i < 80) of the four blocks in `s`, from the words before it.
+/// Schedule word `i` (16 <= i < 80) of the four blocks in `*s`, from the words before it.
+///
+/// # Safety
+/// `s` must be valid for reads and writes, and no reference to `*s` may be live (the rounds read other rows
+/// of the same schedule through a raw pointer meanwhile). The caller must enable AVX-512F/VL.
 #[inline(always)]
-fn step(s: &mut Sched, i: usize) {
+unsafe fn step(s: *mut Sched, i: usize) {
     debug_assert!((16..80).contains(&i));
-    // SAFETY: callers pass 16 <= i < 80, so rows i-16..=i are inside `s.w`; rows are 32-byte aligned (see
-    // `Sched`). The intrinsics need AVX-512F/VL, which every caller (`compress`) enables.
+    // SAFETY: callers pass 16 <= i < 80, so rows i-16..=i are inside `w` and row i inside `wk`; rows are 32-byte
+    // aligned (see `Sched`); the caller guarantees access to `*s` and the target features.
     unsafe {
-        let p = s.w.as_mut_ptr();
+        let p = (&raw mut (*s).w) as *mut [u64; 4];
         let ld = |j: usize| _mm256_load_si256(p.add(j).cast());
         let x = ld(i - 15);
         let s0 = _mm256_ternarylogic_epi64::<0x96>(
@@ -75,7 +94,7 @@ fn step(s: &mut Sched, i: usize) {
         let w = _mm256_add_epi64(_mm256_add_epi64(ld(i - 16), s0), _mm256_add_epi64(ld(i - 7), s1));
         _mm256_store_si256(p.add(i).cast(), w);
         let wk = _mm256_add_epi64(w, _mm256_set1_epi64x(*K512.get_unchecked(i) as i64));
-        _mm256_store_si256(s.wk.as_mut_ptr().add(i).cast(), wk);
+        _mm256_store_si256(((&raw mut (*s).wk) as *mut [u64; 4]).add(i).cast(), wk);
     }
 }
 
@@ -93,15 +112,20 @@ fn step(s: &mut Sched, i: usize) {
 ///
 /// Each round is one `asm!` block, so that LLVM can neither turn the single-lane vector arithmetic back into
 /// scalar code nor reassociate the additions.
+///
+/// # Safety
+/// `cur` must point at a schedule whose rows are written before the stretch that reads them, and no reference
+/// to it may be live (`sched` may write later rows meanwhile). The caller must enable AVX-512F/VL and BMI2.
 #[inline(always)]
-fn rounds(h: &mut [u64; 8], cur: &Sched, k: usize, mut sched: impl FnMut()) {
+unsafe fn rounds(h: &mut [u64; 8], cur: *const Sched, k: usize, mut sched: impl FnMut()) {
     assert!(k < 4);
     let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut hh] = *h;
     // SAFETY: SSE2 register moves; the caller (`compress`) enables AVX-512F/VL.
     let (mut va, mut vb, mut vc) =
         unsafe { (_mm_cvtsi64_si128(a as i64), _mm_cvtsi64_si128(b as i64), _mm_cvtsi64_si128(c as i64)) };
     // Walks column k of `cur.wk`, eight rows per stretch.
-    let mut p: *const u64 = cur.wk[0][k..].as_ptr();
+    // SAFETY: in bounds of `*cur` (k < 4); no reference is created.
+    let mut p: *const u64 = unsafe { ((&raw const (*cur).wk) as *const u64).add(k) };
     // One round. General-purpose: `$d` becomes the new `e`, `$h` the new `a` (a copy of the vector one, which
     // becomes `d` three rounds later); `$a`, `$b`, `$c` are not read (they are copies of the vector `a`, `b`,
     // `c`). Vector: `$vc` becomes the new `a`, so the next round's vector `a`, `b`, `c` are `$vc`, `$va`, `$vb`.
@@ -179,47 +203,56 @@ fn rounds(h: &mut [u64; 8], cur: &Sched, k: usize, mut sched: impl FnMut()) {
 
 #[target_feature(enable = "avx2,avx512f,avx512vl,bmi2")]
 fn compress(h: &mut [u64; 8], blocks: &[u8]) {
-    let mut groups = blocks.chunks_exact(512);
-    let n = groups.len();
-    if n > 0 {
-        let mut bufs = [Sched { w: [[0; 4]; 80], wk: [[0; 4]; 80] }, Sched { w: [[0; 4]; 80], wk: [[0; 4]; 80] }];
-        let [b0, b1] = &mut bufs;
-        let (mut cur, mut next) = (b0, b1);
-        let first = groups.next().unwrap_or_default();
-        load_words(cur, first);
-        for i in 16..80 {
-            step(cur, i);
+    let blocks = &blocks[..blocks.len() / 128 * 128];
+    // Groups of four blocks; the last one may be short. Group g's schedule is computed during the rounds of group
+    // g - 1, into `next`, two rows after each eight-round stretch; the first group's during its own first block:
+    // after stretch n (rounds 8n..8n+7) the eight rows that stretch n + 2 reads.
+    let mut groups = blocks.chunks(512);
+    let Some(mut group) = groups.next() else { return };
+    // Uninitialized: every row is written (`load_words`, `step`) before it is read, and zeroing 10 KiB would
+    // cost a short message more than its schedule.
+    let mut bufs = [MaybeUninit::<Sched>::uninit(), MaybeUninit::<Sched>::uninit()];
+    let [b0, b1] = &mut bufs;
+    let (mut cur, mut next) = (b0.as_mut_ptr(), b1.as_mut_ptr());
+    // SAFETY (for every `unsafe` below): `cur` and `next` point at the two distinct buffers, no reference to
+    // either is ever created, and every row is written before it is read: rows 0..16 by `load_words`, rows
+    // `own..80` of `cur` two stretches before the rounds read them, all rows of `next` before the swap.
+    unsafe { load_words(cur, group) };
+    let mut own = 16;
+    loop {
+        let following = groups.next();
+        if let Some(g) = following {
+            unsafe { load_words(next, g) };
         }
-        for gi in 0..n {
-            let following = groups.next();
-            if let Some(grp) = following {
-                load_words(next, grp);
-                // 64 steps over the 40 eight-round stretches of this group: two per stretch for the first 32.
-                let mut i = 16;
-                for k in 0..4 {
-                    rounds(h, cur, k, || {
-                        if i < 80 {
-                            step(next, i);
-                            step(next, i + 1);
-                            i += 2;
+        let mut i = 16;
+        for k in 0..group.len() / 128 {
+            let step_next = |i: &mut usize| {
+                if following.is_some() && *i < 80 {
+                    unsafe {
+                        step(next, *i);
+                        step(next, *i + 1);
+                    }
+                    *i += 2;
+                }
+            };
+            unsafe {
+                rounds(h, cur, k, || {
+                    if own < 80 {
+                        for j in own..own + 8 {
+                            step(cur, j);
                         }
-                    });
-                }
-            } else {
-                for k in 0..4 {
-                    rounds(h, cur, k, || {});
-                }
-            }
-            let _ = gi;
-            core::mem::swap(&mut cur, &mut next);
+                        own += 8;
+                    } else {
+                        step_next(&mut i);
+                    }
+                })
+            };
         }
-    }
-    for block in groups.remainder().chunks_exact(128) {
-        let mut wk = schedule512(block);
-        for (x, k) in wk.iter_mut().zip(K512.iter()) {
-            *x = x.wrapping_add(*k);
-        }
-        rounds512(h, &wk);
+        let Some(g) = following else { break };
+        // A full group leaves exactly 32 stretches for the 64 rows of `next`; a short group is always the last.
+        debug_assert_eq!(i, 80);
+        core::mem::swap(&mut cur, &mut next);
+        group = g;
     }
 }
 
