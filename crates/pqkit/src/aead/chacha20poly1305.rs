@@ -52,7 +52,7 @@ impl OnePass {
         let buf = {
             let whole = buf.len() / chacha::STITCH_CHUNK * chacha::STITCH_CHUNK;
             if chacha::stitch_available(self.backend) && whole >= 2 * chacha::STITCH_CHUNK {
-                // AVX-512 computes the keystream of chunk i while scalar Poly1305 hashes the first 640 bytes of
+                // AVX-512 computes the keystream of chunk i while scalar Poly1305 hashes the first 256 bytes of
                 // chunk i - 1 on the integer units and the MAC's own (vector) backend the rest right after; the
                 // last chunk is hashed here.
                 let (head, rest) = buf.split_at_mut(whole);

@@ -13,7 +13,7 @@
 //!   chains per half-round (`double_round32!`), about 3.5 instead of 4.0 cycles per block and double round.
 //! - **First double round precomputed in part** (`Pass16`): columns 2 and 3 hold no counter word, so their
 //!   first quarter rounds are the same in every lane and every pass.
-//! - **Stitched AEAD pass** (`xor20_stitched`): the same 16-block pass with scalar Poly1305 blocks of a
+//! - **Stitched AEAD pass** (`xor20_stitched`): the same 32-block pass with scalar Poly1305 blocks of a
 //!   neighbouring chunk interleaved between the double rounds.
 //! - A tail of 9 to 15 blocks takes a whole 16-block pass that writes only the bytes present.
 //! - **8 blocks per pass in ymm** (AVX-512VL gives `vprold` on ymm) for remainders of 257 to 512 bytes.
@@ -385,7 +385,7 @@ macro_rules! finish16 {
     }};
 }
 
-/// The body of [`blocks16`] and [`blocks16_with`], a macro so that both inline into their callers (a
+/// The body of [`blocks16`] and [`blocks16_partial`], a macro so that both inline into their callers (a
 /// `#[target_feature]` function cannot be `#[inline(always)]`).
 macro_rules! blocks16_body {
     ($rounds:ident, $pre:ident, $ctr:ident, $p:ident, $xor:ident, $side:ident) => {
@@ -406,6 +406,34 @@ macro_rules! blocks16_body {
     }};
 }
 
+/// The body of [`blocks32`] and [`blocks32_with`] (see `blocks16_body!`): `$side.step(k)` runs after double
+/// round `k` and with `k = rounds / 2` after the last one.
+macro_rules! blocks32_body {
+    ($rounds:ident, $pre:ident, $ctr:ident, $p:ident, $xor:ident, $side:ident) => {{
+        let (a12_0, a13_0) = counters($ctr);
+        let (b12_0, b13_0) = counters($ctr.wrapping_add(16));
+        first_double_round!($pre, a12_0, a13_0; a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15);
+        first_double_round!($pre, b12_0, b13_0; b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15);
+        $side.step(0);
+        for k in 1..$rounds / 2 {
+            // SAFETY: register-only vector arithmetic; AVX-512F is enabled for the enclosing function.
+            unsafe {
+                double_round32!(
+                    a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, b0, b1, b2, b3, b4, b5, b6,
+                    b7, b8, b9, b10, b11, b12, b13, b14, b15
+                )
+            };
+            $side.step(k);
+        }
+        $side.step($rounds / 2);
+        let a = [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15];
+        let b = [b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15];
+        // The caller guarantees the 2048 bytes at `$p`.
+        finish16!(a, $pre.s, a12_0, a13_0, $p, $xor);
+        finish16!(b, $pre.s, b12_0, b13_0, $p.wrapping_add(16 * BLOCK_LEN), $xor);
+    }};
+}
+
 /// 32 blocks from counter `ctr` as two independent 16-block groups whose quarter rounds are interleaved: with
 /// eight independent dependency chains per half-round instead of four, the vector pipes stay busier (on Zen 4
 /// about 3.5 instead of 4.0 cycles per block and double round).
@@ -415,24 +443,19 @@ macro_rules! blocks16_body {
 #[inline]
 #[target_feature(enable = "avx512f,avx512vl,avx512bw")]
 unsafe fn blocks32(rounds: usize, pre: &Pass16, ctr: u64, p: *mut u8, xor: bool) {
-    let (a12_0, a13_0) = counters(ctr);
-    let (b12_0, b13_0) = counters(ctr.wrapping_add(16));
-    first_double_round!(pre, a12_0, a13_0; a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15);
-    first_double_round!(pre, b12_0, b13_0; b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15);
-    for _ in 1..rounds / 2 {
-        // SAFETY: register-only vector arithmetic; AVX-512F is enabled for this function.
-        unsafe {
-            double_round32!(
-                a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, b0, b1, b2, b3, b4, b5, b6, b7,
-                b8, b9, b10, b11, b12, b13, b14, b15
-            )
-        };
-    }
-    let a = [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15];
-    let b = [b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15];
-    // The caller guarantees the 2048 bytes at `p`.
-    finish16!(a, pre.s, a12_0, a13_0, p, xor);
-    finish16!(b, pre.s, b12_0, b13_0, p.wrapping_add(16 * BLOCK_LEN), xor);
+    let side = &mut NoSide;
+    blocks32_body!(rounds, pre, ctr, p, xor, side)
+}
+
+/// [`blocks32`] with a side job: `side.step(k)` runs after double round `k` (`0..rounds / 2`) and
+/// `step(rounds / 2)` after the last, all before the feed-forward and the stores.
+///
+/// # Safety
+/// As [`blocks32`], and the CPU must have BMI2 (`mulx` for the scalar side job).
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl,avx512bw,bmi2")]
+unsafe fn blocks32_with<S: Side>(rounds: usize, pre: &Pass16, ctr: u64, p: *mut u8, xor: bool, side: &mut S) {
+    blocks32_body!(rounds, pre, ctr, p, xor, side)
 }
 
 /// 16 blocks from counter `ctr`, XORed into (or written over) the 1024 bytes at `p`.
@@ -458,7 +481,7 @@ unsafe fn blocks16_partial(rounds: usize, pre: &Pass16, ctr: u64, p: *mut u8, xo
     blocks16_body!(rounds, pre, ctr, p, xor, side, avail)
 }
 
-/// Work interleaved with the double rounds of [`blocks16_with`].
+/// Work interleaved with the double rounds of [`blocks32_with`].
 trait Side {
     /// Runs after double round `k`, and with `k = rounds / 2` after the feed-forward.
     fn step(&mut self, k: usize);
@@ -472,7 +495,7 @@ impl Side for NoSide {
 }
 
 /// The stitched scalar Poly1305 share of one pass: blocks `S·k/11..S·(k+1)/11` of the chunk at `src` after step
-/// `k`, `S` = [`super::STITCH_SCALAR_BLOCKS`].
+/// `k`, `S` = [`super::STITCH_SCALAR_BLOCKS`] (ChaCha20: ten double rounds, eleven steps).
 struct ScalarSide<'a, J> {
     job: &'a mut J,
     src: *const u8,
@@ -488,14 +511,16 @@ impl<J: super::Stitch> Side for ScalarSide<'_, J> {
     }
 }
 
-/// Feeds blocks `lo..hi` of the 1 KiB chunk at `src` to the job's scalar chain.
+/// Feeds 16-byte blocks `lo..hi` of the chunk at `src` to the job's scalar chain.
 ///
 /// # Safety
-/// `src` must be valid for reading 1024 bytes, not written through any live reference; `hi <= 64`.
+/// `src` must be valid for reading a whole [`super::STITCH_CHUNK`], not written through any live reference;
+/// `16 hi <= STITCH_CHUNK`.
 #[inline(always)]
 unsafe fn scalar_blocks<J: super::Stitch>(job: &mut J, src: *const u8, lo: usize, hi: usize) {
+    debug_assert!(16 * hi <= super::STITCH_CHUNK);
     for j in lo..hi {
-        // SAFETY: block j < 64 lies inside the caller-guaranteed 1024 bytes; unaligned reads.
+        // SAFETY: block j lies inside the caller-guaranteed chunk; unaligned reads.
         let [m0, m1] = unsafe {
             let q = src.add(16 * j) as *const u64;
             [q.read_unaligned(), q.add(1).read_unaligned()]
@@ -506,13 +531,13 @@ unsafe fn scalar_blocks<J: super::Stitch>(job: &mut J, src: *const u8, lo: usize
 
 /// See [`super::xor20_stitched`]. Falls back to the portable code on a CPU without AVX-512 F/VL/BW or BMI2.
 pub(super) fn xor20_stitched<const SEAL: bool, J: super::Stitch>(state: &[u32; 16], data: &mut [u8], job: &mut J) {
-    const CHUNK: usize = 16 * BLOCK_LEN;
+    const CHUNK: usize = super::STITCH_CHUNK;
     const S: usize = super::STITCH_SCALAR_BLOCKS;
     debug_assert!(data.len().is_multiple_of(CHUNK));
     if !(available() && crate::cpu::features().has(Features::BMI2)) {
         let n = data.len() / CHUNK;
         let hash = |job: &mut J, chunk: &[u8]| {
-            // SAFETY: `chunk` is 1024 readable bytes, only read while borrowed.
+            // SAFETY: `chunk` is a whole readable chunk, only read while borrowed.
             unsafe { scalar_blocks(job, chunk.as_ptr(), 0, S) };
             job.rest(&chunk[16 * S..]);
         };
@@ -535,7 +560,7 @@ pub(super) fn xor20_stitched<const SEAL: bool, J: super::Stitch>(state: &[u32; 1
 
 #[target_feature(enable = "avx512f,avx512vl,avx512bw,bmi2")]
 fn xor20_stitched_avx512<const SEAL: bool, J: super::Stitch>(state: &[u32; 16], data: &mut [u8], job: &mut J) {
-    const CHUNK: usize = 16 * BLOCK_LEN;
+    const CHUNK: usize = super::STITCH_CHUNK;
     const S: usize = super::STITCH_SCALAR_BLOCKS;
     let mut ctr = state[12] as u64 | (state[13] as u64) << 32;
     let ptr = data.as_mut_ptr();
@@ -545,30 +570,19 @@ fn xor20_stitched_avx512<const SEAL: bool, J: super::Stitch>(state: &[u32; 16], 
         let p = ptr.wrapping_add(i * CHUNK);
         let has_side = if SEAL { i > 0 } else { i + 1 < n };
         if !has_side {
-            // SAFETY: the 1024 bytes at `p` lie inside `data`.
-            unsafe { blocks16(20, &pre, ctr, p, true) };
+            // SAFETY: the chunk at `p` lies inside `data`.
+            unsafe { blocks32(20, &pre, ctr, p, true) };
         } else {
             let src = if SEAL { p.wrapping_sub(CHUNK) } else { p.wrapping_add(CHUNK) } as *const u8;
             let mut side = ScalarSide { job: &mut *job, src };
-            // SAFETY: the 1024 bytes at `p` lie inside `data`.
-            unsafe { blocks16_with(20, &pre, ctr, p, true, &mut side) };
+            // SAFETY: the chunk at `p` lies inside `data`.
+            unsafe { blocks32_with(20, &pre, ctr, p, true, &mut side) };
             // SAFETY: the rest of the chunk at `src`, inside `data`; the pass wrote only the chunk at `p`, and the
             // shared slice lives only for this call.
             job.rest(unsafe { core::slice::from_raw_parts(src.add(16 * S), CHUNK - 16 * S) });
         }
-        ctr = ctr.wrapping_add(16);
+        ctr = ctr.wrapping_add(32);
     }
-}
-
-/// [`blocks16`] with a side job: `side.step(k)` runs after double round `k` (`0..rounds / 2`) and `step(rounds / 2)`
-/// after the feed-forward, all before the stores.
-///
-/// # Safety
-/// As [`blocks16`], and the CPU must have BMI2 (`mulx` for the scalar side job).
-#[inline]
-#[target_feature(enable = "avx512f,avx512vl,avx512bw,bmi2")]
-unsafe fn blocks16_with<S: Side>(rounds: usize, pre: &Pass16, ctr: u64, p: *mut u8, xor: bool, side: &mut S) {
-    blocks16_body!(rounds, pre, ctr, p, xor, side)
 }
 
 /// 4x4 transposes of 32-bit words inside each 128-bit lane: lane `k` of output `r` holds word `4k + r` of

@@ -123,9 +123,9 @@ pub(crate) fn apply_blocks(backend: Backend, rounds: usize, state: &[u32; 16], d
     }
 }
 
-/// Bytes per pass of [`xor20_stitched`].
+/// Bytes per pass of [`xor20_stitched`]: one 32-block pass.
 #[cfg(target_arch = "x86_64")]
-pub(crate) const STITCH_CHUNK: usize = 16 * BLOCK_LEN;
+pub(crate) const STITCH_CHUNK: usize = 32 * BLOCK_LEN;
 
 /// Whether [`xor20_stitched`] runs its vector path for `backend` (AVX-512 on a CPU that has it).
 #[cfg(target_arch = "x86_64")]
@@ -134,13 +134,14 @@ pub(crate) fn stitch_available(backend: Backend) -> bool {
     backend == Backend::Avx512 && avx512::available()
 }
 
-/// How many of the 64 16-byte blocks of each chunk [`xor20_stitched`] hands to [`Stitch::scalar_block`]
+/// How many of the 128 16-byte blocks of each chunk [`xor20_stitched`] hands to [`Stitch::scalar_block`]
 /// during the vector pass; the rest go to [`Stitch::rest`] after it. A multiple of 8, so the rest is whole
-/// 128-byte steps of the IFMA MAC. Measured on Zen 4 (seal, 16 KiB and 1 MiB): 32 and 40 beat OpenSSL by a
-/// few percent, 40 slightly more; at 48 or all 64 the serial scalar Poly1305 chain (about 12-16 cycles per
-/// block) outlasts the vector pass and seal becomes slower than without stitching.
+/// 128-byte steps of the IFMA MAC. Measured on Zen 4 with the 32-block pass (pqkit/OpenSSL seal and open, 16 KiB
+/// and 1 MiB): 16 gives 1.09-1.13, 8 and 24 1.05-1.11, 32 0.99-1.12, 64 1.00-1.04, 80 0.87-0.97: the
+/// interleaved double rounds leave the integer units less room than the old 16-block pass did (which took 40 of
+/// 64), and a longer serial Poly1305 chain (about 12-16 cycles per block) slows the vector pass.
 #[cfg(target_arch = "x86_64")]
-pub(crate) const STITCH_SCALAR_BLOCKS: usize = 40;
+pub(crate) const STITCH_SCALAR_BLOCKS: usize = 16;
 
 /// A job stitched into the AVX-512 ChaCha20 loop ([`xor20_stitched`]): hashing the data as it goes.
 #[cfg(target_arch = "x86_64")]
