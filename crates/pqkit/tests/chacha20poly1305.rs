@@ -201,6 +201,12 @@ fn tampering_is_rejected_and_releases_no_plaintext() {
         let x = XChaCha20Poly1305::new(&key).unwrap().with_backend(backend);
         check_tampering(&a, &nonce, aad, &msg);
         check_tampering(&x, &xnonce, aad, &msg);
+        // Messages of up to 192 bytes take a separate path (one ChaCha20 call for the key block and the data,
+        // the tag checked before decryption).
+        for len in [0, 1, 63, 64, 65, 191, 192, 193] {
+            check_tampering(&a, &nonce, aad, &msg[..len]);
+            check_tampering(&x, &xnonce, aad, &msg[..len]);
+        }
     }
 }
 
@@ -209,7 +215,11 @@ fn check_tampering<A: Aead>(a: &A, nonce: &[u8], aad: &[u8], msg: &[u8]) {
     let mut ct = msg.to_vec();
     let tag = a.seal_in_place_detached(nonce, aad, &mut ct).unwrap();
     // Each flipped bit of the ciphertext, tag, AAD or nonce fails, and the buffer holds the ciphertext again.
-    for i in [0, 1, 63, 64, 1000, 1100, 1700, 2100, 2900, 3100, 3900, 4500, msg.len() - 1] {
+    let last = msg.len().saturating_sub(1);
+    for i in [0, 1, 63, 64, 100, 191, 1000, 1100, 1700, 2100, 2900, 3100, 3900, 4500, last]
+        .into_iter()
+        .filter(|&i| i < msg.len())
+    {
         let mut bad = ct.clone();
         bad[i] ^= 0x04;
         let before = bad.clone();
@@ -232,7 +242,21 @@ fn check_tampering<A: Aead>(a: &A, nonce: &[u8], aad: &[u8], msg: &[u8]) {
     // Truncation and extension of the sealed form.
     let mut sealed = ct.clone();
     sealed.extend_from_slice(&tag);
-    assert_eq!(a.open(nonce, aad, &sealed[..sealed.len() - 1]).unwrap_err(), auth);
+    let short = a.open(nonce, aad, &sealed[..sealed.len() - 1]).unwrap_err();
+    if msg.is_empty() {
+        // Shorter than a tag: a length error, not an authentication failure.
+        assert_eq!(
+            short,
+            Error::InvalidLength {
+                algorithm: A::NAME,
+                field: "sealed message",
+                expected: pqkit::error::Expected::AtLeast(16),
+                actual: 15
+            }
+        );
+    } else {
+        assert_eq!(short, auth);
+    }
     sealed.push(0);
     assert_eq!(a.open(nonce, aad, &sealed).unwrap_err(), auth);
     sealed.pop();

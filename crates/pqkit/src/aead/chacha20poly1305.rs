@@ -33,14 +33,21 @@ struct OnePass {
 
 impl OnePass {
     fn new(key: &[u8; 32], nonce: &[u8; 12], aad: &[u8], backend: Backend) -> Self {
-        let mut state = chacha::state_ietf(key, 0, nonce);
+        let state = chacha::state_ietf(key, 0, nonce);
         let mut block0 = [0u8; 64];
         chacha::apply_blocks(backend, 20, &state, &mut block0, false);
+        let p = OnePass::keyed(state, &block0, aad, backend);
+        block0.zeroize();
+        p
+    }
+
+    /// The pass for `state` (counter 0) whose block 0 is `block0`: Poly1305 keyed by its first 32 bytes, the
+    /// AAD absorbed, the counter moved on to 1.
+    fn keyed(mut state: [u32; 16], block0: &[u8], aad: &[u8], backend: Backend) -> Self {
         let mut otk = [0u8; 32];
         otk.copy_from_slice(&block0[..32]);
         let mut mac = Poly1305::new(&otk);
         otk.zeroize();
-        block0.zeroize();
         mac.update_padded(aad);
         state[12] = 1;
         OnePass { state, mac, backend }
@@ -124,6 +131,33 @@ impl chacha::Stitch for Poly1305 {
     }
 }
 
+/// Messages of at most this many bytes take one ChaCha20 call for block 0 (the Poly1305 key) and the message
+/// together: one 4-block pass instead of two, which halves the cost of a short seal or open.
+const SHORT: usize = 192;
+
+/// Keystream blocks 0..=3 for a short message (the first `64 + len` bytes are written), and the pass keyed by
+/// block 0.
+fn short_pass(
+    key: &[u8; 32],
+    nonce: &[u8; 12],
+    aad: &[u8],
+    len: usize,
+    backend: Backend,
+) -> ([u8; 64 + SHORT], OnePass) {
+    debug_assert!(len <= SHORT);
+    let state = chacha::state_ietf(key, 0, nonce);
+    let mut ks = [0u8; 64 + SHORT];
+    chacha::apply_blocks(backend, 20, &state, &mut ks[..64 + len], false);
+    let p = OnePass::keyed(state, &ks[..64], aad, backend);
+    (ks, p)
+}
+
+fn xor_into(buf: &mut [u8], ks: &[u8]) {
+    for (b, k) in buf.iter_mut().zip(ks) {
+        *b ^= *k;
+    }
+}
+
 fn check_len(algorithm: &'static str, len: usize) -> Result<()> {
     if len as u64 > MAX_MESSAGE_LEN { Err(Error::MessageTooLong { algorithm, max: MAX_MESSAGE_LEN }) } else { Ok(()) }
 }
@@ -137,6 +171,13 @@ fn seal(
     backend: Backend,
 ) -> Result<[u8; TAG_LEN]> {
     check_len(algorithm, buf.len())?;
+    if buf.len() <= SHORT {
+        let (mut ks, mut p) = short_pass(key, nonce, aad, buf.len(), backend);
+        xor_into(buf, &ks[64..]);
+        ks.zeroize();
+        p.mac.update(buf);
+        return Ok(p.finish(aad.len(), buf.len()));
+    }
     let mut p = OnePass::new(key, nonce, aad, backend);
     p.encrypt(buf);
     Ok(p.finish(aad.len(), buf.len()))
@@ -153,6 +194,17 @@ fn open(
 ) -> Result<()> {
     check_len(algorithm, buf.len())?;
     Error::check_length(algorithm, "tag", TAG_LEN, tag.len())?;
+    if buf.len() <= SHORT {
+        // The tag is checked before anything is decrypted, so nothing needs restoring on a bad tag.
+        let (mut ks, mut p) = short_pass(key, nonce, aad, buf.len(), backend);
+        p.mac.update(buf);
+        let ok = crate::ct::eq(&p.finish(aad.len(), buf.len()), tag);
+        if ok {
+            xor_into(buf, &ks[64..]);
+        }
+        ks.zeroize();
+        return if ok { Ok(()) } else { Err(Error::AuthenticationFailed { algorithm }) };
+    }
     let mut p = OnePass::new(key, nonce, aad, backend);
     let mut start = p.state;
     p.decrypt(buf);
