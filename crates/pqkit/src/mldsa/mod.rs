@@ -1083,3 +1083,50 @@ impl<P: Params> AsRef<[u8]> for Signature<P> {
         self.bytes.as_ref()
     }
 }
+
+/// Runs with and without the `alloc` feature (CI runs `cargo test -p pqkit --no-default-features --lib`), so that
+/// both signing-key layouts (one heap block with `alloc`, inline without) are checked against the same answers.
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+    use crate::hash::sha3::Sha3_256;
+
+    fn hex(bytes: &[u8; 32]) -> [u8; 64] {
+        let mut out = [0u8; 64];
+        for (i, b) in bytes.iter().enumerate() {
+            out[2 * i] = b"0123456789abcdef"[(b >> 4) as usize];
+            out[2 * i + 1] = b"0123456789abcdef"[(b & 15) as usize];
+        }
+        out
+    }
+
+    /// SHA3-256 over the verifying key, the signature and the re-encoded signing key of a fixed seed, message,
+    /// context and `rnd`, on every backend; the answers were computed with the `alloc` layout, whose outputs the
+    /// integration tests check against FIPS 204 vectors, Wycheproof and other implementations.
+    fn check<P: Params>(want: &str) {
+        let seed = [0x3cu8; 32];
+        let rnd = [0xa7u8; 32];
+        for b in Backend::available() {
+            let (sk, vk) = SigningKey::<P>::from_seed_with_backend(&seed, b);
+            let sig = sk.sign_internal_with_rnd(b"layout test", b"ctx", &rnd).unwrap();
+            vk.verify(b"layout test", b"ctx", &sig).unwrap();
+            assert!(vk.verify(b"layout tesT", b"ctx", &sig).is_err());
+            let sk2 = SigningKey::<P>::from_bytes_with_backend(sk.to_bytes().as_ref(), b).unwrap();
+            let sig2 = sk2.sign_internal_with_rnd(b"layout test", b"ctx", &rnd).unwrap();
+            assert_eq!(sig.as_bytes(), sig2.as_bytes(), "{} {b:?}", P::NAME);
+            let mut h = Sha3_256::new();
+            h.update(vk.as_bytes());
+            h.update(sig.as_bytes());
+            h.update(sk.to_bytes().as_ref());
+            let got = hex(&h.finalize());
+            assert_eq!(core::str::from_utf8(&got).unwrap(), want, "{} {b:?}", P::NAME);
+        }
+    }
+
+    #[test]
+    fn keys_and_signatures_match_known_answers_in_this_layout() {
+        check::<MlDsa44>("544bdab36a0555aa48cb9fed67c9beda5a0fa25b6ae203f10ff46ac72163f58d");
+        check::<MlDsa65>("132a5598dcfa47f90276a43e010719e30cd8709929ab7720975e451203056820");
+        check::<MlDsa87>("de2258d98b312f1ccb7495409d2d066f5e41ac30171c72014dd849df768bd67e");
+    }
+}
