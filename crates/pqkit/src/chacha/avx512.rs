@@ -388,19 +388,13 @@ macro_rules! finish16 {
 /// The body of [`blocks16`] and [`blocks16_partial`], a macro so that both inline into their callers (a
 /// `#[target_feature]` function cannot be `#[inline(always)]`).
 macro_rules! blocks16_body {
-    ($rounds:ident, $pre:ident, $ctr:ident, $p:ident, $xor:ident, $side:ident) => {
-        blocks16_body!($rounds, $pre, $ctr, $p, $xor, $side, 16 * BLOCK_LEN)
-    };
-    ($rounds:ident, $pre:ident, $ctr:ident, $p:ident, $xor:ident, $side:ident, $avail:expr) => {{
+    ($rounds:ident, $pre:ident, $ctr:ident, $p:ident, $xor:ident, $avail:expr) => {{
         let (x12_0, x13_0) = counters($ctr);
         first_double_round!($pre, x12_0, x13_0; x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15);
-        $side.step(0);
-        for k in 1..$rounds / 2 {
+        for _ in 1..$rounds / 2 {
             // SAFETY: register-only vector arithmetic; AVX-512F is enabled for the enclosing function.
             unsafe { double_round16!(x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15) };
-            $side.step(k);
         }
-        $side.step($rounds / 2);
         let x = [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15];
         finish16!(x, $pre.s, x12_0, x13_0, $p, $xor, $avail);
     }};
@@ -465,8 +459,7 @@ unsafe fn blocks32_with<S: Side>(rounds: usize, pre: &Pass16, ctr: u64, p: *mut 
 #[inline]
 #[target_feature(enable = "avx512f,avx512vl,avx512bw")]
 unsafe fn blocks16(rounds: usize, pre: &Pass16, ctr: u64, p: *mut u8, xor: bool) {
-    let side = &mut NoSide;
-    blocks16_body!(rounds, pre, ctr, p, xor, side)
+    blocks16_body!(rounds, pre, ctr, p, xor, 16 * BLOCK_LEN)
 }
 
 /// [`blocks16`] for the last `avail` (< 1024) bytes of the data: all 16 blocks are computed, only `avail` bytes at
@@ -477,8 +470,7 @@ unsafe fn blocks16(rounds: usize, pre: &Pass16, ctr: u64, p: *mut u8, xor: bool)
 #[inline]
 #[target_feature(enable = "avx512f,avx512vl,avx512bw")]
 unsafe fn blocks16_partial(rounds: usize, pre: &Pass16, ctr: u64, p: *mut u8, xor: bool, avail: usize) {
-    let side = &mut NoSide;
-    blocks16_body!(rounds, pre, ctr, p, xor, side, avail)
+    blocks16_body!(rounds, pre, ctr, p, xor, avail)
 }
 
 /// Work interleaved with the double rounds of [`blocks32_with`].
