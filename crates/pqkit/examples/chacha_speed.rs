@@ -5,6 +5,7 @@
 //! it stays meaningful on a loaded machine; elsewhere it falls back to wall-clock time.
 use pqkit::chacha::{Backend, ChaCha20};
 use pqkit::cipher::StreamCipher;
+use pqkit::dispatch::Checked;
 use std::time::Instant;
 
 /// Seconds of CPU time this process has used (Linux), else wall-clock seconds since an arbitrary start.
@@ -21,7 +22,7 @@ fn main() {
     let origin = Instant::now();
     let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let sizes = if args.is_empty() { vec![64, 256, 1024, 16 * 1024, 1 << 20] } else { args };
-    let backends: Vec<Backend> = Backend::available().collect();
+    let backends: Vec<Checked<Backend>> = Backend::available().collect();
     println!("backends: {backends:?} (detected {:?})", Backend::detect());
     for &size in &sizes {
         for &b in &backends {

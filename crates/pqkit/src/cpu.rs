@@ -4,8 +4,15 @@
 //! when both the CPU reports it and the operating system saves the register state it needs (XCR0): AVX and
 //! AVX2 need the YMM state, AVX-512 also the opmask and ZMM state.
 //!
-//! This module only *reports*. Choosing a backend is the job of each family's single dispatch point
-//! (for example `chacha::Backend::detect()`), which reads [`features()`] once.
+//! ## The cap
+//! [`features()`] is the detected set narrowed by a *cap*, so that one machine can run pqkit as a lesser one
+//! would: `PQKIT_CPU=portable|avx2|avx512|native` in the environment (read once, at the first call, with the
+//! `std` feature), or [`set_cap`] from a program or test. A cap only ever removes features: no value of it
+//! can make pqkit use an instruction the CPU lacks. An unknown value, or a tier the CPU does not reach, is
+//! reported on standard error once and otherwise ignored (see [`Cap::from_env`] for a checked reading).
+//!
+//! This module only *reports*. Choosing a backend is the job of the one dispatch mechanism,
+//! [`crate::dispatch`], which reads [`features()`].
 #![allow(unsafe_code)]
 
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -69,6 +76,8 @@ features! {
     GFNI = 19, "gfni";
     /// SHA-512 extensions (`vsha512rnds2`).
     SHA512 = 20, "sha512";
+    /// BMI1 (`andn`, `blsr`, ...).
+    BMI1 = 21, "bmi1";
     /// AArch64 Advanced SIMD (always present on aarch64 Linux).
     NEON = 32, "neon";
     /// AArch64 AES/PMULL extensions.
@@ -82,6 +91,35 @@ features! {
 impl Features {
     /// The empty set.
     pub const NONE: Features = Features(0);
+
+    /// Every AVX-512 subset pqkit knows (the features an `avx2` cap removes).
+    pub const AVX512_ALL: Features = Features(
+        Features::AVX512F.0
+            | Features::AVX512VL.0
+            | Features::AVX512BW.0
+            | Features::AVX512DQ.0
+            | Features::AVX512IFMA.0
+            | Features::AVX512VBMI.0
+            | Features::AVX512VBMI2.0,
+    );
+
+    /// The features of `self` that `other` lacks.
+    #[inline]
+    pub const fn without(self, other: Features) -> Features {
+        Features(self.0 & !other.0)
+    }
+
+    /// The features present in both sets.
+    #[inline]
+    pub const fn intersect(self, other: Features) -> Features {
+        Features(self.0 & other.0)
+    }
+
+    /// True if the set is empty.
+    #[inline]
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
 
     /// True if every feature in `other` is present in `self`.
     #[inline]
@@ -128,20 +166,183 @@ impl core::fmt::Display for Features {
     }
 }
 
-/// Bit 63 marks the cache as filled (no real feature uses it).
-const DETECTED: u64 = 1 << 63;
-static CACHE: AtomicU64 = AtomicU64::new(0);
+/// A ceiling on the features pqkit may use, whatever the CPU has. See the module docs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Cap {
+    /// No SIMD or crypto extension: every family runs its portable code.
+    Portable,
+    /// At most what an AVX2 machine has (AVX2, BMI1/2, ADX, AES-NI, PCLMULQDQ, SHA-NI, 256-bit VAES and
+    /// VPCLMULQDQ, GFNI): every AVX-512 subset is removed.
+    Avx2,
+    /// Everything up to AVX-512 (on x86_64 the same as [`Cap::Native`]; named so a run can say which tier it
+    /// expects).
+    Avx512,
+    /// No cap: everything the CPU has.
+    Native,
+}
 
-/// The features of the CPU this process runs on. The first call detects; later calls read a cached value.
+impl Cap {
+    /// Every cap, narrowest first.
+    pub const ALL: [Cap; 4] = [Cap::Portable, Cap::Avx2, Cap::Avx512, Cap::Native];
+
+    /// The name `PQKIT_CPU` takes for this cap.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Cap::Portable => "portable",
+            Cap::Avx2 => "avx2",
+            Cap::Avx512 => "avx512",
+            Cap::Native => "native",
+        }
+    }
+
+    /// Parses a cap name (`portable`, `avx2`, `avx512`, `native`; ASCII case ignored).
+    pub fn parse(name: &str) -> crate::Result<Cap> {
+        Cap::ALL.into_iter().find(|c| c.name().eq_ignore_ascii_case(name.trim())).ok_or(
+            crate::Error::InvalidParameter {
+                algorithm: "PQKIT_CPU",
+                reason: "unknown CPU cap: expected portable, avx2, avx512 or native",
+            },
+        )
+    }
+
+    /// The cap named by the `PQKIT_CPU` environment variable: `Ok(None)` when it is unset or empty, an error
+    /// naming the accepted values when it is set to anything else. Programs that want to refuse a bad value
+    /// (the `pqkit` command line does) call this; the library itself warns and ignores it.
+    #[cfg(feature = "std")]
+    pub fn from_env() -> crate::Result<Option<Cap>> {
+        match std::env::var("PQKIT_CPU") {
+            Ok(v) if v.trim().is_empty() => Ok(None),
+            Ok(v) => Cap::parse(&v).map(Some),
+            Err(std::env::VarError::NotPresent) => Ok(None),
+            Err(std::env::VarError::NotUnicode(_)) => Err(crate::Error::InvalidParameter {
+                algorithm: "PQKIT_CPU",
+                reason: "unknown CPU cap: expected portable, avx2, avx512 or native",
+            }),
+        }
+    }
+
+    /// The features this cap leaves of `detected`.
+    pub const fn apply(self, detected: Features) -> Features {
+        match self {
+            Cap::Portable => Features::NONE,
+            Cap::Avx2 => detected.without(Features::AVX512_ALL.union(Features::SHA512)),
+            Cap::Avx512 | Cap::Native => detected,
+        }
+    }
+
+    /// The features a CPU must have for this cap to be reached (for the warning when it is not).
+    pub const fn expects(self) -> Features {
+        match self {
+            Cap::Portable | Cap::Native => Features::NONE,
+            Cap::Avx2 => Features::AVX2,
+            Cap::Avx512 => Features::AVX512F,
+        }
+    }
+
+    const fn code(self) -> u64 {
+        match self {
+            Cap::Portable => 1,
+            Cap::Avx2 => 2,
+            Cap::Avx512 => 3,
+            Cap::Native => 4,
+        }
+    }
+}
+
+impl core::fmt::Display for Cap {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Bit 63 marks a cache as filled (no real feature uses it).
+const FILLED: u64 = 1 << 63;
+/// The detected features, unfiltered.
+static DETECTED: AtomicU64 = AtomicU64::new(0);
+/// The features in force: detected, narrowed by the cap.
+static CACHE: AtomicU64 = AtomicU64::new(0);
+/// The cap in force ([`Cap::code`]), 0 until first read.
+static CAP: AtomicU64 = AtomicU64::new(0);
+
+/// The features pqkit may use on this CPU: everything it detected, narrowed by the cap in force ([`cap`]).
+/// The first call detects (and reads `PQKIT_CPU`); later calls read a cached value.
 #[inline]
 pub fn features() -> Features {
     let v = CACHE.load(Ordering::Relaxed);
-    if v & DETECTED != 0 {
-        return Features(v & !DETECTED);
+    if v & FILLED != 0 {
+        return Features(v & !FILLED);
+    }
+    let f = cap().apply(detected());
+    CACHE.store(f.0 | FILLED, Ordering::Relaxed);
+    f
+}
+
+/// Everything the CPU (and OS) supports, ignoring the cap. Backends never read this: they go by
+/// [`features()`].
+pub fn detected() -> Features {
+    let v = DETECTED.load(Ordering::Relaxed);
+    if v & FILLED != 0 {
+        return Features(v & !FILLED);
     }
     let f = detect();
-    CACHE.store(f.0 | DETECTED, Ordering::Relaxed);
+    DETECTED.store(f.0 | FILLED, Ordering::Relaxed);
     f
+}
+
+/// The cap in force: the last [`set_cap`], else `PQKIT_CPU`, else [`Cap::Native`].
+pub fn cap() -> Cap {
+    match CAP.load(Ordering::Relaxed) {
+        1 => Cap::Portable,
+        2 => Cap::Avx2,
+        3 => Cap::Avx512,
+        4 => Cap::Native,
+        _ => {
+            let c = env_cap();
+            // A racing set_cap wins over the environment.
+            let _ = CAP.compare_exchange(0, c.code(), Ordering::Relaxed, Ordering::Relaxed);
+            cap()
+        }
+    }
+}
+
+/// Sets the cap for the rest of the process (or until the next call), from now on: backends chosen from
+/// now on obey it; values already holding a checked backend keep it, which stays sound because a cap never
+/// adds a feature the CPU lacks. Returns the features now in force. For tests and benchmarks that compare
+/// tiers on one machine.
+pub fn set_cap(c: Cap) -> Features {
+    CAP.store(c.code(), Ordering::Relaxed);
+    let f = c.apply(detected());
+    CACHE.store(f.0 | FILLED, Ordering::Relaxed);
+    f
+}
+
+#[cfg(feature = "std")]
+fn env_cap() -> Cap {
+    match Cap::from_env() {
+        Ok(Some(c)) => {
+            let missing = c.expects().without(detected());
+            if !missing.is_empty() {
+                std::eprintln!(
+                    "pqkit: PQKIT_CPU={c}, but this CPU lacks {missing}; pqkit uses what it has ({})",
+                    c.apply(detected())
+                );
+            }
+            c
+        }
+        Ok(None) => Cap::Native,
+        Err(_) => {
+            std::eprintln!(
+                "pqkit: ignoring PQKIT_CPU={:?}: expected portable, avx2, avx512 or native",
+                std::env::var_os("PQKIT_CPU").unwrap_or_default()
+            );
+            Cap::Native
+        }
+    }
+}
+
+#[cfg(not(feature = "std"))]
+fn env_cap() -> Cap {
+    Cap::Native
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -182,6 +383,9 @@ fn detect() -> Features {
     }
     if max_leaf >= 7 {
         let l7 = cpuid(7, 0);
+        if bit(l7.ebx, 3) {
+            f = f | Features::BMI1;
+        }
         if bit(l7.ebx, 8) {
             f = f | Features::BMI2;
         }
@@ -288,7 +492,8 @@ mod tests {
     #[test]
     fn agrees_with_std_detection() {
         // std's detector is independent code; both must agree feature by feature.
-        let f = features();
+        let f = detected();
+        assert_eq!(f.has(Features::BMI1), std::is_x86_feature_detected!("bmi1"));
         assert_eq!(f.has(Features::SSSE3), std::is_x86_feature_detected!("ssse3"));
         assert_eq!(f.has(Features::SSE41), std::is_x86_feature_detected!("sse4.1"));
         assert_eq!(f.has(Features::AVX), std::is_x86_feature_detected!("avx"));
@@ -308,6 +513,22 @@ mod tests {
         assert_eq!(f.has(Features::VAES), std::is_x86_feature_detected!("vaes"));
         assert_eq!(f.has(Features::VPCLMULQDQ), std::is_x86_feature_detected!("vpclmulqdq"));
         assert_eq!(f.has(Features::GFNI), std::is_x86_feature_detected!("gfni"));
+    }
+
+    #[test]
+    fn caps_only_remove_features() {
+        let all = detected();
+        for c in Cap::ALL {
+            let f = c.apply(all);
+            assert!(all.has(f), "{c} added features");
+            assert_eq!(Cap::parse(c.name()), Ok(c));
+            assert_eq!(Cap::parse(&c.name().to_ascii_uppercase()), Ok(c));
+        }
+        assert_eq!(Cap::Portable.apply(all), Features::NONE);
+        assert!(!Cap::Avx2.apply(all).has(Features::AVX512F));
+        assert_eq!(Cap::Avx2.apply(all).has(Features::AVX2), all.has(Features::AVX2));
+        assert_eq!(Cap::Native.apply(all), all);
+        assert!(Cap::parse("avx").is_err() && Cap::parse("").is_err() && Cap::parse("native2").is_err());
     }
 
     #[test]

@@ -57,6 +57,16 @@ pub enum Error {
     },
     /// The operating system's random number generator failed.
     Rng,
+    /// A backend was asked for by name that this CPU, under the cap in force ([`crate::cpu::cap`]), cannot
+    /// run. Nothing ran.
+    BackendUnavailable {
+        /// The family, e.g. `"ChaCha"`.
+        algorithm: &'static str,
+        /// The backend's name, e.g. `"Avx512"`.
+        backend: &'static str,
+        /// The features it needs that are not in force.
+        missing: crate::cpu::Features,
+    },
 }
 
 /// The length an [`Error::InvalidLength`] asked for.
@@ -119,6 +129,11 @@ impl fmt::Display for Error {
             Error::InvalidEncoding { algorithm, reason } => write!(f, "{algorithm} invalid encoding: {reason}"),
             Error::InvalidParameter { algorithm, reason } => write!(f, "{algorithm} invalid parameter: {reason}"),
             Error::Rng => f.write_str("the operating system's random number generator failed"),
+            Error::BackendUnavailable { algorithm, backend, missing } => write!(
+                f,
+                "{algorithm} backend {backend} cannot run here: it needs {missing}, which this CPU lacks or the \
+                 PQKIT_CPU cap removes"
+            ),
         }
     }
 }

@@ -48,6 +48,7 @@ pub mod chacha;
 pub mod cipher;
 pub mod cpu;
 pub mod ct;
+pub mod dispatch;
 pub mod error;
 pub mod hash;
 pub mod kdf;

@@ -5,6 +5,7 @@ use chacha20::cipher::{KeyIvInit, StreamCipher as _, StreamCipherSeek as _};
 use pqkit::Error;
 use pqkit::chacha::{Backend, ChaCha8, ChaCha12, ChaCha20, ChaCha20Legacy, XChaCha20, hchacha20};
 use pqkit::cipher::StreamCipher;
+use pqkit::dispatch::Checked;
 use rand::rngs::StdRng;
 use rand::{Rng, RngExt, SeedableRng};
 
@@ -13,8 +14,8 @@ fn unhex(s: &str) -> Vec<u8> {
     hex::decode(s).unwrap()
 }
 
-fn backends() -> Vec<Backend> {
-    let v: Vec<Backend> = Backend::available().collect();
+fn backends() -> Vec<Checked<Backend>> {
+    let v: Vec<Checked<Backend>> = Backend::available().collect();
     assert_eq!(v[0], Backend::Soft);
     v
 }
@@ -256,7 +257,7 @@ impl Variant {
         }
     }
 
-    fn pqkit(self, key: &[u8], nonce: &[u8], counter: u64, b: Backend) -> Box<dyn StreamCipher> {
+    fn pqkit(self, key: &[u8], nonce: &[u8], counter: u64, b: Checked<Backend>) -> Box<dyn StreamCipher> {
         match self {
             Variant::Ietf => Box::new(ChaCha20::new_with_counter(key, nonce, counter as u32).unwrap().with_backend(b)),
             Variant::Legacy => Box::new(ChaCha20Legacy::new_with_counter(key, nonce, counter).unwrap().with_backend(b)),
@@ -598,16 +599,25 @@ fn debug_prints_no_key_material() {
 }
 
 #[test]
-fn forcing_an_unavailable_backend_falls_back_to_portable() {
-    let all = [Backend::Soft, Backend::Avx2, Backend::Avx512, Backend::Neon];
-    for b in all {
-        let c = ChaCha20::new(&[1; 32], &[2; 12]).unwrap().with_backend(b);
-        if b.is_available() {
-            assert_eq!(c.backend(), b);
-        } else {
-            assert_eq!(c.backend(), Backend::Soft);
+fn forcing_an_unavailable_backend_is_an_error() {
+    for b in [Backend::Soft, Backend::Avx2, Backend::Avx512, Backend::Neon] {
+        let has = pqkit::cpu::features().has(b.required());
+        match b.checked() {
+            Ok(checked) => {
+                assert!(has);
+                let c = ChaCha20::new(&[1; 32], &[2; 12]).unwrap().with_backend(checked);
+                assert_eq!(c.backend(), b);
+            }
+            Err(pqkit::Error::BackendUnavailable { algorithm: "ChaCha", backend, missing }) => {
+                assert!(!has, "{b:?}");
+                assert_eq!(backend, format!("{b:?}"));
+                assert!(!missing.is_empty());
+            }
+            Err(e) => panic!("{b:?}: unexpected {e}"),
         }
     }
+    // x86 backends never run on aarch64 and NEON never on x86.
+    assert!(!(Backend::Avx2.is_available() && Backend::Neon.is_available()));
 }
 
 #[test]

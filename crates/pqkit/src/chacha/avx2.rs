@@ -11,23 +11,15 @@
 //! Rotations by 16 and 8 are byte shuffles (`vpshufb`), by 12 and 7 shift-shift-or.
 #![allow(unsafe_code)]
 
-use super::BLOCK_LEN;
-use crate::cpu::Features;
+use super::{BLOCK_LEN, Backend};
+use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 use zeroize::Zeroize;
 
-/// True if the CPU has AVX2 (with OS support for ymm state).
-#[inline]
-pub(super) fn available() -> bool {
-    crate::cpu::features().has(Features::AVX2)
-}
-
-/// See [`super::apply_blocks`]. Falls back to the portable code on a CPU without AVX2.
-pub(super) fn apply_blocks(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
-    if !available() {
-        return super::soft::apply_blocks(rounds, state, data, xor);
-    }
-    // SAFETY: AVX2 is present (checked just above).
+/// See [`super::apply_blocks`].
+pub(super) fn apply_blocks(backend: Checked<Backend>, rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { apply_avx2(rounds, state, data, xor) }
 }
 

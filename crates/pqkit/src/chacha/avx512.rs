@@ -25,22 +25,14 @@
 //! wrapped (it is then below the starting word 12) adds one to word 13.
 #![allow(unsafe_code)]
 
-use super::BLOCK_LEN;
-use crate::cpu::Features;
+use super::{BLOCK_LEN, Backend};
+use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
-/// True if the CPU has AVX-512 F, VL and BW (with OS support for the opmask and zmm state).
-#[inline]
-pub(super) fn available() -> bool {
-    crate::cpu::features().has(Features::AVX512F | Features::AVX512VL | Features::AVX512BW)
-}
-
-/// See [`super::apply_blocks`]. Falls back to the portable code on a CPU without AVX-512 F/VL/BW.
-pub(super) fn apply_blocks(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
-    if !available() {
-        return super::soft::apply_blocks(rounds, state, data, xor);
-    }
-    // SAFETY: AVX-512 F, VL and BW are present (checked just above).
+/// See [`super::apply_blocks`].
+pub(super) fn apply_blocks(backend: Checked<Backend>, rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
+    assert!(backend.covers(Backend::Avx512));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU has AVX-512 F, VL and BW.
     unsafe { apply_avx512(rounds, state, data, xor) }
 }
 
@@ -521,32 +513,17 @@ unsafe fn scalar_blocks<J: super::Stitch>(job: &mut J, src: *const u8, lo: usize
     }
 }
 
-/// See [`super::xor20_stitched`]. Falls back to the portable code on a CPU without AVX-512 F/VL/BW or BMI2.
-pub(super) fn xor20_stitched<const SEAL: bool, J: super::Stitch>(state: &[u32; 16], data: &mut [u8], job: &mut J) {
-    const CHUNK: usize = super::STITCH_CHUNK;
-    const S: usize = super::STITCH_SCALAR_BLOCKS;
-    debug_assert!(data.len().is_multiple_of(CHUNK));
-    if !(available() && crate::cpu::features().has(Features::BMI2)) {
-        let n = data.len() / CHUNK;
-        let hash = |job: &mut J, chunk: &[u8]| {
-            // SAFETY: `chunk` is a whole readable chunk, only read while borrowed.
-            unsafe { scalar_blocks(job, chunk.as_ptr(), 0, S) };
-            job.rest(&chunk[16 * S..]);
-        };
-        if SEAL {
-            super::soft::apply_blocks(20, state, data, true);
-            for chunk in data.chunks_exact(CHUNK).take(n.saturating_sub(1)) {
-                hash(job, chunk);
-            }
-        } else {
-            for chunk in data.chunks_exact(CHUNK).skip(1) {
-                hash(job, chunk);
-            }
-            super::soft::apply_blocks(20, state, data, true);
-        }
-        return;
-    }
-    // SAFETY: AVX-512 F, VL, BW and BMI2 are present (checked just above).
+/// See [`super::xor20_stitched`].
+pub(super) fn xor20_stitched<const SEAL: bool, J: super::Stitch>(
+    backend: Checked<Backend>,
+    state: &[u32; 16],
+    data: &mut [u8],
+    job: &mut J,
+) {
+    debug_assert!(data.len().is_multiple_of(super::STITCH_CHUNK));
+    assert!(backend.covers(Backend::Avx512));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU has AVX-512 F, VL,
+    // BW and BMI2.
     unsafe { xor20_stitched_avx512::<SEAL, J>(state, data, job) }
 }
 

@@ -19,11 +19,12 @@
 //! - Key material (state and buffered keystream) is zeroized on drop; `Debug` prints no key bytes.
 //!
 //! ## Backends
-//! One dispatch point, [`Backend::detect`], picks the fastest implementation once: AVX-512 (16 blocks per
+//! The one dispatch mechanism ([`crate::dispatch`], through `Backend::detect`) picks the fastest implementation once: AVX-512 (16 blocks per
 //! pass, one state word per zmm register, plus one block on the integer units), AVX2 (8 blocks per pass in ymm registers), NEON (4 blocks per
 //! pass) or the portable reference. Every backend equals the portable one bit for bit.
 
 use crate::cipher::StreamCipher;
+use crate::dispatch::Checked;
 use crate::{Error, Result};
 use zeroize::{Zeroize, Zeroizing};
 
@@ -41,56 +42,21 @@ pub(crate) const CONSTANTS: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0
 /// Bytes per ChaCha block.
 pub(crate) const BLOCK_LEN: usize = 64;
 
-/// An implementation of the ChaCha block function for many blocks at once.
-///
-/// Crate-internal plumbing, public only so tests and benchmarks can force each backend.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    /// Portable Rust, the reference.
-    Soft,
-    /// x86_64 AVX2: 8 blocks per pass, word-sliced in ymm registers.
-    Avx2,
-    /// x86_64 AVX-512 (F, VL, BW): 16 blocks per pass, word-sliced in zmm registers.
-    Avx512,
-    /// AArch64 NEON: 4 blocks per pass, word-sliced in 128-bit registers.
-    Neon,
-}
-
-impl Backend {
-    /// The fastest backend this CPU can run. Cheap: CPU features are detected once and cached.
-    #[inline]
-    pub fn detect() -> Backend {
-        if Backend::Avx512.is_available() {
-            Backend::Avx512
-        } else if Backend::Avx2.is_available() {
-            Backend::Avx2
-        } else if Backend::Neon.is_available() {
-            Backend::Neon
-        } else {
-            Backend::Soft
-        }
-    }
-
-    /// Every backend this CPU can run, [`Backend::Soft`] first.
-    pub fn available() -> impl Iterator<Item = Backend> {
-        [Backend::Soft, Backend::Avx2, Backend::Avx512, Backend::Neon].into_iter().filter(|b| b.is_available())
-    }
-
-    /// True if this CPU (and this build) can run the backend.
-    #[inline]
-    pub fn is_available(self) -> bool {
-        match self {
-            Backend::Soft => true,
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => avx2::available(),
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx512 => avx512::available(),
-            #[cfg(target_arch = "aarch64")]
-            Backend::Neon => neon::available(),
-            #[allow(unreachable_patterns)]
-            _ => false,
-        }
+crate::dispatch::backends! {
+    /// An implementation of the ChaCha block function for many blocks at once.
+    ///
+    /// Crate-internal plumbing, public only so tests and benchmarks can force each backend.
+    #[doc(hidden)]
+    pub enum Backend for "ChaCha" {
+        /// Portable Rust, the reference.
+        Soft: [],
+        /// x86_64 AVX2: 8 blocks per pass, word-sliced in ymm registers.
+        Avx2: [AVX2],
+        /// x86_64 AVX-512 (F, VL, BW): 32 blocks per pass, word-sliced in zmm registers; BMI2 for the scalar
+        /// Poly1305 share of the stitched AEAD loop.
+        Avx512: [AVX512F, AVX512VL, AVX512BW, BMI2],
+        /// AArch64 NEON: 4 blocks per pass, word-sliced in 128-bit registers.
+        Neon: [NEON],
     }
 }
 
@@ -104,21 +70,20 @@ impl Backend {
 /// data = keystream (used by the RNG: it must not need a zeroing pass). `rounds` is 20, 12 or 8.
 /// Caller guarantees the 64-bit counter does not overflow within the call.
 ///
-/// A backend this CPU cannot run (see [`Backend::is_available`]) falls back to the portable code, so the
-/// function is safe to call with any `Backend`.
+/// `backend` is checked ([`crate::dispatch`]): only a backend this CPU runs can be passed.
 #[inline]
-pub(crate) fn apply_blocks(backend: Backend, rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
+pub(crate) fn apply_blocks(backend: Checked<Backend>, rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
     debug_assert!(matches!(rounds, 8 | 12 | 20));
     if data.is_empty() {
         return;
     }
-    match backend {
+    match backend.get() {
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx512 => avx512::apply_blocks(rounds, state, data, xor),
+        Backend::Avx512 => avx512::apply_blocks(backend, rounds, state, data, xor),
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx2 => avx2::apply_blocks(rounds, state, data, xor),
+        Backend::Avx2 => avx2::apply_blocks(backend, rounds, state, data, xor),
         #[cfg(target_arch = "aarch64")]
-        Backend::Neon => neon::apply_blocks(rounds, state, data, xor),
+        Backend::Neon => neon::apply_blocks(backend, rounds, state, data, xor),
         _ => soft::apply_blocks(rounds, state, data, xor),
     }
 }
@@ -127,11 +92,11 @@ pub(crate) fn apply_blocks(backend: Backend, rounds: usize, state: &[u32; 16], d
 #[cfg(target_arch = "x86_64")]
 pub(crate) const STITCH_CHUNK: usize = 32 * BLOCK_LEN;
 
-/// Whether [`xor20_stitched`] runs its vector path for `backend` (AVX-512 on a CPU that has it).
+/// The proof [`xor20_stitched`] needs, when `backend` is the AVX-512 one (the only one with a stitched loop).
 #[cfg(target_arch = "x86_64")]
 #[inline]
-pub(crate) fn stitch_available(backend: Backend) -> bool {
-    backend == Backend::Avx512 && avx512::available()
+pub(crate) fn stitch_backend(backend: Checked<Backend>) -> Option<Checked<Backend>> {
+    (backend.get() == Backend::Avx512).then_some(backend)
 }
 
 /// How many of the 128 16-byte blocks of each chunk [`xor20_stitched`] hands to [`Stitch::scalar_block`]
@@ -159,12 +124,16 @@ pub(crate) trait Stitch {
 /// pass the rest of that chunk goes to [`Stitch::rest`]. With `SEAL` the neighbour is chunk `i - 1` (already
 /// encrypted; the job sees every chunk but the last, which the caller must hash afterwards); without, it is
 /// chunk `i + 1` (not yet decrypted; every chunk but the first, which the caller must hash beforehand). So the
-/// job sees the chunks in order, each whole. Only worth calling when [`stitch_available`]; otherwise it runs
-/// the portable code.
+/// job sees the chunks in order, each whole. `backend` comes from [`stitch_backend`].
 #[cfg(target_arch = "x86_64")]
 #[inline]
-pub(crate) fn xor20_stitched<const SEAL: bool, J: Stitch>(state: &[u32; 16], data: &mut [u8], job: &mut J) {
-    avx512::xor20_stitched::<SEAL, J>(state, data, job)
+pub(crate) fn xor20_stitched<const SEAL: bool, J: Stitch>(
+    backend: Checked<Backend>,
+    state: &[u32; 16],
+    data: &mut [u8],
+    job: &mut J,
+) {
+    avx512::xor20_stitched::<SEAL, J>(backend, state, data, job)
 }
 
 /// HChaCha20 (draft-irtf-cfrg-xchacha §2.2): derives a 256-bit subkey from a key and a 128-bit input.
@@ -205,7 +174,7 @@ struct Core {
     pos: u64,
     /// Keystream bytes available from the starting counter (at most `u64::MAX`).
     cap: u64,
-    backend: Backend,
+    backend: Checked<Backend>,
     rounds: u8,
     /// True for the 32-bit counter of the IETF layout, false for the 64-bit legacy counter.
     ietf: bool,
@@ -321,10 +290,6 @@ impl Core {
         self.buf_valid = false;
         Ok(())
     }
-
-    fn set_backend(&mut self, backend: Backend) {
-        self.backend = if backend.is_available() { backend } else { Backend::Soft };
-    }
 }
 
 impl Drop for Core {
@@ -352,17 +317,17 @@ macro_rules! stream_cipher_type {
             /// The algorithm's name, as used in error messages.
             pub const NAME: &'static str = $name;
 
-            /// Forces a backend (for tests and benchmarks). A backend this CPU cannot run falls back to the
-            /// portable one.
+            /// Forces a backend (for tests and benchmarks); obtain it from `Backend::available()` or
+            /// `Backend::X.checked()?`.
             #[doc(hidden)]
-            pub fn with_backend(mut self, backend: Backend) -> Self {
-                self.0.set_backend(backend);
+            pub fn with_backend(mut self, backend: Checked<Backend>) -> Self {
+                self.0.backend = backend;
                 self
             }
 
             /// The backend this instance uses.
             #[doc(hidden)]
-            pub fn backend(&self) -> Backend {
+            pub fn backend(&self) -> Checked<Backend> {
                 self.0.backend
             }
         }
@@ -628,8 +593,8 @@ mod tests {
     #[test]
     fn backend_detection_is_consistent() {
         let best = Backend::detect();
-        assert!(best.is_available());
-        assert_eq!(Backend::available().next(), Some(Backend::Soft));
+        assert!(best.get().is_available());
+        assert_eq!(Backend::available().next().map(Checked::get), Some(Backend::Soft));
         assert!(Backend::available().any(|b| b == best));
     }
 }

@@ -7,23 +7,15 @@
 //! with the data through unaligned loads and stores. A final partial pass goes through a stack buffer.
 #![allow(unsafe_code)]
 
-use super::BLOCK_LEN;
-use crate::cpu::Features;
+use super::{BLOCK_LEN, Backend};
+use crate::dispatch::Checked;
 use core::arch::aarch64::*;
 use zeroize::Zeroize;
 
-/// True if the CPU has NEON (always on AArch64 Linux).
-#[inline]
-pub(super) fn available() -> bool {
-    crate::cpu::features().has(Features::NEON)
-}
-
-/// See [`super::apply_blocks`]. Falls back to the portable code if NEON were missing.
-pub(super) fn apply_blocks(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
-    if !available() {
-        return super::soft::apply_blocks(rounds, state, data, xor);
-    }
-    // SAFETY: NEON is present (checked just above).
+/// See [`super::apply_blocks`].
+pub(super) fn apply_blocks(backend: Checked<Backend>, rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
+    assert!(backend.covers(Backend::Neon));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Neon, so the CPU has NEON.
     unsafe { apply_neon(rounds, state, data, xor) }
 }
 

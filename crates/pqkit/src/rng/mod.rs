@@ -17,6 +17,7 @@
 //! keystream is ever repeated.
 
 use crate::chacha::{self, Backend};
+use crate::dispatch::Checked;
 use core::convert::Infallible;
 use rand_core::{SeedableRng, TryCryptoRng, TryRng};
 use zeroize::{Zeroize, ZeroizeOnDrop};
@@ -37,7 +38,7 @@ pub struct ChaChaRng<const ROUNDS: usize> {
     /// Set once the 64-bit counter has reached 2^64 (the next block must come after a rekey).
     exhausted: bool,
     #[zeroize(skip)]
-    backend: Backend,
+    backend: Checked<Backend>,
 }
 
 /// ChaCha20 CSPRNG: the conservative choice.
@@ -93,7 +94,7 @@ impl<const ROUNDS: usize> ChaChaRng<ROUNDS> {
 
     /// Forces a ChaCha backend (for tests and benchmarks).
     #[doc(hidden)]
-    pub fn with_backend(mut self, backend: Backend) -> Self {
+    pub fn with_backend(mut self, backend: Checked<Backend>) -> Self {
         self.backend = backend;
         self
     }

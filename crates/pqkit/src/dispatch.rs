@@ -1,0 +1,287 @@
+//! The one dispatch mechanism: how every family chooses the code that runs on this CPU.
+//!
+//! Each family declares its backends once, with [`backends!`]: one enum variant per implementation, and next
+//! to its name the CPU features it needs. The macro writes the rest, the same for every family:
+//!
+//! - [`Checked<B>`] is the only proof that backend `B` may run. It is made only by [`Checked::new`] (an
+//!   [`Error::BackendUnavailable`] when the CPU, under the cap of [`crate::cpu`], lacks a feature),
+//!   [`Checked::best`] and [`Checked::all`]. Every `with_backend`, every test hook and every backend file's
+//!   entry point takes a `Checked`, never a bare backend name, so no safe call can run an instruction the CPU
+//!   does not have.
+//! - `Backend::detect()` is [`Checked::best`]: the last backend in declaration order (so declare them slowest
+//!   first) that this CPU runs, skipping those marked `manual` (kept and tested, but not chosen on their own).
+//! - `Backend::available()` is [`Checked::all`]: every backend this CPU runs, portable first, for the
+//!   cross-backend tests.
+//! - A backend file's safe entry point asserts [`Checked::covers`] for its own backend before its `unsafe`
+//!   call into `#[target_feature]` code; the `// SAFETY:` comment there cites this mechanism. After inlining
+//!   behind the family's `match`, that check is a constant and disappears.
+//!
+//! One family's backend may run another family's code (ML-KEM runs SHA-3's Keccak): [`Checked::derive`] turns
+//! the proof for one into the proof for the other when the first's features include the second's.
+//!
+//! The rule, everywhere: a backend asked for by name that cannot run is an `Err`, never a silent fallback and
+//! never undefined behaviour; a backend chosen automatically is always one that can.
+
+use crate::cpu::{self, Features};
+use crate::{Error, Result};
+use core::fmt;
+
+/// The backends of one family: implemented by the enum that [`backends!`] writes.
+pub trait BackendSet: Copy + Eq + fmt::Debug + 'static {
+    /// The family's name, for errors (`"ChaCha"`, `"SHA-3"`).
+    const FAMILY: &'static str;
+    /// Every backend, in declaration order: the portable one first, then slower before faster.
+    const ALL: &'static [Self];
+    /// The CPU features the backend needs (empty for the portable one).
+    fn required(self) -> Features;
+    /// Whether [`Checked::best`] may choose it (false for backends marked `manual`).
+    fn auto(self) -> bool;
+    /// The variant's name.
+    fn name(self) -> &'static str;
+}
+
+/// A backend of family `B` that this CPU has been checked to run: see the [module docs](self).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Checked<B>(B);
+
+impl<B: BackendSet> Checked<B> {
+    /// The proof that `backend` can run, or [`Error::BackendUnavailable`] naming what is missing.
+    #[inline]
+    pub fn new(backend: B) -> Result<Self> {
+        let missing = backend.required().without(cpu::features());
+        if missing.is_empty() {
+            Ok(Checked(backend))
+        } else {
+            Err(Error::BackendUnavailable { algorithm: B::FAMILY, backend: backend.name(), missing })
+        }
+    }
+
+    /// The portable backend, which every CPU runs.
+    #[inline]
+    pub fn portable() -> Self {
+        let b = B::ALL[0];
+        assert!(b.required().is_empty(), "the first backend of a family must be the portable one");
+        Checked(b)
+    }
+
+    /// The fastest backend this CPU runs: the last one declared that it runs, skipping `manual` ones.
+    #[inline]
+    pub fn best() -> Self {
+        let f = cpu::features();
+        let mut best = Self::portable();
+        for &b in B::ALL {
+            if b.auto() && f.has(b.required()) {
+                best = Checked(b);
+            }
+        }
+        best
+    }
+
+    /// Every backend this CPU runs, portable first.
+    pub fn all() -> impl Iterator<Item = Self> + Clone {
+        B::ALL.iter().filter_map(|&b| Self::new(b).ok())
+    }
+
+    /// The backend.
+    #[inline(always)]
+    pub fn get(self) -> B {
+        self.0
+    }
+
+    /// True if this backend's features include everything `other` needs, so that code written for `other` may
+    /// run. Backend files assert it at their entry points.
+    #[inline(always)]
+    pub fn covers(self, other: B) -> bool {
+        self.0.required().has(other.required())
+    }
+
+    /// The proof for a backend `other` of another family, from this one, when this one's features include
+    /// everything `other` needs; `None` otherwise.
+    #[inline(always)]
+    pub fn derive<C: BackendSet>(self, other: C) -> Option<Checked<C>> {
+        if self.0.required().has(other.required()) { Some(Checked(other)) } else { None }
+    }
+}
+
+impl<B: fmt::Debug> fmt::Debug for Checked<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<B: PartialEq> PartialEq<B> for Checked<B> {
+    fn eq(&self, other: &B) -> bool {
+        self.0 == *other
+    }
+}
+
+/// Declares a family's backends: the enum, its [`BackendSet`] impl and the family's `detect`, `available`,
+/// `is_available`, `required` and `checked`. The features each variant needs are named (as
+/// [`Features`](crate::cpu::Features) constants) next to it, and nowhere else.
+///
+/// ```ignore
+/// crate::dispatch::backends! {
+///     /// An implementation of the ChaCha block function.
+///     pub enum Backend for "ChaCha" {
+///         /// Portable Rust, the reference.
+///         Soft: [],
+///         /// AVX2, 8 blocks per pass.
+///         Avx2: [AVX2],
+///         /// Kept for CPUs where it wins; `detect` does not choose it.
+///         Avx512Rows: [AVX512F, AVX512VL] manual,
+///     }
+/// }
+/// ```
+#[macro_export]
+#[doc(hidden)]
+macro_rules! backends {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident for $family:literal {
+            $( $(#[$vmeta:meta])* $variant:ident : [ $($feat:ident),* ] $($manual:ident)? ),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $( $(#[$vmeta])* $variant, )+
+        }
+
+        impl $crate::dispatch::BackendSet for $name {
+            const FAMILY: &'static str = $family;
+            const ALL: &'static [Self] = &[$($name::$variant),+];
+            #[inline(always)]
+            fn required(self) -> $crate::cpu::Features {
+                match self {
+                    $( $name::$variant => $crate::cpu::Features::NONE $(.union($crate::cpu::Features::$feat))*, )+
+                }
+            }
+            #[inline(always)]
+            fn auto(self) -> bool {
+                match self {
+                    $( $name::$variant => $crate::backends!(@auto $($manual)?), )+
+                }
+            }
+            fn name(self) -> &'static str {
+                match self {
+                    $( $name::$variant => stringify!($variant), )+
+                }
+            }
+        }
+
+        impl $name {
+            /// The fastest backend this CPU runs, under the cap in force (the one dispatch rule of
+            /// [`crate::dispatch`]).
+            #[inline]
+            pub fn detect() -> $crate::dispatch::Checked<$name> {
+                $crate::dispatch::Checked::best()
+            }
+
+            /// Every backend this CPU runs, portable first.
+            pub fn available() -> impl Iterator<Item = $crate::dispatch::Checked<$name>> + Clone {
+                $crate::dispatch::Checked::all()
+            }
+
+            /// The proof that this backend can run here, or [`Error::BackendUnavailable`](crate::Error).
+            #[inline]
+            pub fn checked(self) -> $crate::Result<$crate::dispatch::Checked<$name>> {
+                $crate::dispatch::Checked::new(self)
+            }
+
+            /// True if this CPU, under the cap in force, runs the backend.
+            #[inline]
+            pub fn is_available(self) -> bool {
+                self.checked().is_ok()
+            }
+
+            /// The CPU features the backend needs.
+            #[inline]
+            pub fn required(self) -> $crate::cpu::Features {
+                <$name as $crate::dispatch::BackendSet>::required(self)
+            }
+        }
+    };
+    (@auto) => { true };
+    (@auto manual) => { false };
+}
+
+pub use backends;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    backends! {
+        /// A test family.
+        pub enum TestBackend for "Test" {
+            /// Portable.
+            Soft: [],
+            /// Needs a feature no CPU reports together with NEON on x86 or AVX2 on aarch64.
+            Impossible: [AVX2, NEON],
+            /// Every x86 SIMD feature this machine might have.
+            Avx2: [AVX2, BMI1, BMI2],
+            /// Not chosen automatically.
+            Manual: [] manual,
+        }
+    }
+
+    #[test]
+    fn rule_holds_for_every_backend() {
+        for &b in TestBackend::ALL_FOR_TEST {
+            let ok = cpu::features().has(b.required());
+            match b.checked() {
+                Ok(c) => {
+                    assert!(ok);
+                    assert_eq!(c.get(), b);
+                    assert!(c.covers(TestBackend::Soft));
+                }
+                Err(Error::BackendUnavailable { algorithm: "Test", backend, missing }) => {
+                    assert!(!ok);
+                    assert_eq!(backend, b.name());
+                    assert!(!missing.is_empty() && b.required().has(missing));
+                    assert!(cpu::features().intersect(missing).is_empty());
+                }
+                Err(e) => panic!("unexpected error {e:?}"),
+            }
+        }
+        assert!(TestBackend::Impossible.checked().is_err());
+        assert!(TestBackend::Manual.checked().is_ok());
+        // best() never chooses a manual or unavailable backend.
+        let best = TestBackend::detect().get();
+        assert!(best != TestBackend::Manual && best != TestBackend::Impossible);
+        assert_eq!(best == TestBackend::Avx2, TestBackend::Avx2.is_available());
+        let all: alloc_free::Vec4 = TestBackend::available().map(|c| c.get()).collect();
+        assert_eq!(all.0[0], Some(TestBackend::Soft));
+        assert!(all.0.contains(&Some(TestBackend::Manual)));
+        assert!(!all.0.contains(&Some(TestBackend::Impossible)));
+    }
+
+    #[test]
+    fn derive_needs_covering_features() {
+        let soft = TestBackend::Soft.checked().unwrap();
+        assert!(soft.derive(TestBackend::Soft).is_some());
+        assert!(soft.derive(TestBackend::Avx2).is_none());
+        if let Ok(a) = TestBackend::Avx2.checked() {
+            assert!(a.derive(TestBackend::Soft).is_some() && a.covers(TestBackend::Soft));
+            assert!(!a.covers(TestBackend::Impossible));
+        }
+    }
+
+    impl TestBackend {
+        const ALL_FOR_TEST: &'static [TestBackend] = <TestBackend as BackendSet>::ALL;
+    }
+
+    /// A fixed-size collection so the test runs without alloc.
+    mod alloc_free {
+        pub struct Vec4(pub [Option<super::TestBackend>; 4]);
+        impl FromIterator<super::TestBackend> for Vec4 {
+            fn from_iter<I: IntoIterator<Item = super::TestBackend>>(it: I) -> Self {
+                let mut v = [None; 4];
+                for (slot, b) in v.iter_mut().zip(it) {
+                    *slot = Some(b);
+                }
+                Vec4(v)
+            }
+        }
+    }
+}
