@@ -52,32 +52,56 @@ pub trait StreamCipher {
     }
 }
 
-/// Position bookkeeping shared by the stream ciphers with a 64-bit block counter (Kusumi512 with 100-byte
-/// blocks, Threefish-512-CTR with 64-byte blocks): the range check, the leading partial block and seeking.
+/// Position bookkeeping shared by every counter-mode stream cipher (ChaCha with its 32- or 64-bit counter,
+/// Kusumi512 with 100-byte blocks, Threefish-512-CTR with 64-byte blocks): the range check, the leading
+/// partial block, seeking, and the keystream of a partly used block kept for the next call.
 ///
-/// `start` is the block counter of position 0; the last usable block is `2^64 - 1`, and positions are `u64`
-/// bytes, whichever limit comes first.
-#[derive(Clone, Copy, Debug)]
+/// `start` is the block counter of position 0 and `last` the last usable counter (`u32::MAX` for a 32-bit
+/// counter, `u64::MAX` for a 64-bit one); positions are `u64` bytes, whichever limit comes first. A counter
+/// never wraps: a call that would pass `last` fails and changes nothing.
+///
+/// The cached block is keystream: it is wiped when the position leaves its block and on drop.
+#[derive(Clone)]
 pub(crate) struct Counter64Position<const BLOCK: usize> {
     start: u64,
+    last: u64,
     pos: u64,
+    /// The keystream of the block holding `pos`, when `cached` (only while `pos % BLOCK != 0`).
+    ks: [u8; BLOCK],
+    cached: bool,
 }
 
 impl<const BLOCK: usize> Counter64Position<BLOCK> {
-    /// Position 0 at block counter `start`.
+    /// Position 0 at block counter `start`, with a 64-bit counter.
     pub(crate) const fn new(start: u64) -> Self {
-        Counter64Position { start, pos: 0 }
+        Self::with_last(start, u64::MAX)
+    }
+
+    /// Position 0 at block counter `start`; `last` is the largest counter value (`start <= last`).
+    pub(crate) const fn with_last(start: u64, last: u64) -> Self {
+        Counter64Position { start, last, pos: 0, ks: [0; BLOCK], cached: false }
     }
 
     /// Keystream bytes available from the starting counter to the end of the counter range.
     fn capacity(&self) -> u128 {
-        ((1u128 << 64) - self.start as u128) * BLOCK as u128
+        (self.last as u128 + 1 - self.start as u128) * BLOCK as u128
+    }
+
+    /// Keystream bytes available from position 0, as a `u64` (the most any position can be).
+    pub(crate) fn max_position(&self) -> u64 {
+        self.capacity().min(u64::MAX as u128) as u64
+    }
+
+    /// The block counter of position `pos`'s block (no overflow for a position within the range).
+    #[inline]
+    pub(crate) fn counter_at(&self, pos: u64) -> u64 {
+        self.start + pos / BLOCK as u64
     }
 
     /// One `apply_keystream` call: fails with [`Error::CounterExhausted`](crate::Error::CounterExhausted)
     /// (changing nothing) if `data` would run past the counter range; otherwise XORs a leading partial block
-    /// with `block(counter)`, hands the block-aligned rest to `bulk(first_counter, rest)` and advances.
-    /// The partial keystream block is zeroized after use.
+    /// with the cached keystream or `block(counter)`, hands the block-aligned rest to `bulk(first_counter,
+    /// rest)` and advances. Every counter passed is at most `last`.
     pub(crate) fn apply(
         &mut self,
         algorithm: &'static str,
@@ -92,22 +116,30 @@ impl<const BLOCK: usize> Counter64Position<BLOCK> {
         if end > self.capacity() || end > u64::MAX as u128 {
             return Err(crate::Error::CounterExhausted { algorithm });
         }
-        // No overflow below: every block touched is at most 2^64 - 1.
-        let mut counter = self.start + self.pos / BLOCK as u64;
+        // No overflow below: every block touched is at most `last`.
+        let mut counter = self.counter_at(self.pos);
         let off = (self.pos % BLOCK as u64) as usize;
         let mut rest = data;
         if off != 0 {
-            let mut ks = block(counter);
+            if !self.cached {
+                self.ks = block(counter);
+                self.cached = true;
+            }
             let n = (BLOCK - off).min(rest.len());
-            for (d, k) in rest[..n].iter_mut().zip(&ks[off..off + n]) {
+            for (d, k) in rest[..n].iter_mut().zip(&self.ks[off..off + n]) {
                 *d ^= k;
             }
-            zeroize::Zeroize::zeroize(&mut ks[..]);
             rest = &mut rest[n..];
-            counter = counter.wrapping_add(1);
+            if off + n == BLOCK {
+                self.uncache();
+                // Wraps only after the last block, when nothing is left for `bulk`.
+                counter = counter.wrapping_add(1);
+            }
         }
         if !rest.is_empty() {
             bulk(counter, rest);
+            // The bulk pass ends inside a block whose keystream it did not keep: computed again if needed.
+            self.uncache();
         }
         self.pos = end as u64;
         Ok(())
@@ -116,17 +148,38 @@ impl<const BLOCK: usize> Counter64Position<BLOCK> {
     /// Moves to `position`, or fails with [`Error::MessageTooLong`](crate::Error::MessageTooLong) (changing
     /// nothing) if it lies beyond the counter range.
     pub(crate) fn seek(&mut self, algorithm: &'static str, position: u64) -> Result<()> {
-        let cap = self.capacity();
-        if position as u128 > cap {
-            return Err(crate::Error::MessageTooLong { algorithm, max: cap.min(u64::MAX as u128) as u64 });
+        if position as u128 > self.capacity() {
+            return Err(crate::Error::MessageTooLong { algorithm, max: self.max_position() });
+        }
+        if position / BLOCK as u64 != self.pos / BLOCK as u64 {
+            self.uncache();
         }
         self.pos = position;
         Ok(())
     }
 
+    fn uncache(&mut self) {
+        if self.cached {
+            zeroize::Zeroize::zeroize(&mut self.ks[..]);
+            self.cached = false;
+        }
+    }
+
     /// Keystream bytes consumed since the starting counter.
     pub(crate) const fn position(&self) -> u64 {
         self.pos
+    }
+}
+
+impl<const BLOCK: usize> Drop for Counter64Position<BLOCK> {
+    fn drop(&mut self) {
+        zeroize::Zeroize::zeroize(&mut self.ks[..]);
+    }
+}
+
+impl<const BLOCK: usize> core::fmt::Debug for Counter64Position<BLOCK> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Counter64Position").field("start", &self.start).field("pos", &self.pos).finish_non_exhaustive()
     }
 }
 
@@ -227,5 +280,95 @@ mod io {
             self.cipher.apply_keystream(&mut out[..n])?;
             Ok(n)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Counter64Position;
+    use core::cell::Cell;
+
+    const B: usize = 8;
+
+    /// Keystream byte `i` of block `c`: distinct for every (counter, offset) in the tested ranges.
+    fn ks_byte(c: u64, i: usize) -> u8 {
+        (c as u8).wrapping_mul(16).wrapping_add(i as u8) ^ (c >> 56) as u8
+    }
+
+    /// Applies `len` bytes at the current position, counting calls of the one-block function.
+    fn apply(p: &mut Counter64Position<B>, len: usize, calls: &Cell<u32>) -> crate::Result<[u8; 64]> {
+        let mut data = [0u8; 64];
+        p.apply(
+            "test",
+            &mut data[..len],
+            |c| {
+                calls.set(calls.get() + 1);
+                core::array::from_fn(|i| ks_byte(c, i))
+            },
+            |c, rest| {
+                for (j, d) in rest.iter_mut().enumerate() {
+                    *d ^= ks_byte(c + (j / B) as u64, j % B);
+                }
+            },
+        )?;
+        Ok(data)
+    }
+
+    fn want(start: u64, pos: u64, len: usize) -> [u8; 64] {
+        core::array::from_fn(|j| {
+            if j < len {
+                let p = pos + j as u64;
+                ks_byte(start + p / B as u64, (p % B as u64) as usize)
+            } else {
+                0
+            }
+        })
+    }
+
+    #[test]
+    fn partial_calls_and_seeks_give_the_keystream_at_the_position() {
+        let calls = Cell::new(0);
+        let start = 5;
+        let mut p = Counter64Position::<B>::new(start);
+        let mut pos = 0u64;
+        // Lengths that end inside, at and across block boundaries; seeks inside the cached block and elsewhere.
+        for (len, seek) in [(3, None), (2, None), (3, None), (1, Some(2)), (13, None), (4, Some(9)), (0, Some(0))] {
+            if let Some(s) = seek {
+                p.seek("test", s).unwrap();
+                pos = s;
+            }
+            assert_eq!(apply(&mut p, len, &calls).unwrap(), want(start, pos, len), "len {len} at {pos}");
+            pos += len as u64;
+            assert_eq!(p.position(), pos);
+        }
+        // 3, 2, 3 share block 0: one block computation, then the cache is dropped at the boundary.
+        let before = calls.get();
+        p.seek("test", 17).unwrap();
+        apply(&mut p, 1, &calls).unwrap();
+        apply(&mut p, 1, &calls).unwrap();
+        assert_eq!(calls.get(), before + 1, "second partial call in the same block must use the cache");
+        p.seek("test", 26).unwrap();
+        apply(&mut p, 1, &calls).unwrap();
+        assert_eq!(calls.get(), before + 2, "a seek to another block must drop the cache");
+    }
+
+    #[test]
+    fn never_passes_the_last_counter() {
+        let calls = Cell::new(0);
+        // A 32-bit-style counter with two blocks left.
+        let mut p = Counter64Position::<B>::with_last(u32::MAX as u64 - 1, u32::MAX as u64);
+        assert_eq!(p.max_position(), 2 * B as u64);
+        assert!(matches!(apply(&mut p, 2 * B + 1, &calls), Err(crate::Error::CounterExhausted { .. })));
+        assert_eq!(p.position(), 0, "a failed call changes nothing");
+        assert_eq!(apply(&mut p, B + 3, &calls).unwrap(), want(u32::MAX as u64 - 1, 0, B + 3));
+        assert_eq!(apply(&mut p, B - 3, &calls).unwrap(), want(u32::MAX as u64 - 1, B as u64 + 3, B - 3));
+        assert!(matches!(apply(&mut p, 1, &calls), Err(crate::Error::CounterExhausted { .. })));
+        assert!(matches!(p.seek("test", 2 * B as u64 + 1), Err(crate::Error::MessageTooLong { max: 16, .. })));
+        p.seek("test", 2 * B as u64).unwrap();
+        // The 64-bit end: the last block is usable, finishing it ends the range.
+        let mut p = Counter64Position::<B>::new(u64::MAX);
+        p.seek("test", 5).unwrap();
+        assert_eq!(apply(&mut p, 3, &calls).unwrap(), want(u64::MAX, 5, 3));
+        assert!(matches!(apply(&mut p, 1, &calls), Err(crate::Error::CounterExhausted { .. })));
     }
 }

@@ -23,7 +23,7 @@
 //! pass, one state word per zmm register, plus one block on the integer units), AVX2 (8 blocks per pass in ymm registers), NEON (4 blocks per
 //! pass) or the portable reference. Every backend equals the portable one bit for bit.
 
-use crate::cipher::StreamCipher;
+use crate::cipher::{Counter64Position, StreamCipher};
 use crate::dispatch::Checked;
 use crate::{Error, Result};
 use zeroize::{Zeroize, Zeroizing};
@@ -159,24 +159,17 @@ pub fn hchacha20(key: &[u8; 32], input: &[u8; 16]) -> [u8; 32] {
     out
 }
 
-/// The shared engine of every public type: initial state, position and the buffered tail of a partially used
-/// keystream block.
+/// The shared engine of every public type: the initial state, the backend, and the position (with the
+/// keystream of a partly used block) kept by the shared [`Counter64Position`].
 #[derive(Clone)]
 struct Core {
     /// The ChaCha input of the starting block (counter words hold the starting counter).
     state: [u32; 16],
-    /// Keystream of the block holding byte `pos` when `buf_valid` (only needed while `pos % 64 != 0`).
-    buf: [u8; BLOCK_LEN],
-    /// Whether `buf` holds the block of `pos`. Filled lazily, so a one-shot call on a message with a partial
-    /// last block is a single backend pass.
-    buf_valid: bool,
-    /// Bytes consumed since the starting counter.
-    pos: u64,
-    /// Keystream bytes available from the starting counter (at most `u64::MAX`).
-    cap: u64,
+    pos: Counter64Position<BLOCK_LEN>,
     backend: Checked<Backend>,
     rounds: u8,
-    /// True for the 32-bit counter of the IETF layout, false for the 64-bit legacy counter.
+    /// True for the 32-bit counter of the IETF layout (word 12 only), false for the 64-bit legacy counter
+    /// (words 12 and 13).
     ietf: bool,
     name: &'static str,
 }
@@ -212,90 +205,46 @@ fn fill_state(state: &mut [u32; 16], key: &[u8; 32], counter: u64, nonce: &[u8],
 impl Core {
     /// `state` is the first-block input from [`state_ietf`] (`ietf`) or [`state_legacy`].
     fn new(name: &'static str, rounds: u8, state: [u32; 16], ietf: bool) -> Core {
-        let counter = if ietf { state[12] as u64 } else { state[12] as u64 | (state[13] as u64) << 32 };
-        let counter_max: u128 = if ietf { u32::MAX as u128 } else { u64::MAX as u128 };
-        let blocks_left = counter_max + 1 - counter as u128;
-        let cap = (blocks_left * BLOCK_LEN as u128).min(u64::MAX as u128) as u64;
-        Core {
-            state,
-            buf: [0; BLOCK_LEN],
-            buf_valid: false,
-            pos: 0,
-            cap,
-            backend: Backend::detect(),
-            rounds,
-            ietf,
-            name,
-        }
-    }
-
-    /// The input state of the block holding byte `pos`.
-    fn state_at(&self, pos: u64) -> [u32; 16] {
-        let mut s = self.state;
-        if self.ietf {
-            // The constructor and `cap` keep this below 2^32.
-            s[12] = s[12].wrapping_add((pos / BLOCK_LEN as u64) as u32);
+        let pos = if ietf {
+            Counter64Position::with_last(state[12] as u64, u32::MAX as u64)
         } else {
-            let ctr = (s[12] as u64 | (s[13] as u64) << 32).wrapping_add(pos / BLOCK_LEN as u64);
-            s[12] = ctr as u32;
-            s[13] = (ctr >> 32) as u32;
-        }
-        s
-    }
-
-    /// Fills `buf` with the keystream block holding byte `pos`.
-    fn refill(&mut self) {
-        let mut s = self.state_at(self.pos);
-        apply_blocks(self.backend, self.rounds as usize, &s, &mut self.buf, false);
-        s.zeroize();
-        self.buf_valid = true;
+            Counter64Position::new(state[12] as u64 | (state[13] as u64) << 32)
+        };
+        Core { state, pos, backend: Backend::detect(), rounds, ietf, name }
     }
 
     fn apply(&mut self, data: &mut [u8]) -> Result<()> {
-        if data.len() as u128 > (self.cap - self.pos) as u128 {
-            return Err(Error::CounterExhausted { algorithm: self.name });
-        }
-        let mut data = data;
-        let offset = (self.pos % BLOCK_LEN as u64) as usize;
-        if offset != 0 && !data.is_empty() {
-            if !self.buf_valid {
-                self.refill();
+        let Core { state, pos, backend, rounds, ietf, name } = self;
+        let (backend, rounds, ietf) = (*backend, *rounds as usize, *ietf);
+        // The input state of block `counter`, which Counter64Position keeps at most the layout's last counter.
+        let state_at = |counter: u64| {
+            let mut s = *state;
+            s[12] = counter as u32;
+            if !ietf {
+                s[13] = (counter >> 32) as u32;
             }
-            let n = data.len().min(BLOCK_LEN - offset);
-            let (head, rest) = data.split_at_mut(n);
-            for (d, k) in head.iter_mut().zip(&self.buf[offset..]) {
-                *d ^= k;
-            }
-            self.pos += n as u64;
-            data = rest;
-        }
-        if data.is_empty() {
-            return Ok(());
-        }
-        // `pos` is block aligned here: one pass over the rest, a partial last block included. If that leaves
-        // `pos` inside a block, its keystream is recomputed only if a later call needs it.
-        let mut s = self.state_at(self.pos);
-        apply_blocks(self.backend, self.rounds as usize, &s, data, true);
-        s.zeroize();
-        self.pos += data.len() as u64;
-        self.buf_valid = false;
-        Ok(())
-    }
-
-    fn seek(&mut self, position: u64) -> Result<()> {
-        if position > self.cap {
-            return Err(Error::MessageTooLong { algorithm: self.name, max: self.cap });
-        }
-        self.pos = position;
-        self.buf_valid = false;
-        Ok(())
+            s
+        };
+        let block = |counter: u64| {
+            let mut s = state_at(counter);
+            let mut ks = [0u8; BLOCK_LEN];
+            apply_blocks(backend, rounds, &s, &mut ks, false);
+            s.zeroize();
+            ks
+        };
+        let bulk = |counter: u64, rest: &mut [u8]| {
+            // One pass over the block-aligned rest, a partial last block included.
+            let mut s = state_at(counter);
+            apply_blocks(backend, rounds, &s, rest, true);
+            s.zeroize();
+        };
+        pos.apply(name, data, block, bulk)
     }
 }
 
 impl Drop for Core {
     fn drop(&mut self) {
         self.state.zeroize();
-        self.buf.zeroize();
     }
 }
 
@@ -338,11 +287,11 @@ macro_rules! stream_cipher_type {
             }
 
             fn seek(&mut self, position: u64) -> Result<()> {
-                self.0.seek(position)
+                self.0.pos.seek(self.0.name, position)
             }
 
             fn position(&self) -> u64 {
-                self.0.pos
+                self.0.pos.position()
             }
         }
 
