@@ -84,7 +84,7 @@ enum Command {
     Rand(kat::RandArgs),
     /// pqkit's own throughput figures on this machine (the comparison with peers is pqkit-bench).
     Bench(bench::BenchArgs),
-    /// Show the CPU features pqkit detected and will use.
+    /// Show the CPU features pqkit detected, the cap in force (PQKIT_CPU) and the backend each family uses.
     Cpu,
 }
 
@@ -113,7 +113,23 @@ fn run(cli: Cli) -> CliResult {
         Command::Rand(a) => kat::rand(a),
         Command::Bench(a) => bench::run(a),
         Command::Cpu => {
-            println!("{}", pqkit::cpu::features());
+            use pqkit::cpu;
+            let cap = cpu::cap();
+            let source = match std::env::var("PQKIT_CPU") {
+                Ok(v) if !v.trim().is_empty() => format!("PQKIT_CPU={v}"),
+                _ => "PQKIT_CPU unset".to_string(),
+            };
+            println!("features in use: {}", cpu::features());
+            println!("detected:        {}", cpu::detected());
+            println!("cap:             {cap} ({source})");
+            let lacking = cap.expects().without(cpu::detected());
+            if !lacking.is_empty() {
+                println!("                 this CPU lacks {lacking}: the cap is not reached");
+            }
+            println!("backends:");
+            for (family, backend) in pqkit::dispatch::chosen() {
+                println!("  {family:<16} {backend}");
+            }
             Ok(())
         }
     }
@@ -121,6 +137,12 @@ fn run(cli: Cli) -> CliResult {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The library ignores a bad PQKIT_CPU with a warning; the command line refuses it, so that a typo in a
+    // cap meant to restrict pqkit never goes unnoticed.
+    if let Err(e) = pqkit::cpu::Cap::from_env() {
+        eprintln!("pqkit: {e} (got {:?})", std::env::var_os("PQKIT_CPU").unwrap_or_default());
+        return ExitCode::from(2);
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::Auth(m)) => {

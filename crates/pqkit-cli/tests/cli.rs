@@ -639,7 +639,11 @@ fn usage_errors_exit_2_and_hide_secrets() {
         .code(2)
         .stderr(predicate::str::contains("key must be 32 bytes"));
     pqkit().args(["encrypt", "--alg", "rot13"]).assert().code(2);
-    pqkit().arg("cpu").assert().success();
+    pqkit().arg("cpu").env_remove("PQKIT_CPU").assert().success().stdout(
+        predicate::str::contains("cap:             native (PQKIT_CPU unset)")
+            .and(predicate::str::contains("features in use:"))
+            .and(predicate::str::contains("ChaCha")),
+    );
     pqkit()
         .args(["bench", "--seconds", "0.01", "--size", "1024"])
         .assert()
@@ -656,4 +660,27 @@ fn usage_errors_exit_2_and_hide_secrets() {
         .code(2)
         .stderr(predicate::str::contains("not a pqkit key file"))
         .stderr(predicate::str::contains("passphrase").not());
+}
+
+#[test]
+fn cpu_cap_from_the_environment() {
+    // Portable: no feature in use and every family on its portable backend.
+    let out = pqkit().arg("cpu").env("PQKIT_CPU", "portable").assert().success().get_output().stdout.clone();
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("cap:             portable (PQKIT_CPU=portable)"), "{out}");
+    assert!(out.lines().next().unwrap().trim_end() == "features in use:", "{out}");
+    for line in out.lines().skip_while(|l| *l != "backends:").skip(1) {
+        assert!(line.trim_end().ends_with("Soft"), "not portable under PQKIT_CPU=portable: {line}");
+    }
+    // avx2: no AVX-512 feature in use, whatever the machine has.
+    let out = pqkit().arg("cpu").env("PQKIT_CPU", "AVX2").assert().success().get_output().stdout.clone();
+    let first = String::from_utf8(out).unwrap().lines().next().unwrap().to_string();
+    assert!(!first.contains("avx512"), "{first}");
+    // An unknown cap is refused with exit 2 by every command, naming the accepted values.
+    pqkit()
+        .args(["rand", "4"])
+        .env("PQKIT_CPU", "avx")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("portable, avx2, avx512 or native").and(predicate::str::contains("\"avx\"")));
 }

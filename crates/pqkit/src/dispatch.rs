@@ -207,6 +207,15 @@ macro_rules! backends {
 
 pub use backends;
 
+/// The backend each family chose on this CPU under the cap in force, as (family, backend) names, in a fixed
+/// order. For `pqkit cpu` and benchmark reports.
+pub fn chosen() -> impl Iterator<Item = (&'static str, &'static str)> {
+    fn one<B: BackendSet>() -> (&'static str, &'static str) {
+        (B::FAMILY, Checked::<B>::best().get().name())
+    }
+    [one::<crate::chacha::Backend>()].into_iter()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
