@@ -1,0 +1,70 @@
+//! The one dispatch rule (pqkit::dispatch), checked for every backend of every family on this CPU, under every
+//! CPU cap. Its own test binary: the cap is process-wide, so nothing else may run beside these checks.
+
+use pqkit::cpu::{self, Cap, Features};
+use pqkit::dispatch::{BackendSet, Checked};
+
+/// Checks one family under the cap in force: a backend is available exactly when every feature it needs is in
+/// force; asking for one that is not gives `BackendUnavailable` naming the family, the backend and exactly the
+/// missing features; `detect()` is available, automatic, and no later automatic backend is available.
+fn check_family<B: BackendSet>() {
+    let f = cpu::features();
+    assert!(B::ALL[0].required().is_empty(), "{}: the first backend must be the portable one", B::FAMILY);
+    for &b in B::ALL {
+        let need = b.required();
+        match Checked::new(b) {
+            Ok(c) => {
+                assert!(f.has(need), "{} {:?} accepted without {need}", B::FAMILY, b);
+                assert_eq!(c.get(), b);
+            }
+            Err(pqkit::Error::BackendUnavailable { algorithm, backend, missing }) => {
+                assert!(!f.has(need), "{} {:?} refused although available", B::FAMILY, b);
+                assert_eq!(algorithm, B::FAMILY);
+                assert_eq!(backend, b.name());
+                assert_eq!(missing, need.without(f), "{} {:?}", B::FAMILY, b);
+                // The message names the missing features.
+                let msg = pqkit::Error::BackendUnavailable { algorithm, backend, missing }.to_string();
+                assert!(msg.contains(b.name()) && msg.contains(&missing.to_string()), "{msg}");
+            }
+            Err(e) => panic!("{} {:?}: unexpected error {e}", B::FAMILY, b),
+        }
+    }
+    let best = Checked::<B>::best().get();
+    assert!(f.has(best.required()) && (best.auto() || best == B::ALL[0]));
+    let after = B::ALL.iter().skip_while(|&&b| b != best).skip(1);
+    for &b in after {
+        assert!(!(b.auto() && f.has(b.required())), "{}: {:?} was passed over for {:?}", B::FAMILY, b, best);
+    }
+    let all: Vec<B> = Checked::<B>::all().map(Checked::get).collect();
+    let want: Vec<B> = B::ALL.iter().copied().filter(|b| f.has(b.required())).collect();
+    assert_eq!(all, want);
+}
+
+macro_rules! every_family {
+    ($f:ident) => {{
+        $f::<pqkit::chacha::Backend>();
+    }};
+}
+
+#[test]
+fn every_backend_of_every_family_obeys_the_rule_under_every_cap() {
+    let detected = cpu::detected();
+    for cap in Cap::ALL {
+        let f = cpu::set_cap(cap);
+        assert_eq!(f, cpu::features());
+        assert!(detected.has(f), "{cap} added a feature the CPU lacks");
+        assert_eq!(cpu::cap(), cap);
+        match cap {
+            Cap::Portable => assert_eq!(f, Features::NONE),
+            Cap::Avx2 => assert!(f.intersect(Features::AVX512_ALL).is_empty()),
+            Cap::Avx512 | Cap::Native => assert_eq!(f, detected),
+        }
+        every_family!(check_family);
+        if cap == Cap::Portable {
+            for (family, backend) in pqkit::dispatch::chosen() {
+                assert_eq!(backend, "Soft", "{family} under the portable cap");
+            }
+        }
+    }
+    cpu::set_cap(Cap::Native);
+}
