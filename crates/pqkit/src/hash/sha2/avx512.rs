@@ -8,7 +8,9 @@
 //!   general-purpose registers, the `a` half in xmm registers.
 #![allow(unsafe_code)]
 
+use super::Backend;
 use super::soft::K512;
+use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 use core::mem::MaybeUninit;
 
@@ -258,16 +260,10 @@ fn compress(h: &mut [u64; 8], blocks: &[u8]) {
     }
 }
 
-/// SHA-512 compression of every 128-byte block. The caller (the dispatch in `mod.rs`) has checked AVX-512F/VL
-/// and BMI2.
-pub(super) fn compress512(h: &mut [u64; 8], blocks: &[u8]) {
-    debug_assert!(crate::cpu::features().has(
-        crate::cpu::Features::AVX2
-            | crate::cpu::Features::AVX512F
-            | crate::cpu::Features::AVX512VL
-            | crate::cpu::Features::BMI2
-    ));
-    // SAFETY: only reached through Backend::ShaNiAvx512, which `Backend::detect` selects only when the CPU and OS
-    // support AVX2, AVX-512F/VL and BMI2 (checked there).
+/// SHA-512 compression of every 128-byte block, for [`Backend::ShaNiAvx512`].
+pub(super) fn compress512(backend: Checked<Backend>, h: &mut [u64; 8], blocks: &[u8]) {
+    assert!(backend.covers(Backend::ShaNiAvx512));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::ShaNiAvx512, so the CPU (and OS)
+    // support AVX2, AVX-512F/VL and BMI2.
     unsafe { compress(h, blocks) }
 }
