@@ -1,8 +1,9 @@
 //! Argon2id: the RFC 9106 §5.3 vector, differential tests against the `argon2` crate, and every rejection.
 
 use pqkit::Error;
+use pqkit::dispatch::Checked;
 use pqkit::error::Expected;
-use pqkit::kdf::argon2::{Argon2id, Params};
+use pqkit::kdf::argon2::{Argon2id, Backend, Params};
 
 /// RFC 9106 §5.3: m = 32 KiB, t = 3, p = 4, tag 32 bytes, password 32 x 0x01, salt 16 x 0x02,
 /// secret 8 x 0x03, associated data 12 x 0x04.
@@ -111,16 +112,46 @@ fn unallocatable_memory_is_an_error_not_an_abort() {
 /// passes, threaded and not.
 #[test]
 fn every_backend_matches_argon2_crate() {
-    let backends: Vec<pqkit::kdf::argon2::Backend> = pqkit::kdf::argon2::Backend::available().collect();
-    assert_eq!(backends[0], pqkit::kdf::argon2::Backend::Soft);
+    let backends: Vec<Checked<Backend>> = Backend::available().collect();
+    assert_eq!(backends[0], Backend::Soft);
     for &(m, t, p) in &[(8u32, 1u32, 1u32), (64, 3, 1), (96, 2, 3), (1024, 2, 2)] {
         let want = reference(m, t, p, b"pwd", &[7u8; 16], b"k", b"ad", 32);
         for &b in &backends {
             let mut out = [0u8; 32];
-            pqkit::kdf::argon2::Argon2id::with_backend(Params::new(m, t, p).unwrap(), b)
+            Argon2id::with_backend(Params::new(m, t, p).unwrap(), b)
                 .hash_with(b"pwd", &[7u8; 16], b"k", b"ad", &mut out)
                 .unwrap();
             assert_eq!(out.to_vec(), want, "{b:?} m={m} t={t} p={p}");
         }
     }
+}
+
+/// A backend asked for by name is checked: one this CPU (under the `PQKIT_CPU` cap) lacks a feature for is an
+/// error naming what is missing, never a silent fallback; one it has runs and gives RFC 9106's answer.
+#[test]
+fn forcing_an_unavailable_backend_is_an_error() {
+    for b in [Backend::Soft, Backend::Avx2] {
+        let has = pqkit::cpu::features().has(b.required());
+        match b.checked() {
+            Ok(checked) => {
+                assert!(has, "{b:?}");
+                assert_eq!(checked, b);
+                let mut tag = [0u8; 32];
+                Argon2id::with_backend(Params::new(32, 3, 4).unwrap(), checked)
+                    .hash_with(&[1u8; 32], &[2u8; 16], &[3u8; 8], &[4u8; 12], &mut tag)
+                    .unwrap();
+                assert_eq!(hex::encode(tag), "0d640df58d78766c08c037a34a8b53c9d01ef0452d75b65eb52520e96b01e659");
+            }
+            Err(Error::BackendUnavailable { algorithm: "Argon2", backend, missing }) => {
+                assert!(!has, "{b:?}");
+                assert_eq!(backend, format!("{b:?}"));
+                assert!(!missing.is_empty() && b.required().has(missing));
+                assert!(pqkit::cpu::features().intersect(missing).is_empty());
+            }
+            Err(e) => panic!("{b:?}: unexpected {e}"),
+        }
+        assert_eq!(b.is_available(), has);
+        assert_eq!(Backend::available().any(|c| c == b), has, "{b:?}");
+    }
+    assert_eq!(Backend::detect(), Backend::available().last().unwrap());
 }

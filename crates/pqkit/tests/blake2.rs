@@ -4,14 +4,15 @@
 
 use blake2::digest::{Mac, Update, VariableOutput};
 use pqkit::Error;
+use pqkit::dispatch::Checked;
 use pqkit::error::Expected;
 use pqkit::hash::Hasher;
 use pqkit::hash::blake2::{Backend, Blake2b, Blake2b512, Blake2s, Blake2s256};
 use rand::rngs::StdRng;
 use rand::{Rng, RngExt, SeedableRng};
 
-fn backends() -> Vec<Backend> {
-    let v: Vec<Backend> = Backend::available().collect();
+fn backends() -> Vec<Checked<Backend>> {
+    let v: Vec<Checked<Backend>> = Backend::available().collect();
     assert_eq!(v[0], Backend::Soft);
     v
 }
@@ -209,4 +210,39 @@ fn rejections() {
     let k = Blake2s::new_keyed(b"secret key bytes", 16).unwrap();
     let dbg = format!("{k:?}");
     assert!(!dbg.contains("secret") && dbg.contains("Blake2s"), "{dbg}");
+}
+
+/// A backend asked for by name is checked: one this CPU (under the `PQKIT_CPU` cap) lacks a feature for is an
+/// error naming what is missing, never a silent fallback; one it has runs and gives RFC 7693's answer.
+#[test]
+fn forcing_an_unavailable_backend_is_an_error() {
+    let abc_b = "ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d17d87c5392aab792dc252d5de4533cc9518d38aa8dbf1925ab92386edd4009923";
+    let abc_s = "508c5e8c327c14e2e1a72ba34eeb452f37458b209ed63a294d999b4c86675982";
+    for b in [Backend::Soft, Backend::Avx2, Backend::Avx512] {
+        let has = pqkit::cpu::features().has(b.required());
+        match b.checked() {
+            Ok(checked) => {
+                assert!(has, "{b:?}");
+                assert_eq!(checked, b);
+                let mut x = Blake2b512::with_backend(checked);
+                x.update(b"abc");
+                assert_eq!(hex::encode(x.finalize()), abc_b, "{b:?}");
+                let mut x = Blake2s256::with_backend(checked);
+                x.update(b"abc");
+                assert_eq!(hex::encode(x.finalize()), abc_s, "{b:?}");
+            }
+            Err(Error::BackendUnavailable { algorithm: "BLAKE2", backend, missing }) => {
+                assert!(!has, "{b:?}");
+                assert_eq!(backend, format!("{b:?}"));
+                assert!(!missing.is_empty() && b.required().has(missing));
+                assert!(pqkit::cpu::features().intersect(missing).is_empty());
+            }
+            Err(e) => panic!("{b:?}: unexpected {e}"),
+        }
+        assert_eq!(b.is_available(), has);
+        assert_eq!(backends().iter().any(|c| *c == b), has, "{b:?}");
+    }
+    // The AVX-512 backend runs the AVX2 BLAKE2b, so it needs everything the AVX2 one does.
+    assert!(Backend::Avx512.required().has(Backend::Avx2.required()));
+    assert_eq!(Backend::detect(), backends().last().copied().unwrap());
 }

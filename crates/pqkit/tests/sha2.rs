@@ -1,14 +1,15 @@
 //! SHA-2: FIPS 180-4 example values (empty, "abc", the 448-bit and 896-bit two-block messages, one million
 //! 'a'), and differential tests against RustCrypto `sha2` on every backend with random lengths and splits.
 
+use pqkit::dispatch::Checked;
 use pqkit::hash::Hasher;
 use pqkit::hash::sha2::{Backend, Sha224, Sha256, Sha384, Sha512, Sha512_224, Sha512_256};
 use rand::rngs::StdRng;
 use rand::{Rng, RngExt, SeedableRng};
 use sha2::Digest;
 
-fn backends() -> Vec<Backend> {
-    let v: Vec<Backend> = Backend::available().collect();
+fn backends() -> Vec<Checked<Backend>> {
+    let v: Vec<Checked<Backend>> = Backend::available().collect();
     assert_eq!(v[0], Backend::Soft);
     v
 }
@@ -87,7 +88,7 @@ const KAT: [(&str, [&str; 5]); 6] = [
     ),
 ];
 
-fn ours<H: Hasher>(b: Backend, mk: fn(Backend) -> H, data: &[u8]) -> Vec<u8> {
+fn ours<H: Hasher>(b: Checked<Backend>, mk: fn(Checked<Backend>) -> H, data: &[u8]) -> Vec<u8> {
     let mut x = mk(b);
     // The million-a case goes through in uneven pieces, as the NIST example is usually run.
     for c in data.chunks(999) {
@@ -247,4 +248,38 @@ fn finalize_after_every_split_point() {
             }
         }
     }
+}
+
+/// A backend asked for by name is checked: one this CPU (under the `PQKIT_CPU` cap) lacks a feature for is an
+/// error naming what is missing, never a silent fallback; one it has runs and gives the standard's answer.
+#[test]
+fn forcing_an_unavailable_backend_is_an_error() {
+    for b in [Backend::Soft, Backend::Avx2, Backend::ShaNi, Backend::ShaNiAvx512] {
+        let has = pqkit::cpu::features().has(b.required());
+        match b.checked() {
+            Ok(checked) => {
+                assert!(has, "{b:?}");
+                assert_eq!(checked, b);
+                assert_eq!(hex::encode(Sha256::digest_with_backend(checked, b"abc")), KAT[1].1[1], "{b:?}");
+                assert_eq!(hex::encode(Sha512::digest_with_backend(checked, b"abc")), KAT[3].1[1], "{b:?}");
+            }
+            Err(pqkit::Error::BackendUnavailable { algorithm: "SHA-2", backend, missing }) => {
+                assert!(!has, "{b:?}");
+                assert_eq!(backend, format!("{b:?}"));
+                assert!(!missing.is_empty() && b.required().has(missing));
+                assert!(pqkit::cpu::features().intersect(missing).is_empty());
+            }
+            Err(e) => panic!("{b:?}: unexpected {e}"),
+        }
+        assert_eq!(b.is_available(), has);
+        assert_eq!(backends().iter().any(|c| *c == b), has, "{b:?}");
+    }
+    // Every SIMD backend needs more than the portable one; SHA-NI needs the SHA extensions, and each faster
+    // SHA-2 backend covers the slower ones (its SHA-512 path uses their code).
+    use pqkit::cpu::Features;
+    assert!(Backend::Soft.required().is_empty());
+    assert!(Backend::ShaNi.required().has(Features::SHA | Features::SSE41 | Features::SSSE3));
+    assert!(Backend::ShaNi.required().has(Backend::Avx2.required()));
+    assert!(Backend::ShaNiAvx512.required().has(Backend::ShaNi.required() | Features::AVX512F | Features::AVX512VL));
+    assert_eq!(Backend::detect(), backends().last().copied().unwrap());
 }

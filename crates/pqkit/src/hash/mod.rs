@@ -4,7 +4,10 @@
 //! `new()`, `update(&mut self, data) -> &mut Self`, `finalize(self) -> [u8; N]`, `reset()`, and the one-shot
 //! `digest(data) -> [u8; N]`. With `std`, hashers implement `std::io::Write`, so `std::io::copy` can feed them.
 //!
-//! Each family picks its backend once (its `Backend::detect()`); all backends give identical results.
+//! Each family declares its backends in the one dispatch mechanism ([`crate::dispatch`]) and picks one once
+//! (its `Backend::detect()`); all backends give identical results. A backend forced by name (the hidden
+//! `with_backend` hooks, for tests and benchmarks) must be a checked one (`Backend::X.checked()?`), so a backend
+//! this CPU cannot run is an error, never a fallback.
 
 /// A fixed-output hash function with an incremental interface. Generic code (HMAC, HKDF) uses this.
 pub trait Hasher: Clone + zeroize::Zeroize {

@@ -30,6 +30,7 @@
 //!   data-dependent memory addressing by design (that is what resists GPU attacks); the first half is
 //!   data-independent, as RFC 9106 specifies.
 
+use crate::dispatch::Checked;
 use crate::error::Expected;
 use crate::hash::blake2::Blake2b;
 use crate::{Error, Result};
@@ -97,7 +98,7 @@ impl Params {
 #[derive(Clone, Copy, Debug)]
 pub struct Argon2id {
     params: Params,
-    backend: Backend,
+    backend: Checked<Backend>,
 }
 
 /// The working memory, wiped on drop.
@@ -116,10 +117,10 @@ impl Drop for Memory {
 /// It also carries the backend, so `G` dispatches without threading it through every call.
 struct Scratch {
     blocks: [Block; 2],
-    backend: Backend,
+    backend: Checked<Backend>,
 }
 impl Scratch {
-    fn new(backend: Backend) -> Self {
+    fn new(backend: Checked<Backend>) -> Self {
         Scratch { blocks: [[0u64; QWORDS]; 2], backend }
     }
 }
@@ -129,30 +130,15 @@ impl Drop for Scratch {
     }
 }
 
-/// Which implementation of the compression `G` runs. The single dispatch point of Argon2.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    /// Portable Rust.
-    Soft,
-    /// AVX2: each permutation on four 256-bit vectors.
-    Avx2,
-}
-
-impl Backend {
-    /// The fastest backend this CPU runs.
-    pub fn detect() -> Backend {
-        if cfg!(target_arch = "x86_64") && crate::cpu::features().has(crate::cpu::Features::AVX2) {
-            Backend::Avx2
-        } else {
-            Backend::Soft
-        }
-    }
-
-    /// Every backend this CPU can run, portable first.
-    pub fn available() -> impl Iterator<Item = Backend> {
-        let best = Backend::detect();
-        [Backend::Soft, Backend::Avx2].into_iter().filter(move |b| *b == Backend::Soft || best == Backend::Avx2)
+crate::dispatch::backends! {
+    /// Which implementation of the compression `G` runs: Argon2's entry in the one dispatch mechanism
+    /// ([`crate::dispatch`]). (`H'` and `H0` run on BLAKE2b, which chooses its own backend.)
+    #[doc(hidden)]
+    pub enum Backend for "Argon2" {
+        /// Portable Rust.
+        Soft: [],
+        /// AVX2: each permutation on four 256-bit vectors.
+        Avx2: [AVX2],
     }
 }
 
@@ -173,9 +159,10 @@ impl Argon2id {
         Argon2id { params, backend: Backend::detect() }
     }
 
-    /// Argon2id with `params` on a forced `backend` (tests run every backend through it).
+    /// Argon2id with `params` on a forced `backend` (tests run every backend through it), from
+    /// `Backend::available()` or `Backend::X.checked()?`.
     #[doc(hidden)]
-    pub fn with_backend(params: Params, backend: Backend) -> Self {
+    pub fn with_backend(params: Params, backend: Checked<Backend>) -> Self {
         Argon2id { params, backend }
     }
 
@@ -366,9 +353,9 @@ fn permute(v: &mut Block, i: [usize; 16]) {
 /// `G(X, Y)` (RFC 9106 §3.5). With `xor_into`, the result is XORed into `out` (version 0x13, passes after
 /// the first); otherwise it replaces `out`. The temporaries live in `scratch` (wiped by its owner).
 fn compress(out: &mut Block, x: &Block, y: &Block, xor_into: bool, scratch: &mut Scratch) {
-    match scratch.backend {
+    match scratch.backend.get() {
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx2 => avx2::compress(out, x, y, xor_into, &mut scratch.blocks),
+        Backend::Avx2 => avx2::compress(scratch.backend, out, x, y, xor_into, &mut scratch.blocks),
         _ => compress_soft(out, x, y, xor_into, &mut scratch.blocks),
     }
 }

@@ -43,7 +43,8 @@ impl<H: Hasher> Hmac<H> {
     }
 
     /// Prepares `key` using copies of `fresh` (reset first) as the hash instances, e.g. a hasher built with a
-    /// forced backend. Tests use this to run HMAC on every backend.
+    /// forced, checked backend (`Sha256::with_backend(sha2::Backend::ShaNi.checked()?)`). Tests use this to run
+    /// HMAC on every backend of `Backend::available()`.
     #[doc(hidden)]
     pub fn with_hasher(key: &[u8], mut fresh: H) -> Self {
         fresh.reset();

@@ -4,7 +4,8 @@
 //! The rotations by whole bytes are `pshufb`, by 32 bits `pshufd`.
 #![allow(unsafe_code)]
 
-use super::{IV_B, IV_S, SIGMA};
+use super::{Backend, IV_B, IV_S, SIGMA};
+use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
 #[target_feature(enable = "avx2")]
@@ -135,18 +136,18 @@ fn compress_s_avx2(h: &mut [u32; 8], block: &[u8], t: u128, last: bool) {
     }
 }
 
-/// BLAKE2b compression. The caller (the dispatch in `mod.rs`) has checked AVX2.
-pub(super) fn compress_b(h: &mut [u64; 8], block: &[u8], t: u128, last: bool) {
-    debug_assert!(crate::cpu::features().has(crate::cpu::Features::AVX2));
-    // SAFETY: only reached through Backend::Avx2, which `Backend::detect` selects only when the CPU and OS
-    // support AVX2.
+/// BLAKE2b compression, for [`Backend::Avx2`] and [`Backend::Avx512`].
+#[inline]
+pub(super) fn compress_b(backend: Checked<Backend>, h: &mut [u64; 8], block: &[u8], t: u128, last: bool) {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU (and OS) support AVX2.
     unsafe { compress_b_avx2(h, block, t, last) }
 }
 
-/// BLAKE2s compression. The caller (the dispatch in `mod.rs`) has checked AVX2.
-pub(super) fn compress_s(h: &mut [u32; 8], block: &[u8], t: u128, last: bool) {
-    debug_assert!(crate::cpu::features().has(crate::cpu::Features::AVX2));
-    // SAFETY: only reached through Backend::Avx2, which `Backend::detect` selects only when the CPU and OS
-    // support AVX2.
+/// BLAKE2s compression, for [`Backend::Avx2`].
+#[inline]
+pub(super) fn compress_s(backend: Checked<Backend>, h: &mut [u32; 8], block: &[u8], t: u128, last: bool) {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU (and OS) support AVX2.
     unsafe { compress_s_avx2(h, block, t, last) }
 }

@@ -8,7 +8,8 @@
 //! rotations are as cheap, so [`Backend::Avx512`](super::Backend::Avx512) runs the AVX2 BLAKE2b.
 #![allow(unsafe_code)]
 
-use super::{IV_S, SIGMA};
+use super::{Backend, IV_S, SIGMA};
+use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
 /// For round r (mod 10) and step j (0: column x, 1: column y, 2: diagonal x, 3: diagonal y): the indexes
@@ -105,10 +106,11 @@ fn compress_s_avx512(h: &mut [u32; 8], block: &[u8], t: u128, last: bool) {
     }
 }
 
-/// BLAKE2s compression. The caller (the dispatch in `mod.rs`) has checked AVX-512F and VL.
-pub(super) fn compress_s(h: &mut [u32; 8], block: &[u8], t: u128, last: bool) {
-    debug_assert!(crate::cpu::features().has(crate::cpu::Features::AVX512F | crate::cpu::Features::AVX512VL));
-    // SAFETY: only reached through Backend::Avx512, which `Backend::detect` selects only when the CPU and OS
-    // support AVX2, AVX-512F and AVX-512VL.
+/// BLAKE2s compression, for [`Backend::Avx512`].
+#[inline]
+pub(super) fn compress_s(backend: Checked<Backend>, h: &mut [u32; 8], block: &[u8], t: u128, last: bool) {
+    assert!(backend.covers(Backend::Avx512));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU (and OS) support
+    // AVX2, AVX-512F and AVX-512VL.
     unsafe { compress_s_avx512(h, block, t, last) }
 }

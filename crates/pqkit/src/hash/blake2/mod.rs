@@ -12,8 +12,10 @@
 //! with [`crate::ct::eq`]. The code is constant-time.
 //!
 //! ## Backends
-//! One dispatch point, [`Backend::detect`]: portable code; AVX2 (row-vectorized BLAKE2b on `ymm`, BLAKE2s on
-//! `xmm`); AVX-512 VL (BLAKE2s with one-instruction rotations and permute-based message loading).
+//! The one dispatch mechanism ([`crate::dispatch`], through `Backend::detect`) picks the implementation once:
+//! portable code; AVX2 (row-vectorized BLAKE2b on `ymm`, BLAKE2s on `xmm`); AVX-512 VL (BLAKE2s with
+//! one-instruction rotations and permute-based message loading). A backend forced by name is checked
+//! (`Backend::X.checked()`): one this CPU cannot run is an error.
 
 mod soft;
 
@@ -22,7 +24,7 @@ mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 
-use crate::cpu::{self, Features};
+use crate::dispatch::Checked;
 use crate::error::Expected;
 use crate::{Error, Result};
 use zeroize::Zeroize;
@@ -53,60 +55,40 @@ const SIGMA: [[usize; 16]; 10] = [
     [10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0],
 ];
 
-/// Which BLAKE2 implementation runs. The single dispatch point of the BLAKE2 family.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    /// Portable Rust.
-    Soft,
-    /// AVX2 row-vectorized compression.
-    Avx2,
-    /// AVX-512 VL: BLAKE2s with single-instruction rotations and permute-based message loading; BLAKE2b as
-    /// [`Backend::Avx2`] (measured faster).
-    Avx512,
+crate::dispatch::backends! {
+    /// Which BLAKE2 implementation runs: the BLAKE2 family's entry in the one dispatch mechanism
+    /// ([`crate::dispatch`]). Each variant lists every CPU feature its code (BLAKE2b and BLAKE2s alike) needs.
+    #[doc(hidden)]
+    pub enum Backend for "BLAKE2" {
+        /// Portable Rust.
+        Soft: [],
+        /// AVX2 row-vectorized compression.
+        Avx2: [AVX2],
+        /// AVX-512 VL: BLAKE2s with single-instruction rotations and permute-based message loading; BLAKE2b as
+        /// [`Backend::Avx2`] (measured faster).
+        Avx512: [AVX2, AVX512F, AVX512VL],
+    }
 }
 
-impl Backend {
-    /// The fastest backend this CPU runs.
-    pub fn detect() -> Backend {
-        let f = cpu::features();
-        if cfg!(target_arch = "x86_64") && f.has(Features::AVX2 | Features::AVX512F | Features::AVX512VL) {
-            Backend::Avx512
-        } else if cfg!(target_arch = "x86_64") && f.has(Features::AVX2 | Features::SSSE3) {
-            Backend::Avx2
-        } else {
-            Backend::Soft
-        }
+/// BLAKE2b compression of one block on `backend`.
+#[inline]
+fn compress_b(backend: Checked<Backend>, h: &mut [u64; 8], block: &[u8], t: u128, last: bool) {
+    match backend.get() {
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 | Backend::Avx512 => avx2::compress_b(backend, h, block, t, last),
+        _ => soft::compress_b(h, block, t, last),
     }
+}
 
-    /// Every backend this CPU can run, portable first.
-    pub fn available() -> impl Iterator<Item = Backend> {
-        let best = Backend::detect();
-        [Backend::Soft, Backend::Avx2, Backend::Avx512].into_iter().filter(move |b| match b {
-            Backend::Soft => true,
-            Backend::Avx2 => best != Backend::Soft,
-            Backend::Avx512 => best == Backend::Avx512,
-        })
-    }
-
-    #[inline]
-    fn compress_b(self, h: &mut [u64; 8], block: &[u8], t: u128, last: bool) {
-        match self {
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 | Backend::Avx512 => avx2::compress_b(h, block, t, last),
-            _ => soft::compress_b(h, block, t, last),
-        }
-    }
-
-    #[inline]
-    fn compress_s(self, h: &mut [u32; 8], block: &[u8], t: u128, last: bool) {
-        match self {
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => avx2::compress_s(h, block, t, last),
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx512 => avx512::compress_s(h, block, t, last),
-            _ => soft::compress_s(h, block, t, last),
-        }
+/// BLAKE2s compression of one block on `backend`.
+#[inline]
+fn compress_s(backend: Checked<Backend>, h: &mut [u32; 8], block: &[u8], t: u128, last: bool) {
+    match backend.get() {
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 => avx2::compress_s(backend, h, block, t, last),
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx512 => avx512::compress_s(backend, h, block, t, last),
+        _ => soft::compress_s(h, block, t, last),
     }
 }
 
@@ -126,7 +108,7 @@ macro_rules! blake2 {
             /// The padded key block, if keyed (absorbed as the first block, again after `reset`).
             key_block: Option<[u8; $blk]>,
             out_len: usize,
-            backend: Backend,
+            backend: Checked<Backend>,
         }
 
         impl $name {
@@ -163,10 +145,11 @@ macro_rules! blake2 {
                 Self::with_params_backend(Backend::detect(), key, salt, personal, out_len)
             }
 
-            /// [`with_params`](Self::with_params) with a forced backend, for tests.
+            /// [`with_params`](Self::with_params) with a forced backend, for tests: from `Backend::available()`
+            /// or `Backend::X.checked()?`.
             #[doc(hidden)]
             pub fn with_params_backend(
-                backend: Backend,
+                backend: Checked<Backend>,
                 key: &[u8],
                 salt: &[u8],
                 personal: &[u8],
@@ -244,12 +227,12 @@ macro_rules! blake2 {
                         return self;
                     }
                     self.t += $blk;
-                    self.backend.$compress(&mut self.h, &self.buf, self.t, false);
+                    $compress(self.backend, &mut self.h, &self.buf, self.t, false);
                     self.buf_len = 0;
                 }
                 while data.len() > $blk {
                     self.t += $blk;
-                    self.backend.$compress(&mut self.h, &data[..$blk], self.t, false);
+                    $compress(self.backend, &mut self.h, &data[..$blk], self.t, false);
                     data = &data[$blk..];
                 }
                 self.buf[..data.len()].copy_from_slice(data);
@@ -275,7 +258,7 @@ macro_rules! blake2 {
             fn finish(&mut self) -> [u8; $outmax] {
                 self.t += self.buf_len as u128;
                 self.buf[self.buf_len..].fill(0);
-                self.backend.$compress(&mut self.h, &self.buf, self.t, true);
+                $compress(self.backend, &mut self.h, &self.buf, self.t, true);
                 let mut full = [0u8; $outmax];
                 for (c, w) in full.chunks_exact_mut(core::mem::size_of::<$w>()).zip(self.h.iter()) {
                     c.copy_from_slice(&w.to_le_bytes());
@@ -351,9 +334,9 @@ macro_rules! fixed {
                 Self::with_backend(Backend::detect())
             }
 
-            /// A fresh hasher using `backend`, for tests.
+            /// A fresh hasher using `backend`, for tests: from `Backend::available()` or `Backend::X.checked()?`.
             #[doc(hidden)]
-            pub fn with_backend(backend: Backend) -> Self {
+            pub fn with_backend(backend: Checked<Backend>) -> Self {
                 match $inner::with_params_backend(backend, &[], &[], &[], $out) {
                     Ok(h) => $name(h),
                     Err(_) => unreachable!("fixed parameters are valid"),

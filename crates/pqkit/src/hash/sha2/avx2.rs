@@ -7,7 +7,9 @@
 #![allow(unsafe_code)]
 #![allow(clippy::needless_range_loop)] // word-index loops mirror the spec
 
+use super::Backend;
 use super::soft::{K512, rounds512, rounds512_by, schedule512};
+use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
 #[inline]
@@ -74,10 +76,10 @@ fn compress(h: &mut [u64; 8], blocks: &[u8]) {
     }
 }
 
-/// SHA-512 compression of every 128-byte block. The caller (the dispatch in `mod.rs`) has checked AVX2.
-pub(super) fn compress512(h: &mut [u64; 8], blocks: &[u8]) {
-    debug_assert!(crate::cpu::features().has(crate::cpu::Features::AVX2 | crate::cpu::Features::BMI2));
-    // SAFETY: only reached through Backend::Avx2/ShaNi, which `Backend::detect` selects only when the CPU and OS
-    // support AVX2 and BMI2 (checked there).
+/// SHA-512 compression of every 128-byte block, for [`Backend::Avx2`] and [`Backend::ShaNi`].
+pub(super) fn compress512(backend: Checked<Backend>, h: &mut [u64; 8], blocks: &[u8]) {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU (and OS) support AVX2
+    // and BMI2.
     unsafe { compress(h, blocks) }
 }

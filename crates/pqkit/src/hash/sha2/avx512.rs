@@ -8,7 +8,9 @@
 //!   general-purpose registers, the `a` half in xmm registers.
 #![allow(unsafe_code)]
 
+use super::Backend;
 use super::soft::K512;
+use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 use core::mem::MaybeUninit;
 
@@ -214,14 +216,17 @@ fn compress(h: &mut [u64; 8], blocks: &[u8]) {
     let mut bufs = [MaybeUninit::<Sched>::uninit(), MaybeUninit::<Sched>::uninit()];
     let [b0, b1] = &mut bufs;
     let (mut cur, mut next) = (b0.as_mut_ptr(), b1.as_mut_ptr());
-    // SAFETY (for every `unsafe` below): `cur` and `next` point at the two distinct buffers, no reference to
+    // What every `unsafe` below relies on: `cur` and `next` point at the two distinct buffers, no reference to
     // either is ever created, and every row is written before it is read: rows 0..16 by `load_words`, rows
-    // `own..80` of `cur` two stretches before the rounds read them, all rows of `next` before the swap.
+    // `own..80` of `cur` two stretches before the rounds read them, all rows of `next` before the swap. This
+    // function enables AVX2, AVX-512F/VL and BMI2, which `load_words`, `step` and `rounds` need.
+    // SAFETY: `cur` is valid for writes with no live reference (see above); it is only written here.
     unsafe { load_words(cur, group) };
     let mut own = 16;
     loop {
         let following = groups.next();
         if let Some(g) = following {
+            // SAFETY: `next` is valid for writes with no live reference (see above); it is only written here.
             unsafe { load_words(next, g) };
         }
         let mut i = 16;
@@ -230,6 +235,8 @@ fn compress(h: &mut [u64; 8], blocks: &[u8]) {
             // compiled the rounds about 5% slower (pqkit-bench, SHA-512 at 16 KiB and 1 MiB).
             let step_next = |i: &mut usize| {
                 if following.is_some() && *i < 80 {
+                    // SAFETY: 16 <= i < i + 1 < 80 (i is even); `next` has rows 0..i written and no live
+                    // reference (see above).
                     unsafe {
                         step(next, *i);
                         step(next, *i + 1);
@@ -237,6 +244,8 @@ fn compress(h: &mut [u64; 8], blocks: &[u8]) {
                     *i += 2;
                 }
             };
+            // SAFETY: k < 4; `cur` has rows 0..16 written and its rows `own..own + 8` are written two stretches
+            // before the rounds read them; `next` is only written through `step_next` (see above).
             unsafe {
                 rounds(h, cur, k, || {
                     if own < 80 {
@@ -258,16 +267,10 @@ fn compress(h: &mut [u64; 8], blocks: &[u8]) {
     }
 }
 
-/// SHA-512 compression of every 128-byte block. The caller (the dispatch in `mod.rs`) has checked AVX-512F/VL
-/// and BMI2.
-pub(super) fn compress512(h: &mut [u64; 8], blocks: &[u8]) {
-    debug_assert!(crate::cpu::features().has(
-        crate::cpu::Features::AVX2
-            | crate::cpu::Features::AVX512F
-            | crate::cpu::Features::AVX512VL
-            | crate::cpu::Features::BMI2
-    ));
-    // SAFETY: only reached through Backend::ShaNiAvx512, which `Backend::detect` selects only when the CPU and OS
-    // support AVX2, AVX-512F/VL and BMI2 (checked there).
+/// SHA-512 compression of every 128-byte block, for [`Backend::ShaNiAvx512`].
+pub(super) fn compress512(backend: Checked<Backend>, h: &mut [u64; 8], blocks: &[u8]) {
+    assert!(backend.covers(Backend::ShaNiAvx512));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::ShaNiAvx512, so the CPU (and OS)
+    // support AVX2, AVX-512F/VL and BMI2.
     unsafe { compress(h, blocks) }
 }

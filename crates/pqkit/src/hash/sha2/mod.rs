@@ -7,9 +7,10 @@
 //! constant-time: no data-dependent branches or table look-ups.
 //!
 //! ## Backends
-//! One dispatch point, [`Backend::detect`]: portable code; SHA-NI for SHA-224/256; AVX2 message-schedule
-//! vectorization for the SHA-512 family, or with AVX-512VL a schedule of the next four blocks interleaved with
-//! the scalar rounds of the current ones.
+//! The one dispatch mechanism ([`crate::dispatch`], through `Backend::detect`) picks the implementation once:
+//! portable code; SHA-NI for SHA-224/256; AVX2 message-schedule vectorization for the SHA-512 family, or with
+//! AVX-512VL a schedule of the next four blocks interleaved with the scalar rounds of the current ones. A
+//! backend forced by name is checked (`Backend::X.checked()`): one this CPU cannot run is an error.
 
 mod soft;
 
@@ -20,8 +21,8 @@ mod avx512;
 #[cfg(target_arch = "x86_64")]
 mod shani;
 
-use crate::cpu::{self, Features};
 use crate::ct::wipe;
+use crate::dispatch::Checked;
 
 const H256: [u32; 8] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
 const H224: [u32; 8] = [0xc1059ed8, 0x367cd507, 0x3070dd17, 0xf70e5939, 0xffc00b31, 0x68581511, 0x64f98fa7, 0xbefa4fa4];
@@ -66,70 +67,46 @@ const H512_256: [u64; 8] = [
     0x0eb72ddc81c52ca2,
 ];
 
-/// Which SHA-2 implementation runs. The single dispatch point of the SHA-2 family.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    /// Portable Rust for everything.
-    Soft,
-    /// SHA-224/256 portable; SHA-384/512 with the AVX2 message schedule.
-    Avx2,
-    /// SHA-224/256 with SHA-NI; SHA-384/512 with the AVX2 message schedule.
-    ShaNi,
-    /// SHA-224/256 with SHA-NI; SHA-384/512 with the AVX-512VL schedule interleaved with the rounds.
-    ShaNiAvx512,
+crate::dispatch::backends! {
+    /// Which SHA-2 implementation runs: the SHA-2 family's entry in the one dispatch mechanism
+    /// ([`crate::dispatch`]). Each variant lists every CPU feature its code (SHA-256 and SHA-512 alike) needs.
+    #[doc(hidden)]
+    pub enum Backend for "SHA-2" {
+        /// Portable Rust for everything.
+        Soft: [],
+        /// SHA-224/256 portable; SHA-384/512 with the AVX2 message schedule (`rorx` from BMI2 in the rounds).
+        Avx2: [AVX2, BMI2],
+        /// SHA-224/256 with SHA-NI (SSE2, SSSE3, SSE4.1); SHA-384/512 with the AVX2 message schedule.
+        ShaNi: [SHA, SSE2, SSSE3, SSE41, AVX2, BMI2],
+        /// SHA-224/256 with SHA-NI; SHA-384/512 with the AVX-512VL schedule interleaved with the rounds.
+        ShaNiAvx512: [SHA, SSE2, SSSE3, SSE41, AVX2, BMI2, AVX512F, AVX512VL],
+    }
 }
 
-impl Backend {
-    /// The fastest backend this CPU runs.
-    pub fn detect() -> Backend {
-        let f = cpu::features();
-        let shani = Features::SHA | Features::SSE41 | Features::SSSE3 | Features::AVX2 | Features::BMI2;
-        if cfg!(target_arch = "x86_64") && f.has(shani | Features::AVX512F | Features::AVX512VL) {
-            Backend::ShaNiAvx512
-        } else if cfg!(target_arch = "x86_64") && f.has(shani) {
-            Backend::ShaNi
-        } else if cfg!(target_arch = "x86_64") && f.has(Features::AVX2 | Features::BMI2) {
-            Backend::Avx2
-        } else {
-            Backend::Soft
-        }
+/// SHA-256 compression of every 64-byte block of `blocks` on `backend`.
+#[inline]
+fn compress256(backend: Checked<Backend>, h: &mut [u32; 8], blocks: &[u8]) {
+    match backend.get() {
+        #[cfg(target_arch = "x86_64")]
+        Backend::ShaNi | Backend::ShaNiAvx512 => shani::compress256(backend, h, blocks),
+        _ => soft::compress256(h, blocks),
     }
+}
 
-    /// Every backend this CPU can run, portable first.
-    pub fn available() -> impl Iterator<Item = Backend> {
-        let best = Backend::detect();
-        [Backend::Soft, Backend::Avx2, Backend::ShaNi, Backend::ShaNiAvx512].into_iter().filter(move |b| match b {
-            Backend::Soft => true,
-            Backend::Avx2 => best != Backend::Soft,
-            Backend::ShaNi => best == Backend::ShaNi || best == Backend::ShaNiAvx512,
-            Backend::ShaNiAvx512 => best == Backend::ShaNiAvx512,
-        })
-    }
-
-    #[inline]
-    fn compress256(self, h: &mut [u32; 8], blocks: &[u8]) {
-        match self {
-            #[cfg(target_arch = "x86_64")]
-            Backend::ShaNi | Backend::ShaNiAvx512 => shani::compress256(h, blocks),
-            _ => soft::compress256(h, blocks),
-        }
-    }
-
-    #[inline]
-    fn compress512(self, h: &mut [u64; 8], blocks: &[u8]) {
-        match self {
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 | Backend::ShaNi => avx2::compress512(h, blocks),
-            #[cfg(target_arch = "x86_64")]
-            Backend::ShaNiAvx512 => avx512::compress512(h, blocks),
-            _ => soft::compress512(h, blocks),
-        }
+/// SHA-512 compression of every 128-byte block of `blocks` on `backend`.
+#[inline]
+fn compress512(backend: Checked<Backend>, h: &mut [u64; 8], blocks: &[u8]) {
+    match backend.get() {
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 | Backend::ShaNi => avx2::compress512(backend, h, blocks),
+        #[cfg(target_arch = "x86_64")]
+        Backend::ShaNiAvx512 => avx512::compress512(backend, h, blocks),
+        _ => soft::compress512(h, blocks),
     }
 }
 
 /// The shared Merkle-Damgard buffering: `$w` is the state word type, `$blk` the block length, `$lenbytes`
-/// the length field size, `$compress` the backend method.
+/// the length field size, `$compress` the compression function.
 macro_rules! md_engine {
     ($engine:ident, $w:ty, $blk:expr, $lenbytes:expr, $compress:ident) => {
         #[derive(Clone)]
@@ -139,13 +116,13 @@ macro_rules! md_engine {
             buf_len: usize,
             /// Total bytes absorbed (wrapping is unreachable: 2^64 bytes).
             total: u64,
-            backend: Backend,
+            backend: Checked<Backend>,
             /// The initial value, for `reset` (a reference keeps clones of the hasher small).
             iv: &'static [$w; 8],
         }
 
         impl $engine {
-            const fn new(iv: &'static [$w; 8], backend: Backend) -> Self {
+            const fn new(iv: &'static [$w; 8], backend: Checked<Backend>) -> Self {
                 $engine { h: *iv, buf: [0; $blk], buf_len: 0, total: 0, backend, iv }
             }
 
@@ -160,12 +137,12 @@ macro_rules! md_engine {
                     if self.buf_len < $blk {
                         return;
                     }
-                    self.backend.$compress(&mut self.h, &self.buf);
+                    $compress(self.backend, &mut self.h, &self.buf);
                     self.buf_len = 0;
                 }
                 let full = data.len() - data.len() % $blk;
                 if full > 0 {
-                    self.backend.$compress(&mut self.h, &data[..full]);
+                    $compress(self.backend, &mut self.h, &data[..full]);
                 }
                 let rest = &data[full..];
                 self.buf[..rest.len()].copy_from_slice(rest);
@@ -180,14 +157,14 @@ macro_rules! md_engine {
                 self.buf[n] = 0x80;
                 if n + 1 + $lenbytes > $blk {
                     self.buf[n + 1..].fill(0);
-                    self.backend.$compress(&mut self.h, &self.buf);
+                    $compress(self.backend, &mut self.h, &self.buf);
                     self.buf[..$blk - $lenbytes].fill(0);
                 } else {
                     self.buf[n + 1..$blk - $lenbytes].fill(0);
                 }
                 let len_be = bits.to_be_bytes();
                 self.buf[$blk - $lenbytes..].copy_from_slice(&len_be[16 - $lenbytes..]);
-                self.backend.$compress(&mut self.h, &self.buf);
+                $compress(self.backend, &mut self.h, &self.buf);
                 self.buf_len = 0;
                 self.h
             }
@@ -204,18 +181,18 @@ macro_rules! md_engine {
                 let bits = (($blk + d) as u128) << 3;
                 block[$blk - $lenbytes..].copy_from_slice(&bits.to_be_bytes()[16 - $lenbytes..]);
                 let mut h = self.h;
-                self.backend.$compress(&mut h, &block);
+                $compress(self.backend, &mut h, &block);
                 wipe(&mut block);
                 h
             }
 
             /// One-shot digest: full blocks straight from `data`, the padded tail built on the stack.
             #[inline]
-            fn oneshot(iv: &'static [$w; 8], backend: Backend, data: &[u8]) -> [$w; 8] {
+            fn oneshot(iv: &'static [$w; 8], backend: Checked<Backend>, data: &[u8]) -> [$w; 8] {
                 let mut h = *iv;
                 let full = data.len() - data.len() % $blk;
                 if full > 0 {
-                    backend.$compress(&mut h, &data[..full]);
+                    $compress(backend, &mut h, &data[..full]);
                 }
                 let rest = &data[full..];
                 let mut tail = [0u8; 2 * $blk];
@@ -224,7 +201,7 @@ macro_rules! md_engine {
                 let n = if rest.len() + 1 + $lenbytes <= $blk { $blk } else { 2 * $blk };
                 let bits = (data.len() as u128) << 3;
                 tail[n - $lenbytes..n].copy_from_slice(&bits.to_be_bytes()[16 - $lenbytes..]);
-                backend.$compress(&mut h, &tail[..n]);
+                $compress(backend, &mut h, &tail[..n]);
                 h
             }
 
@@ -271,10 +248,11 @@ macro_rules! sha2_hasher {
                 Self::with_backend(Backend::detect())
             }
 
-            /// A fresh hasher using `backend` (tests use this to run every backend).
+            /// A fresh hasher using `backend` (tests use this to run every backend), from `Backend::available()`
+            /// or `Backend::X.checked()?`.
             #[doc(hidden)]
             #[inline]
-            pub fn with_backend(backend: Backend) -> Self {
+            pub fn with_backend(backend: Checked<Backend>) -> Self {
                 $name { engine: $engine::new(&$iv, backend) }
             }
 
@@ -322,7 +300,7 @@ macro_rules! sha2_hasher {
             /// [`digest`](Self::digest) on a forced backend (tests run every backend through it).
             #[doc(hidden)]
             #[inline]
-            pub fn digest_with_backend(backend: Backend, data: &[u8]) -> [u8; $out] {
+            pub fn digest_with_backend(backend: Checked<Backend>, data: &[u8]) -> [u8; $out] {
                 Self::output(&$engine::oneshot(&$iv, backend, data))
             }
         }

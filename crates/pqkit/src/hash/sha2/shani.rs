@@ -4,7 +4,9 @@
 //! Each `sha256rnds2` runs two rounds, so a group of four message words takes two of them.
 #![allow(unsafe_code)]
 
+use super::Backend;
 use super::soft::K256;
+use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
 #[target_feature(enable = "sha,sse2,ssse3,sse4.1")]
@@ -78,10 +80,10 @@ fn compress(h: &mut [u32; 8], blocks: &[u8]) {
     }
 }
 
-/// SHA-256 compression of every 64-byte block. The caller (the dispatch in `mod.rs`) has checked SHA-NI.
-pub(super) fn compress256(h: &mut [u32; 8], blocks: &[u8]) {
-    debug_assert!(crate::cpu::features().has(crate::cpu::Features::SHA | crate::cpu::Features::SSE41));
-    // SAFETY: only reached through Backend::ShaNi, which `Backend::detect` selects only when the CPU has the
-    // SHA extensions and SSSE3/SSE4.1.
+/// SHA-256 compression of every 64-byte block, for [`Backend::ShaNi`] and [`Backend::ShaNiAvx512`].
+pub(super) fn compress256(backend: Checked<Backend>, h: &mut [u32; 8], blocks: &[u8]) {
+    assert!(backend.covers(Backend::ShaNi));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::ShaNi, so the CPU has the SHA
+    // extensions, SSE2, SSSE3 and SSE4.1.
     unsafe { compress(h, blocks) }
 }

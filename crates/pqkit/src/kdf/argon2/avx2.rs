@@ -2,14 +2,21 @@
 //! column per 64-bit lane), diagonals by lane rotation, the 32x32-bit products by `vpmuludq`.
 #![allow(unsafe_code)]
 
-use super::{Block, QWORDS};
+use super::{Backend, Block, QWORDS};
+use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
-/// `G(X, Y)` into `out` (XORed in with `xor_into`), temporaries in `scratch`. Only for CPUs with AVX2
-/// (the caller's `Backend::Avx2` is only chosen after detection).
-pub(super) fn compress(out: &mut Block, x: &Block, y: &Block, xor_into: bool, scratch: &mut [Block; 2]) {
-    debug_assert!(crate::cpu::features().has(crate::cpu::Features::AVX2));
-    // SAFETY: this backend is selected only when the CPU reports AVX2.
+/// `G(X, Y)` into `out` (XORed in with `xor_into`), temporaries in `scratch`, for [`Backend::Avx2`].
+pub(super) fn compress(
+    backend: Checked<Backend>,
+    out: &mut Block,
+    x: &Block,
+    y: &Block,
+    xor_into: bool,
+    scratch: &mut [Block; 2],
+) {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU (and OS) support AVX2.
     unsafe { compress_avx2(out, x, y, xor_into, scratch) }
 }
 
