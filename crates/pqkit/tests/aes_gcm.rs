@@ -5,6 +5,7 @@ use aes_gcm::aes::{Aes128, Aes256};
 use pqkit::Error;
 use pqkit::aead::{Aead, Aes128Gcm, Aes256Gcm, TAG_LEN};
 use pqkit::aes::Backend;
+use pqkit::dispatch::Checked;
 use pqkit::error::Expected;
 use rand::{Rng, RngExt, SeedableRng, rngs::StdRng};
 
@@ -39,7 +40,7 @@ enum Gcm {
 }
 
 impl Gcm {
-    fn new(key: &[u8], b: Backend) -> Gcm {
+    fn new(key: &[u8], b: Checked<Backend>) -> Gcm {
         match key.len() {
             16 => Gcm::A128(Aes128Gcm::new_with_backend(key, b).unwrap()),
             32 => Gcm::A256(Aes256Gcm::new_with_backend(key, b).unwrap()),
@@ -68,9 +69,14 @@ impl Gcm {
 
 #[test]
 fn backends_present() {
-    let all: Vec<Backend> = Backend::available().collect();
+    let all: Vec<Checked<Backend>> = Backend::available().collect();
     assert_eq!(all[0], Backend::Soft);
     assert!(all.contains(&Backend::detect()));
+    for &b in &all {
+        // A forced backend is used as given.
+        assert_eq!(Aes128Gcm::new_with_backend(&[0; 16], b).unwrap().backend(), b);
+        assert_eq!(Aes256Gcm::new_with_backend(&[0; 32], b).unwrap().backend(), b);
+    }
     eprintln!("AES-GCM backends on this CPU: {all:?}");
 }
 

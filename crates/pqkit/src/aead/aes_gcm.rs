@@ -18,6 +18,7 @@
 
 use super::{Aead, TAG_LEN};
 use crate::aes::{Backend, GcmKey, inc32};
+use crate::dispatch::Checked;
 use crate::{Error, Result};
 use zeroize::Zeroize;
 
@@ -109,18 +110,17 @@ macro_rules! gcm_type {
                 Self::new_with_backend(key, Backend::detect())
             }
 
-            /// Like [`Self::new`] on a chosen backend (for tests). Fails with
-            /// [`Error::InvalidParameter`] if this CPU cannot run it.
+            /// Like [`Self::new`] on a chosen backend (for tests and benchmarks), checked by
+            /// `Backend::X.checked()` or taken from `Backend::available()`.
             #[doc(hidden)]
-            pub fn new_with_backend(key: &[u8], backend: Backend) -> Result<Self> {
+            pub fn new_with_backend(key: &[u8], backend: Checked<Backend>) -> Result<Self> {
                 Error::check_length($alg, "key", $klen, key.len())?;
-                let backend = backend.check($alg)?;
                 Ok($name { key: GcmKey::new(key, backend) })
             }
 
             /// The backend this key runs on.
             #[doc(hidden)]
-            pub fn backend(&self) -> Backend {
+            pub fn backend(&self) -> Checked<Backend> {
                 self.key.backend
             }
         }
@@ -168,7 +168,7 @@ mod tests {
     /// The SP 800-38D plaintext limit, checked on the length alone (a 64 GiB buffer is not practical in a test).
     #[test]
     fn plaintext_limit_is_exact() {
-        let k = GcmKey::new(&[0u8; 16], Backend::Soft);
+        let k = GcmKey::new(&[0u8; 16], Backend::Soft.checked().unwrap());
         assert!(prepare("AES-128-GCM", &k, &[0u8; 12], b"", MAX_PLAINTEXT_LEN as usize).is_ok());
         assert_eq!(
             prepare("AES-128-GCM", &k, &[0u8; 12], b"", MAX_PLAINTEXT_LEN as usize + 1).unwrap_err(),
@@ -179,7 +179,7 @@ mod tests {
 
     #[test]
     fn j0_for_96_bit_nonces_is_nonce_then_one() {
-        let k = GcmKey::new(&[0u8; 16], Backend::Soft);
+        let k = GcmKey::new(&[0u8; 16], Backend::Soft.checked().unwrap());
         let j0 = prepare("AES-128-GCM", &k, &[7u8; 12], b"", 0).unwrap();
         assert_eq!(&j0[..12], &[7u8; 12]);
         assert_eq!(&j0[12..], &[0, 0, 0, 1]);
