@@ -32,7 +32,9 @@ fn run_fixed(args: &[String]) {
         "Soft" => Backend::Soft,
         "AesNi" => Backend::AesNi,
         _ => Backend::Vaes,
-    };
+    }
+    .checked()
+    .unwrap_or_else(|e| panic!("{e}"));
     let len: usize = args[3].parse().unwrap();
     let total: usize = args[4].parse().unwrap();
     let mut buf = vec![0x5au8; len];

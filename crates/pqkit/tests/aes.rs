@@ -100,7 +100,68 @@ fn debug_hides_key() {
 
 #[test]
 fn detect_is_available() {
-    assert!(Backend::detect().is_available());
+    assert!(Backend::detect().get().is_available());
     assert!(Backend::available().any(|b| b == Backend::Soft));
+    assert!(Backend::available().any(|b| b == Backend::detect()));
+    // What std detects, narrowed by the PQKIT_CPU cap in force.
+    #[cfg(target_arch = "x86_64")]
+    {
+        use pqkit::cpu::Cap;
+        use std::arch::is_x86_feature_detected as d;
+        let cap = pqkit::cpu::cap();
+        let ni = d!("aes") && d!("pclmulqdq") && d!("ssse3") && d!("sse4.1") && cap != Cap::Portable;
+        let vaes = ni
+            && d!("avx")
+            && d!("avx2")
+            && d!("avx512f")
+            && d!("avx512bw")
+            && d!("avx512vl")
+            && d!("vaes")
+            && d!("vpclmulqdq")
+            && matches!(cap, Cap::Avx512 | Cap::Native);
+        assert_eq!(Backend::AesNi.is_available(), ni);
+        assert_eq!(Backend::Vaes.is_available(), vaes);
+        let best = if vaes {
+            Backend::Vaes
+        } else if ni {
+            Backend::AesNi
+        } else {
+            Backend::Soft
+        };
+        assert_eq!(Backend::detect(), best);
+    }
     let _ = rand::rng().random::<u8>();
+}
+
+#[test]
+fn forcing_an_unavailable_backend_is_an_error() {
+    for b in [Backend::Soft, Backend::AesNi, Backend::Vaes] {
+        let has = pqkit::cpu::features().has(b.required());
+        match b.checked() {
+            Ok(checked) => {
+                assert!(has, "{b:?}");
+                // A forced backend is used as given, never replaced.
+                assert_eq!(Aes128::new_with_backend(&[1; 16], checked).unwrap().backend(), b);
+                assert_eq!(Aes256::new_with_backend(&[1; 32], checked).unwrap().backend(), b);
+            }
+            Err(Error::BackendUnavailable { algorithm: "AES", backend, missing }) => {
+                assert!(!has, "{b:?}");
+                assert_eq!(backend, format!("{b:?}"));
+                assert!(!missing.is_empty() && !pqkit::cpu::features().has(missing));
+            }
+            Err(e) => panic!("{b:?}: unexpected {e}"),
+        }
+    }
+    // The VAES backend also runs the AES-NI single-block and GHASH code, so its features include AES-NI's.
+    assert!(Backend::Vaes.required().has(Backend::AesNi.required()));
+    #[cfg(target_arch = "x86_64")]
+    {
+        use pqkit::cpu::Features as F;
+        assert_eq!(Backend::AesNi.required(), F::AES | F::PCLMULQDQ | F::SSSE3 | F::SSE41);
+        assert!(
+            Backend::Vaes
+                .required()
+                .has(F::AVX | F::AVX2 | F::AVX512F | F::AVX512BW | F::AVX512VL | F::VAES | F::VPCLMULQDQ)
+        );
+    }
 }

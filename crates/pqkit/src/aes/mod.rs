@@ -2,7 +2,9 @@
 //! [`Aes128Gcm`](crate::aead::Aes128Gcm) / [`Aes256Gcm`](crate::aead::Aes256Gcm).
 //!
 //! ## Backends
-//! [`Backend`] is the family's one dispatch point:
+//! [`Backend`] is declared with the one dispatch mechanism ([`crate::dispatch`]): `Backend::detect` picks the
+//! fastest backend this CPU runs (under the `PQKIT_CPU` cap), and a backend forced by name that cannot run is an
+//! [`Error::BackendUnavailable`] from `Backend::X.checked()`, never a fallback:
 //! - [`Backend::Soft`]: portable and constant time. AES is bitsliced (four blocks at a time in eight 64-bit bit
 //!   planes; the S-box is computed as inversion in GF(2^8) by bitsliced arithmetic, so there is no table at all).
 //!   GHASH uses 64-bit integer multiplications with "holes" (every fourth bit) to carry-less multiply.
@@ -17,6 +19,7 @@
 //! The block cipher alone is a building block, not an encryption scheme: use an AEAD such as
 //! [`Aes256Gcm`](crate::aead::Aes256Gcm). Keys are zeroized on drop and never printed by `Debug`.
 
+use crate::dispatch::Checked;
 use crate::{Error, Result};
 use zeroize::Zeroize;
 
@@ -27,63 +30,18 @@ mod soft;
 #[cfg(target_arch = "x86_64")]
 mod vaes;
 
-/// The implementation a key runs on. Chosen once by [`Backend::detect`]; tests force each with the
-/// `*_with_backend` constructors.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Backend {
-    /// Portable, bitsliced, constant time.
-    Soft,
-    /// AES-NI + PCLMULQDQ (x86_64).
-    AesNi,
-    /// VAES + VPCLMULQDQ on AVX-512 (x86_64).
-    Vaes,
-}
-
-impl Backend {
-    /// Whether this CPU can run the backend.
-    pub fn is_available(self) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use crate::cpu::Features as F;
-            let f = crate::cpu::features();
-            let ni = F::AES | F::PCLMULQDQ | F::SSSE3 | F::SSE41;
-            match self {
-                Backend::Soft => true,
-                Backend::AesNi => f.has(ni),
-                Backend::Vaes => {
-                    f.has(ni | F::AVX | F::AVX2 | F::AVX512F | F::AVX512BW | F::AVX512VL | F::VAES | F::VPCLMULQDQ)
-                }
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            matches!(self, Backend::Soft)
-        }
-    }
-
-    /// The fastest backend this CPU can run.
-    pub fn detect() -> Backend {
-        if Backend::Vaes.is_available() {
-            Backend::Vaes
-        } else if Backend::AesNi.is_available() {
-            Backend::AesNi
-        } else {
-            Backend::Soft
-        }
-    }
-
-    /// Every backend this CPU can run, portable first.
-    pub fn available() -> impl Iterator<Item = Backend> {
-        [Backend::Soft, Backend::AesNi, Backend::Vaes].into_iter().filter(|b| b.is_available())
-    }
-
-    pub(crate) fn check(self, algorithm: &'static str) -> Result<Backend> {
-        if self.is_available() {
-            Ok(self)
-        } else {
-            Err(Error::InvalidParameter { algorithm, reason: "backend not available on this CPU" })
-        }
+crate::dispatch::backends! {
+    /// The implementation a key runs on. Chosen once by `Backend::detect`; tests force each with the
+    /// `*_with_backend` constructors, which take a backend checked by [`crate::dispatch`].
+    #[doc(hidden)]
+    pub enum Backend for "AES" {
+        /// Portable, bitsliced, constant time.
+        Soft: [],
+        /// AES-NI + PCLMULQDQ (x86_64): every feature `aesni.rs` enables.
+        AesNi: [AES, PCLMULQDQ, SSSE3, SSE41],
+        /// VAES + VPCLMULQDQ on AVX-512 (x86_64): every feature `vaes.rs` enables, which includes all of
+        /// AES-NI's (its single blocks and the lengths block run on `aesni.rs`).
+        Vaes: [AES, PCLMULQDQ, SSSE3, SSE41, AVX, AVX2, AVX512F, AVX512BW, AVX512VL, VAES, VPCLMULQDQ],
     }
 }
 
@@ -190,18 +148,18 @@ impl RoundKeys {
     }
 }
 
-pub(crate) fn encrypt_block(keys: &RoundKeys, backend: Backend, block: &mut [u8; 16]) {
-    match backend {
+pub(crate) fn encrypt_block(keys: &RoundKeys, backend: Checked<Backend>, block: &mut [u8; 16]) {
+    match backend.get() {
         #[cfg(target_arch = "x86_64")]
-        Backend::AesNi | Backend::Vaes => aesni::encrypt_block(keys, block),
+        Backend::AesNi | Backend::Vaes => aesni::encrypt_block(backend, keys, block),
         _ => soft::encrypt_block(keys, block),
     }
 }
 
-pub(crate) fn decrypt_block(keys: &RoundKeys, backend: Backend, block: &mut [u8; 16]) {
-    match backend {
+pub(crate) fn decrypt_block(keys: &RoundKeys, backend: Checked<Backend>, block: &mut [u8; 16]) {
+    match backend.get() {
         #[cfg(target_arch = "x86_64")]
-        Backend::AesNi | Backend::Vaes => aesni::decrypt_block(keys, block),
+        Backend::AesNi | Backend::Vaes => aesni::decrypt_block(backend, keys, block),
         _ => soft::decrypt_block(keys, block),
     }
 }
@@ -214,7 +172,7 @@ macro_rules! aes_type {
         #[derive(Clone)]
         pub struct $name {
             keys: RoundKeys,
-            backend: Backend,
+            backend: Checked<Backend>,
         }
 
         impl $name {
@@ -229,12 +187,11 @@ macro_rules! aes_type {
                 Self::new_with_backend(key, Backend::detect())
             }
 
-            /// Like [`Self::new`] on a chosen backend (for tests). Fails with
-            /// [`Error::InvalidParameter`](crate::Error::InvalidParameter) if this CPU cannot run it.
+            /// Like [`Self::new`] on a chosen backend (for tests and benchmarks), checked by
+            /// `Backend::X.checked()` or taken from `Backend::available()`.
             #[doc(hidden)]
-            pub fn new_with_backend(key: &[u8], backend: Backend) -> Result<Self> {
+            pub fn new_with_backend(key: &[u8], backend: Checked<Backend>) -> Result<Self> {
                 Error::check_length($alg, "key", $klen, key.len())?;
-                let backend = backend.check($alg)?;
                 Ok($name { keys: RoundKeys::new(key), backend })
             }
 
@@ -250,7 +207,7 @@ macro_rules! aes_type {
 
             /// The backend this key runs on.
             #[doc(hidden)]
-            pub fn backend(&self) -> Backend {
+            pub fn backend(&self) -> Checked<Backend> {
                 self.backend
             }
         }
@@ -285,7 +242,7 @@ pub(crate) fn inc32(b: &[u8; 16]) -> [u8; 16] {
 pub(crate) struct GcmKey {
     pub(crate) keys: RoundKeys,
     pub(crate) htab: HTable,
-    pub(crate) backend: Backend,
+    pub(crate) backend: Checked<Backend>,
 }
 
 /// Powers of the hash key, highest first: `h[i]` = H^(16-i) (times x^-1), and for Karatsuba `k[i]` holds
@@ -315,7 +272,7 @@ impl Drop for HTable {
 }
 
 impl GcmKey {
-    pub(crate) fn new(key: &[u8], backend: Backend) -> GcmKey {
+    pub(crate) fn new(key: &[u8], backend: Checked<Backend>) -> GcmKey {
         let keys = RoundKeys::new(key);
         let mut hb = [0u8; 16];
         encrypt_block(&keys, backend, &mut hb);
@@ -330,20 +287,20 @@ impl GcmKey {
 
     /// Absorbs `data` into the GHASH state; a final partial block is padded with zeros.
     pub(crate) fn ghash(&self, state: &mut u128, data: &[u8]) {
-        match self.backend {
+        match self.backend.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::AesNi => aesni::ghash(&self.htab, state, data),
+            Backend::AesNi => aesni::ghash(self.backend, &self.htab, state, data),
             #[cfg(target_arch = "x86_64")]
-            Backend::Vaes => vaes::ghash(&self.htab, state, data),
+            Backend::Vaes => vaes::ghash(self.backend, &self.htab, state, data),
             _ => ghash_soft::ghash(&self.htab, state, data),
         }
     }
 
     /// GCM after J0 is known: encrypts `buf` and returns the tag.
     pub(crate) fn seal_full(&self, j0: &[u8; 16], aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
-        match self.backend {
+        match self.backend.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::Vaes => vaes::seal_full(&self.keys, &self.htab, j0, aad, buf),
+            Backend::Vaes => vaes::seal_full(self.backend, &self.keys, &self.htab, j0, aad, buf),
             _ => self.full_generic::<true>(j0, aad, buf),
         }
     }
@@ -351,9 +308,9 @@ impl GcmKey {
     /// GCM after J0 is known: hashes and decrypts `buf` and returns the expected tag (the caller compares it
     /// and restores the ciphertext on a mismatch).
     pub(crate) fn open_full(&self, j0: &[u8; 16], aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
-        match self.backend {
+        match self.backend.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::Vaes => vaes::open_full(&self.keys, &self.htab, j0, aad, buf),
+            Backend::Vaes => vaes::open_full(self.backend, &self.keys, &self.htab, j0, aad, buf),
             _ => self.full_generic::<false>(j0, aad, buf),
         }
     }
@@ -387,9 +344,9 @@ impl GcmKey {
 
     /// Absorbs one full block (e.g. the lengths block) into the GHASH state.
     pub(crate) fn ghash_block(&self, state: &mut u128, block: &[u8; 16]) {
-        match self.backend {
+        match self.backend.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::AesNi | Backend::Vaes => aesni::ghash_block(&self.htab, state, block),
+            Backend::AesNi | Backend::Vaes => aesni::ghash_block(self.backend, &self.htab, state, block),
             _ => *state = ghash_soft::mul(*state ^ u128::from_be_bytes(*block), self.htab.h[15]),
         }
     }
@@ -397,11 +354,11 @@ impl GcmKey {
     /// CTR-encrypts `buf` starting at counter block `ctr` (32-bit counter, wrapping as inc32 does) and absorbs
     /// the ciphertext into the GHASH state.
     pub(crate) fn seal(&self, ctr: &[u8; 16], state: &mut u128, buf: &mut [u8]) {
-        match self.backend {
+        match self.backend.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::AesNi => aesni::seal(&self.keys, &self.htab, ctr, state, buf),
+            Backend::AesNi => aesni::seal(self.backend, &self.keys, &self.htab, ctr, state, buf),
             #[cfg(target_arch = "x86_64")]
-            Backend::Vaes => vaes::seal(&self.keys, &self.htab, ctr, state, buf),
+            Backend::Vaes => vaes::seal(self.backend, &self.keys, &self.htab, ctr, state, buf),
             _ => {
                 soft::ctr(&self.keys, ctr, buf);
                 ghash_soft::ghash(&self.htab, state, buf);
@@ -411,11 +368,11 @@ impl GcmKey {
 
     /// Absorbs the ciphertext in `buf` into the GHASH state and CTR-decrypts it.
     pub(crate) fn open(&self, ctr: &[u8; 16], state: &mut u128, buf: &mut [u8]) {
-        match self.backend {
+        match self.backend.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::AesNi => aesni::open(&self.keys, &self.htab, ctr, state, buf),
+            Backend::AesNi => aesni::open(self.backend, &self.keys, &self.htab, ctr, state, buf),
             #[cfg(target_arch = "x86_64")]
-            Backend::Vaes => vaes::open(&self.keys, &self.htab, ctr, state, buf),
+            Backend::Vaes => vaes::open(self.backend, &self.keys, &self.htab, ctr, state, buf),
             _ => {
                 ghash_soft::ghash(&self.htab, state, buf);
                 soft::ctr(&self.keys, ctr, buf);
@@ -441,7 +398,7 @@ mod tests {
                 let mut ctr = [0xa5u8; 16];
                 ctr[12..].copy_from_slice(&start.to_be_bytes());
                 let data: Vec<u8> = (0..4096 + 77).map(|i| (i * 31 + 5) as u8).collect();
-                let soft = GcmKey::new(key, Backend::Soft);
+                let soft = GcmKey::new(key, Backend::Soft.checked().unwrap());
                 let mut expect = data.clone();
                 let mut s_expect = 0x1234u128;
                 soft.seal(&ctr, &mut s_expect, &mut expect);

@@ -12,7 +12,8 @@
 #![allow(unsafe_code)]
 #![allow(clippy::needless_range_loop)] // indexed round loops read like the specification
 
-use super::{HTable, RoundKeys, aesni};
+use super::{Backend, HTable, RoundKeys, aesni};
+use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
 macro_rules! tf {
@@ -684,9 +685,17 @@ fn gcm_core<const NR: usize, const SEAL: bool>(
 }
 }
 
-pub(super) fn seal_full(keys: &RoundKeys, htab: &HTable, j0: &[u8; 16], aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
-    // SAFETY: the dispatcher selects this backend only when `Backend::Vaes` is available, which includes
-    // every feature enabled above.
+pub(super) fn seal_full(
+    backend: Checked<Backend>,
+    keys: &RoundKeys,
+    htab: &HTable,
+    j0: &[u8; 16],
+    aad: &[u8],
+    buf: &mut [u8],
+) -> [u8; 16] {
+    assert!(backend.covers(Backend::Vaes));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Vaes, so the CPU has every feature
+    // `tf!` enables: AES, PCLMULQDQ, SSSE3, SSE4.1, AVX, AVX2, AVX-512 F/BW/VL, VAES and VPCLMULQDQ.
     unsafe {
         if keys.nr == 10 {
             gcm_full::<10, true>(keys, htab, j0, aad, buf)
@@ -696,8 +705,17 @@ pub(super) fn seal_full(keys: &RoundKeys, htab: &HTable, j0: &[u8; 16], aad: &[u
     }
 }
 
-pub(super) fn open_full(keys: &RoundKeys, htab: &HTable, j0: &[u8; 16], aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
-    // SAFETY: as in `seal_full`.
+pub(super) fn open_full(
+    backend: Checked<Backend>,
+    keys: &RoundKeys,
+    htab: &HTable,
+    j0: &[u8; 16],
+    aad: &[u8],
+    buf: &mut [u8],
+) -> [u8; 16] {
+    assert!(backend.covers(Backend::Vaes));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Vaes, so the CPU has every feature
+    // `tf!` enables: AES, PCLMULQDQ, SSSE3, SSE4.1, AVX, AVX2, AVX-512 F/BW/VL, VAES and VPCLMULQDQ.
     unsafe {
         if keys.nr == 10 {
             gcm_full::<10, false>(keys, htab, j0, aad, buf)
@@ -707,14 +725,24 @@ pub(super) fn open_full(keys: &RoundKeys, htab: &HTable, j0: &[u8; 16], aad: &[u
     }
 }
 
-pub(super) fn ghash(htab: &HTable, state: &mut u128, data: &[u8]) {
-    // SAFETY: the dispatcher selects this backend only when `Backend::Vaes` is available, which includes
-    // every feature enabled above.
+pub(super) fn ghash(backend: Checked<Backend>, htab: &HTable, state: &mut u128, data: &[u8]) {
+    assert!(backend.covers(Backend::Vaes));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Vaes, so the CPU has every feature
+    // `tf!` enables: AES, PCLMULQDQ, SSSE3, SSE4.1, AVX, AVX2, AVX-512 F/BW/VL, VAES and VPCLMULQDQ.
     unsafe { ghash_impl(htab, state, data) }
 }
 
-pub(super) fn seal(keys: &RoundKeys, htab: &HTable, ctr: &[u8; 16], state: &mut u128, buf: &mut [u8]) {
-    // SAFETY: as in `ghash`.
+pub(super) fn seal(
+    backend: Checked<Backend>,
+    keys: &RoundKeys,
+    htab: &HTable,
+    ctr: &[u8; 16],
+    state: &mut u128,
+    buf: &mut [u8],
+) {
+    assert!(backend.covers(Backend::Vaes));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Vaes, so the CPU has every feature
+    // `tf!` enables: AES, PCLMULQDQ, SSSE3, SSE4.1, AVX, AVX2, AVX-512 F/BW/VL, VAES and VPCLMULQDQ.
     unsafe {
         if keys.nr == 10 {
             gcm_impl::<10, true>(keys, htab, ctr, state, buf)
@@ -724,8 +752,17 @@ pub(super) fn seal(keys: &RoundKeys, htab: &HTable, ctr: &[u8; 16], state: &mut 
     }
 }
 
-pub(super) fn open(keys: &RoundKeys, htab: &HTable, ctr: &[u8; 16], state: &mut u128, buf: &mut [u8]) {
-    // SAFETY: as in `ghash`.
+pub(super) fn open(
+    backend: Checked<Backend>,
+    keys: &RoundKeys,
+    htab: &HTable,
+    ctr: &[u8; 16],
+    state: &mut u128,
+    buf: &mut [u8],
+) {
+    assert!(backend.covers(Backend::Vaes));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Vaes, so the CPU has every feature
+    // `tf!` enables: AES, PCLMULQDQ, SSSE3, SSE4.1, AVX, AVX2, AVX-512 F/BW/VL, VAES and VPCLMULQDQ.
     unsafe {
         if keys.nr == 10 {
             gcm_impl::<10, false>(keys, htab, ctr, state, buf)

@@ -14,7 +14,8 @@
 #![allow(unsafe_code)]
 
 use super::soft;
-use super::{Core, POWERS_LEN};
+use super::{Backend, Core, POWERS_LEN};
+use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
 /// Below this many bytes the radix-2^64 scalar code is as fast as this backend (measured on Sapphire Rapids;
@@ -23,11 +24,8 @@ const MIN_LEN: usize = 1024;
 
 const M26: u64 = (1 << 26) - 1;
 
-/// Absorbs whole blocks (`data.len()` a multiple of 16).
-///
-/// Only called for states whose backend is `Avx2`, which `Poly1305::new_with_backend` selects only when
-/// the CPU has AVX2.
-pub(super) fn blocks(core: &mut Core, data: &[u8]) {
+/// Absorbs whole blocks (`data.len()` a multiple of 16) for a state whose (checked) backend is `Avx2`.
+pub(super) fn blocks(backend: Checked<Backend>, core: &mut Core, data: &[u8]) {
     if data.len() < MIN_LEN {
         soft::blocks(&mut core.h, &core.r, data);
         return;
@@ -37,7 +35,9 @@ pub(super) fn blocks(core: &mut Core, data: &[u8]) {
         core.powers_ready = true;
     }
     let vec_len = data.len() & !63;
-    // SAFETY: this backend is only selected when `cpu::features()` reports AVX2 (`Backend::is_available`).
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2, the only
+    // feature enabled in this file.
     unsafe { blocks4(&mut core.h, &core.powers, &data[..vec_len]) };
     soft::blocks(&mut core.h, &core.r, &data[vec_len..]);
 }

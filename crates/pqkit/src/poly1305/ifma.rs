@@ -20,7 +20,8 @@
 #![allow(unsafe_code)]
 
 use super::soft::{self, M42, M44};
-use super::{Core, POWERS_LEN};
+use super::{Backend, Core, POWERS_LEN};
+use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
 /// Below this many bytes the scalar code is as fast as the vectors (measured on Sapphire Rapids); a state
@@ -28,18 +29,16 @@ use core::arch::x86_64::*;
 const MIN_LEN: usize = 384;
 const MIN_LEN_READY: usize = 256;
 
-/// Absorbs whole blocks (`data.len()` a multiple of 16).
-///
-/// Only called for states whose backend is `Ifma`, which `Poly1305::new_with_backend` selects only when the
-/// CPU has AVX-512 F, VL and IFMA.
-pub(super) fn blocks(core: &mut Core, data: &[u8]) {
+/// Absorbs whole blocks (`data.len()` a multiple of 16) for a state whose (checked) backend is `Ifma`.
+pub(super) fn blocks(backend: Checked<Backend>, core: &mut Core, data: &[u8]) {
     if data.len() < if core.powers_ready { MIN_LEN_READY } else { MIN_LEN } {
         soft::blocks(&mut core.h, &core.r, data);
         return;
     }
     let vec_len = data.len() & !127;
-    // SAFETY: this backend is only selected when `cpu::features()` reports AVX-512 F and IFMA
-    // (`Backend::is_available`), the features `powers` and `blocks8` need.
+    assert!(backend.covers(Backend::Ifma));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Ifma, so the CPU has AVX-512 F and
+    // IFMA, the features `powers` and `blocks8` (and everything in this file) enable.
     unsafe {
         if !core.powers_ready {
             core.powers = powers(soft::to44([core.r[0], core.r[1], 0]));
@@ -169,17 +168,19 @@ unsafe fn blocks8(h: &mut [u64; 3], table: &[u64; POWERS_LEN], data: &[u8]) {
 
     let n = data.len() / 128;
     let p = data.as_ptr();
-    // SAFETY (for every `load8(p.add(128 * i))` below): `i < n` and `data` is `128 n` bytes long.
+    // Every `load8(p.add(128 * i))` below has `i < n`, and `data` is `128 n` bytes long.
     if n >= 2 {
         let pairs = n / 2;
         let mut a = x;
         let mut b = [zero; 3];
         for k in 0..pairs - 1 {
+            // SAFETY: blocks 2k and 2k + 1 < n, so both 128-byte loads are inside `data`; AVX-512 F is enabled.
             let (g0, g1) = unsafe { (load8(p.add(256 * k)), load8(p.add(256 * k + 128))) };
             a = mul(add(a, g0), &r16, m44, m42);
             b = mul(add(b, g1), &r16, m44, m42);
         }
         let k = pairs - 1;
+        // SAFETY: as above, with 2k + 1 = 2 pairs - 1 < n.
         let (g0, g1) = unsafe { (load8(p.add(256 * k)), load8(p.add(256 * k + 128))) };
         x = add(add(mul(add(a, g0), &r8, m44, m42), b), g1);
         if n % 2 == 1 {
@@ -187,6 +188,7 @@ unsafe fn blocks8(h: &mut [u64; 3], table: &[u64; POWERS_LEN], data: &[u8]) {
         }
     }
     if n % 2 == 1 {
+        // SAFETY: group n - 1 is the last 128 bytes of `data`.
         let g = unsafe { load8(p.add(128 * (n - 1))) };
         x = add(x, g);
     }

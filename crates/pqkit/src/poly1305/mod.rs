@@ -19,7 +19,8 @@
 //!
 //! ## Implementation
 //! The state keeps partial 16-byte blocks in a small buffer and hands runs of whole blocks, uncopied, to one
-//! backend chosen once by [`Backend::detect`]:
+//! backend chosen once by `Backend::detect` (the one dispatch mechanism, [`crate::dispatch`]; a backend forced by
+//! name that this CPU cannot run is an [`Error::BackendUnavailable`] from `Backend::X.checked()`):
 //! - `soft`: portable radix-2^64 arithmetic (two limbs plus a few bits) with `u128` products;
 //! - `avx2`: radix 2^26, four blocks per step with the powers `r^1..r^4`;
 //! - `ifma`: AVX-512 IFMA (52-bit multiply-add), radix 2^44, eight blocks per step with `r^1..r^8`.
@@ -36,6 +37,7 @@ mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod ifma;
 
+use crate::dispatch::Checked;
 use crate::{Error, Result};
 use zeroize::Zeroize;
 
@@ -46,51 +48,18 @@ pub const TAG_LEN: usize = 16;
 
 const ALGORITHM: &str = "Poly1305";
 
-/// The implementation a [`Poly1305`] state runs on. Chosen once per state; public only for tests and
-/// benchmarks, which force each one.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    /// Portable 64-bit code.
-    Soft,
-    /// AVX2, four blocks at a time.
-    Avx2,
-    /// AVX-512 IFMA, eight blocks at a time.
-    Ifma,
-}
-
-impl Backend {
-    /// The fastest backend this CPU can run: IFMA, then AVX2, then the portable one.
-    pub fn detect() -> Backend {
-        if Backend::Ifma.is_available() {
-            Backend::Ifma
-        } else if Backend::Avx2.is_available() {
-            Backend::Avx2
-        } else {
-            Backend::Soft
-        }
-    }
-
-    /// Every backend this CPU can run, portable first.
-    pub fn available() -> impl Iterator<Item = Backend> {
-        [Backend::Soft, Backend::Avx2, Backend::Ifma].into_iter().filter(|b| b.is_available())
-    }
-
-    /// Whether this CPU (and OS) supports the backend.
-    fn is_available(self) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use crate::cpu::{Features, features};
-            match self {
-                Backend::Soft => true,
-                Backend::Avx2 => features().has(Features::AVX2),
-                Backend::Ifma => features().has(Features::AVX512F | Features::AVX512VL | Features::AVX512IFMA),
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            matches!(self, Backend::Soft)
-        }
+crate::dispatch::backends! {
+    /// The implementation a [`Poly1305`] state runs on. Chosen once per state; public only for tests and
+    /// benchmarks, which force each one with a backend checked by [`crate::dispatch`].
+    #[doc(hidden)]
+    pub enum Backend for "Poly1305" {
+        /// Portable 64-bit code.
+        Soft: [],
+        /// AVX2, four blocks at a time.
+        Avx2: [AVX2],
+        /// AVX-512 IFMA, eight blocks at a time. `ifma.rs` enables AVX-512 F and IFMA; VL (on every CPU with
+        /// IFMA) stays required, as it was before the dispatch mechanism.
+        Ifma: [AVX512F, AVX512VL, AVX512IFMA],
     }
 }
 
@@ -112,13 +81,13 @@ pub(crate) struct Core {
 impl Core {
     /// Absorbs whole blocks (`data.len()` a multiple of 16) on `backend`.
     #[inline]
-    fn blocks(&mut self, backend: Backend, data: &[u8]) {
-        match backend {
+    fn blocks(&mut self, backend: Checked<Backend>, data: &[u8]) {
+        match backend.get() {
             Backend::Soft => soft::blocks(&mut self.h, &self.r, data),
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => avx2::blocks(self, data),
+            Backend::Avx2 => avx2::blocks(backend, self, data),
             #[cfg(target_arch = "x86_64")]
-            Backend::Ifma => ifma::blocks(self, data),
+            Backend::Ifma => ifma::blocks(backend, self, data),
             #[cfg(not(target_arch = "x86_64"))]
             _ => soft::blocks(&mut self.h, &self.r, data),
         }
@@ -135,7 +104,7 @@ pub struct Poly1305 {
     s: [u64; 2],
     buf: [u8; 16],
     buf_len: usize,
-    backend: Backend,
+    backend: Checked<Backend>,
 }
 
 impl Poly1305 {
@@ -153,11 +122,10 @@ impl Poly1305 {
         Ok(Self::new(key))
     }
 
-    /// Starts a computation on a chosen backend (for tests and benchmarks). A backend this CPU cannot run
-    /// is replaced by the portable one, so this never misbehaves.
+    /// Starts a computation on a chosen backend (for tests and benchmarks), checked by `Backend::X.checked()`
+    /// or taken from `Backend::available()`.
     #[doc(hidden)]
-    pub fn new_with_backend(key: &[u8; KEY_LEN], backend: Backend) -> Self {
-        let backend = if backend.is_available() { backend } else { Backend::Soft };
+    pub fn new_with_backend(key: &[u8; KEY_LEN], backend: Checked<Backend>) -> Self {
         Poly1305 {
             core: Core { h: [0; 3], r: soft::load_r(key), powers: [0; POWERS_LEN], powers_ready: false },
             s: soft::load_s(key),
