@@ -213,7 +213,16 @@ pub fn chosen() -> impl Iterator<Item = (&'static str, &'static str)> {
     fn one<B: BackendSet>() -> (&'static str, &'static str) {
         (B::FAMILY, Checked::<B>::best().get().name())
     }
-    [one::<crate::chacha::Backend>()].into_iter()
+    let all = [
+        one::<crate::chacha::Backend>(),
+        one::<crate::poly1305::Backend>(),
+        one::<crate::aes::Backend>(),
+        one::<crate::hash::sha2::Backend>(),
+        one::<crate::hash::blake2::Backend>(),
+        #[cfg(feature = "alloc")]
+        one::<crate::kdf::argon2::Backend>(),
+    ];
+    all.into_iter()
 }
 
 #[cfg(test)]

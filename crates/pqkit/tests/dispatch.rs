@@ -43,6 +43,11 @@ fn check_family<B: BackendSet>() {
 macro_rules! every_family {
     ($f:ident) => {{
         $f::<pqkit::chacha::Backend>();
+        $f::<pqkit::poly1305::Backend>();
+        $f::<pqkit::aes::Backend>();
+        $f::<pqkit::hash::sha2::Backend>();
+        $f::<pqkit::hash::blake2::Backend>();
+        $f::<pqkit::kdf::argon2::Backend>();
     }};
 }
 
