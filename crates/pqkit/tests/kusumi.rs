@@ -3,6 +3,7 @@
 
 use pqkit::Error;
 use pqkit::cipher::{StreamCipher, StreamReader, StreamWriter};
+use pqkit::dispatch::Checked;
 use pqkit::kusumi::{Backend, Kusumi512};
 use rand::{Rng, RngExt};
 use serde_json::Value;
@@ -20,10 +21,14 @@ fn ctr(v: &Value) -> u64 {
     v.as_u64().unwrap()
 }
 
-fn backends() -> Vec<Backend> {
+fn backends() -> Vec<Checked<Backend>> {
     let b: Vec<_> = Backend::available().collect();
     assert_eq!(b[0], Backend::Soft);
     b
+}
+
+fn soft() -> Checked<Backend> {
+    Backend::Soft.checked().unwrap()
 }
 
 #[test]
@@ -79,10 +84,7 @@ fn backends_match_soft_for_1_to_40_blocks_and_tails() {
             let mut data = vec![0u8; len];
             rng.fill_bytes(&mut data);
             let mut want = data.clone();
-            Kusumi512::new_with_backend(&key, &nonce, start, Backend::Soft)
-                .unwrap()
-                .apply_keystream(&mut want)
-                .unwrap();
+            Kusumi512::new_with_backend(&key, &nonce, start, soft()).unwrap().apply_keystream(&mut want).unwrap();
             for b in backends() {
                 let mut got = data.clone();
                 Kusumi512::new_with_backend(&key, &nonce, start, b).unwrap().apply_keystream(&mut got).unwrap();
@@ -103,10 +105,7 @@ fn counter_carries_into_word_21() {
         Kusumi512::new_with_backend(&key, &nonce, start, b).unwrap().apply_keystream(&mut all).unwrap();
         for i in 0..40u64 {
             let mut one = vec![0u8; 100];
-            Kusumi512::new_with_backend(&key, &nonce, start + i, Backend::Soft)
-                .unwrap()
-                .apply_keystream(&mut one)
-                .unwrap();
+            Kusumi512::new_with_backend(&key, &nonce, start + i, soft()).unwrap().apply_keystream(&mut one).unwrap();
             assert_eq!(&all[i as usize * 100..][..100], &one[..], "{b:?} block {i}");
         }
         // Block 2^32 differs from block 0 (the carry reached word 21).
@@ -131,7 +130,7 @@ fn exhaustion_is_an_error_and_leaves_data_untouched() {
         let mut data = vec![0u8; 200];
         k.apply_keystream(&mut data).unwrap();
         let mut last = vec![0u8; 100];
-        Kusumi512::new_with_backend(&key, &nonce, u64::MAX, Backend::Soft).unwrap().apply_keystream(&mut last).unwrap();
+        Kusumi512::new_with_backend(&key, &nonce, u64::MAX, soft()).unwrap().apply_keystream(&mut last).unwrap();
         assert_eq!(&data[100..], &last[..]);
         assert_eq!(k.position(), 200);
         let mut one = [0x55u8];
@@ -245,14 +244,23 @@ fn wrong_lengths_are_rejected_with_exact_errors() {
 }
 
 #[test]
-fn unavailable_backend_is_rejected() {
-    for b in [Backend::Avx2, Backend::Avx512] {
-        if !Backend::available().any(|x| x == b) {
-            assert!(matches!(
-                Kusumi512::new_with_backend(&[0u8; 64], &[0u8; 12], 1, b),
-                Err(Error::InvalidParameter { .. })
-            ));
+fn forcing_an_unavailable_backend_is_an_error() {
+    for b in [Backend::Soft, Backend::Avx2, Backend::Avx512] {
+        let has = pqkit::cpu::features().has(b.required());
+        match b.checked() {
+            Ok(checked) => {
+                assert!(has);
+                let k = Kusumi512::new_with_backend(&[0u8; 64], &[0u8; 12], 1, checked).unwrap();
+                assert_eq!(k.backend(), b);
+            }
+            Err(Error::BackendUnavailable { algorithm: "Kusumi512", backend, missing }) => {
+                assert!(!has, "{b:?}");
+                assert_eq!(backend, format!("{b:?}"));
+                assert!(!missing.is_empty() && b.required().has(missing));
+            }
+            Err(e) => panic!("{b:?}: unexpected {e}"),
         }
     }
     assert_eq!(Backend::available().last(), Some(Backend::detect()));
+    assert_eq!(Kusumi512::new(&[0u8; 64], &[0u8; 12]).unwrap().backend(), Backend::detect());
 }

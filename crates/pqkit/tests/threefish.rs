@@ -4,6 +4,7 @@
 
 use pqkit::Error;
 use pqkit::cipher::{StreamCipher, StreamReader, StreamWriter};
+use pqkit::dispatch::Checked;
 use pqkit::threefish::{Backend, Threefish512, Threefish512Ctr};
 use rand::{Rng, RngExt};
 use serde_json::Value;
@@ -19,7 +20,7 @@ fn h(v: &Value) -> Vec<u8> {
     hex::decode(v.as_str().unwrap()).unwrap()
 }
 
-fn backends() -> Vec<Backend> {
+fn backends() -> Vec<Checked<Backend>> {
     let b: Vec<_> = Backend::available().collect();
     assert_eq!(b[0], Backend::Soft);
     b
@@ -247,10 +248,26 @@ fn wrong_lengths_are_rejected_with_exact_errors() {
     let k = Threefish512Ctr::new(&[0u8; 64], &[0u8; 16]).unwrap();
     assert_eq!(format!("{k:?}"), "Threefish512Ctr { .. }");
     assert_eq!(format!("{:?}", Threefish512::new(&[1u8; 64], &[2u8; 16])), "Threefish512 { .. }");
-    if !Backend::available().any(|b| b == Backend::Avx512) {
-        assert!(matches!(
-            Threefish512Ctr::new_with_backend(&[0u8; 64], &[0u8; 16], 0, Backend::Avx512),
-            Err(Error::InvalidParameter { .. })
-        ));
+}
+
+#[test]
+fn forcing_an_unavailable_backend_is_an_error() {
+    for b in [Backend::Soft, Backend::Avx512] {
+        let has = pqkit::cpu::features().has(b.required());
+        match b.checked() {
+            Ok(checked) => {
+                assert!(has);
+                let k = Threefish512Ctr::new_with_backend(&[0u8; 64], &[0u8; 16], 0, checked).unwrap();
+                assert_eq!(k.backend(), b);
+            }
+            Err(Error::BackendUnavailable { algorithm: CTR, backend, missing }) => {
+                assert!(!has, "{b:?}");
+                assert_eq!(backend, format!("{b:?}"));
+                assert!(!missing.is_empty() && b.required().has(missing));
+            }
+            Err(e) => panic!("{b:?}: unexpected {e}"),
+        }
     }
+    assert_eq!(Backend::available().last(), Some(Backend::detect()));
+    assert_eq!(Threefish512Ctr::new(&[0u8; 64], &[0u8; 16]).unwrap().backend(), Backend::detect());
 }

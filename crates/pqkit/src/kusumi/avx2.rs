@@ -5,8 +5,9 @@
 //! 8×8 dword transposes (words 0..7, 8..15, 16..23) plus word 24 stored lane by lane.
 #![allow(unsafe_code)]
 
-use super::BLOCK;
 use super::soft::SIGMA;
+use super::{BLOCK, Backend};
+use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
 const LANES: usize = 8;
@@ -147,8 +148,9 @@ fn xor8(key: &[u32; 16], nonce: &[u32; 3], counter: u64, chunk: &mut [u8; CHUNK]
     }
 }
 
+/// The AVX2 loop; also the AVX-512 backend's path for short tails.
 #[target_feature(enable = "avx2")]
-fn xor_blocks_impl(key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [u8]) {
+pub(super) fn xor_blocks_impl(key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [u8]) {
     let mut ctr = counter;
     let mut chunks = data.chunks_exact_mut(CHUNK);
     for chunk in &mut chunks {
@@ -167,12 +169,9 @@ fn xor_blocks_impl(key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [
     }
 }
 
-/// XORs the keystream of blocks `counter, counter + 1, ...` into `data`. Falls back to the portable code if
-/// the CPU lacks AVX2 (the dispatcher never lets that happen).
-pub(crate) fn xor_blocks(key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [u8]) {
-    if !crate::cpu::features().has(crate::cpu::Features::AVX2) {
-        return super::soft::xor_blocks(key, nonce, counter, data);
-    }
-    // SAFETY: AVX2 is present (checked just above).
+/// XORs the keystream of blocks `counter, counter + 1, ...` into `data`.
+pub(super) fn xor_blocks(backend: Checked<Backend>, key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [u8]) {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { xor_blocks_impl(key, nonce, counter, data) }
 }

@@ -7,8 +7,9 @@
 //! blocks goes through a 16-block stack buffer, a shorter one to the AVX2 path.
 #![allow(unsafe_code)]
 
-use super::BLOCK;
 use super::soft::SIGMA;
+use super::{BLOCK, Backend};
+use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
 const LANES: usize = 16;
@@ -148,7 +149,8 @@ fn xor_blocks_impl(key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [
     let tail = chunks.into_remainder();
     if !tail.is_empty() && tail.len() <= CHUNK / 2 {
         // Eight blocks or fewer: the 8-wide AVX2 path wastes less work than a 16-wide batch.
-        super::avx2::xor_blocks(key, nonce, ctr, tail);
+        // (AVX-512F implies AVX2, and Backend::Avx512 requires both.)
+        super::avx2::xor_blocks_impl(key, nonce, ctr, tail);
     } else if !tail.is_empty() {
         // Unused lanes compute blocks past the end (wrapping counters); their keystream is discarded.
         let mut buf = [0u8; CHUNK];
@@ -159,12 +161,10 @@ fn xor_blocks_impl(key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [
     }
 }
 
-/// XORs the keystream of blocks `counter, counter + 1, ...` into `data`. Falls back to the portable code if
-/// the CPU lacks AVX-512F (the dispatcher never lets that happen).
-pub(crate) fn xor_blocks(key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [u8]) {
-    if !crate::cpu::features().has(crate::cpu::Features::AVX512F) {
-        return super::soft::xor_blocks(key, nonce, counter, data);
-    }
-    // SAFETY: AVX-512F is present (checked just above).
+/// XORs the keystream of blocks `counter, counter + 1, ...` into `data`.
+pub(super) fn xor_blocks(backend: Checked<Backend>, key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [u8]) {
+    assert!(backend.covers(Backend::Avx512));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU has AVX-512F and
+    // AVX2.
     unsafe { xor_blocks_impl(key, nonce, counter, data) }
 }

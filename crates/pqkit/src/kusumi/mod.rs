@@ -10,10 +10,11 @@
 //! - [`Kusumi512::new`] starts at block counter 1 (counter 0 keys the AEAD's MAC). The counter never wraps:
 //!   asking for keystream past block 2^64 - 1 fails with [`Error::CounterExhausted`].
 //!
-//! Backends: portable, AVX2 (8 blocks at a time) and AVX-512 (16 blocks at a time); [`Backend::detect`] picks
-//! the fastest one this CPU runs.
+//! Backends: portable, AVX2 (8 blocks at a time) and AVX-512 (16 blocks at a time); the one dispatch mechanism
+//! ([`crate::dispatch`], through `Backend::detect`) picks the fastest one this CPU runs.
 
 use crate::cipher::{Counter64Position, StreamCipher};
+use crate::dispatch::Checked;
 use crate::{Error, Result};
 use zeroize::Zeroize;
 
@@ -33,59 +34,30 @@ pub const NONCE_LEN: usize = 12;
 const BLOCK: usize = BLOCK_LEN;
 const NAME: &str = "Kusumi512";
 
-/// The Kusumi512 implementations. Public only so tests and benchmarks can force one.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    /// Portable Rust.
-    Soft,
-    /// AVX2, 8 blocks at a time.
-    Avx2,
-    /// AVX-512F, 16 blocks at a time.
-    Avx512,
+crate::dispatch::backends! {
+    /// The Kusumi512 implementations. Public only so tests and benchmarks can force one.
+    #[doc(hidden)]
+    pub enum Backend for "Kusumi512" {
+        /// Portable Rust.
+        Soft: [],
+        /// AVX2, 8 blocks at a time.
+        Avx2: [AVX2],
+        /// AVX-512F, 16 blocks at a time; a tail of eight blocks or fewer goes to the AVX2 code.
+        Avx512: [AVX512F, AVX2],
+    }
 }
 
-impl Backend {
-    /// The fastest backend this CPU can run.
-    pub fn detect() -> Backend {
-        if Backend::Avx512.is_available() {
-            Backend::Avx512
-        } else if Backend::Avx2.is_available() {
-            Backend::Avx2
-        } else {
-            Backend::Soft
-        }
-    }
-
-    /// Every backend this CPU can run, portable first.
-    pub fn available() -> impl Iterator<Item = Backend> {
-        [Backend::Soft, Backend::Avx2, Backend::Avx512].into_iter().filter(|b| b.is_available())
-    }
-
-    /// True if this CPU can run the backend.
-    pub fn is_available(self) -> bool {
+/// XORs the keystream of blocks `counter, counter + 1, ...` into `data` (last block may be partial).
+///
+/// `backend` is checked ([`crate::dispatch`]): only a backend this CPU runs can be passed.
+#[inline]
+fn xor_blocks(backend: Checked<Backend>, key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [u8]) {
+    match backend.get() {
         #[cfg(target_arch = "x86_64")]
-        use crate::cpu::{Features, features};
-        match self {
-            Backend::Soft => true,
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => features().has(Features::AVX2),
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx512 => features().has(Features::AVX512F),
-            #[cfg(not(target_arch = "x86_64"))]
-            _ => false,
-        }
-    }
-
-    /// XORs the keystream of blocks `counter, counter + 1, ...` into `data` (last block may be partial).
-    fn xor_blocks(self, key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [u8]) {
-        match self {
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx512 => avx512::xor_blocks(key, nonce, counter, data),
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => avx2::xor_blocks(key, nonce, counter, data),
-            _ => soft::xor_blocks(key, nonce, counter, data),
-        }
+        Backend::Avx512 => avx512::xor_blocks(backend, key, nonce, counter, data),
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 => avx2::xor_blocks(backend, key, nonce, counter, data),
+        _ => soft::xor_blocks(key, nonce, counter, data),
     }
 }
 
@@ -97,7 +69,7 @@ pub struct Kusumi512 {
     key: [u32; 16],
     nonce: [u32; 3],
     pos: Counter64Position<BLOCK>,
-    backend: Backend,
+    backend: Checked<Backend>,
 }
 
 impl Kusumi512 {
@@ -113,15 +85,12 @@ impl Kusumi512 {
         Self::new_with_backend(key, nonce, counter, Backend::detect())
     }
 
-    /// Like [`Kusumi512::new_with_counter`], forcing a backend. Fails with [`Error::InvalidParameter`] if the
-    /// CPU cannot run it.
+    /// Like [`Kusumi512::new_with_counter`], forcing a backend (for tests and benchmarks); obtain it from
+    /// `Backend::available()` or `Backend::X.checked()?`, which is where an unavailable one is refused.
     #[doc(hidden)]
-    pub fn new_with_backend(key: &[u8], nonce: &[u8], counter: u64, backend: Backend) -> Result<Self> {
+    pub fn new_with_backend(key: &[u8], nonce: &[u8], counter: u64, backend: Checked<Backend>) -> Result<Self> {
         Error::check_length(NAME, "key", KEY_LEN, key.len())?;
         Error::check_length(NAME, "nonce", NONCE_LEN, nonce.len())?;
-        if !backend.is_available() {
-            return Err(Error::InvalidParameter { algorithm: NAME, reason: "backend not available on this CPU" });
-        }
         let mut k = [0u32; 16];
         for (w, c) in k.iter_mut().zip(key.chunks_exact(4)) {
             *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
@@ -135,7 +104,7 @@ impl Kusumi512 {
 
     /// The backend this instance uses.
     #[doc(hidden)]
-    pub fn backend(&self) -> Backend {
+    pub fn backend(&self) -> Checked<Backend> {
         self.backend
     }
 
@@ -152,7 +121,7 @@ impl StreamCipher for Kusumi512 {
             NAME,
             data,
             |counter| soft::block(key, nonce, counter),
-            |counter, rest| backend.xor_blocks(key, nonce, counter, rest),
+            |counter, rest| xor_blocks(backend, key, nonce, counter, rest),
         )
     }
 

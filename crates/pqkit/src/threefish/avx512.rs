@@ -4,8 +4,9 @@
 //! adds broadcast subkey words. The 8×8 qword transpose at the end puts each 64-byte block in one register.
 #![allow(unsafe_code)]
 
-use super::BLOCK;
 use super::soft::R;
+use super::{BLOCK, Backend};
+use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
 const LANES: usize = 8;
@@ -134,12 +135,9 @@ fn xor_blocks_impl(k: &[u64; 9], t: &[u64; 3], counter: u64, data: &mut [u8]) {
     }
 }
 
-/// XORs the CTR keystream of blocks `counter, counter + 1, ...` into `data`. Falls back to the portable code if
-/// the CPU lacks AVX-512F (the dispatcher never lets that happen).
-pub(crate) fn xor_blocks(k: &[u64; 9], t: &[u64; 3], counter: u64, data: &mut [u8]) {
-    if !crate::cpu::features().has(crate::cpu::Features::AVX512F) {
-        return super::soft::xor_blocks(k, t, counter, data);
-    }
-    // SAFETY: AVX-512F is present (checked just above).
+/// XORs the CTR keystream of blocks `counter, counter + 1, ...` into `data`.
+pub(super) fn xor_blocks(backend: Checked<Backend>, k: &[u64; 9], t: &[u64; 3], counter: u64, data: &mut [u8]) {
+    assert!(backend.covers(Backend::Avx512));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU has AVX-512F.
     unsafe { xor_blocks_impl(k, t, counter, data) }
 }

@@ -11,9 +11,11 @@
 //! - [`Threefish512`] is a raw block cipher; encrypting more than one block with it directly (ECB) leaks
 //!   equal blocks. Use a mode.
 //!
-//! Backends for CTR: portable, and AVX-512 (8 blocks at a time, one word of each block per zmm lane).
+//! Backends for CTR: portable, and AVX-512 (8 blocks at a time, one word of each block per zmm lane); the one
+//! dispatch mechanism ([`crate::dispatch`], through `Backend::detect`) picks the fastest one this CPU runs.
 
 use crate::cipher::{Counter64Position, StreamCipher};
+use crate::dispatch::Checked;
 use crate::{Error, Result};
 use zeroize::Zeroize;
 
@@ -31,44 +33,26 @@ pub const TWEAK_LEN: usize = 16;
 const BLOCK: usize = BLOCK_LEN;
 const NAME: &str = "Threefish-512-CTR";
 
-/// The Threefish-512-CTR implementations. Public only so tests and benchmarks can force one.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    /// Portable Rust, one block at a time.
-    Soft,
-    /// AVX-512F, 8 blocks at a time.
-    Avx512,
+crate::dispatch::backends! {
+    /// The Threefish-512-CTR implementations. Public only so tests and benchmarks can force one.
+    #[doc(hidden)]
+    pub enum Backend for "Threefish-512-CTR" {
+        /// Portable Rust, one block at a time.
+        Soft: [],
+        /// AVX-512F, 8 blocks at a time.
+        Avx512: [AVX512F],
+    }
 }
 
-impl Backend {
-    /// The fastest backend this CPU can run.
-    pub fn detect() -> Backend {
-        if Backend::Avx512.is_available() { Backend::Avx512 } else { Backend::Soft }
-    }
-
-    /// Every backend this CPU can run, portable first.
-    pub fn available() -> impl Iterator<Item = Backend> {
-        [Backend::Soft, Backend::Avx512].into_iter().filter(|b| b.is_available())
-    }
-
-    /// True if this CPU can run the backend.
-    pub fn is_available(self) -> bool {
-        match self {
-            Backend::Soft => true,
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx512 => crate::cpu::features().has(crate::cpu::Features::AVX512F),
-            #[cfg(not(target_arch = "x86_64"))]
-            Backend::Avx512 => false,
-        }
-    }
-
-    fn xor_blocks(self, k: &[u64; 9], t: &[u64; 3], counter: u64, data: &mut [u8]) {
-        match self {
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx512 => avx512::xor_blocks(k, t, counter, data),
-            _ => soft::xor_blocks(k, t, counter, data),
-        }
+/// XORs the CTR keystream of blocks `counter, counter + 1, ...` into `data` (last block may be partial).
+///
+/// `backend` is checked ([`crate::dispatch`]): only a backend this CPU runs can be passed.
+#[inline]
+fn xor_blocks(backend: Checked<Backend>, k: &[u64; 9], t: &[u64; 3], counter: u64, data: &mut [u8]) {
+    match backend.get() {
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx512 => avx512::xor_blocks(backend, k, t, counter, data),
+        _ => soft::xor_blocks(k, t, counter, data),
     }
 }
 
@@ -131,7 +115,7 @@ pub struct Threefish512Ctr {
     k: [u64; 9],
     t: [u64; 3],
     pos: Counter64Position<BLOCK>,
-    backend: Backend,
+    backend: Checked<Backend>,
 }
 
 impl Threefish512Ctr {
@@ -145,15 +129,12 @@ impl Threefish512Ctr {
         Self::new_with_backend(key, nonce, counter, Backend::detect())
     }
 
-    /// Like [`Threefish512Ctr::new_with_counter`], forcing a backend. Fails with [`Error::InvalidParameter`] if
-    /// the CPU cannot run it.
+    /// Like [`Threefish512Ctr::new_with_counter`], forcing a backend (for tests and benchmarks); obtain it from
+    /// `Backend::available()` or `Backend::X.checked()?`, which is where an unavailable one is refused.
     #[doc(hidden)]
-    pub fn new_with_backend(key: &[u8], nonce: &[u8], counter: u64, backend: Backend) -> Result<Self> {
+    pub fn new_with_backend(key: &[u8], nonce: &[u8], counter: u64, backend: Checked<Backend>) -> Result<Self> {
         Error::check_length(NAME, "key", KEY_LEN, key.len())?;
         Error::check_length(NAME, "nonce", TWEAK_LEN, nonce.len())?;
-        if !backend.is_available() {
-            return Err(Error::InvalidParameter { algorithm: NAME, reason: "backend not available on this CPU" });
-        }
         Ok(Threefish512Ctr {
             k: soft::expand_key(&words(key)),
             t: soft::expand_tweak(&words(nonce)),
@@ -164,7 +145,7 @@ impl Threefish512Ctr {
 
     /// The backend this instance uses.
     #[doc(hidden)]
-    pub fn backend(&self) -> Backend {
+    pub fn backend(&self) -> Checked<Backend> {
         self.backend
     }
 }
@@ -183,7 +164,7 @@ impl StreamCipher for Threefish512Ctr {
                 v.zeroize();
                 ks
             },
-            |counter, rest| backend.xor_blocks(k, t, counter, rest),
+            |counter, rest| xor_blocks(backend, k, t, counter, rest),
         )
     }
 
