@@ -22,6 +22,8 @@ use zeroize::Zeroize;
 mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
+#[cfg(target_arch = "x86_64")]
+mod lanes;
 mod soft;
 
 /// Keystream block length in bytes.

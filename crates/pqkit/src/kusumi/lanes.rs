@@ -1,0 +1,180 @@
+//! The word-sliced Kusumi512 body, written once for any vector width: `N` blocks at a time, one vector register
+//! per state word, lane `i` belonging to block `counter + i`.
+//!
+//! [`Lanes`] is the handful of vector operations the body needs. `avx2.rs` implements it for `__m256i` (N = 8)
+//! and `avx512.rs` for `__m512i` (N = 16); each has one thin `#[target_feature]` entry point that calls
+//! [`xor_chunks`] and [`xor_padded`] here. Everything here is `#[inline(always)]`, so the body is compiled into
+//! each entry point with that entry point's instruction set, as if it had been written there.
+//!
+//! After the 10 passes and the feed-forward, the 25 word registers are turned into block order a group of `N`
+//! words at a time ([`Lanes::transpose`]: words 0..7, 8..15, 16..23 for N = 8; words 0..15 for N = 16), each
+//! group row XORed into the data with one unaligned load and store; the words left over (25 mod N: word 24, or
+//! words 16..24) go through [`Lanes::rest`] and [`Lanes::xor_rest`], which each width does its own way.
+#![allow(unsafe_code)]
+
+use super::BLOCK;
+use super::soft::SIGMA;
+use zeroize::Zeroize;
+
+/// A vector of `N` 32-bit lanes and the operations the Kusumi512 body performs on it.
+///
+/// # Safety
+/// Every method runs instructions of its implementation's instruction set (AVX2 for `__m256i`, AVX-512F for
+/// `__m512i`) without being compiled for it: the caller must make sure the CPU has it, and should call only from
+/// a `#[target_feature]` function enabling it, into which the methods (`#[inline(always)]`) then inline.
+/// Pointers passed must be valid for the bytes named in each method.
+pub(super) trait Lanes<const N: usize>: Copy {
+    /// The leftover words (25 mod `N` of them), prepared for XORing into each block.
+    type Rest;
+    /// Every lane `x`.
+    unsafe fn splat(x: u32) -> Self;
+    /// `N` words from the `4 * N` bytes at `p` (unaligned), lane `i` from bytes `4i .. 4i + 4`, little-endian.
+    unsafe fn load(p: *const u8) -> Self;
+    /// Stores the lanes to the `4 * N` bytes at `p` (unaligned), the inverse of [`Lanes::load`].
+    unsafe fn store(self, p: *mut u8);
+    /// Lane-wise addition mod 2^32.
+    unsafe fn add(self, other: Self) -> Self;
+    /// Lane-wise XOR.
+    unsafe fn xor(self, other: Self) -> Self;
+    /// Lane-wise rotation left by `R` bits (the body uses 16, 12, 8 and 7).
+    unsafe fn rotl<const R: i32>(self) -> Self;
+    /// `N`×`N` transpose: lane `b` of `rows[j]` becomes lane `j` of output `b`.
+    unsafe fn transpose(rows: &[Self; N]) -> [Self; N];
+    /// Prepares the leftover words `words` (25 mod `N` registers, in word order) for [`Lanes::xor_rest`].
+    unsafe fn rest(words: &[Self]) -> Self::Rest;
+    /// XORs block `blk`'s leftover words (`4 * (25 mod N)` bytes) into the bytes at `p`.
+    unsafe fn xor_rest(rest: &Self::Rest, blk: usize, p: *mut u8);
+}
+
+macro_rules! qr {
+    ($s:ident, $a:literal, $b:literal, $c:literal, $d:literal) => {
+        $s[$a] = $s[$a].add($s[$b]);
+        $s[$d] = $s[$d].xor($s[$a]).rotl::<16>();
+        $s[$c] = $s[$c].add($s[$d]);
+        $s[$b] = $s[$b].xor($s[$c]).rotl::<12>();
+        $s[$a] = $s[$a].add($s[$b]);
+        $s[$d] = $s[$d].xor($s[$a]).rotl::<8>();
+        $s[$c] = $s[$c].add($s[$d]);
+        $s[$b] = $s[$b].xor($s[$c]).rotl::<7>();
+    };
+}
+
+/// Computes blocks `counter .. counter + N` (counters wrap) and XORs them into `chunk`, exactly `N` blocks.
+///
+/// # Safety
+/// The CPU has the instruction set of `V`'s [`Lanes`] implementation.
+#[inline(always)]
+unsafe fn xor_chunk<V: Lanes<N>, const N: usize>(key: &[u32; 16], nonce: &[u32; 3], counter: u64, chunk: &mut [u8]) {
+    assert_eq!(chunk.len(), N * BLOCK);
+    let mut lo = [0u32; N];
+    let mut hi = [0u32; N];
+    for i in 0..N {
+        let c = counter.wrapping_add(i as u64);
+        lo[i] = c as u32;
+        hi[i] = (c >> 32) as u32;
+    }
+    let mut init = [0u32; 25];
+    init[..4].copy_from_slice(&SIGMA);
+    init[4..20].copy_from_slice(key);
+    init[22..25].copy_from_slice(nonce);
+    // The leftover words start at `full * N`; their bytes at `4 * full * N` in each block.
+    let full = 25 / N;
+    let p = chunk.as_mut_ptr();
+    // SAFETY: the CPU has `V`'s instruction set (the caller's contract). `lo` and `hi` are `N` words, one vector
+    // each. Block `blk` is bytes `blk * 100 .. blk * 100 + 100` of the `N * 100`-byte chunk (asserted above):
+    // group `g`'s row covers `4 * N * g .. 4 * N * (g + 1)` of it and the leftover words the last
+    // `4 * (25 - full * N)` bytes, all in bounds.
+    unsafe {
+        let ctr_lo = V::load(lo.as_ptr().cast());
+        let ctr_hi = V::load(hi.as_ptr().cast());
+        let mut s = [ctr_lo; 25];
+        for (j, w) in s.iter_mut().enumerate() {
+            if j != 20 && j != 21 {
+                *w = V::splat(init[j]);
+            }
+        }
+        s[21] = ctr_hi;
+        for _ in 0..10 {
+            qr!(s, 0, 4, 8, 12);
+            qr!(s, 1, 5, 9, 13);
+            qr!(s, 2, 6, 10, 14);
+            qr!(s, 3, 7, 11, 15);
+            qr!(s, 16, 20, 0, 4);
+            qr!(s, 17, 21, 1, 5);
+            qr!(s, 18, 22, 2, 6);
+            qr!(s, 19, 23, 3, 7);
+            qr!(s, 0, 5, 10, 15);
+            qr!(s, 1, 6, 11, 12);
+            qr!(s, 2, 7, 8, 13);
+            qr!(s, 3, 4, 9, 14);
+            qr!(s, 16, 21, 2, 7);
+            qr!(s, 17, 22, 3, 4);
+            qr!(s, 18, 23, 0, 5);
+            qr!(s, 19, 20, 1, 6);
+            qr!(s, 19, 24, 0, 5);
+        }
+        for (j, w) in s.iter_mut().enumerate() {
+            let add = match j {
+                20 => ctr_lo,
+                21 => ctr_hi,
+                _ => V::splat(init[j]),
+            };
+            *w = w.add(add);
+        }
+        for g in 0..full {
+            let rows: &[V; N] = s[g * N..(g + 1) * N].try_into().expect("a group is N words");
+            for (blk, ks) in V::transpose(rows).into_iter().enumerate() {
+                let q = p.add(blk * BLOCK + 4 * N * g);
+                ks.xor(V::load(q)).store(q);
+            }
+        }
+        let rest = V::rest(&s[full * N..]);
+        for blk in 0..N {
+            V::xor_rest(&rest, blk, p.add(blk * BLOCK + 4 * N * full));
+        }
+    }
+}
+
+/// XORs the keystream of blocks `counter, counter + 1, ...` into the whole `N`-block chunks at the start of
+/// `data`; returns the counter after them and what is left of `data` (less than `N` blocks).
+///
+/// # Safety
+/// The CPU has the instruction set of `V`'s [`Lanes`] implementation.
+#[inline(always)]
+pub(super) unsafe fn xor_chunks<'a, V: Lanes<N>, const N: usize>(
+    key: &[u32; 16],
+    nonce: &[u32; 3],
+    counter: u64,
+    data: &'a mut [u8],
+) -> (u64, &'a mut [u8]) {
+    let mut ctr = counter;
+    let mut chunks = data.chunks_exact_mut(N * BLOCK);
+    for chunk in &mut chunks {
+        // SAFETY: the CPU has `V`'s instruction set (the caller's contract).
+        unsafe { xor_chunk::<V, N>(key, nonce, ctr, chunk) };
+        ctr = ctr.wrapping_add(N as u64);
+    }
+    (ctr, chunks.into_remainder())
+}
+
+/// XORs the keystream of blocks `counter, counter + 1, ...` into `tail` (at most `N` blocks) through an
+/// `N`-block stack buffer, which is wiped afterwards. The unused lanes compute blocks past the end (wrapping
+/// counters); their keystream is discarded.
+///
+/// # Safety
+/// The CPU has the instruction set of `V`'s [`Lanes`] implementation.
+#[inline(always)]
+pub(super) unsafe fn xor_padded<V: Lanes<N>, const N: usize>(
+    key: &[u32; 16],
+    nonce: &[u32; 3],
+    counter: u64,
+    tail: &mut [u8],
+) {
+    let mut blocks = [[0u8; BLOCK]; N];
+    let buf = blocks.as_flattened_mut();
+    buf[..tail.len()].copy_from_slice(tail);
+    // SAFETY: the CPU has `V`'s instruction set (the caller's contract).
+    unsafe { xor_chunk::<V, N>(key, nonce, counter, buf) };
+    tail.copy_from_slice(&buf[..tail.len()]);
+    buf.zeroize();
+}
