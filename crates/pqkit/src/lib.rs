@@ -59,6 +59,8 @@ pub mod mlkem;
 pub mod poly1305;
 pub mod rng;
 pub mod threefish;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod x86;
 
 pub use error::{Error, Result};
 

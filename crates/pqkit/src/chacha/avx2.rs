@@ -13,6 +13,7 @@
 
 use super::{BLOCK_LEN, Backend};
 use crate::dispatch::Checked;
+use crate::x86::transpose::transpose8x8_epi32;
 use core::arch::x86_64::*;
 use zeroize::Zeroize;
 
@@ -127,40 +128,6 @@ fn qr(a: &mut __m256i, b: &mut __m256i, c: &mut __m256i, d: &mut __m256i, m: &Ma
     *b = rol7(_mm256_xor_si256(*b, *c));
 }
 
-/// Transposes 8 vectors of 8 words: in `a[w]` lane `j` is word `w` of block `j`; out `r[j]` is words 0..7 of
-/// block `j`.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn transpose8(a: [__m256i; 8]) -> [__m256i; 8] {
-    let t0 = _mm256_unpacklo_epi32(a[0], a[1]);
-    let t1 = _mm256_unpackhi_epi32(a[0], a[1]);
-    let t2 = _mm256_unpacklo_epi32(a[2], a[3]);
-    let t3 = _mm256_unpackhi_epi32(a[2], a[3]);
-    let t4 = _mm256_unpacklo_epi32(a[4], a[5]);
-    let t5 = _mm256_unpackhi_epi32(a[4], a[5]);
-    let t6 = _mm256_unpacklo_epi32(a[6], a[7]);
-    let t7 = _mm256_unpackhi_epi32(a[6], a[7]);
-    // Per 128-bit lane k: u0 = words 0..3 of block 4k, u1 of block 4k+1, ...; u4..u7 the same for words 4..7.
-    let u0 = _mm256_unpacklo_epi64(t0, t2);
-    let u1 = _mm256_unpackhi_epi64(t0, t2);
-    let u2 = _mm256_unpacklo_epi64(t1, t3);
-    let u3 = _mm256_unpackhi_epi64(t1, t3);
-    let u4 = _mm256_unpacklo_epi64(t4, t6);
-    let u5 = _mm256_unpackhi_epi64(t4, t6);
-    let u6 = _mm256_unpacklo_epi64(t5, t7);
-    let u7 = _mm256_unpackhi_epi64(t5, t7);
-    [
-        _mm256_permute2x128_si256::<0x20>(u0, u4),
-        _mm256_permute2x128_si256::<0x20>(u1, u5),
-        _mm256_permute2x128_si256::<0x20>(u2, u6),
-        _mm256_permute2x128_si256::<0x20>(u3, u7),
-        _mm256_permute2x128_si256::<0x31>(u0, u4),
-        _mm256_permute2x128_si256::<0x31>(u1, u5),
-        _mm256_permute2x128_si256::<0x31>(u2, u6),
-        _mm256_permute2x128_si256::<0x31>(u3, u7),
-    ]
-}
-
 /// 8 keystream blocks from counter `ctr`, XORed into (or written over) the `min(avail, 512)` bytes at `p`.
 ///
 /// # Safety
@@ -214,8 +181,8 @@ unsafe fn blocks8(rounds: usize, state: &[u32; 16], ctr: u64, m: &Masks, p: *mut
         };
         *v = _mm256_add_epi32(*v, orig);
     }
-    let lo = transpose8([x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]);
-    let hi = transpose8([x[8], x[9], x[10], x[11], x[12], x[13], x[14], x[15]]);
+    let lo = transpose8x8_epi32([x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]);
+    let hi = transpose8x8_epi32([x[8], x[9], x[10], x[11], x[12], x[13], x[14], x[15]]);
     if avail >= 8 * BLOCK_LEN {
         for j in 0..8 {
             // SAFETY: the 512 bytes at `p` are caller-guaranteed; unaligned loads and stores.

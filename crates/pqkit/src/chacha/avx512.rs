@@ -27,6 +27,7 @@
 
 use super::{BLOCK_LEN, Backend};
 use crate::dispatch::Checked;
+use crate::x86::transpose::{transpose4x4_epi32_lanes, transpose8x8_epi32};
 use core::arch::x86_64::*;
 
 /// See [`super::apply_blocks`].
@@ -342,10 +343,10 @@ macro_rules! finish16 {
         }
         // Stage 1, per group of four words: 4x4 transposes inside each 128-bit lane. Afterwards g{G}[r] holds,
         // in lane k, words 4G..4G+3 of block 4k + r.
-        let g0 = transpose4x4(x[0], x[1], x[2], x[3]);
-        let g1 = transpose4x4(x[4], x[5], x[6], x[7]);
-        let g2 = transpose4x4(x[8], x[9], x[10], x[11]);
-        let g3 = transpose4x4(x[12], x[13], x[14], x[15]);
+        let g0 = transpose4x4_epi32_lanes(x[0], x[1], x[2], x[3]);
+        let g1 = transpose4x4_epi32_lanes(x[4], x[5], x[6], x[7]);
+        let g2 = transpose4x4_epi32_lanes(x[8], x[9], x[10], x[11]);
+        let g3 = transpose4x4_epi32_lanes(x[12], x[13], x[14], x[15]);
         // Stage 2, per r: a 4x4 transpose of 128-bit lanes gives whole blocks 4k + r, k = 0..3.
         for r in 0..4 {
             let v0 = _mm512_shuffle_i32x4::<0x88>(g0[r], g1[r]); // lanes: g0.0 g0.2 g1.0 g1.2
@@ -554,23 +555,6 @@ fn xor20_stitched_avx512<const SEAL: bool, J: super::Stitch>(state: &[u32; 16], 
     }
 }
 
-/// 4x4 transposes of 32-bit words inside each 128-bit lane: lane `k` of output `r` holds word `4k + r` of
-/// `a`, `b`, `c`, `d`, in that order.
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn transpose4x4(a: __m512i, b: __m512i, c: __m512i, d: __m512i) -> [__m512i; 4] {
-    let t0 = _mm512_unpacklo_epi32(a, b);
-    let t1 = _mm512_unpackhi_epi32(a, b);
-    let t2 = _mm512_unpacklo_epi32(c, d);
-    let t3 = _mm512_unpackhi_epi32(c, d);
-    [
-        _mm512_unpacklo_epi64(t0, t2),
-        _mm512_unpackhi_epi64(t0, t2),
-        _mm512_unpacklo_epi64(t1, t3),
-        _mm512_unpackhi_epi64(t1, t3),
-    ]
-}
-
 /// 8 keystream blocks from counter `ctr` in ymm registers: block `j` is `out[2j] || out[2j + 1]`.
 #[inline]
 #[target_feature(enable = "avx512f,avx512vl,avx512bw")]
@@ -614,42 +598,9 @@ fn blocks8(rounds: usize, state: &[u32; 16], ctr: u64) -> [__m256i; 16] {
         _mm256_add_epi32(x14, w(14)),
         _mm256_add_epi32(x15, w(15)),
     ];
-    let lo = transpose8([x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]);
-    let hi = transpose8([x[8], x[9], x[10], x[11], x[12], x[13], x[14], x[15]]);
+    let lo = transpose8x8_epi32([x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]);
+    let hi = transpose8x8_epi32([x[8], x[9], x[10], x[11], x[12], x[13], x[14], x[15]]);
     core::array::from_fn(|i| if i % 2 == 0 { lo[i / 2] } else { hi[i / 2] })
-}
-
-/// Transposes 8 vectors of 8 words: in `a[w]` lane `j` is word `w` of block `j`; out `r[j]` is words 0..7 of
-/// block `j`.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn transpose8(a: [__m256i; 8]) -> [__m256i; 8] {
-    let t0 = _mm256_unpacklo_epi32(a[0], a[1]);
-    let t1 = _mm256_unpackhi_epi32(a[0], a[1]);
-    let t2 = _mm256_unpacklo_epi32(a[2], a[3]);
-    let t3 = _mm256_unpackhi_epi32(a[2], a[3]);
-    let t4 = _mm256_unpacklo_epi32(a[4], a[5]);
-    let t5 = _mm256_unpackhi_epi32(a[4], a[5]);
-    let t6 = _mm256_unpacklo_epi32(a[6], a[7]);
-    let t7 = _mm256_unpackhi_epi32(a[6], a[7]);
-    let u0 = _mm256_unpacklo_epi64(t0, t2);
-    let u1 = _mm256_unpackhi_epi64(t0, t2);
-    let u2 = _mm256_unpacklo_epi64(t1, t3);
-    let u3 = _mm256_unpackhi_epi64(t1, t3);
-    let u4 = _mm256_unpacklo_epi64(t4, t6);
-    let u5 = _mm256_unpackhi_epi64(t4, t6);
-    let u6 = _mm256_unpacklo_epi64(t5, t7);
-    let u7 = _mm256_unpackhi_epi64(t5, t7);
-    [
-        _mm256_permute2x128_si256::<0x20>(u0, u4),
-        _mm256_permute2x128_si256::<0x20>(u1, u5),
-        _mm256_permute2x128_si256::<0x20>(u2, u6),
-        _mm256_permute2x128_si256::<0x20>(u3, u7),
-        _mm256_permute2x128_si256::<0x31>(u0, u4),
-        _mm256_permute2x128_si256::<0x31>(u1, u5),
-        _mm256_permute2x128_si256::<0x31>(u2, u6),
-        _mm256_permute2x128_si256::<0x31>(u3, u7),
-    ]
 }
 
 /// 4 keystream blocks from counter `ctr` in the row layout (block `j` in 128-bit lane `j` of each row

@@ -9,6 +9,7 @@
 use super::Backend;
 use super::lanes::{self, Lanes};
 use crate::dispatch::Checked;
+use crate::x86::transpose::transpose8x8_epi32;
 use core::arch::x86_64::*;
 
 /// 8 lanes of 32 bits, for [`lanes`]. Every method needs AVX2 (the [`Lanes`] contract).
@@ -78,7 +79,7 @@ impl Lanes<8> for __m256i {
     #[inline(always)]
     unsafe fn transpose(rows: &[Self; 8]) -> [Self; 8] {
         // SAFETY: AVX2 is present (the trait's contract).
-        unsafe { transpose8(rows) }
+        unsafe { transpose8x8_epi32(*rows) }
     }
 
     #[inline(always)]
@@ -95,31 +96,6 @@ impl Lanes<8> for __m256i {
         // SAFETY: `p` is valid for the 4 bytes of word 24 (the trait's contract); unaligned access.
         unsafe { q.write_unaligned(q.read_unaligned() ^ rest[blk].to_le()) };
     }
-}
-
-/// 8×8 dword transpose: `r[j]` lane `b` becomes `o[b]` lane `j`.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn transpose8(r: &[__m256i]) -> [__m256i; 8] {
-    let mut t = [_mm256_setzero_si256(); 8];
-    for p in 0..4 {
-        t[2 * p] = _mm256_unpacklo_epi32(r[2 * p], r[2 * p + 1]);
-        t[2 * p + 1] = _mm256_unpackhi_epi32(r[2 * p], r[2 * p + 1]);
-    }
-    let mut u = [_mm256_setzero_si256(); 8];
-    for g in 0..2 {
-        let (a0, a1, b0, b1) = (t[4 * g], t[4 * g + 1], t[4 * g + 2], t[4 * g + 3]);
-        u[4 * g] = _mm256_unpacklo_epi64(a0, b0);
-        u[4 * g + 1] = _mm256_unpackhi_epi64(a0, b0);
-        u[4 * g + 2] = _mm256_unpacklo_epi64(a1, b1);
-        u[4 * g + 3] = _mm256_unpackhi_epi64(a1, b1);
-    }
-    let mut o = [_mm256_setzero_si256(); 8];
-    for k in 0..4 {
-        o[k] = _mm256_permute2x128_si256::<0x20>(u[k], u[4 + k]);
-        o[4 + k] = _mm256_permute2x128_si256::<0x31>(u[k], u[4 + k]);
-    }
-    o
 }
 
 /// The AVX2 loop: whole 8-block chunks, then a shorter tail through a stack buffer. Also the AVX-512 backend's

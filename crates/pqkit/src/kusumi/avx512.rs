@@ -11,6 +11,7 @@
 use super::lanes::{self, Lanes};
 use super::{BLOCK, Backend};
 use crate::dispatch::Checked;
+use crate::x86::transpose::transpose16x16_epi32;
 use core::arch::x86_64::*;
 
 /// 16 lanes of 32 bits, for [`lanes`]. Every method needs AVX-512F (the [`Lanes`] contract).
@@ -61,7 +62,7 @@ impl Lanes<16> for __m512i {
     #[inline(always)]
     unsafe fn transpose(rows: &[Self; 16]) -> [Self; 16] {
         // SAFETY: AVX-512F is present (the trait's contract).
-        unsafe { transpose16(rows) }
+        unsafe { transpose16x16_epi32(*rows) }
     }
 
     #[inline(always)]
@@ -70,7 +71,7 @@ impl Lanes<16> for __m512i {
         unsafe {
             let mut rows = [_mm512_setzero_si512(); 16];
             rows[..9].copy_from_slice(words);
-            transpose16(&rows)
+            transpose16x16_epi32(rows)
         }
     }
 
@@ -89,40 +90,6 @@ impl Lanes<16> for __m512i {
             q3.write_unaligned(q3.read_unaligned() ^ w24.to_le());
         }
     }
-}
-
-/// 16×16 dword transpose: `r[j]` lane `b` becomes `o[b]` lane `j`.
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn transpose16(r: &[__m512i; 16]) -> [__m512i; 16] {
-    // Step 1: interleave dwords of word pairs.
-    let mut t = [_mm512_setzero_si512(); 16];
-    for p in 0..8 {
-        t[2 * p] = _mm512_unpacklo_epi32(r[2 * p], r[2 * p + 1]);
-        t[2 * p + 1] = _mm512_unpackhi_epi32(r[2 * p], r[2 * p + 1]);
-    }
-    // Step 2: interleave qwords; u[4g + k] lane-128 L holds words 4g..4g+3 of block 4L + k.
-    let mut u = [_mm512_setzero_si512(); 16];
-    for g in 0..4 {
-        let (a0, a1, b0, b1) = (t[4 * g], t[4 * g + 1], t[4 * g + 2], t[4 * g + 3]);
-        u[4 * g] = _mm512_unpacklo_epi64(a0, b0);
-        u[4 * g + 1] = _mm512_unpackhi_epi64(a0, b0);
-        u[4 * g + 2] = _mm512_unpacklo_epi64(a1, b1);
-        u[4 * g + 3] = _mm512_unpackhi_epi64(a1, b1);
-    }
-    // Step 3: gather 128-bit lanes across the four word groups.
-    let mut o = [_mm512_setzero_si512(); 16];
-    for k in 0..4 {
-        let v = _mm512_shuffle_i32x4::<0x88>(u[k], u[4 + k]);
-        let w = _mm512_shuffle_i32x4::<0xDD>(u[k], u[4 + k]);
-        let v2 = _mm512_shuffle_i32x4::<0x88>(u[8 + k], u[12 + k]);
-        let w2 = _mm512_shuffle_i32x4::<0xDD>(u[8 + k], u[12 + k]);
-        o[k] = _mm512_shuffle_i32x4::<0x88>(v, v2);
-        o[8 + k] = _mm512_shuffle_i32x4::<0xDD>(v, v2);
-        o[4 + k] = _mm512_shuffle_i32x4::<0x88>(w, w2);
-        o[12 + k] = _mm512_shuffle_i32x4::<0xDD>(w, w2);
-    }
-    o
 }
 
 /// The AVX-512 loop: whole 16-block chunks, then a tail of 9..15 blocks through a stack buffer or a shorter one

@@ -7,6 +7,7 @@
 use super::soft::R;
 use super::{BLOCK, Backend};
 use crate::dispatch::Checked;
+use crate::x86::transpose::transpose8x8_epi64;
 use core::arch::x86_64::*;
 
 const LANES: usize = 8;
@@ -38,29 +39,6 @@ macro_rules! four {
         mix!($v, 2, 5, $i3, 2);
         mix!($v, 4, 3, $i3, 3);
     };
-}
-
-/// 8×8 qword transpose: `r[j]` lane `b` becomes `o[b]` lane `j`.
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn transpose8(r: &[__m512i; 8]) -> [__m512i; 8] {
-    let mut t = [_mm512_setzero_si512(); 8];
-    for p in 0..4 {
-        t[2 * p] = _mm512_unpacklo_epi64(r[2 * p], r[2 * p + 1]);
-        t[2 * p + 1] = _mm512_unpackhi_epi64(r[2 * p], r[2 * p + 1]);
-    }
-    let mut o = [_mm512_setzero_si512(); 8];
-    for e in 0..2 {
-        let v = _mm512_shuffle_i64x2::<0x88>(t[e], t[2 + e]);
-        let w = _mm512_shuffle_i64x2::<0xDD>(t[e], t[2 + e]);
-        let v2 = _mm512_shuffle_i64x2::<0x88>(t[4 + e], t[6 + e]);
-        let w2 = _mm512_shuffle_i64x2::<0xDD>(t[4 + e], t[6 + e]);
-        o[e] = _mm512_shuffle_i64x2::<0x88>(v, v2);
-        o[4 + e] = _mm512_shuffle_i64x2::<0xDD>(v, v2);
-        o[2 + e] = _mm512_shuffle_i64x2::<0x88>(w, w2);
-        o[6 + e] = _mm512_shuffle_i64x2::<0xDD>(w, w2);
-    }
-    o
 }
 
 /// The 19 subkeys of the key schedule, eight words each.
@@ -97,7 +75,7 @@ fn xor8(sk: &[[u64; 8]; 19], counter: u64, chunk: &mut [u8; CHUNK]) {
         s += 2;
     }
     inject(&mut v, 18);
-    let o = transpose8(&v);
+    let o = transpose8x8_epi64(v);
     let p = chunk.as_mut_ptr();
     for (blk, ks) in o.iter().enumerate() {
         // SAFETY: block `blk` is bytes blk*64 .. blk*64+64 of the 512-byte chunk; unaligned load/store.
