@@ -1,4 +1,4 @@
-//! Kusumi512: the spec's vectors, every backend against the portable one, counter carry and exhaustion,
+//! Kusumi512: the vectors of docs/kusumi512.md, every backend against the portable one, counter carry and exhaustion,
 //! streaming == one-shot, and rejection paths.
 
 use pqkit::Error;
@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::io::{Read, Write};
 
 fn vectors() -> Value {
-    serde_json::from_str(include_str!("data/arx512-vectors.json")).unwrap()
+    serde_json::from_str(include_str!("../../../docs/kusumi512-vectors.json")).unwrap()
 }
 
 fn h(v: &Value) -> Vec<u8> {

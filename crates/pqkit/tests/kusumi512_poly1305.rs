@@ -1,4 +1,4 @@
-//! Kusumi512-Poly1305 (pqkit's AEAD) and the legacy GreenfieldPQC format: the spec's vectors, an independent
+//! Kusumi512-Poly1305 (pqkit's AEAD) and the legacy GreenfieldPQC format: the vectors of docs/kusumi512.md, an independent
 //! construction from RustCrypto `poly1305` + the Kusumi512 keystream, round trips, tampering and rejection paths.
 
 use poly1305::universal_hash::KeyInit;
@@ -14,7 +14,7 @@ const NAME: &str = "Kusumi512-Poly1305";
 const LEGACY: &str = "Greenfield-Kusumi512-Poly1305";
 
 fn vectors() -> Value {
-    serde_json::from_str(include_str!("data/arx512-vectors.json")).unwrap()
+    serde_json::from_str(include_str!("../../../docs/kusumi512-vectors.json")).unwrap()
 }
 
 fn h(v: &Value) -> Vec<u8> {

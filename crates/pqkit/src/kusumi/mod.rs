@@ -2,7 +2,8 @@
 //! counter and 100-byte keystream blocks.
 //!
 //! pqkit's Kusumi512 matches the keystream of the published .NET library ("GreenfieldPQC") byte for byte, but
-//! not its defects: an instance keeps its position across calls, can seek, and never reuses keystream.
+//! not its defects: an instance keeps its position across calls, can seek, and never reuses keystream. The
+//! definition pqkit implements, with known-answer vectors, is `docs/kusumi512.md` in the repository.
 //!
 //! ## Security contract
 //! - A (key, nonce) pair must never encrypt two different messages (or two parts of one message at the same

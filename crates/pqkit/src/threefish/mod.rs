@@ -3,7 +3,8 @@
 //!
 //! ## Threefish-512-CTR
 //! Key 64 bytes; nonce 16 bytes, used as the tweak; keystream block `i` is
-//! `Threefish-512(key, tweak = nonce, LE64(i) || 56 zero bytes)` with `i` counting from 0.
+//! `Threefish-512(key, tweak = nonce, LE64(i) || 56 zero bytes)` with `i` counting from 0. Both are defined, with
+//! known-answer vectors, in `docs/kusumi512.md` in the repository.
 //!
 //! ## Security contract
 //! - A (key, nonce) pair must never encrypt two different messages. CTR mode provides no integrity.
