@@ -472,7 +472,7 @@ fn rfc8439_vectors() {
 #[test]
 fn arx512_vectors() {
     let v: serde_json::Value = serde_json::from_str(
-        &fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../pqkit/tests/data/arx512-vectors.json")).unwrap(),
+        &fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/kusumi512-vectors.json")).unwrap(),
     )
     .unwrap();
     // Counters are JSON numbers, everything else hex strings.

@@ -215,6 +215,8 @@ pub fn chosen() -> impl Iterator<Item = (&'static str, &'static str)> {
     }
     let all = [
         one::<crate::chacha::Backend>(),
+        one::<crate::kusumi::Backend>(),
+        one::<crate::threefish::Backend>(),
         one::<crate::poly1305::Backend>(),
         one::<crate::aes::Backend>(),
         one::<crate::hash::sha2::Backend>(),

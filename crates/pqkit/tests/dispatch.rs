@@ -43,6 +43,8 @@ fn check_family<B: BackendSet>() {
 macro_rules! every_family {
     ($f:ident) => {{
         $f::<pqkit::chacha::Backend>();
+        $f::<pqkit::kusumi::Backend>();
+        $f::<pqkit::threefish::Backend>();
         $f::<pqkit::poly1305::Backend>();
         $f::<pqkit::aes::Backend>();
         $f::<pqkit::hash::sha2::Backend>();
