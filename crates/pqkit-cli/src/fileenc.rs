@@ -1,11 +1,15 @@
-//! `pqkit encrypt` / `pqkit decrypt`: the STREAM construction over 64 KiB segments, on all cores.
+//! `pqkit encrypt` / `pqkit decrypt`: the pqkit file format (`pqkit::aead::stream`) on all cores. This file
+//! holds the files, batches, threads and progress; every segment is sealed and opened by the library.
 
-use crate::format::{self, FileAlg, Header, KeySource, MAX_SEGMENTS, SEG_CT_LEN, SEG_LEN, read_full};
+use crate::format::{self, FileAlg, read_full};
 use crate::outfile::AtomicOut;
 use crate::{CliError, CliResult};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use pqkit::aead::{Aead, Aes256Gcm, Kusumi512Poly1305, TAG_LEN, XChaCha20Poly1305};
+use pqkit::aead::TAG_LEN;
+use pqkit::aead::stream::{
+    FileKey, Header, KeySource, MAX_SEGMENTS, SEGMENT_CT_LEN as SEG_CT_LEN, SEGMENT_LEN as SEG_LEN, errors,
+};
 use rayon::prelude::*;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -72,37 +76,6 @@ pub struct DecryptArgs {
     key: KeyArgs,
     #[command(flatten)]
     common: CommonArgs,
-}
-
-/// The AEAD chosen by a header, keyed.
-enum Keyed {
-    X(XChaCha20Poly1305),
-    K(Box<Kusumi512Poly1305>),
-    G(Box<Aes256Gcm>),
-}
-
-impl Keyed {
-    fn new(alg: FileAlg, key: &[u8]) -> CliResult<Self> {
-        Ok(match alg {
-            FileAlg::XChaCha20Poly1305 => Keyed::X(XChaCha20Poly1305::new(key)?),
-            FileAlg::Kusumi512Poly1305 => Keyed::K(Box::new(Kusumi512Poly1305::new(key)?)),
-            FileAlg::Aes256Gcm => Keyed::G(Box::new(Aes256Gcm::new(key)?)),
-        })
-    }
-    fn seal(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> pqkit::Result<[u8; TAG_LEN]> {
-        match self {
-            Keyed::X(a) => a.seal_in_place_detached(nonce, aad, buf),
-            Keyed::K(a) => a.seal_in_place_detached(nonce, aad, buf),
-            Keyed::G(a) => a.seal_in_place_detached(nonce, aad, buf),
-        }
-    }
-    fn open(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> pqkit::Result<()> {
-        match self {
-            Keyed::X(a) => a.open_in_place_detached(nonce, aad, buf, tag),
-            Keyed::K(a) => a.open_in_place_detached(nonce, aad, buf, tag),
-            Keyed::G(a) => a.open_in_place_detached(nonce, aad, buf, tag),
-        }
-    }
 }
 
 fn is_stdin(p: &Option<PathBuf>) -> bool {
@@ -174,20 +147,19 @@ fn read_passphrase(key: &KeyArgs, confirm: bool) -> CliResult<Zeroizing<Vec<u8>>
     Ok(Zeroizing::new(pw.as_bytes().to_vec()))
 }
 
-/// The input keying material for `header` from the user's key file or passphrase.
-fn ikm(header: &Header, key: &KeyArgs, confirm: bool) -> CliResult<Zeroizing<Vec<u8>>> {
-    match (header.source, &key.key) {
-        (KeySource::KeyFile, Some(path)) => format::read_keyfile(path),
-        (KeySource::KeyFile, None) => {
-            Err(CliError::usage("this file was encrypted with a key file: pass --key KEYFILE"))
-        }
+/// The file key for `header` from the user's key file or passphrase.
+fn file_key(header: &Header, key: &KeyArgs, confirm: bool) -> CliResult<FileKey> {
+    match (header.key_source(), &key.key) {
+        (KeySource::Key, Some(path)) => Ok(FileKey::from_key(header, &format::read_keyfile(path)?)?),
+        (KeySource::Key, None) => Err(CliError::usage("this file was encrypted with a key file: pass --key KEYFILE")),
         (KeySource::Argon2id { .. }, Some(_)) => {
             Err(CliError::usage("this file was encrypted with a passphrase, not a key file: drop --key"))
         }
         (KeySource::Argon2id { .. }, None) => {
             let pw = read_passphrase(key, confirm)?;
-            header.stretch(&pw)
+            Ok(FileKey::from_passphrase(header, &pw)?)
         }
+        _ => Err(CliError::usage("this file uses a key source this pqkit does not support")),
     }
 }
 
@@ -260,21 +232,18 @@ const SEGS_PER_THREAD: usize = 8;
 
 pub fn encrypt(a: EncryptArgs) -> CliResult {
     let source = if a.key.key.is_some() {
-        KeySource::KeyFile
+        KeySource::Key
     } else {
         pqkit::kdf::argon2::Params::new(a.argon2_memory, a.argon2_passes, a.argon2_lanes)?;
         KeySource::Argon2id { m_cost: a.argon2_memory, t_cost: a.argon2_passes, p_cost: a.argon2_lanes }
     };
     let (mut input, in_name, in_len) = open_input(&a.input)?;
     let (mut out, out_name) = sink(&a.input, &a.common.output, a.common.force, false)?;
-    let header = Header::new(a.alg, source)?;
-    let ikm = ikm(&header, &a.key, true)?;
-    let aead = Keyed::new(header.alg, &header.file_key(&ikm))?;
-    drop(ikm);
+    let header = format::new_header(a.alg, source)?;
+    let key = file_key(&header, &a.key, true)?;
     let pool = pool(a.common.threads)?;
     let pb = progress(a.common.quiet, in_len);
-    let hbytes = header.encode();
-    out.writer().write_all(&hbytes).map_err(|e| CliError::io(&out_name, e))?;
+    out.writer().write_all(header.as_bytes()).map_err(|e| CliError::io(&out_name, e))?;
 
     let batch = pool.current_num_threads() * SEGS_PER_THREAD;
     let mut buf = Zeroizing::new(vec![0u8; batch * SEG_LEN + 1]);
@@ -309,9 +278,7 @@ pub fn encrypt(a: EncryptArgs) -> CliResult {
                 let last = eof && k == nseg - 1;
                 let (body, tag) = oc.split_at_mut(plen);
                 body.copy_from_slice(&data[k * SEG_LEN..k * SEG_LEN + plen]);
-                let aad: &[u8] = if g == 0 { &hbytes } else { &[] };
-                let t = aead.seal(&header.nonce(g, last), aad, body)?;
-                tag.copy_from_slice(&t);
+                tag.copy_from_slice(&key.seal_segment(g, last, body)?);
                 Ok::<(), pqkit::Error>(())
             })
         })?;
@@ -326,51 +293,44 @@ pub fn encrypt(a: EncryptArgs) -> CliResult {
     out.finish(&out_name)
 }
 
-/// Why segment `g` failed, told apart by trying the other value of the last-segment flag.
-#[allow(clippy::too_many_arguments)]
-fn diagnose(
-    aead: &Keyed,
-    header: &Header,
-    hbytes: &[u8],
-    g: u64,
-    chunk: &mut [u8],
-    last: bool,
-    full: bool,
-    passphrase: bool,
-) -> CliError {
-    let aad: &[u8] = if g == 0 { hbytes } else { &[] };
-    let (body, tag) = chunk.split_at_mut(chunk.len() - TAG_LEN);
-    let flipped = aead.open(&header.nonce(g, !last), aad, body, tag).is_ok();
-    // Whatever authenticated here is never written: zero it.
-    if flipped {
-        body.iter_mut().for_each(|b| *b = 0);
+/// A header the library refused: not a pqkit file, or a corrupted or unsupported header (exit 1); an I/O
+/// error is exit 2.
+fn header_error(name: &str, e: std::io::Error) -> CliError {
+    match e.get_ref().and_then(|i| i.downcast_ref::<pqkit::Error>()) {
+        Some(pqkit::Error::InvalidEncoding { reason, .. }) => CliError::auth(format!("{name}: {reason}")),
+        Some(other) => CliError::auth(format!("{name}: {other}")),
+        None => CliError::io(name, e),
     }
-    match (flipped, last) {
-        (true, true) => CliError::auth(format!("ciphertext truncated after segment {g}: the final segment is missing")),
-        (true, false) if full => {
-            CliError::auth(format!("data appended after the final segment {g}: the file was extended"))
-        }
-        _ if g == 0 => CliError::auth(if passphrase {
-            "wrong passphrase or corrupted header (segment 0 failed to authenticate)".to_string()
+}
+
+/// The message for segment `g` failing to open with `e` (the library tells truncation and appending apart).
+fn segment_error(e: pqkit::Error, g: u64, last: bool, passphrase: bool) -> CliError {
+    if e == errors::TRUNCATED {
+        CliError::auth(format!("ciphertext truncated after segment {g}: the final segment is missing"))
+    } else if e == errors::APPENDED {
+        CliError::auth(format!("data appended after the final segment {g}: the file was extended"))
+    } else if e != errors::SEGMENT_FAILED {
+        CliError::auth(e.to_string())
+    } else if g == 0 {
+        CliError::auth(if passphrase {
+            "wrong passphrase or corrupted header (segment 0 failed to authenticate)"
         } else {
-            "wrong key or corrupted header (segment 0 failed to authenticate)".to_string()
-        }),
-        (_, true) => CliError::auth(format!(
+            "wrong key or corrupted header (segment 0 failed to authenticate)"
+        })
+    } else if last {
+        CliError::auth(format!(
             "segment {g} (the last) failed to authenticate: corrupted, truncated, or bytes were appended"
-        )),
-        (_, false) => CliError::auth(format!(
-            "segment {g} failed to authenticate: corrupted, or segments were reordered or dropped"
-        )),
+        ))
+    } else {
+        CliError::auth(format!("segment {g} failed to authenticate: corrupted, or segments were reordered or dropped"))
     }
 }
 
 pub fn decrypt(a: DecryptArgs) -> CliResult {
     let (mut input, in_name, in_len) = open_input(&a.input)?;
-    let (header, hbytes) = Header::read(&mut input, &in_name)?;
-    let passphrase = matches!(header.source, KeySource::Argon2id { .. });
-    let ikm = ikm(&header, &a.key, false)?;
-    let aead = Keyed::new(header.alg, &header.file_key(&ikm))?;
-    drop(ikm);
+    let header = Header::read_from(&mut input).map_err(|e| header_error(&in_name, e))?;
+    let passphrase = matches!(header.key_source(), KeySource::Argon2id { .. });
+    let key = file_key(&header, &a.key, false)?;
     let (mut out, out_name) = sink(&a.input, &a.common.output, a.common.force, true)?;
     let pool = pool(a.common.threads)?;
     let pb = progress(a.common.quiet, in_len);
@@ -421,25 +381,22 @@ pub fn decrypt(a: DecryptArgs) -> CliResult {
             return Err(fail(CliError::auth("more than 2^32 segments: not a valid pqkit file"), index));
         }
         let data = &mut buf[..data_len];
-        let failures: Vec<usize> = pool.install(|| {
+        let failures: Vec<(usize, pqkit::Error)> = pool.install(|| {
             data.par_chunks_mut(SEG_CT_LEN)
                 .enumerate()
                 .filter_map(|(k, chunk)| {
                     let g = index + k as u64;
                     let last = eof && k == nseg - 1;
-                    let aad: &[u8] = if g == 0 { &hbytes } else { &[] };
                     let (body, tag) = chunk.split_at_mut(chunk.len() - TAG_LEN);
-                    aead.open(&header.nonce(g, last), aad, body, tag).err().map(|_| k)
+                    key.open_segment(g, last, body, tag).err().map(|e| (k, e))
                 })
                 .collect()
         });
-        if let Some(&k) = failures.iter().min() {
+        if let Some((k, e)) = failures.into_iter().min_by_key(|&(k, _)| k) {
             // Segments before k decrypted; the whole batch is discarded, plaintext wiped with `buf`.
             let g = index + k as u64;
             let last = eof && k == nseg - 1;
-            let chunk = &mut data[k * SEG_CT_LEN..(k * SEG_CT_LEN + SEG_CT_LEN).min(data_len)];
-            let full = chunk.len() == SEG_CT_LEN;
-            return Err(fail(diagnose(&aead, &header, &hbytes, g, chunk, last, full, passphrase), index));
+            return Err(fail(segment_error(e, g, last, passphrase), index));
         }
         let w = out.writer();
         for chunk in data.chunks(SEG_CT_LEN) {

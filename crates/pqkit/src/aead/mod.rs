@@ -10,6 +10,7 @@
 //! - `open` verifies the tag in constant time *before* releasing any plaintext. On failure it returns
 //!   [`Error::AuthenticationFailed`](crate::Error::AuthenticationFailed) and, in the in-place form, the buffer
 //!   holds the ciphertext again (never plaintext).
+//! - For data of any length use [`stream`], the pqkit file format: STREAM over 64 KiB segments, truncation-proof.
 
 use crate::Result;
 #[cfg(feature = "alloc")]
@@ -17,6 +18,7 @@ use alloc::vec::Vec;
 
 pub mod kusumi512_poly1305;
 pub mod legacy;
+pub mod stream;
 pub use kusumi512_poly1305::Kusumi512Poly1305;
 
 /// Length of every pqkit AEAD tag, in bytes.
