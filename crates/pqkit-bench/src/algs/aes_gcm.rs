@@ -1,8 +1,12 @@
 //! AES-128-GCM and AES-256-GCM, sealing in place with a detached tag.
 
-use super::aead::{awslc_seal, ossl_seal, rc_seal, ring_seal};
-use super::{AAD, KEY32, NONCE12, e, ossl, v};
-use crate::registry::{Algorithm, Candidate, Op};
+use super::aead_ops::{awslc_open, awslc_seal, ossl_open, ossl_seal, rc_open, rc_seal, ring_open, ring_seal};
+#[cfg(feature = "pqkit-algs")]
+use super::aead_ops::{pqkit_open, pqkit_seal};
+#[cfg(feature = "pqkit-algs")]
+use super::e;
+use super::{KEY32, NONCE12, ossl, v};
+use crate::registry::{Algorithm, Candidate};
 
 /// The family's algorithms.
 pub fn algorithms() -> Vec<Algorithm> {
@@ -32,8 +36,6 @@ pub fn algorithms() -> Vec<Algorithm> {
         }));
     #[cfg(feature = "pqkit-algs")]
     {
-        use super::aead::pqkit_seal;
-        use super::e;
         a128.candidates.insert(
             0,
             Candidate::new("pqkit", super::pqkit_version(), move |_| {
@@ -48,87 +50,6 @@ pub fn algorithms() -> Vec<Algorithm> {
         );
     }
     vec![a128, a256]
-}
-
-/// An open operation: on its first call the op seals `data` with the same implementation's seal (which the seal
-/// algorithm's agreement check has vetted) and keeps the ciphertext and tag. Every run then copies the ciphertext
-/// back into `data` (the harness's aligned buffer) and opens it there in place, so `data` ends as the plaintext;
-/// every side pays the same one copy. All sides must therefore output the original plaintext.
-fn open_op(
-    mut seal: Box<dyn Op>,
-    mut open: impl FnMut(&mut [u8], &[u8; 16]) -> Result<(), String> + Send + 'static,
-) -> Box<dyn Op> {
-    let mut sealed: Vec<u8> = Vec::new();
-    let mut tag = [0u8; 16];
-    Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
-        if sealed.len() != data.len() {
-            let mut ct = data.to_vec();
-            let mut t = Vec::new();
-            seal.run(&mut ct, &mut t)?;
-            tag = t.as_slice().try_into().map_err(|_| format!("seal gave a {}-byte tag", t.len()))?;
-            sealed = ct;
-        }
-        out.clear();
-        data.copy_from_slice(&sealed);
-        open(data, &tag)
-    })
-}
-
-pub(super) fn ring_open(alg: &'static ring::aead::Algorithm, key: &[u8]) -> Result<Box<dyn Op>, String> {
-    use ring::aead::{Aad, LessSafeKey, Nonce, Tag, UnboundKey};
-    let k = LessSafeKey::new(UnboundKey::new(alg, key).map_err(|_| "ring: bad key".to_string())?);
-    Ok(open_op(ring_seal(alg, key)?, move |ct: &mut [u8], tag: &[u8; 16]| {
-        k.open_in_place_separate_tag(Nonce::assume_unique_for_key(NONCE12), Aad::from(AAD), Tag::from(*tag), ct, 0..)
-            .map_err(|_| "ring: open failed".to_string())?;
-        Ok(())
-    }))
-}
-
-pub(super) fn awslc_open(alg: &'static aws_lc_rs::aead::Algorithm, key: &[u8]) -> Result<Box<dyn Op>, String> {
-    use aws_lc_rs::aead::{Aad, LessSafeKey, Nonce, UnboundKey};
-    let k = LessSafeKey::new(UnboundKey::new(alg, key).map_err(|_| "aws-lc-rs: bad key".to_string())?);
-    Ok(open_op(awslc_seal(alg, key)?, move |ct: &mut [u8], tag: &[u8; 16]| {
-        k.open_in_place_separate_tag(Nonce::assume_unique_for_key(NONCE12), Aad::from(AAD), tag, ct)
-            .map_err(|_| "aws-lc-rs: open failed".to_string())?;
-        Ok(())
-    }))
-}
-
-pub(super) fn ossl_open(cipher: &'static openssl::cipher::CipherRef, key: &[u8]) -> Result<Box<dyn Op>, String> {
-    let mut ctx = openssl::cipher_ctx::CipherCtx::new().map_err(e)?;
-    ctx.decrypt_init(Some(cipher), Some(key), None).map_err(e)?;
-    ctx.set_iv_length(NONCE12.len()).map_err(e)?;
-    Ok(open_op(ossl_seal(cipher, key, &NONCE12)?, move |ct: &mut [u8], tag: &[u8; 16]| {
-        let n = ct.len();
-        ctx.decrypt_init(None, None, Some(&NONCE12)).map_err(e)?;
-        ctx.set_tag(tag).map_err(e)?;
-        ctx.cipher_update(&AAD, None).map_err(e)?;
-        ctx.cipher_update_inplace(ct, n).map_err(e)?;
-        ctx.cipher_final(&mut []).map_err(|_| "openssl: open failed".to_string())?;
-        Ok(())
-    }))
-}
-
-pub(super) fn rc_open<A>(cipher: A) -> Box<dyn Op>
-where
-    A: aes_gcm::aead::AeadInOut + Clone + Send + 'static,
-    super::aead::aead_nonce::Nonce<A>: Send + From<[u8; 12]>,
-{
-    let nonce: super::aead::aead_nonce::Nonce<A> = NONCE12.into();
-    open_op(rc_seal(cipher.clone(), nonce.clone()), move |ct: &mut [u8], tag: &[u8; 16]| {
-        let tag = aes_gcm::aead::Tag::<A>::try_from(&tag[..]).map_err(|_| "tag length".to_string())?;
-        cipher
-            .decrypt_inout_detached(&nonce, &AAD, ct.into(), &tag)
-            .map_err(|_| "rustcrypto: open failed".to_string())?;
-        Ok(())
-    })
-}
-
-#[cfg(feature = "pqkit-algs")]
-pub(super) fn pqkit_open<A: pqkit::aead::Aead + Clone + Send + 'static>(a: A) -> Box<dyn Op> {
-    open_op(super::aead::pqkit_seal(a.clone(), &NONCE12), move |ct: &mut [u8], tag: &[u8; 16]| {
-        a.open_in_place_detached(&NONCE12, &AAD, ct, tag).map_err(e)
-    })
 }
 
 /// AES-128-GCM and AES-256-GCM open (verify and decrypt in place).

@@ -7,6 +7,7 @@
 //! `pqkit-algs` cargo feature until the pqkit API they call exists on main.
 
 pub mod aead;
+pub mod aead_ops;
 pub mod aes_gcm;
 pub mod arx512;
 pub mod chacha;
