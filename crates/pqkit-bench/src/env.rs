@@ -53,7 +53,7 @@ pub fn crate_label(name: &str) -> String {
 
 /// OpenSSL's version as the linked library reports it.
 pub fn openssl_version() -> String {
-    openssl::version::version().to_string()
+    crate::algs::ossl_ffi::version()
 }
 
 /// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (Howard Hinnant's algorithm).

@@ -6,6 +6,7 @@ use super::aead_ops::{awslc_open, awslc_seal, ossl_open, ossl_seal, rc_open, rc_
 use super::aead_ops::{pqkit_open, pqkit_seal};
 #[cfg(feature = "pqkit-algs")]
 use super::e;
+use super::ossl_ffi::Cipher;
 use super::{KEY32, NONCE12, NONCE24, ossl, v};
 use crate::registry::{Algorithm, Candidate};
 
@@ -15,9 +16,7 @@ pub fn algorithms() -> Vec<Algorithm> {
     #[allow(unused_mut)]
     let mut c = Algorithm::bulk("ChaCha20-Poly1305", "seal")
         .scaling()
-        .with(Candidate::new("openssl", ossl(), |_| {
-            ossl_seal(openssl::cipher::Cipher::chacha20_poly1305(), &KEY32, &NONCE12)
-        }))
+        .with(Candidate::new("openssl", ossl(), |_| ossl_seal(Cipher::chacha20_poly1305(), &KEY32, &NONCE12)))
         .with(Candidate::new("aws-lc-rs", v("aws-lc-rs"), |_| awslc_seal(&aws_lc_rs::aead::CHACHA20_POLY1305, &KEY32)))
         .with(Candidate::new("ring", v("ring"), |_| ring_seal(&ring::aead::CHACHA20_POLY1305, &KEY32)))
         .with(Candidate::new("rustcrypto", v("chacha20poly1305"), |_| {
@@ -50,7 +49,7 @@ pub fn algorithms() -> Vec<Algorithm> {
     // ChaCha20-Poly1305 open (verify and decrypt in place), with the same machinery as AES-GCM open.
     #[allow(unused_mut)]
     let mut o = Algorithm::bulk("ChaCha20-Poly1305", "open")
-        .with(Candidate::new("openssl", ossl(), |_| ossl_open(openssl::cipher::Cipher::chacha20_poly1305(), &KEY32)))
+        .with(Candidate::new("openssl", ossl(), |_| ossl_open(Cipher::chacha20_poly1305(), &KEY32)))
         .with(Candidate::new("aws-lc-rs", v("aws-lc-rs"), |_| awslc_open(&aws_lc_rs::aead::CHACHA20_POLY1305, &KEY32)))
         .with(Candidate::new("ring", v("ring"), |_| ring_open(&ring::aead::CHACHA20_POLY1305, &KEY32)))
         .with(Candidate::new("rustcrypto", v("chacha20poly1305"), |_| {

@@ -3,7 +3,10 @@
 //! and decrypt in place). Every side keeps its key schedule outside the timed region. Both families build on this
 //! module and neither imports the other.
 
-use super::{AAD, NONCE12, e};
+#[cfg(feature = "pqkit-algs")]
+use super::e;
+use super::ossl_ffi::{Aead, CipherRef};
+use super::{AAD, NONCE12};
 use crate::registry::Op;
 
 /// ring's `LessSafeKey` seal in place.
@@ -35,19 +38,12 @@ pub fn awslc_seal(alg: &'static aws_lc_rs::aead::Algorithm, key: &[u8]) -> Resul
 }
 
 /// OpenSSL EVP AEAD seal in place: the key is set once; each operation re-initialises only the nonce.
-pub fn ossl_seal(cipher: &'static openssl::cipher::CipherRef, key: &[u8], nonce: &[u8]) -> Result<Box<dyn Op>, String> {
-    let mut ctx = openssl::cipher_ctx::CipherCtx::new().map_err(e)?;
-    ctx.encrypt_init(Some(cipher), Some(key), None).map_err(e)?;
-    ctx.set_iv_length(nonce.len()).map_err(e)?;
+pub fn ossl_seal(cipher: &'static CipherRef, key: &[u8], nonce: &[u8]) -> Result<Box<dyn Op>, String> {
+    let mut ctx = Aead::sealer(cipher, key, nonce.len())?;
     let nonce = nonce.to_vec();
     Ok(Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
-        ctx.encrypt_init(None, None, Some(&nonce)).map_err(e)?;
-        ctx.cipher_update(&AAD, None).map_err(e)?;
-        let n = data.len();
-        ctx.cipher_update_inplace(data, n).map_err(e)?;
-        ctx.cipher_final(&mut []).map_err(e)?;
         let mut tag = [0u8; 16];
-        ctx.tag(&mut tag).map_err(e)?;
+        ctx.seal(&nonce, &AAD, data, &mut tag)?;
         out.clear();
         out.extend_from_slice(&tag);
         Ok(())
@@ -131,18 +127,10 @@ pub fn awslc_open(alg: &'static aws_lc_rs::aead::Algorithm, key: &[u8]) -> Resul
 }
 
 /// OpenSSL EVP AEAD open in place: the key is set once; each operation re-initialises the nonce and sets the tag.
-pub fn ossl_open(cipher: &'static openssl::cipher::CipherRef, key: &[u8]) -> Result<Box<dyn Op>, String> {
-    let mut ctx = openssl::cipher_ctx::CipherCtx::new().map_err(e)?;
-    ctx.decrypt_init(Some(cipher), Some(key), None).map_err(e)?;
-    ctx.set_iv_length(NONCE12.len()).map_err(e)?;
+pub fn ossl_open(cipher: &'static CipherRef, key: &[u8]) -> Result<Box<dyn Op>, String> {
+    let mut ctx = Aead::opener(cipher, key, NONCE12.len())?;
     Ok(open_op(ossl_seal(cipher, key, &NONCE12)?, move |ct: &mut [u8], tag: &[u8; 16]| {
-        let n = ct.len();
-        ctx.decrypt_init(None, None, Some(&NONCE12)).map_err(e)?;
-        ctx.set_tag(tag).map_err(e)?;
-        ctx.cipher_update(&AAD, None).map_err(e)?;
-        ctx.cipher_update_inplace(ct, n).map_err(e)?;
-        ctx.cipher_final(&mut []).map_err(|_| "openssl: open failed".to_string())?;
-        Ok(())
+        ctx.open(&NONCE12, &AAD, ct, tag)
     }))
 }
 

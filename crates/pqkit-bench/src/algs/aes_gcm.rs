@@ -5,6 +5,7 @@ use super::aead_ops::{awslc_open, awslc_seal, ossl_open, ossl_seal, rc_open, rc_
 use super::aead_ops::{pqkit_open, pqkit_seal};
 #[cfg(feature = "pqkit-algs")]
 use super::e;
+use super::ossl_ffi::Cipher;
 use super::{KEY32, NONCE12, ossl, v};
 use crate::registry::{Algorithm, Candidate};
 
@@ -15,9 +16,7 @@ pub fn algorithms() -> Vec<Algorithm> {
     #[allow(unused_mut)]
     let mut a128 = Algorithm::bulk("AES-128-GCM", "seal")
         .scaling()
-        .with(Candidate::new("openssl", ossl(), move |_| {
-            ossl_seal(openssl::cipher::Cipher::aes_128_gcm(), &k16, &NONCE12)
-        }))
+        .with(Candidate::new("openssl", ossl(), move |_| ossl_seal(Cipher::aes_128_gcm(), &k16, &NONCE12)))
         .with(Candidate::new("aws-lc-rs", v("aws-lc-rs"), move |_| awslc_seal(&aws_lc_rs::aead::AES_128_GCM, &k16)))
         .with(Candidate::new("ring", v("ring"), move |_| ring_seal(&ring::aead::AES_128_GCM, &k16)))
         .with(Candidate::new("rustcrypto", v("aes-gcm"), move |_| {
@@ -26,9 +25,7 @@ pub fn algorithms() -> Vec<Algorithm> {
     #[allow(unused_mut)]
     let mut a256 = Algorithm::bulk("AES-256-GCM", "seal")
         .scaling()
-        .with(Candidate::new("openssl", ossl(), |_| {
-            ossl_seal(openssl::cipher::Cipher::aes_256_gcm(), &KEY32, &NONCE12)
-        }))
+        .with(Candidate::new("openssl", ossl(), |_| ossl_seal(Cipher::aes_256_gcm(), &KEY32, &NONCE12)))
         .with(Candidate::new("aws-lc-rs", v("aws-lc-rs"), |_| awslc_seal(&aws_lc_rs::aead::AES_256_GCM, &KEY32)))
         .with(Candidate::new("ring", v("ring"), |_| ring_seal(&ring::aead::AES_256_GCM, &KEY32)))
         .with(Candidate::new("rustcrypto", v("aes-gcm"), |_| {
@@ -58,13 +55,13 @@ pub fn open_algorithms() -> Vec<Algorithm> {
     let k16: [u8; 16] = KEY32[..16].try_into().unwrap_or([0; 16]);
     #[allow(unused_mut)]
     let mut a128 = Algorithm::bulk("AES-128-GCM", "open")
-        .with(Candidate::new("openssl", ossl(), move |_| ossl_open(openssl::cipher::Cipher::aes_128_gcm(), &k16)))
+        .with(Candidate::new("openssl", ossl(), move |_| ossl_open(Cipher::aes_128_gcm(), &k16)))
         .with(Candidate::new("aws-lc-rs", v("aws-lc-rs"), move |_| awslc_open(&aws_lc_rs::aead::AES_128_GCM, &k16)))
         .with(Candidate::new("ring", v("ring"), move |_| ring_open(&ring::aead::AES_128_GCM, &k16)))
         .with(Candidate::new("rustcrypto", v("aes-gcm"), move |_| Ok(rc_open(aes_gcm::Aes128Gcm::new(&k16.into())))));
     #[allow(unused_mut)]
     let mut a256 = Algorithm::bulk("AES-256-GCM", "open")
-        .with(Candidate::new("openssl", ossl(), |_| ossl_open(openssl::cipher::Cipher::aes_256_gcm(), &KEY32)))
+        .with(Candidate::new("openssl", ossl(), |_| ossl_open(Cipher::aes_256_gcm(), &KEY32)))
         .with(Candidate::new("aws-lc-rs", v("aws-lc-rs"), |_| awslc_open(&aws_lc_rs::aead::AES_256_GCM, &KEY32)))
         .with(Candidate::new("ring", v("ring"), |_| ring_open(&ring::aead::AES_256_GCM, &KEY32)))
         .with(Candidate::new("rustcrypto", v("aes-gcm"), |_| Ok(rc_open(aes_gcm::Aes256Gcm::new(&KEY32.into())))));

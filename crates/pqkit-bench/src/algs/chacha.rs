@@ -3,7 +3,9 @@
 //! Peers are wrapped in pqkit's own `StreamCipher` trait so that every mode (in-place, one-shot, streaming)
 //! goes through the same code path for every implementation.
 
-use super::{KEY32, NONCE12, NONCE24, e, in_place, ossl, v};
+#[cfg(feature = "pqkit-algs")]
+use super::e;
+use super::{KEY32, NONCE12, NONCE24, in_place, ossl, v};
 use crate::registry::{Algorithm, Candidate, Op, Report};
 use chacha20::cipher::{KeyIvInit, StreamCipherSeek};
 use pqkit::cipher::StreamCipher;
@@ -39,7 +41,7 @@ pub fn rc_chacha20() -> RcStream<chacha20::ChaCha20> {
 
 /// OpenSSL's EVP cipher context behind pqkit's `StreamCipher` trait (in-place `EVP_CipherUpdate`).
 pub struct OsslStream {
-    ctx: openssl::cipher_ctx::CipherCtx,
+    ctx: super::ossl_ffi::Stream,
     pos: u64,
 }
 
@@ -47,7 +49,7 @@ impl StreamCipher for OsslStream {
     fn apply_keystream(&mut self, data: &mut [u8]) -> pqkit::Result<()> {
         let n = data.len();
         self.ctx
-            .cipher_update_inplace(data, n)
+            .apply(data)
             .map_err(|_| pqkit::Error::InvalidParameter { algorithm: "ChaCha20 (openssl)", reason: "update failed" })?;
         self.pos += n as u64;
         Ok(())
@@ -64,8 +66,7 @@ impl StreamCipher for OsslStream {
 pub fn ossl_chacha20() -> Result<OsslStream, String> {
     let mut iv = [0u8; 16];
     iv[4..].copy_from_slice(&NONCE12);
-    let mut ctx = openssl::cipher_ctx::CipherCtx::new().map_err(e)?;
-    ctx.encrypt_init(Some(openssl::cipher::Cipher::chacha20()), Some(&KEY32), Some(&iv)).map_err(e)?;
+    let ctx = super::ossl_ffi::Stream::new(super::ossl_ffi::Cipher::chacha20(), &KEY32, &iv)?;
     Ok(OsslStream { ctx, pos: 0 })
 }
 

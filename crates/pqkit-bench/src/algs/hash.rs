@@ -11,7 +11,7 @@
 //! through a keyed `EVP_MAC_CTX` re-initialised with a NULL key, ring/aws-lc-rs through `hmac::Key`, RustCrypto
 //! and pqkit by cloning a keyed `Hmac`.
 
-use super::ossl_ffi::{Mac, Param};
+use super::ossl_ffi::{Digest, Mac, Param};
 use super::{e, ossl, v};
 use crate::registry::{Algorithm, Candidate, Op};
 use std::ffi::CStr;
@@ -27,19 +27,13 @@ fn put(out: &mut Vec<u8>, d: &[u8]) {
 /// OpenSSL digest by fetched name; the context is created once and re-initialised by each operation.
 /// `xof_len`: for SHAKE, the output length (`EVP_DigestFinalXOF`).
 pub fn ossl_digest(name: &str, xof_len: Option<usize>) -> Result<Box<dyn Op>, String> {
-    let md = openssl::md::Md::fetch(None, name, None).map_err(e)?;
-    let mut ctx = openssl::md_ctx::MdCtx::new().map_err(e)?;
-    ctx.digest_init(&md).map_err(e)?;
+    let mut md = Digest::fetch(name)?;
     let len = xof_len.unwrap_or(md.size());
     Ok(Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
-        ctx.digest_init(&md).map_err(e)?;
-        ctx.digest_update(data).map_err(e)?;
         let mut d = [0u8; 64];
         match xof_len {
-            Some(_) => ctx.digest_final_xof(&mut d[..len]).map_err(e)?,
-            None => {
-                ctx.digest_final(&mut d[..len]).map_err(e)?;
-            }
+            Some(_) => md.digest_xof(data, &mut d[..len])?,
+            None => md.digest(data, &mut d[..len])?,
         }
         put(out, &d[..len]);
         Ok(())

@@ -1,0 +1,243 @@
+//! `EVP_PKEY`: ML-KEM and ML-DSA keys from their FIPS 203/204 seeds, KEM encapsulation with given randomness and
+//! one-shot message signing with parameters, which the `openssl` crate does not wrap.
+
+use super::{EVP_PKEY_CTX_new_from_pkey, clear_errors, end, err, ffi, int, octets};
+use std::ffi::{CStr, c_int};
+use std::ptr::{null, null_mut};
+use std::sync::Mutex;
+
+/// An owned `EVP_PKEY`.
+pub struct Pkey(*mut ffi::EVP_PKEY);
+// SAFETY: an EVP_PKEY is reference counted and safe to use from several threads for read-only operations;
+// every operation here goes through its own EVP_PKEY_CTX.
+unsafe impl Send for Pkey {}
+// SAFETY: as above.
+unsafe impl Sync for Pkey {}
+impl Drop for Pkey {
+    fn drop(&mut self) {
+        // SAFETY: we own the key (non-null, from EVP_PKEY_generate / new_raw_public_key_ex).
+        unsafe { ffi::EVP_PKEY_free(self.0) }
+    }
+}
+
+impl Pkey {
+    /// The key pair of `alg` (e.g. "ML-KEM-768") for the FIPS 203/204 seed, by key generation with the
+    /// "seed" parameter (`EVP_PKEY_fromdata` would import it instead, and an import runs a pairwise
+    /// consistency test that key generation does not).
+    pub fn from_seed(alg: &'static CStr, seed: &[u8]) -> Result<Pkey, String> {
+        ffi::init();
+        // SAFETY: the context is created, used and freed here; `params` lives across the set_params call and
+        // points into `seed`, which outlives it; `pkey` is written by OpenSSL only on success.
+        unsafe {
+            let ctx = ffi::EVP_PKEY_CTX_new_from_name(null_mut(), alg.as_ptr(), null());
+            if ctx.is_null() {
+                return Err(err("EVP_PKEY_CTX_new_from_name"));
+            }
+            let params = [octets(c"seed", seed), end()];
+            let mut pkey = null_mut();
+            let ok = ffi::EVP_PKEY_keygen_init(ctx) == 1
+                && ffi::EVP_PKEY_CTX_set_params(ctx, params.as_ptr()) == 1
+                && ffi::EVP_PKEY_generate(ctx, &mut pkey) == 1;
+            ffi::EVP_PKEY_CTX_free(ctx);
+            if !ok || pkey.is_null() {
+                return Err(err("EVP_PKEY_generate(seed)"));
+            }
+            Ok(Pkey(pkey))
+        }
+    }
+
+    /// A public key of `alg` from its encoding.
+    pub fn public_from_raw(alg: &'static CStr, key: &[u8]) -> Result<Pkey, String> {
+        ffi::init();
+        // SAFETY: `key` is a valid slice for the call; the result is checked for null.
+        let p =
+            unsafe { ffi::EVP_PKEY_new_raw_public_key_ex(null_mut(), alg.as_ptr(), null(), key.as_ptr(), key.len()) };
+        if p.is_null() { Err(err("EVP_PKEY_new_raw_public_key_ex")) } else { Ok(Pkey(p)) }
+    }
+
+    /// The public key encoding into `out`.
+    pub fn raw_public_key(&self, out: &mut Vec<u8>) -> Result<(), String> {
+        let mut len = 0usize;
+        // SAFETY: first call with a null buffer asks for the length; the second writes at most `len` bytes
+        // into a buffer of that size.
+        unsafe {
+            if ffi::EVP_PKEY_get_raw_public_key(self.0, null_mut(), &mut len) != 1 {
+                return Err(err("EVP_PKEY_get_raw_public_key"));
+            }
+            out.clear();
+            out.resize(len, 0);
+            if ffi::EVP_PKEY_get_raw_public_key(self.0, out.as_mut_ptr(), &mut len) != 1 {
+                return Err(err("EVP_PKEY_get_raw_public_key"));
+            }
+        }
+        out.truncate(len);
+        Ok(())
+    }
+}
+
+/// An owned `EVP_PKEY_CTX` (plus the fetched signature algorithm it was initialised with, if any).
+struct Ctx(*mut ffi::EVP_PKEY_CTX, *mut ffi::EVP_SIGNATURE);
+// SAFETY: the context is only ever used under the Mutex of its `Keyed`, by one thread at a time.
+unsafe impl Send for Ctx {}
+impl Drop for Ctx {
+    fn drop(&mut self) {
+        // SAFETY: we own both (either may be null, which the free functions accept).
+        unsafe {
+            ffi::EVP_PKEY_CTX_free(self.0);
+            if !self.1.is_null() {
+                ffi::EVP_SIGNATURE_free(self.1);
+            }
+        }
+    }
+}
+
+/// A key with its operation context, made on first use (so that key generation times only the key).
+pub struct Keyed {
+    pkey: Pkey,
+    ctx: Mutex<Option<Ctx>>,
+}
+
+impl Keyed {
+    /// Wraps a key.
+    pub fn new(pkey: Pkey) -> Self {
+        Keyed { pkey, ctx: Mutex::new(None) }
+    }
+
+    fn with_ctx<R>(
+        &self,
+        init: impl FnOnce(*mut ffi::EVP_PKEY_CTX) -> Result<*mut ffi::EVP_SIGNATURE, String>,
+        f: impl FnOnce(*mut ffi::EVP_PKEY_CTX) -> Result<R, String>,
+    ) -> Result<R, String> {
+        let mut guard = self.ctx.lock().map_err(|_| "poisoned".to_string())?;
+        if guard.is_none() {
+            // SAFETY: the key is valid for the lifetime of self; the context is owned by the Ctx below.
+            let ctx = unsafe { EVP_PKEY_CTX_new_from_pkey(null_mut(), self.pkey.0, null()) };
+            if ctx.is_null() {
+                return Err(err("EVP_PKEY_CTX_new_from_pkey"));
+            }
+            let mut c = Ctx(ctx, null_mut());
+            c.1 = init(ctx)?;
+            *guard = Some(c);
+        }
+        f(guard.as_ref().map(|c| c.0).unwrap_or(null_mut()))
+    }
+
+    /// Encapsulates with `m` as the FIPS 203 randomness; writes ciphertext || shared secret.
+    pub fn encapsulate(&self, m: &[u8; 32], ct_len: usize, out: &mut Vec<u8>) -> Result<(), String> {
+        self.with_ctx(
+            |ctx| {
+                // SAFETY: ctx is a fresh, valid context; null params are allowed.
+                if unsafe { ffi::EVP_PKEY_encapsulate_init(ctx, null()) } == 1 {
+                    Ok(null_mut())
+                } else {
+                    Err(err("EVP_PKEY_encapsulate_init"))
+                }
+            },
+            |ctx| {
+                out.clear();
+                out.resize(ct_len + 32, 0);
+                let (ct, ss) = out.split_at_mut(ct_len);
+                let (mut cl, mut sl) = (ct.len(), ss.len());
+                let params = [octets(c"ikme", m), end()];
+                // SAFETY: ctx is valid and initialised for encapsulation; params point into `m` for the call;
+                // the output buffers have the lengths passed in.
+                let ok = unsafe {
+                    ffi::EVP_PKEY_CTX_set_params(ctx, params.as_ptr()) == 1
+                        && ffi::EVP_PKEY_encapsulate(ctx, ct.as_mut_ptr(), &mut cl, ss.as_mut_ptr(), &mut sl) == 1
+                };
+                if !ok || cl != ct_len || sl != 32 {
+                    return Err(err("EVP_PKEY_encapsulate"));
+                }
+                Ok(())
+            },
+        )
+    }
+
+    /// Decapsulates `ct`; writes the shared secret.
+    pub fn decapsulate(&self, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        self.with_ctx(
+            |ctx| {
+                // SAFETY: ctx is a fresh, valid context; null params are allowed.
+                if unsafe { ffi::EVP_PKEY_decapsulate_init(ctx, null()) } == 1 {
+                    Ok(null_mut())
+                } else {
+                    Err(err("EVP_PKEY_decapsulate_init"))
+                }
+            },
+            |ctx| {
+                out.clear();
+                out.resize(32, 0);
+                let mut sl = 32usize;
+                // SAFETY: ctx is initialised for decapsulation; `ct` and `out` are valid for their lengths.
+                let ok =
+                    unsafe { ffi::EVP_PKEY_decapsulate(ctx, out.as_mut_ptr(), &mut sl, ct.as_ptr(), ct.len()) } == 1;
+                if !ok || sl != 32 {
+                    return Err(err("EVP_PKEY_decapsulate"));
+                }
+                Ok(())
+            },
+        )
+    }
+
+    fn fetch(alg: &'static CStr) -> Result<*mut ffi::EVP_SIGNATURE, String> {
+        // SAFETY: plain fetch by name; the result is checked and owned by the Ctx.
+        let s = unsafe { ffi::EVP_SIGNATURE_fetch(null_mut(), alg.as_ptr(), null()) };
+        if s.is_null() { Err(err("EVP_SIGNATURE_fetch")) } else { Ok(s) }
+    }
+
+    /// Deterministic pure ML-DSA signature of `msg` with an empty context.
+    pub fn sign(&self, alg: &'static CStr, msg: &[u8], sig_len: usize, out: &mut Vec<u8>) -> Result<(), String> {
+        self.with_ctx(
+            |ctx| {
+                let s = Self::fetch(alg)?;
+                let mut det: c_int = 1;
+                let params = [int(c"deterministic", &mut det), end()];
+                // SAFETY: ctx and s are valid; params live across the call.
+                if unsafe { ffi::EVP_PKEY_sign_message_init(ctx, s, params.as_ptr()) } == 1 {
+                    Ok(s)
+                } else {
+                    // SAFETY: s was fetched above and is not stored anywhere.
+                    unsafe { ffi::EVP_SIGNATURE_free(s) };
+                    Err(err("EVP_PKEY_sign_message_init"))
+                }
+            },
+            |ctx| {
+                out.clear();
+                out.resize(sig_len, 0);
+                let mut len = sig_len;
+                // SAFETY: ctx is initialised for signing; the buffers are valid for the lengths passed.
+                let ok = unsafe { ffi::EVP_PKEY_sign(ctx, out.as_mut_ptr(), &mut len, msg.as_ptr(), msg.len()) } == 1;
+                if !ok || len != sig_len {
+                    return Err(err("EVP_PKEY_sign"));
+                }
+                Ok(())
+            },
+        )
+    }
+
+    /// Verifies a pure ML-DSA signature with an empty context.
+    pub fn verify(&self, alg: &'static CStr, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
+        self.with_ctx(
+            |ctx| {
+                let s = Self::fetch(alg)?;
+                // SAFETY: ctx and s are valid; null params are allowed.
+                if unsafe { ffi::EVP_PKEY_verify_message_init(ctx, s, null()) } == 1 {
+                    Ok(s)
+                } else {
+                    // SAFETY: s was fetched above and is not stored anywhere.
+                    unsafe { ffi::EVP_SIGNATURE_free(s) };
+                    Err(err("EVP_PKEY_verify_message_init"))
+                }
+            },
+            |ctx| {
+                // SAFETY: ctx is initialised for verification; the slices are valid.
+                let r = unsafe { ffi::EVP_PKEY_verify(ctx, sig.as_ptr(), sig.len(), msg.as_ptr(), msg.len()) };
+                if r != 1 {
+                    // A rejected signature: clear the error queue so that rejections do not pile up errors.
+                    clear_errors();
+                }
+                Ok(r == 1)
+            },
+        )
+    }
+}
