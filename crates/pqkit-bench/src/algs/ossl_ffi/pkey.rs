@@ -125,14 +125,7 @@ impl Keyed {
     /// Encapsulates with `m` as the FIPS 203 randomness; writes ciphertext || shared secret.
     pub fn encapsulate(&self, m: &[u8; 32], ct_len: usize, out: &mut Vec<u8>) -> Result<(), String> {
         self.with_ctx(
-            |ctx| {
-                // SAFETY: ctx is a fresh, valid context; null params are allowed.
-                if unsafe { ffi::EVP_PKEY_encapsulate_init(ctx, null()) } == 1 {
-                    Ok(null_mut())
-                } else {
-                    Err(err("EVP_PKEY_encapsulate_init"))
-                }
-            },
+            |ctx| kem_init(ctx, ffi::EVP_PKEY_encapsulate_init, "EVP_PKEY_encapsulate_init"),
             |ctx| {
                 out.clear();
                 out.resize(ct_len + 32, 0);
@@ -156,14 +149,7 @@ impl Keyed {
     /// Decapsulates `ct`; writes the shared secret.
     pub fn decapsulate(&self, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
         self.with_ctx(
-            |ctx| {
-                // SAFETY: ctx is a fresh, valid context; null params are allowed.
-                if unsafe { ffi::EVP_PKEY_decapsulate_init(ctx, null()) } == 1 {
-                    Ok(null_mut())
-                } else {
-                    Err(err("EVP_PKEY_decapsulate_init"))
-                }
-            },
+            |ctx| kem_init(ctx, ffi::EVP_PKEY_decapsulate_init, "EVP_PKEY_decapsulate_init"),
             |ctx| {
                 out.clear();
                 out.resize(32, 0);
@@ -179,27 +165,13 @@ impl Keyed {
         )
     }
 
-    fn fetch(alg: &'static CStr) -> Result<*mut ffi::EVP_SIGNATURE, String> {
-        // SAFETY: plain fetch by name; the result is checked and owned by the Ctx.
-        let s = unsafe { ffi::EVP_SIGNATURE_fetch(null_mut(), alg.as_ptr(), null()) };
-        if s.is_null() { Err(err("EVP_SIGNATURE_fetch")) } else { Ok(s) }
-    }
-
     /// Deterministic pure ML-DSA signature of `msg` with an empty context.
     pub fn sign(&self, alg: &'static CStr, msg: &[u8], sig_len: usize, out: &mut Vec<u8>) -> Result<(), String> {
         self.with_ctx(
             |ctx| {
-                let s = Self::fetch(alg)?;
                 let mut det: c_int = 1;
                 let params = [int(c"deterministic", &mut det), end()];
-                // SAFETY: ctx and s are valid; params live across the call.
-                if unsafe { ffi::EVP_PKEY_sign_message_init(ctx, s, params.as_ptr()) } == 1 {
-                    Ok(s)
-                } else {
-                    // SAFETY: s was fetched above and is not stored anywhere.
-                    unsafe { ffi::EVP_SIGNATURE_free(s) };
-                    Err(err("EVP_PKEY_sign_message_init"))
-                }
+                message_init(ctx, alg, ffi::EVP_PKEY_sign_message_init, Some(&params), "EVP_PKEY_sign_message_init")
             },
             |ctx| {
                 out.clear();
@@ -218,17 +190,7 @@ impl Keyed {
     /// Verifies a pure ML-DSA signature with an empty context.
     pub fn verify(&self, alg: &'static CStr, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
         self.with_ctx(
-            |ctx| {
-                let s = Self::fetch(alg)?;
-                // SAFETY: ctx and s are valid; null params are allowed.
-                if unsafe { ffi::EVP_PKEY_verify_message_init(ctx, s, null()) } == 1 {
-                    Ok(s)
-                } else {
-                    // SAFETY: s was fetched above and is not stored anywhere.
-                    unsafe { ffi::EVP_SIGNATURE_free(s) };
-                    Err(err("EVP_PKEY_verify_message_init"))
-                }
-            },
+            |ctx| message_init(ctx, alg, ffi::EVP_PKEY_verify_message_init, None, "EVP_PKEY_verify_message_init"),
             |ctx| {
                 // SAFETY: ctx is initialised for verification; the slices are valid.
                 let r = unsafe { ffi::EVP_PKEY_verify(ctx, sig.as_ptr(), sig.len(), msg.as_ptr(), msg.len()) };
@@ -239,5 +201,49 @@ impl Keyed {
                 Ok(r == 1)
             },
         )
+    }
+}
+
+/// The initialisation of a KEM operation context: `init(ctx, NULL)` with `init` `EVP_PKEY_encapsulate_init` or
+/// `EVP_PKEY_decapsulate_init`. No signature algorithm is fetched.
+fn kem_init(
+    ctx: *mut ffi::EVP_PKEY_CTX,
+    init: unsafe extern "C" fn(*mut ffi::EVP_PKEY_CTX, *const ffi::OSSL_PARAM) -> c_int,
+    what: &str,
+) -> Result<*mut ffi::EVP_SIGNATURE, String> {
+    // SAFETY: ctx is a fresh, valid context and `init` one of the two KEM initialisers, which accept null params.
+    if unsafe { init(ctx, null()) } == 1 { Ok(null_mut()) } else { Err(err(what)) }
+}
+
+/// The initialisation of a message signing or verification context for `alg`: fetches the signature algorithm and
+/// calls `init(ctx, signature, params)` (NULL for `None`) with `init` `EVP_PKEY_sign_message_init` or
+/// `EVP_PKEY_verify_message_init`. Returns the fetched algorithm, which the context's owner frees.
+fn message_init(
+    ctx: *mut ffi::EVP_PKEY_CTX,
+    alg: &'static CStr,
+    init: unsafe extern "C" fn(*mut ffi::EVP_PKEY_CTX, *mut ffi::EVP_SIGNATURE, *const ffi::OSSL_PARAM) -> c_int,
+    params: Option<&[ffi::OSSL_PARAM]>,
+    what: &str,
+) -> Result<*mut ffi::EVP_SIGNATURE, String> {
+    let params = match params {
+        Some(list) => {
+            assert!(list.last().is_some_and(|p| p.key.is_null()), "parameters must end with end()");
+            list.as_ptr()
+        }
+        None => null(),
+    };
+    // SAFETY: plain fetch by name; the result is checked below.
+    let s = unsafe { ffi::EVP_SIGNATURE_fetch(null_mut(), alg.as_ptr(), null()) };
+    if s.is_null() {
+        return Err(err("EVP_SIGNATURE_fetch"));
+    }
+    // SAFETY: ctx and s are valid; `init` is one of the two message initialisers; `params` is NULL or
+    // END-terminated (checked above) and its buffers live across the call.
+    if unsafe { init(ctx, s, params) } == 1 {
+        Ok(s)
+    } else {
+        // SAFETY: s was fetched above and is not stored anywhere.
+        unsafe { ffi::EVP_SIGNATURE_free(s) };
+        Err(err(what))
     }
 }
