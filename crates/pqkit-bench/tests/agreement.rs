@@ -69,23 +69,19 @@ fn a_failing_custom_check_times_nothing() {
 
 #[test]
 fn the_real_pq_checks_pass_and_catch_a_wrong_kem() {
-    use pqkit_bench::algs::pq::{AnyKey, KemImpl, kem_check, kem_impls};
+    use pqkit_bench::algs::pq::{AnyKey, Id, KemImpl, Named, kem_check, kem_impls};
     use std::sync::Arc;
     assert_eq!(kem_check(&kem_impls()), Ok(()));
     assert_eq!(pqkit_bench::algs::pq::sig_check(&pqkit_bench::algs::pq::sig_impls()), Ok(()));
 
     /// Wraps a correct KEM but corrupts its shared secret.
     struct Broken(Arc<dyn KemImpl>);
+    impl Named for Broken {
+        fn id(&self) -> Id {
+            Id { name: "broken", version: || "0".into(), deterministic: false }
+        }
+    }
     impl KemImpl for Broken {
-        fn name(&self) -> &'static str {
-            "broken"
-        }
-        fn version(&self) -> String {
-            "0".into()
-        }
-        fn deterministic(&self) -> bool {
-            false
-        }
         fn keygen(&self, seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String> {
             self.0.keygen(seed, ek)
         }

@@ -2,28 +2,57 @@
 //! pqkit and every peer that implements the parameter set: RustCrypto (`ml-kem`, `ml-dsa`), libcrux, aws-lc-rs
 //! and OpenSSL (the vendored 3.6, through its EVP API: see [`super::ossl_ffi`]).
 //!
-//! Each implementation is a small [`KemImpl`] or [`SigImpl`] adapter; keys are parsed/expanded outside the
-//! timed region. Deterministic implementations derive keys from a fixed seed and encapsulate/sign with fixed
+//! Each peer has one [`KemImpl`] and one [`SigImpl`] adapter that serves every parameter set, and says who it
+//! is through [`Named`]; keys are parsed/expanded outside the timed region. Deterministic implementations derive keys from a fixed seed and encapsulate/sign with fixed
 //! randomness, so their outputs must be byte-identical; randomized ones (aws-lc-rs encapsulation and signing)
 //! are checked by cross round trips with every other implementation before anything is timed.
 
 use super::e;
 use super::ossl_ffi as ossl;
 use crate::registry::{Algorithm, Candidate, Check, Op};
+use libcrux_ml_dsa as lc_dsa;
+use libcrux_ml_kem as lc_kem;
 use std::any::Any;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 /// A key as an opaque object.
 pub type AnyKey = Box<dyn Any + Send + Sync>;
 
-/// One ML-KEM implementation.
-pub trait KemImpl: Send + Sync {
-    /// Implementation name (`rustcrypto`, `libcrux`, `aws-lc-rs`, `pqkit`).
-    fn name(&self) -> &'static str;
+/// Who an implementation is in the report. A peer's ML-KEM and ML-DSA adapters share it where the peer is one
+/// crate (see the constants below).
+#[derive(Clone, Copy, Debug)]
+pub struct Id {
+    /// Implementation name (`pqkit`, `rustcrypto`, `libcrux`, `aws-lc-rs`, `openssl`).
+    pub name: &'static str,
+    /// Its version string.
+    pub version: fn() -> String,
+    /// Whether its keys and outputs are a function of the seed and the randomness given (key generation,
+    /// encapsulation with `m`, signing with rnd = 0 and an empty context), so that they must match the other
+    /// deterministic implementations byte for byte.
+    pub deterministic: bool,
+}
+
+/// What every ML-KEM and ML-DSA adapter has: who it is.
+pub trait Named {
+    /// Who this is.
+    fn id(&self) -> Id;
+    /// Implementation name.
+    fn name(&self) -> &'static str {
+        self.id().name
+    }
     /// Version string.
-    fn version(&self) -> String;
-    /// Whether keygen and encapsulation use the seed/`m` given (and so must match other deterministic ones).
-    fn deterministic(&self) -> bool;
+    fn version(&self) -> String {
+        (self.id().version)()
+    }
+    /// Whether its outputs must match the other deterministic implementations (see [`Id::deterministic`]).
+    fn deterministic(&self) -> bool {
+        self.id().deterministic
+    }
+}
+
+/// One ML-KEM implementation.
+pub trait KemImpl: Named + Send + Sync {
     /// Key pair from the 64-byte seed `d || z`; writes the encapsulation key bytes into `ek`.
     fn keygen(&self, seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String>;
     /// Parses encapsulation key bytes.
@@ -35,13 +64,7 @@ pub trait KemImpl: Send + Sync {
 }
 
 /// One ML-DSA implementation.
-pub trait SigImpl: Send + Sync {
-    /// Implementation name.
-    fn name(&self) -> &'static str;
-    /// Version string.
-    fn version(&self) -> String;
-    /// Whether signing is deterministic (rnd = 0, empty context) and must match other deterministic ones.
-    fn deterministic(&self) -> bool;
+pub trait SigImpl: Named + Send + Sync {
     /// Key pair from the 32-byte seed ξ; writes the verification key bytes into `vk`.
     fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String>;
     /// Parses verification key bytes.
@@ -65,121 +88,248 @@ pub const DSA_SEED: [u8; 32] = [0x33; 32];
 /// Length of the signed message.
 pub const MSG_LEN: usize = 1024;
 
-// ---------------------------------------------------------------------------------------------- ML-KEM
+// ---------------------------------------------------------------------------------------------- adapters
+//
+// One adapter per peer for ML-KEM and one for ML-DSA, each serving every parameter set: generic over the set
+// where the peer's API is (RustCrypto ML-DSA, pqkit), built from the set's functions where the peer has a module
+// of functions per set (libcrux, and RustCrypto ML-KEM's one inherent method), or holding the set's algorithm
+// handle (aws-lc-rs, OpenSSL). [`kem_impls_for`] and [`sig_impls_for`] pick the sets.
 
-/// RustCrypto `ml-kem` for one parameter set.
-macro_rules! rc_kem {
-    ($name:ident, $p:ty) => {
-        struct $name;
-        impl KemImpl for $name {
-            fn name(&self) -> &'static str {
-                "rustcrypto"
-            }
-            fn version(&self) -> String {
-                super::v("ml-kem")
-            }
-            fn deterministic(&self) -> bool {
-                true
-            }
-            fn keygen(&self, seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String> {
-                use ml_kem::KeyExport;
-                let dk = ml_kem::DecapsulationKey::<$p>::from_seed((*seed).into());
-                ek.clear();
-                ek.extend_from_slice(&dk.encapsulation_key().to_bytes());
-                Ok(Box::new(dk))
-            }
-            fn parse_ek(&self, ek: &[u8]) -> Result<AnyKey, String> {
-                let k = ml_kem::Key::<ml_kem::EncapsulationKey<$p>>::try_from(ek).map_err(e)?;
-                Ok(Box::new(ml_kem::EncapsulationKey::<$p>::new(&k).map_err(|_| "bad ek".to_string())?))
-            }
-            fn encaps(&self, ek: &AnyKey, m: &[u8; 32], out: &mut Vec<u8>) -> Result<(), String> {
-                let ek = key::<ml_kem::EncapsulationKey<$p>>(ek)?;
-                let (ct, ss) = ek.encapsulate_deterministic(&(*m).into());
-                out.clear();
-                out.extend_from_slice(&ct);
-                out.extend_from_slice(&ss);
-                Ok(())
-            }
-            fn decaps(&self, dk: &AnyKey, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-                use ml_kem::Decapsulate;
-                let dk = key::<ml_kem::DecapsulationKey<$p>>(dk)?;
-                let ct = ml_kem::Ciphertext::<$p>::try_from(ct).map_err(e)?;
-                let ss = dk.decapsulate(&ct);
-                out.clear();
-                out.extend_from_slice(&ss);
-                Ok(())
-            }
-        }
-    };
+/// RustCrypto `ml-kem`.
+const RUSTCRYPTO_KEM: Id = Id { name: "rustcrypto", version: || super::v("ml-kem"), deterministic: true };
+/// RustCrypto `ml-dsa`.
+const RUSTCRYPTO_DSA: Id = Id { name: "rustcrypto", version: || super::v("ml-dsa"), deterministic: true };
+/// libcrux-ml-kem.
+const LIBCRUX_KEM: Id = Id { name: "libcrux", version: || super::v("libcrux-ml-kem"), deterministic: true };
+/// libcrux-ml-dsa.
+const LIBCRUX_DSA: Id = Id { name: "libcrux", version: || super::v("libcrux-ml-dsa"), deterministic: true };
+/// aws-lc-rs: randomized (its ML-KEM API takes no seed and no encapsulation randomness; its ML-DSA signing is
+/// hedged), so it is checked by cross round trips.
+const AWS_LC_RS: Id = Id { name: "aws-lc-rs", version: || super::v("aws-lc-rs"), deterministic: false };
+/// OpenSSL.
+const OPENSSL: Id = Id { name: "openssl", version: super::ossl, deterministic: true };
+/// pqkit.
+#[cfg(feature = "pqkit-algs")]
+const PQKIT: Id = Id { name: "pqkit", version: super::pqkit_version, deterministic: true };
+
+/// Replaces `out` with the concatenation of `parts`.
+#[inline]
+fn put(out: &mut Vec<u8>, parts: &[&[u8]]) {
+    out.clear();
+    for p in parts {
+        out.extend_from_slice(p);
+    }
 }
-rc_kem!(RcKem512, ml_kem::MlKem512);
-rc_kem!(RcKem768, ml_kem::MlKem768);
-rc_kem!(RcKem1024, ml_kem::MlKem1024);
 
-/// libcrux-ml-kem for one parameter set (module and type names).
-macro_rules! lc_kem {
-    ($name:ident, $m:ident, $pk:ident, $kp:ident, $ct:ident) => {
-        struct $name;
-        impl KemImpl for $name {
-            fn name(&self) -> &'static str {
-                "libcrux"
-            }
-            fn version(&self) -> String {
-                super::v("libcrux-ml-kem")
-            }
-            fn deterministic(&self) -> bool {
-                true
-            }
-            fn keygen(&self, seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String> {
-                let kp = libcrux_ml_kem::$m::generate_key_pair(*seed);
-                ek.clear();
-                ek.extend_from_slice(kp.pk());
-                Ok(Box::new(kp))
-            }
-            fn parse_ek(&self, ek: &[u8]) -> Result<AnyKey, String> {
-                let pk = libcrux_ml_kem::$m::$pk::try_from(ek).map_err(|_| "bad ek".to_string())?;
-                Ok(Box::new(pk))
-            }
-            fn encaps(&self, ek: &AnyKey, m: &[u8; 32], out: &mut Vec<u8>) -> Result<(), String> {
-                let pk = key::<libcrux_ml_kem::$m::$pk>(ek)?;
-                let (ct, ss) = libcrux_ml_kem::$m::encapsulate(pk, *m);
-                out.clear();
-                out.extend_from_slice(ct.as_ref());
-                out.extend_from_slice(ss.as_ref());
-                Ok(())
-            }
-            fn decaps(&self, dk: &AnyKey, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-                let kp = key::<libcrux_ml_kem::$m::$kp>(dk)?;
-                let ct = libcrux_ml_kem::$m::$ct::try_from(ct).map_err(|_| "bad ct".to_string())?;
-                let ss = libcrux_ml_kem::$m::decapsulate(kp.private_key(), &ct);
-                out.clear();
-                out.extend_from_slice(ss.as_ref());
-                Ok(())
-            }
-        }
-    };
+/// RustCrypto `ml-kem`. The crate bounds its key types by a private trait, so the adapter is generic over the
+/// encapsulation key `Ek` through the public `kem` traits, and is given the one inherent method it needs, the
+/// set's deterministic encapsulation (e.g. `ml_kem::EncapsulationKey::<MlKem768>::encapsulate_deterministic`).
+struct RcKem<Ek, E> {
+    encapsulate: E,
+    ek: PhantomData<fn() -> Ek>,
 }
-lc_kem!(LcKem512, mlkem512, MlKem512PublicKey, MlKem512KeyPair, MlKem512Ciphertext);
-lc_kem!(LcKem768, mlkem768, MlKem768PublicKey, MlKem768KeyPair, MlKem768Ciphertext);
-lc_kem!(LcKem1024, mlkem1024, MlKem1024PublicKey, MlKem1024KeyPair, MlKem1024Ciphertext);
 
-/// aws-lc-rs (randomized: its API takes no seed and no encapsulation randomness).
+/// The decapsulation key that goes with RustCrypto encapsulation key `Ek`.
+type RcDk<Ek> = <<Ek as ml_kem::Encapsulate>::Kem as ml_kem::Kem>::DecapsulationKey;
+
+impl<Ek, E> RcKem<Ek, E>
+where
+    Ek: ml_kem::Encapsulate,
+    E: Fn(&Ek, &ml_kem::B32) -> (ml_kem::Ciphertext<Ek::Kem>, ml_kem::SharedKey),
+{
+    fn new(encapsulate: E) -> Self {
+        RcKem { encapsulate, ek: PhantomData }
+    }
+}
+
+impl<Ek, E> Named for RcKem<Ek, E> {
+    fn id(&self) -> Id {
+        RUSTCRYPTO_KEM
+    }
+}
+
+impl<Ek, E> KemImpl for RcKem<Ek, E>
+where
+    Ek: ml_kem::Encapsulate + Send + Sync + 'static,
+    RcDk<Ek>: ml_kem::KeyInit + ml_kem::KeySizeUser<KeySize = ml_kem::array::sizes::U64> + ml_kem::Decapsulate,
+    RcDk<Ek>: Send + Sync + 'static,
+    E: Fn(&Ek, &ml_kem::B32) -> (ml_kem::Ciphertext<Ek::Kem>, ml_kem::SharedKey) + Send + Sync + 'static,
+{
+    fn keygen(&self, seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String> {
+        use ml_kem::kem::Decapsulator;
+        use ml_kem::{KeyExport, KeyInit};
+        let dk = RcDk::<Ek>::new(&(*seed).into());
+        put(ek, &[&dk.encapsulation_key().to_bytes()]);
+        Ok(Box::new(dk))
+    }
+    fn parse_ek(&self, ek: &[u8]) -> Result<AnyKey, String> {
+        let k = ml_kem::Key::<Ek>::try_from(ek).map_err(e)?;
+        Ok(Box::new(<Ek as ml_kem::TryKeyInit>::new(&k).map_err(|_| "bad ek".to_string())?))
+    }
+    fn encaps(&self, ek: &AnyKey, m: &[u8; 32], out: &mut Vec<u8>) -> Result<(), String> {
+        let (ct, ss) = (self.encapsulate)(key::<Ek>(ek)?, &(*m).into());
+        put(out, &[&ct, &ss]);
+        Ok(())
+    }
+    fn decaps(&self, dk: &AnyKey, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        use ml_kem::Decapsulate;
+        let ct = ml_kem::Ciphertext::<Ek::Kem>::try_from(ct).map_err(e)?;
+        let ss = key::<RcDk<Ek>>(dk)?.decapsulate(&ct);
+        put(out, &[&ss]);
+        Ok(())
+    }
+}
+
+/// RustCrypto `ml-dsa` for the parameter set `P`.
+struct RcSig<P>(PhantomData<fn() -> P>);
+
+impl<P> Named for RcSig<P> {
+    fn id(&self) -> Id {
+        RUSTCRYPTO_DSA
+    }
+}
+
+impl<P> SigImpl for RcSig<P>
+where
+    P: ml_dsa::MlDsaParams + 'static,
+    ml_dsa::SigningKey<P>: Send + Sync,
+    ml_dsa::VerifyingKey<P>: Send + Sync,
+{
+    fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String> {
+        use ml_dsa::Keypair;
+        let sk = ml_dsa::SigningKey::<P>::from_seed(&(*seed).into());
+        put(vk, &[&sk.verifying_key().encode()]);
+        Ok(Box::new(sk))
+    }
+    fn parse_vk(&self, vk: &[u8]) -> Result<AnyKey, String> {
+        let enc = ml_dsa::EncodedVerifyingKey::<P>::try_from(vk).map_err(e)?;
+        Ok(Box::new(ml_dsa::VerifyingKey::<P>::decode(&enc)))
+    }
+    fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        use ml_dsa::Signer;
+        let sig = key::<ml_dsa::SigningKey<P>>(sk)?.try_sign(msg).map_err(e)?;
+        put(out, &[&sig.encode()]);
+        Ok(())
+    }
+    fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
+        use ml_dsa::Verifier;
+        let enc = ml_dsa::EncodedSignature::<P>::try_from(sig).map_err(e)?;
+        let Some(sig) = ml_dsa::Signature::<P>::decode(&enc) else { return Ok(false) };
+        Ok(key::<ml_dsa::VerifyingKey<P>>(vk)?.verify(msg, &sig).is_ok())
+    }
+}
+
+/// libcrux-ml-kem: one parameter set's module functions (e.g. `libcrux_ml_kem::mlkem768::{generate_key_pair,
+/// encapsulate, decapsulate}`), over libcrux's size-generic key types.
+struct LcKem<G, E, D> {
+    generate: G,
+    encapsulate: E,
+    decapsulate: D,
+}
+
+impl<G, E, D> Named for LcKem<G, E, D> {
+    fn id(&self) -> Id {
+        LIBCRUX_KEM
+    }
+}
+
+impl<G, E, D, const SK: usize, const PK: usize, const CT: usize> KemImpl for LcKem<G, E, D>
+where
+    G: Fn([u8; 64]) -> lc_kem::MlKemKeyPair<SK, PK> + Send + Sync,
+    E: Fn(&lc_kem::MlKemPublicKey<PK>, [u8; 32]) -> (lc_kem::MlKemCiphertext<CT>, lc_kem::MlKemSharedSecret),
+    E: Send + Sync,
+    D: Fn(&lc_kem::MlKemPrivateKey<SK>, &lc_kem::MlKemCiphertext<CT>) -> lc_kem::MlKemSharedSecret + Send + Sync,
+{
+    fn keygen(&self, seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String> {
+        let kp = (self.generate)(*seed);
+        put(ek, &[kp.pk()]);
+        Ok(Box::new(kp))
+    }
+    fn parse_ek(&self, ek: &[u8]) -> Result<AnyKey, String> {
+        Ok(Box::new(lc_kem::MlKemPublicKey::<PK>::try_from(ek).map_err(|_| "bad ek".to_string())?))
+    }
+    fn encaps(&self, ek: &AnyKey, m: &[u8; 32], out: &mut Vec<u8>) -> Result<(), String> {
+        let (ct, ss) = (self.encapsulate)(key::<lc_kem::MlKemPublicKey<PK>>(ek)?, *m);
+        put(out, &[ct.as_ref(), ss.as_ref()]);
+        Ok(())
+    }
+    fn decaps(&self, dk: &AnyKey, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        let kp = key::<lc_kem::MlKemKeyPair<SK, PK>>(dk)?;
+        let ct = lc_kem::MlKemCiphertext::<CT>::try_from(ct).map_err(|_| "bad ct".to_string())?;
+        let ss = (self.decapsulate)(kp.private_key(), &ct);
+        put(out, &[ss.as_ref()]);
+        Ok(())
+    }
+}
+
+/// libcrux-ml-dsa: one parameter set's module functions (e.g. `libcrux_ml_dsa::ml_dsa_65::{generate_key_pair,
+/// sign, verify}`), over libcrux's size-generic key types.
+struct LcSig<G, S, V> {
+    generate: G,
+    sign: S,
+    verify: V,
+}
+
+impl<G, S, V> Named for LcSig<G, S, V> {
+    fn id(&self) -> Id {
+        LIBCRUX_DSA
+    }
+}
+
+impl<G, S, V, const VK: usize, const SK: usize, const SIG: usize> SigImpl for LcSig<G, S, V>
+where
+    G: Fn([u8; 32]) -> lc_dsa::MLDSAKeyPair<VK, SK> + Send + Sync,
+    S: Fn(
+        &lc_dsa::MLDSASigningKey<SK>,
+        &[u8],
+        &[u8],
+        [u8; 32],
+    ) -> Result<lc_dsa::MLDSASignature<SIG>, lc_dsa::SigningError>,
+    S: Send + Sync,
+    V: Fn(
+        &lc_dsa::MLDSAVerificationKey<VK>,
+        &[u8],
+        &[u8],
+        &lc_dsa::MLDSASignature<SIG>,
+    ) -> Result<(), lc_dsa::VerificationError>,
+    V: Send + Sync,
+{
+    fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String> {
+        let kp = (self.generate)(*seed);
+        put(vk, &[kp.verification_key.as_slice()]);
+        Ok(Box::new(kp.signing_key))
+    }
+    fn parse_vk(&self, vk: &[u8]) -> Result<AnyKey, String> {
+        let a: [u8; VK] = vk.try_into().map_err(|_| "bad vk length".to_string())?;
+        Ok(Box::new(lc_dsa::MLDSAVerificationKey::new(a)))
+    }
+    fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        let sk = key::<lc_dsa::MLDSASigningKey<SK>>(sk)?;
+        let sig = (self.sign)(sk, msg, b"", [0u8; 32]).map_err(|x| format!("{x:?}"))?;
+        put(out, &[sig.as_slice()]);
+        Ok(())
+    }
+    fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
+        let vk = key::<lc_dsa::MLDSAVerificationKey<VK>>(vk)?;
+        let a: [u8; SIG] = sig.try_into().map_err(|_| "bad signature length".to_string())?;
+        Ok((self.verify)(vk, msg, b"", &lc_dsa::MLDSASignature::new(a)).is_ok())
+    }
+}
+
+/// aws-lc-rs ML-KEM (randomized: its API takes no seed and no encapsulation randomness).
 struct AwsKem(&'static aws_lc_rs::kem::Algorithm<aws_lc_rs::kem::AlgorithmId>);
+
+impl Named for AwsKem {
+    fn id(&self) -> Id {
+        AWS_LC_RS
+    }
+}
+
 impl KemImpl for AwsKem {
-    fn name(&self) -> &'static str {
-        "aws-lc-rs"
-    }
-    fn version(&self) -> String {
-        super::v("aws-lc-rs")
-    }
-    fn deterministic(&self) -> bool {
-        false
-    }
     fn keygen(&self, _seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String> {
         let dk = aws_lc_rs::kem::DecapsulationKey::generate(self.0).map_err(e)?;
         let pk = dk.encapsulation_key().map_err(e)?;
-        ek.clear();
-        ek.extend_from_slice(pk.key_bytes().map_err(e)?.as_ref());
+        put(ek, &[pk.key_bytes().map_err(e)?.as_ref()]);
         Ok(Box::new(dk))
     }
     fn parse_ek(&self, ek: &[u8]) -> Result<AnyKey, String> {
@@ -188,50 +338,188 @@ impl KemImpl for AwsKem {
     fn encaps(&self, ek: &AnyKey, _m: &[u8; 32], out: &mut Vec<u8>) -> Result<(), String> {
         let ek = key::<aws_lc_rs::kem::EncapsulationKey<aws_lc_rs::kem::AlgorithmId>>(ek)?;
         let (ct, ss) = ek.encapsulate().map_err(e)?;
-        out.clear();
-        out.extend_from_slice(ct.as_ref());
-        out.extend_from_slice(ss.as_ref());
+        put(out, &[ct.as_ref(), ss.as_ref()]);
         Ok(())
     }
     fn decaps(&self, dk: &AnyKey, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
         let dk = key::<aws_lc_rs::kem::DecapsulationKey<aws_lc_rs::kem::AlgorithmId>>(dk)?;
         let ss = dk.decapsulate(ct.into()).map_err(e)?;
-        out.clear();
-        out.extend_from_slice(ss.as_ref());
+        put(out, &[ss.as_ref()]);
         Ok(())
     }
 }
 
-/// OpenSSL: keys from the 64-byte seed (key generation with "seed"), encapsulation with the FIPS 203 `m`
-/// given as "ikme", so it is deterministic like RustCrypto, libcrux and pqkit. One `EVP_PKEY_CTX` per key,
-/// created on first use and reused (outside the keygen timing).
-struct OsslKem {
-    alg: &'static std::ffi::CStr,
-    ct_len: usize,
+/// aws-lc-rs ML-DSA (keys from the seed, but hedged signing: checked by cross round trips).
+struct AwsSig(
+    &'static aws_lc_rs::signature::PqdsaSigningAlgorithm,
+    &'static aws_lc_rs::signature::PqdsaVerificationAlgorithm,
+);
+
+impl Named for AwsSig {
+    fn id(&self) -> Id {
+        AWS_LC_RS
+    }
 }
-impl KemImpl for OsslKem {
-    fn name(&self) -> &'static str {
-        "openssl"
+
+impl SigImpl for AwsSig {
+    fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String> {
+        use aws_lc_rs::signature::KeyPair;
+        let kp = aws_lc_rs::signature::PqdsaKeyPair::from_seed(self.0, seed).map_err(e)?;
+        put(vk, &[kp.public_key().as_ref()]);
+        Ok(Box::new(kp))
     }
-    fn version(&self) -> String {
-        super::ossl()
+    fn parse_vk(&self, vk: &[u8]) -> Result<AnyKey, String> {
+        Ok(Box::new(vk.to_vec()))
     }
-    fn deterministic(&self) -> bool {
-        true
+    fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        let kp = key::<aws_lc_rs::signature::PqdsaKeyPair>(sk)?;
+        out.clear();
+        out.resize(kp.algorithm().signature_len(), 0);
+        let n = kp.sign(msg, out).map_err(e)?;
+        out.truncate(n);
+        Ok(())
     }
-    fn keygen(&self, seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String> {
+    fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
+        let vk = key::<Vec<u8>>(vk)?;
+        let pk = aws_lc_rs::signature::UnparsedPublicKey::new(self.1, vk.as_slice());
+        Ok(pk.verify(msg, sig).is_ok())
+    }
+}
+
+/// OpenSSL ML-KEM and ML-DSA, one adapter for both (through [`super::ossl_ffi`]): keys from the FIPS 203/204
+/// seed by key generation with "seed", public keys from their encoding, one `EVP_PKEY_CTX` per key, created on
+/// first use and reused (outside the keygen timing). ML-KEM encapsulates with the FIPS 203 `m` given as "ikme",
+/// ML-DSA signs deterministically (the "deterministic" parameter, rnd = 0) with an empty context, so OpenSSL is
+/// deterministic like RustCrypto, libcrux and pqkit.
+struct Ossl {
+    /// The algorithm name, e.g. `ML-KEM-768`, `ML-DSA-65`.
+    alg: &'static std::ffi::CStr,
+    /// The ciphertext (ML-KEM) or signature (ML-DSA) length.
+    out_len: usize,
+}
+
+impl Ossl {
+    fn keygen(&self, seed: &[u8], public: &mut Vec<u8>) -> Result<AnyKey, String> {
         let pkey = ossl::Pkey::from_seed(self.alg, seed)?;
-        pkey.raw_public_key(ek)?;
+        pkey.raw_public_key(public)?;
         Ok(Box::new(ossl::Keyed::new(pkey)))
     }
+    fn parse(&self, public: &[u8]) -> Result<AnyKey, String> {
+        Ok(Box::new(ossl::Keyed::new(ossl::Pkey::public_from_raw(self.alg, public)?)))
+    }
+}
+
+impl Named for Ossl {
+    fn id(&self) -> Id {
+        OPENSSL
+    }
+}
+
+impl KemImpl for Ossl {
+    fn keygen(&self, seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String> {
+        Ossl::keygen(self, seed, ek)
+    }
     fn parse_ek(&self, ek: &[u8]) -> Result<AnyKey, String> {
-        Ok(Box::new(ossl::Keyed::new(ossl::Pkey::public_from_raw(self.alg, ek)?)))
+        self.parse(ek)
     }
     fn encaps(&self, ek: &AnyKey, m: &[u8; 32], out: &mut Vec<u8>) -> Result<(), String> {
-        key::<ossl::Keyed>(ek)?.encapsulate(m, self.ct_len, out)
+        key::<ossl::Keyed>(ek)?.encapsulate(m, self.out_len, out)
     }
     fn decaps(&self, dk: &AnyKey, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
         key::<ossl::Keyed>(dk)?.decapsulate(ct, out)
+    }
+}
+
+impl SigImpl for Ossl {
+    fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String> {
+        Ossl::keygen(self, seed, vk)
+    }
+    fn parse_vk(&self, vk: &[u8]) -> Result<AnyKey, String> {
+        self.parse(vk)
+    }
+    fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        key::<ossl::Keyed>(sk)?.sign(self.alg, msg, self.out_len, out)
+    }
+    fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
+        key::<ossl::Keyed>(vk)?.verify(self.alg, msg, sig)
+    }
+}
+
+/// pqkit's ML-KEM for the parameter set `P`.
+#[cfg(feature = "pqkit-algs")]
+struct PqKem<P>(PhantomData<fn() -> P>);
+
+#[cfg(feature = "pqkit-algs")]
+impl<P> Named for PqKem<P> {
+    fn id(&self) -> Id {
+        PQKIT
+    }
+}
+
+#[cfg(feature = "pqkit-algs")]
+impl<P> KemImpl for PqKem<P>
+where
+    P: pqkit::mlkem::Params,
+    pqkit::mlkem::DecapsulationKey<P>: Send + Sync,
+    pqkit::mlkem::EncapsulationKey<P>: Send + Sync,
+{
+    fn keygen(&self, seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String> {
+        let (d, z) = seed.split_at(32);
+        let (dk, pk) =
+            pqkit::mlkem::DecapsulationKey::<P>::from_seed(d.try_into().map_err(e)?, z.try_into().map_err(e)?);
+        put(ek, &[pk.as_bytes()]);
+        Ok(Box::new(dk))
+    }
+    fn parse_ek(&self, ek: &[u8]) -> Result<AnyKey, String> {
+        Ok(Box::new(pqkit::mlkem::EncapsulationKey::<P>::from_bytes(ek).map_err(e)?))
+    }
+    fn encaps(&self, ek: &AnyKey, m: &[u8; 32], out: &mut Vec<u8>) -> Result<(), String> {
+        let (ct, ss) = key::<pqkit::mlkem::EncapsulationKey<P>>(ek)?.encapsulate_deterministic(m);
+        put(out, &[ct.as_bytes(), ss.as_bytes()]);
+        Ok(())
+    }
+    fn decaps(&self, dk: &AnyKey, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        let ct = pqkit::mlkem::Ciphertext::<P>::from_bytes(ct).map_err(e)?;
+        let ss = key::<pqkit::mlkem::DecapsulationKey<P>>(dk)?.decapsulate(&ct);
+        put(out, &[ss.as_bytes()]);
+        Ok(())
+    }
+}
+
+/// pqkit's ML-DSA for the parameter set `P`.
+#[cfg(feature = "pqkit-algs")]
+struct PqSig<P>(PhantomData<fn() -> P>);
+
+#[cfg(feature = "pqkit-algs")]
+impl<P> Named for PqSig<P> {
+    fn id(&self) -> Id {
+        PQKIT
+    }
+}
+
+#[cfg(feature = "pqkit-algs")]
+impl<P> SigImpl for PqSig<P>
+where
+    P: pqkit::mldsa::Params,
+    pqkit::mldsa::SigningKey<P>: Send + Sync,
+    pqkit::mldsa::VerifyingKey<P>: Send + Sync,
+{
+    fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String> {
+        let (sk, pk) = pqkit::mldsa::SigningKey::<P>::from_seed(seed);
+        put(vk, &[pk.as_bytes()]);
+        Ok(Box::new(sk))
+    }
+    fn parse_vk(&self, vk: &[u8]) -> Result<AnyKey, String> {
+        Ok(Box::new(pqkit::mldsa::VerifyingKey::<P>::from_bytes(vk).map_err(e)?))
+    }
+    fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        let sig = key::<pqkit::mldsa::SigningKey<P>>(sk)?.sign_deterministic(msg, b"").map_err(e)?;
+        put(out, &[sig.as_bytes()]);
+        Ok(())
+    }
+    fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
+        let sig = pqkit::mldsa::Signature::<P>::from_bytes(sig).map_err(e)?;
+        Ok(key::<pqkit::mldsa::VerifyingKey<P>>(vk)?.verify(msg, b"", &sig).is_ok())
     }
 }
 
@@ -344,301 +632,51 @@ pub fn sig_check(impls: &[Arc<dyn SigImpl>]) -> Result<(), String> {
     Ok(())
 }
 
-// ---------------------------------------------------------------------------------------------- ML-DSA
-
-/// RustCrypto `ml-dsa` for one parameter set.
-macro_rules! rc_sig {
-    ($name:ident, $p:ty) => {
-        struct $name;
-        impl SigImpl for $name {
-            fn name(&self) -> &'static str {
-                "rustcrypto"
-            }
-            fn version(&self) -> String {
-                super::v("ml-dsa")
-            }
-            fn deterministic(&self) -> bool {
-                true
-            }
-            fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String> {
-                use ml_dsa::Keypair;
-                let sk = ml_dsa::SigningKey::<$p>::from_seed(&(*seed).into());
-                vk.clear();
-                vk.extend_from_slice(&sk.verifying_key().encode());
-                Ok(Box::new(sk))
-            }
-            fn parse_vk(&self, vk: &[u8]) -> Result<AnyKey, String> {
-                let enc = ml_dsa::EncodedVerifyingKey::<$p>::try_from(vk).map_err(e)?;
-                Ok(Box::new(ml_dsa::VerifyingKey::<$p>::decode(&enc)))
-            }
-            fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-                use ml_dsa::Signer;
-                let sig = key::<ml_dsa::SigningKey<$p>>(sk)?.try_sign(msg).map_err(e)?;
-                out.clear();
-                out.extend_from_slice(&sig.encode());
-                Ok(())
-            }
-            fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
-                use ml_dsa::Verifier;
-                let enc = ml_dsa::EncodedSignature::<$p>::try_from(sig).map_err(e)?;
-                let Some(sig) = ml_dsa::Signature::<$p>::decode(&enc) else { return Ok(false) };
-                Ok(key::<ml_dsa::VerifyingKey<$p>>(vk)?.verify(msg, &sig).is_ok())
-            }
-        }
-    };
-}
-rc_sig!(RcSig44, ml_dsa::MlDsa44);
-rc_sig!(RcSig65, ml_dsa::MlDsa65);
-rc_sig!(RcSig87, ml_dsa::MlDsa87);
-
-/// libcrux-ml-dsa for one parameter set (module and type names).
-macro_rules! lc_sig {
-    ($name:ident, $m:ident, $sk:ident, $vk:ident, $sig:ident) => {
-        struct $name;
-        impl SigImpl for $name {
-            fn name(&self) -> &'static str {
-                "libcrux"
-            }
-            fn version(&self) -> String {
-                super::v("libcrux-ml-dsa")
-            }
-            fn deterministic(&self) -> bool {
-                true
-            }
-            fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String> {
-                let kp = libcrux_ml_dsa::$m::generate_key_pair(*seed);
-                vk.clear();
-                vk.extend_from_slice(kp.verification_key.as_slice());
-                Ok(Box::new(kp.signing_key))
-            }
-            fn parse_vk(&self, vk: &[u8]) -> Result<AnyKey, String> {
-                let a: [u8; libcrux_ml_dsa::$m::$vk::len()] = vk.try_into().map_err(|_| "bad vk length".to_string())?;
-                Ok(Box::new(libcrux_ml_dsa::$m::$vk::new(a)))
-            }
-            fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-                let sk = key::<libcrux_ml_dsa::$m::$sk>(sk)?;
-                let sig = libcrux_ml_dsa::$m::sign(sk, msg, b"", [0u8; 32]).map_err(|x| format!("{x:?}"))?;
-                out.clear();
-                out.extend_from_slice(sig.as_slice());
-                Ok(())
-            }
-            fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
-                let vk = key::<libcrux_ml_dsa::$m::$vk>(vk)?;
-                let a: [u8; libcrux_ml_dsa::$m::$sig::len()] =
-                    sig.try_into().map_err(|_| "bad signature length".to_string())?;
-                let sig = libcrux_ml_dsa::$m::$sig::new(a);
-                Ok(libcrux_ml_dsa::$m::verify(vk, msg, b"", &sig).is_ok())
-            }
-        }
-    };
-}
-lc_sig!(LcSig44, ml_dsa_44, MLDSA44SigningKey, MLDSA44VerificationKey, MLDSA44Signature);
-lc_sig!(LcSig65, ml_dsa_65, MLDSA65SigningKey, MLDSA65VerificationKey, MLDSA65Signature);
-lc_sig!(LcSig87, ml_dsa_87, MLDSA87SigningKey, MLDSA87VerificationKey, MLDSA87Signature);
-
-/// aws-lc-rs (keys from the seed, but hedged signing: checked by cross round trips).
-struct AwsSig(
-    &'static aws_lc_rs::signature::PqdsaSigningAlgorithm,
-    &'static aws_lc_rs::signature::PqdsaVerificationAlgorithm,
-);
-impl SigImpl for AwsSig {
-    fn name(&self) -> &'static str {
-        "aws-lc-rs"
-    }
-    fn version(&self) -> String {
-        super::v("aws-lc-rs")
-    }
-    fn deterministic(&self) -> bool {
-        false
-    }
-    fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String> {
-        use aws_lc_rs::signature::KeyPair;
-        let kp = aws_lc_rs::signature::PqdsaKeyPair::from_seed(self.0, seed).map_err(e)?;
-        vk.clear();
-        vk.extend_from_slice(kp.public_key().as_ref());
-        Ok(Box::new(kp))
-    }
-    fn parse_vk(&self, vk: &[u8]) -> Result<AnyKey, String> {
-        Ok(Box::new(vk.to_vec()))
-    }
-    fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-        let kp = key::<aws_lc_rs::signature::PqdsaKeyPair>(sk)?;
-        out.clear();
-        out.resize(kp.algorithm().signature_len(), 0);
-        let n = kp.sign(msg, out).map_err(e)?;
-        out.truncate(n);
-        Ok(())
-    }
-    fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
-        let vk = key::<Vec<u8>>(vk)?;
-        let pk = aws_lc_rs::signature::UnparsedPublicKey::new(self.1, vk.as_slice());
-        Ok(pk.verify(msg, sig).is_ok())
-    }
-}
-
-/// OpenSSL: keys from the seed ξ, deterministic signing (the "deterministic" parameter, rnd = 0) with an
-/// empty context, through `EVP_PKEY_sign_message_init` / `EVP_PKEY_sign` on a context made once per key.
-struct OsslSig {
-    alg: &'static std::ffi::CStr,
-    sig_len: usize,
-}
-impl SigImpl for OsslSig {
-    fn name(&self) -> &'static str {
-        "openssl"
-    }
-    fn version(&self) -> String {
-        super::ossl()
-    }
-    fn deterministic(&self) -> bool {
-        true
-    }
-    fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String> {
-        let pkey = ossl::Pkey::from_seed(self.alg, seed)?;
-        pkey.raw_public_key(vk)?;
-        Ok(Box::new(ossl::Keyed::new(pkey)))
-    }
-    fn parse_vk(&self, vk: &[u8]) -> Result<AnyKey, String> {
-        Ok(Box::new(ossl::Keyed::new(ossl::Pkey::public_from_raw(self.alg, vk)?)))
-    }
-    fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-        key::<ossl::Keyed>(sk)?.sign(self.alg, msg, self.sig_len, out)
-    }
-    fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
-        key::<ossl::Keyed>(vk)?.verify(self.alg, msg, sig)
-    }
-}
-
-// ---------------------------------------------------------------------------------------------- pqkit
-
-/// pqkit's ML-KEM for one parameter set.
-#[cfg(feature = "pqkit-algs")]
-macro_rules! pq_kem {
-    ($name:ident, $p:ty) => {
-        struct $name;
-        impl KemImpl for $name {
-            fn name(&self) -> &'static str {
-                "pqkit"
-            }
-            fn version(&self) -> String {
-                super::pqkit_version()
-            }
-            fn deterministic(&self) -> bool {
-                true
-            }
-            fn keygen(&self, seed: &[u8; 64], ek: &mut Vec<u8>) -> Result<AnyKey, String> {
-                let (d, z) = seed.split_at(32);
-                let (dk, pk) =
-                    pqkit::mlkem::DecapsulationKey::<$p>::from_seed(d.try_into().map_err(e)?, z.try_into().map_err(e)?);
-                ek.clear();
-                ek.extend_from_slice(pk.as_bytes());
-                Ok(Box::new(dk))
-            }
-            fn parse_ek(&self, ek: &[u8]) -> Result<AnyKey, String> {
-                Ok(Box::new(pqkit::mlkem::EncapsulationKey::<$p>::from_bytes(ek).map_err(e)?))
-            }
-            fn encaps(&self, ek: &AnyKey, m: &[u8; 32], out: &mut Vec<u8>) -> Result<(), String> {
-                let pk = key::<pqkit::mlkem::EncapsulationKey<$p>>(ek)?;
-                let (ct, ss) = pk.encapsulate_deterministic(m);
-                out.clear();
-                out.extend_from_slice(ct.as_bytes());
-                out.extend_from_slice(ss.as_bytes());
-                Ok(())
-            }
-            fn decaps(&self, dk: &AnyKey, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-                let dk = key::<pqkit::mlkem::DecapsulationKey<$p>>(dk)?;
-                let ct = pqkit::mlkem::Ciphertext::<$p>::from_bytes(ct).map_err(e)?;
-                let ss = dk.decapsulate(&ct);
-                out.clear();
-                out.extend_from_slice(ss.as_bytes());
-                Ok(())
-            }
-        }
-    };
-}
-#[cfg(feature = "pqkit-algs")]
-pq_kem!(PqKem512, pqkit::mlkem::MlKem512);
-#[cfg(feature = "pqkit-algs")]
-pq_kem!(PqKem768, pqkit::mlkem::MlKem768);
-#[cfg(feature = "pqkit-algs")]
-pq_kem!(PqKem1024, pqkit::mlkem::MlKem1024);
-
-/// pqkit's ML-DSA for one parameter set.
-#[cfg(feature = "pqkit-algs")]
-macro_rules! pq_sig {
-    ($name:ident, $p:ty) => {
-        struct $name;
-        impl SigImpl for $name {
-            fn name(&self) -> &'static str {
-                "pqkit"
-            }
-            fn version(&self) -> String {
-                super::pqkit_version()
-            }
-            fn deterministic(&self) -> bool {
-                true
-            }
-            fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String> {
-                let (sk, pk) = pqkit::mldsa::SigningKey::<$p>::from_seed(seed);
-                vk.clear();
-                vk.extend_from_slice(pk.as_bytes());
-                Ok(Box::new(sk))
-            }
-            fn parse_vk(&self, vk: &[u8]) -> Result<AnyKey, String> {
-                Ok(Box::new(pqkit::mldsa::VerifyingKey::<$p>::from_bytes(vk).map_err(e)?))
-            }
-            fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-                let sk = key::<pqkit::mldsa::SigningKey<$p>>(sk)?;
-                let sig = sk.sign_deterministic(msg, b"").map_err(e)?;
-                out.clear();
-                out.extend_from_slice(sig.as_bytes());
-                Ok(())
-            }
-            fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
-                let vk = key::<pqkit::mldsa::VerifyingKey<$p>>(vk)?;
-                let sig = pqkit::mldsa::Signature::<$p>::from_bytes(sig).map_err(e)?;
-                Ok(vk.verify(msg, b"", &sig).is_ok())
-            }
-        }
-    };
-}
-#[cfg(feature = "pqkit-algs")]
-pq_sig!(PqSig44, pqkit::mldsa::MlDsa44);
-#[cfg(feature = "pqkit-algs")]
-pq_sig!(PqSig65, pqkit::mldsa::MlDsa65);
-#[cfg(feature = "pqkit-algs")]
-pq_sig!(PqSig87, pqkit::mldsa::MlDsa87);
-
 /// The ML-KEM implementations of one parameter set (512, 768 or 1024), pqkit first.
 pub fn kem_impls_for(set: u32) -> Vec<Arc<dyn KemImpl>> {
     use aws_lc_rs::kem::{ML_KEM_512, ML_KEM_768, ML_KEM_1024};
+    use lc_kem::{mlkem512, mlkem768, mlkem1024};
+    use ml_kem::{EncapsulationKey, MlKem512, MlKem768, MlKem1024};
     #[allow(unused_mut)]
     let mut v: Vec<Arc<dyn KemImpl>> = match set {
         512 => vec![
-            Arc::new(RcKem512),
-            Arc::new(LcKem512),
+            Arc::new(RcKem::new(EncapsulationKey::<MlKem512>::encapsulate_deterministic)),
+            Arc::new(LcKem {
+                generate: mlkem512::generate_key_pair,
+                encapsulate: mlkem512::encapsulate,
+                decapsulate: mlkem512::decapsulate,
+            }),
             Arc::new(AwsKem(&ML_KEM_512)),
-            Arc::new(OsslKem { alg: c"ML-KEM-512", ct_len: 768 }),
+            Arc::new(Ossl { alg: c"ML-KEM-512", out_len: 768 }),
         ],
         768 => vec![
-            Arc::new(RcKem768),
-            Arc::new(LcKem768),
+            Arc::new(RcKem::new(EncapsulationKey::<MlKem768>::encapsulate_deterministic)),
+            Arc::new(LcKem {
+                generate: mlkem768::generate_key_pair,
+                encapsulate: mlkem768::encapsulate,
+                decapsulate: mlkem768::decapsulate,
+            }),
             Arc::new(AwsKem(&ML_KEM_768)),
-            Arc::new(OsslKem { alg: c"ML-KEM-768", ct_len: 1088 }),
+            Arc::new(Ossl { alg: c"ML-KEM-768", out_len: 1088 }),
         ],
         _ => vec![
-            Arc::new(RcKem1024),
-            Arc::new(LcKem1024),
+            Arc::new(RcKem::new(EncapsulationKey::<MlKem1024>::encapsulate_deterministic)),
+            Arc::new(LcKem {
+                generate: mlkem1024::generate_key_pair,
+                encapsulate: mlkem1024::encapsulate,
+                decapsulate: mlkem1024::decapsulate,
+            }),
             Arc::new(AwsKem(&ML_KEM_1024)),
-            Arc::new(OsslKem { alg: c"ML-KEM-1024", ct_len: 1568 }),
+            Arc::new(Ossl { alg: c"ML-KEM-1024", out_len: 1568 }),
         ],
     };
     #[cfg(feature = "pqkit-algs")]
     v.insert(
         0,
         match set {
-            512 => Arc::new(PqKem512),
-            768 => Arc::new(PqKem768),
-            _ => Arc::new(PqKem1024),
+            512 => Arc::new(PqKem::<pqkit::mlkem::MlKem512>(PhantomData)),
+            768 => Arc::new(PqKem::<pqkit::mlkem::MlKem768>(PhantomData)),
+            _ => Arc::new(PqKem::<pqkit::mlkem::MlKem1024>(PhantomData)),
         },
     );
     v
@@ -647,34 +685,47 @@ pub fn kem_impls_for(set: u32) -> Vec<Arc<dyn KemImpl>> {
 /// The ML-DSA implementations of one parameter set (44, 65 or 87), pqkit first.
 pub fn sig_impls_for(set: u32) -> Vec<Arc<dyn SigImpl>> {
     use aws_lc_rs::signature as aws;
+    use lc_dsa::{ml_dsa_44, ml_dsa_65, ml_dsa_87};
     #[allow(unused_mut)]
     let mut v: Vec<Arc<dyn SigImpl>> = match set {
         44 => vec![
-            Arc::new(RcSig44),
-            Arc::new(LcSig44),
+            Arc::new(RcSig::<ml_dsa::MlDsa44>(PhantomData)),
+            Arc::new(LcSig {
+                generate: ml_dsa_44::generate_key_pair,
+                sign: ml_dsa_44::sign,
+                verify: ml_dsa_44::verify,
+            }),
             Arc::new(AwsSig(&aws::ML_DSA_44_SIGNING, &aws::ML_DSA_44)),
-            Arc::new(OsslSig { alg: c"ML-DSA-44", sig_len: 2420 }),
+            Arc::new(Ossl { alg: c"ML-DSA-44", out_len: 2420 }),
         ],
         65 => vec![
-            Arc::new(RcSig65),
-            Arc::new(LcSig65),
+            Arc::new(RcSig::<ml_dsa::MlDsa65>(PhantomData)),
+            Arc::new(LcSig {
+                generate: ml_dsa_65::generate_key_pair,
+                sign: ml_dsa_65::sign,
+                verify: ml_dsa_65::verify,
+            }),
             Arc::new(AwsSig(&aws::ML_DSA_65_SIGNING, &aws::ML_DSA_65)),
-            Arc::new(OsslSig { alg: c"ML-DSA-65", sig_len: 3309 }),
+            Arc::new(Ossl { alg: c"ML-DSA-65", out_len: 3309 }),
         ],
         _ => vec![
-            Arc::new(RcSig87),
-            Arc::new(LcSig87),
+            Arc::new(RcSig::<ml_dsa::MlDsa87>(PhantomData)),
+            Arc::new(LcSig {
+                generate: ml_dsa_87::generate_key_pair,
+                sign: ml_dsa_87::sign,
+                verify: ml_dsa_87::verify,
+            }),
             Arc::new(AwsSig(&aws::ML_DSA_87_SIGNING, &aws::ML_DSA_87)),
-            Arc::new(OsslSig { alg: c"ML-DSA-87", sig_len: 4627 }),
+            Arc::new(Ossl { alg: c"ML-DSA-87", out_len: 4627 }),
         ],
     };
     #[cfg(feature = "pqkit-algs")]
     v.insert(
         0,
         match set {
-            44 => Arc::new(PqSig44),
-            65 => Arc::new(PqSig65),
-            _ => Arc::new(PqSig87),
+            44 => Arc::new(PqSig::<pqkit::mldsa::MlDsa44>(PhantomData)),
+            65 => Arc::new(PqSig::<pqkit::mldsa::MlDsa65>(PhantomData)),
+            _ => Arc::new(PqSig::<pqkit::mldsa::MlDsa87>(PhantomData)),
         },
     );
     v
