@@ -32,7 +32,7 @@ fn best_of<F: FnMut()>(reps: usize, mut f: F) -> u64 {
 }
 
 fn main() {
-    let backends: Vec<Backend> = Backend::available().collect();
+    let backends: Vec<_> = Backend::available().collect();
     if let Some(i) = std::env::args().nth(1) {
         // Only the permutation of backend number `i`, for a long time (for `perf stat`).
         let b = backends[i.parse::<usize>().unwrap()];

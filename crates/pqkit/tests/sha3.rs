@@ -2,6 +2,7 @@
 //! incremental and XOF-reader splits, and multi-way Keccak lane-by-lane agreement.
 #![allow(clippy::needless_range_loop)]
 
+use pqkit::dispatch::Checked;
 use pqkit::hash::Hasher;
 use pqkit::hash::sha3::{
     Backend, Sha3_224, Sha3_256, Sha3_384, Sha3_512, Shake128, Shake256, ShakeX4, ShakeX8, f1600_x4_with, f1600_x8_with,
@@ -15,8 +16,8 @@ fn h(s: &str) -> Vec<u8> {
     hex::decode(s).unwrap()
 }
 
-fn backends() -> Vec<Backend> {
-    let v: Vec<Backend> = Backend::available().collect();
+fn backends() -> Vec<Checked<Backend>> {
+    let v: Vec<Checked<Backend>> = Backend::available().collect();
     assert_eq!(v[0], Backend::Soft);
     v
 }
@@ -224,9 +225,9 @@ fn finalize_into_rejects_wrong_length() {
 
 fn single_shake(rate: usize, input: &[u8], out: &mut [u8]) {
     if rate == 168 {
-        Shake128::with_backend(Backend::Soft).update(input).finalize_xof().read(out)
+        Shake128::with_backend(Backend::Soft.checked().unwrap()).update(input).finalize_xof().read(out)
     } else {
-        Shake256::with_backend(Backend::Soft).update(input).finalize_xof().read(out)
+        Shake256::with_backend(Backend::Soft.checked().unwrap()).update(input).finalize_xof().read(out)
     }
 }
 
@@ -315,4 +316,34 @@ fn multiway_shake_agrees_with_single() {
         Shake128::digest_into(ins[k], &mut w);
         assert_eq!(outs[k], w);
     }
+}
+
+#[test]
+fn forcing_an_unavailable_backend_is_an_error() {
+    for b in [Backend::Soft, Backend::Avx2, Backend::Avx512, Backend::Avx512Rows] {
+        let has = pqkit::cpu::features().has(b.required());
+        match b.checked() {
+            Ok(checked) => {
+                assert!(has, "{b:?}");
+                assert_eq!(checked, b);
+                assert!(backends().contains(&checked), "{b:?} missing from available()");
+                let mut h = Sha3_256::with_backend(checked);
+                h.update(b"abc");
+                assert_eq!(h.finalize(), Sha3_256::digest(b"abc"), "{b:?}");
+            }
+            Err(pqkit::Error::BackendUnavailable { algorithm: "SHA-3", backend, missing }) => {
+                assert!(!has, "{b:?}");
+                assert_eq!(backend, format!("{b:?}"));
+                assert!(!missing.is_empty());
+            }
+            Err(e) => panic!("{b:?}: unexpected {e}"),
+        }
+    }
+    // Every tier's features include the one below, and the AVX2 Keccak's BMI1/BMI2 are listed.
+    assert!(Backend::Avx2.required().has(pqkit::cpu::Features::BMI1 | pqkit::cpu::Features::BMI2));
+    assert!(Backend::Avx512.required().has(Backend::Avx2.required()));
+    assert_eq!(Backend::Avx512Rows.required(), Backend::Avx512.required());
+    // The row-wise permutation is kept and tested, never chosen on its own.
+    assert_ne!(Backend::detect(), Backend::Avx512Rows);
+    assert_eq!(Backend::detect() == Backend::Avx512, Backend::Avx512.is_available());
 }

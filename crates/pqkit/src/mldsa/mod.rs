@@ -96,12 +96,13 @@ impl Backend {
         })
     }
 
-    fn sha3(self) -> sha3::Backend {
-        match self {
+    fn sha3(self) -> crate::dispatch::Checked<sha3::Backend> {
+        let kb = match self {
             Backend::Soft => sha3::Backend::Soft,
             Backend::Avx2 => sha3::Backend::Avx2,
             Backend::Avx512 => sha3::Backend::Avx512,
-        }
+        };
+        kb.checked().expect("the SHA-3 backend of an available ML-DSA backend is available")
     }
 
     #[inline]

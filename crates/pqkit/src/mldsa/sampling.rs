@@ -4,6 +4,7 @@
 
 use super::poly::Poly;
 use super::{Backend, N, Q};
+use crate::dispatch::Checked;
 use crate::hash::sha3::{self, Shake256};
 use zeroize::Zeroize;
 
@@ -85,24 +86,24 @@ fn rej_eta_with(backend: Backend, p: &mut Poly, ctr: &mut usize, buf: &[u8], eta
 struct XofN<const W: usize> {
     st: [[u64; W]; 25],
     rate: usize,
-    backend: sha3::Backend,
+    backend: Checked<sha3::Backend>,
     secret: bool,
 }
 
 trait Permute {
-    fn permute(backend: sha3::Backend, st: &mut Self);
+    fn permute(backend: Checked<sha3::Backend>, st: &mut Self);
 }
 
 impl Permute for [[u64; 4]; 25] {
     #[inline]
-    fn permute(backend: sha3::Backend, st: &mut Self) {
+    fn permute(backend: Checked<sha3::Backend>, st: &mut Self) {
         sha3::f1600_x4_with(backend, st)
     }
 }
 
 impl Permute for [[u64; 8]; 25] {
     #[inline]
-    fn permute(backend: sha3::Backend, st: &mut Self) {
+    fn permute(backend: Checked<sha3::Backend>, st: &mut Self) {
         sha3::f1600_x8_with(backend, st)
     }
 }
@@ -115,7 +116,7 @@ where
     /// padding, straight into the lanes. The permutation runs lazily, at the start of each [`block`](Self::block)
     /// call, so no permutation is wasted after the last block a caller reads.
     /// `secret`: whether the state is wiped on drop (ExpandS and ExpandMask; ExpandA's is public).
-    fn new(backend: sha3::Backend, rate: usize, seeds: &[[u8; 66]], len: usize, secret: bool) -> Self {
+    fn new(backend: Checked<sha3::Backend>, rate: usize, seeds: &[[u8; 66]], len: usize, secret: bool) -> Self {
         debug_assert!(len < rate);
         let mut st = [[0u64; W]; 25];
         for (k, seed) in seeds[..W].iter().enumerate() {
@@ -308,12 +309,8 @@ fn wipe_bytes(b: &mut [u8]) {
     b.zeroize();
 }
 
-fn sha3_backend(backend: Backend) -> sha3::Backend {
-    match backend {
-        Backend::Soft => sha3::Backend::Soft,
-        Backend::Avx2 => sha3::Backend::Avx2,
-        Backend::Avx512 => sha3::Backend::Avx512,
-    }
+fn sha3_backend(backend: Backend) -> Checked<sha3::Backend> {
+    backend.sha3()
 }
 
 multi_expand!(4, expand_a_x4, expand_s_x4, expand_mask_x4);

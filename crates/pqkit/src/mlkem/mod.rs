@@ -97,12 +97,13 @@ impl Backend {
 
     /// The Keccak backend of the same instruction-set level: the portable backend runs portable Keccak (4-way
     /// batches), AVX2 the AVX2 4-way permutation, AVX-512 the 8-way one. Tests thereby cover every batch width.
-    fn keccak(self) -> KeccakBackend {
-        match self {
+    fn keccak(self) -> crate::dispatch::Checked<KeccakBackend> {
+        let kb = match self {
             Backend::Soft => KeccakBackend::Soft,
             Backend::Avx2 => KeccakBackend::Avx2,
             Backend::Avx512 => KeccakBackend::Avx512,
-        }
+        };
+        kb.checked().expect("the Keccak backend of an available ML-KEM backend is available")
     }
 
     /// The rejection-sampling step of SampleNTT.

@@ -4,6 +4,7 @@
 //! nothing extra, so mixing job kinds in one batch saves single-state permutations.
 
 use super::poly::{Poly, cbd, wipe};
+use crate::dispatch::Checked;
 use crate::hash::sha3::{self, Backend as KeccakBackend};
 
 const SHAKE128_RATE: usize = 168;
@@ -100,7 +101,7 @@ fn padded_block(parts: [&[u8]; 2], rate: usize, b: usize, nb: usize, out: &mut [
     }
 }
 
-fn perm1(kb: KeccakBackend, st: &mut [[u64; 1]; 25]) {
+fn perm1(kb: Checked<KeccakBackend>, st: &mut [[u64; 1]; 25]) {
     let mut s = [0u64; 25];
     for (d, x) in s.iter_mut().zip(st.iter()) {
         *d = x[0];
@@ -115,7 +116,7 @@ fn perm1(kb: KeccakBackend, st: &mut [[u64; 1]; 25]) {
 macro_rules! run_batch {
     ($fn:ident, $n:expr, $perm:path) => {
         /// Runs up to `$n` jobs together, one per Keccak state.
-        fn $fn(kb: KeccakBackend, rej: RejFn, jobs: &[Job<'_>], o: &mut Outputs<'_>) {
+        fn $fn(kb: Checked<KeccakBackend>, rej: RejFn, jobs: &[Job<'_>], o: &mut Outputs<'_>) {
             let mut st = [[0u64; $n]; 25];
             let mut nb = [0usize; $n];
             let mut blk = [0u64; 21];
@@ -200,7 +201,7 @@ run_batch!(run_x8, 8, sha3::f1600_x8_with);
 
 /// Runs every job: 8 at a time with the AVX-512 8-way Keccak (which costs about one single-state
 /// permutation), otherwise 4 at a time, and a lone last job on the single-state permutation.
-pub(crate) fn run(kb: KeccakBackend, rej: RejFn, jobs: &[Job<'_>], o: &mut Outputs<'_>) {
+pub(crate) fn run(kb: Checked<KeccakBackend>, rej: RejFn, jobs: &[Job<'_>], o: &mut Outputs<'_>) {
     let width = if kb == KeccakBackend::Avx512 { 8 } else { 4 };
     for chunk in jobs.chunks(width) {
         if chunk.len() == 1 && width == 4 {

@@ -1,7 +1,8 @@
 //! AVX2 Keccak-f[1600], 4-way: 25 `ymm` registers, lane `k` of every register belongs to state `k`.
 #![allow(unsafe_code)]
 
-use super::RC;
+use super::{Backend, RC};
+use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
 #[inline]
@@ -46,11 +47,10 @@ fn f1600_x4_avx2(states: &mut [[u64; 4]; 25]) {
     }
 }
 
-/// 4-way Keccak-f[1600]. The caller (the dispatch in `mod.rs`) has checked AVX2.
-pub(super) fn f1600_x4(states: &mut [[u64; 4]; 25]) {
-    debug_assert!(crate::cpu::features().has(crate::cpu::Features::AVX2));
-    // SAFETY: only reached through Backend::Avx2/Avx512, which `Backend::detect` selects only when the CPU
-    // and OS support AVX2.
+/// 4-way Keccak-f[1600].
+pub(super) fn f1600_x4(backend: Checked<Backend>, states: &mut [[u64; 4]; 25]) {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU and OS support AVX2.
     unsafe { f1600_x4_avx2(states) }
 }
 
@@ -133,11 +133,11 @@ fn absorb_bmi2<const L: usize>(state: &mut [u64; 25], data: &[u8]) -> usize {
 }
 
 /// Absorbs the whole `rate`-byte blocks of `data` into `state`; returns the bytes absorbed (0 for a rate this
-/// fast path does not cover). The caller has checked AVX2, BMI1 and BMI2.
-pub(super) fn absorb_blocks(state: &mut [u64; 25], data: &[u8], rate: usize) -> usize {
-    debug_assert!(has_bmi1() && crate::cpu::features().has(crate::cpu::Features::AVX2 | crate::cpu::Features::BMI2));
-    // SAFETY: only reached through Backend::Avx2/Avx512, which `Backend::detect` selects only when the CPU and
-    // OS support AVX2, BMI1 and BMI2.
+/// fast path does not cover).
+pub(super) fn absorb_blocks(backend: Checked<Backend>, state: &mut [u64; 25], data: &[u8], rate: usize) -> usize {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU and OS support AVX2,
+    // BMI1 and BMI2.
     unsafe {
         match rate {
             72 => absorb_bmi2::<9>(state, data),
@@ -150,31 +150,11 @@ pub(super) fn absorb_blocks(state: &mut [u64; 25], data: &[u8], rate: usize) -> 
     }
 }
 
-/// True if the CPU has BMI1 (`andn`), which `crate::cpu::Features` does not list. Read once with `cpuid`.
-pub(super) fn has_bmi1() -> bool {
-    use core::sync::atomic::{AtomicU8, Ordering};
-    static CACHE: AtomicU8 = AtomicU8::new(0);
-    match CACHE.load(Ordering::Relaxed) {
-        1 => false,
-        2 => true,
-        _ => {
-            #[allow(unused_unsafe)]
-            // SAFETY: `cpuid` exists on every x86_64 CPU and only reads identification registers.
-            let l0 = unsafe { __cpuid_count(0, 0) };
-            #[allow(unused_unsafe)]
-            // SAFETY: as above; leaf 7 is only read when the CPU reports it.
-            let yes = l0.eax >= 7 && unsafe { __cpuid_count(7, 0) }.ebx >> 3 & 1 == 1;
-            CACHE.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
-            yes
-        }
-    }
-}
-
 /// Single-state Keccak-f[1600]: plane-ordered scalar rounds compiled with BMI1/BMI2 (`andn` for chi, `rorx` for the
-/// rotations). The caller has checked AVX2, BMI1 and BMI2.
-pub(super) fn f1600(state: &mut [u64; 25]) {
-    debug_assert!(has_bmi1() && crate::cpu::features().has(crate::cpu::Features::AVX2 | crate::cpu::Features::BMI2));
-    // SAFETY: only reached through Backend::Avx2/Avx512, which `Backend::detect` selects only when the CPU and
-    // OS support AVX2, BMI1 and BMI2.
+/// rotations).
+pub(super) fn f1600(backend: Checked<Backend>, state: &mut [u64; 25]) {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU and OS support AVX2,
+    // BMI1 and BMI2.
     unsafe { f1600_bmi2(state) }
 }

@@ -7,7 +7,8 @@
 //! a `vpternlogq` across registers with no shuffles. A 5x5 transpose (12 `vpermt2q`) returns to rows.
 #![allow(unsafe_code)]
 
-use super::RC;
+use super::{Backend, RC};
+use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
 /// The rotation amounts of rho for row y, lane x (FIPS 202 table 2).
@@ -102,11 +103,11 @@ fn f1600_avx512(state: &mut [u64; 25]) {
     }
 }
 
-/// Single-state Keccak-f[1600]. The caller (the dispatch in `mod.rs`) has checked AVX-512F.
-pub(super) fn f1600(state: &mut [u64; 25]) {
-    debug_assert!(crate::cpu::features().has(crate::cpu::Features::AVX512F));
-    // SAFETY: only reached through Backend::Avx512, which `Backend::detect` selects only when the CPU and OS
-    // support AVX-512F.
+/// Single-state Keccak-f[1600] on five `zmm` rows (the `Avx512Rows` backend).
+pub(super) fn f1600(backend: Checked<Backend>, state: &mut [u64; 25]) {
+    assert!(backend.covers(Backend::Avx512Rows));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512Rows, so the CPU and OS support
+    // AVX-512F.
     unsafe { f1600_avx512(state) }
 }
 
@@ -151,11 +152,11 @@ fn f1600_x8_avx512(states: &mut [[u64; 8]; 25]) {
     }
 }
 
-/// 8-way Keccak-f[1600]. The caller (the dispatch in `mod.rs`) has checked AVX-512F.
-pub(super) fn f1600_x8(states: &mut [[u64; 8]; 25]) {
-    debug_assert!(crate::cpu::features().has(crate::cpu::Features::AVX512F));
-    // SAFETY: only reached through Backend::Avx512, which `Backend::detect` selects only when the CPU and OS
-    // support AVX-512F.
+/// 8-way Keccak-f[1600] (the `Avx512` and `Avx512Rows` backends, which need the same features).
+pub(super) fn f1600_x8(backend: Checked<Backend>, states: &mut [[u64; 8]; 25]) {
+    assert!(backend.covers(Backend::Avx512));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU and OS support
+    // AVX-512F.
     unsafe { f1600_x8_avx512(states) }
 }
 
@@ -203,10 +204,10 @@ fn f1600_x4_avx512vl(states: &mut [[u64; 4]; 25]) {
     }
 }
 
-/// 4-way Keccak-f[1600] with AVX-512VL. The caller (the dispatch in `mod.rs`) has checked AVX-512F/VL.
-pub(super) fn f1600_x4(states: &mut [[u64; 4]; 25]) {
-    debug_assert!(crate::cpu::features().has(crate::cpu::Features::AVX512F | crate::cpu::Features::AVX512VL));
-    // SAFETY: only reached through Backend::Avx512/Avx512Rows, which `Backend::detect` selects only when the CPU
-    // and OS support AVX2, AVX-512F and AVX-512VL.
+/// 4-way Keccak-f[1600] with AVX-512VL (the `Avx512` and `Avx512Rows` backends).
+pub(super) fn f1600_x4(backend: Checked<Backend>, states: &mut [[u64; 4]; 25]) {
+    assert!(backend.covers(Backend::Avx512));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU and OS support
+    // AVX2, AVX-512F and AVX-512VL.
     unsafe { f1600_x4_avx512vl(states) }
 }

@@ -15,7 +15,8 @@
 //! - The round loop is not unrolled: unrolled by 2, 4 or 24, LLVM spilled and moved more (about 600 ticks).
 #![allow(unsafe_code)]
 
-use super::RC;
+use super::{Backend, RC};
+use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
 /// `a ^ b ^ c`.
@@ -161,20 +162,20 @@ fn absorb_xmm<const L: usize>(state: &mut [u64; 25], data: &[u8]) -> usize {
     data.len() - blocks.remainder().len()
 }
 
-/// Single-state Keccak-f\[1600\]. The caller (the dispatch in `mod.rs`) has checked AVX-512F and AVX-512VL.
-pub(super) fn f1600(state: &mut [u64; 25]) {
-    debug_assert!(crate::cpu::features().has(crate::cpu::Features::AVX512F | crate::cpu::Features::AVX512VL));
-    // SAFETY: only reached through Backend::Avx512, which `Backend::detect` selects only when the CPU and OS
-    // support AVX-512F and AVX-512VL.
+/// Single-state Keccak-f\[1600\].
+pub(super) fn f1600(backend: Checked<Backend>, state: &mut [u64; 25]) {
+    assert!(backend.covers(Backend::Avx512));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU and OS support
+    // AVX-512F and AVX-512VL.
     unsafe { f1600_xmm(state) }
 }
 
 /// Absorbs the whole `rate`-byte blocks of `data` into `state`; returns the bytes absorbed (0 for a rate this
-/// fast path does not cover). The caller has checked AVX-512F and AVX-512VL.
-pub(super) fn absorb_blocks(state: &mut [u64; 25], data: &[u8], rate: usize) -> usize {
-    debug_assert!(crate::cpu::features().has(crate::cpu::Features::AVX512F | crate::cpu::Features::AVX512VL));
-    // SAFETY: only reached through Backend::Avx512, which `Backend::detect` selects only when the CPU and OS
-    // support AVX-512F and AVX-512VL.
+/// fast path does not cover).
+pub(super) fn absorb_blocks(backend: Checked<Backend>, state: &mut [u64; 25], data: &[u8], rate: usize) -> usize {
+    assert!(backend.covers(Backend::Avx512));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU and OS support
+    // AVX-512F and AVX-512VL.
     unsafe {
         match rate {
             72 => absorb_xmm::<9>(state, data),

@@ -13,9 +13,10 @@
 //! no data-dependent branches or table look-ups.
 //!
 //! ## Backends
-//! One dispatch point, [`Backend::detect`]: the portable code; AVX2 + BMI1/2 (4-way on `ymm`, scalar single
-//! state with `andn`/`rorx`); AVX-512 (8-way on `zmm`, single state with one lane per `xmm` register and
-//! `vpternlogq`/`vprolq`), and an older AVX-512 single-state permutation on five `zmm` rows.
+//! Chosen by the one dispatch mechanism ([`crate::dispatch`], through `Backend::detect`): the portable code;
+//! AVX2 + BMI1/2 (4-way on `ymm`, scalar single state with `andn`/`rorx`); AVX-512 (8-way on `zmm`, single
+//! state with one lane per `xmm` register and `vpternlogq`/`vprolq`), and an older AVX-512 single-state
+//! permutation on five `zmm` rows (kept, tested, never chosen by `detect`).
 
 /// One Keccak-f\[1600\] round on 25 lanes `$a[0..25]` (index x + 5y), written with caller-given operations
 /// so the same text serves the scalar, 4-way and 8-way code. `$chi(a, b, c)` is `a ^ (!b & c)`.
@@ -94,8 +95,7 @@ mod avx512;
 #[cfg(target_arch = "x86_64")]
 mod avx512vl;
 
-#[cfg(target_arch = "x86_64")]
-use crate::cpu::{self, Features};
+use crate::dispatch::Checked;
 
 /// The 24 round constants of Keccak-f\[1600\] (FIPS 202, 3.2.5).
 pub(crate) const RC: [u64; 24] = [
@@ -125,46 +125,31 @@ pub(crate) const RC: [u64; 24] = [
     0x8000_0000_8000_8008,
 ];
 
-/// Which Keccak implementation runs. The single dispatch point of the SHA-3 family.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    /// Portable Rust.
-    Soft,
-    /// AVX2 + BMI1/2: 4-way permutation on `ymm`; single-state is scalar code, plane by plane, with `andn`/`rorx`.
-    Avx2,
-    /// AVX-512F/VL: 8-way permutation on `zmm`; 4-way as [`Backend::Avx2`]; single-state with each lane in
-    /// its own `xmm` register (`vpternlogq` for theta and chi, `vprolq` for rho, pi is register renaming). On
-    /// the Zen 4 development machine it measured about 20% faster than the scalar BMI1/2 code.
-    Avx512,
-    /// As [`Backend::Avx512`], but the single-state permutation runs on five `zmm` rows and absorbs block by
-    /// block. On the shared development machine it measured slower than both the scalar BMI1/2 code and the
-    /// lane-per-`xmm` code (about 1100 vs 680 vs 550 TSC ticks per permutation: it is bound by its
-    /// permutes), so [`Backend::detect`] does not pick it; it is kept, and tested, for CPUs where it wins.
-    Avx512Rows,
-}
-
-impl Backend {
-    /// The fastest backend this CPU runs.
-    pub fn detect() -> Backend {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let f = cpu::features();
-            if f.has(Features::AVX2 | Features::BMI2) && avx2::has_bmi1() {
-                return if f.has(Features::AVX512F | Features::AVX512VL) { Backend::Avx512 } else { Backend::Avx2 };
-            }
-        }
-        Backend::Soft
-    }
-
-    /// Every backend this CPU can run, portable first.
-    pub fn available() -> impl Iterator<Item = Backend> {
-        let best = Backend::detect();
-        [Backend::Soft, Backend::Avx2, Backend::Avx512, Backend::Avx512Rows].into_iter().filter(move |b| match b {
-            Backend::Soft => true,
-            Backend::Avx2 => best != Backend::Soft,
-            Backend::Avx512 | Backend::Avx512Rows => best == Backend::Avx512,
-        })
+crate::dispatch::backends! {
+    /// Which Keccak implementation runs: the SHA-3 family's backends, chosen by the one dispatch mechanism
+    /// ([`crate::dispatch`]).
+    ///
+    /// Each tier lists the features of the one below it as well: the AVX-512 backends need AVX2 for their 4-way
+    /// code (compiled with AVX2, AVX-512F and AVX-512VL) and list BMI1 and BMI2 too, so that they cover
+    /// [`Backend::Avx2`]. Families built on Keccak derive their proof for it with [`Checked::derive`].
+    #[doc(hidden)]
+    pub enum Backend for "SHA-3" {
+        /// Portable Rust.
+        Soft: [],
+        /// AVX2 + BMI1/2: 4-way permutation on `ymm`; single-state is scalar code, plane by plane, with
+        /// `andn`/`rorx`.
+        Avx2: [AVX2, BMI1, BMI2],
+        /// AVX-512F/VL: 8-way permutation on `zmm`; 4-way on `ymm` with AVX-512VL (compiled with AVX2 as well);
+        /// single-state with each lane in its own `xmm` register (`vpternlogq` for theta and chi, `vprolq` for
+        /// rho, pi is register renaming). On the Zen 4 development machine it measured about 20% faster than the
+        /// scalar BMI1/2 code. Its features include all of [`Backend::Avx2`]'s.
+        Avx512: [AVX2, BMI1, BMI2, AVX512F, AVX512VL],
+        /// As [`Backend::Avx512`], but the single-state permutation runs on five `zmm` rows and absorbs block by
+        /// block. On the shared development machine it measured slower than both the scalar BMI1/2 code and the
+        /// lane-per-`xmm` code (about 1100 vs 680 vs 550 TSC ticks per permutation: it is bound by its
+        /// permutes), so [`Backend::detect`] does not pick it (`manual`); it is kept, and tested, for CPUs where
+        /// it wins.
+        Avx512Rows: [AVX2, BMI1, BMI2, AVX512F, AVX512VL] manual,
     }
 }
 
@@ -174,39 +159,40 @@ pub fn f1600(state: &mut [u64; 25]) {
     f1600_with(Backend::detect(), state)
 }
 
-/// Keccak-f\[1600\] on one state with a forced backend, for tests.
+/// Keccak-f\[1600\] on one state with a forced backend (from `Backend::available()` or
+/// `Backend::X.checked()?`), for tests and the families built on Keccak.
 #[doc(hidden)]
 #[inline]
-pub fn f1600_with(backend: Backend, state: &mut [u64; 25]) {
-    match backend {
+pub fn f1600_with(backend: Checked<Backend>, state: &mut [u64; 25]) {
+    match backend.get() {
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx512Rows => avx512::f1600(state),
+        Backend::Avx512Rows => avx512::f1600(backend, state),
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx512 => avx512vl::f1600(state),
+        Backend::Avx512 => avx512vl::f1600(backend, state),
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx2 => avx2::f1600(state),
+        Backend::Avx2 => avx2::f1600(backend, state),
         _ => soft::f1600(state),
     }
 }
 
 /// Keccak-f\[1600\] on 4 independent states, stored interleaved: `states[i][k]` is lane `i` of state `k`.
 #[doc(hidden)]
-pub fn f1600_x4_with(backend: Backend, states: &mut [[u64; 4]; 25]) {
-    match backend {
+pub fn f1600_x4_with(backend: Checked<Backend>, states: &mut [[u64; 4]; 25]) {
+    match backend.get() {
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx2 => avx2::f1600_x4(states),
+        Backend::Avx2 => avx2::f1600_x4(backend, states),
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx512 | Backend::Avx512Rows => avx512::f1600_x4(states),
+        Backend::Avx512 | Backend::Avx512Rows => avx512::f1600_x4(backend, states),
         _ => soft::f1600_xn(states),
     }
 }
 
 /// Keccak-f\[1600\] on 8 independent states, stored interleaved: `states[i][k]` is lane `i` of state `k`.
 #[doc(hidden)]
-pub fn f1600_x8_with(backend: Backend, states: &mut [[u64; 8]; 25]) {
-    match backend {
+pub fn f1600_x8_with(backend: Checked<Backend>, states: &mut [[u64; 8]; 25]) {
+    match backend.get() {
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx512 | Backend::Avx512Rows => avx512::f1600_x8(states),
+        Backend::Avx512 | Backend::Avx512Rows => avx512::f1600_x8(backend, states),
         #[cfg(target_arch = "x86_64")]
         Backend::Avx2 => {
             let mut lo = [[0u64; 4]; 25];
@@ -215,8 +201,8 @@ pub fn f1600_x8_with(backend: Backend, states: &mut [[u64; 8]; 25]) {
                 lo[i].copy_from_slice(&states[i][..4]);
                 hi[i].copy_from_slice(&states[i][4..]);
             }
-            avx2::f1600_x4(&mut lo);
-            avx2::f1600_x4(&mut hi);
+            avx2::f1600_x4(backend, &mut lo);
+            avx2::f1600_x4(backend, &mut hi);
             for i in 0..25 {
                 states[i][..4].copy_from_slice(&lo[i]);
                 states[i][4..].copy_from_slice(&hi[i]);
@@ -287,11 +273,11 @@ struct Sponge {
     pos: usize,
     rate: usize,
     ds: u8,
-    backend: Backend,
+    backend: Checked<Backend>,
 }
 
 impl Sponge {
-    const fn new(rate: usize, ds: u8, backend: Backend) -> Self {
+    const fn new(rate: usize, ds: u8, backend: Checked<Backend>) -> Self {
         Sponge { state: [0; 25], pos: 0, rate, ds, backend }
     }
 
@@ -310,9 +296,9 @@ impl Sponge {
         let rate = self.rate;
         #[cfg(target_arch = "x86_64")]
         {
-            let n = match self.backend {
-                Backend::Avx2 => avx2::absorb_blocks(&mut self.state, data, rate),
-                Backend::Avx512 => avx512vl::absorb_blocks(&mut self.state, data, rate),
+            let n = match self.backend.get() {
+                Backend::Avx2 => avx2::absorb_blocks(self.backend, &mut self.state, data, rate),
+                Backend::Avx512 => avx512vl::absorb_blocks(self.backend, &mut self.state, data, rate),
                 _ => 0,
             };
             data = &data[n..];
@@ -379,9 +365,10 @@ macro_rules! sha3_hasher {
                 Self::with_backend(Backend::detect())
             }
 
-            /// A fresh hasher using `backend` (tests use this to run every backend).
+            /// A fresh hasher using `backend` (tests use this to run every backend; obtain it from
+            /// `Backend::available()` or `Backend::X.checked()?`).
             #[doc(hidden)]
-            pub fn with_backend(backend: Backend) -> Self {
+            pub fn with_backend(backend: Checked<Backend>) -> Self {
                 $name { sponge: Sponge::new($rate, 0x06, backend) }
             }
 
@@ -522,9 +509,10 @@ macro_rules! shake {
                 Self::with_backend(Backend::detect())
             }
 
-            /// A fresh instance using `backend` (tests use this to run every backend).
+            /// A fresh instance using `backend` (tests use this to run every backend; obtain it from
+            /// `Backend::available()` or `Backend::X.checked()?`).
             #[doc(hidden)]
-            pub fn with_backend(backend: Backend) -> Self {
+            pub fn with_backend(backend: Checked<Backend>) -> Self {
                 $name { sponge: Sponge::new($rate, 0x1F, backend) }
             }
 
@@ -644,7 +632,7 @@ mod tests {
             *d = (i as u32 * 31 + 7) as u8;
         }
         for rate in [72, 104, 136, 144, 168] {
-            let mut want = Sponge::new(rate, 0x06, Backend::Soft);
+            let mut want = Sponge::new(rate, 0x06, Checked::portable());
             want.absorb(&data);
             for b in Backend::available() {
                 let mut got = Sponge::new(rate, 0x06, b);

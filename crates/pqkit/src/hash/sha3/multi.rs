@@ -4,6 +4,7 @@
 //! [`Shake256`](super::Shake256) would for the same input.
 
 use super::{Backend, Sponge, f1600_x4_with, f1600_x8_with};
+use crate::dispatch::Checked;
 
 const SHAKE_DS: u8 = 0x1F;
 
@@ -17,7 +18,7 @@ macro_rules! shake_multi {
             rate: usize,
             /// Bytes squeezed from the current block.
             pos: usize,
-            backend: Backend,
+            backend: Checked<Backend>,
         }
 
         impl $name {
@@ -33,7 +34,7 @@ macro_rules! shake_multi {
 
             /// As `shake128`/`shake256` (by `rate`: 168 or 136 bytes) with a forced backend, for tests.
             #[doc(hidden)]
-            pub fn with_backend(backend: Backend, rate: usize, inputs: [&[u8]; $n]) -> Self {
+            pub fn with_backend(backend: Checked<Backend>, rate: usize, inputs: [&[u8]; $n]) -> Self {
                 let rate = if rate == 136 { 136 } else { 168 };
                 let mut states = [[0u64; $n]; 25];
                 let len = inputs[0].len();
