@@ -2,6 +2,7 @@
 //! negative tests, and every backend's arithmetic against the portable one.
 
 use pqkit::Error;
+use pqkit::dispatch::Checked;
 use pqkit::error::Expected;
 use pqkit::mldsa::{Backend, MlDsa44, MlDsa65, MlDsa87, Params, PreHash, Signature, SigningKey, VerifyingKey, testing};
 use rand::rngs::StdRng;
@@ -12,7 +13,7 @@ fn skb<P: Params>(sk: &SigningKey<P>) -> Vec<u8> {
     (*sk.to_bytes()).as_ref().to_vec()
 }
 
-fn backends() -> Vec<Backend> {
+fn backends() -> Vec<Checked<Backend>> {
     Backend::available().collect()
 }
 
@@ -388,10 +389,10 @@ fn backend_arithmetic_matches_soft() {
         let b = rand_poly(Q - 1);
         let vs: Vec<[i32; 256]> = (0..7).map(|_| rand_poly(Q - 1)).collect();
         let ws: Vec<[i32; 256]> = (0..7).map(|_| rand_poly(Q - 1)).collect();
-        let soft_ntt = testing::ntt(Backend::Soft, &a);
-        let soft_inv = testing::invntt(Backend::Soft, &a);
-        let soft_pw = testing::pointwise(Backend::Soft, &a, &b);
-        let soft_acc = testing::pointwise_acc(Backend::Soft, &vs, &ws);
+        let soft_ntt = testing::ntt(Backend::Soft.checked().unwrap(), &a);
+        let soft_inv = testing::invntt(Backend::Soft.checked().unwrap(), &a);
+        let soft_pw = testing::pointwise(Backend::Soft.checked().unwrap(), &a, &b);
+        let soft_acc = testing::pointwise_acc(Backend::Soft.checked().unwrap(), &vs, &ws);
         // The portable NTT is the definition: check it against a schoolbook evaluation on one point set.
         for be in backends() {
             assert_eq!(testing::ntt(be, &a), soft_ntt, "{be:?} ntt");
@@ -455,10 +456,38 @@ fn backend_rounding_matches_soft() {
             let cs2 = small(&mut rng, if round % 2 == 0 { 400 } else { Q - 1 });
             let ct0 = small(&mut rng, if round % 2 == 0 { gamma2 + 10 } else { Q - 1 });
             let bound = if round % 2 == 0 { gamma2 - 196 } else { (1 << 19) - 196 };
-            let want = testing::rounding(Backend::Soft, gamma2, bound, &w, &y, &cs2, &ct0);
+            let want = testing::rounding(Backend::Soft.checked().unwrap(), gamma2, bound, &w, &y, &cs2, &ct0);
             for be in backends() {
                 assert_eq!(testing::rounding(be, gamma2, bound, &w, &y, &cs2, &ct0), want, "{be:?} round {round}");
             }
         }
     }
+}
+
+#[test]
+fn forcing_an_unavailable_backend_is_an_error() {
+    let (sk, vk) = SigningKey::<MlDsa44>::from_seed(&[7; 32]);
+    let sig = sk.sign_deterministic(b"msg", b"").unwrap();
+    for b in [Backend::Soft, Backend::Avx2, Backend::Avx512] {
+        let has = pqkit::cpu::features().has(b.required());
+        match b.checked() {
+            Ok(checked) => {
+                assert!(has, "{b:?}");
+                assert!(backends().contains(&checked), "{b:?} missing from available()");
+                let sig2 = sk.clone().with_backend(checked).sign_deterministic(b"msg", b"").unwrap();
+                assert_eq!(sig2, sig, "{b:?}");
+                vk.clone().with_backend(checked).verify(b"msg", b"", &sig).unwrap();
+            }
+            Err(Error::BackendUnavailable { algorithm: "ML-DSA", backend, missing }) => {
+                assert!(!has, "{b:?}");
+                assert_eq!(backend, format!("{b:?}"));
+                assert!(!missing.is_empty());
+            }
+            Err(e) => panic!("{b:?}: unexpected {e}"),
+        }
+    }
+    // The vector backends run the AVX2 Keccak, which is compiled with BMI1 and BMI2: they require them too.
+    let bmi = pqkit::cpu::Features::BMI1 | pqkit::cpu::Features::BMI2;
+    assert!(Backend::Avx2.required().has(bmi) && Backend::Avx512.required().has(bmi));
+    assert!(Backend::Avx512.required().has(Backend::Avx2.required()));
 }

@@ -3,6 +3,7 @@
 //! of the NTT, inverse NTT and base multiplication.
 
 use pqkit::Error;
+use pqkit::dispatch::Checked;
 use pqkit::mlkem::{
     self, Backend, Ciphertext, DecapsulationKey, EncapsulationKey, MlKem512, MlKem768, MlKem1024, Params,
 };
@@ -20,16 +21,27 @@ fn rand32(r: &mut StdRng) -> [u8; 32] {
     b
 }
 
-fn backends() -> Vec<Backend> {
-    let v: Vec<Backend> = Backend::available().collect();
+fn backends() -> Vec<Checked<Backend>> {
+    let v: Vec<Checked<Backend>> = Backend::available().collect();
     assert_eq!(v[0], Backend::Soft);
+    // Independently of pqkit's detection: std's, under the cap in force (PQKIT_CPU).
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        assert!(v.contains(&Backend::Avx2));
-    }
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx512vbmi2") && std::is_x86_feature_detected!("avx512vbmi") {
-        assert!(v.contains(&Backend::Avx512));
+    {
+        use pqkit::cpu::Cap;
+        let cap = pqkit::cpu::cap();
+        let avx2 = cap != Cap::Portable
+            && std::is_x86_feature_detected!("avx2")
+            && std::is_x86_feature_detected!("bmi1")
+            && std::is_x86_feature_detected!("bmi2");
+        assert_eq!(v.iter().any(|b| *b == Backend::Avx2), avx2, "cap {cap}");
+        let avx512 = avx2
+            && matches!(cap, Cap::Avx512 | Cap::Native)
+            && std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512vl")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512vbmi")
+            && std::is_x86_feature_detected!("avx512vbmi2");
+        assert_eq!(v.iter().any(|b| *b == Backend::Avx512), avx512, "cap {cap}");
     }
     v
 }
@@ -457,11 +469,11 @@ fn ntt_backends_agree_and_multiply() {
         let b = rand_poly(&mut r, 3329);
         let mut fa = a;
         let mut fb = b;
-        mlkem::ntt_with(Backend::Soft, &mut fa);
-        mlkem::ntt_with(Backend::Soft, &mut fb);
-        let prod = mlkem::basemul_acc_with(Backend::Soft, &[fa], &[fb]);
+        mlkem::ntt_with(Backend::Soft.checked().unwrap(), &mut fa);
+        mlkem::ntt_with(Backend::Soft.checked().unwrap(), &mut fb);
+        let prod = mlkem::basemul_acc_with(Backend::Soft.checked().unwrap(), &[fa], &[fb]);
         let mut back = prod;
-        mlkem::invntt_with(Backend::Soft, &mut back);
+        mlkem::invntt_with(Backend::Soft.checked().unwrap(), &mut back);
         // NTT^-1(NTT(a) ∘ NTT(b)) = a · b in R_q.
         assert_eq!(modq(&back), schoolbook(&a, &b), "iter {iter}");
         for be in backends() {
@@ -476,11 +488,41 @@ fn ntt_backends_agree_and_multiply() {
             for n in 1..=4 {
                 let xs: Vec<[i16; 256]> = (0..n).map(|_| rand_poly(&mut r, 3329)).collect();
                 let ys: Vec<[i16; 256]> = (0..n).map(|_| rand_poly(&mut r, 3329)).collect();
-                let want = mlkem::basemul_acc_with(Backend::Soft, &xs, &ys);
+                let want = mlkem::basemul_acc_with(Backend::Soft.checked().unwrap(), &xs, &ys);
                 let got = mlkem::basemul_acc_with(be, &xs, &ys);
                 assert_eq!(got, want, "{be:?} basemul n={n}");
                 assert!(got.iter().all(|&c| c.abs() < 3329));
             }
         }
     }
+}
+
+#[test]
+fn forcing_an_unavailable_backend_is_an_error() {
+    let (d, z) = ([3u8; 32], [4u8; 32]);
+    let (dk, ek) = DecapsulationKey::<MlKem768>::from_seed(&d, &z);
+    let (ct, k) = ek.encapsulate_deterministic(&[5; 32]);
+    for b in [Backend::Soft, Backend::Avx2, Backend::Avx512] {
+        let has = pqkit::cpu::features().has(b.required());
+        match b.checked() {
+            Ok(checked) => {
+                assert!(has, "{b:?}");
+                assert!(backends().contains(&checked), "{b:?} missing from available()");
+                let (dk2, ek2) = DecapsulationKey::<MlKem768>::from_seed_with_backend(checked, &d, &z);
+                assert_eq!(dk2.to_bytes(), dk.to_bytes(), "{b:?}");
+                assert_eq!(ek2.encapsulate_deterministic(&[5; 32]).0, ct, "{b:?}");
+                assert_eq!(dk2.decapsulate(&ct), k, "{b:?}");
+            }
+            Err(pqkit::Error::BackendUnavailable { algorithm: "ML-KEM", backend, missing }) => {
+                assert!(!has, "{b:?}");
+                assert_eq!(backend, format!("{b:?}"));
+                assert!(!missing.is_empty());
+            }
+            Err(e) => panic!("{b:?}: unexpected {e}"),
+        }
+    }
+    // The vector backends run the AVX2 Keccak, which is compiled with BMI1 and BMI2: they require them too.
+    let bmi = pqkit::cpu::Features::BMI1 | pqkit::cpu::Features::BMI2;
+    assert!(Backend::Avx2.required().has(bmi) && Backend::Avx512.required().has(bmi));
+    assert!(Backend::Avx512.required().has(Backend::Avx2.required()));
 }

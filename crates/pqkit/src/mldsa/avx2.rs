@@ -7,9 +7,9 @@
 //! butterfly partners sit in the same lanes of two registers, and shuffled back afterwards.
 #![allow(unsafe_code)]
 
-use super::N;
-use super::Q;
 use super::poly::{INV_NTT_F, Poly, QINV, ZETAS, decompose_consts};
+use super::{Backend, N, Q};
+use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
 /// Lane layout of the zetas for the three in-register layers of the forward NTT, per 16 coefficients
@@ -623,79 +623,92 @@ unsafe fn wipe_bytes_avx2(b: &mut [u8]) {
     core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
 }
 
-// The wrappers below are only reached through `Backend::Avx2`/`Avx512`, which `Backend::detect` and
-// `Backend::available` offer only when the CPU has AVX2.
+// The safe entry points. Each takes the checked backend and asserts it covers the backend whose features the
+// code it runs needs: Backend::Avx2 for the AVX2 code (the AVX-512 backend's features include AVX2's), and
+// Backend::Avx512 for the `_512` entry points, the NTT kernels compiled with AVX-512VL as well.
 
 /// Forward NTT (same contract as `soft::ntt`).
-pub fn ntt(p: &mut Poly) {
-    // SAFETY: the caller's backend was selected only on CPUs with AVX2.
+pub fn ntt(backend: Checked<Backend>, p: &mut Poly) {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { ntt_avx2(p) }
 }
 
 /// Inverse NTT (same contract as `soft::invntt`).
-pub fn invntt(p: &mut Poly) {
-    // SAFETY: as above.
+pub fn invntt(backend: Checked<Backend>, p: &mut Poly) {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { invntt_avx2(p) }
 }
 
 /// Pointwise Montgomery product (same contract as `soft::pointwise`).
-pub fn pointwise(out: &mut Poly, a: &Poly, b: &Poly) {
-    // SAFETY: as above.
+pub fn pointwise(backend: Checked<Backend>, out: &mut Poly, a: &Poly, b: &Poly) {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { pointwise_avx2(out, a, b) }
 }
 
 /// Sum of pointwise Montgomery products (same contract as `soft::pointwise_acc`).
-pub fn pointwise_acc(out: &mut Poly, a: &[Poly], b: &[Poly]) {
-    // SAFETY: as above.
+pub fn pointwise_acc(backend: Checked<Backend>, out: &mut Poly, a: &[Poly], b: &[Poly]) {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { pointwise_acc_avx2(out, a, b) }
 }
 
 /// Same contract as `soft::w_decompose`.
-pub fn w_decompose(w: &mut Poly, w1: &mut Poly, gamma2: i32) {
-    // SAFETY: as above.
+pub fn w_decompose(backend: Checked<Backend>, w: &mut Poly, w1: &mut Poly, gamma2: i32) {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { w_decompose_avx2(w, w1, gamma2) }
 }
 
 /// Same contract as `soft::z_finish`.
-pub fn z_finish(z: &mut Poly, y: &Poly, bound: i32) -> u32 {
-    // SAFETY: as above.
+pub fn z_finish(backend: Checked<Backend>, z: &mut Poly, y: &Poly, bound: i32) -> u32 {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { z_finish_avx2(z, y, bound) }
 }
 
 /// Same contract as `soft::r_finish`.
-pub fn r_finish(w: &mut Poly, w1: &mut Poly, cs2: &Poly, gamma2: i32, bound: i32) -> u32 {
-    // SAFETY: as above.
+pub fn r_finish(backend: Checked<Backend>, w: &mut Poly, w1: &mut Poly, cs2: &Poly, gamma2: i32, bound: i32) -> u32 {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { r_finish_avx2(w, w1, cs2, gamma2, bound) }
 }
 
 /// Same contract as `soft::hint`.
-pub fn hint(ct0: &Poly, r: &Poly, w1: &mut Poly, gamma2: i32) -> (u32, u32) {
-    // SAFETY: as above.
+pub fn hint(backend: Checked<Backend>, ct0: &Poly, r: &Poly, w1: &mut Poly, gamma2: i32) -> (u32, u32) {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { hint_avx2(ct0, r, w1, gamma2) }
 }
 
 /// Vectorised RejNTTPoly parsing: consumes 24-byte groups of the first `valid` bytes of `buf` while at least 8
 /// coefficients are missing and 32 bytes are readable (bytes past `valid` may be read, never used); returns
 /// the number of bytes consumed (the caller parses the rest).
-pub fn rej_uniform(p: &mut Poly, ctr: &mut usize, buf: &[u8], valid: usize) -> usize {
-    // SAFETY: as above.
+pub fn rej_uniform(backend: Checked<Backend>, p: &mut Poly, ctr: &mut usize, buf: &[u8], valid: usize) -> usize {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { rej_uniform_avx2(p, ctr, buf, valid) }
 }
 
 /// Zeroizes polynomials with volatile 32-byte stores (a volatile `i32` at a time, as `zeroize` does, costs
 /// eight times as many stores: it showed up in key generation and signing profiles).
-pub fn wipe(v: &mut [Poly]) {
-    // SAFETY: as above.
+pub fn wipe(backend: Checked<Backend>, v: &mut [Poly]) {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { wipe_avx2(v) }
 }
 
 /// Zeroizes `b` with volatile 32-byte stores if it is 32-byte aligned and a multiple of 32 bytes long (returns
 /// `false`, touching nothing, otherwise).
-pub fn wipe_bytes(b: &mut [u8]) -> bool {
+pub fn wipe_bytes(backend: Checked<Backend>, b: &mut [u8]) -> bool {
     if !(b.as_ptr() as usize).is_multiple_of(32) || !b.len().is_multiple_of(32) {
         return false;
     }
-    // SAFETY: as above; alignment and length checked.
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2; alignment
+    // and length are checked just above.
     unsafe { wipe_bytes_avx2(b) };
     true
 }
@@ -703,31 +716,40 @@ pub fn wipe_bytes(b: &mut [u8]) -> bool {
 /// Vector RejBoundedPoly for η = 2 or 4: parses whole 8-byte groups of `buf` into `p` from `*ctr` while at
 /// least 16 coefficients remain to be filled, and returns the number of bytes consumed (the caller finishes
 /// with the scalar parser).
-pub fn rej_eta(p: &mut Poly, ctr: &mut usize, buf: &[u8], eta: i32) -> usize {
-    // SAFETY: as above.
+pub fn rej_eta(backend: Checked<Backend>, p: &mut Poly, ctr: &mut usize, buf: &[u8], eta: i32) -> usize {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { rej_eta_avx2(p, ctr, buf, eta) }
 }
 
 /// [`ntt`] compiled with AVX-512VL as well (only for the AVX-512 backend).
-pub fn ntt_512(p: &mut Poly) {
-    // SAFETY: reached only through `Backend::Avx512`, which is selected only on CPUs with AVX-512F/VL and AVX2.
+pub fn ntt_512(backend: Checked<Backend>, p: &mut Poly) {
+    assert!(backend.covers(Backend::Avx512));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU has AVX2,
+    // AVX-512F and AVX-512VL.
     unsafe { ntt_wide(p) }
 }
 
 /// [`invntt`] compiled with AVX-512VL as well.
-pub fn invntt_512(p: &mut Poly) {
-    // SAFETY: as for `ntt_512`.
+pub fn invntt_512(backend: Checked<Backend>, p: &mut Poly) {
+    assert!(backend.covers(Backend::Avx512));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU has AVX2,
+    // AVX-512F and AVX-512VL.
     unsafe { invntt_wide(p) }
 }
 
 /// [`pointwise`] compiled with AVX-512VL as well.
-pub fn pointwise_512(out: &mut Poly, a: &Poly, b: &Poly) {
-    // SAFETY: as for `ntt_512`.
+pub fn pointwise_512(backend: Checked<Backend>, out: &mut Poly, a: &Poly, b: &Poly) {
+    assert!(backend.covers(Backend::Avx512));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU has AVX2,
+    // AVX-512F and AVX-512VL.
     unsafe { pointwise_wide(out, a, b) }
 }
 
 /// [`pointwise_acc`] compiled with AVX-512VL as well.
-pub fn pointwise_acc_512(out: &mut Poly, a: &[Poly], b: &[Poly]) {
-    // SAFETY: as for `ntt_512`.
+pub fn pointwise_acc_512(backend: Checked<Backend>, out: &mut Poly, a: &[Poly], b: &[Poly]) {
+    assert!(backend.covers(Backend::Avx512));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU has AVX2,
+    // AVX-512F and AVX-512VL.
     unsafe { pointwise_acc_wide(out, a, b) }
 }

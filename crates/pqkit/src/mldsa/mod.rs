@@ -32,9 +32,9 @@
 //!   rejected z) are wiped before signing returns.
 //!
 //! ## Backends
-//! One dispatch point, [`Backend::detect`]: portable Rust, AVX2 (NTT, inverse NTT, pointwise products on
-//! eight 32-bit lanes, 4-way SHAKE) and AVX-512 (the AVX2 arithmetic with 8-way SHAKE). All produce
-//! bit-identical keys and signatures.
+//! Chosen by the one dispatch mechanism ([`crate::dispatch`], through `Backend::detect`): portable Rust, AVX2
+//! (NTT, inverse NTT, pointwise products on eight 32-bit lanes, 4-way SHAKE) and AVX-512 (the AVX2 arithmetic
+//! with 8-way SHAKE). All produce bit-identical keys and signatures.
 
 mod encoding;
 mod params;
@@ -47,7 +47,7 @@ mod avx2;
 
 pub use params::{ByteArray, MlDsa44, MlDsa65, MlDsa87, Params, PolyArray};
 
-use crate::cpu::{self, Features};
+use crate::dispatch::Checked;
 use crate::error::Expected;
 use crate::hash::sha3::{self, Shake128, Shake256};
 use crate::{Error, Result};
@@ -61,127 +61,135 @@ pub(crate) const N: usize = 256;
 /// Dropped bits of t (d = 13).
 const D: u32 = 13;
 
-/// Which implementation of the ML-DSA arithmetic runs. The single dispatch point of the family.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    /// Portable Rust (and portable Keccak).
-    Soft,
-    /// AVX2 arithmetic, 4-way AVX2 Keccak.
-    Avx2,
-    /// AVX2 arithmetic, 8-way AVX-512 Keccak.
-    Avx512,
+crate::dispatch::backends! {
+    /// Which implementation of the ML-DSA arithmetic runs, each with the Keccak backend of its level: the ML-DSA
+    /// family's backends, chosen by the one dispatch mechanism ([`crate::dispatch`]).
+    ///
+    /// Each lists every feature its code needs, its Keccak backend's included (the AVX2 Keccak is compiled with
+    /// BMI1 and BMI2), so that the Keccak proof is derived from it ([`Checked::derive`]) and never missing.
+    #[doc(hidden)]
+    pub enum Backend for "ML-DSA" {
+        /// Portable Rust (and portable Keccak).
+        Soft: [],
+        /// AVX2 arithmetic, 4-way AVX2 Keccak.
+        Avx2: [AVX2, BMI1, BMI2],
+        /// The AVX2 arithmetic, its NTT and products compiled with AVX-512VL as well (32 registers), and the
+        /// 8-way AVX-512 Keccak.
+        Avx512: [AVX2, BMI1, BMI2, AVX512F, AVX512VL],
+    }
 }
 
 impl Backend {
-    /// The fastest backend this CPU runs.
-    pub fn detect() -> Backend {
-        let f = cpu::features();
-        if cfg!(target_arch = "x86_64") && f.has(Features::AVX512F | Features::AVX512VL | Features::AVX2) {
-            Backend::Avx512
-        } else if cfg!(target_arch = "x86_64") && f.has(Features::AVX2) {
-            Backend::Avx2
-        } else {
-            Backend::Soft
-        }
-    }
-
-    /// Every backend this CPU can run, portable first.
-    pub fn available() -> impl Iterator<Item = Backend> {
-        let best = Backend::detect();
-        [Backend::Soft, Backend::Avx2, Backend::Avx512].into_iter().filter(move |b| match b {
-            Backend::Soft => true,
-            Backend::Avx2 => best != Backend::Soft,
-            Backend::Avx512 => best == Backend::Avx512,
-        })
-    }
-
-    fn sha3(self) -> crate::dispatch::Checked<sha3::Backend> {
-        let kb = match self {
+    /// The Keccak backend of the same instruction-set level.
+    fn sha3_backend(self) -> sha3::Backend {
+        match self {
             Backend::Soft => sha3::Backend::Soft,
             Backend::Avx2 => sha3::Backend::Avx2,
             Backend::Avx512 => sha3::Backend::Avx512,
-        };
-        kb.checked().expect("the SHA-3 backend of an available ML-DSA backend is available")
+        }
+    }
+}
+
+/// The family's dispatch: every operation takes the checked backend and hands it to the backend file, whose
+/// entry points assert it covers their backend.
+impl Checked<Backend> {
+    /// The proof for the Keccak backend of this level, derived from this one: every backend lists its Keccak
+    /// backend's features (the unit test `every_backend_derives_its_sha3_backend` checks all of them).
+    #[inline]
+    fn sha3(self) -> Checked<sha3::Backend> {
+        self.derive(self.get().sha3_backend()).expect("every ML-DSA backend lists its Keccak backend's features")
     }
 
     #[inline]
     fn ntt(self, p: &mut Poly) {
-        match self {
+        match self.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => avx2::ntt(p),
+            Backend::Avx2 => avx2::ntt(self, p),
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx512 => avx2::ntt_512(p),
+            Backend::Avx512 => avx2::ntt_512(self, p),
             _ => soft::ntt(p),
         }
     }
 
     #[inline]
     fn invntt(self, p: &mut Poly) {
-        match self {
+        match self.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => avx2::invntt(p),
+            Backend::Avx2 => avx2::invntt(self, p),
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx512 => avx2::invntt_512(p),
+            Backend::Avx512 => avx2::invntt_512(self, p),
             _ => soft::invntt(p),
         }
     }
 
     #[inline]
     fn pointwise(self, out: &mut Poly, a: &Poly, b: &Poly) {
-        match self {
+        match self.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => avx2::pointwise(out, a, b),
+            Backend::Avx2 => avx2::pointwise(self, out, a, b),
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx512 => avx2::pointwise_512(out, a, b),
+            Backend::Avx512 => avx2::pointwise_512(self, out, a, b),
             _ => soft::pointwise(out, a, b),
         }
     }
 
     #[inline]
     fn pointwise_acc(self, out: &mut Poly, a: &[Poly], b: &[Poly]) {
-        match self {
+        match self.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => avx2::pointwise_acc(out, a, b),
+            Backend::Avx2 => avx2::pointwise_acc(self, out, a, b),
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx512 => avx2::pointwise_acc_512(out, a, b),
+            Backend::Avx512 => avx2::pointwise_acc_512(self, out, a, b),
             _ => soft::pointwise_acc(out, a, b),
         }
     }
 
     #[inline]
     fn w_decompose(self, w: &mut Poly, w1: &mut Poly, gamma2: i32) {
-        match self {
+        match self.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 | Backend::Avx512 => avx2::w_decompose(w, w1, gamma2),
+            Backend::Avx2 | Backend::Avx512 => avx2::w_decompose(self, w, w1, gamma2),
             _ => soft::w_decompose(w, w1, gamma2),
         }
     }
 
     #[inline]
     fn z_finish(self, z: &mut Poly, y: &Poly, bound: i32) -> u32 {
-        match self {
+        match self.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 | Backend::Avx512 => avx2::z_finish(z, y, bound),
+            Backend::Avx2 | Backend::Avx512 => avx2::z_finish(self, z, y, bound),
             _ => soft::z_finish(z, y, bound),
         }
     }
 
     #[inline]
     fn r_finish(self, w: &mut Poly, w1: &mut Poly, cs2: &Poly, gamma2: i32, bound: i32) -> u32 {
-        match self {
+        match self.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 | Backend::Avx512 => avx2::r_finish(w, w1, cs2, gamma2, bound),
+            Backend::Avx2 | Backend::Avx512 => avx2::r_finish(self, w, w1, cs2, gamma2, bound),
             _ => soft::r_finish(w, w1, cs2, gamma2, bound),
         }
     }
 
     #[inline]
     fn hint(self, ct0: &Poly, r: &Poly, w1: &mut Poly, gamma2: i32) -> (u32, u32) {
-        match self {
+        match self.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 | Backend::Avx512 => avx2::hint(ct0, r, w1, gamma2),
+            Backend::Avx2 | Backend::Avx512 => avx2::hint(self, ct0, r, w1, gamma2),
             _ => soft::hint(ct0, r, w1, gamma2),
+        }
+    }
+
+    /// Zeroizes secret polynomials (volatile stores; 32 bytes at a time on the vector backends).
+    fn wipe(self, v: &mut [Poly]) {
+        match self.get() {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 | Backend::Avx512 => avx2::wipe(self, v),
+            _ => {
+                for p in v {
+                    p.zeroize();
+                }
+            }
         }
     }
 }
@@ -189,28 +197,28 @@ impl Backend {
 /// Test hooks: the arithmetic of one backend on raw coefficients.
 #[doc(hidden)]
 pub mod testing {
-    use super::{Backend, N, Poly};
+    use super::{Backend, Checked, N, Poly};
 
     fn canon(p: &Poly) -> [i32; N] {
         p.0.map(super::poly::freeze)
     }
 
     /// Forward NTT, result reduced to \[0, q).
-    pub fn ntt(b: Backend, a: &[i32; N]) -> [i32; N] {
+    pub fn ntt(b: Checked<Backend>, a: &[i32; N]) -> [i32; N] {
         let mut p = Poly(*a);
         b.ntt(&mut p);
         canon(&p)
     }
 
     /// Inverse NTT (of Montgomery products, i.e. with the factor 2^32 removed), result in \[0, q).
-    pub fn invntt(b: Backend, a: &[i32; N]) -> [i32; N] {
+    pub fn invntt(b: Checked<Backend>, a: &[i32; N]) -> [i32; N] {
         let mut p = Poly(*a);
         b.invntt(&mut p);
         canon(&p)
     }
 
     /// Pointwise Montgomery product, result in \[0, q).
-    pub fn pointwise(b: Backend, x: &[i32; N], y: &[i32; N]) -> [i32; N] {
+    pub fn pointwise(b: Checked<Backend>, x: &[i32; N], y: &[i32; N]) -> [i32; N] {
         let mut p = Poly::ZERO;
         b.pointwise(&mut p, &Poly(*x), &Poly(*y));
         canon(&p)
@@ -220,7 +228,7 @@ pub mod testing {
     /// `z_finish`, (r, r1, bad) after `r_finish` and (h, bad, ones) after `hint`, for comparing backends.
     #[allow(clippy::type_complexity)]
     pub fn rounding(
-        b: Backend,
+        b: Checked<Backend>,
         gamma2: i32,
         bound: i32,
         w: &[i32; N],
@@ -240,7 +248,7 @@ pub mod testing {
     }
 
     /// Sum of pointwise Montgomery products, result in \[0, q).
-    pub fn pointwise_acc(b: Backend, x: &[[i32; N]], y: &[[i32; N]]) -> [i32; N] {
+    pub fn pointwise_acc(b: Checked<Backend>, x: &[[i32; N]], y: &[[i32; N]]) -> [i32; N] {
         let xs: [Poly; 8] = core::array::from_fn(|i| Poly(x.get(i).copied().unwrap_or([0; N])));
         let ys: [Poly; 8] = core::array::from_fn(|i| Poly(y.get(i).copied().unwrap_or([0; N])));
         let n = x.len().min(y.len()).min(8);
@@ -341,7 +349,7 @@ pub struct SigningKey<P: Params> {
     /// NTT(s1), NTT(s2), NTT(t0) (the only form signing needs; the encoding recovers s1, s2 and t0 from them)
     /// and the matrix A.
     x: Expanded<P>,
-    backend: Backend,
+    backend: Checked<Backend>,
 }
 
 /// The expanded polynomials of a signing key: NTT(s1) (L), NTT(s2) (K), NTT(t0) (K) and A (K·L, row-major).
@@ -416,7 +424,7 @@ pub struct VerifyingKey<P: Params> {
     bytes: P::PkBytes,
     tr: [u8; 64],
     t1_hat: P::VecK,
-    backend: Backend,
+    backend: Checked<Backend>,
 }
 
 /// An encoded ML-DSA signature (c̃ || z || h), whose hint encoding has been checked.
@@ -480,26 +488,14 @@ impl<P: Params> PartialEq for Signature<P> {
 }
 impl<P: Params> Eq for Signature<P> {}
 
-/// Zeroizes secret polynomials (volatile stores; 32 bytes at a time where AVX2 is available).
-fn zeroize_polys(v: &mut [Poly]) {
-    #[cfg(target_arch = "x86_64")]
-    if cpu::features().has(Features::AVX2) {
-        avx2::wipe(v);
-        return;
-    }
-    for p in v {
-        p.zeroize();
-    }
-}
-
 impl<P: Params> Zeroize for SigningKey<P> {
     fn zeroize(&mut self) {
         self.key.zeroize();
         self.seed.zeroize();
         let (s1_hat, s2_hat, t0_hat, _) = self.x.parts_mut();
-        zeroize_polys(s1_hat);
-        zeroize_polys(s2_hat);
-        zeroize_polys(t0_hat);
+        self.backend.wipe(s1_hat);
+        self.backend.wipe(s2_hat);
+        self.backend.wipe(t0_hat);
     }
 }
 
@@ -515,7 +511,7 @@ impl<P: Params> zeroize::ZeroizeOnDrop for SigningKey<P> {}
 const R2_POLY: Poly = Poly([poly::center(((1u128 << 64) % Q as u128) as i32); N]);
 
 /// t = A·s1 + s2 in \[0, q), from NTT(s1) and s2.
-fn compute_t<P: Params>(b: Backend, a: &[Poly], s1h: &[Poly], s2: &P::VecK, t: &mut P::VecK) {
+fn compute_t<P: Params>(b: Checked<Backend>, a: &[Poly], s1h: &[Poly], s2: &P::VecK, t: &mut P::VecK) {
     for i in 0..P::K {
         let ti = &mut (*t).as_mut()[i];
         b.pointwise_acc(ti, &a[i * P::L..(i + 1) * P::L], s1h);
@@ -549,7 +545,7 @@ impl<P: Params> SigningKey<P> {
 
     /// As [`from_seed`](Self::from_seed) with a forced backend, for tests.
     #[doc(hidden)]
-    pub fn from_seed_with_backend(xi: &[u8; 32], b: Backend) -> (SigningKey<P>, VerifyingKey<P>) {
+    pub fn from_seed_with_backend(xi: &[u8; 32], b: Checked<Backend>) -> (SigningKey<P>, VerifyingKey<P>) {
         let mut buf = Zeroizing::new([0u8; 128]);
         let mut h = Shake256::with_backend(b.sha3());
         h.update(xi).update(&[P::K as u8, P::L as u8]);
@@ -599,15 +595,15 @@ impl<P: Params> SigningKey<P> {
                 }
             }
         }
-        zeroize_polys(core::slice::from_mut(&mut ti));
-        zeroize_polys(s2.as_mut());
+        b.wipe(core::slice::from_mut(&mut ti));
+        b.wipe(s2.as_mut());
         let vk = VerifyingKey::<P>::with_t1_hat(pk, t1_hat, b);
         sk.tr = vk.tr;
         (sk, vk)
     }
 
     /// x from NTT(x) (for s1, s2, t0, whose centred representatives are the values themselves).
-    fn from_ntt(b: Backend, hat: &Poly, out: &mut Poly) {
+    fn from_ntt(b: Checked<Backend>, hat: &Poly, out: &mut Poly) {
         for (o, h) in out.0.iter_mut().zip(hat.0.iter()) {
             *o = poly::reduce32(*h);
         }
@@ -651,7 +647,7 @@ impl<P: Params> SigningKey<P> {
             encoding::pack_t0(&mut o[off..off + 416], &tmp);
             off += 416;
         }
-        zeroize_polys(core::slice::from_mut(&mut tmp));
+        b.wipe(core::slice::from_mut(&mut tmp));
         out
     }
 
@@ -663,7 +659,7 @@ impl<P: Params> SigningKey<P> {
 
     /// As [`from_bytes`](Self::from_bytes) with a forced backend, for tests.
     #[doc(hidden)]
-    pub fn from_bytes_with_backend(sk: &[u8], b: Backend) -> Result<Self> {
+    pub fn from_bytes_with_backend(sk: &[u8], b: Checked<Backend>) -> Result<Self> {
         Error::check_length(P::NAME, "private key", P::SK_LEN, sk.len())?;
         let mut rho = [0u8; 32];
         rho.copy_from_slice(&sk[..32]);
@@ -729,7 +725,7 @@ impl<P: Params> SigningKey<P> {
 
     /// Switches the arithmetic backend (tests run each one).
     #[doc(hidden)]
-    pub fn with_backend(mut self, b: Backend) -> Self {
+    pub fn with_backend(mut self, b: Checked<Backend>) -> Self {
         self.backend = b;
         self
     }
@@ -797,10 +793,11 @@ impl<P: Params> SigningKey<P> {
             w: P::VecK::zero(),
             w1: P::VecK::zero(),
             tmp: Poly::ZERO,
+            backend: b,
         };
         let mut w1buf = [0u8; 8 * 192];
         let w1len = 32 * P::W1_BITS;
-        let mut scratch = sampling::MaskScratch::new();
+        let mut scratch = sampling::MaskScratch::new(b);
         let mut kappa: u32 = 0;
         loop {
             if kappa > u32::from(u16::MAX) - P::L as u32 {
@@ -889,15 +886,17 @@ struct SignState<P: Params> {
     w: P::VecK,
     w1: P::VecK,
     tmp: Poly,
+    /// Wipes the vectors.
+    backend: Checked<Backend>,
 }
 
 impl<P: Params> Drop for SignState<P> {
     fn drop(&mut self) {
-        zeroize_polys(self.y.as_mut());
-        zeroize_polys(self.y_hat.as_mut());
-        zeroize_polys(self.z.as_mut());
-        zeroize_polys(self.w.as_mut());
-        zeroize_polys(self.w1.as_mut());
+        self.backend.wipe(self.y.as_mut());
+        self.backend.wipe(self.y_hat.as_mut());
+        self.backend.wipe(self.z.as_mut());
+        self.backend.wipe(self.w.as_mut());
+        self.backend.wipe(self.w1.as_mut());
         self.tmp.zeroize();
     }
 }
@@ -911,7 +910,7 @@ fn fresh_rnd() -> Result<Zeroizing<[u8; 32]>> {
 
 impl<P: Params> VerifyingKey<P> {
     /// The key from its encoding and NTT(t1·2^13) (computes tr).
-    fn with_t1_hat(bytes: P::PkBytes, t1_hat: P::VecK, b: Backend) -> Self {
+    fn with_t1_hat(bytes: P::PkBytes, t1_hat: P::VecK, b: Checked<Backend>) -> Self {
         let mut tr = [0u8; 64];
         let mut h = Shake256::with_backend(b.sha3());
         h.update(bytes.as_ref());
@@ -919,7 +918,7 @@ impl<P: Params> VerifyingKey<P> {
         VerifyingKey { bytes, tr, t1_hat, backend: b }
     }
 
-    fn from_parts(bytes: P::PkBytes, b: Backend) -> Self {
+    fn from_parts(bytes: P::PkBytes, b: Checked<Backend>) -> Self {
         let pk = bytes.as_ref();
         let mut t1_hat = P::VecK::zero();
         for i in 0..P::K {
@@ -941,7 +940,7 @@ impl<P: Params> VerifyingKey<P> {
 
     /// As [`from_bytes`](Self::from_bytes) with a forced backend, for tests.
     #[doc(hidden)]
-    pub fn from_bytes_with_backend(pk: &[u8], b: Backend) -> Result<Self> {
+    pub fn from_bytes_with_backend(pk: &[u8], b: Checked<Backend>) -> Result<Self> {
         Error::check_length(P::NAME, "public key", P::PK_LEN, pk.len())?;
         let mut bytes = P::PkBytes::zero();
         bytes.as_mut().copy_from_slice(pk);
@@ -950,7 +949,7 @@ impl<P: Params> VerifyingKey<P> {
 
     /// Switches the arithmetic backend (tests run each one).
     #[doc(hidden)]
-    pub fn with_backend(mut self, b: Backend) -> Self {
+    pub fn with_backend(mut self, b: Checked<Backend>) -> Self {
         self.backend = b;
         self
     }
@@ -1082,6 +1081,25 @@ impl<P: Params> Signature<P> {
 impl<P: Params> AsRef<[u8]> for Signature<P> {
     fn as_ref(&self) -> &[u8] {
         self.bytes.as_ref()
+    }
+}
+
+#[cfg(test)]
+mod dispatch_tests {
+    use super::*;
+    use crate::dispatch::BackendSet;
+
+    /// Every backend lists the features of the Keccak backend it runs, so `sha3()`'s derivation never fails.
+    #[test]
+    fn every_backend_derives_its_sha3_backend() {
+        for &b in <Backend as BackendSet>::ALL {
+            assert!(b.required().has(b.sha3_backend().required()), "{b:?}");
+        }
+        for b in Backend::available() {
+            let sb = b.sha3();
+            assert_eq!(sb, b.get().sha3_backend());
+            assert!(sb.get().is_available(), "{b:?}");
+        }
     }
 }
 

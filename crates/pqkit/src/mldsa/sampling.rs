@@ -27,14 +27,14 @@ fn rej_uniform(p: &mut Poly, ctr: &mut usize, buf: &[u8]) {
 }
 
 /// [`rej_uniform`] with the backend's vector parser for the bulk of the buffer.
-#[inline]
 /// `buf` holds `RATE128` bytes of output followed by 8 bytes of padding, so that the vector parser's 32-byte
 /// loads reach every 24-byte group.
-fn rej_uniform_with(backend: Backend, p: &mut Poly, ctr: &mut usize, buf: &[u8; BUF]) {
-    match backend {
+#[inline]
+fn rej_uniform_with(backend: Checked<Backend>, p: &mut Poly, ctr: &mut usize, buf: &[u8; BUF]) {
+    match backend.get() {
         #[cfg(target_arch = "x86_64")]
         Backend::Avx2 | Backend::Avx512 => {
-            let used = super::avx2::rej_uniform(p, ctr, buf, RATE128);
+            let used = super::avx2::rej_uniform(backend, p, ctr, buf, RATE128);
             rej_uniform(p, ctr, &buf[used..RATE128]);
         }
         _ => rej_uniform(p, ctr, &buf[..RATE128]),
@@ -70,11 +70,11 @@ fn rej_eta(p: &mut Poly, ctr: &mut usize, buf: &[u8], eta: i32) {
 
 /// [`rej_eta`] with the backend's vector parser for the bulk of the buffer.
 #[inline]
-fn rej_eta_with(backend: Backend, p: &mut Poly, ctr: &mut usize, buf: &[u8], eta: i32) {
-    match backend {
+fn rej_eta_with(backend: Checked<Backend>, p: &mut Poly, ctr: &mut usize, buf: &[u8], eta: i32) {
+    match backend.get() {
         #[cfg(target_arch = "x86_64")]
         Backend::Avx2 | Backend::Avx512 => {
-            let used = super::avx2::rej_eta(p, ctr, buf, eta);
+            let used = super::avx2::rej_eta(backend, p, ctr, buf, eta);
             rej_eta(p, ctr, &buf[used..], eta);
         }
         _ => rej_eta(p, ctr, buf, eta),
@@ -181,18 +181,20 @@ const MASK_BUF: usize = 704;
 pub struct MaskScratch {
     out: [[u8; MASK_BUF]; 8],
     seeds: [[u8; 66]; 8],
+    /// Wipes the buffers.
+    backend: Checked<Backend>,
 }
 
 impl MaskScratch {
-    /// Zeroed buffers.
-    pub fn new() -> Self {
-        MaskScratch { out: [[0; MASK_BUF]; 8], seeds: [[0; 66]; 8] }
+    /// Zeroed buffers, wiped on drop with `backend`'s code.
+    pub fn new(backend: Checked<Backend>) -> Self {
+        MaskScratch { out: [[0; MASK_BUF]; 8], seeds: [[0; 66]; 8], backend }
     }
 }
 
 impl Drop for MaskScratch {
     fn drop(&mut self) {
-        wipe_bytes(self.out.as_flattened_mut());
+        wipe_bytes(self.backend, self.out.as_flattened_mut());
         self.seeds.zeroize();
     }
 }
@@ -209,8 +211,8 @@ macro_rules! multi_expand {
     ($w:expr, $a_fn:ident, $s_fn:ident, $mask_fn:ident) => {
         /// ExpandA into `a` (row-major entries `first..first + a.len()` of the matrix, NTT domain), `$w`
         /// polynomials at a time.
-        fn $a_fn(backend: Backend, rho: &[u8; 32], a: &mut [Poly], l: usize, first: usize) {
-            let sb = sha3_backend(backend);
+        fn $a_fn(backend: Checked<Backend>, rho: &[u8; 32], a: &mut [Poly], l: usize, first: usize) {
+            let sb = backend.sha3();
             let total = a.len();
             let mut base = 0;
             while base < total {
@@ -238,7 +240,7 @@ macro_rules! multi_expand {
         /// ExpandS for the entries `from..to` of s1 || s2: `s1[r]` from ρ' || r, `s2[r]` from ρ' || (r + l),
         /// coefficients in \[-η, η\].
         fn $s_fn(
-            backend: Backend,
+            backend: Checked<Backend>,
             rho1: &[u8; 64],
             s1: &mut [Poly],
             s2: &mut [Poly],
@@ -246,7 +248,7 @@ macro_rules! multi_expand {
             from: usize,
             to: usize,
         ) {
-            let sb = sha3_backend(backend);
+            let sb = backend.sha3();
             let l = s1.len();
             let total = to;
             let mut base = from;
@@ -276,8 +278,15 @@ macro_rules! multi_expand {
         }
 
         /// ExpandMask (Algorithm 34): `y[r]` from ρ'' || (κ + r), coefficients in (-γ1, γ1\].
-        fn $mask_fn(backend: Backend, rho2: &[u8; 64], kappa: u16, y: &mut [Poly], gamma1: i32, sc: &mut MaskScratch) {
-            let sb = sha3_backend(backend);
+        fn $mask_fn(
+            backend: Checked<Backend>,
+            rho2: &[u8; 64],
+            kappa: u16,
+            y: &mut [Poly],
+            gamma1: i32,
+            sc: &mut MaskScratch,
+        ) {
+            let sb = backend.sha3();
             let bytes = if gamma1 == 1 << 17 { 576 } else { 640 };
             let mut base = 0;
             while base < y.len() {
@@ -299,18 +308,16 @@ macro_rules! multi_expand {
     };
 }
 
-/// Zeroizes a buffer with volatile stores, 32 bytes at a time where AVX2 is available and the buffer is
+/// Zeroizes a buffer with volatile stores, 32 bytes at a time on the vector backends when the buffer is
 /// 32-byte aligned with a length that is a multiple of 32.
-fn wipe_bytes(b: &mut [u8]) {
+fn wipe_bytes(backend: Checked<Backend>, b: &mut [u8]) {
     #[cfg(target_arch = "x86_64")]
-    if crate::cpu::features().has(crate::cpu::Features::AVX2) && super::avx2::wipe_bytes(b) {
+    if matches!(backend.get(), Backend::Avx2 | Backend::Avx512) && super::avx2::wipe_bytes(backend, b) {
         return;
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = backend;
     b.zeroize();
-}
-
-fn sha3_backend(backend: Backend) -> Checked<sha3::Backend> {
-    backend.sha3()
 }
 
 multi_expand!(4, expand_a_x4, expand_s_x4, expand_mask_x4);
@@ -318,8 +325,8 @@ multi_expand!(8, expand_a_x8, expand_s_x8, expand_mask_x8);
 
 /// ExpandA (Algorithm 32): `a[r * l + s]` = RejNTTPoly(ρ || s || r). On the AVX-512 backend, 8 at a time and
 /// a last group of at most 4 on the (half as wide, half as costly) 4-way permutation.
-pub fn expand_a(backend: Backend, rho: &[u8; 32], a: &mut [Poly], l: usize) {
-    match backend {
+pub fn expand_a(backend: Checked<Backend>, rho: &[u8; 32], a: &mut [Poly], l: usize) {
+    match backend.get() {
         Backend::Avx512 => {
             let tail = if a.len() % 8 <= 4 { a.len() % 8 } else { 0 };
             let split = a.len() - tail;
@@ -331,8 +338,8 @@ pub fn expand_a(backend: Backend, rho: &[u8; 32], a: &mut [Poly], l: usize) {
 }
 
 /// ExpandS (Algorithm 33), grouped like [`expand_a`].
-pub fn expand_s(backend: Backend, rho1: &[u8; 64], s1: &mut [Poly], s2: &mut [Poly], eta: i32) {
-    match backend {
+pub fn expand_s(backend: Checked<Backend>, rho1: &[u8; 64], s1: &mut [Poly], s2: &mut [Poly], eta: i32) {
+    match backend.get() {
         Backend::Avx512 => {
             let total = s1.len() + s2.len();
             let tail = if total % 8 <= 4 { total % 8 } else { 0 };
@@ -344,8 +351,15 @@ pub fn expand_s(backend: Backend, rho1: &[u8; 64], s1: &mut [Poly], s2: &mut [Po
 }
 
 /// ExpandMask (Algorithm 34).
-pub fn expand_mask(backend: Backend, rho2: &[u8; 64], kappa: u16, y: &mut [Poly], gamma1: i32, sc: &mut MaskScratch) {
-    match backend {
+pub fn expand_mask(
+    backend: Checked<Backend>,
+    rho2: &[u8; 64],
+    kappa: u16,
+    y: &mut [Poly],
+    gamma1: i32,
+    sc: &mut MaskScratch,
+) {
+    match backend.get() {
         Backend::Avx512 if y.len() > 4 => expand_mask_x8(backend, rho2, kappa, y, gamma1, sc),
         _ => expand_mask_x4(backend, rho2, kappa, y, gamma1, sc),
     }
@@ -353,8 +367,8 @@ pub fn expand_mask(backend: Backend, rho2: &[u8; 64], kappa: u16, y: &mut [Poly]
 
 /// SampleInBall (Algorithm 29): a polynomial with τ coefficients ±1 and the rest 0, from c̃. The challenge is
 /// public once the signature is released (c̃ is part of it).
-pub fn sample_in_ball(backend: Backend, ctilde: &[u8], tau: usize) -> Poly {
-    let mut h = Shake256::with_backend(sha3_backend(backend));
+pub fn sample_in_ball(backend: Checked<Backend>, ctilde: &[u8], tau: usize) -> Poly {
+    let mut h = Shake256::with_backend(backend.sha3());
     h.update(ctilde);
     let mut rd = h.finalize_xof();
     let mut block = [0u8; RATE256];

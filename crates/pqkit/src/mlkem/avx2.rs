@@ -8,7 +8,9 @@
 //! coefficient order in memory is that of FIPS 203.
 #![allow(unsafe_code)]
 
+use super::Backend;
 use super::poly::{BARRETT_V, GAMMAS, INV_NTT_F, Poly, Q, QINV, R2, ZETAS};
+use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
 /// Twiddles of the three in-register layers, 16 lanes per pair of registers `t` (0..8).
@@ -280,29 +282,29 @@ fn to_mont_avx2(p: &mut Poly) {
     store_poly(p, &r);
 }
 
-// The wrappers below are reached only through `Backend::Avx2`, which `Backend::detect`/`available` offer only
-// when the CPU and OS support AVX2.
+// The entry points: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2 (the AVX-512 backend's
+// features include AVX2's), so the CPU and OS support AVX2.
 
-pub(crate) fn ntt(p: &mut Poly) {
-    debug_assert!(crate::cpu::features().has(crate::cpu::Features::AVX2));
-    // SAFETY: AVX2 is present (see above).
+pub(crate) fn ntt(backend: Checked<Backend>, p: &mut Poly) {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { ntt_avx2(p) }
 }
 
-pub(crate) fn invntt(p: &mut Poly) {
-    debug_assert!(crate::cpu::features().has(crate::cpu::Features::AVX2));
-    // SAFETY: AVX2 is present (see above).
+pub(crate) fn invntt(backend: Checked<Backend>, p: &mut Poly) {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { invntt_avx2(p) }
 }
 
-pub(crate) fn basemul_acc(out: &mut Poly, a: &[Poly], b: &[Poly]) {
-    debug_assert!(crate::cpu::features().has(crate::cpu::Features::AVX2));
-    // SAFETY: AVX2 is present (see above).
+pub(crate) fn basemul_acc(backend: Checked<Backend>, out: &mut Poly, a: &[Poly], b: &[Poly]) {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { basemul_acc_avx2(out, a, b) }
 }
 
-pub(crate) fn to_mont(p: &mut Poly) {
-    debug_assert!(crate::cpu::features().has(crate::cpu::Features::AVX2));
-    // SAFETY: AVX2 is present (see above).
+pub(crate) fn to_mont(backend: Checked<Backend>, p: &mut Poly) {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { to_mont_avx2(p) }
 }

@@ -4,7 +4,9 @@
 //! here, so the data-dependent loop counts leak nothing secret.
 #![allow(unsafe_code)]
 
+use super::Backend;
 use super::poly::Poly;
+use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
 /// Byte 2i of the word vector takes input byte 3(i/2) + (i&1), byte 2i+1 the next one.
@@ -56,10 +58,9 @@ fn rej_uniform_avx512(p: &mut Poly, n: &mut usize, buf: &[u8]) {
 
 /// Appends the accepted SampleNTT candidates of `buf` to `p.c[*n..]`; the same result as
 /// `poly::rej_uniform`.
-pub(crate) fn rej_uniform(p: &mut Poly, n: &mut usize, buf: &[u8]) {
-    use crate::cpu::Features;
-    debug_assert!(crate::cpu::features().has(Features::AVX512BW | Features::AVX512VBMI | Features::AVX512VBMI2));
-    // SAFETY: reached only through `Backend::Avx512`, which `Backend::detect` selects only when the CPU and
-    // OS support AVX-512 F, BW, VBMI and VBMI2.
+pub(crate) fn rej_uniform(backend: Checked<Backend>, p: &mut Poly, n: &mut usize, buf: &[u8]) {
+    assert!(backend.covers(Backend::Avx512));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU and OS support
+    // AVX-512 F, BW, VBMI and VBMI2.
     unsafe { rej_uniform_avx512(p, n, buf) }
 }

@@ -29,9 +29,10 @@
 //!   fresh uniform random bytes, never reused.
 //!
 //! ## Backends
-//! One dispatch point, [`Backend::detect`]:
+//! Chosen by the one dispatch mechanism ([`crate::dispatch`], through `Backend::detect`):
 //! - `Soft`: portable Rust, with portable Keccak;
-//! - `Avx2`: NTT, inverse NTT and base multiplication on 16 coefficients per `ymm`, 4-way AVX2 Keccak;
+//! - `Avx2`: NTT, inverse NTT and base multiplication on 16 coefficients per `ymm`, 4-way AVX2 Keccak (with
+//!   BMI1/BMI2, which the backend therefore requires as well);
 //! - `Avx512`: the AVX2 arithmetic, `vpermb`/`vpcompressw` rejection sampling, 8-way AVX-512 Keccak.
 //!
 //! The SHAKE work of an operation (matrix entries, noise polynomials and, in decapsulation, `J(z || c)`) runs
@@ -46,107 +47,95 @@ mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 
-use crate::cpu::{self, Features};
-use crate::hash::sha3::{Backend as KeccakBackend, Sha3_256, Sha3_512};
+use crate::dispatch::Checked;
+use crate::hash::sha3::{self, Sha3_256, Sha3_512};
 use crate::{Error, Result};
 use core::fmt;
 use poly::{Poly, barrett, to_unsigned};
 use sampling::{Job, Outputs};
 use zeroize::Zeroize;
 
-/// Which polynomial-arithmetic implementation runs. The single dispatch point of ML-KEM.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    /// Portable Rust.
-    Soft,
-    /// AVX2: NTT, inverse NTT, base multiplication on 16 coefficients per `ymm`.
-    Avx2,
-    /// The AVX2 arithmetic plus AVX-512 (BW, VBMI, VBMI2) rejection sampling and the 8-way AVX-512 Keccak.
-    Avx512,
+crate::dispatch::backends! {
+    /// Which polynomial-arithmetic implementation runs, each with the Keccak backend of its level: the ML-KEM
+    /// family's backends, chosen by the one dispatch mechanism ([`crate::dispatch`]).
+    ///
+    /// Each lists every feature its code needs, its Keccak backend's included (the AVX2 Keccak is compiled with
+    /// BMI1 and BMI2), so that the Keccak proof is derived from it ([`Checked::derive`]) and never missing.
+    #[doc(hidden)]
+    pub enum Backend for "ML-KEM" {
+        /// Portable Rust, with portable Keccak.
+        Soft: [],
+        /// AVX2: NTT, inverse NTT, base multiplication on 16 coefficients per `ymm`; the AVX2 Keccak.
+        Avx2: [AVX2, BMI1, BMI2],
+        /// The AVX2 arithmetic plus AVX-512 (BW, VBMI, VBMI2) rejection sampling and the AVX-512 (F, VL) Keccak.
+        Avx512: [AVX2, BMI1, BMI2, AVX512F, AVX512VL, AVX512BW, AVX512VBMI, AVX512VBMI2],
+    }
 }
 
 impl Backend {
-    /// The fastest backend this CPU runs.
-    pub fn detect() -> Backend {
-        let f = cpu::features();
-        let avx512 = Features::AVX2
-            | Features::AVX512F
-            | Features::AVX512VL
-            | Features::AVX512BW
-            | Features::AVX512VBMI
-            | Features::AVX512VBMI2;
-        if cfg!(target_arch = "x86_64") && f.has(avx512) {
-            Backend::Avx512
-        } else if cfg!(target_arch = "x86_64") && f.has(Features::AVX2) {
-            Backend::Avx2
-        } else {
-            Backend::Soft
-        }
-    }
-
-    /// Every backend this CPU can run, portable first.
-    pub fn available() -> impl Iterator<Item = Backend> {
-        let best = Backend::detect();
-        [Backend::Soft, Backend::Avx2, Backend::Avx512].into_iter().filter(move |b| match b {
-            Backend::Soft => true,
-            Backend::Avx2 => best != Backend::Soft,
-            Backend::Avx512 => best == Backend::Avx512,
-        })
-    }
-
     /// The Keccak backend of the same instruction-set level: the portable backend runs portable Keccak (4-way
     /// batches), AVX2 the AVX2 4-way permutation, AVX-512 the 8-way one. Tests thereby cover every batch width.
-    fn keccak(self) -> crate::dispatch::Checked<KeccakBackend> {
-        let kb = match self {
-            Backend::Soft => KeccakBackend::Soft,
-            Backend::Avx2 => KeccakBackend::Avx2,
-            Backend::Avx512 => KeccakBackend::Avx512,
-        };
-        kb.checked().expect("the Keccak backend of an available ML-KEM backend is available")
+    fn keccak_backend(self) -> sha3::Backend {
+        match self {
+            Backend::Soft => sha3::Backend::Soft,
+            Backend::Avx2 => sha3::Backend::Avx2,
+            Backend::Avx512 => sha3::Backend::Avx512,
+        }
+    }
+}
+
+/// The family's dispatch: every operation takes the checked backend and hands it to the backend file, whose
+/// entry point asserts it covers that file's backend.
+impl Checked<Backend> {
+    /// The proof for the Keccak backend of this level, derived from this one: every backend lists its Keccak
+    /// backend's features (the unit test `every_backend_derives_its_keccak_backend` checks all of them).
+    #[inline]
+    fn keccak(self) -> Checked<sha3::Backend> {
+        self.derive(self.get().keccak_backend()).expect("every ML-KEM backend lists its Keccak backend's features")
     }
 
-    /// The rejection-sampling step of SampleNTT.
-    fn rej(self) -> sampling::RejFn {
-        match self {
+    /// The rejection-sampling step of SampleNTT: appends accepted coefficients of `buf` to `p.c[*n..]`.
+    #[inline]
+    fn rej(self, p: &mut Poly, n: &mut usize, buf: &[u8]) {
+        match self.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx512 => avx512::rej_uniform,
-            _ => poly::rej_uniform,
+            Backend::Avx512 => avx512::rej_uniform(self, p, n, buf),
+            _ => poly::rej_uniform(p, n, buf),
         }
     }
 
     #[inline]
     fn ntt(self, p: &mut Poly) {
-        match self {
+        match self.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 | Backend::Avx512 => avx2::ntt(p),
+            Backend::Avx2 | Backend::Avx512 => avx2::ntt(self, p),
             _ => soft::ntt(p),
         }
     }
 
     #[inline]
     fn invntt(self, p: &mut Poly) {
-        match self {
+        match self.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 | Backend::Avx512 => avx2::invntt(p),
+            Backend::Avx2 | Backend::Avx512 => avx2::invntt(self, p),
             _ => soft::invntt(p),
         }
     }
 
     #[inline]
     fn basemul_acc(self, out: &mut Poly, a: &[Poly], b: &[Poly]) {
-        match self {
+        match self.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 | Backend::Avx512 => avx2::basemul_acc(out, a, b),
+            Backend::Avx2 | Backend::Avx512 => avx2::basemul_acc(self, out, a, b),
             _ => soft::basemul_acc(out, a, b),
         }
     }
 
     #[inline]
     fn to_mont(self, p: &mut Poly) {
-        match self {
+        match self.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 | Backend::Avx512 => avx2::to_mont(p),
+            Backend::Avx2 | Backend::Avx512 => avx2::to_mont(self, p),
             _ => soft::to_mont(p),
         }
     }
@@ -154,7 +143,7 @@ impl Backend {
 
 /// Forward NTT of `c` (|c| ≤ q) with a forced backend; for cross-backend tests.
 #[doc(hidden)]
-pub fn ntt_with(backend: Backend, c: &mut [i16; 256]) {
+pub fn ntt_with(backend: Checked<Backend>, c: &mut [i16; 256]) {
     let mut p = Poly { c: *c };
     backend.ntt(&mut p);
     *c = p.c;
@@ -162,7 +151,7 @@ pub fn ntt_with(backend: Backend, c: &mut [i16; 256]) {
 
 /// Inverse NTT (times R^2/128) of `c` (|c| < q) with a forced backend; for cross-backend tests.
 #[doc(hidden)]
-pub fn invntt_with(backend: Backend, c: &mut [i16; 256]) {
+pub fn invntt_with(backend: Checked<Backend>, c: &mut [i16; 256]) {
     let mut p = Poly { c: *c };
     backend.invntt(&mut p);
     *c = p.c;
@@ -170,7 +159,7 @@ pub fn invntt_with(backend: Backend, c: &mut [i16; 256]) {
 
 /// `Σ a[j] ∘ b[j] · R^-1` (coefficients |c| ≤ q, 1 to 4 terms) with a forced backend; for tests.
 #[doc(hidden)]
-pub fn basemul_acc_with(backend: Backend, a: &[[i16; 256]], b: &[[i16; 256]]) -> [i16; 256] {
+pub fn basemul_acc_with(backend: Checked<Backend>, a: &[[i16; 256]], b: &[[i16; 256]]) -> [i16; 256] {
     let mut pa = [Poly::ZERO; 4];
     let mut pb = [Poly::ZERO; 4];
     let n = a.len().min(b.len()).min(4);
@@ -299,7 +288,7 @@ fn add_assign(a: &mut Poly, b: &Poly) {
 }
 
 /// K-PKE.KeyGen(d) (FIPS 203 Algorithm 13): writes `ek_pke` (384k + 32 bytes) and `dk_pke` (384k bytes).
-fn kpke_keygen(be: Backend, k: usize, eta1: usize, d: &[u8; 32], ek: &mut [u8], dk_pke: &mut [u8]) {
+fn kpke_keygen(be: Checked<Backend>, k: usize, eta1: usize, d: &[u8; 32], ek: &mut [u8], dk_pke: &mut [u8]) {
     let (rho, mut sigma) = hash_g(&[d, &[k as u8]]);
     let mut a = [Poly::ZERO; 16];
     let mut noise = [Poly::ZERO; 9];
@@ -311,7 +300,7 @@ fn kpke_keygen(be: Backend, k: usize, eta1: usize, d: &[u8; 32], ek: &mut [u8], 
     }
     let mut j_unused = [0u8; 32];
     let mut out = Outputs { rho: &rho, sigma: &sigma, mat: &mut a, noise: &mut noise, j_out: &mut j_unused };
-    sampling::run(be.keccak(), be.rej(), &jobs[..n], &mut out);
+    sampling::run(be, &jobs[..n], &mut out);
     sigma.zeroize();
     for p in noise[..2 * k].iter_mut() {
         be.ntt(p);
@@ -336,7 +325,7 @@ fn kpke_keygen(be: Backend, k: usize, eta1: usize, d: &[u8; 32], ek: &mut [u8], 
 /// K-PKE.Encrypt(ek, m, r) (FIPS 203 Algorithm 14). `ek` has passed the modulus check. With `reject =
 /// Some((z, c))` it also computes J(z || c) into `j_out`, in the same Keccak batches as the sampling.
 fn kpke_encrypt<P: Params>(
-    be: Backend,
+    be: Checked<Backend>,
     ek: &[u8],
     m: &[u8; 32],
     r: &[u8; 32],
@@ -366,7 +355,7 @@ fn kpke_encrypt<P: Params>(
         n += 1;
     }
     let mut out = Outputs { rho: &rho, sigma: r, mat: &mut at, noise: &mut noise, j_out };
-    sampling::run(be.keccak(), be.rej(), &jobs[..n], &mut out);
+    sampling::run(be, &jobs[..n], &mut out);
     let (y, rest) = noise.split_at_mut(k);
     let (e1, rest) = rest.split_at_mut(k);
     let e2 = &rest[0];
@@ -398,7 +387,7 @@ fn kpke_encrypt<P: Params>(
 }
 
 /// K-PKE.Decrypt(dk_pke, c) (FIPS 203 Algorithm 15).
-fn kpke_decrypt<P: Params>(be: Backend, dk_pke: &[u8], ct: &[u8], m: &mut [u8; 32]) {
+fn kpke_decrypt<P: Params>(be: Checked<Backend>, dk_pke: &[u8], ct: &[u8], m: &mut [u8; 32]) {
     let k = P::K;
     let (du, dv) = (P::DU, P::DV);
     let ulen = 32 * du as usize;
@@ -424,7 +413,7 @@ fn kpke_decrypt<P: Params>(be: Backend, dk_pke: &[u8], ct: &[u8], m: &mut [u8; 3
 }
 
 /// ML-KEM.KeyGen_internal(d, z) (FIPS 203 Algorithm 16): the expanded `dk = dk_pke || ek || H(ek) || z`.
-fn keygen_internal<P: Params>(be: Backend, d: &[u8; 32], z: &[u8; 32]) -> P::DkBytes {
+fn keygen_internal<P: Params>(be: Checked<Backend>, d: &[u8; 32], z: &[u8; 32]) -> P::DkBytes {
     let k = P::K;
     let mut dk = P::DkBytes::zeroed();
     {
@@ -440,7 +429,7 @@ fn keygen_internal<P: Params>(be: Backend, d: &[u8; 32], z: &[u8; 32]) -> P::DkB
 }
 
 /// ML-KEM.Encaps_internal(ek, m) (FIPS 203 Algorithm 17).
-fn encaps_internal<P: Params>(be: Backend, ek: &[u8], h: &[u8; 32], m: &[u8; 32]) -> (P::CtBytes, [u8; 32]) {
+fn encaps_internal<P: Params>(be: Checked<Backend>, ek: &[u8], h: &[u8; 32], m: &[u8; 32]) -> (P::CtBytes, [u8; 32]) {
     let (key, mut r) = hash_g(&[m, h]);
     let mut ct = P::CtBytes::zeroed();
     kpke_encrypt::<P>(be, ek, m, &r, ct.as_mut(), None, &mut [0u8; 32]);
@@ -449,7 +438,7 @@ fn encaps_internal<P: Params>(be: Backend, ek: &[u8], h: &[u8; 32], m: &[u8; 32]
 }
 
 /// ML-KEM.Decaps_internal(dk, c) (FIPS 203 Algorithm 18), with implicit rejection.
-fn decaps_internal<P: Params>(be: Backend, dk: &[u8], c: &[u8]) -> [u8; 32] {
+fn decaps_internal<P: Params>(be: Checked<Backend>, dk: &[u8], c: &[u8]) -> [u8; 32] {
     let k = P::K;
     let dk_pke = &dk[..384 * k];
     let ek = &dk[384 * k..768 * k + 32];
@@ -556,7 +545,7 @@ pub struct EncapsulationKey<P: Params> {
     bytes: P::EkBytes,
     /// H(ek), computed once.
     h: [u8; 32],
-    backend: Backend,
+    backend: Checked<Backend>,
 }
 
 impl<P: Params> EncapsulationKey<P> {
@@ -570,7 +559,7 @@ impl<P: Params> EncapsulationKey<P> {
 
     /// As [`from_bytes`](Self::from_bytes) with a forced backend, for tests.
     #[doc(hidden)]
-    pub fn from_bytes_with_backend(backend: Backend, bytes: &[u8]) -> Result<Self> {
+    pub fn from_bytes_with_backend(backend: Checked<Backend>, bytes: &[u8]) -> Result<Self> {
         Error::check_length(P::NAME, "encapsulation key", P::EK_LEN, bytes.len())?;
         if !poly::is_reduced12(&bytes[..384 * P::K]) {
             return Err(Error::InvalidEncoding {
@@ -645,7 +634,7 @@ pub struct DecapsulationKey<P: Params> {
     bytes: P::DkBytes,
     /// `d || z` when the key was made from a seed.
     seed: Option<[u8; 64]>,
-    backend: Backend,
+    backend: Checked<Backend>,
 }
 
 impl<P: Params> DecapsulationKey<P> {
@@ -670,7 +659,11 @@ impl<P: Params> DecapsulationKey<P> {
 
     /// As [`from_seed`](Self::from_seed) with a forced backend, for tests.
     #[doc(hidden)]
-    pub fn from_seed_with_backend(backend: Backend, d: &[u8; 32], z: &[u8; 32]) -> (Self, EncapsulationKey<P>) {
+    pub fn from_seed_with_backend(
+        backend: Checked<Backend>,
+        d: &[u8; 32],
+        z: &[u8; 32],
+    ) -> (Self, EncapsulationKey<P>) {
         let bytes = keygen_internal::<P>(backend, d, z);
         let mut seed = [0u8; 64];
         seed[..32].copy_from_slice(d);
@@ -706,7 +699,7 @@ impl<P: Params> DecapsulationKey<P> {
 
     /// As [`from_bytes`](Self::from_bytes) with a forced backend, for tests.
     #[doc(hidden)]
-    pub fn from_bytes_with_backend(backend: Backend, bytes: &[u8]) -> Result<Self> {
+    pub fn from_bytes_with_backend(backend: Checked<Backend>, bytes: &[u8]) -> Result<Self> {
         Error::check_length(P::NAME, "decapsulation key", P::DK_LEN, bytes.len())?;
         let k = P::K;
         let h = hash_h(&bytes[384 * k..768 * k + 32]);
@@ -768,5 +761,24 @@ impl<P: Params> zeroize::ZeroizeOnDrop for DecapsulationKey<P> {}
 impl<P: Params> fmt::Debug for DecapsulationKey<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "DecapsulationKey<{}> {{ .. }}", P::NAME)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dispatch::BackendSet;
+
+    /// Every backend lists the features of the Keccak backend it runs, so `keccak()`'s derivation never fails.
+    #[test]
+    fn every_backend_derives_its_keccak_backend() {
+        for &b in <Backend as BackendSet>::ALL {
+            assert!(b.required().has(b.keccak_backend().required()), "{b:?}");
+        }
+        for b in Backend::available() {
+            let kb = b.keccak();
+            assert_eq!(kb, b.get().keccak_backend());
+            assert!(kb.get().is_available(), "{b:?}");
+        }
     }
 }

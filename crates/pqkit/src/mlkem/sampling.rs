@@ -3,15 +3,13 @@
 //! Keccak state. A batch runs as many permutations as its longest job needs; lanes that finish early cost
 //! nothing extra, so mixing job kinds in one batch saves single-state permutations.
 
+use super::Backend;
 use super::poly::{Poly, cbd, wipe};
 use crate::dispatch::Checked;
 use crate::hash::sha3::{self, Backend as KeccakBackend};
 
 const SHAKE128_RATE: usize = 168;
 const SHAKE256_RATE: usize = 136;
-
-/// The rejection-sampling step of SampleNTT: appends accepted coefficients of a buffer to `p.c[*n..]`.
-pub(crate) type RejFn = fn(&mut Poly, &mut usize, &[u8]);
 
 /// One XOF computation.
 #[derive(Clone, Copy)]
@@ -116,7 +114,7 @@ fn perm1(kb: Checked<KeccakBackend>, st: &mut [[u64; 1]; 25]) {
 macro_rules! run_batch {
     ($fn:ident, $n:expr, $perm:path) => {
         /// Runs up to `$n` jobs together, one per Keccak state.
-        fn $fn(kb: Checked<KeccakBackend>, rej: RejFn, jobs: &[Job<'_>], o: &mut Outputs<'_>) {
+        fn $fn(be: Checked<Backend>, kb: Checked<KeccakBackend>, jobs: &[Job<'_>], o: &mut Outputs<'_>) {
             let mut st = [[0u64; $n]; 25];
             let mut nb = [0usize; $n];
             let mut blk = [0u64; 21];
@@ -155,7 +153,7 @@ macro_rules! run_batch {
                                 for w in 0..rate / 8 {
                                     bytes[8 * w..8 * w + 8].copy_from_slice(&st[w][l].to_le_bytes());
                                 }
-                                rej(&mut o.mat[idx], &mut filled[l], &bytes[..rate]);
+                                be.rej(&mut o.mat[idx], &mut filled[l], &bytes[..rate]);
                             }
                             done &= filled[l] == 256;
                         }
@@ -201,15 +199,16 @@ run_batch!(run_x8, 8, sha3::f1600_x8_with);
 
 /// Runs every job: 8 at a time with the AVX-512 8-way Keccak (which costs about one single-state
 /// permutation), otherwise 4 at a time, and a lone last job on the single-state permutation.
-pub(crate) fn run(kb: Checked<KeccakBackend>, rej: RejFn, jobs: &[Job<'_>], o: &mut Outputs<'_>) {
+pub(crate) fn run(be: Checked<Backend>, jobs: &[Job<'_>], o: &mut Outputs<'_>) {
+    let kb = be.keccak();
     let width = if kb == KeccakBackend::Avx512 { 8 } else { 4 };
     for chunk in jobs.chunks(width) {
         if chunk.len() == 1 && width == 4 {
-            run_x1(kb, rej, chunk, o);
+            run_x1(be, kb, chunk, o);
         } else if width == 8 {
-            run_x8(kb, rej, chunk, o);
+            run_x8(be, kb, chunk, o);
         } else {
-            run_x4(kb, rej, chunk, o);
+            run_x4(be, kb, chunk, o);
         }
     }
 }
