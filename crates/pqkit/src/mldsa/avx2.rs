@@ -625,34 +625,42 @@ unsafe fn wipe_bytes_avx2(b: &mut [u8]) {
 
 // The safe entry points. Each takes the checked backend and asserts it covers the backend whose features the
 // code it runs needs: Backend::Avx2 for the AVX2 code (the AVX-512 backend's features include AVX2's), and
-// Backend::Avx512 for the `_512` entry points, the NTT kernels compiled with AVX-512VL as well.
+// Backend::Avx512 for the NTT kernels compiled with AVX-512VL as well.
+
+/// Runs one of the kernels that `ntt_kernels!` instantiates twice: the instantiation with AVX-512VL, `$wide`,
+/// for a backend covering Backend::Avx512 (32 registers, fewer spills), the AVX2 one, `$avx2`, otherwise.
+macro_rules! run_kernel {
+    ($backend:ident, $avx2:ident, $wide:ident, ($($arg:expr),*)) => {
+        if $backend.covers(Backend::Avx512) {
+            // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU has AVX2,
+            // AVX-512F and AVX-512VL.
+            unsafe { $wide($($arg),*) }
+        } else {
+            assert!($backend.covers(Backend::Avx2));
+            // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
+            unsafe { $avx2($($arg),*) }
+        }
+    };
+}
 
 /// Forward NTT (same contract as `soft::ntt`).
 pub fn ntt(backend: Checked<Backend>, p: &mut Poly) {
-    assert!(backend.covers(Backend::Avx2));
-    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
-    unsafe { ntt_avx2(p) }
+    run_kernel!(backend, ntt_avx2, ntt_wide, (p))
 }
 
 /// Inverse NTT (same contract as `soft::invntt`).
 pub fn invntt(backend: Checked<Backend>, p: &mut Poly) {
-    assert!(backend.covers(Backend::Avx2));
-    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
-    unsafe { invntt_avx2(p) }
+    run_kernel!(backend, invntt_avx2, invntt_wide, (p))
 }
 
 /// Pointwise Montgomery product (same contract as `soft::pointwise`).
 pub fn pointwise(backend: Checked<Backend>, out: &mut Poly, a: &Poly, b: &Poly) {
-    assert!(backend.covers(Backend::Avx2));
-    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
-    unsafe { pointwise_avx2(out, a, b) }
+    run_kernel!(backend, pointwise_avx2, pointwise_wide, (out, a, b))
 }
 
 /// Sum of pointwise Montgomery products (same contract as `soft::pointwise_acc`).
 pub fn pointwise_acc(backend: Checked<Backend>, out: &mut Poly, a: &[Poly], b: &[Poly]) {
-    assert!(backend.covers(Backend::Avx2));
-    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
-    unsafe { pointwise_acc_avx2(out, a, b) }
+    run_kernel!(backend, pointwise_acc_avx2, pointwise_acc_wide, (out, a, b))
 }
 
 /// Same contract as `soft::w_decompose`.
@@ -720,36 +728,4 @@ pub fn rej_eta(backend: Checked<Backend>, p: &mut Poly, ctr: &mut usize, buf: &[
     assert!(backend.covers(Backend::Avx2));
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { rej_eta_avx2(p, ctr, buf, eta) }
-}
-
-/// [`ntt`] compiled with AVX-512VL as well (only for the AVX-512 backend).
-pub fn ntt_512(backend: Checked<Backend>, p: &mut Poly) {
-    assert!(backend.covers(Backend::Avx512));
-    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU has AVX2,
-    // AVX-512F and AVX-512VL.
-    unsafe { ntt_wide(p) }
-}
-
-/// [`invntt`] compiled with AVX-512VL as well.
-pub fn invntt_512(backend: Checked<Backend>, p: &mut Poly) {
-    assert!(backend.covers(Backend::Avx512));
-    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU has AVX2,
-    // AVX-512F and AVX-512VL.
-    unsafe { invntt_wide(p) }
-}
-
-/// [`pointwise`] compiled with AVX-512VL as well.
-pub fn pointwise_512(backend: Checked<Backend>, out: &mut Poly, a: &Poly, b: &Poly) {
-    assert!(backend.covers(Backend::Avx512));
-    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU has AVX2,
-    // AVX-512F and AVX-512VL.
-    unsafe { pointwise_wide(out, a, b) }
-}
-
-/// [`pointwise_acc`] compiled with AVX-512VL as well.
-pub fn pointwise_acc_512(backend: Checked<Backend>, out: &mut Poly, a: &[Poly], b: &[Poly]) {
-    assert!(backend.covers(Backend::Avx512));
-    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU has AVX2,
-    // AVX-512F and AVX-512VL.
-    unsafe { pointwise_acc_wide(out, a, b) }
 }

@@ -104,9 +104,7 @@ impl Checked<Backend> {
     fn ntt(self, p: &mut Poly) {
         match self.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => avx2::ntt(self, p),
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx512 => avx2::ntt_512(self, p),
+            Backend::Avx2 | Backend::Avx512 => avx2::ntt(self, p),
             _ => soft::ntt(p),
         }
     }
@@ -115,9 +113,7 @@ impl Checked<Backend> {
     fn invntt(self, p: &mut Poly) {
         match self.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => avx2::invntt(self, p),
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx512 => avx2::invntt_512(self, p),
+            Backend::Avx2 | Backend::Avx512 => avx2::invntt(self, p),
             _ => soft::invntt(p),
         }
     }
@@ -126,9 +122,7 @@ impl Checked<Backend> {
     fn pointwise(self, out: &mut Poly, a: &Poly, b: &Poly) {
         match self.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => avx2::pointwise(self, out, a, b),
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx512 => avx2::pointwise_512(self, out, a, b),
+            Backend::Avx2 | Backend::Avx512 => avx2::pointwise(self, out, a, b),
             _ => soft::pointwise(out, a, b),
         }
     }
@@ -137,9 +131,7 @@ impl Checked<Backend> {
     fn pointwise_acc(self, out: &mut Poly, a: &[Poly], b: &[Poly]) {
         match self.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => avx2::pointwise_acc(self, out, a, b),
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx512 => avx2::pointwise_acc_512(self, out, a, b),
+            Backend::Avx2 | Backend::Avx512 => avx2::pointwise_acc(self, out, a, b),
             _ => soft::pointwise_acc(out, a, b),
         }
     }
