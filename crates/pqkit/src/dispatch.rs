@@ -221,6 +221,9 @@ pub fn chosen() -> impl Iterator<Item = (&'static str, &'static str)> {
         one::<crate::aes::Backend>(),
         one::<crate::hash::sha2::Backend>(),
         one::<crate::hash::blake2::Backend>(),
+        one::<crate::hash::sha3::Backend>(),
+        one::<crate::mlkem::Backend>(),
+        one::<crate::mldsa::Backend>(),
         #[cfg(feature = "alloc")]
         one::<crate::kdf::argon2::Backend>(),
     ];

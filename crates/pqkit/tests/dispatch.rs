@@ -49,6 +49,9 @@ macro_rules! every_family {
         $f::<pqkit::aes::Backend>();
         $f::<pqkit::hash::sha2::Backend>();
         $f::<pqkit::hash::blake2::Backend>();
+        $f::<pqkit::hash::sha3::Backend>();
+        $f::<pqkit::mlkem::Backend>();
+        $f::<pqkit::mldsa::Backend>();
         $f::<pqkit::kdf::argon2::Backend>();
     }};
 }
