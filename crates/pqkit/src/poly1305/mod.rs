@@ -109,6 +109,9 @@ pub struct Poly1305 {
 
 impl Poly1305 {
     /// Starts a computation under `key` (`r || s`, RFC 8439 §2.5) on the fastest available backend.
+    // Kept out of line: inlined, it grows the AEADs' per-message set-up past LLVM's inlining threshold there,
+    // and their short-message path measured 10% slower (64-byte ChaCha20-Poly1305 seal, 245 against 222 ns).
+    #[inline(never)]
     pub fn new(key: &[u8; KEY_LEN]) -> Self {
         Self::new_with_backend(key, Backend::detect())
     }
