@@ -1,3 +1,4 @@
-//! Elliptic-curve cryptography on Curve25519 (in progress: the field layer).
+//! Elliptic-curve cryptography on Curve25519 (in progress): [`x25519`].
 
 pub mod curve25519;
+pub mod x25519;
