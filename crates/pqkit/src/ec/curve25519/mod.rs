@@ -11,17 +11,15 @@
 //!
 //! Crate-internal plumbing: public only so tests and benchmarks can force each backend.
 
-#[allow(dead_code)]
 pub(crate) mod edwards;
-#[allow(dead_code)]
 pub(crate) mod field;
 pub(crate) mod montgomery;
-#[allow(dead_code)]
 pub(crate) mod scalar;
 
 use crate::dispatch::Checked;
-use edwards::CurveField;
-use field::Fe51;
+use edwards::{CurveField, Point, ProjNiels, naf, odd_multiples, straus_vartime};
+use field::{Fe51, Field};
+use scalar::Scalar;
 
 crate::dispatch::backends! {
     /// An implementation of the Curve25519 field arithmetic.
@@ -32,6 +30,14 @@ crate::dispatch::backends! {
         /// Portable Rust: five 51-bit limbs, `u128` products. The reference.
         Soft: [],
     }
+}
+
+/// The affine coordinates of a point that passed strict decoding, canonical encodings of x and y: a form
+/// every backend reads (keys store it, so that a key never has to be decoded twice).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Affine {
+    pub(crate) x: [u8; 32],
+    pub(crate) y: [u8; 32],
 }
 
 /// Runs the generic function `$f` with the chosen backend's field type.
@@ -54,9 +60,47 @@ pub(crate) fn x25519_base(backend: Checked<Backend>, k: &[u8; 32]) -> [u8; 32] {
     with_field!(backend, x25519_base(k))
 }
 
+/// The encoding of `s·B` for a secret `s` < 2^255.
+pub(crate) fn mul_base_compressed(backend: Checked<Backend>, s: &[u8; 32]) -> [u8; 32] {
+    with_field!(backend, mul_base_compressed(s))
+}
+
+/// Strict decoding of an Edwards point (see `Point::decompress`), with the small-order check when
+/// `reject_small_order`.
+pub(crate) fn decode(
+    backend: Checked<Backend>,
+    b: &[u8; 32],
+    reject_small_order: bool,
+) -> Result<Affine, &'static str> {
+    with_field!(backend, decode(b, reject_small_order))
+}
+
+/// The cofactored verification equation 8·(s·B − k·A − R) = 0 (variable time, public inputs).
+pub(crate) fn verify_cofactored(backend: Checked<Backend>, a: &Affine, r: &Affine, k: &Scalar, s: &Scalar) -> bool {
+    with_field!(backend, verify_cofactored(a, r, k, s))
+}
+
+/// Points per multi-scalar multiplication in batch verification (two per signature): bounds the stack used.
+pub(crate) const BATCH_CHUNK: usize = 8;
+
+/// The batch equation for up to [`BATCH_CHUNK`] signatures: 8·(b·B + Σ zᵢ·Rᵢ + Σ wᵢ·Aᵢ) = 0 with
+/// `terms[i] = (Rᵢ, zᵢ, Aᵢ, wᵢ)` (variable time, public inputs).
+pub(crate) fn batch_equation(
+    backend: Checked<Backend>,
+    b: &Scalar,
+    terms: &[(Affine, Scalar, Affine, Scalar)],
+) -> bool {
+    with_field!(backend, batch_equation(b, terms))
+}
+
 /// The functions every backend runs, over its field type.
 mod generic {
     use super::*;
+
+    #[inline]
+    fn point<F: Field>(a: &Affine) -> Point<F> {
+        Point::from_affine(F::from_bytes(&a.x), F::from_bytes(&a.y))
+    }
 
     #[inline]
     pub(super) fn x25519<F: CurveField>(k: &[u8; 32], u: &[u8; 32]) -> [u8; 32] {
@@ -66,6 +110,42 @@ mod generic {
     #[inline]
     pub(super) fn x25519_base<F: CurveField>(k: &[u8; 32]) -> [u8; 32] {
         edwards::mul_base::<F>(k).to_montgomery_u()
+    }
+
+    #[inline]
+    pub(super) fn mul_base_compressed<F: CurveField>(s: &[u8; 32]) -> [u8; 32] {
+        edwards::mul_base::<F>(s).compress()
+    }
+
+    pub(super) fn decode<F: CurveField>(b: &[u8; 32], reject_small_order: bool) -> Result<Affine, &'static str> {
+        let p = Point::<F>::decompress(b)?;
+        if reject_small_order && p.is_small_order() {
+            return Err("point of small order");
+        }
+        // decompress returns Z = 1.
+        Ok(Affine { x: p.x.to_bytes(), y: p.y.to_bytes() })
+    }
+
+    pub(super) fn verify_cofactored<F: CurveField>(a: &Affine, r: &Affine, k: &Scalar, s: &Scalar) -> bool {
+        let minus_a = point::<F>(a).neg();
+        let sb_minus_ka = straus_vartime(&naf(&s.to_bytes(), 8), &[naf(&k.to_bytes(), 5)], &[odd_multiples(&minus_a)]);
+        let diff = sb_minus_ka.sub(&point::<F>(r).to_proj_niels()).to_extended();
+        diff.mul_by_cofactor().mask_is_identity() != 0
+    }
+
+    pub(super) fn batch_equation<F: CurveField>(b: &Scalar, terms: &[(Affine, Scalar, Affine, Scalar)]) -> bool {
+        debug_assert!(terms.len() <= BATCH_CHUNK);
+        let n = 2 * terms.len().min(BATCH_CHUNK);
+        let mut nafs = [[0i8; 256]; 2 * BATCH_CHUNK];
+        let mut tables = [[ProjNiels::<F>::IDENTITY; 8]; 2 * BATCH_CHUNK];
+        for (i, (r, z, a, w)) in terms.iter().take(BATCH_CHUNK).enumerate() {
+            nafs[2 * i] = naf(&z.to_bytes(), 5);
+            tables[2 * i] = odd_multiples(&point::<F>(r));
+            nafs[2 * i + 1] = naf(&w.to_bytes(), 5);
+            tables[2 * i + 1] = odd_multiples(&point::<F>(a));
+        }
+        let sum = straus_vartime(&naf(&b.to_bytes(), 8), &nafs[..n], &tables[..n]);
+        sum.mul_by_cofactor().mask_is_identity() != 0
     }
 }
 
