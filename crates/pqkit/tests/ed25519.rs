@@ -465,9 +465,9 @@ fn cofactored_equation_on_mixed_order_r() {
     let a = DScalar::from_bytes_mod_order(a_bytes);
     let big_a = (ED25519_BASEPOINT_POINT * a).compress().to_bytes();
     let msg = b"torsion";
-    for t in 1..8 {
+    for (t, torsion) in EIGHT_TORSION.iter().enumerate().skip(1) {
         let r = DScalar::from_bytes_mod_order([t as u8 * 17; 32]);
-        let big_r = (ED25519_BASEPOINT_POINT * r + EIGHT_TORSION[t]).compress().to_bytes();
+        let big_r = (ED25519_BASEPOINT_POINT * r + torsion).compress().to_bytes();
         let mut hk = sha2::Sha512::new();
         hk.update(big_r);
         hk.update(big_a);

@@ -98,7 +98,7 @@ impl<'a> Variant<'a> {
         let name = self.name();
         match self {
             Variant::Pure => Ok(self),
-            Variant::Ctx(c) if c.is_empty() => Err(Error::InvalidLength {
+            Variant::Ctx([]) => Err(Error::InvalidLength {
                 algorithm: name,
                 field: "context",
                 expected: crate::error::Expected::AtLeast(1),
@@ -369,12 +369,9 @@ impl SigningKey {
         a[31] |= 64;
         let mut prefix = [0u8; 32];
         prefix.copy_from_slice(&h[32..]);
-        let bytes = curve25519::mul_base_compressed(backend, &a);
-        // A is s·B for s not of small order, so decoding (strict) cannot fail; the affine form is cached.
-        let point = match curve25519::decode(backend, &bytes, true) {
-            Ok(p) => p,
-            Err(_) => unreachable!("s·B decodes"),
-        };
+        // A = s·B; its affine form is kept for verification. (s is a multiple of 8 below 2^255 and B has
+        // prime order L, so A is never of small order.)
+        let (bytes, point) = curve25519::mul_base_affine(backend, &a);
         let s = Scalar::from_bytes_mod_order(&a);
         a.zeroize();
         h.zeroize();

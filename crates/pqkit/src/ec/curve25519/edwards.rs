@@ -223,7 +223,7 @@ impl<F: Field> Point<F> {
 
     /// The Montgomery u-coordinate of this point, u = (1 + y)/(1 − y) = (Z + Y)/(Z − Y), encoded (0 for the
     /// identity, where 1 − y = 0 and the inversion gives 0).
-    pub(crate) fn to_montgomery_u(&self) -> [u8; 32] {
+    pub(crate) fn to_montgomery_u(self) -> [u8; 32] {
         let num = self.z.add(&self.y);
         let den = self.z.sub(&self.y);
         num.mul(&field::invert(&den)).to_bytes()
@@ -560,10 +560,10 @@ const fn compute_base_odd() -> [AffineNiels<Fe51>; 64] {
     to_affine_niels(&pts)
 }
 
-/// `BASE_TABLE[i][j] = (j + 1)·256^i·B`.
-static BASE_TABLE: [[AffineNiels<Fe51>; 8]; 32] = compute_base_table();
+/// `BASE_TABLE[i][j] = (j + 1)·256^i·B` (other backends convert it in their own static initializers).
+pub(crate) static BASE_TABLE: [[AffineNiels<Fe51>; 8]; 32] = compute_base_table();
 /// `BASE_ODD[j] = (2j + 1)·B`.
-static BASE_ODD: [AffineNiels<Fe51>; 64] = compute_base_odd();
+pub(crate) static BASE_ODD: [AffineNiels<Fe51>; 64] = compute_base_odd();
 
 /// The base point B.
 #[cfg(test)]

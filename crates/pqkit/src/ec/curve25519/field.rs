@@ -256,7 +256,7 @@ impl Fe51 {
     }
 
     /// The canonical little-endian encoding (the value reduced below p).
-    pub(crate) const fn to_bytes(&self) -> [u8; 32] {
+    pub(crate) const fn to_bytes(self) -> [u8; 32] {
         let l = self.carry().0;
         // l < 2^255 + 2^218 < 2p. q = 1 exactly when l >= p, i.e. when l + 19 reaches 2^255; the carries of
         // l + 19 are exact even though limbs may exceed 51 bits.
@@ -393,7 +393,7 @@ impl Fe51 {
 
     /// True if the two represent the same element (variable time; for compile-time constants and tests).
     pub(crate) const fn equals(&self, rhs: &Fe51) -> bool {
-        let (a, b) = (self.to_bytes(), rhs.to_bytes());
+        let (a, b) = (Fe51::to_bytes(*self), Fe51::to_bytes(*rhs));
         let mut i = 0;
         while i < 32 {
             if a[i] != b[i] {
@@ -429,7 +429,7 @@ impl Field for Fe51 {
     }
     #[inline(always)]
     fn to_bytes(&self) -> [u8; 32] {
-        Fe51::to_bytes(self)
+        Fe51::to_bytes(*self)
     }
     #[inline(always)]
     fn add(&self, rhs: &Self) -> Self {

@@ -65,6 +65,11 @@ pub(crate) fn mul_base_compressed(backend: Checked<Backend>, s: &[u8; 32]) -> [u
     with_field!(backend, mul_base_compressed(s))
 }
 
+/// `s·B` for a secret `s` < 2^255 (a public key): its encoding and its affine coordinates.
+pub(crate) fn mul_base_affine(backend: Checked<Backend>, s: &[u8; 32]) -> ([u8; 32], Affine) {
+    with_field!(backend, mul_base_affine(s))
+}
+
 /// Strict decoding of an Edwards point (see `Point::decompress`), with the small-order check when
 /// `reject_small_order`.
 pub(crate) fn decode(
@@ -115,6 +120,14 @@ mod generic {
     #[inline]
     pub(super) fn mul_base_compressed<F: CurveField>(s: &[u8; 32]) -> [u8; 32] {
         edwards::mul_base::<F>(s).compress()
+    }
+
+    pub(super) fn mul_base_affine<F: CurveField>(s: &[u8; 32]) -> ([u8; 32], Affine) {
+        let (x, y) = edwards::mul_base::<F>(s).to_affine();
+        let (x, y) = (x.to_bytes(), y.to_bytes());
+        let mut enc = y;
+        enc[31] |= (x[0] & 1) << 7;
+        (enc, Affine { x, y })
     }
 
     pub(super) fn decode<F: CurveField>(b: &[u8; 32], reject_small_order: bool) -> Result<Affine, &'static str> {

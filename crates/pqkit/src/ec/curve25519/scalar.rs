@@ -194,7 +194,7 @@ impl Scalar {
     }
 
     /// The 32-byte little-endian encoding.
-    pub(crate) fn to_bytes(&self) -> [u8; 32] {
+    pub(crate) fn to_bytes(self) -> [u8; 32] {
         let l = &self.0;
         let w = [
             l[0] | (l[1] << 52),
