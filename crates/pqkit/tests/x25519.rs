@@ -296,7 +296,7 @@ fn generate_uses_the_rng() {
 
 #[test]
 fn forcing_an_unavailable_backend_is_an_error() {
-    for b in [Backend::Soft] {
+    for b in [Backend::Soft, Backend::Bmi2Adx] {
         let has = pqkit::cpu::features().has(b.required());
         match b.checked() {
             Ok(c) => {

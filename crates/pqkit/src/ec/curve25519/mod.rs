@@ -15,6 +15,8 @@ pub(crate) mod edwards;
 pub(crate) mod field;
 pub(crate) mod montgomery;
 pub(crate) mod scalar;
+#[cfg(target_arch = "x86_64")]
+mod x86_64;
 
 use crate::dispatch::Checked;
 use edwards::{CurveField, Point, ProjNiels, naf, odd_multiples, straus_vartime};
@@ -29,6 +31,10 @@ crate::dispatch::backends! {
     pub enum Backend for "Curve25519" {
         /// Portable Rust: five 51-bit limbs, `u128` products. The reference.
         Soft: [],
+        /// x86_64 BMI2 + ADX: four 64-bit limbs, `mulx` products summed on the two carry chains of
+        /// `adcx`/`adox` (`asm!`), for the Edwards operations; X25519's ladder keeps the portable field,
+        /// which is faster for its serial chain of operations.
+        Bmi2Adx: [BMI2, ADX],
     }
 }
 
@@ -45,6 +51,11 @@ macro_rules! with_field {
     ($backend:expr, $f:ident ( $($arg:expr),* )) => {
         match $backend.get() {
             Backend::Soft => generic::$f::<Fe51>($($arg),*),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Bmi2Adx => x86_64::$f($backend, $($arg),*),
+            // Never checked off x86_64 (no CPU there reports BMI2 and ADX).
+            #[cfg(not(target_arch = "x86_64"))]
+            Backend::Bmi2Adx => generic::$f::<Fe51>($($arg),*),
         }
     };
 }
