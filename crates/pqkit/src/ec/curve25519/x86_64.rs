@@ -3,7 +3,7 @@
 //!
 //! ## Representation
 //! An element is any value below 2^256 (not necessarily below p); 2^256 = 38 (mod p) folds the top. Every
-//! operation returns a value below 2^256, so unlike [`Fe51`](super::field::Fe51) there are no limb bounds
+//! operation returns a value below 2^256, so unlike [`Fe51`] there are no limb bounds
 //! to respect. [`Fe64::to_bytes`] reduces fully.
 //!
 //! - `mul`: the 4×4 schoolbook product, row by row: `mulx` forms a row's 64×64 → 128-bit products, their
