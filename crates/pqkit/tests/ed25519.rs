@@ -35,7 +35,7 @@ struct Rfc {
 }
 
 fn rfc8032() -> Vec<Rfc> {
-    include_str!("data/rfc8032_ed25519.txt")
+    include_str!("vectors/rfc8032_ed25519.txt")
         .lines()
         .filter(|l| !l.starts_with('#') && !l.is_empty())
         .map(|l| {
