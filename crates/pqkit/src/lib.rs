@@ -49,6 +49,7 @@ pub mod cipher;
 pub mod cpu;
 pub mod ct;
 pub mod dispatch;
+pub mod ec;
 pub mod error;
 pub mod hash;
 pub mod kdf;

@@ -1,0 +1,215 @@
+//! The Curve25519 layer shared by [`x25519`](super::x25519) and [`ed25519`](super::ed25519): the field
+//! GF(2^255 − 19) (`field`), the Edwards group (`edwards`), the Montgomery ladder (`montgomery`) and the
+//! integers modulo the group order L (`scalar`), each testable alone; and the family's backends.
+//!
+//! ## Backends
+//! The field arithmetic is the only part that differs between backends; the group formulas, ladder and
+//! scalar multiplications are written once, generic over the field, and each backend instantiates them with
+//! its own element type. The choice is made once per key or operation, by the one dispatch mechanism
+//! ([`crate::dispatch`]): `Backend::detect()` gives a `Checked<Backend>` that keys store and every
+//! operation here takes.
+//!
+//! Crate-internal plumbing: public only so tests and benchmarks can force each backend.
+
+pub(crate) mod edwards;
+pub(crate) mod field;
+pub(crate) mod montgomery;
+pub(crate) mod scalar;
+#[cfg(target_arch = "x86_64")]
+mod x86_64;
+
+use crate::dispatch::Checked;
+use edwards::{CurveField, Point, ProjNiels, naf, odd_multiples, straus_vartime};
+use field::{Fe51, Field};
+use scalar::Scalar;
+
+crate::dispatch::backends! {
+    /// An implementation of the Curve25519 field arithmetic.
+    ///
+    /// Crate-internal plumbing, public only so tests and benchmarks can force each backend.
+    #[doc(hidden)]
+    pub enum Backend for "Curve25519" {
+        /// Portable Rust: five 51-bit limbs, `u128` products. The reference.
+        Soft: [],
+        /// x86_64 BMI2 + ADX: four 64-bit limbs, `mulx` products summed on the two carry chains of
+        /// `adcx`/`adox` (`asm!`), for the Edwards operations; X25519's ladder keeps the portable field,
+        /// which is faster for its serial chain of operations.
+        Bmi2Adx: [BMI2, ADX],
+    }
+}
+
+/// The affine coordinates of a point that passed strict decoding, canonical encodings of x and y: a form
+/// every backend reads (keys store it, so that a key never has to be decoded twice).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Affine {
+    pub(crate) x: [u8; 32],
+    pub(crate) y: [u8; 32],
+}
+
+/// Runs the generic function `$f` with the chosen backend's field type.
+macro_rules! with_field {
+    ($backend:expr, $f:ident ( $($arg:expr),* )) => {
+        match $backend.get() {
+            Backend::Soft => generic::$f::<Fe51>($($arg),*),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Bmi2Adx => x86_64::$f($backend, $($arg),*),
+            // Never checked off x86_64 (no CPU there reports BMI2 and ADX).
+            #[cfg(not(target_arch = "x86_64"))]
+            Backend::Bmi2Adx => generic::$f::<Fe51>($($arg),*),
+        }
+    };
+}
+
+/// X25519(k, u) (RFC 7748 §5) for an already clamped `k`: the ladder.
+pub(crate) fn x25519(backend: Checked<Backend>, k: &[u8; 32], u: &[u8; 32]) -> [u8; 32] {
+    with_field!(backend, x25519(k, u))
+}
+
+/// X25519(k, 9) for an already clamped `k`, through the fixed-base Edwards multiplication and the
+/// birational map u = (1 + y)/(1 − y).
+pub(crate) fn x25519_base(backend: Checked<Backend>, k: &[u8; 32]) -> [u8; 32] {
+    with_field!(backend, x25519_base(k))
+}
+
+/// The encoding of `s·B` for a secret `s` < 2^255.
+pub(crate) fn mul_base_compressed(backend: Checked<Backend>, s: &[u8; 32]) -> [u8; 32] {
+    with_field!(backend, mul_base_compressed(s))
+}
+
+/// `s·B` for a secret `s` < 2^255 (a public key): its encoding and its affine coordinates.
+pub(crate) fn mul_base_affine(backend: Checked<Backend>, s: &[u8; 32]) -> ([u8; 32], Affine) {
+    with_field!(backend, mul_base_affine(s))
+}
+
+/// Strict decoding of an Edwards point (see `Point::decompress`), with the small-order check when
+/// `reject_small_order`.
+pub(crate) fn decode(
+    backend: Checked<Backend>,
+    b: &[u8; 32],
+    reject_small_order: bool,
+) -> Result<Affine, &'static str> {
+    with_field!(backend, decode(b, reject_small_order))
+}
+
+/// The cofactored verification equation 8·(s·B − k·A − R) = 0 (variable time, public inputs).
+pub(crate) fn verify_cofactored(backend: Checked<Backend>, a: &Affine, r: &Affine, k: &Scalar, s: &Scalar) -> bool {
+    with_field!(backend, verify_cofactored(a, r, k, s))
+}
+
+/// Points per multi-scalar multiplication in batch verification (two per signature): bounds the stack used.
+pub(crate) const BATCH_CHUNK: usize = 8;
+
+/// The batch equation for up to [`BATCH_CHUNK`] signatures: 8·(b·B + Σ zᵢ·Rᵢ + Σ wᵢ·Aᵢ) = 0 with
+/// `terms[i] = (Rᵢ, zᵢ, Aᵢ, wᵢ)` (variable time, public inputs).
+pub(crate) fn batch_equation(
+    backend: Checked<Backend>,
+    b: &Scalar,
+    terms: &[(Affine, Scalar, Affine, Scalar)],
+) -> bool {
+    with_field!(backend, batch_equation(b, terms))
+}
+
+/// The functions every backend runs, over its field type.
+mod generic {
+    use super::*;
+
+    #[inline]
+    fn point<F: Field>(a: &Affine) -> Point<F> {
+        Point::from_affine(F::from_bytes(&a.x), F::from_bytes(&a.y))
+    }
+
+    #[inline]
+    pub(super) fn x25519<F: CurveField>(k: &[u8; 32], u: &[u8; 32]) -> [u8; 32] {
+        montgomery::ladder(k, &F::from_bytes(u)).to_bytes()
+    }
+
+    #[inline]
+    pub(super) fn x25519_base<F: CurveField>(k: &[u8; 32]) -> [u8; 32] {
+        edwards::mul_base::<F>(k).to_montgomery_u()
+    }
+
+    #[inline]
+    pub(super) fn mul_base_compressed<F: CurveField>(s: &[u8; 32]) -> [u8; 32] {
+        edwards::mul_base::<F>(s).compress()
+    }
+
+    pub(super) fn mul_base_affine<F: CurveField>(s: &[u8; 32]) -> ([u8; 32], Affine) {
+        let (x, y) = edwards::mul_base::<F>(s).to_affine();
+        let (x, y) = (x.to_bytes(), y.to_bytes());
+        let mut enc = y;
+        enc[31] |= (x[0] & 1) << 7;
+        (enc, Affine { x, y })
+    }
+
+    pub(super) fn decode<F: CurveField>(b: &[u8; 32], reject_small_order: bool) -> Result<Affine, &'static str> {
+        let p = Point::<F>::decompress(b)?;
+        if reject_small_order && p.is_small_order() {
+            return Err("point of small order");
+        }
+        // decompress returns Z = 1.
+        Ok(Affine { x: p.x.to_bytes(), y: p.y.to_bytes() })
+    }
+
+    pub(super) fn verify_cofactored<F: CurveField>(a: &Affine, r: &Affine, k: &Scalar, s: &Scalar) -> bool {
+        let minus_a = point::<F>(a).neg();
+        let sb_minus_ka = straus_vartime(&naf(&s.to_bytes(), 8), &[naf(&k.to_bytes(), 5)], &[odd_multiples(&minus_a)]);
+        let diff = sb_minus_ka.sub(&point::<F>(r).to_proj_niels()).to_extended();
+        diff.mul_by_cofactor().mask_is_identity() != 0
+    }
+
+    pub(super) fn batch_equation<F: CurveField>(b: &Scalar, terms: &[(Affine, Scalar, Affine, Scalar)]) -> bool {
+        debug_assert!(terms.len() <= BATCH_CHUNK);
+        let n = 2 * terms.len().min(BATCH_CHUNK);
+        let mut nafs = [[0i8; 256]; 2 * BATCH_CHUNK];
+        let mut tables = [[ProjNiels::<F>::IDENTITY; 8]; 2 * BATCH_CHUNK];
+        for (i, (r, z, a, w)) in terms.iter().take(BATCH_CHUNK).enumerate() {
+            nafs[2 * i] = naf(&z.to_bytes(), 5);
+            tables[2 * i] = odd_multiples(&point::<F>(r));
+            nafs[2 * i + 1] = naf(&w.to_bytes(), 5);
+            tables[2 * i + 1] = odd_multiples(&point::<F>(a));
+        }
+        let sum = straus_vartime(&naf(&b.to_bytes(), 8), &nafs[..n], &tables[..n]);
+        sum.mul_by_cofactor().mask_is_identity() != 0
+    }
+}
+
+/// Test hooks: the internal paths with a forced backend, so integration tests can compare them.
+#[doc(hidden)]
+pub mod testing {
+    use super::*;
+
+    /// X25519 through the ladder on u = 9 (the other fixed-base path).
+    pub fn x25519_base_ladder(backend: Checked<Backend>, k: &[u8; 32]) -> [u8; 32] {
+        let mut nine = [0u8; 32];
+        nine[0] = 9;
+        x25519(backend, k, &nine)
+    }
+
+    /// X25519 through the Edwards fixed-base multiplication (`k` clamped by the caller).
+    pub fn x25519_base_edwards(backend: Checked<Backend>, k: &[u8; 32]) -> [u8; 32] {
+        x25519_base(backend, k)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use field::tests::Xs;
+
+    #[test]
+    fn both_fixed_base_paths_agree() {
+        let mut rng = Xs(0x7748_0001);
+        for b in Backend::available() {
+            for i in 0..64 {
+                let mut k = rng.bytes();
+                if i == 0 {
+                    k = [0; 32];
+                }
+                k[0] &= 248;
+                k[31] &= 127;
+                k[31] |= 64;
+                assert_eq!(testing::x25519_base_ladder(b, &k), testing::x25519_base_edwards(b, &k));
+            }
+        }
+    }
+}

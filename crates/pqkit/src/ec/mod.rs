@@ -1,0 +1,32 @@
+//! Elliptic-curve cryptography: [`x25519`] (RFC 7748 Diffie-Hellman) and [`ed25519`] (RFC 8032 signatures:
+//! Ed25519, Ed25519ctx, Ed25519ph, batch verification), on the shared Curve25519 layer [`curve25519`].
+//!
+//! ## Layers
+//! - `curve25519::field`: GF(2^255 − 19) with five 51-bit limbs (portable), the interface other backends
+//!   implement, inversion and square roots.
+//! - `curve25519::edwards` and `curve25519::montgomery`: the group (extended twisted Edwards coordinates,
+//!   complete formulas) and the X25519 ladder, written once over the field interface.
+//! - `curve25519::scalar`: integers modulo the group order L (Montgomery reduction, constant time).
+//! - [`x25519`], [`ed25519`]: the schemes and their public types.
+//!
+//! ## What is constant time
+//! Everything that touches a secret: X25519 (the ladder with masked swaps over all 255 bits; the public key
+//! by the fixed-base Edwards multiplication), Ed25519 key generation and signing (fixed-base multiplication
+//! whose table entries are chosen by masks over the whole row, never by a secret index; scalar arithmetic
+//! modulo L; SHA-512). No secret-dependent branch or memory index anywhere in those paths; field elements
+//! are compared by folding their canonical encodings.
+//!
+//! Verification is variable time: it only handles public data (keys, messages, signatures), and uses
+//! non-adjacent forms and interleaved multi-scalar multiplication for speed.
+//!
+//! ## What is checked strictly
+//! - X25519: every 32-byte public key is accepted as RFC 7748 says (top bit ignored, non-canonical values
+//!   reduced), but an all-zero shared secret — the result of a public key of small order — is an error.
+//! - Ed25519 verification: S below L; A and R canonical (y below p, no "x = 0 with the sign bit set"), on
+//!   the curve and not of small order; the cofactored equation. See [`ed25519`] for why cofactored.
+//!
+//! Secret keys and shared secrets zeroize on drop and never appear in `Debug` output.
+
+pub mod curve25519;
+pub mod ed25519;
+pub mod x25519;

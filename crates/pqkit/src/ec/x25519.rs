@@ -1,0 +1,234 @@
+//! X25519 Diffie-Hellman (RFC 7748).
+//!
+//! ```
+//! use pqkit::ec::x25519::{X25519PublicKey, X25519SecretKey};
+//! # let mut rng = pqkit::rng::ChaCha20Rng::from_key([7; 32]);
+//! let alice = X25519SecretKey::generate(&mut rng);
+//! let bob = X25519SecretKey::generate(&mut rng);
+//! let (a_pub, b_pub) = (alice.public_key(), bob.public_key());
+//! let k1 = alice.diffie_hellman(&b_pub).unwrap();
+//! let k2 = bob.diffie_hellman(&a_pub).unwrap();
+//! assert_eq!(k1, k2);
+//! ```
+//!
+//! ## Behaviour
+//! - Secret keys are 32 arbitrary bytes, clamped at use (bits 0–2 and 255 cleared, bit 254 set) as RFC 7748
+//!   §5 says; [`X25519SecretKey::to_bytes`] returns them as given.
+//! - Public keys (u-coordinates) are 32 bytes taken as RFC 7748 asks: the top bit is ignored and values
+//!   from p to 2^255 − 1 are reduced, so every 32-byte string is accepted, including points on the twist.
+//! - **An all-zero shared secret is an error** ([`Error::InvalidEncoding`]). It comes out exactly when the
+//!   peer's public key is a point of small order (order 1, 2, 4 or 8 on the curve or its twist; clamping
+//!   makes the scalar a multiple of 8), so the "shared" secret would be a constant that does not depend on
+//!   our key at all. RFC 7748 §6.1 allows this check and protocols that need contributory behaviour (where
+//!   neither side alone can fix the key) require it; pqkit always does it, in constant time.
+//!
+//! ## Constant time
+//! The variable-base multiplication is the Montgomery ladder over all 255 bits with masked swaps; the
+//! public key ([`X25519SecretKey::public_key`]) is computed by the constant-time fixed-base multiplication
+//! on the Edwards form (radix-16 table with masked look-ups) and the birational map u = (1 + y)/(1 − y).
+//! Both paths give the same bytes (tested).
+
+use super::curve25519::{self, Backend};
+use crate::dispatch::Checked;
+use crate::{Error, Result};
+use core::fmt;
+use zeroize::{Zeroize, ZeroizeOnDrop};
+
+const ALG: &str = "X25519";
+
+/// The length of keys and shared secrets, in bytes.
+pub const KEY_LEN: usize = 32;
+
+/// The RFC 7748 clamping of a scalar.
+#[inline]
+fn clamp(k: &[u8; 32]) -> [u8; 32] {
+    let mut c = *k;
+    c[0] &= 248;
+    c[31] &= 127;
+    c[31] |= 64;
+    c
+}
+
+/// The error for an all-zero result.
+const ZERO_SHARED: Error = Error::InvalidEncoding {
+    algorithm: ALG,
+    reason: "all-zero shared secret: the public key is a point of small order (RFC 7748 §6.1)",
+};
+
+/// The X25519 function of RFC 7748 §5: `scalar` (clamped here) times the point with u-coordinate `u`.
+///
+/// Fails with [`Error::InvalidEncoding`] when the result is all zeros (a public key of small order; see the
+/// [module docs](self)).
+pub fn x25519(scalar: &[u8; 32], u: &[u8; 32]) -> Result<[u8; 32]> {
+    x25519_with_backend(Backend::detect(), scalar, u)
+}
+
+/// As [`x25519`] with a forced backend, for tests.
+#[doc(hidden)]
+pub fn x25519_with_backend(backend: Checked<Backend>, scalar: &[u8; 32], u: &[u8; 32]) -> Result<[u8; 32]> {
+    let mut k = clamp(scalar);
+    let out = curve25519::x25519(backend, &k, u);
+    k.zeroize();
+    if crate::ct::eq(&out, &[0u8; 32]) { Err(ZERO_SHARED) } else { Ok(out) }
+}
+
+/// An X25519 secret key: 32 bytes, clamped at use. Zeroized on drop; `Debug` prints nothing of it.
+#[derive(Clone)]
+pub struct X25519SecretKey {
+    bytes: [u8; 32],
+    backend: Checked<Backend>,
+}
+
+impl X25519SecretKey {
+    /// A fresh key: 32 bytes from `rng`.
+    pub fn generate<R: rand_core::CryptoRng + ?Sized>(rng: &mut R) -> Self {
+        let mut bytes = [0u8; 32];
+        rng.fill_bytes(&mut bytes);
+        X25519SecretKey { bytes, backend: Backend::detect() }
+    }
+
+    /// The key with these 32 bytes ([`Error::InvalidLength`] for any other length).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        Error::check_length(ALG, "secret key", KEY_LEN, bytes.len())?;
+        let mut b = [0u8; 32];
+        b.copy_from_slice(bytes);
+        Ok(X25519SecretKey { bytes: b, backend: Backend::detect() })
+    }
+
+    /// The key from an array.
+    pub fn from_array(bytes: [u8; 32]) -> Self {
+        X25519SecretKey { bytes, backend: Backend::detect() }
+    }
+
+    /// Switches the field backend (tests run each one).
+    #[doc(hidden)]
+    pub fn with_backend(mut self, backend: Checked<Backend>) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    /// The secret bytes as given (unclamped). Handle with care.
+    pub fn to_bytes(&self) -> [u8; 32] {
+        self.bytes
+    }
+
+    /// The public key X25519(k, 9).
+    pub fn public_key(&self) -> X25519PublicKey {
+        let mut k = clamp(&self.bytes);
+        let u = curve25519::x25519_base(self.backend, &k);
+        k.zeroize();
+        X25519PublicKey(u)
+    }
+
+    /// The shared secret X25519(k, their u). Fails with [`Error::InvalidEncoding`] when it is all zeros
+    /// (their key has small order).
+    pub fn diffie_hellman(&self, their_public: &X25519PublicKey) -> Result<SharedSecret> {
+        x25519_with_backend(self.backend, &self.bytes, &their_public.0).map(SharedSecret)
+    }
+}
+
+impl Zeroize for X25519SecretKey {
+    fn zeroize(&mut self) {
+        self.bytes.zeroize();
+    }
+}
+
+impl Drop for X25519SecretKey {
+    fn drop(&mut self) {
+        self.bytes.zeroize();
+    }
+}
+
+impl ZeroizeOnDrop for X25519SecretKey {}
+
+impl fmt::Debug for X25519SecretKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("X25519SecretKey { .. }")
+    }
+}
+
+/// An X25519 public key: a u-coordinate, 32 bytes. Every 32-byte string is accepted (RFC 7748); keys of
+/// small order are caught when they yield an all-zero shared secret.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct X25519PublicKey([u8; 32]);
+
+impl X25519PublicKey {
+    /// The key with these 32 bytes ([`Error::InvalidLength`] for any other length).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        Error::check_length(ALG, "public key", KEY_LEN, bytes.len())?;
+        let mut b = [0u8; 32];
+        b.copy_from_slice(bytes);
+        Ok(X25519PublicKey(b))
+    }
+
+    /// The encoded key.
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
+    /// The encoded key.
+    pub fn to_bytes(&self) -> [u8; 32] {
+        self.0
+    }
+}
+
+impl From<[u8; 32]> for X25519PublicKey {
+    fn from(b: [u8; 32]) -> Self {
+        X25519PublicKey(b)
+    }
+}
+
+impl AsRef<[u8]> for X25519PublicKey {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl fmt::Debug for X25519PublicKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("X25519PublicKey(")?;
+        for b in &self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        f.write_str(")")
+    }
+}
+
+/// A 32-byte X25519 shared secret (never all zeros). Zeroized on drop; compared in constant time; `Debug`
+/// prints nothing. Feed it to a KDF (HKDF) rather than using it as a key directly.
+#[derive(Clone)]
+pub struct SharedSecret([u8; 32]);
+
+impl SharedSecret {
+    /// The secret bytes.
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+}
+
+impl PartialEq for SharedSecret {
+    fn eq(&self, other: &Self) -> bool {
+        crate::ct::eq(&self.0, &other.0)
+    }
+}
+impl Eq for SharedSecret {}
+
+impl fmt::Debug for SharedSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SharedSecret { .. }")
+    }
+}
+
+impl Zeroize for SharedSecret {
+    fn zeroize(&mut self) {
+        self.0.zeroize();
+    }
+}
+
+impl Drop for SharedSecret {
+    fn drop(&mut self) {
+        self.0.zeroize();
+    }
+}
+
+impl ZeroizeOnDrop for SharedSecret {}
