@@ -225,6 +225,7 @@ pub fn chosen() -> impl Iterator<Item = (&'static str, &'static str)> {
         one::<crate::hash::sha3::Backend>(),
         one::<crate::mlkem::Backend>(),
         one::<crate::mldsa::Backend>(),
+        one::<crate::ec::curve25519::Backend>(),
         #[cfg(feature = "alloc")]
         one::<crate::kdf::argon2::Backend>(),
     ];

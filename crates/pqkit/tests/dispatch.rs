@@ -52,6 +52,7 @@ macro_rules! every_family {
         $f::<pqkit::hash::sha3::Backend>();
         $f::<pqkit::mlkem::Backend>();
         $f::<pqkit::mldsa::Backend>();
+        $f::<pqkit::ec::curve25519::Backend>();
         $f::<pqkit::kdf::argon2::Backend>();
     }};
 }
