@@ -303,7 +303,8 @@ fn gcm_impl<const NR: usize, const SEAL: bool>(
     store_state(state, y);
 }
 
-pub(super) fn seal(
+/// AES-GCM's bulk: CTR encryption and GHASH of the ciphertext (`SEAL`), or GHASH then decryption.
+pub(super) fn gcm<const SEAL: bool>(
     backend: Checked<Backend>,
     keys: &RoundKeys,
     htab: &HTable,
@@ -316,29 +317,9 @@ pub(super) fn seal(
     // SSSE3 and SSE4.1, every feature enabled in this file.
     unsafe {
         if keys.nr == 10 {
-            gcm_impl::<10, true>(keys, htab, ctr, state, buf)
+            gcm_impl::<10, SEAL>(keys, htab, ctr, state, buf)
         } else {
-            gcm_impl::<14, true>(keys, htab, ctr, state, buf)
-        }
-    }
-}
-
-pub(super) fn open(
-    backend: Checked<Backend>,
-    keys: &RoundKeys,
-    htab: &HTable,
-    ctr: &[u8; 16],
-    state: &mut u128,
-    buf: &mut [u8],
-) {
-    assert!(backend.covers(Backend::AesNi));
-    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::AesNi, so the CPU has AES, PCLMULQDQ,
-    // SSSE3 and SSE4.1, every feature enabled in this file.
-    unsafe {
-        if keys.nr == 10 {
-            gcm_impl::<10, false>(keys, htab, ctr, state, buf)
-        } else {
-            gcm_impl::<14, false>(keys, htab, ctr, state, buf)
+            gcm_impl::<14, SEAL>(keys, htab, ctr, state, buf)
         }
     }
 }

@@ -354,25 +354,25 @@ impl GcmKey {
     /// CTR-encrypts `buf` starting at counter block `ctr` (32-bit counter, wrapping as inc32 does) and absorbs
     /// the ciphertext into the GHASH state.
     pub(crate) fn seal(&self, ctr: &[u8; 16], state: &mut u128, buf: &mut [u8]) {
-        match self.backend.get() {
-            #[cfg(target_arch = "x86_64")]
-            Backend::AesNi => aesni::seal(self.backend, &self.keys, &self.htab, ctr, state, buf),
-            #[cfg(target_arch = "x86_64")]
-            Backend::Vaes => vaes::seal(self.backend, &self.keys, &self.htab, ctr, state, buf),
-            _ => {
-                soft::ctr(&self.keys, ctr, buf);
-                ghash_soft::ghash(&self.htab, state, buf);
-            }
-        }
+        self.gcm::<true>(ctr, state, buf)
     }
 
     /// Absorbs the ciphertext in `buf` into the GHASH state and CTR-decrypts it.
     pub(crate) fn open(&self, ctr: &[u8; 16], state: &mut u128, buf: &mut [u8]) {
+        self.gcm::<false>(ctr, state, buf)
+    }
+
+    #[inline]
+    fn gcm<const SEAL: bool>(&self, ctr: &[u8; 16], state: &mut u128, buf: &mut [u8]) {
         match self.backend.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::AesNi => aesni::open(self.backend, &self.keys, &self.htab, ctr, state, buf),
+            Backend::AesNi => aesni::gcm::<SEAL>(self.backend, &self.keys, &self.htab, ctr, state, buf),
             #[cfg(target_arch = "x86_64")]
-            Backend::Vaes => vaes::open(self.backend, &self.keys, &self.htab, ctr, state, buf),
+            Backend::Vaes => vaes::gcm::<SEAL>(self.backend, &self.keys, &self.htab, ctr, state, buf),
+            _ if SEAL => {
+                soft::ctr(&self.keys, ctr, buf);
+                ghash_soft::ghash(&self.htab, state, buf);
+            }
             _ => {
                 ghash_soft::ghash(&self.htab, state, buf);
                 soft::ctr(&self.keys, ctr, buf);

@@ -732,7 +732,8 @@ pub(super) fn ghash(backend: Checked<Backend>, htab: &HTable, state: &mut u128, 
     unsafe { ghash_impl(htab, state, data) }
 }
 
-pub(super) fn seal(
+/// AES-GCM's bulk: CTR encryption and GHASH of the ciphertext (`SEAL`), or GHASH then decryption.
+pub(super) fn gcm<const SEAL: bool>(
     backend: Checked<Backend>,
     keys: &RoundKeys,
     htab: &HTable,
@@ -745,29 +746,9 @@ pub(super) fn seal(
     // `tf!` enables: AES, PCLMULQDQ, SSSE3, SSE4.1, AVX, AVX2, AVX-512 F/BW/VL, VAES and VPCLMULQDQ.
     unsafe {
         if keys.nr == 10 {
-            gcm_impl::<10, true>(keys, htab, ctr, state, buf)
+            gcm_impl::<10, SEAL>(keys, htab, ctr, state, buf)
         } else {
-            gcm_impl::<14, true>(keys, htab, ctr, state, buf)
-        }
-    }
-}
-
-pub(super) fn open(
-    backend: Checked<Backend>,
-    keys: &RoundKeys,
-    htab: &HTable,
-    ctr: &[u8; 16],
-    state: &mut u128,
-    buf: &mut [u8],
-) {
-    assert!(backend.covers(Backend::Vaes));
-    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Vaes, so the CPU has every feature
-    // `tf!` enables: AES, PCLMULQDQ, SSSE3, SSE4.1, AVX, AVX2, AVX-512 F/BW/VL, VAES and VPCLMULQDQ.
-    unsafe {
-        if keys.nr == 10 {
-            gcm_impl::<10, false>(keys, htab, ctr, state, buf)
-        } else {
-            gcm_impl::<14, false>(keys, htab, ctr, state, buf)
+            gcm_impl::<14, SEAL>(keys, htab, ctr, state, buf)
         }
     }
 }
