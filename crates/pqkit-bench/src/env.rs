@@ -8,8 +8,11 @@ use std::process::Command;
 pub struct Environment {
     /// CPU model name from /proc/cpuinfo.
     pub cpu_model: String,
-    /// CPU features pqkit detected (`pqkit::cpu::features()`), i.e. the ones its dispatch may use.
+    /// CPU features pqkit may use (`pqkit::cpu::features()`: detected, narrowed by the cap in force).
     pub cpu_features: String,
+    /// The instruction-set tier of the run: `native`, or the `--isa` cap and which peers it could and could not
+    /// cap (see `isa.rs`).
+    pub isa: String,
     /// Logical cores available to this process.
     pub cores: usize,
     /// `uname -sr`.
@@ -138,6 +141,7 @@ impl Environment {
         Environment {
             cpu_model,
             cpu_features: pqkit::cpu::features().to_string(),
+            isa: crate::isa::describe(),
             cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
             os: cmd("uname", &["-sr"]).unwrap_or_else(|| std::env::consts::OS.into()),
             rustc: env!("PQKIT_BENCH_RUSTC").into(),

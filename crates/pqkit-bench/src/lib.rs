@@ -14,6 +14,7 @@ pub mod aligned;
 pub mod alloc_count;
 pub mod env;
 pub mod harness;
+pub mod isa;
 pub mod registry;
 pub mod report;
 pub mod stats;

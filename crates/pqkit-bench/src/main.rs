@@ -43,10 +43,27 @@ struct Cli {
     /// List the registered algorithms and candidates, then exit.
     #[arg(long)]
     list: bool,
+    /// Run as a lesser CPU would: `portable`, `avx2`, `avx512` or `native`. Caps pqkit (PQKIT_CPU) and the
+    /// peers that allow it (OpenSSL and aws-lc-rs, through OPENSSL_ia32cap); the report header says which
+    /// could not be capped.
+    #[arg(long, value_name = "TIER")]
+    isa: Option<String>,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(isa) = &cli.isa {
+        let cap = match pqkit::cpu::Cap::parse(isa) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("error: --isa {isa}: {e}");
+                return ExitCode::from(64);
+            }
+        };
+        if std::env::var(pqkit_bench::isa::APPLIED).as_deref() != Ok(cap.name()) {
+            return pqkit_bench::isa::rerun(cap);
+        }
+    }
     let algs = pqkit_bench::algs::all();
     if cli.list {
         for a in &algs {

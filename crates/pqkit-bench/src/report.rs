@@ -336,7 +336,8 @@ pub fn markdown(out: &RunOutput) -> String {
     let _ = writeln!(s, "## Environment\n");
     let _ = writeln!(s, "| | |\n|---|---|");
     let _ = writeln!(s, "| CPU | {} |", e.cpu_model);
-    let _ = writeln!(s, "| CPU features (pqkit detection) | {} |", e.cpu_features);
+    let _ = writeln!(s, "| CPU features (pqkit, in force) | {} |", e.cpu_features);
+    let _ = writeln!(s, "| instruction-set tier | {} |", e.isa);
     let _ = writeln!(s, "| cores | {} |", e.cores);
     let _ = writeln!(s, "| OS / kernel | {} |", e.os);
     let _ = writeln!(s, "| rustc | {} |", e.rustc);
