@@ -4,11 +4,12 @@
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | [`cpu`] | CPU features, detected once (cpuid + xgetbv, no `std` needed) |
+//! | [`cpu`] | CPU features, detected once (cpuid + xgetbv, no `std` needed), and the `PQKIT_CPU` cap |
+//! | [`dispatch`] | the one mechanism that chooses each family's backend: `backends!` and the `Checked` proof |
 //! | [`chacha`] | ChaCha20 (RFC 8439), XChaCha20, HChaCha20, legacy ChaCha20, ChaCha12/ChaCha8 |
 //! | [`aes`] | the AES block cipher (AES-128, AES-256) and its backends (bitsliced, AES-NI, VAES) |
 //! | [`cipher`] | the [`cipher::StreamCipher`] trait and `std::io` adapters shared by every stream cipher |
-//! | [`aead`] | the [`aead::Aead`] trait and every AEAD |
+//! | [`aead`] | the [`aead::Aead`] trait, every AEAD, and the pqkit file format ([`aead::stream`]) |
 //! | [`kusumi`] | Kusumi512 stream cipher (64-byte key, 100-byte blocks) |
 //! | [`threefish`] | Threefish-512 block cipher and its CTR stream mode |
 //! | [`poly1305`] | the Poly1305 one-time authenticator (RFC 8439), portable, AVX2 and AVX-512 IFMA |
@@ -17,14 +18,15 @@
 //! | [`kdf`] | HKDF over any hash; Argon2id (RFC 9106) |
 //! | [`mlkem`] | ML-KEM-512/768/1024 (FIPS 203) key encapsulation |
 //! | [`mldsa`] | ML-DSA-44/65/87 signatures (FIPS 204), pure, HashML-DSA and external-μ |
-//! | [`kdf`] | HKDF over any hash |
+//! | [`ec`] | elliptic curves: X25519 (RFC 7748), Ed25519/Ed25519ctx/Ed25519ph (RFC 8032) |
 //! | [`rng`] | the ChaCha20/12/8 CSPRNG (`rand_core` traits) and OS randomness |
 //! | [`ct`] | constant-time comparison and selection |
 //! | [`error`] | the one error type, [`Error`] |
 //!
-//! Each algorithm family is a module with one safe public API and a single dispatch point that picks a
-//! backend (portable, AVX2, AVX-512, NEON) once, at run time. `unsafe` code lives only in the
-//! per-instruction-set backend files.
+//! Each algorithm family is a module with one safe public API. Its backends (portable, AVX2, AVX-512, NEON,
+//! ...) are declared once with the features each needs, and chosen at run time by the one mechanism of
+//! [`dispatch`]; a backend runs only with a [`dispatch::Checked`] proof that the CPU has those features.
+//! `unsafe` code lives in the per-instruction-set backend files, each block with its `// SAFETY:` reason.
 //!
 //! ## Features
 //! - `std` (default): `std::io` adapters and OS randomness; implies `alloc`.
