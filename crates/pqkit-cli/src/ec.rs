@@ -65,18 +65,14 @@ fn as_pem(data: &[u8]) -> Option<&str> {
     std::str::from_utf8(data).ok().filter(|s| s.contains("-----BEGIN "))
 }
 
-/// Reads a private key file as PEM or DER with the given parsers; errors are prefixed with the file name.
-fn read_private<K>(path: &Path, pem: fn(&str) -> pqkit::Result<K>, der: fn(&[u8]) -> pqkit::Result<K>) -> CliResult<K> {
+/// Reads a key file as PEM or DER with the given parsers; errors are prefixed with the file name.
+fn read_key<K>(path: &Path, pem: fn(&str) -> pqkit::Result<K>, der: fn(&[u8]) -> pqkit::Result<K>) -> CliResult<K> {
     let data = read_file(path)?;
     match as_pem(&data) {
         Some(s) => pem(s),
         None => der(&data),
     }
     .map_err(in_file(path))
-}
-
-fn read_public<K>(path: &Path, pem: fn(&str) -> pqkit::Result<K>, der: fn(&[u8]) -> pqkit::Result<K>) -> CliResult<K> {
-    read_private(path, pem, der)
 }
 
 fn seed32(seed: Option<&[u8]>) -> Option<zeroize::Zeroizing<[u8; 32]>> {
@@ -119,7 +115,7 @@ fn no_context(ctx: &[u8]) -> CliResult {
 /// `sign sign --alg ed25519`.
 pub fn ed25519_sign(sk: &Path, ctx: &[u8], out: Option<&Path>, force: bool, input: &Option<PathBuf>) -> CliResult {
     no_context(ctx)?;
-    let key = read_private(sk, SigningKey::from_pkcs8_pem, SigningKey::from_pkcs8_der)?;
+    let key = read_key(sk, SigningKey::from_pkcs8_pem, SigningKey::from_pkcs8_der)?;
     if let Some(o) = out {
         check_new(o, force)?;
     }
@@ -134,7 +130,7 @@ pub fn ed25519_sign(sk: &Path, ctx: &[u8], out: Option<&Path>, force: bool, inpu
 /// `sign verify --alg ed25519`: exit 1 when the signature does not verify, 2 when a file is malformed.
 pub fn ed25519_verify(vk: &Path, sig: &Path, ctx: &[u8], input: &Option<PathBuf>) -> CliResult {
     no_context(ctx)?;
-    let key = read_public(vk, VerifyingKey::from_public_key_pem, VerifyingKey::from_public_key_der)?;
+    let key = read_key(vk, VerifyingKey::from_public_key_pem, VerifyingKey::from_public_key_der)?;
     let raw = read_file(sig)?;
     // Raw if it has the signature length, else hex (as printed by `sign`).
     let sig_bytes = if raw.len() == ed25519::SIGNATURE_LEN {
@@ -177,8 +173,8 @@ fn x25519_keygen(seed: Option<&[u8]>, sk: &Path, pk: &Path, force: bool) -> CliR
 }
 
 fn x25519_derive(sk: &Path, peer: &Path) -> CliResult {
-    let key = read_private(sk, X25519SecretKey::from_pkcs8_pem, X25519SecretKey::from_pkcs8_der)?;
-    let their = read_public(peer, X25519PublicKey::from_public_key_pem, X25519PublicKey::from_public_key_der)?;
+    let key = read_key(sk, X25519SecretKey::from_pkcs8_pem, X25519SecretKey::from_pkcs8_der)?;
+    let their = read_key(peer, X25519PublicKey::from_public_key_pem, X25519PublicKey::from_public_key_der)?;
     // An all-zero result means the peer's key has small order: that file is at fault.
     let ss = key.diffie_hellman(&their).map_err(in_file(peer))?;
     print_line(&zeroize::Zeroizing::new(hex::encode(ss.as_bytes())))
