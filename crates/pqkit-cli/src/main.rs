@@ -2,10 +2,13 @@
 //!
 //! Post-quantum: `pqkit kem` (ML-KEM-512/768/1024) and `pqkit sign` (ML-DSA-44/65/87) keep keys, ciphertexts
 //! and signatures as raw FIPS encodings in files; seeds, shared secrets and printed signatures are hex.
+//! Elliptic curves: `pqkit sign --alg ed25519` and `pqkit ecdh` (X25519) keep keys as PEM files (PKCS#8 and
+//! SubjectPublicKeyInfo, RFC 8410), the form OpenSSL reads and writes.
 //!
 //! Exit codes: 0 success, 1 authentication or verification failure, 2 usage or input error.
 
 mod bench;
+mod ec;
 mod fileenc;
 mod format;
 mod hashcmd;
@@ -68,8 +71,11 @@ enum Command {
     Keygen(KeygenArgs),
     /// ML-KEM (FIPS 203) key encapsulation: `kem keygen`, `kem encaps`, `kem decaps`.
     Kem(pq::KemArgs),
-    /// ML-DSA (FIPS 204) signatures: `sign keygen`, `sign sign`, `sign verify` (exit 1 on a bad signature).
+    /// Signatures, ML-DSA (FIPS 204) or Ed25519: `sign keygen`, `sign sign`, `sign verify` (exit 1 on a bad
+    /// signature).
     Sign(pq::SignArgs),
+    /// X25519 key agreement: `ecdh keygen`, `ecdh derive` (prints the shared secret in hex).
+    Ecdh(ec::EcdhArgs),
     /// Hash files (or stdin) and print sha256sum-style lines, or check such a list with --check.
     Hash(hashcmd::HashArgs),
     /// Known-answer: XOR stdin with a stream cipher's keystream.
@@ -105,6 +111,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Keygen(a) => format::keygen(&a.out, a.force),
         Command::Kem(a) => pq::kem(a),
         Command::Sign(a) => pq::sign(a),
+        Command::Ecdh(a) => ec::ecdh(a),
         Command::Hash(a) => hashcmd::run(a),
         Command::Cipher(a) => kat::cipher(a),
         Command::Aead(a) => kat::aead(a),

@@ -1,6 +1,7 @@
-//! Post-quantum commands: `pqkit kem` (ML-KEM, FIPS 203) and `pqkit sign` (ML-DSA, FIPS 204).
+//! Post-quantum commands: `pqkit kem` (ML-KEM, FIPS 203) and `pqkit sign` (ML-DSA, FIPS 204; and Ed25519,
+//! RFC 8032, whose keys are PEM files: see [`crate::ec`]).
 //!
-//! Key files, ciphertexts and `--out` signatures hold the raw FIPS encodings (no header). Secret keys
+//! ML-KEM and ML-DSA key files, ciphertexts and `--out` signatures hold the raw FIPS encodings (no header). Secret keys
 //! (`--dk`, `--sk`) are written with mode 0600; no output file is replaced without `--force`. Seeds, `--m`,
 //! `--ctx`, shared secrets and printed signatures are hex. Errors name the file, never a secret value.
 
@@ -26,7 +27,7 @@ pub enum KemAlg {
     MlKem1024,
 }
 
-/// An ML-DSA parameter set.
+/// A signature algorithm: an ML-DSA parameter set, or Ed25519.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SigAlg {
     /// ML-DSA-44 (category 2).
@@ -38,6 +39,9 @@ pub enum SigAlg {
     /// ML-DSA-87 (category 5).
     #[value(name = "ml-dsa-87")]
     MlDsa87,
+    /// Ed25519 (RFC 8032; keys as PKCS#8 / SubjectPublicKeyInfo PEM, RFC 8410).
+    #[value(name = "ed25519")]
+    Ed25519,
 }
 
 #[derive(Args)]
@@ -108,13 +112,14 @@ enum SignCmd {
     Keygen {
         #[arg(long)]
         alg: SigAlg,
-        /// 32-byte seed ξ in hex (deterministic keygen, FIPS 204 Algorithm 6); random if absent.
+        /// 32-byte seed in hex (deterministic keygen: ML-DSA's ξ, FIPS 204 Algorithm 6, or the Ed25519
+        /// private key of RFC 8032); random if absent.
         #[arg(long, value_name = "HEX")]
         seed: Option<String>,
-        /// Where to write the signing key (raw FIPS 204 encoding).
+        /// Where to write the signing key (raw FIPS 204 encoding; PKCS#8 PEM for Ed25519).
         #[arg(long, value_name = "FILE")]
         sk: PathBuf,
-        /// Where to write the verifying key (raw FIPS 204 encoding).
+        /// Where to write the verifying key (raw FIPS 204 encoding; SubjectPublicKeyInfo PEM for Ed25519).
         #[arg(long, value_name = "FILE")]
         vk: PathBuf,
         /// Replace existing files.
@@ -128,10 +133,11 @@ enum SignCmd {
         /// The signing key file.
         #[arg(long, value_name = "FILE")]
         sk: PathBuf,
-        /// Context string in hex (at most 255 bytes).
+        /// Context string in hex (at most 255 bytes; ML-DSA only, Ed25519 takes none).
         #[arg(long, value_name = "HEX", default_value = "")]
         ctx: String,
-        /// Deterministic signing (rnd = 0) instead of the default hedged signing.
+        /// Deterministic signing (rnd = 0) instead of the default hedged signing (Ed25519 is always
+        /// deterministic).
         #[arg(long)]
         deterministic: bool,
         /// Write the raw signature here instead of printing it in hex.
@@ -153,7 +159,7 @@ enum SignCmd {
         /// The signature file: raw, or hex (as printed by `sign`).
         #[arg(long, value_name = "FILE")]
         sig: PathBuf,
-        /// Context string in hex.
+        /// Context string in hex (ML-DSA only).
         #[arg(long, value_name = "HEX", default_value = "")]
         ctx: String,
         /// The message file; stdin if absent.
@@ -162,7 +168,7 @@ enum SignCmd {
 }
 
 /// Decodes a hex option of an exact length (if given); the error names the option, never its value.
-fn unhex(opt: &str, s: &str, len: Option<usize>) -> CliResult<Zeroizing<Vec<u8>>> {
+pub(crate) fn unhex(opt: &str, s: &str, len: Option<usize>) -> CliResult<Zeroizing<Vec<u8>>> {
     let v = Zeroizing::new(hex::decode(s.trim()).map_err(|_| CliError::usage(format!("{opt}: not valid hex")))?);
     if let Some(n) = len
         && v.len() != n
@@ -172,11 +178,11 @@ fn unhex(opt: &str, s: &str, len: Option<usize>) -> CliResult<Zeroizing<Vec<u8>>
     Ok(v)
 }
 
-fn read_file(path: &Path) -> CliResult<Zeroizing<Vec<u8>>> {
+pub(crate) fn read_file(path: &Path) -> CliResult<Zeroizing<Vec<u8>>> {
     std::fs::read(path).map(Zeroizing::new).map_err(|e| CliError::io(&path.display().to_string(), e))
 }
 
-fn read_input(input: &Option<PathBuf>) -> CliResult<Vec<u8>> {
+pub(crate) fn read_input(input: &Option<PathBuf>) -> CliResult<Vec<u8>> {
     match input {
         Some(p) => Ok(read_file(p)?.to_vec()),
         None => {
@@ -188,7 +194,7 @@ fn read_input(input: &Option<PathBuf>) -> CliResult<Vec<u8>> {
 }
 
 /// A library error about a file, prefixed with its name.
-fn in_file(path: &Path) -> impl Fn(pqkit::Error) -> CliError + '_ {
+pub(crate) fn in_file(path: &Path) -> impl Fn(pqkit::Error) -> CliError + '_ {
     move |e| {
         let c = CliError::from(e);
         match c {
@@ -199,7 +205,7 @@ fn in_file(path: &Path) -> impl Fn(pqkit::Error) -> CliError + '_ {
 }
 
 /// Refuses early if an output exists and `force` is not set (so no key pair is half written).
-fn check_new(path: &Path, force: bool) -> CliResult {
+pub(crate) fn check_new(path: &Path, force: bool) -> CliResult {
     if !force && path.symlink_metadata().is_ok() {
         return Err(CliError::usage(format!("{}: already exists (use --force to replace it)", path.display())));
     }
@@ -207,7 +213,7 @@ fn check_new(path: &Path, force: bool) -> CliResult {
 }
 
 /// Writes a new file (mode 0600 if `secret`), refusing to replace one unless `force`.
-fn write_new(path: &Path, data: &[u8], force: bool, secret: bool) -> CliResult {
+pub(crate) fn write_new(path: &Path, data: &[u8], force: bool, secret: bool) -> CliResult {
     let name = path.display().to_string();
     if force && path.symlink_metadata().is_ok() {
         std::fs::remove_file(path).map_err(|e| CliError::io(&name, e))?;
@@ -231,7 +237,7 @@ fn write_new(path: &Path, data: &[u8], force: bool, secret: bool) -> CliResult {
     f.write_all(data).and_then(|_| f.sync_all()).map_err(|e| CliError::io(&name, e))
 }
 
-fn print_line(s: &str) -> CliResult {
+pub(crate) fn print_line(s: &str) -> CliResult {
     let mut o = std::io::stdout().lock();
     writeln!(o, "{s}").and_then(|_| o.flush()).map_err(|e| CliError::io("stdout", e))
 }
@@ -373,6 +379,7 @@ pub fn sign(a: SignArgs) -> CliResult {
                 SigAlg::MlDsa44 => sig_keygen::<MlDsa44>(s, &sk, &vk, force),
                 SigAlg::MlDsa65 => sig_keygen::<MlDsa65>(s, &sk, &vk, force),
                 SigAlg::MlDsa87 => sig_keygen::<MlDsa87>(s, &sk, &vk, force),
+                SigAlg::Ed25519 => crate::ec::ed25519_keygen(s, &sk, &vk, force),
             }
         }
         SignCmd::Sign { alg, sk, ctx, deterministic, out, force, input } => {
@@ -382,6 +389,7 @@ pub fn sign(a: SignArgs) -> CliResult {
                 SigAlg::MlDsa44 => sig_sign::<MlDsa44>(&sk, &ctx, deterministic, o, force, &input),
                 SigAlg::MlDsa65 => sig_sign::<MlDsa65>(&sk, &ctx, deterministic, o, force, &input),
                 SigAlg::MlDsa87 => sig_sign::<MlDsa87>(&sk, &ctx, deterministic, o, force, &input),
+                SigAlg::Ed25519 => crate::ec::ed25519_sign(&sk, &ctx, o, force, &input),
             }
         }
         SignCmd::Verify { alg, vk, sig, ctx, input } => {
@@ -390,6 +398,7 @@ pub fn sign(a: SignArgs) -> CliResult {
                 SigAlg::MlDsa44 => sig_verify::<MlDsa44>(&vk, &sig, &ctx, &input),
                 SigAlg::MlDsa65 => sig_verify::<MlDsa65>(&vk, &sig, &ctx, &input),
                 SigAlg::MlDsa87 => sig_verify::<MlDsa87>(&vk, &sig, &ctx, &input),
+                SigAlg::Ed25519 => crate::ec::ed25519_verify(&vk, &sig, &ctx, &input),
             }
         }
     }

@@ -56,6 +56,10 @@
 //! Key generation and signing use only constant-time code on secrets: the fixed-base multiplication with
 //! masked table look-ups, constant-time scalar arithmetic modulo L, SHA-512. Verification works on public
 //! data and uses variable-time multi-scalar multiplication.
+//!
+//! ## Key files
+//! With the `alloc` feature: [`SigningKey::to_pkcs8_pem`], [`VerifyingKey::from_public_key_pem`] and the DER
+//! twins (PKCS#8 and SubjectPublicKeyInfo, RFC 8410); see [`super::encoding`].
 
 use super::curve25519::scalar::{self, Scalar};
 use super::curve25519::{self, Affine, Backend};

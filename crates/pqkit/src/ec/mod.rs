@@ -26,7 +26,13 @@
 //!   the curve and not of small order; the cofactored equation. See [`ed25519`] for why cofactored.
 //!
 //! Secret keys and shared secrets zeroize on drop and never appear in `Debug` output.
+//!
+//! ## Key files
+//! With the `alloc` feature (on by default), [`encoding`] reads and writes the keys as PKCS#8 and
+//! SubjectPublicKeyInfo, in DER or PEM (RFC 8410), the form OpenSSL uses.
 
 pub mod curve25519;
 pub mod ed25519;
+#[cfg(feature = "alloc")]
+pub mod encoding;
 pub mod x25519;

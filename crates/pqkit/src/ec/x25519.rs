@@ -27,6 +27,10 @@
 //! public key ([`X25519SecretKey::public_key`]) is computed by the constant-time fixed-base multiplication
 //! on the Edwards form (radix-16 table with masked look-ups) and the birational map u = (1 + y)/(1 − y).
 //! Both paths give the same bytes (tested).
+//!
+//! ## Key files
+//! With the `alloc` feature: [`X25519SecretKey::to_pkcs8_pem`], [`X25519PublicKey::from_public_key_pem`] and
+//! the DER twins (PKCS#8 and SubjectPublicKeyInfo, RFC 8410); see [`super::encoding`].
 
 use super::curve25519::{self, Backend};
 use crate::dispatch::Checked;

@@ -1,0 +1,400 @@
+//! End-to-end tests of `pqkit sign --alg ed25519` and `pqkit ecdh` (X25519): known answers through --seed
+//! (RFC 8032 test 1, RFC 7748 §6.1), round trips, exit codes (1 bad signature, 2 malformed input), no
+//! silent overwrite, and interoperability of the written PEM files with the `openssl` command.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn pqkit() -> Command {
+    Command::cargo_bin("pqkit").unwrap()
+}
+
+fn out_str(a: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8(a.get_output().stdout.clone()).unwrap().trim().to_string()
+}
+
+// RFC 8032 §7.1 test 1 (empty message).
+const T1_SEED: &str = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";
+const T1_PUBLIC: &str = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
+const T1_SIG: &str = "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b";
+// RFC 7748 §6.1.
+const ALICE: &str = "77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a";
+const ALICE_PUB: &str = "8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a";
+const BOB: &str = "5dab087e624a8a4b79e17f8b83800ee66f3bb1292618b6fd1c2f8b27ff88e0eb";
+const BOB_PUB: &str = "de9edb7d7b7dc1b4d35b61c2ece435373f8343c85b78674dadfc7e146f882b4f";
+const SHARED: &str = "4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742";
+
+fn ed_keygen(dir: &Path, name: &str, seed: Option<&str>) -> (PathBuf, PathBuf) {
+    let (sk, vk) = (dir.join(format!("{name}.pem")), dir.join(format!("{name}.pub.pem")));
+    let mut c = pqkit();
+    c.args(["sign", "keygen", "--alg", "ed25519"]).arg("--sk").arg(&sk).arg("--vk").arg(&vk);
+    if let Some(s) = seed {
+        c.args(["--seed", s]);
+    }
+    c.assert().success();
+    (sk, vk)
+}
+
+fn x_keygen(dir: &Path, name: &str, seed: Option<&str>) -> (PathBuf, PathBuf) {
+    let (sk, pk) = (dir.join(format!("{name}.pem")), dir.join(format!("{name}.pub.pem")));
+    let mut c = pqkit();
+    c.args(["ecdh", "keygen", "--alg", "x25519"]).arg("--sk").arg(&sk).arg("--pk").arg(&pk);
+    if let Some(s) = seed {
+        c.args(["--seed", s]);
+    }
+    c.assert().success();
+    (sk, pk)
+}
+
+fn sign(sk: &Path, msg: &Path) -> String {
+    out_str(&pqkit().args(["sign", "sign", "--alg", "ed25519", "--sk"]).arg(sk).arg(msg).assert().success())
+}
+
+fn verify(vk: &Path, sig: &Path, msg: &Path) -> assert_cmd::assert::Assert {
+    pqkit().args(["sign", "verify", "--alg", "ed25519", "--vk"]).arg(vk).arg("--sig").arg(sig).arg(msg).assert()
+}
+
+#[cfg(unix)]
+fn mode(p: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn ed25519_rfc8032_test1_via_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sk, vk) = ed_keygen(dir.path(), "t1", Some(T1_SEED));
+    #[cfg(unix)]
+    {
+        assert_eq!(mode(&sk), 0o600);
+        assert_eq!(mode(&vk) & 0o077, 0o044);
+    }
+    // The files are the RFC 8410 encodings of the RFC 8032 key.
+    let lib = pqkit::ec::ed25519::SigningKey::from_bytes(&hex::decode(T1_SEED).unwrap()).unwrap();
+    assert_eq!(fs::read_to_string(&sk).unwrap(), *lib.to_pkcs8_pem().unwrap());
+    let pubkey = pqkit::ec::ed25519::VerifyingKey::from_public_key_pem(&fs::read_to_string(&vk).unwrap()).unwrap();
+    assert_eq!(hex::encode(pubkey.as_bytes()), T1_PUBLIC);
+
+    // Sign the empty message from a file and from stdin: the RFC's signature.
+    let msg = dir.path().join("empty");
+    fs::write(&msg, b"").unwrap();
+    assert_eq!(sign(&sk, &msg), T1_SIG);
+    let a = pqkit().args(["sign", "sign", "--alg", "ed25519", "--sk"]).arg(&sk).write_stdin("").assert().success();
+    assert_eq!(out_str(&a), T1_SIG);
+
+    // Verify the hex form and the raw --out form.
+    let sig_hex = dir.path().join("sig.hex");
+    fs::write(&sig_hex, format!("{T1_SIG}\n")).unwrap();
+    verify(&vk, &sig_hex, &msg).success().stdout("OK\n");
+    let sig_raw = dir.path().join("sig.bin");
+    pqkit()
+        .args(["sign", "sign", "--alg", "ed25519", "--sk"])
+        .arg(&sk)
+        .arg("-o")
+        .arg(&sig_raw)
+        .arg(&msg)
+        .assert()
+        .success();
+    assert_eq!(fs::read(&sig_raw).unwrap(), hex::decode(T1_SIG).unwrap());
+    verify(&vk, &sig_raw, &msg).success().stdout("OK\n");
+}
+
+#[test]
+fn ed25519_random_round_trip_and_failures() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sk, vk) = ed_keygen(dir.path(), "a", None);
+    let (sk2, vk2) = ed_keygen(dir.path(), "b", None);
+    assert_ne!(fs::read(&sk).unwrap(), fs::read(&sk2).unwrap());
+    let msg = dir.path().join("msg");
+    fs::write(&msg, b"hello ed25519").unwrap();
+    let sig = dir.path().join("sig");
+    fs::write(&sig, sign(&sk, &msg)).unwrap();
+    verify(&vk, &sig, &msg).success().stdout("OK\n");
+
+    // Exit 1: another message, another key, a flipped bit of S (a flipped bit of R may leave no curve point,
+    // which is a malformed signature, exit 2; S stays below L but for a 2^-186 chance).
+    let other = dir.path().join("other");
+    fs::write(&other, b"hello ed25519!").unwrap();
+    verify(&vk, &sig, &other).code(1).stderr(predicate::str::contains("signature verification failed"));
+    verify(&vk2, &sig, &msg).code(1).stderr(predicate::str::contains("signature verification failed"));
+    let mut raw = hex::decode(fs::read_to_string(&sig).unwrap().trim()).unwrap();
+    raw[40] ^= 4;
+    let bad = dir.path().join("bad.sig");
+    fs::write(&bad, &raw).unwrap();
+    verify(&vk, &bad, &msg).code(1);
+
+    // No overwrite without --force; with --force a new key replaces the old one.
+    pqkit()
+        .args(["sign", "keygen", "--alg", "ed25519"])
+        .arg("--sk")
+        .arg(&sk)
+        .arg("--vk")
+        .arg(dir.path().join("new.pub"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("already exists"));
+    assert!(!dir.path().join("new.pub").exists());
+    let before = fs::read(&sk).unwrap();
+    pqkit()
+        .args(["sign", "keygen", "--alg", "ed25519", "--force"])
+        .arg("--sk")
+        .arg(&sk)
+        .arg("--vk")
+        .arg(&vk)
+        .assert()
+        .success();
+    assert_ne!(fs::read(&sk).unwrap(), before);
+    verify(&vk, &sig, &msg).code(1);
+}
+
+#[test]
+fn ed25519_malformed_input_is_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sk, vk) = ed_keygen(dir.path(), "k", Some(T1_SEED));
+    let msg = dir.path().join("empty");
+    fs::write(&msg, b"").unwrap();
+    let sig = dir.path().join("sig");
+    fs::write(&sig, T1_SIG).unwrap();
+    let write = |name: &str, data: &[u8]| {
+        let p = dir.path().join(name);
+        fs::write(&p, data).unwrap();
+        p
+    };
+
+    // Malformed public key files.
+    let garbage = write("garbage.pem", b"not a key\n");
+    verify(&garbage, &sig, &msg)
+        .code(2)
+        .stderr(predicate::str::contains("garbage.pem").and(predicate::str::contains("Ed25519 invalid encoding")));
+    // A private key where the public key is due, and the other way round.
+    verify(&sk, &sig, &msg).code(2).stderr(predicate::str::contains("the label must be \"PUBLIC KEY\""));
+    pqkit()
+        .args(["sign", "sign", "--alg", "ed25519", "--sk"])
+        .arg(&vk)
+        .arg(&msg)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("the label must be \"PRIVATE KEY\""));
+    // An X25519 key given to Ed25519.
+    let (xsk, xpk) = x_keygen(dir.path(), "x", Some(ALICE));
+    verify(&xpk, &sig, &msg).code(2).stderr(predicate::str::contains("not id-Ed25519"));
+    pqkit()
+        .args(["sign", "sign", "--alg", "ed25519", "--sk"])
+        .arg(&xsk)
+        .arg(&msg)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not id-Ed25519"));
+    // A truncated PEM.
+    let pem = fs::read_to_string(&vk).unwrap();
+    let cut = write("cut.pem", &pem.as_bytes()[..pem.len() - 10]);
+    verify(&cut, &sig, &msg).code(2).stderr(predicate::str::contains("cut.pem"));
+    // A public key of small order (the identity) in a well-formed SubjectPublicKeyInfo.
+    let mut identity = hex::decode("302a300506032b6570032100").unwrap();
+    identity.push(1);
+    identity.extend_from_slice(&[0; 31]);
+    let small = write("small.der", &identity);
+    verify(&small, &sig, &msg).code(2).stderr(predicate::str::contains("point of small order"));
+
+    // Malformed signatures: wrong length, not hex, S not below L.
+    let short = write("short.sig", &T1_SIG.as_bytes()[..126]);
+    verify(&vk, &short, &msg).code(2).stderr(predicate::str::contains("signature must be 64 bytes"));
+    let nothex = write("nothex.sig", b"zz");
+    verify(&vk, &nothex, &msg).code(2).stderr(predicate::str::contains("nothex.sig"));
+    let mut big_s = hex::decode(T1_SIG).unwrap();
+    big_s[63] = 0xff;
+    let big = write("big.sig", &big_s);
+    verify(&vk, &big, &msg).code(2).stderr(predicate::str::contains("not below the group order"));
+    let mut bad_r = hex::decode(T1_SIG).unwrap();
+    bad_r[..32].copy_from_slice(&[0xff; 32]);
+    bad_r[31] = 0x7f; // y = 2^255 - 1, not below p
+    let badr = write("badr.sig", &bad_r);
+    verify(&vk, &badr, &msg)
+        .code(2)
+        .stderr(predicate::str::contains("badr.sig").and(predicate::str::contains("signature R: non-canonical")));
+
+    // Options: a context (Ed25519 takes none), a seed of the wrong length or not hex.
+    pqkit()
+        .args(["sign", "sign", "--alg", "ed25519", "--ctx", "01", "--sk"])
+        .arg(&sk)
+        .arg(&msg)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("Ed25519 takes no context"));
+    for seed in ["00", "xyz"] {
+        pqkit()
+            .args(["sign", "keygen", "--alg", "ed25519", "--seed", seed])
+            .arg("--sk")
+            .arg(dir.path().join("s.pem"))
+            .arg("--vk")
+            .arg(dir.path().join("s.pub"))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--seed"));
+    }
+    // A missing key file.
+    verify(&dir.path().join("missing.pem"), &sig, &msg).code(2).stderr(predicate::str::contains("missing.pem"));
+}
+
+#[test]
+fn x25519_rfc7748_via_seed_and_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ask, apk) = x_keygen(dir.path(), "alice", Some(ALICE));
+    let (bsk, bpk) = x_keygen(dir.path(), "bob", Some(BOB));
+    #[cfg(unix)]
+    assert_eq!(mode(&ask), 0o600);
+    let pk = |p: &Path| {
+        let k = pqkit::ec::x25519::X25519PublicKey::from_public_key_pem(&fs::read_to_string(p).unwrap()).unwrap();
+        hex::encode(k.as_bytes())
+    };
+    assert_eq!(pk(&apk), ALICE_PUB);
+    assert_eq!(pk(&bpk), BOB_PUB);
+    let derive = |sk: &Path, peer: &Path| {
+        out_str(&pqkit().args(["ecdh", "derive", "--sk"]).arg(sk).arg("--peer").arg(peer).assert().success())
+    };
+    assert_eq!(derive(&ask, &bpk), SHARED);
+    assert_eq!(derive(&bsk, &apk), SHARED);
+    let a = pqkit().args(["ecdh", "derive", "--alg", "x25519", "--sk"]).arg(&ask).arg("--peer").arg(&bpk).assert();
+    assert_eq!(out_str(&a.success()), SHARED);
+
+    // Random keys agree with each other and differ from the seeded ones.
+    let (csk, cpk) = x_keygen(dir.path(), "c", None);
+    let (dsk, dpk) = x_keygen(dir.path(), "d", None);
+    let s1 = derive(&csk, &dpk);
+    assert_eq!(s1, derive(&dsk, &cpk));
+    assert_eq!(s1.len(), 64);
+    assert_ne!(s1, SHARED);
+}
+
+#[test]
+fn x25519_malformed_input_is_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ask, apk) = x_keygen(dir.path(), "alice", Some(ALICE));
+    let derive =
+        |sk: &Path, peer: &Path| pqkit().args(["ecdh", "derive", "--sk"]).arg(sk).arg("--peer").arg(peer).assert();
+    // A peer key of small order (u = 0): all-zero secret refused.
+    let mut zero = hex::decode("302a300506032b656e032100").unwrap();
+    zero.extend_from_slice(&[0; 32]);
+    let zp = dir.path().join("zero.der");
+    fs::write(&zp, &zero).unwrap();
+    derive(&ask, &zp).code(2).stderr(predicate::str::contains("zero.der").and(predicate::str::contains("small order")));
+    // Keys swapped, an Ed25519 key, garbage.
+    derive(&apk, &apk).code(2).stderr(predicate::str::contains("the label must be \"PRIVATE KEY\""));
+    derive(&ask, &ask).code(2).stderr(predicate::str::contains("the label must be \"PUBLIC KEY\""));
+    let (esk, epk) = ed_keygen(dir.path(), "ed", Some(T1_SEED));
+    derive(&esk, &apk).code(2).stderr(predicate::str::contains("not id-X25519"));
+    derive(&ask, &epk).code(2).stderr(predicate::str::contains("not id-X25519"));
+    let g = dir.path().join("g");
+    fs::write(&g, [0x30, 0x03, 0x02, 0x01]).unwrap();
+    derive(&ask, &g).code(2).stderr(predicate::str::contains("X25519 invalid encoding"));
+    // Bad seed; existing file kept.
+    pqkit()
+        .args(["ecdh", "keygen", "--alg", "x25519", "--seed", "0011"])
+        .arg("--sk")
+        .arg(dir.path().join("n.pem"))
+        .arg("--pk")
+        .arg(dir.path().join("n.pub"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--seed: expected 32 bytes"));
+    pqkit()
+        .args(["ecdh", "keygen", "--alg", "x25519"])
+        .arg("--sk")
+        .arg(&ask)
+        .arg("--pk")
+        .arg(dir.path().join("n.pub"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("already exists"));
+    // --alg is required on keygen and only x25519 exists.
+    pqkit()
+        .args(["ecdh", "keygen", "--alg", "x448", "--sk", "a", "--pk", "b"])
+        .current_dir(dir.path())
+        .assert()
+        .code(2);
+}
+
+// ---- OpenSSL interoperability of the files the CLI writes ----
+
+fn have_openssl() -> bool {
+    let ok = std::process::Command::new("openssl").arg("version").output().map(|o| o.status.success()).unwrap_or(false);
+    if !ok {
+        eprintln!("WARNING: the `openssl` command is not installed: OpenSSL interoperability checks SKIPPED");
+    }
+    ok
+}
+
+fn openssl(args: &[&std::ffi::OsStr]) -> Vec<u8> {
+    let o = std::process::Command::new("openssl").args(args).output().unwrap();
+    assert!(o.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    o.stdout
+}
+
+macro_rules! os {
+    ($($a:expr),* $(,)?) => { &[$(std::ffi::OsStr::new($a)),*] };
+}
+
+#[test]
+fn openssl_reads_and_writes_ed25519_files() {
+    if !have_openssl() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let msg = dir.path().join("msg");
+    fs::write(&msg, b"signed by one, verified by the other").unwrap();
+
+    // CLI-written keys: OpenSSL derives the same public key and verifies the CLI's signature.
+    let (sk, vk) = ed_keygen(dir.path(), "cli", None);
+    let derived = openssl(os!["pkey", "-in", &sk, "-pubout"]);
+    assert_eq!(derived, fs::read(&vk).unwrap());
+    let sig = dir.path().join("cli.sig");
+    pqkit()
+        .args(["sign", "sign", "--alg", "ed25519", "--sk"])
+        .arg(&sk)
+        .arg("-o")
+        .arg(&sig)
+        .arg(&msg)
+        .assert()
+        .success();
+    let out = openssl(os!["pkeyutl", "-verify", "-rawin", "-pubin", "-inkey", &vk, "-in", &msg, "-sigfile", &sig]);
+    assert!(String::from_utf8_lossy(&out).contains("Signature Verified Successfully"));
+
+    // OpenSSL's key: the CLI signs with it (same signature as OpenSSL, Ed25519 being deterministic) and
+    // verifies OpenSSL's signature with the CLI-readable public key.
+    let osk = dir.path().join("openssl.pem");
+    let ovk = dir.path().join("openssl.pub.pem");
+    openssl(os!["genpkey", "-algorithm", "ed25519", "-out", &osk]);
+    openssl(os!["pkey", "-in", &osk, "-pubout", "-out", &ovk]);
+    let osig = dir.path().join("openssl.sig");
+    openssl(os!["pkeyutl", "-sign", "-rawin", "-inkey", &osk, "-in", &msg, "-out", &osig]);
+    verify(&ovk, &osig, &msg).success().stdout("OK\n");
+    assert_eq!(sign(&osk, &msg), hex::encode(fs::read(&osig).unwrap()));
+    // DER key files too.
+    let oder = dir.path().join("openssl.pub.der");
+    openssl(os!["pkey", "-in", &osk, "-pubout", "-outform", "DER", "-out", &oder]);
+    verify(&oder, &osig, &msg).success();
+    verify(&vk, &osig, &msg).code(1);
+}
+
+#[test]
+fn openssl_x25519_derive_matches_cli() {
+    if !have_openssl() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (sk, pk) = x_keygen(dir.path(), "cli", None);
+    let osk = dir.path().join("openssl.pem");
+    let opk = dir.path().join("openssl.pub.pem");
+    openssl(os!["genpkey", "-algorithm", "x25519", "-out", &osk]);
+    openssl(os!["pkey", "-in", &osk, "-pubout", "-out", &opk]);
+    assert_eq!(openssl(os!["pkey", "-in", &sk, "-pubout"]), fs::read(&pk).unwrap());
+
+    let cli = out_str(&pqkit().args(["ecdh", "derive", "--sk"]).arg(&sk).arg("--peer").arg(&opk).assert().success());
+    let cli2 = out_str(&pqkit().args(["ecdh", "derive", "--sk"]).arg(&osk).arg("--peer").arg(&pk).assert().success());
+    assert_eq!(cli, cli2);
+    for (key, peer) in [(&osk, &pk), (&sk, &opk)] {
+        assert_eq!(hex::encode(openssl(os!["pkeyutl", "-derive", "-inkey", key, "-peerkey", peer])), cli);
+    }
+}
