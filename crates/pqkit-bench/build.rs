@@ -28,6 +28,9 @@ const PEERS: &[&str] = &[
     "ml-dsa",
     "libcrux-ml-kem",
     "libcrux-ml-dsa",
+    "x25519-dalek",
+    "ed25519-dalek",
+    "curve25519-dalek",
     "rayon",
 ];
 

@@ -145,6 +145,11 @@ fn every_registered_candidate_agrees_at_small_sizes() {
         ("ChaCha20-legacy/apply_keystream", &["rustcrypto"]),
         ("ChaCha12Rng/fill_bytes", &["rustcrypto"]),
         ("ChaCha8Rng/fill_bytes", &["rustcrypto"]),
+        ("X25519/keygen", &["openssl", "aws-lc-rs", "ring", "rustcrypto"]),
+        ("X25519/derive", &["openssl", "aws-lc-rs", "ring", "rustcrypto"]),
+        ("Ed25519/keygen", &["openssl", "aws-lc-rs", "ring", "rustcrypto"]),
+        ("Ed25519/sign", &["openssl", "aws-lc-rs", "ring", "rustcrypto"]),
+        ("Ed25519/verify", &["openssl", "aws-lc-rs", "ring", "rustcrypto"]),
     ] {
         let have = imps(id);
         for w in want {
@@ -180,4 +185,129 @@ fn hkdf_op(salt: [u8; 32]) -> Box<dyn Op> {
         out.extend_from_slice(&okm);
         Ok(())
     })
+}
+
+#[test]
+fn the_real_x25519_check_passes_and_catches_a_wrong_implementation() {
+    use pqkit_bench::algs::ec::{DhImpl, dh_check, x25519_algorithms, x25519_impls};
+    use pqkit_bench::algs::pq::{AnyKey, Id, Named};
+    use std::sync::Arc;
+    assert_eq!(dh_check(&x25519_impls()), Ok(()));
+
+    /// Wraps a correct X25519 but corrupts the shared secret of its timed derive operation (`derive`) or of its
+    /// one-shot agreement (`agree`). `deterministic`: whether it claims to take private keys (checked against RFC
+    /// 7748) or to be ephemeral-only like ring (checked by cross agreement only).
+    struct Broken {
+        inner: Arc<dyn DhImpl>,
+        deterministic: bool,
+        agree: bool,
+        derive: bool,
+    }
+    impl Named for Broken {
+        fn id(&self) -> Id {
+            Id { name: "broken", version: || "0".into(), deterministic: self.deterministic }
+        }
+    }
+    impl DhImpl for Broken {
+        fn keygen(&self, private: &[u8; 32], public: &mut Vec<u8>) -> Result<AnyKey, String> {
+            self.inner.keygen(private, public)
+        }
+        fn agree(&self, key: AnyKey, peer: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+            self.inner.agree(key, peer, out)?;
+            if self.agree {
+                out[31] ^= 0x80;
+            }
+            Ok(())
+        }
+        fn derive_op(&self, private: &[u8; 32], peer: &[u8]) -> Result<Box<dyn Op>, String> {
+            let mut op = self.inner.derive_op(private, peer)?;
+            let flip = self.derive;
+            Ok(Box::new(move |d: &mut [u8], out: &mut Vec<u8>| {
+                op.run(d, out)?;
+                if flip {
+                    out[0] ^= 1;
+                }
+                Ok(())
+            }))
+        }
+    }
+    let broken = |deterministic, agree, derive| -> Vec<Arc<dyn DhImpl>> {
+        let mut impls = x25519_impls();
+        impls.push(Arc::new(Broken { inner: impls[0].clone(), deterministic, agree, derive }));
+        impls
+    };
+    // Takes private keys, but its timed derive is wrong: caught against RFC 7748 §6.1.
+    let err = dh_check(&broken(true, false, true)).unwrap_err();
+    assert!(err.contains("broken") && err.contains("RFC 7748"), "{err}");
+    // Takes private keys, wrong in its one-shot agreement.
+    let err = dh_check(&broken(true, true, false)).unwrap_err();
+    assert!(err.contains("broken") && err.contains("RFC 7748"), "{err}");
+    // Ephemeral-only like ring, wrong in its agreement: caught by the cross agreement.
+    let err = dh_check(&broken(false, true, false)).unwrap_err();
+    assert!(err.contains("cross agreement failed: broken"), "{err}");
+
+    // Through the harness: the error is reported for both rows and nothing is timed.
+    let out = pqkit_bench::run(&config(), &x25519_algorithms(broken(true, false, true))).unwrap();
+    assert!(out.measurements.is_empty());
+    assert_eq!(out.errors.len(), 2, "{:?}", out.errors);
+    for e in &out.errors {
+        assert_eq!(e.algorithm, "X25519");
+        assert!(e.message.contains("agreement check failed") && e.message.contains("broken"), "{}", e.message);
+    }
+}
+
+#[test]
+fn the_real_ed25519_check_passes_and_catches_a_wrong_implementation() {
+    use pqkit_bench::algs::ec::{ed25519_algorithms, ed25519_impls};
+    use pqkit_bench::algs::pq::{AnyKey, Id, Named, SigImpl, sig_check};
+    use std::sync::Arc;
+    assert_eq!(sig_check(&ed25519_impls()), Ok(()));
+
+    /// Wraps a correct Ed25519 but corrupts its signatures (`sign`) or accepts every signature (`verify`).
+    struct Broken {
+        inner: Arc<dyn SigImpl>,
+        sign: bool,
+        verify: bool,
+    }
+    impl Named for Broken {
+        fn id(&self) -> Id {
+            Id { name: "broken", version: || "0".into(), deterministic: true }
+        }
+    }
+    impl SigImpl for Broken {
+        fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String> {
+            self.inner.keygen(seed, vk)
+        }
+        fn parse_vk(&self, vk: &[u8]) -> Result<AnyKey, String> {
+            self.inner.parse_vk(vk)
+        }
+        fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+            self.inner.sign(sk, msg, out)?;
+            if self.sign {
+                out[40] ^= 1;
+            }
+            Ok(())
+        }
+        fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
+            Ok(self.verify || self.inner.verify(vk, msg, sig)?)
+        }
+    }
+    let broken = |sign, verify| -> Vec<Arc<dyn SigImpl>> {
+        let mut impls = ed25519_impls();
+        impls.push(Arc::new(Broken { inner: impls[0].clone(), sign, verify }));
+        impls
+    };
+    let err = sig_check(&broken(true, false)).unwrap_err();
+    assert!(err.contains("broken") && err.contains("differently"), "{err}");
+    let err = sig_check(&broken(false, true)).unwrap_err();
+    assert!(err.contains("broken accepts a corrupted signature"), "{err}");
+
+    let out = pqkit_bench::run(&config(), &ed25519_algorithms(broken(true, false))).unwrap();
+    assert!(out.measurements.is_empty());
+    // An agreement error for each of the three rows (plus the broken verify op failing on its own signature).
+    assert!(out.errors.iter().all(|e| e.algorithm == "Ed25519"), "{:?}", out.errors);
+    for op in ["keygen", "sign", "verify"] {
+        let n = out.errors.iter().filter(|e| e.operation == op && e.message.contains("agreement check failed")).count();
+        assert_eq!(n, 1, "{op}: {:?}", out.errors);
+    }
 }

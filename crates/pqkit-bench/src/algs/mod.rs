@@ -11,6 +11,7 @@ pub mod aead_ops;
 pub mod aes_gcm;
 pub mod arx512;
 pub mod chacha;
+pub mod ec;
 pub mod hash;
 pub mod kdf;
 pub mod ossl_ffi;
@@ -30,6 +31,7 @@ pub fn all() -> Vec<Algorithm> {
     v.extend(kdf::algorithms());
     v.extend(arx512::algorithms());
     v.extend(pq::algorithms());
+    v.extend(ec::algorithms());
     v
 }
 

@@ -14,7 +14,10 @@
 //! - [`Kdf`]: `EVP_KDF_CTX`, likewise unwrapped there. The fixed parameters (digest, salt, info, costs) are set
 //!   once; each derivation passes only its input keying material / password, as `EVP_KDF_derive` parameters.
 //! - [`Pkey`], [`Keyed`]: ML-KEM and ML-DSA through `EVP_PKEY` / `EVP_PKEY_CTX` (key generation from a seed,
-//!   KEM encapsulation, message signing with parameters), with one operation context per key.
+//!   KEM encapsulation, message signing with parameters), with one operation context per key; Ed25519 likewise
+//!   (keys from their raw seed, pure message signing and verification).
+//! - [`Agreement`]: X25519 key agreement, one `EVP_PKEY_CTX` per (private key, peer) pair, initialised for
+//!   derivation with the peer set once.
 //!
 //! Raw calls use the declarations of `openssl-sys`; the few public OpenSSL 3 functions it lacks are declared
 //! once, here. `OSSL_PARAM` arrays are built here too, in Rust ([`Param`] for set-up, [`octets`], [`int`] and
@@ -31,7 +34,7 @@ pub use cipher::{Aead, Cipher, CipherRef, Stream};
 pub use digest::Digest;
 pub use kdf::Kdf;
 pub use mac::Mac;
-pub use pkey::{Keyed, Pkey};
+pub use pkey::{Agreement, Keyed, Pkey};
 
 use openssl_sys as ffi;
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};

@@ -1,5 +1,6 @@
 //! `EVP_PKEY`: ML-KEM and ML-DSA keys from their FIPS 203/204 seeds, KEM encapsulation with given randomness and
-//! one-shot message signing with parameters, which the `openssl` crate does not wrap.
+//! one-shot message signing with parameters, which the `openssl` crate does not wrap; X25519 and Ed25519 keys from
+//! their raw private bytes, X25519 key agreement ([`Agreement`]) and pure Ed25519 signing, through the same calls.
 
 use super::{EVP_PKEY_CTX_new_from_pkey, clear_errors, end, err, ffi, int, octets};
 use std::ffi::{CStr, c_int};
@@ -46,6 +47,16 @@ impl Pkey {
         }
     }
 
+    /// The key pair of `alg` ("X25519" or "ED25519") for its raw 32-byte private key (the RFC 7748 scalar or the
+    /// RFC 8032 seed). OpenSSL computes the public key here, as part of creating the key.
+    pub fn private_from_raw(alg: &'static CStr, key: &[u8]) -> Result<Pkey, String> {
+        ffi::init();
+        // SAFETY: `key` is a valid slice for the call; the result is checked for null.
+        let p =
+            unsafe { ffi::EVP_PKEY_new_raw_private_key_ex(null_mut(), alg.as_ptr(), null(), key.as_ptr(), key.len()) };
+        if p.is_null() { Err(err("EVP_PKEY_new_raw_private_key_ex")) } else { Ok(Pkey(p)) }
+    }
+
     /// A public key of `alg` from its encoding.
     pub fn public_from_raw(alg: &'static CStr, key: &[u8]) -> Result<Pkey, String> {
         ffi::init();
@@ -77,7 +88,8 @@ impl Pkey {
 
 /// An owned `EVP_PKEY_CTX` (plus the fetched signature algorithm it was initialised with, if any).
 struct Ctx(*mut ffi::EVP_PKEY_CTX, *mut ffi::EVP_SIGNATURE);
-// SAFETY: the context is only ever used under the Mutex of its `Keyed`, by one thread at a time.
+// SAFETY: the context is only ever used by one thread at a time: under the Mutex of its `Keyed`, or through
+// `&mut Agreement`.
 unsafe impl Send for Ctx {}
 impl Drop for Ctx {
     fn drop(&mut self) {
@@ -167,11 +179,31 @@ impl Keyed {
 
     /// Deterministic pure ML-DSA signature of `msg` with an empty context.
     pub fn sign(&self, alg: &'static CStr, msg: &[u8], sig_len: usize, out: &mut Vec<u8>) -> Result<(), String> {
+        self.sign_message(alg, true, msg, sig_len, out)
+    }
+
+    /// A signature of `msg` by a scheme that takes no parameters (pure Ed25519, "ED25519", deterministic by
+    /// definition).
+    pub fn sign_pure(&self, alg: &'static CStr, msg: &[u8], sig_len: usize, out: &mut Vec<u8>) -> Result<(), String> {
+        self.sign_message(alg, false, msg, sig_len, out)
+    }
+
+    /// One-shot message signing; the context is initialised on first use, with the "deterministic" parameter set
+    /// to 1 if `deterministic` (ML-DSA) and no parameters otherwise.
+    fn sign_message(
+        &self,
+        alg: &'static CStr,
+        deterministic: bool,
+        msg: &[u8],
+        sig_len: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
         self.with_ctx(
             |ctx| {
                 let mut det: c_int = 1;
                 let params = [int(c"deterministic", &mut det), end()];
-                message_init(ctx, alg, ffi::EVP_PKEY_sign_message_init, Some(&params), "EVP_PKEY_sign_message_init")
+                let params = if deterministic { Some(&params[..]) } else { None };
+                message_init(ctx, alg, ffi::EVP_PKEY_sign_message_init, params, "EVP_PKEY_sign_message_init")
             },
             |ctx| {
                 out.clear();
@@ -187,7 +219,7 @@ impl Keyed {
         )
     }
 
-    /// Verifies a pure ML-DSA signature with an empty context.
+    /// Verifies a pure ML-DSA signature with an empty context, or a pure Ed25519 signature.
     pub fn verify(&self, alg: &'static CStr, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
         self.with_ctx(
             |ctx| message_init(ctx, alg, ffi::EVP_PKEY_verify_message_init, None, "EVP_PKEY_verify_message_init"),
@@ -201,6 +233,47 @@ impl Keyed {
                 Ok(r == 1)
             },
         )
+    }
+}
+
+/// X25519 key agreement of one private key with one peer public key: an `EVP_PKEY_CTX` initialised for derivation
+/// with the peer set, once, then reused for every [`derive`](Agreement::derive), as a careful C program would.
+pub struct Agreement {
+    ctx: Ctx,
+    /// The keys the context was made from (it holds references of its own; these keep the ownership explicit).
+    _ours: Pkey,
+    _peer: Pkey,
+}
+
+impl Agreement {
+    /// Prepares the agreement of `ours` (a private key) with `peer` (a public key of the same type).
+    pub fn new(ours: Pkey, peer: Pkey) -> Result<Self, String> {
+        // SAFETY: `ours` is a valid key; the result is checked for null and owned by the Ctx below.
+        let ctx = unsafe { EVP_PKEY_CTX_new_from_pkey(null_mut(), ours.0, null()) };
+        if ctx.is_null() {
+            return Err(err("EVP_PKEY_CTX_new_from_pkey"));
+        }
+        let ctx = Ctx(ctx, null_mut());
+        // SAFETY: ctx is a fresh, valid context; `peer` is a valid key, which set_peer references (up-ref) for
+        // the context's lifetime.
+        let ok = unsafe { ffi::EVP_PKEY_derive_init(ctx.0) == 1 && ffi::EVP_PKEY_derive_set_peer(ctx.0, peer.0) == 1 };
+        if !ok {
+            return Err(err("EVP_PKEY_derive_init / EVP_PKEY_derive_set_peer"));
+        }
+        Ok(Agreement { ctx, _ours: ours, _peer: peer })
+    }
+
+    /// Derives the 32-byte shared secret into `out`.
+    pub fn derive(&mut self, out: &mut Vec<u8>) -> Result<(), String> {
+        out.clear();
+        out.resize(32, 0);
+        let mut len = 32usize;
+        // SAFETY: the context is initialised for derivation with its peer set; `out` has room for `len` bytes.
+        let ok = unsafe { ffi::EVP_PKEY_derive(self.ctx.0, out.as_mut_ptr(), &mut len) } == 1;
+        if !ok || len != 32 {
+            return Err(err("EVP_PKEY_derive"));
+        }
+        Ok(())
     }
 }
 
