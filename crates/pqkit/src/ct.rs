@@ -34,6 +34,45 @@ pub(crate) fn wipe<T: Copy + Default>(b: &mut [T]) {
     core::hint::black_box(&mut *b);
 }
 
+/// A 32-byte shared secret (ML-KEM's, X25519's). Zeroized on drop; compared in constant time; `Debug` prints
+/// nothing. Feed it to a KDF (HKDF) rather than using it as a key directly.
+#[derive(Clone)]
+pub struct SharedSecret(pub(crate) [u8; 32]);
+
+impl SharedSecret {
+    /// The secret bytes.
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+}
+
+impl PartialEq for SharedSecret {
+    fn eq(&self, other: &Self) -> bool {
+        eq(&self.0, &other.0)
+    }
+}
+impl Eq for SharedSecret {}
+
+impl core::fmt::Debug for SharedSecret {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("SharedSecret { .. }")
+    }
+}
+
+impl zeroize::Zeroize for SharedSecret {
+    fn zeroize(&mut self) {
+        self.0.zeroize();
+    }
+}
+
+impl Drop for SharedSecret {
+    fn drop(&mut self) {
+        zeroize::Zeroize::zeroize(&mut self.0);
+    }
+}
+
+impl zeroize::ZeroizeOnDrop for SharedSecret {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -198,41 +198,5 @@ impl fmt::Debug for X25519PublicKey {
     }
 }
 
-/// A 32-byte X25519 shared secret (never all zeros). Zeroized on drop; compared in constant time; `Debug`
-/// prints nothing. Feed it to a KDF (HKDF) rather than using it as a key directly.
-#[derive(Clone)]
-pub struct SharedSecret([u8; 32]);
-
-impl SharedSecret {
-    /// The secret bytes.
-    pub fn as_bytes(&self) -> &[u8; 32] {
-        &self.0
-    }
-}
-
-impl PartialEq for SharedSecret {
-    fn eq(&self, other: &Self) -> bool {
-        crate::ct::eq(&self.0, &other.0)
-    }
-}
-impl Eq for SharedSecret {}
-
-impl fmt::Debug for SharedSecret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("SharedSecret { .. }")
-    }
-}
-
-impl Zeroize for SharedSecret {
-    fn zeroize(&mut self) {
-        self.0.zeroize();
-    }
-}
-
-impl Drop for SharedSecret {
-    fn drop(&mut self) {
-        self.0.zeroize();
-    }
-}
-
-impl ZeroizeOnDrop for SharedSecret {}
+/// The 32-byte shared secret (one type for every KEM and key agreement in pqkit).
+pub use crate::ct::SharedSecret;

@@ -464,43 +464,8 @@ fn decaps_internal<P: Params>(be: Checked<Backend>, dk: &[u8], c: &[u8]) -> [u8;
     out
 }
 
-/// A 32-byte ML-KEM shared secret. Zeroized on drop; compared in constant time; `Debug` prints nothing.
-#[derive(Clone)]
-pub struct SharedSecret([u8; 32]);
-
-impl SharedSecret {
-    /// The secret bytes.
-    pub fn as_bytes(&self) -> &[u8; 32] {
-        &self.0
-    }
-}
-
-impl PartialEq for SharedSecret {
-    fn eq(&self, other: &Self) -> bool {
-        crate::ct::eq(&self.0, &other.0)
-    }
-}
-impl Eq for SharedSecret {}
-
-impl fmt::Debug for SharedSecret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("SharedSecret { .. }")
-    }
-}
-
-impl Zeroize for SharedSecret {
-    fn zeroize(&mut self) {
-        self.0.zeroize();
-    }
-}
-
-impl Drop for SharedSecret {
-    fn drop(&mut self) {
-        self.0.zeroize();
-    }
-}
-
-impl zeroize::ZeroizeOnDrop for SharedSecret {}
+/// The 32-byte shared secret (one type for every KEM and key agreement in pqkit).
+pub use crate::ct::SharedSecret;
 
 /// An ML-KEM ciphertext (public).
 #[derive(Clone, PartialEq, Eq)]
