@@ -300,7 +300,7 @@ impl GcmKey {
     pub(crate) fn seal_full(&self, j0: &[u8; 16], aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
         match self.backend.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::Vaes => vaes::seal_full(self.backend, &self.keys, &self.htab, j0, aad, buf),
+            Backend::Vaes => vaes::full::<true>(self.backend, &self.keys, &self.htab, j0, aad, buf),
             _ => self.full_generic::<true>(j0, aad, buf),
         }
     }
@@ -310,7 +310,7 @@ impl GcmKey {
     pub(crate) fn open_full(&self, j0: &[u8; 16], aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
         match self.backend.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::Vaes => vaes::open_full(self.backend, &self.keys, &self.htab, j0, aad, buf),
+            Backend::Vaes => vaes::full::<false>(self.backend, &self.keys, &self.htab, j0, aad, buf),
             _ => self.full_generic::<false>(j0, aad, buf),
         }
     }

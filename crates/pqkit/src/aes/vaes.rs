@@ -685,7 +685,9 @@ fn gcm_core<const NR: usize, const SEAL: bool>(
 }
 }
 
-pub(super) fn seal_full(
+/// GCM after J0 is known: with `SEAL` encrypts and returns the tag, else hashes, decrypts and returns the
+/// expected tag.
+pub(super) fn full<const SEAL: bool>(
     backend: Checked<Backend>,
     keys: &RoundKeys,
     htab: &HTable,
@@ -698,29 +700,9 @@ pub(super) fn seal_full(
     // `tf!` enables: AES, PCLMULQDQ, SSSE3, SSE4.1, AVX, AVX2, AVX-512 F/BW/VL, VAES and VPCLMULQDQ.
     unsafe {
         if keys.nr == 10 {
-            gcm_full::<10, true>(keys, htab, j0, aad, buf)
+            gcm_full::<10, SEAL>(keys, htab, j0, aad, buf)
         } else {
-            gcm_full::<14, true>(keys, htab, j0, aad, buf)
-        }
-    }
-}
-
-pub(super) fn open_full(
-    backend: Checked<Backend>,
-    keys: &RoundKeys,
-    htab: &HTable,
-    j0: &[u8; 16],
-    aad: &[u8],
-    buf: &mut [u8],
-) -> [u8; 16] {
-    assert!(backend.covers(Backend::Vaes));
-    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Vaes, so the CPU has every feature
-    // `tf!` enables: AES, PCLMULQDQ, SSSE3, SSE4.1, AVX, AVX2, AVX-512 F/BW/VL, VAES and VPCLMULQDQ.
-    unsafe {
-        if keys.nr == 10 {
-            gcm_full::<10, false>(keys, htab, j0, aad, buf)
-        } else {
-            gcm_full::<14, false>(keys, htab, j0, aad, buf)
+            gcm_full::<14, SEAL>(keys, htab, j0, aad, buf)
         }
     }
 }
