@@ -84,6 +84,9 @@ pub(crate) trait Field: Copy {
     fn select(a: &Self, b: &Self, mask: Mask) -> Self;
     /// Swaps `a` and `b` where `mask` is all ones.
     fn cswap(a: &mut Self, b: &mut Self, mask: Mask);
+    /// The limbs of `self` ORed with those of `a` where `mask` is all ones (`self` unchanged where it is
+    /// zero): for table look-ups that start from all-zero limbs and OR in exactly one entry.
+    fn or_masked(&self, a: &Self, mask: Mask) -> Self;
 
     /// `self^(2^n)`, n ≥ 1.
     #[inline]
@@ -471,6 +474,14 @@ impl Field for Fe51 {
             b.0[i] ^= t;
         }
     }
+    #[inline(always)]
+    fn or_masked(&self, a: &Self, mask: Mask) -> Self {
+        let mut r = *self;
+        for i in 0..5 {
+            r.0[i] |= mask & a.0[i];
+        }
+        r
+    }
     #[inline]
     fn square_n(&self, n: u32) -> Self {
         Fe51::square_n(self, n)
@@ -683,6 +694,9 @@ pub(crate) mod tests {
         assert!(x.equals(&a) && y.equals(&b));
         Fe51::cswap(&mut x, &mut y, u64::MAX);
         assert!(x.equals(&b) && y.equals(&a));
+        assert!(Fe51::ZERO.or_masked(&a, u64::MAX).equals(&a));
+        assert!(Fe51::ZERO.or_masked(&a, 0).equals(&Fe51::ZERO));
+        assert!(b.or_masked(&a, 0).equals(&b));
         assert_eq!(is_negative(&a), 1);
         assert_eq!(is_negative(&a.neg()), 0);
         assert_eq!(is_negative(&with_sign(&a, 0)), 0);

@@ -447,6 +447,15 @@ impl Field for Fe64 {
     }
 
     #[inline(always)]
+    fn or_masked(&self, a: &Self, mask: Mask) -> Self {
+        let mut r = self.0;
+        for (o, x) in r.iter_mut().zip(&a.0) {
+            *o |= mask & x;
+        }
+        Fe64(r)
+    }
+
+    #[inline(always)]
     fn cswap(a: &mut Self, b: &mut Self, mask: Mask) {
         for i in 0..4 {
             let t = mask & (a.0[i] ^ b.0[i]);
@@ -938,6 +947,8 @@ mod tests {
             assert_eq!(r64.to_bytes(), r51.to_bytes());
             assert_eq!(Fe64::select(&a, &b, u64::MAX).0, a.0);
             assert_eq!(Fe64::select(&a, &b, 0).0, b.0);
+            assert_eq!(Fe64::ZERO.or_masked(&a, u64::MAX).0, a.0);
+            assert_eq!(b.or_masked(&a, 0).0, b.0);
             let mut bytes = [0u8; 32];
             for k in 0..4 {
                 bytes[8 * k..8 * k + 8].copy_from_slice(&wa[k].to_le_bytes());
@@ -960,4 +971,5 @@ mod tests {
         }
     }
 }
+
 
