@@ -9,8 +9,8 @@
 //! - `mul`: the 4×4 schoolbook product, row by row: `mulx` forms a row's 64×64 → 128-bit products, their
 //!   low halves go into the accumulator on the overflow-flag chain (`adox`) and their high halves on the
 //!   carry-flag chain (`adcx`), so the two chains run interleaved without waiting on each other. The high
-//!   256 bits are then multiplied by 38 and added to the low ones the same way, and the last few bits folded
-//!   once more.
+//!   256 bits are then multiplied by 38 and added to the low ones the same way, and the bits from 255 up
+//!   folded once more (times 19), leaving a value below 2^255 + 2^13.
 //! - `square`: the six cross products once, doubled by a shift chain, plus the four squares (10 `mulx`
 //!   instead of 16).
 //! - `add`, `sub`: `add`/`adc` (`sub`/`sbb`) chains in `asm!` on registers, the carry folded by mask.
@@ -318,15 +318,15 @@ impl Field for Fe64 {
                 "adox r11, rax",
                 "adcx r12, rsi",
                 "adox r12, rsi",
-                // Fold the top word (below 2^7): += 38·top, then 38 more if that carries out.
-                "imul r12, r12, 38",
+                // Fold the bits from 255 up (the top word is below 2^7; 2^255 = 19) once: the result is below
+                // 2^255 + 2^13, and bit 63 of r11 is clear before the carry, so it cannot carry out.
+                "shld r12, r11, 1",
+                "btr r11, 63",
+                "imul r12, r12, 19",
                 "add r8, r12",
-                "adc r9, 0",
-                "adc r10, 0",
-                "adc r11, 0",
-                "sbb rax, rax",
-                "and eax, 38",
-                "add r8, rax",
+                "adc r9, rsi",
+                "adc r10, rsi",
+                "adc r11, rsi",
                 inout("rsi") a.as_ptr() => _,
                 in("rdi") b.as_ptr(),
                 out("rax") _, out("rcx") _, out("rdx") _,
@@ -407,14 +407,13 @@ impl Field for Fe64 {
                 "adox r11, rax",
                 "adcx r12, rsi",
                 "adox r12, rsi",
-                "imul r12, r12, 38",
+                "shld r12, r11, 1",
+                "btr r11, 63",
+                "imul r12, r12, 19",
                 "add r8, r12",
-                "adc r9, 0",
-                "adc r10, 0",
-                "adc r11, 0",
-                "sbb rax, rax",
-                "and eax, 38",
-                "add r8, rax",
+                "adc r9, rsi",
+                "adc r10, rsi",
+                "adc r11, rsi",
                 inout("rsi") a.as_ptr() => _,
                 out("rax") _, out("rcx") _, out("rdx") _,
                 out("r8") r0, out("r9") r1, out("r10") r2, out("r11") r3,
