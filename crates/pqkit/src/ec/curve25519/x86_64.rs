@@ -475,6 +475,7 @@ impl Field for Fe64 {
 /// below 2^255 + 2^13 < 2p; `add4` accepts two inputs below 2p and gives a result below 2^256; `sub4`
 /// accepts any minuend below 2^256 and a subtrahend below 2p and gives a result below 2^256. All
 /// are congruent modulo p to the exact result.
+#[rustfmt::skip]
 macro_rules! fold_store {
     // r8..r11 plus r12·2^256 (r12 < 2^63), reduced below 2^255 + 2^13 by folding the bits from 255 up
     // (2^255 = 19) once, and stored at `$d`.
@@ -495,6 +496,7 @@ macro_rules! fold_store {
     };
 }
 
+#[rustfmt::skip]
 macro_rules! reduce_store {
     // The 512-bit value r8..r15: r8..r11 += 38·(r12..r15) (2^256 = 38 mod p), on the two carry chains,
     // then `fold_store`.
@@ -520,6 +522,7 @@ macro_rules! reduce_store {
     };
 }
 
+#[rustfmt::skip]
 macro_rules! mul_row {
     // r(k)..r(k+4) += a·b[k] where the words of a are at `$a`, with b[k] already in rdx; `$lo`..`$hi` name
     // the five accumulator registers (the last one is fresh: zeroed here).
@@ -544,6 +547,7 @@ macro_rules! mul_row {
     };
 }
 
+#[rustfmt::skip]
 macro_rules! mul4 {
     // [$d] = [$a]·[$b]: the 4×4 schoolbook product row by row (low halves on the OF chain, high halves on
     // the CF chain), then `reduce_store`.
@@ -569,6 +573,7 @@ macro_rules! mul4 {
     };
 }
 
+#[rustfmt::skip]
 macro_rules! sqr4 {
     // [$d] = [$a]²: the six cross products once, doubled, plus the four squares; then `reduce_store`.
     ($d:literal, $a:literal) => {
@@ -621,6 +626,7 @@ macro_rules! sqr4 {
     };
 }
 
+#[rustfmt::skip]
 macro_rules! cmul4 {
     // [$d] = [$a]·$k for a constant $k < 2^32, then the fold of `fold_store`.
     ($d:literal, $a:literal, $k:literal) => {
@@ -640,6 +646,7 @@ macro_rules! cmul4 {
     };
 }
 
+#[rustfmt::skip]
 macro_rules! add4 {
     // [$d] = [$a] + [$b]: a carry out (2^256 = 38) adds 38, which cannot carry again for inputs below 2p.
     ($d:literal, $a:literal, $b:literal) => {
@@ -666,6 +673,7 @@ macro_rules! add4 {
     };
 }
 
+#[rustfmt::skip]
 macro_rules! sub4 {
     // [$d] = [$a] − [$b]: a borrow (2^256 = 38) takes 38 away, which cannot borrow again for a
     // subtrahend below 2p.
@@ -693,6 +701,7 @@ macro_rules! sub4 {
     };
 }
 
+#[rustfmt::skip]
 macro_rules! mux4 {
     // [$d] = [$a] where the mask word at MASK is all ones, [$b] where it is zero: (a ⊕ b) ∧ mask ⊕ b.
     ($d:literal, $a:literal, $b:literal) => {
@@ -970,5 +979,3 @@ mod tests {
         }
     }
 }
-
-
