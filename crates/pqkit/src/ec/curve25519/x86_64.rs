@@ -31,7 +31,7 @@
 //! `asm!` blocks only ever run on a CPU that has both.
 #![allow(unsafe_code)]
 
-use super::edwards::{AffineNiels, CurveField};
+use super::edwards::{AffineNiels, CurveField, Point};
 use super::edwards::{BASE_ODD as BASE_ODD_FE51, BASE_TABLE as BASE_TABLE_FE51};
 use super::field::{Fe51, Field, Mask};
 use super::scalar::Scalar;
@@ -115,6 +115,11 @@ impl CurveField for Fe64 {
     #[inline(always)]
     fn base_odd() -> &'static [AffineNiels<Fe64>; 64] {
         &BASE_ODD
+    }
+
+    #[inline(always)]
+    fn add_affine_extended(p: &Point<Fe64>, q: &AffineNiels<Fe64>) -> Point<Fe64> {
+        add_affine_asm(p, q)
     }
 }
 
@@ -472,9 +477,10 @@ impl Field for Fe64 {
 /// `rsi`, `r8`–`r15`.
 ///
 /// Bounds (p = 2^255 − 19): `mul4`, `sqr4` and `cmul4` accept any inputs below 2^256 and give results
-/// below 2^255 + 2^13 < 2p; `add4` accepts two inputs below 2p and gives a result below 2^256; `sub4`
-/// accepts any minuend below 2^256 and a subtrahend below 2p and gives a result below 2^256. All
-/// are congruent modulo p to the exact result.
+/// below 2^255 + 2^13 < 2p; `add4` and `sub4` accept a first operand below 2^256 and a second one below
+/// 2p and give a result below 2^256 (a carry or borrow out is folded once, as ±38, and that cannot carry or
+/// borrow again: for `add4`, a + b − 2^256 < 2^256 − 38; for `sub4`, a − b + 2^256 > 38). All are
+/// congruent modulo p to the exact result.
 #[rustfmt::skip]
 macro_rules! fold_store {
     // r8..r11 plus r12·2^256 (r12 < 2^63), reduced below 2^255 + 2^13 by folding the bits from 255 up
@@ -648,7 +654,7 @@ macro_rules! cmul4 {
 
 #[rustfmt::skip]
 macro_rules! add4 {
-    // [$d] = [$a] + [$b]: a carry out (2^256 = 38) adds 38, which cannot carry again for inputs below 2p.
+    // [$d] = [$a] + [$b]: a carry out (2^256 = 38) adds 38, which cannot carry again for [$b] below 2p.
     ($d:literal, $a:literal, $b:literal) => {
         concat!(
             "mov r8, [rdi + ", $a, "]\n",
@@ -803,6 +809,48 @@ fn ladder_step(st: &mut LadderState) {
     }
 }
 
+/// `p + q` for an extended point `p` whose coordinates are below 2p (every product here is) and an
+/// affine-Niels `q` with coordinates below 2^256, in extended coordinates, as one `asm!` block over a state
+/// in memory: the formulas of `Point::add_affine` then `Completed::to_extended` (7 multiplications). Words
+/// of the state: X 0, Y 4, Z 8, T 12, y+x 16, y−x 20, 2dxy 24, then temporaries.
+#[inline(always)]
+fn add_affine_asm(p: &Point<Fe64>, q: &AffineNiels<Fe64>) -> Point<Fe64> {
+    let mut st = [0u64; 68];
+    for (i, v) in [&p.x, &p.y, &p.z, &p.t, &q.ypx, &q.ymx, &q.xy2d].iter().enumerate() {
+        st[4 * i..4 * i + 4].copy_from_slice(&v.0);
+    }
+    // SAFETY: BMI2 and ADX are present (Fe64 values exist only below entry points that asserted a Checked
+    // backend covering Bmi2Adx). The block reads and writes only the 68 words of `st` (offsets below 544
+    // bytes from rdi, which holds its address), writes only the registers it declares, no stack.
+    unsafe {
+        asm!(
+            sub4!("480", "32", "0"),    // Y − X
+            add4!("512", "32", "0"),    // Y + X
+            mul4!("224", "480", "160"), // a = (Y − X)·(y − x)
+            mul4!("256", "512", "128"), // b = (Y + X)·(y + x)
+            mul4!("288", "96", "192"),  // c = T·2dxy
+            add4!("320", "64", "64"),   // d = 2Z
+            sub4!("352", "256", "224"), // E = b − a
+            sub4!("384", "320", "288"), // F = d − c
+            add4!("416", "320", "288"), // G = d + c
+            add4!("448", "256", "224"), // H = b + a
+            mul4!("0", "352", "384"),   // X' = E·F
+            mul4!("32", "416", "448"),  // Y' = G·H
+            mul4!("64", "384", "416"),  // Z' = F·G
+            mul4!("96", "352", "448"),  // T' = E·H
+            in("rdi") st.as_mut_ptr(),
+            out("rax") _, out("rcx") _, out("rdx") _, out("rsi") _,
+            out("r8") _, out("r9") _, out("r10") _, out("r11") _,
+            out("r12") _, out("r13") _, out("r14") _, out("r15") _,
+            options(nostack),
+        );
+    }
+    let fe = |i: usize| Fe64([st[4 * i], st[4 * i + 1], st[4 * i + 2], st[4 * i + 3]]);
+    let r = Point { x: fe(0), y: fe(1), z: fe(2), t: fe(3) };
+    crate::ct::wipe(&mut st);
+    r
+}
+
 /// X25519(k, u) for a clamped `k`: the ladder over bits 254 down to 0, each step one [`ladder_step`].
 /// Constant time: the bits only make the mask.
 fn ladder_asm(k: &[u8; 32], u: &[u8; 32]) -> [u8; 32] {
@@ -903,6 +951,105 @@ mod tests {
             let want = generic::x25519::<Fe51>(&k, &u);
             assert_eq!(ladder_asm(&k, &u), want, "asm ladder, case {i}");
             assert_eq!(generic::x25519::<Fe64>(&k, &u), want, "generic Fe64 ladder, case {i}");
+        }
+    }
+
+    /// Words below 2p, the bound the asm blocks assume for their state: edge values and random ones.
+    fn words_below_2p(rng: &mut Xs) -> Vec<[u64; 4]> {
+        let m = u64::MAX;
+        let mut v = std::vec![
+            [0, 0, 0, 0],
+            [1, 0, 0, 0],
+            [m - 19, m, m, m >> 1],   // p − 1
+            [m - 18, m, m, m >> 1],   // p
+            [m - 17, m, m, m >> 1],   // p + 1
+            [m, m, m, m >> 1],        // 2^255 − 1
+            [1 << 13, 0, 0, 1 << 63], // 2^255 + 2^13
+            [m - 38, m, m, m],        // 2^256 − 39 = 2p − 1
+            [m - 37 - 19, m, m, m],   // 2p − 20
+        ];
+        for _ in 0..40 {
+            let mut w = [rng.next(), rng.next(), rng.next(), rng.next()];
+            if w[3] == m {
+                w[3] -= 1;
+            }
+            v.push(w);
+        }
+        v
+    }
+
+    /// The asm mixed addition agrees with the generic formulas on arbitrary coordinates below 2p (the
+    /// formulas are algebraic, so points need not be on the curve) and arbitrary table words.
+    #[test]
+    fn add_affine_asm_matches_generic() {
+        let Ok(backend) = Backend::Bmi2Adx.checked() else { return };
+        assert!(backend.covers(Backend::Bmi2Adx));
+        let mut rng = Xs(0x6464_0003);
+        let w = words_below_2p(&mut rng);
+        let n = w.len();
+        for i in 0..4 * n {
+            let pick = |k: usize| Fe64(w[(i * (2 * k + 1) + k) % n]);
+            let p = Point { x: pick(0), y: pick(1), z: pick(2), t: pick(3) };
+            let q = AffineNiels {
+                ypx: Fe64([rng.next(), rng.next(), rng.next(), rng.next()]),
+                ymx: pick(4),
+                xy2d: Fe64([u64::MAX; 4]),
+            };
+            let got = add_affine_asm(&p, &q);
+            let want = p.add_affine(&q).to_extended();
+            for (g, w) in [(got.x, want.x), (got.y, want.y), (got.z, want.z), (got.t, want.t)] {
+                assert_eq!(g.to_bytes(), w.to_bytes(), "case {i}");
+                assert!(g.0[3] <= 1 << 63, "result below 2^255 + 2^64");
+            }
+        }
+    }
+
+    /// One asm ladder step agrees with the RFC 7748 formulas over the generic Fe64 operations, for both
+    /// masks, on states whose every element is an arbitrary value below 2p.
+    #[test]
+    fn ladder_step_matches_generic() {
+        let Ok(backend) = Backend::Bmi2Adx.checked() else { return };
+        assert!(backend.covers(Backend::Bmi2Adx));
+        let mut rng = Xs(0x6464_0004);
+        let w = words_below_2p(&mut rng);
+        let n = w.len();
+        for i in 0..4 * n {
+            let pick = |k: usize| Fe64(w[(i * (2 * k + 3) + k) % n]);
+            let (x1, xn, zn, xm, zm) = (pick(0), pick(1), pick(2), pick(3), pick(4));
+            for mask in [0u64, u64::MAX] {
+                let mut st = LadderState([0; 69]);
+                st.set(LadderState::X1, &x1);
+                st.set(LadderState::XN, &xn);
+                st.set(LadderState::ZN, &zn);
+                st.set(LadderState::XM, &xm);
+                st.set(LadderState::ZM, &zm);
+                st.0[LadderState::MASK] = mask;
+                ladder_step(&mut st);
+                // The doubled point is m where the mask is set, else n; the sum goes to m, the double to n.
+                let (x2, z2) = if mask != 0 { (xm, zm) } else { (xn, zn) };
+                let (x3, z3) = if mask != 0 { (xn, zn) } else { (xm, zm) };
+                let (a, b) = (x2.add(&z2), x2.sub(&z2));
+                let (aa, bb) = (a.square(), b.square());
+                let e = aa.sub(&bb);
+                let (c, d) = (x3.add(&z3), x3.sub(&z3));
+                let (da, cb) = (d.mul(&a), c.mul(&b));
+                let want = [
+                    aa.mul(&bb),
+                    e.mul(&aa.add(&e.mul_small(121665))),
+                    da.add(&cb).square(),
+                    x1.mul(&da.sub(&cb).square()),
+                ];
+                let got = [
+                    st.get(LadderState::XN),
+                    st.get(LadderState::ZN),
+                    st.get(LadderState::XM),
+                    st.get(LadderState::ZM),
+                ];
+                for (g, w) in got.iter().zip(&want) {
+                    assert_eq!(g.to_bytes(), w.to_bytes(), "case {i}, mask {mask:x}");
+                    assert!(g.0[3] <= 1 << 63, "result below 2^255 + 2^64");
+                }
+            }
         }
     }
 
