@@ -97,6 +97,12 @@ pub(crate) trait Field: Copy {
         }
         r
     }
+
+    /// `self^-1` (0 for 0), in constant time. Fermat's addition chain unless a backend has better.
+    #[inline]
+    fn inv(&self) -> Self {
+        fermat_invert(self)
+    }
 }
 
 /// The addition chain shared by inversion and square roots: returns `(z^(2^250 - 1), z^11)`. Written once
@@ -121,9 +127,15 @@ macro_rules! pow_2_250_1 {
     }};
 }
 
-/// `z^(p-2) = z^-1` (Fermat; 0 maps to 0).
+/// `z^-1` (0 maps to 0) with the field's own method ([`Field::inv`]).
 #[inline]
 pub(crate) fn invert<F: Field>(z: &F) -> F {
+    z.inv()
+}
+
+/// `z^(p-2) = z^-1` (Fermat; 0 maps to 0).
+#[inline]
+pub(crate) fn fermat_invert<F: Field>(z: &F) -> F {
     let (t, z11) = pow_2_250_1!(z, F::mul, F::square, F::square_n);
     // (2^250 - 1)·2^5 + 11 = 2^255 - 21 = p - 2.
     t.square_n(5).mul(&z11)

@@ -450,6 +450,13 @@ impl Field for Fe64 {
         Fe64(r)
     }
 
+    /// Bernstein–Yang divsteps ([`super::safegcd`]) instead of Fermat's chain of 254 dependent squarings.
+    #[inline]
+    fn inv(&self) -> Self {
+        let (w, c) = super::safegcd::invert_words(&self.to_bytes());
+        Fe64::fold(w, c)
+    }
+
     #[inline(always)]
     fn or_masked(&self, a: &Self, mask: Mask) -> Self {
         let mut r = self.0;
@@ -910,7 +917,7 @@ mod tests {
     extern crate std;
     use super::*;
     use crate::ec::curve25519::field::tests::{Xs, p, to_big};
-    use crate::ec::curve25519::field::{invert, sqrt_ratio};
+    use crate::ec::curve25519::field::{fermat_invert, invert, sqrt_ratio};
     use num_bigint::BigUint;
     use std::vec::Vec;
 
@@ -1096,6 +1103,7 @@ mod tests {
             assert_eq!(to_big(&a.neg()), (&p - &va) % &p, "neg {i}");
             assert_eq!(to_big(&a.mul_small(121665)), (&va * 121665u32) % &p, "mul_small {i}");
             assert_eq!(to_big(&invert(&a)), va.modpow(&(&p - 2u8), &p), "invert {i}");
+            assert_eq!(to_big(&fermat_invert(&a)), va.modpow(&(&p - 2u8), &p), "fermat_invert {i}");
             let (ok64, r64) = sqrt_ratio(&a, &b);
             let (ok51, r51) = sqrt_ratio(&Fe51::from_bytes(&a.to_bytes()), &Fe51::from_bytes(&b.to_bytes()));
             assert_eq!(ok64, ok51);
