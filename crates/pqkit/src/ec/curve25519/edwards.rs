@@ -76,12 +76,6 @@ pub(crate) trait CurveField: Field + 'static {
     fn base_table() -> &'static [[AffineNiels<Self>; 8]; 32];
     /// `BASE_ODD[j] = (2j + 1)·B`.
     fn base_odd() -> &'static [AffineNiels<Self>; 64];
-
-    /// `p + q` in extended coordinates (the step of [`mul_base`]); a backend may do it in one piece.
-    #[inline(always)]
-    fn add_affine_extended(p: &Point<Self>, q: &AffineNiels<Self>) -> Point<Self> {
-        p.add_affine(q).to_extended()
-    }
 }
 
 impl CurveField for Fe51 {
@@ -335,12 +329,12 @@ pub(crate) fn mul_base<F: CurveField>(s: &[u8; 32]) -> Point<F> {
     let table = F::base_table();
     let mut acc = Point::IDENTITY;
     for i in (1..64).step_by(2) {
-        acc = F::add_affine_extended(&acc, &lookup(&table[i / 2], digits[i]));
+        acc = acc.add_affine(&lookup(&table[i / 2], digits[i])).to_extended();
     }
     let acc16 = acc.double().to_projective().double().to_projective().double().to_projective().double();
     acc = acc16.to_extended();
     for i in (0..64).step_by(2) {
-        acc = F::add_affine_extended(&acc, &lookup(&table[i / 2], digits[i]));
+        acc = acc.add_affine(&lookup(&table[i / 2], digits[i])).to_extended();
     }
     crate::ct::wipe(&mut digits);
     acc

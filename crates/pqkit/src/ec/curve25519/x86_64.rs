@@ -31,7 +31,7 @@
 //! `asm!` blocks only ever run on a CPU that has both.
 #![allow(unsafe_code)]
 
-use super::edwards::{AffineNiels, CurveField, Point};
+use super::edwards::{AffineNiels, CurveField};
 use super::edwards::{BASE_ODD as BASE_ODD_FE51, BASE_TABLE as BASE_TABLE_FE51};
 use super::field::{Fe51, Field, Mask};
 use super::scalar::Scalar;
@@ -115,11 +115,6 @@ impl CurveField for Fe64 {
     #[inline(always)]
     fn base_odd() -> &'static [AffineNiels<Fe64>; 64] {
         &BASE_ODD
-    }
-
-    #[inline(always)]
-    fn add_affine_extended(p: &Point<Fe64>, q: &AffineNiels<Fe64>) -> Point<Fe64> {
-        add_affine_asm(p, q)
     }
 }
 
@@ -816,48 +811,6 @@ fn ladder_step(st: &mut LadderState) {
     }
 }
 
-/// `p + q` for an extended point `p` whose coordinates are below 2p (every product here is) and an
-/// affine-Niels `q` with coordinates below 2^256, in extended coordinates, as one `asm!` block over a state
-/// in memory: the formulas of `Point::add_affine` then `Completed::to_extended` (7 multiplications). Words
-/// of the state: X 0, Y 4, Z 8, T 12, y+x 16, y−x 20, 2dxy 24, then temporaries.
-#[inline(always)]
-fn add_affine_asm(p: &Point<Fe64>, q: &AffineNiels<Fe64>) -> Point<Fe64> {
-    let mut st = [0u64; 68];
-    for (i, v) in [&p.x, &p.y, &p.z, &p.t, &q.ypx, &q.ymx, &q.xy2d].iter().enumerate() {
-        st[4 * i..4 * i + 4].copy_from_slice(&v.0);
-    }
-    // SAFETY: BMI2 and ADX are present (Fe64 values exist only below entry points that asserted a Checked
-    // backend covering Bmi2Adx). The block reads and writes only the 68 words of `st` (offsets below 544
-    // bytes from rdi, which holds its address), writes only the registers it declares, no stack.
-    unsafe {
-        asm!(
-            sub4!("480", "32", "0"),    // Y − X
-            add4!("512", "32", "0"),    // Y + X
-            mul4!("224", "480", "160"), // a = (Y − X)·(y − x)
-            mul4!("256", "512", "128"), // b = (Y + X)·(y + x)
-            mul4!("288", "96", "192"),  // c = T·2dxy
-            add4!("320", "64", "64"),   // d = 2Z
-            sub4!("352", "256", "224"), // E = b − a
-            sub4!("384", "320", "288"), // F = d − c
-            add4!("416", "320", "288"), // G = d + c
-            add4!("448", "256", "224"), // H = b + a
-            mul4!("0", "352", "384"),   // X' = E·F
-            mul4!("32", "416", "448"),  // Y' = G·H
-            mul4!("64", "384", "416"),  // Z' = F·G
-            mul4!("96", "352", "448"),  // T' = E·H
-            in("rdi") st.as_mut_ptr(),
-            out("rax") _, out("rcx") _, out("rdx") _, out("rsi") _,
-            out("r8") _, out("r9") _, out("r10") _, out("r11") _,
-            out("r12") _, out("r13") _, out("r14") _, out("r15") _,
-            options(nostack),
-        );
-    }
-    let fe = |i: usize| Fe64([st[4 * i], st[4 * i + 1], st[4 * i + 2], st[4 * i + 3]]);
-    let r = Point { x: fe(0), y: fe(1), z: fe(2), t: fe(3) };
-    crate::ct::wipe(&mut st);
-    r
-}
-
 /// X25519(k, u) for a clamped `k`: the ladder over bits 254 down to 0, each step one [`ladder_step`].
 /// Constant time: the bits only make the mask.
 fn ladder_asm(k: &[u8; 32], u: &[u8; 32]) -> [u8; 32] {
@@ -983,32 +936,6 @@ mod tests {
             v.push(w);
         }
         v
-    }
-
-    /// The asm mixed addition agrees with the generic formulas on arbitrary coordinates below 2p (the
-    /// formulas are algebraic, so points need not be on the curve) and arbitrary table words.
-    #[test]
-    fn add_affine_asm_matches_generic() {
-        let Ok(backend) = Backend::Bmi2Adx.checked() else { return };
-        assert!(backend.covers(Backend::Bmi2Adx));
-        let mut rng = Xs(0x6464_0003);
-        let w = words_below_2p(&mut rng);
-        let n = w.len();
-        for i in 0..4 * n {
-            let pick = |k: usize| Fe64(w[(i * (2 * k + 1) + k) % n]);
-            let p = Point { x: pick(0), y: pick(1), z: pick(2), t: pick(3) };
-            let q = AffineNiels {
-                ypx: Fe64([rng.next(), rng.next(), rng.next(), rng.next()]),
-                ymx: pick(4),
-                xy2d: Fe64([u64::MAX; 4]),
-            };
-            let got = add_affine_asm(&p, &q);
-            let want = p.add_affine(&q).to_extended();
-            for (g, w) in [(got.x, want.x), (got.y, want.y), (got.z, want.z), (got.t, want.t)] {
-                assert_eq!(g.to_bytes(), w.to_bytes(), "case {i}");
-                assert!(g.0[3] <= 1 << 63, "result below 2^255 + 2^64");
-            }
-        }
     }
 
     /// One asm ladder step agrees with the RFC 7748 formulas over the generic Fe64 operations, for both
