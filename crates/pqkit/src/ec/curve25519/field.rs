@@ -19,7 +19,8 @@
 //! ## Constant time
 //! No operation branches on or indexes by an element's value: carries are shifts and masks, the final
 //! reduction in [`Fe51::to_bytes`] is arithmetic, selections and swaps use all-zero/all-one masks.
-//! Inversion and square roots are fixed addition chains.
+//! Inversion ([`Field::inv`]; Fermat's addition chain unless a backend overrides it with its own
+//! constant-time method) and square roots are fixed sequences of operations.
 //!
 //! Every `Fe51` operation is a `const fn`, so the curve constants and the precomputed tables of multiples
 //! of the base point are computed by the compiler from their definitions (see `edwards`), not pasted in.

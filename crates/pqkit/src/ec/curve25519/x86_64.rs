@@ -15,6 +15,8 @@
 //!   instead of 16).
 //! - `add`, `sub`: `add`/`adc` (`sub`/`sbb`) chains in `asm!` on registers, the carry folded by mask.
 //! - `mul_small`, selections: plain Rust.
+//! - `inv`: the constant-time Bernstein–Yang divsteps of [`super::safegcd`] (plain Rust, about 1.8× faster
+//!   than Fermat's chain of 254 dependent squarings here).
 //!
 //! The Edwards operations (Ed25519, X25519 public keys) run over `Fe64`. X25519's variable-base ladder
 //! ([`ladder_asm`]) does each whole step in one `asm!` block over a state in memory: no spills or moves
