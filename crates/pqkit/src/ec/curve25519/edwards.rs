@@ -266,12 +266,16 @@ impl<F: Field> ProjNiels<F> {
 impl<F: Field> AffineNiels<F> {
     const IDENTITY: AffineNiels<F> = AffineNiels { ypx: F::ONE, ymx: F::ONE, xy2d: F::ZERO };
 
+    /// All-zero limbs (not a point): the start of a look-up.
+    const ZEROS: AffineNiels<F> = AffineNiels { ypx: F::ZERO, ymx: F::ZERO, xy2d: F::ZERO };
+
+    /// `self` with `a`'s limbs ORed in where `mask` is all ones.
     #[inline(always)]
-    fn select(a: &Self, b: &Self, mask: Mask) -> Self {
+    fn or_masked(&self, a: &Self, mask: Mask) -> Self {
         AffineNiels {
-            ypx: F::select(&a.ypx, &b.ypx, mask),
-            ymx: F::select(&a.ymx, &b.ymx, mask),
-            xy2d: F::select(&a.xy2d, &b.xy2d, mask),
+            ypx: self.ypx.or_masked(&a.ypx, mask),
+            ymx: self.ymx.or_masked(&a.ymx, mask),
+            xy2d: self.xy2d.or_masked(&a.xy2d, mask),
         }
     }
 
@@ -283,16 +287,17 @@ impl<F: Field> AffineNiels<F> {
     }
 }
 
-/// The entry `d·row[0]` for a digit d in \[−8, 8\], in constant time: every entry is read, one is kept by
-/// mask, and the negation is by mask.
+/// The entry `d·row[0]` for a digit d in \[−8, 8\], in constant time: every entry is read and ORed, by
+/// mask, into all-zero limbs (exactly one of the identity and the 8 entries has its mask set; independent
+/// ORs, unlike a chain of selections, so the compiler can vectorise them), and the negation is by mask.
 #[inline]
 fn lookup<F: Field>(row: &[AffineNiels<F>; 8], d: i8) -> AffineNiels<F> {
     let d = d as i64;
     let neg = d >> 63; // all ones if d < 0
     let abs = ((d ^ neg) - neg) as u8;
-    let mut r = AffineNiels::IDENTITY;
+    let mut r = AffineNiels::ZEROS.or_masked(&AffineNiels::IDENTITY, mask_eq_u8(abs, 0));
     for (j, entry) in row.iter().enumerate() {
-        r = AffineNiels::select(entry, &r, mask_eq_u8(abs, j as u8 + 1));
+        r = r.or_masked(entry, mask_eq_u8(abs, j as u8 + 1));
     }
     r.cneg(mask_from_bit(neg as u64 & 1));
     r

@@ -19,7 +19,8 @@
 //! ## Constant time
 //! No operation branches on or indexes by an element's value: carries are shifts and masks, the final
 //! reduction in [`Fe51::to_bytes`] is arithmetic, selections and swaps use all-zero/all-one masks.
-//! Inversion and square roots are fixed addition chains.
+//! Inversion ([`Field::inv`]; Fermat's addition chain unless a backend overrides it with its own
+//! constant-time method) and square roots are fixed sequences of operations.
 //!
 //! Every `Fe51` operation is a `const fn`, so the curve constants and the precomputed tables of multiples
 //! of the base point are computed by the compiler from their definitions (see `edwards`), not pasted in.
@@ -84,6 +85,9 @@ pub(crate) trait Field: Copy {
     fn select(a: &Self, b: &Self, mask: Mask) -> Self;
     /// Swaps `a` and `b` where `mask` is all ones.
     fn cswap(a: &mut Self, b: &mut Self, mask: Mask);
+    /// The limbs of `self` ORed with those of `a` where `mask` is all ones (`self` unchanged where it is
+    /// zero): for table look-ups that start from all-zero limbs and OR in exactly one entry.
+    fn or_masked(&self, a: &Self, mask: Mask) -> Self;
 
     /// `self^(2^n)`, n ≥ 1.
     #[inline]
@@ -93,6 +97,12 @@ pub(crate) trait Field: Copy {
             r = r.square();
         }
         r
+    }
+
+    /// `self^-1` (0 for 0), in constant time. Fermat's addition chain unless a backend has better.
+    #[inline]
+    fn inv(&self) -> Self {
+        fermat_invert(self)
     }
 }
 
@@ -118,9 +128,15 @@ macro_rules! pow_2_250_1 {
     }};
 }
 
-/// `z^(p-2) = z^-1` (Fermat; 0 maps to 0).
+/// `z^-1` (0 maps to 0) with the field's own method ([`Field::inv`]).
 #[inline]
 pub(crate) fn invert<F: Field>(z: &F) -> F {
+    z.inv()
+}
+
+/// `z^(p-2) = z^-1` (Fermat; 0 maps to 0).
+#[inline]
+pub(crate) fn fermat_invert<F: Field>(z: &F) -> F {
     let (t, z11) = pow_2_250_1!(z, F::mul, F::square, F::square_n);
     // (2^250 - 1)·2^5 + 11 = 2^255 - 21 = p - 2.
     t.square_n(5).mul(&z11)
@@ -471,6 +487,14 @@ impl Field for Fe51 {
             b.0[i] ^= t;
         }
     }
+    #[inline(always)]
+    fn or_masked(&self, a: &Self, mask: Mask) -> Self {
+        let mut r = *self;
+        for i in 0..5 {
+            r.0[i] |= mask & a.0[i];
+        }
+        r
+    }
     #[inline]
     fn square_n(&self, n: u32) -> Self {
         Fe51::square_n(self, n)
@@ -683,6 +707,9 @@ pub(crate) mod tests {
         assert!(x.equals(&a) && y.equals(&b));
         Fe51::cswap(&mut x, &mut y, u64::MAX);
         assert!(x.equals(&b) && y.equals(&a));
+        assert!(Fe51::ZERO.or_masked(&a, u64::MAX).equals(&a));
+        assert!(Fe51::ZERO.or_masked(&a, 0).equals(&Fe51::ZERO));
+        assert!(b.or_masked(&a, 0).equals(&b));
         assert_eq!(is_negative(&a), 1);
         assert_eq!(is_negative(&a.neg()), 0);
         assert_eq!(is_negative(&with_sign(&a, 0)), 0);

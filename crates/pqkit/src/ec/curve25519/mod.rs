@@ -14,6 +14,8 @@
 pub(crate) mod edwards;
 pub(crate) mod field;
 pub(crate) mod montgomery;
+#[cfg(target_arch = "x86_64")]
+mod safegcd;
 pub(crate) mod scalar;
 #[cfg(target_arch = "x86_64")]
 mod x86_64;
@@ -32,8 +34,8 @@ crate::dispatch::backends! {
         /// Portable Rust: five 51-bit limbs, `u128` products. The reference.
         Soft: [],
         /// x86_64 BMI2 + ADX: four 64-bit limbs, `mulx` products summed on the two carry chains of
-        /// `adcx`/`adox` (`asm!`), for the Edwards operations; X25519's ladder keeps the portable field,
-        /// which is faster for its serial chain of operations.
+        /// `adcx`/`adox` (`asm!`), for the Edwards operations; X25519's ladder runs each whole step as
+        /// one `asm!` block over a state in memory.
         Bmi2Adx: [BMI2, ADX],
     }
 }

@@ -9,15 +9,19 @@
 //! - `mul`: the 4×4 schoolbook product, row by row: `mulx` forms a row's 64×64 → 128-bit products, their
 //!   low halves go into the accumulator on the overflow-flag chain (`adox`) and their high halves on the
 //!   carry-flag chain (`adcx`), so the two chains run interleaved without waiting on each other. The high
-//!   256 bits are then multiplied by 38 and added to the low ones the same way, and the last few bits folded
-//!   once more.
+//!   256 bits are then multiplied by 38 and added to the low ones the same way, and the bits from 255 up
+//!   folded once more (times 19), leaving a value below 2^255 + 2^13.
 //! - `square`: the six cross products once, doubled by a shift chain, plus the four squares (10 `mulx`
 //!   instead of 16).
 //! - `add`, `sub`: `add`/`adc` (`sub`/`sbb`) chains in `asm!` on registers, the carry folded by mask.
 //! - `mul_small`, selections: plain Rust.
+//! - `inv`: the constant-time Bernstein–Yang divsteps of [`super::safegcd`] (plain Rust, about 1.8× faster
+//!   than Fermat's chain of 254 dependent squarings here).
 //!
-//! The Edwards operations (Ed25519, X25519 public keys) run over `Fe64`; X25519's variable-base ladder
-//! runs the portable field even here (see [`x25519`] for why).
+//! The Edwards operations (Ed25519, X25519 public keys) run over `Fe64`. X25519's variable-base ladder
+//! ([`ladder_asm`]) does each whole step in one `asm!` block over a state in memory: no spills or moves
+//! between the operations, adds and subtractions with a single fold because every product is kept below
+//! 2p, and no swaps (only the doubling's input is selected by mask).
 //!
 //! ## Constant time
 //! No branches or memory indices depend on values: carries are folded by multiplying them by 38.
@@ -316,15 +320,15 @@ impl Field for Fe64 {
                 "adox r11, rax",
                 "adcx r12, rsi",
                 "adox r12, rsi",
-                // Fold the top word (below 2^7): += 38·top, then 38 more if that carries out.
-                "imul r12, r12, 38",
+                // Fold the bits from 255 up (the top word is below 2^7; 2^255 = 19) once: the result is below
+                // 2^255 + 2^13, and bit 63 of r11 is clear before the carry, so it cannot carry out.
+                "shld r12, r11, 1",
+                "btr r11, 63",
+                "imul r12, r12, 19",
                 "add r8, r12",
-                "adc r9, 0",
-                "adc r10, 0",
-                "adc r11, 0",
-                "sbb rax, rax",
-                "and eax, 38",
-                "add r8, rax",
+                "adc r9, rsi",
+                "adc r10, rsi",
+                "adc r11, rsi",
                 inout("rsi") a.as_ptr() => _,
                 in("rdi") b.as_ptr(),
                 out("rax") _, out("rcx") _, out("rdx") _,
@@ -405,14 +409,13 @@ impl Field for Fe64 {
                 "adox r11, rax",
                 "adcx r12, rsi",
                 "adox r12, rsi",
-                "imul r12, r12, 38",
+                "shld r12, r11, 1",
+                "btr r11, 63",
+                "imul r12, r12, 19",
                 "add r8, r12",
-                "adc r9, 0",
-                "adc r10, 0",
-                "adc r11, 0",
-                "sbb rax, rax",
-                "and eax, 38",
-                "add r8, rax",
+                "adc r9, rsi",
+                "adc r10, rsi",
+                "adc r11, rsi",
                 inout("rsi") a.as_ptr() => _,
                 out("rax") _, out("rcx") _, out("rdx") _,
                 out("r8") r0, out("r9") r1, out("r10") r2, out("r11") r3,
@@ -444,6 +447,22 @@ impl Field for Fe64 {
         Fe64(r)
     }
 
+    /// Bernstein–Yang divsteps ([`super::safegcd`]) instead of Fermat's chain of 254 dependent squarings.
+    #[inline]
+    fn inv(&self) -> Self {
+        let (w, c) = super::safegcd::invert_words(&self.to_bytes());
+        Fe64::fold(w, c)
+    }
+
+    #[inline(always)]
+    fn or_masked(&self, a: &Self, mask: Mask) -> Self {
+        let mut r = self.0;
+        for (o, x) in r.iter_mut().zip(&a.0) {
+            *o |= mask & x;
+        }
+        Fe64(r)
+    }
+
     #[inline(always)]
     fn cswap(a: &mut Self, b: &mut Self, mask: Mask) {
         for i in 0..4 {
@@ -452,6 +471,369 @@ impl Field for Fe64 {
             b.0[i] ^= t;
         }
     }
+}
+
+// ---- X25519: the whole ladder step in one asm! block -------------------------------------------------
+
+/// The text of `asm!` operations on field elements held in the ladder state (a block of memory whose
+/// address is in `rdi`; the arguments are byte offsets into it). Every operation loads its inputs from the
+/// state and stores its result there; `rsi` holds zero while it runs. Registers used: `rax`, `rcx`, `rdx`,
+/// `rsi`, `r8`–`r15`.
+///
+/// Bounds (p = 2^255 − 19): `mul4`, `sqr4` and `cmul4` accept any inputs below 2^256 and give results
+/// below 2^255 + 2^13 < 2p; `add4` and `sub4` accept a first operand below 2^256 and a second one below
+/// 2p and give a result below 2^256 (a carry or borrow out is folded once, as ±38, and that cannot carry or
+/// borrow again: for `add4`, a + b − 2^256 < 2^256 − 38; for `sub4`, a − b + 2^256 > 38). All are
+/// congruent modulo p to the exact result.
+#[rustfmt::skip]
+macro_rules! fold_store {
+    // r8..r11 plus r12·2^256 (r12 < 2^63), reduced below 2^255 + 2^13 by folding the bits from 255 up
+    // (2^255 = 19) once, and stored at `$d`.
+    ($d:literal) => {
+        concat!(
+            "shld r12, r11, 1\n",
+            "btr r11, 63\n",
+            "imul r12, r12, 19\n",
+            "add r8, r12\n",
+            "adc r9, rsi\n",
+            "adc r10, rsi\n",
+            "adc r11, rsi\n",
+            "mov [rdi + ", $d, "], r8\n",
+            "mov [rdi + ", $d, " + 8], r9\n",
+            "mov [rdi + ", $d, " + 16], r10\n",
+            "mov [rdi + ", $d, " + 24], r11\n",
+        )
+    };
+}
+
+#[rustfmt::skip]
+macro_rules! reduce_store {
+    // The 512-bit value r8..r15: r8..r11 += 38·(r12..r15) (2^256 = 38 mod p), on the two carry chains,
+    // then `fold_store`.
+    ($d:literal) => {
+        concat!(
+            "mov edx, 38\n",
+            "xor esi, esi\n",
+            "mulx rcx, rax, r12\n",
+            "adcx r8, rax\n",
+            "adox r9, rcx\n",
+            "mulx rcx, rax, r13\n",
+            "adcx r9, rax\n",
+            "adox r10, rcx\n",
+            "mulx rcx, rax, r14\n",
+            "adcx r10, rax\n",
+            "adox r11, rcx\n",
+            "mulx r12, rax, r15\n",
+            "adcx r11, rax\n",
+            "adox r12, rsi\n",
+            "adcx r12, rsi\n",
+            fold_store!($d),
+        )
+    };
+}
+
+#[rustfmt::skip]
+macro_rules! mul_row {
+    // r(k)..r(k+4) += a·b[k] where the words of a are at `$a`, with b[k] already in rdx; `$lo`..`$hi` name
+    // the five accumulator registers (the last one is fresh: zeroed here).
+    ($a:literal, $r0:literal, $r1:literal, $r2:literal, $r3:literal, $r4:literal) => {
+        concat!(
+            "xor ", $r4, ", ", $r4, "\n",
+            "mulx rcx, rax, [rdi + ", $a, "]\n",
+            "adox ", $r0, ", rax\n",
+            "adcx ", $r1, ", rcx\n",
+            "mulx rcx, rax, [rdi + ", $a, " + 8]\n",
+            "adox ", $r1, ", rax\n",
+            "adcx ", $r2, ", rcx\n",
+            "mulx rcx, rax, [rdi + ", $a, " + 16]\n",
+            "adox ", $r2, ", rax\n",
+            "adcx ", $r3, ", rcx\n",
+            "mulx rcx, rax, [rdi + ", $a, " + 24]\n",
+            "adox ", $r3, ", rax\n",
+            "adcx ", $r4, ", rcx\n",
+            "mov eax, 0\n",
+            "adox ", $r4, ", rax\n",
+        )
+    };
+}
+
+#[rustfmt::skip]
+macro_rules! mul4 {
+    // [$d] = [$a]·[$b]: the 4×4 schoolbook product row by row (low halves on the OF chain, high halves on
+    // the CF chain), then `reduce_store`.
+    ($d:literal, $a:literal, $b:literal) => {
+        concat!(
+            "mov rdx, [rdi + ", $b, "]\n",
+            "mulx r9, r8, [rdi + ", $a, "]\n",
+            "mulx r10, rax, [rdi + ", $a, " + 8]\n",
+            "add r9, rax\n",
+            "mulx r11, rax, [rdi + ", $a, " + 16]\n",
+            "adc r10, rax\n",
+            "mulx r12, rax, [rdi + ", $a, " + 24]\n",
+            "adc r11, rax\n",
+            "adc r12, 0\n",
+            "mov rdx, [rdi + ", $b, " + 8]\n",
+            mul_row!($a, "r9", "r10", "r11", "r12", "r13"),
+            "mov rdx, [rdi + ", $b, " + 16]\n",
+            mul_row!($a, "r10", "r11", "r12", "r13", "r14"),
+            "mov rdx, [rdi + ", $b, " + 24]\n",
+            mul_row!($a, "r11", "r12", "r13", "r14", "r15"),
+            reduce_store!($d),
+        )
+    };
+}
+
+#[rustfmt::skip]
+macro_rules! sqr4 {
+    // [$d] = [$a]²: the six cross products once, doubled, plus the four squares; then `reduce_store`.
+    ($d:literal, $a:literal) => {
+        concat!(
+            "mov rdx, [rdi + ", $a, "]\n",
+            "mulx r10, r9, [rdi + ", $a, " + 8]\n",
+            "mulx r11, rax, [rdi + ", $a, " + 16]\n",
+            "add r10, rax\n",
+            "mulx r12, rax, [rdi + ", $a, " + 24]\n",
+            "adc r11, rax\n",
+            "mov rdx, [rdi + ", $a, " + 8]\n",
+            "mulx r13, rax, [rdi + ", $a, " + 24]\n",
+            "adc r12, rax\n",
+            "adc r13, 0\n",
+            "mov rdx, [rdi + ", $a, " + 16]\n",
+            "mulx r14, rax, [rdi + ", $a, " + 24]\n",
+            "add r13, rax\n",
+            "adc r14, 0\n",
+            "mov rdx, [rdi + ", $a, " + 8]\n",
+            "mulx rcx, rax, [rdi + ", $a, " + 16]\n",
+            "add r11, rax\n",
+            "adc r12, rcx\n",
+            "adc r13, 0\n",
+            "adc r14, 0\n",
+            "xor r15d, r15d\n",
+            "adcx r9, r9\n",
+            "adcx r10, r10\n",
+            "adcx r11, r11\n",
+            "adcx r12, r12\n",
+            "adcx r13, r13\n",
+            "adcx r14, r14\n",
+            "adcx r15, r15\n",
+            "mov rdx, [rdi + ", $a, "]\n",
+            "mulx rcx, r8, rdx\n",
+            "adox r9, rcx\n",
+            "mov rdx, [rdi + ", $a, " + 8]\n",
+            "mulx rcx, rax, rdx\n",
+            "adox r10, rax\n",
+            "adox r11, rcx\n",
+            "mov rdx, [rdi + ", $a, " + 16]\n",
+            "mulx rcx, rax, rdx\n",
+            "adox r12, rax\n",
+            "adox r13, rcx\n",
+            "mov rdx, [rdi + ", $a, " + 24]\n",
+            "mulx rcx, rax, rdx\n",
+            "adox r14, rax\n",
+            "adox r15, rcx\n",
+            reduce_store!($d),
+        )
+    };
+}
+
+#[rustfmt::skip]
+macro_rules! cmul4 {
+    // [$d] = [$a]·$k for a constant $k < 2^32, then the fold of `fold_store`.
+    ($d:literal, $a:literal, $k:literal) => {
+        concat!(
+            "xor esi, esi\n",
+            "mov edx, ", $k, "\n",
+            "mulx r9, r8, [rdi + ", $a, "]\n",
+            "mulx r10, rax, [rdi + ", $a, " + 8]\n",
+            "add r9, rax\n",
+            "mulx r11, rax, [rdi + ", $a, " + 16]\n",
+            "adc r10, rax\n",
+            "mulx r12, rax, [rdi + ", $a, " + 24]\n",
+            "adc r11, rax\n",
+            "adc r12, rsi\n",
+            fold_store!($d),
+        )
+    };
+}
+
+#[rustfmt::skip]
+macro_rules! add4 {
+    // [$d] = [$a] + [$b]: a carry out (2^256 = 38) adds 38, which cannot carry again for [$b] below 2p.
+    ($d:literal, $a:literal, $b:literal) => {
+        concat!(
+            "mov r8, [rdi + ", $a, "]\n",
+            "mov r9, [rdi + ", $a, " + 8]\n",
+            "mov r10, [rdi + ", $a, " + 16]\n",
+            "mov r11, [rdi + ", $a, " + 24]\n",
+            "add r8, [rdi + ", $b, "]\n",
+            "adc r9, [rdi + ", $b, " + 8]\n",
+            "adc r10, [rdi + ", $b, " + 16]\n",
+            "adc r11, [rdi + ", $b, " + 24]\n",
+            "sbb rax, rax\n",
+            "and eax, 38\n",
+            "add r8, rax\n",
+            "adc r9, 0\n",
+            "adc r10, 0\n",
+            "adc r11, 0\n",
+            "mov [rdi + ", $d, "], r8\n",
+            "mov [rdi + ", $d, " + 8], r9\n",
+            "mov [rdi + ", $d, " + 16], r10\n",
+            "mov [rdi + ", $d, " + 24], r11\n",
+        )
+    };
+}
+
+#[rustfmt::skip]
+macro_rules! sub4 {
+    // [$d] = [$a] − [$b]: a borrow (2^256 = 38) takes 38 away, which cannot borrow again for a
+    // subtrahend below 2p.
+    ($d:literal, $a:literal, $b:literal) => {
+        concat!(
+            "mov r8, [rdi + ", $a, "]\n",
+            "mov r9, [rdi + ", $a, " + 8]\n",
+            "mov r10, [rdi + ", $a, " + 16]\n",
+            "mov r11, [rdi + ", $a, " + 24]\n",
+            "sub r8, [rdi + ", $b, "]\n",
+            "sbb r9, [rdi + ", $b, " + 8]\n",
+            "sbb r10, [rdi + ", $b, " + 16]\n",
+            "sbb r11, [rdi + ", $b, " + 24]\n",
+            "sbb rax, rax\n",
+            "and eax, 38\n",
+            "sub r8, rax\n",
+            "sbb r9, 0\n",
+            "sbb r10, 0\n",
+            "sbb r11, 0\n",
+            "mov [rdi + ", $d, "], r8\n",
+            "mov [rdi + ", $d, " + 8], r9\n",
+            "mov [rdi + ", $d, " + 16], r10\n",
+            "mov [rdi + ", $d, " + 24], r11\n",
+        )
+    };
+}
+
+#[rustfmt::skip]
+macro_rules! mux4 {
+    // [$d] = [$a] where the mask word at MASK is all ones, [$b] where it is zero: (a ⊕ b) ∧ mask ⊕ b.
+    ($d:literal, $a:literal, $b:literal) => {
+        concat!(
+            "mov rcx, [rdi + 544]\n",
+            "mov r8, [rdi + ", $a, "]\n",
+            "mov r9, [rdi + ", $a, " + 8]\n",
+            "mov r10, [rdi + ", $a, " + 16]\n",
+            "mov r11, [rdi + ", $a, " + 24]\n",
+            "mov r12, [rdi + ", $b, "]\n",
+            "mov r13, [rdi + ", $b, " + 8]\n",
+            "mov r14, [rdi + ", $b, " + 16]\n",
+            "mov r15, [rdi + ", $b, " + 24]\n",
+            "xor r8, r12\n",
+            "xor r9, r13\n",
+            "xor r10, r14\n",
+            "xor r11, r15\n",
+            "and r8, rcx\n",
+            "and r9, rcx\n",
+            "and r10, rcx\n",
+            "and r11, rcx\n",
+            "xor r8, r12\n",
+            "xor r9, r13\n",
+            "xor r10, r14\n",
+            "xor r11, r15\n",
+            "mov [rdi + ", $d, "], r8\n",
+            "mov [rdi + ", $d, " + 8], r9\n",
+            "mov [rdi + ", $d, " + 16], r10\n",
+            "mov [rdi + ", $d, " + 24], r11\n",
+        )
+    };
+}
+
+/// The state of the ladder: 17 field elements and the swap mask, at fixed byte offsets (the literals in
+/// [`ladder_step`]'s asm): x1 0, xn 32, zn 64, xm 96, zm 128, sn 160, dn 192, sm 224, dm 256, s 288, d 320,
+/// dmsn 352, dnsm 384, ss 416, dd 448, e 480, t 512, mask 544.
+///
+/// The ladder keeps two points whose difference is P (u-coordinate x1): "n", the one doubled by the last
+/// step, which is R_b for the last bit b, and "m", the other one. A step with bit b' doubles R_b' (n if
+/// b' = b, else m: the mask) and adds the two; the doubled point becomes the new n, the sum the new m.
+#[repr(C, align(64))]
+struct LadderState([u64; 69]);
+
+impl LadderState {
+    const X1: usize = 0;
+    const XN: usize = 4;
+    const ZN: usize = 8;
+    const XM: usize = 12;
+    const ZM: usize = 16;
+    const MASK: usize = 68;
+
+    fn get(&self, at: usize) -> Fe64 {
+        Fe64([self.0[at], self.0[at + 1], self.0[at + 2], self.0[at + 3]])
+    }
+
+    fn set(&mut self, at: usize, v: &Fe64) {
+        self.0[at..at + 4].copy_from_slice(&v.0);
+    }
+}
+
+/// One ladder step on `st` (see [`LadderState`]), with `st.0[MASK]` all ones to double m, zero to double n.
+///
+/// Doubling of (x : z) with s = x + z, d = x − z: x' = s²·d², z' = e·(d² + 121666·e) where e = s² − d² = 4xz
+/// (121666 = (A + 2)/4). Differential addition of n and m (difference P): x' = (dm·sn + sm·dn)²,
+/// z' = x1·(dm·sn − sm·dn)², symmetric in n and m, so only the doubling's input is selected.
+#[inline(always)]
+fn ladder_step(st: &mut LadderState) {
+    // SAFETY: BMI2 and ADX are present (this runs only below `x25519`, which asserted a Checked backend
+    // covering Bmi2Adx). The block reads and writes only the 69 words of `st` (offsets below 552 bytes from
+    // rdi, which holds its address), writes only the registers it declares, and does not use the stack.
+    unsafe {
+        asm!(
+            add4!("160", "32", "64"),   // sn = xn + zn
+            sub4!("192", "32", "64"),   // dn = xn − zn
+            add4!("224", "96", "128"),  // sm = xm + zm
+            sub4!("256", "96", "128"),  // dm = xm − zm
+            mux4!("288", "224", "160"), // s = mask ? sm : sn
+            mux4!("320", "256", "192"), // d = mask ? dm : dn
+            mul4!("352", "256", "160"), // dmsn = dm·sn
+            mul4!("384", "224", "192"), // dnsm = sm·dn
+            sqr4!("416", "288"),        // ss = s²
+            sqr4!("448", "320"),        // dd = d²
+            add4!("512", "352", "384"), // t = dmsn + dnsm
+            sub4!("352", "352", "384"), // dmsn − dnsm
+            sub4!("480", "416", "448"), // e = ss − dd
+            sqr4!("96", "512"),         // xm' = t²
+            sqr4!("384", "352"),        // (dmsn − dnsm)²
+            mul4!("32", "416", "448"),  // xn' = ss·dd
+            cmul4!("512", "480", "121666"), // 121666·e
+            add4!("512", "512", "448"), // dd + 121666·e
+            mul4!("128", "384", "0"),   // zm' = x1·(dmsn − dnsm)²
+            mul4!("64", "480", "512"),  // zn' = e·(dd + 121666·e)
+            in("rdi") st.0.as_mut_ptr(),
+            out("rax") _, out("rcx") _, out("rdx") _, out("rsi") _,
+            out("r8") _, out("r9") _, out("r10") _, out("r11") _,
+            out("r12") _, out("r13") _, out("r14") _, out("r15") _,
+            options(nostack),
+        );
+    }
+}
+
+/// X25519(k, u) for a clamped `k`: the ladder over bits 254 down to 0, each step one [`ladder_step`].
+/// Constant time: the bits only make the mask.
+fn ladder_asm(k: &[u8; 32], u: &[u8; 32]) -> [u8; 32] {
+    let mut st = LadderState([0; 69]);
+    st.set(LadderState::X1, &Fe64::from_bytes(u));
+    st.set(LadderState::XN, &Fe64::ONE); // n = R0 = O = (1 : 0)
+    st.set(LadderState::XM, &Fe64::from_bytes(u)); // m = R1 = P = (x1 : 1)
+    st.set(LadderState::ZM, &Fe64::ONE);
+    let mut last = 0u64;
+    for t in (0..255).rev() {
+        let bit = ((k[t >> 3] >> (t & 7)) & 1) as u64;
+        st.0[LadderState::MASK] = super::field::mask_from_bit(bit ^ last);
+        ladder_step(&mut st);
+        last = bit;
+    }
+    // R0 is n if the last bit was 0, else m.
+    let mask = super::field::mask_from_bit(last);
+    let x = Fe64::select(&st.get(LadderState::XM), &st.get(LadderState::XN), mask);
+    let z = Fe64::select(&st.get(LadderState::ZM), &st.get(LadderState::ZN), mask);
+    crate::ct::wipe(&mut st.0);
+    x.mul(&super::field::invert(&z)).to_bytes()
 }
 
 // ---- Entry points: the only places Fe64 values come into being ---------------------------------------
@@ -468,15 +850,12 @@ macro_rules! entry {
     )*};
 }
 
-/// X25519's variable-base ladder with this backend: the portable 5×51-limb field, on purpose. The ladder is
-/// one long chain of dependent operations, so the latency of each multiplication decides its speed, and the
-/// five independent `u128` column sums of [`Fe51`] have less of it than the serial `adcx`/`adox` chains
-/// (plus the operands' trip through memory) of [`Fe64`]: measured on the development machine (an AVX-512 Xeon), the Fe64
-/// ladder ran about 7% slower, while the Edwards operations, where several independent multiplications overlap,
-/// run 20–35% faster with Fe64. The Fe64 ladder stays tested (`fe64_ladder_matches_fe51`).
+/// X25519's variable-base ladder with this backend: [`ladder_asm`], each step one `asm!` block over the
+/// ladder state in memory, the field elements kept below 2p (or 2^256) between operations.
 pub(super) fn x25519(backend: Checked<Backend>, k: &[u8; 32], u: &[u8; 32]) -> [u8; 32] {
+    // The proof that mulx/adcx/adox may run: `ladder_step` relies on it.
     assert!(backend.covers(Backend::Bmi2Adx));
-    generic::x25519::<Fe51>(k, u)
+    ladder_asm(k, u)
 }
 
 entry! {
@@ -493,7 +872,7 @@ mod tests {
     extern crate std;
     use super::*;
     use crate::ec::curve25519::field::tests::{Xs, p, to_big};
-    use crate::ec::curve25519::field::{invert, sqrt_ratio};
+    use crate::ec::curve25519::field::{fermat_invert, invert, sqrt_ratio};
     use num_bigint::BigUint;
     use std::vec::Vec;
 
@@ -505,17 +884,108 @@ mod tests {
         BigUint::from_bytes_le(&b)
     }
 
-    /// The generic ladder over Fe64 (not the one `x25519` runs with this backend) agrees with Fe51's.
+    /// The asm ladder (what `x25519` runs with this backend) and the generic ladder over Fe64 agree with
+    /// Fe51's, on random scalars and u-coordinates and on edge u values (0, 1, p − 1, p, p + 1, 2^255 − 1,
+    /// bit 255 set), and with unclamped scalars (every bit pattern of the top and bottom bytes).
     #[test]
-    fn fe64_ladder_matches_fe51() {
+    fn fe64_ladders_match_fe51() {
         let Ok(backend) = Backend::Bmi2Adx.checked() else { return };
         assert!(backend.covers(Backend::Bmi2Adx));
         let mut rng = Xs(0x6464_0002);
-        for _ in 0..64 {
-            let (mut k, u) = (rng.bytes(), rng.bytes());
-            k[0] &= 248;
-            k[31] = (k[31] & 127) | 64;
-            assert_eq!(generic::x25519::<Fe64>(&k, &u), generic::x25519::<Fe51>(&k, &u));
+        let mut us: Vec<[u8; 32]> = Vec::new();
+        for low in [0u8, 1, 0xec, 0xed, 0xee, 0xff] {
+            let mut u = [0xffu8; 32];
+            u[0] = low;
+            u[31] = 0x7f;
+            us.push(u);
+            u[31] = 0xff;
+            us.push(u);
+            let mut small = [0u8; 32];
+            small[0] = low;
+            us.push(small);
+        }
+        for i in 0..200 {
+            let (mut k, u) = (rng.bytes(), if i < us.len() { us[i] } else { rng.bytes() });
+            if i % 2 == 0 {
+                k[0] &= 248;
+                k[31] = (k[31] & 127) | 64;
+            }
+            let want = generic::x25519::<Fe51>(&k, &u);
+            assert_eq!(ladder_asm(&k, &u), want, "asm ladder, case {i}");
+            assert_eq!(generic::x25519::<Fe64>(&k, &u), want, "generic Fe64 ladder, case {i}");
+        }
+    }
+
+    /// Words below 2p, the bound the asm blocks assume for their state: edge values and random ones.
+    fn words_below_2p(rng: &mut Xs) -> Vec<[u64; 4]> {
+        let m = u64::MAX;
+        let mut v = std::vec![
+            [0, 0, 0, 0],
+            [1, 0, 0, 0],
+            [m - 19, m, m, m >> 1],   // p − 1
+            [m - 18, m, m, m >> 1],   // p
+            [m - 17, m, m, m >> 1],   // p + 1
+            [m, m, m, m >> 1],        // 2^255 − 1
+            [1 << 13, 0, 0, 1 << 63], // 2^255 + 2^13
+            [m - 38, m, m, m],        // 2^256 − 39 = 2p − 1
+            [m - 37 - 19, m, m, m],   // 2p − 20
+        ];
+        for _ in 0..40 {
+            let mut w = [rng.next(), rng.next(), rng.next(), rng.next()];
+            if w[3] == m {
+                w[3] -= 1;
+            }
+            v.push(w);
+        }
+        v
+    }
+
+    /// One asm ladder step agrees with the RFC 7748 formulas over the generic Fe64 operations, for both
+    /// masks, on states whose every element is an arbitrary value below 2p.
+    #[test]
+    fn ladder_step_matches_generic() {
+        let Ok(backend) = Backend::Bmi2Adx.checked() else { return };
+        assert!(backend.covers(Backend::Bmi2Adx));
+        let mut rng = Xs(0x6464_0004);
+        let w = words_below_2p(&mut rng);
+        let n = w.len();
+        for i in 0..4 * n {
+            let pick = |k: usize| Fe64(w[(i * (2 * k + 3) + k) % n]);
+            let (x1, xn, zn, xm, zm) = (pick(0), pick(1), pick(2), pick(3), pick(4));
+            for mask in [0u64, u64::MAX] {
+                let mut st = LadderState([0; 69]);
+                st.set(LadderState::X1, &x1);
+                st.set(LadderState::XN, &xn);
+                st.set(LadderState::ZN, &zn);
+                st.set(LadderState::XM, &xm);
+                st.set(LadderState::ZM, &zm);
+                st.0[LadderState::MASK] = mask;
+                ladder_step(&mut st);
+                // The doubled point is m where the mask is set, else n; the sum goes to m, the double to n.
+                let (x2, z2) = if mask != 0 { (xm, zm) } else { (xn, zn) };
+                let (x3, z3) = if mask != 0 { (xn, zn) } else { (xm, zm) };
+                let (a, b) = (x2.add(&z2), x2.sub(&z2));
+                let (aa, bb) = (a.square(), b.square());
+                let e = aa.sub(&bb);
+                let (c, d) = (x3.add(&z3), x3.sub(&z3));
+                let (da, cb) = (d.mul(&a), c.mul(&b));
+                let want = [
+                    aa.mul(&bb),
+                    e.mul(&aa.add(&e.mul_small(121665))),
+                    da.add(&cb).square(),
+                    x1.mul(&da.sub(&cb).square()),
+                ];
+                let got = [
+                    st.get(LadderState::XN),
+                    st.get(LadderState::ZN),
+                    st.get(LadderState::XM),
+                    st.get(LadderState::ZM),
+                ];
+                for (g, w) in got.iter().zip(&want) {
+                    assert_eq!(g.to_bytes(), w.to_bytes(), "case {i}, mask {mask:x}");
+                    assert!(g.0[3] <= 1 << 63, "result below 2^255 + 2^64");
+                }
+            }
         }
     }
 
@@ -562,12 +1032,15 @@ mod tests {
             assert_eq!(to_big(&a.neg()), (&p - &va) % &p, "neg {i}");
             assert_eq!(to_big(&a.mul_small(121665)), (&va * 121665u32) % &p, "mul_small {i}");
             assert_eq!(to_big(&invert(&a)), va.modpow(&(&p - 2u8), &p), "invert {i}");
+            assert_eq!(to_big(&fermat_invert(&a)), va.modpow(&(&p - 2u8), &p), "fermat_invert {i}");
             let (ok64, r64) = sqrt_ratio(&a, &b);
             let (ok51, r51) = sqrt_ratio(&Fe51::from_bytes(&a.to_bytes()), &Fe51::from_bytes(&b.to_bytes()));
             assert_eq!(ok64, ok51);
             assert_eq!(r64.to_bytes(), r51.to_bytes());
             assert_eq!(Fe64::select(&a, &b, u64::MAX).0, a.0);
             assert_eq!(Fe64::select(&a, &b, 0).0, b.0);
+            assert_eq!(Fe64::ZERO.or_masked(&a, u64::MAX).0, a.0);
+            assert_eq!(b.or_masked(&a, 0).0, b.0);
             let mut bytes = [0u8; 32];
             for k in 0..4 {
                 bytes[8 * k..8 * k + 8].copy_from_slice(&wa[k].to_le_bytes());
