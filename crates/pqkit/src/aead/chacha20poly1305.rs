@@ -57,20 +57,19 @@ impl OnePass {
     /// Encrypts `buf` and authenticates the ciphertext, chunk by chunk.
     fn encrypt(&mut self, buf: &mut [u8]) {
         #[cfg(target_arch = "x86_64")]
-        let buf = {
-            let whole = buf.len() / chacha::STITCH_CHUNK * chacha::STITCH_CHUNK;
-            if let Some(stitch) = chacha::stitch_backend(self.backend).filter(|_| whole >= 2 * chacha::STITCH_CHUNK) {
-                // AVX-512 computes the keystream of chunk i while scalar Poly1305 hashes the first 256 bytes of
-                // chunk i - 1 on the integer units and the MAC's own (vector) backend the rest right after; the
-                // last chunk is hashed here.
+        let buf = match chacha::stitch(self.backend) {
+            Some((stitch, size)) if buf.len() >= 2 * size => {
+                // The vector units compute the keystream of chunk i while scalar Poly1305 hashes chunk i - 1 on
+                // the integer units (AVX-512: its first 256 bytes, the MAC's own vector backend the rest right
+                // after; AVX2: all of it); the last chunk is hashed here.
+                let whole = buf.len() / size * size;
                 let (head, rest) = buf.split_at_mut(whole);
                 chacha::xor20_stitched::<true, _>(stitch, &self.state, head, &mut self.mac);
-                self.mac.update(&head[whole - chacha::STITCH_CHUNK..]);
+                self.mac.update(&head[whole - size..]);
                 self.state[12] = self.state[12].wrapping_add((whole / 64) as u32);
                 rest
-            } else {
-                buf
             }
+            _ => buf,
         };
         for chunk in buf.chunks_mut(CHUNK) {
             chacha::apply_blocks(self.backend, 20, &self.state, chunk, true);
@@ -84,19 +83,19 @@ impl OnePass {
     /// Authenticates the ciphertext in `buf` and decrypts it, chunk by chunk.
     fn decrypt(&mut self, buf: &mut [u8]) {
         #[cfg(target_arch = "x86_64")]
-        let buf = {
-            let whole = buf.len() / chacha::STITCH_CHUNK * chacha::STITCH_CHUNK;
-            if let Some(stitch) = chacha::stitch_backend(self.backend).filter(|_| whole >= 2 * chacha::STITCH_CHUNK) {
-                // The first chunk is hashed here; then, while AVX-512 decrypts chunk i, scalar Poly1305 hashes the
-                // first 640 bytes of chunk i + 1 (still ciphertext) and the MAC's backend the rest right after.
+        let buf = match chacha::stitch(self.backend) {
+            Some((stitch, size)) if buf.len() >= 2 * size => {
+                // The first chunk is hashed here; then, while the vector units decrypt chunk i, scalar Poly1305
+                // hashes chunk i + 1 (still ciphertext; AVX-512: its first 256 bytes, the MAC's backend the rest
+                // right after; AVX2: all of it).
+                let whole = buf.len() / size * size;
                 let (head, rest) = buf.split_at_mut(whole);
-                self.mac.update(&head[..chacha::STITCH_CHUNK]);
+                self.mac.update(&head[..size]);
                 chacha::xor20_stitched::<false, _>(stitch, &self.state, head, &mut self.mac);
                 self.state[12] = self.state[12].wrapping_add((whole / 64) as u32);
                 rest
-            } else {
-                buf
             }
+            _ => buf,
         };
         for chunk in buf.chunks_mut(CHUNK) {
             self.mac.update(chunk);

@@ -29,17 +29,7 @@ fn apply_avx2(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
     let mut ctr = state[12] as u64 | (state[13] as u64) << 32;
     let len = data.len();
     let ptr = data.as_mut_ptr();
-    // The rotation masks go through `black_box` so that LLVM keeps one `vpshufb` per rotation instead of
-    // rewriting it into `vpshuflw`+`vpshufhw` or pushing it through the preceding XOR (which doubles the
-    // shuffles, and shuffles are the scarcest port).
-    let masks = core::hint::black_box(Masks {
-        rot16: _mm256_setr_epi8(
-            2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13,
-        ),
-        rot8: _mm256_setr_epi8(
-            3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14,
-        ),
-    });
+    let masks = masks();
     let mut off = 0usize;
     while off < len {
         let rest = len - off;
@@ -64,6 +54,22 @@ fn apply_avx2(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
 struct Masks {
     rot16: __m256i,
     rot8: __m256i,
+}
+
+/// The rotation masks. They go through `black_box` so that LLVM keeps one `vpshufb` per rotation instead of
+/// rewriting it into `vpshuflw`+`vpshufhw` or pushing it through the preceding XOR (which doubles the shuffles,
+/// and shuffles are the scarcest port).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn masks() -> Masks {
+    core::hint::black_box(Masks {
+        rot16: _mm256_setr_epi8(
+            2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13,
+        ),
+        rot8: _mm256_setr_epi8(
+            3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14,
+        ),
+    })
 }
 
 /// XORs (or writes) one keystream block `lo || hi` into the `min(avail, 64)` bytes at `p`.
@@ -128,6 +134,86 @@ fn qr(a: &mut __m256i, b: &mut __m256i, c: &mut __m256i, d: &mut __m256i, m: &Ma
     *b = rol7(_mm256_xor_si256(*b, *c));
 }
 
+/// The body of [`blocks8`] and [`blocks8_with`]: 8 keystream blocks from counter `$ctr`, XORed into (or written
+/// over) the `min($avail, 512)` bytes at `$p`, with `$side.step(k)` after double round `k`. A macro so that both
+/// inline into their callers (a `#[target_feature]` function cannot be `#[inline(always)]`).
+macro_rules! blocks8_body {
+    ($rounds:ident, $state:ident, $ctr:ident, $m:ident, $p:ident, $avail:ident, $xor:ident, $side:ident) => {{
+        let c: [u64; 8] = core::array::from_fn(|i| $ctr.wrapping_add(i as u64));
+        let w = |i: usize| _mm256_set1_epi32($state[i] as i32);
+        let x12 = _mm256_setr_epi32(
+            c[0] as i32,
+            c[1] as i32,
+            c[2] as i32,
+            c[3] as i32,
+            c[4] as i32,
+            c[5] as i32,
+            c[6] as i32,
+            c[7] as i32,
+        );
+        let x13 = _mm256_setr_epi32(
+            (c[0] >> 32) as i32,
+            (c[1] >> 32) as i32,
+            (c[2] >> 32) as i32,
+            (c[3] >> 32) as i32,
+            (c[4] >> 32) as i32,
+            (c[5] >> 32) as i32,
+            (c[6] >> 32) as i32,
+            (c[7] >> 32) as i32,
+        );
+        let mut x: [__m256i; 16] = core::array::from_fn(|i| match i {
+            12 => x12,
+            13 => x13,
+            _ => w(i),
+        });
+        for k in 0..$rounds / 2 {
+            let [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15] = &mut x;
+            qr(x0, x4, x8, x12, $m);
+            qr(x1, x5, x9, x13, $m);
+            qr(x2, x6, x10, x14, $m);
+            qr(x3, x7, x11, x15, $m);
+            qr(x0, x5, x10, x15, $m);
+            qr(x1, x6, x11, x12, $m);
+            qr(x2, x7, x8, x13, $m);
+            qr(x3, x4, x9, x14, $m);
+            $side.step(k);
+        }
+        for (i, v) in x.iter_mut().enumerate() {
+            let orig = match i {
+                12 => x12,
+                13 => x13,
+                _ => w(i),
+            };
+            *v = _mm256_add_epi32(*v, orig);
+        }
+        let lo = transpose8x8_epi32([x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]);
+        let hi = transpose8x8_epi32([x[8], x[9], x[10], x[11], x[12], x[13], x[14], x[15]]);
+        if $avail >= 8 * BLOCK_LEN {
+            for j in 0..8 {
+                // SAFETY: the 512 bytes at `p` are caller-guaranteed; unaligned loads and stores.
+                unsafe {
+                    let q = $p.add(j * BLOCK_LEN);
+                    let (l, h) = if $xor {
+                        (
+                            _mm256_xor_si256(lo[j], _mm256_loadu_si256(q as *const __m256i)),
+                            _mm256_xor_si256(hi[j], _mm256_loadu_si256(q.add(32) as *const __m256i)),
+                        )
+                    } else {
+                        (lo[j], hi[j])
+                    };
+                    _mm256_storeu_si256(q as *mut __m256i, l);
+                    _mm256_storeu_si256(q.add(32) as *mut __m256i, h);
+                }
+            }
+        } else {
+            for j in 0..$avail.div_ceil(BLOCK_LEN) {
+                // SAFETY: block j starts inside the caller-guaranteed bytes; at most `avail - 64 j` are touched.
+                unsafe { out_block($p.add(j * BLOCK_LEN), lo[j], hi[j], $avail - j * BLOCK_LEN, $xor) };
+            }
+        }
+    }};
+}
+
 /// 8 keystream blocks from counter `ctr`, XORed into (or written over) the `min(avail, 512)` bytes at `p`.
 ///
 /// # Safety
@@ -135,76 +221,94 @@ fn qr(a: &mut __m256i, b: &mut __m256i, c: &mut __m256i, d: &mut __m256i, m: &Ma
 #[inline]
 #[target_feature(enable = "avx2")]
 unsafe fn blocks8(rounds: usize, state: &[u32; 16], ctr: u64, m: &Masks, p: *mut u8, avail: usize, xor: bool) {
-    let c: [u64; 8] = core::array::from_fn(|i| ctr.wrapping_add(i as u64));
-    let w = |i: usize| _mm256_set1_epi32(state[i] as i32);
-    let x12 = _mm256_setr_epi32(
-        c[0] as i32,
-        c[1] as i32,
-        c[2] as i32,
-        c[3] as i32,
-        c[4] as i32,
-        c[5] as i32,
-        c[6] as i32,
-        c[7] as i32,
-    );
-    let x13 = _mm256_setr_epi32(
-        (c[0] >> 32) as i32,
-        (c[1] >> 32) as i32,
-        (c[2] >> 32) as i32,
-        (c[3] >> 32) as i32,
-        (c[4] >> 32) as i32,
-        (c[5] >> 32) as i32,
-        (c[6] >> 32) as i32,
-        (c[7] >> 32) as i32,
-    );
-    let mut x: [__m256i; 16] = core::array::from_fn(|i| match i {
-        12 => x12,
-        13 => x13,
-        _ => w(i),
-    });
-    for _ in 0..rounds / 2 {
-        let [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15] = &mut x;
-        qr(x0, x4, x8, x12, m);
-        qr(x1, x5, x9, x13, m);
-        qr(x2, x6, x10, x14, m);
-        qr(x3, x7, x11, x15, m);
-        qr(x0, x5, x10, x15, m);
-        qr(x1, x6, x11, x12, m);
-        qr(x2, x7, x8, x13, m);
-        qr(x3, x4, x9, x14, m);
-    }
-    for (i, v) in x.iter_mut().enumerate() {
-        let orig = match i {
-            12 => x12,
-            13 => x13,
-            _ => w(i),
-        };
-        *v = _mm256_add_epi32(*v, orig);
-    }
-    let lo = transpose8x8_epi32([x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7]]);
-    let hi = transpose8x8_epi32([x[8], x[9], x[10], x[11], x[12], x[13], x[14], x[15]]);
-    if avail >= 8 * BLOCK_LEN {
-        for j in 0..8 {
-            // SAFETY: the 512 bytes at `p` are caller-guaranteed; unaligned loads and stores.
-            unsafe {
-                let q = p.add(j * BLOCK_LEN);
-                let (l, h) = if xor {
-                    (
-                        _mm256_xor_si256(lo[j], _mm256_loadu_si256(q as *const __m256i)),
-                        _mm256_xor_si256(hi[j], _mm256_loadu_si256(q.add(32) as *const __m256i)),
-                    )
-                } else {
-                    (lo[j], hi[j])
-                };
-                _mm256_storeu_si256(q as *mut __m256i, l);
-                _mm256_storeu_si256(q.add(32) as *mut __m256i, h);
-            }
+    let side = &mut NoSide;
+    blocks8_body!(rounds, state, ctr, m, p, avail, xor, side)
+}
+
+/// [`blocks8`] on 512 whole bytes with a side job: `side.step(k)` runs after double round `k`.
+///
+/// # Safety
+/// As [`blocks8`] with `avail = 512`, and the CPU must have BMI1 and BMI2 (`mulx` for the scalar side job).
+#[inline]
+#[target_feature(enable = "avx2,bmi1,bmi2")]
+unsafe fn blocks8_with<S: Side>(rounds: usize, state: &[u32; 16], ctr: u64, m: &Masks, p: *mut u8, side: &mut S) {
+    let (avail, xor) = (8 * BLOCK_LEN, true);
+    blocks8_body!(rounds, state, ctr, m, p, avail, xor, side)
+}
+
+/// Work interleaved with the double rounds of [`blocks8_with`].
+trait Side {
+    /// Runs after double round `k`.
+    fn step(&mut self, k: usize);
+}
+
+struct NoSide;
+
+impl Side for NoSide {
+    #[inline(always)]
+    fn step(&mut self, _: usize) {}
+}
+
+/// The stitched scalar Poly1305 share of one 8-block pass: all 32 16-byte blocks of the chunk at `src`, blocks
+/// `32 k / 10 .. 32 (k + 1) / 10` after double round `k` (three or four per double round).
+struct ScalarSide<'a, J> {
+    job: &'a mut J,
+    src: *const u8,
+}
+
+impl<J: super::Stitch> Side for ScalarSide<'_, J> {
+    #[inline(always)]
+    fn step(&mut self, k: usize) {
+        const N: usize = STITCH_CHUNK / 16;
+        for j in N * k / 10..N * (k + 1) / 10 {
+            // SAFETY: `src` is a whole chunk of the data other than the one the pass writes, and no reference to
+            // it is live (see `xor20_stitched_avx2`); block `j < 32` lies inside it; unaligned reads.
+            let [m0, m1] = unsafe {
+                let q = self.src.add(16 * j) as *const u64;
+                [q.read_unaligned(), q.add(1).read_unaligned()]
+            };
+            self.job.scalar_block(u64::from_le(m0), u64::from_le(m1));
         }
-    } else {
-        for j in 0..avail.div_ceil(BLOCK_LEN) {
-            // SAFETY: block j starts inside the caller-guaranteed bytes; at most `avail - 64 j` are touched.
-            unsafe { out_block(p.add(j * BLOCK_LEN), lo[j], hi[j], avail - j * BLOCK_LEN, xor) };
+    }
+}
+
+/// Bytes per pass of the stitched AEAD loop: one 8-block pass.
+pub(super) const STITCH_CHUNK: usize = 8 * BLOCK_LEN;
+
+/// See [`super::xor20_stitched`]: here every 16-byte block of the neighbouring chunk goes to
+/// [`super::Stitch::scalar_block`] during the pass (the 64-bit scalar multiplier is as fast as the AVX2 ChaCha20
+/// on these sizes, so it takes all of it), and [`super::Stitch::rest`] is never called.
+pub(super) fn xor20_stitched<const SEAL: bool, J: super::Stitch>(
+    backend: Checked<Backend>,
+    state: &[u32; 16],
+    data: &mut [u8],
+    job: &mut J,
+) {
+    debug_assert!(data.len().is_multiple_of(STITCH_CHUNK));
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2, BMI1 and BMI2.
+    unsafe { xor20_stitched_avx2::<SEAL, J>(state, data, job) }
+}
+
+#[target_feature(enable = "avx2,bmi1,bmi2")]
+fn xor20_stitched_avx2<const SEAL: bool, J: super::Stitch>(state: &[u32; 16], data: &mut [u8], job: &mut J) {
+    let masks = masks();
+    let mut ctr = state[12] as u64 | (state[13] as u64) << 32;
+    let ptr = data.as_mut_ptr();
+    let n = data.len() / STITCH_CHUNK;
+    for i in 0..n {
+        let p = ptr.wrapping_add(i * STITCH_CHUNK);
+        let has_side = if SEAL { i > 0 } else { i + 1 < n };
+        if !has_side {
+            // SAFETY: the chunk at `p` lies inside `data`.
+            unsafe { blocks8(20, state, ctr, &masks, p, STITCH_CHUNK, true) };
+        } else {
+            let src = if SEAL { p.wrapping_sub(STITCH_CHUNK) } else { p.wrapping_add(STITCH_CHUNK) } as *const u8;
+            let mut side = ScalarSide { job: &mut *job, src };
+            // SAFETY: the chunk at `p` lies inside `data`; the side job reads only the chunk at `src`.
+            unsafe { blocks8_with(20, state, ctr, &masks, p, &mut side) };
         }
+        ctr = ctr.wrapping_add(8);
     }
 }
 

@@ -50,8 +50,9 @@ crate::dispatch::backends! {
     pub enum Backend for "ChaCha" {
         /// Portable Rust, the reference.
         Soft: [],
-        /// x86_64 AVX2: 8 blocks per pass, word-sliced in ymm registers.
-        Avx2: [AVX2],
+        /// x86_64 AVX2: 8 blocks per pass, word-sliced in ymm registers; BMI1 and BMI2 for the scalar Poly1305
+        /// of the stitched AEAD loop.
+        Avx2: [AVX2, BMI1, BMI2],
         /// x86_64 AVX-512 (F, VL, BW): 32 blocks per pass, word-sliced in zmm registers; BMI2 for the scalar
         /// Poly1305 share of the stitched AEAD loop.
         Avx512: [AVX512F, AVX512VL, AVX512BW, BMI2],
@@ -88,43 +89,49 @@ pub(crate) fn apply_blocks(backend: Checked<Backend>, rounds: usize, state: &[u3
     }
 }
 
-/// Bytes per pass of [`xor20_stitched`]: one 32-block pass.
+/// Bytes per pass of the AVX-512 [`xor20_stitched`]: one 32-block pass.
 #[cfg(target_arch = "x86_64")]
 pub(crate) const STITCH_CHUNK: usize = 32 * BLOCK_LEN;
 
-/// The proof [`xor20_stitched`] needs, when `backend` is the AVX-512 one (the only one with a stitched loop).
+/// The stitched AEAD loop of `backend`, if it has one: the proof [`xor20_stitched`] needs and its chunk size in
+/// bytes (2048 for AVX-512, 512 for AVX2).
 #[cfg(target_arch = "x86_64")]
 #[inline]
-pub(crate) fn stitch_backend(backend: Checked<Backend>) -> Option<Checked<Backend>> {
-    (backend.get() == Backend::Avx512).then_some(backend)
+pub(crate) fn stitch(backend: Checked<Backend>) -> Option<(Checked<Backend>, usize)> {
+    match backend.get() {
+        Backend::Avx512 => Some((backend, STITCH_CHUNK)),
+        Backend::Avx2 => Some((backend, avx2::STITCH_CHUNK)),
+        _ => None,
+    }
 }
 
-/// How many of the 128 16-byte blocks of each chunk [`xor20_stitched`] hands to [`Stitch::scalar_block`]
-/// during the vector pass; the rest go to [`Stitch::rest`] after it. A multiple of 8, so the rest is whole
-/// 128-byte steps of the IFMA MAC. Measured on Zen 4 with the 32-block pass (pqkit/OpenSSL seal and open, 16 KiB
-/// and 1 MiB): 16 gives 1.09-1.13, 8 and 24 1.05-1.11, 32 0.99-1.12, 64 1.00-1.04, 80 0.87-0.97: the
-/// interleaved double rounds leave the integer units less room than the old 16-block pass did (which took 40 of
-/// 64), and a longer serial Poly1305 chain (about 12-16 cycles per block) slows the vector pass.
+/// How many of the 128 16-byte blocks of each chunk the AVX-512 [`xor20_stitched`] hands to
+/// [`Stitch::scalar_block`] during the vector pass; the rest go to [`Stitch::rest`] after it. A multiple of 8, so
+/// the rest is whole 128-byte steps of the IFMA MAC. Measured on Zen 4 with the 32-block pass (pqkit/OpenSSL seal
+/// and open, 16 KiB and 1 MiB): 16 gives 1.09-1.13, 8 and 24 1.05-1.11, 32 0.99-1.12, 64 1.00-1.04, 80
+/// 0.87-0.97: the interleaved double rounds leave the integer units less room than the old 16-block pass did
+/// (which took 40 of 64), and a longer serial Poly1305 chain (about 12-16 cycles per block) slows the vector
+/// pass. (The AVX2 loop hands over every block of its 512-byte chunks.)
 #[cfg(target_arch = "x86_64")]
 pub(crate) const STITCH_SCALAR_BLOCKS: usize = 16;
 
-/// A job stitched into the AVX-512 ChaCha20 loop ([`xor20_stitched`]): hashing the data as it goes.
+/// A job stitched into a ChaCha20 loop ([`xor20_stitched`]): hashing the data as it goes.
 #[cfg(target_arch = "x86_64")]
 pub(crate) trait Stitch {
     /// One 16-byte block (its two little-endian words) of the scalar share, interleaved with the vector work.
     fn scalar_block(&mut self, m0: u64, m1: u64);
-    /// The rest of the chunk after its first [`STITCH_SCALAR_BLOCKS`] blocks, right after the pass.
+    /// The rest of a chunk after the blocks given to [`scalar_block`](Self::scalar_block), right after the pass.
     fn rest(&mut self, data: &[u8]);
 }
 
-/// ChaCha20 (20 rounds) XORed into `data`, a whole number of [`STITCH_CHUNK`]s, from the first-block input
-/// `state`, with a job stitched into the 16-block vector passes: during pass `i` the first
-/// [`STITCH_SCALAR_BLOCKS`] 16-byte blocks of a neighbouring chunk go to [`Stitch::scalar_block`], a few after
-/// each double round, so that the integer units work while the vector units compute keystream; right after the
-/// pass the rest of that chunk goes to [`Stitch::rest`]. With `SEAL` the neighbour is chunk `i - 1` (already
-/// encrypted; the job sees every chunk but the last, which the caller must hash afterwards); without, it is
-/// chunk `i + 1` (not yet decrypted; every chunk but the first, which the caller must hash beforehand). So the
-/// job sees the chunks in order, each whole. `backend` comes from [`stitch_backend`].
+/// ChaCha20 (20 rounds) XORed into `data`, a whole number of chunks of the size [`stitch`] gave, from the
+/// first-block input `state`, with a job stitched into the vector passes: during pass `i` the first blocks of a
+/// neighbouring chunk (AVX-512: [`STITCH_SCALAR_BLOCKS`] of them; AVX2: all) go to [`Stitch::scalar_block`], a
+/// few after each double round, so that the integer units work while the vector units compute keystream; right
+/// after the pass the rest of that chunk, if any, goes to [`Stitch::rest`]. With `SEAL` the neighbour is chunk
+/// `i - 1` (already encrypted; the job sees every chunk but the last, which the caller must hash afterwards);
+/// without, it is chunk `i + 1` (not yet decrypted; every chunk but the first, which the caller must hash
+/// beforehand). So the job sees the chunks in order, each whole. `backend` comes from [`stitch`].
 #[cfg(target_arch = "x86_64")]
 #[inline]
 pub(crate) fn xor20_stitched<const SEAL: bool, J: Stitch>(
@@ -133,7 +140,21 @@ pub(crate) fn xor20_stitched<const SEAL: bool, J: Stitch>(
     data: &mut [u8],
     job: &mut J,
 ) {
-    avx512::xor20_stitched::<SEAL, J>(backend, state, data, job)
+    match backend.get() {
+        Backend::Avx512 => avx512::xor20_stitched::<SEAL, J>(backend, state, data, job),
+        Backend::Avx2 => avx2::xor20_stitched::<SEAL, J>(backend, state, data, job),
+        // Not reached (`stitch` offers no other backend); the same result without stitching.
+        _ => {
+            let chunk = STITCH_CHUNK.min(data.len());
+            if SEAL {
+                apply_blocks(backend, 20, state, data, true);
+                job.rest(&data[..data.len() - chunk]);
+            } else {
+                job.rest(&data[chunk..]);
+                apply_blocks(backend, 20, state, data, true);
+            }
+        }
+    }
 }
 
 /// HChaCha20 (draft-irtf-cfrg-xchacha §2.2): derives a 256-bit subkey from a key and a 128-bit input.
