@@ -13,6 +13,8 @@
 use super::{Aead, TAG_LEN};
 use crate::chacha::{self, Backend};
 use crate::dispatch::Checked;
+#[cfg(target_arch = "x86_64")]
+use crate::poly1305::{Chain2, Chain2Acc};
 use crate::poly1305::Poly1305;
 use crate::{Error, Result};
 use zeroize::{Zeroize, ZeroizeOnDrop};
@@ -57,19 +59,35 @@ impl OnePass {
     /// Encrypts `buf` and authenticates the ciphertext, chunk by chunk.
     fn encrypt(&mut self, buf: &mut [u8]) {
         #[cfg(target_arch = "x86_64")]
-        let buf = match chacha::stitch(self.backend) {
-            Some((stitch, size)) if buf.len() >= 2 * size => {
-                // The vector units compute the keystream of chunk i while scalar Poly1305 hashes chunk i - 1 on
-                // the integer units (AVX-512: its first 256 bytes, the MAC's own vector backend the rest right
-                // after; AVX2: all of it); the last chunk is hashed here.
+        let buf = {
+            // The vector units compute the keystream of chunk i while scalar Poly1305 hashes chunk i - 1 on the
+            // integer units (AVX-512: its first 256 bytes, the MAC's own vector backend the rest right after;
+            // AVX2: all of it, on two chains); the last chunk is hashed here.
+            let size = match chacha::stitch(self.backend) {
+                Some(chacha::StitchLoop::Avx512(_)) => chacha::STITCH_CHUNK,
+                Some(chacha::StitchLoop::Avx2(_)) => chacha::STITCH2_CHUNK,
+                None => usize::MAX,
+            };
+            if buf.len() / 2 >= size {
                 let whole = buf.len() / size * size;
                 let (head, rest) = buf.split_at_mut(whole);
-                chacha::xor20_stitched::<true, _>(stitch, &self.state, head, &mut self.mac);
+                match chacha::stitch(self.backend) {
+                    Some(chacha::StitchLoop::Avx512(b)) => {
+                        chacha::xor20_stitched::<true, _>(b, &self.state, head, &mut self.mac)
+                    }
+                    Some(chacha::StitchLoop::Avx2(b)) => {
+                        let chain = self.mac.chain2();
+                        let mut job = Job2 { mac: &mut self.mac, chain };
+                        chacha::xor20_stitched2::<true, _>(b, &self.state, head, &mut job)
+                    }
+                    None => {}
+                }
                 self.mac.update(&head[whole - size..]);
                 self.state[12] = self.state[12].wrapping_add((whole / 64) as u32);
                 rest
+            } else {
+                buf
             }
-            _ => buf,
         };
         for chunk in buf.chunks_mut(CHUNK) {
             chacha::apply_blocks(self.backend, 20, &self.state, chunk, true);
@@ -83,19 +101,35 @@ impl OnePass {
     /// Authenticates the ciphertext in `buf` and decrypts it, chunk by chunk.
     fn decrypt(&mut self, buf: &mut [u8]) {
         #[cfg(target_arch = "x86_64")]
-        let buf = match chacha::stitch(self.backend) {
-            Some((stitch, size)) if buf.len() >= 2 * size => {
-                // The first chunk is hashed here; then, while the vector units decrypt chunk i, scalar Poly1305
-                // hashes chunk i + 1 (still ciphertext; AVX-512: its first 256 bytes, the MAC's backend the rest
-                // right after; AVX2: all of it).
+        let buf = {
+            // The first chunk is hashed here; then, while the vector units decrypt chunk i, scalar Poly1305 hashes
+            // chunk i + 1 (still ciphertext; AVX-512: its first 256 bytes, the MAC's backend the rest right after;
+            // AVX2: all of it, on two chains).
+            let size = match chacha::stitch(self.backend) {
+                Some(chacha::StitchLoop::Avx512(_)) => chacha::STITCH_CHUNK,
+                Some(chacha::StitchLoop::Avx2(_)) => chacha::STITCH2_CHUNK,
+                None => usize::MAX,
+            };
+            if buf.len() / 2 >= size {
                 let whole = buf.len() / size * size;
                 let (head, rest) = buf.split_at_mut(whole);
                 self.mac.update(&head[..size]);
-                chacha::xor20_stitched::<false, _>(stitch, &self.state, head, &mut self.mac);
+                match chacha::stitch(self.backend) {
+                    Some(chacha::StitchLoop::Avx512(b)) => {
+                        chacha::xor20_stitched::<false, _>(b, &self.state, head, &mut self.mac)
+                    }
+                    Some(chacha::StitchLoop::Avx2(b)) => {
+                        let chain = self.mac.chain2();
+                        let mut job = Job2 { mac: &mut self.mac, chain };
+                        chacha::xor20_stitched2::<false, _>(b, &self.state, head, &mut job)
+                    }
+                    None => {}
+                }
                 self.state[12] = self.state[12].wrapping_add((whole / 64) as u32);
                 rest
+            } else {
+                buf
             }
-            _ => buf,
         };
         for chunk in buf.chunks_mut(CHUNK) {
             self.mac.update(chunk);
@@ -116,7 +150,7 @@ impl OnePass {
     }
 }
 
-/// The stitched loop's job: Poly1305 over the ciphertext, the first blocks of each chunk on the scalar
+/// The AVX-512 stitched loop's job: Poly1305 over the ciphertext, the first blocks of each chunk on the scalar
 /// path (integer units, during the vector pass), the rest on the MAC's own backend.
 #[cfg(target_arch = "x86_64")]
 impl chacha::Stitch for Poly1305 {
@@ -128,6 +162,33 @@ impl chacha::Stitch for Poly1305 {
     #[inline]
     fn rest(&mut self, data: &[u8]) {
         self.update(data);
+    }
+}
+
+/// The AVX2 stitched loop's job: Poly1305 over the ciphertext, every block on two scalar chains.
+#[cfg(target_arch = "x86_64")]
+struct Job2<'a> {
+    mac: &'a mut Poly1305,
+    chain: Chain2,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl chacha::Stitch2 for Job2<'_> {
+    type Acc = Chain2Acc;
+
+    #[inline(always)]
+    fn begin(&mut self) -> Chain2Acc {
+        self.mac.chain2_begin()
+    }
+
+    #[inline(always)]
+    fn pair(&self, acc: &mut Chain2Acc, a: [u64; 2], b: [u64; 2]) {
+        self.chain.pair(acc, a, b);
+    }
+
+    #[inline(always)]
+    fn end(&mut self, acc: Chain2Acc) {
+        self.mac.chain2_end(&self.chain, acc);
     }
 }
 

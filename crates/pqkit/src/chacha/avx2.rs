@@ -225,18 +225,7 @@ unsafe fn blocks8(rounds: usize, state: &[u32; 16], ctr: u64, m: &Masks, p: *mut
     blocks8_body!(rounds, state, ctr, m, p, avail, xor, side)
 }
 
-/// [`blocks8`] on 512 whole bytes with a side job: `side.step(k)` runs after double round `k`.
-///
-/// # Safety
-/// As [`blocks8`] with `avail = 512`, and the CPU must have BMI1 and BMI2 (`mulx` for the scalar side job).
-#[inline]
-#[target_feature(enable = "avx2,bmi1,bmi2")]
-unsafe fn blocks8_with<S: Side>(rounds: usize, state: &[u32; 16], ctr: u64, m: &Masks, p: *mut u8, side: &mut S) {
-    let (avail, xor) = (8 * BLOCK_LEN, true);
-    blocks8_body!(rounds, state, ctr, m, p, avail, xor, side)
-}
-
-/// Work interleaved with the double rounds of [`blocks8_with`].
+/// Work interleaved with the double rounds of `blocks8_body!`.
 trait Side {
     /// Runs after double round `k`.
     fn step(&mut self, k: usize);
@@ -249,25 +238,28 @@ impl Side for NoSide {
     fn step(&mut self, _: usize) {}
 }
 
-/// The stitched scalar Poly1305 share of one 8-block pass: all 32 16-byte blocks of the chunk at `src`, blocks
-/// `32 k / 10 .. 32 (k + 1) / 10` after double round `k` (three or four per double round).
-struct ScalarSide<'a, J> {
-    job: &'a mut J,
+/// The stitched scalar Poly1305 share of one 8-block pass: all 32 16-byte blocks of the chunk at `src`, as 16
+/// pairs (blocks `k` and `16 + k`), pairs `16 k / 10 .. 16 (k + 1) / 10` after double round `k` (one or two per
+/// double round). A local of the pass, so that the accumulators stay in registers.
+struct ScalarSide<'a, J: super::Stitch2> {
+    job: &'a J,
+    acc: J::Acc,
     src: *const u8,
 }
 
-impl<J: super::Stitch> Side for ScalarSide<'_, J> {
+impl<J: super::Stitch2> Side for ScalarSide<'_, J> {
     #[inline(always)]
     fn step(&mut self, k: usize) {
-        const N: usize = STITCH_CHUNK / 16;
-        for j in N * k / 10..N * (k + 1) / 10 {
+        const PAIRS: usize = STITCH_CHUNK / 32;
+        let src = self.src;
+        let word = |j: usize, i: usize| {
             // SAFETY: `src` is a whole chunk of the data other than the one the pass writes, and no reference to
-            // it is live (see `xor20_stitched_avx2`); block `j < 32` lies inside it; unaligned reads.
-            let [m0, m1] = unsafe {
-                let q = self.src.add(16 * j) as *const u64;
-                [q.read_unaligned(), q.add(1).read_unaligned()]
-            };
-            self.job.scalar_block(u64::from_le(m0), u64::from_le(m1));
+            // it is live (see `xor20_stitched_avx2`); word `i < 2` of block `j < 32` lies inside it; unaligned.
+            u64::from_le(unsafe { (src.add(16 * j + 8 * i) as *const u64).read_unaligned() })
+        };
+        for j in PAIRS * k / 10..PAIRS * (k + 1) / 10 {
+            let (a, b) = ([word(j, 0), word(j, 1)], [word(PAIRS + j, 0), word(PAIRS + j, 1)]);
+            self.job.pair(&mut self.acc, a, b);
         }
     }
 }
@@ -275,10 +267,9 @@ impl<J: super::Stitch> Side for ScalarSide<'_, J> {
 /// Bytes per pass of the stitched AEAD loop: one 8-block pass.
 pub(super) const STITCH_CHUNK: usize = 8 * BLOCK_LEN;
 
-/// See [`super::xor20_stitched`]: here every 16-byte block of the neighbouring chunk goes to
-/// [`super::Stitch::scalar_block`] during the pass (the 64-bit scalar multiplier is as fast as the AVX2 ChaCha20
-/// on these sizes, so it takes all of it), and [`super::Stitch::rest`] is never called.
-pub(super) fn xor20_stitched<const SEAL: bool, J: super::Stitch>(
+/// See [`super::xor20_stitched`]: here every 16-byte block of the neighbouring chunk goes to the scalar job during
+/// the pass, as pairs on two chains (two serial 64-bit multiply chains keep pace with the AVX2 ChaCha20).
+pub(super) fn xor20_stitched<const SEAL: bool, J: super::Stitch2>(
     backend: Checked<Backend>,
     state: &[u32; 16],
     data: &mut [u8],
@@ -291,7 +282,7 @@ pub(super) fn xor20_stitched<const SEAL: bool, J: super::Stitch>(
 }
 
 #[target_feature(enable = "avx2,bmi1,bmi2")]
-fn xor20_stitched_avx2<const SEAL: bool, J: super::Stitch>(state: &[u32; 16], data: &mut [u8], job: &mut J) {
+fn xor20_stitched_avx2<const SEAL: bool, J: super::Stitch2>(state: &[u32; 16], data: &mut [u8], job: &mut J) {
     let masks = masks();
     let mut ctr = state[12] as u64 | (state[13] as u64) << 32;
     let ptr = data.as_mut_ptr();
@@ -304,9 +295,12 @@ fn xor20_stitched_avx2<const SEAL: bool, J: super::Stitch>(state: &[u32; 16], da
             unsafe { blocks8(20, state, ctr, &masks, p, STITCH_CHUNK, true) };
         } else {
             let src = if SEAL { p.wrapping_sub(STITCH_CHUNK) } else { p.wrapping_add(STITCH_CHUNK) } as *const u8;
-            let mut side = ScalarSide { job: &mut *job, src };
-            // SAFETY: the chunk at `p` lies inside `data`; the side job reads only the chunk at `src`.
-            unsafe { blocks8_with(20, state, ctr, &masks, p, &mut side) };
+            let mut side = ScalarSide { acc: job.begin(), job: &*job, src };
+            let (rounds, avail, xor, m) = (20, STITCH_CHUNK, true, &masks);
+            let side = &mut side;
+            blocks8_body!(rounds, state, ctr, m, p, avail, xor, side);
+            let acc = side.acc;
+            job.end(acc);
         }
         ctr = ctr.wrapping_add(8);
     }

@@ -93,14 +93,27 @@ pub(crate) fn apply_blocks(backend: Checked<Backend>, rounds: usize, state: &[u3
 #[cfg(target_arch = "x86_64")]
 pub(crate) const STITCH_CHUNK: usize = 32 * BLOCK_LEN;
 
-/// The stitched AEAD loop of `backend`, if it has one: the proof [`xor20_stitched`] needs and its chunk size in
-/// bytes (2048 for AVX-512, 512 for AVX2).
+/// The stitched AEAD loop of a backend (see [`stitch`]).
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+pub(crate) enum StitchLoop {
+    /// [`xor20_stitched`]: 32-block passes of [`STITCH_CHUNK`] bytes.
+    Avx512(Checked<Backend>),
+    /// [`xor20_stitched2`]: 8-block passes of [`STITCH2_CHUNK`] bytes.
+    Avx2(Checked<Backend>),
+}
+
+/// Bytes per pass of [`xor20_stitched2`]: one 8-block pass.
+#[cfg(target_arch = "x86_64")]
+pub(crate) const STITCH2_CHUNK: usize = 8 * BLOCK_LEN;
+
+/// The stitched AEAD loop of `backend`, if it has one.
 #[cfg(target_arch = "x86_64")]
 #[inline]
-pub(crate) fn stitch(backend: Checked<Backend>) -> Option<(Checked<Backend>, usize)> {
+pub(crate) fn stitch(backend: Checked<Backend>) -> Option<StitchLoop> {
     match backend.get() {
-        Backend::Avx512 => Some((backend, STITCH_CHUNK)),
-        Backend::Avx2 => Some((backend, avx2::STITCH_CHUNK)),
+        Backend::Avx512 => Some(StitchLoop::Avx512(backend)),
+        Backend::Avx2 => Some(StitchLoop::Avx2(backend)),
         _ => None,
     }
 }
@@ -111,7 +124,7 @@ pub(crate) fn stitch(backend: Checked<Backend>) -> Option<(Checked<Backend>, usi
 /// and open, 16 KiB and 1 MiB): 16 gives 1.09-1.13, 8 and 24 1.05-1.11, 32 0.99-1.12, 64 1.00-1.04, 80
 /// 0.87-0.97: the interleaved double rounds leave the integer units less room than the old 16-block pass did
 /// (which took 40 of 64), and a longer serial Poly1305 chain (about 12-16 cycles per block) slows the vector
-/// pass. (The AVX2 loop hands over every block of its 512-byte chunks.)
+/// pass.
 #[cfg(target_arch = "x86_64")]
 pub(crate) const STITCH_SCALAR_BLOCKS: usize = 16;
 
@@ -124,14 +137,29 @@ pub(crate) trait Stitch {
     fn rest(&mut self, data: &[u8]);
 }
 
-/// ChaCha20 (20 rounds) XORed into `data`, a whole number of chunks of the size [`stitch`] gave, from the
-/// first-block input `state`, with a job stitched into the vector passes: during pass `i` the first blocks of a
-/// neighbouring chunk (AVX-512: [`STITCH_SCALAR_BLOCKS`] of them; AVX2: all) go to [`Stitch::scalar_block`], a
-/// few after each double round, so that the integer units work while the vector units compute keystream; right
-/// after the pass the rest of that chunk, if any, goes to [`Stitch::rest`]. With `SEAL` the neighbour is chunk
-/// `i - 1` (already encrypted; the job sees every chunk but the last, which the caller must hash afterwards);
-/// without, it is chunk `i + 1` (not yet decrypted; every chunk but the first, which the caller must hash
-/// beforehand). So the job sees the chunks in order, each whole. `backend` comes from [`stitch`].
+/// A job stitched into the AVX2 ChaCha20 loop ([`xor20_stitched2`]): hashing each 512-byte chunk as 32 16-byte
+/// blocks on two independent chains (blocks `k` and `16 + k` together), so that two serial multiply chains keep
+/// the integer units busy. The accumulators stay in registers for a whole pass.
+#[cfg(target_arch = "x86_64")]
+pub(crate) trait Stitch2 {
+    /// The accumulators of a chunk in progress.
+    type Acc: Copy;
+    /// Starts a chunk.
+    fn begin(&mut self) -> Self::Acc;
+    /// Blocks `k` and `16 + k` of the chunk (each as its two little-endian words), `k` = 0..16 in order.
+    fn pair(&self, acc: &mut Self::Acc, a: [u64; 2], b: [u64; 2]);
+    /// Ends the chunk.
+    fn end(&mut self, acc: Self::Acc);
+}
+
+/// ChaCha20 (20 rounds) XORed into `data`, a whole number of [`STITCH_CHUNK`]s, from the first-block input
+/// `state`, with a job stitched into the AVX-512 32-block passes: during pass `i` the first
+/// [`STITCH_SCALAR_BLOCKS`] 16-byte blocks of a neighbouring chunk go to [`Stitch::scalar_block`], a few after
+/// each double round, so that the integer units work while the vector units compute keystream; right after the
+/// pass the rest of that chunk goes to [`Stitch::rest`]. With `SEAL` the neighbour is chunk `i - 1` (already
+/// encrypted; the job sees every chunk but the last, which the caller must hash afterwards); without, it is
+/// chunk `i + 1` (not yet decrypted; every chunk but the first, which the caller must hash beforehand). So the
+/// job sees the chunks in order, each whole. `backend` comes from [`stitch`] (`StitchLoop::Avx512`).
 #[cfg(target_arch = "x86_64")]
 #[inline]
 pub(crate) fn xor20_stitched<const SEAL: bool, J: Stitch>(
@@ -140,21 +168,21 @@ pub(crate) fn xor20_stitched<const SEAL: bool, J: Stitch>(
     data: &mut [u8],
     job: &mut J,
 ) {
-    match backend.get() {
-        Backend::Avx512 => avx512::xor20_stitched::<SEAL, J>(backend, state, data, job),
-        Backend::Avx2 => avx2::xor20_stitched::<SEAL, J>(backend, state, data, job),
-        // Not reached (`stitch` offers no other backend); the same result without stitching.
-        _ => {
-            let chunk = STITCH_CHUNK.min(data.len());
-            if SEAL {
-                apply_blocks(backend, 20, state, data, true);
-                job.rest(&data[..data.len() - chunk]);
-            } else {
-                job.rest(&data[chunk..]);
-                apply_blocks(backend, 20, state, data, true);
-            }
-        }
-    }
+    avx512::xor20_stitched::<SEAL, J>(backend, state, data, job)
+}
+
+/// [`xor20_stitched`] for the AVX2 loop: chunks of [`STITCH2_CHUNK`] bytes, every 16-byte block of the
+/// neighbouring chunk hashed by the job's two scalar chains during the pass ([`Stitch2`]). `backend` comes from
+/// [`stitch`] (`StitchLoop::Avx2`).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(crate) fn xor20_stitched2<const SEAL: bool, J: Stitch2>(
+    backend: Checked<Backend>,
+    state: &[u32; 16],
+    data: &mut [u8],
+    job: &mut J,
+) {
+    avx2::xor20_stitched::<SEAL, J>(backend, state, data, job)
 }
 
 /// HChaCha20 (draft-irtf-cfrg-xchacha §2.2): derives a 256-bit subkey from a key and a 128-bit input.

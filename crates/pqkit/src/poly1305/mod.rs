@@ -22,12 +22,14 @@
 //! backend chosen once by `Backend::detect` (the one dispatch mechanism, [`crate::dispatch`]; a backend forced by
 //! name that this CPU cannot run is an [`Error::BackendUnavailable`] from `Backend::X.checked()`):
 //! - `soft`: portable radix-2^64 arithmetic (two limbs plus a few bits) with `u128` products;
-//! - `avx2`: radix 2^26, four blocks per step with the powers `r^1..r^4`;
+//! - `avx2`: for AVX2 machines, the portable block step on four independent chains with `mulx`, joined by
+//!   multiplications by `r^16` (the serial scalar chain is latency-bound; four of them run near the multiplier's
+//!   throughput);
 //! - `ifma`: AVX-512 IFMA (52-bit multiply-add), radix 2^44, eight blocks per step with `r^1..r^8`.
 //!
 //! All backends produce bit-identical results; the SIMD ones fall back to `soft` for short inputs and tails.
 //! A SIMD backend only pays off on runs of whole blocks of a few hundred bytes or more (IFMA from 384 bytes,
-//! 256 once a state has its powers of `r`; AVX2 from 1 KiB), so streaming callers should hand over large
+//! 256 once a state has its powers of `r`; the AVX2 chains from 1 KiB), so streaming callers should hand over large
 //! pieces. Nothing here allocates, and the key, accumulator, powers of `r` and buffer are zeroized on drop.
 
 mod soft;
@@ -55,15 +57,16 @@ crate::dispatch::backends! {
     pub enum Backend for "Poly1305" {
         /// Portable 64-bit code.
         Soft: [],
-        /// AVX2, four blocks at a time.
-        Avx2: [AVX2],
+        /// AVX2 machines: two scalar `mulx` chains (see `avx2.rs`).
+        Avx2: [AVX2, BMI1, BMI2],
         /// AVX-512 IFMA, eight blocks at a time. `ifma.rs` enables AVX-512 F and IFMA; VL (on every CPU with
         /// IFMA) stays required, as it was before the dispatch mechanism.
         Ifma: [AVX512F, AVX512VL, AVX512IFMA],
     }
 }
 
-/// Length of the backend table of powers of `r` (the largest need: IFMA's `r^1..r^8` and `r^16`, 3 limbs each).
+/// Length of the backend table of powers of `r` (the largest need: IFMA's `r^1..r^8` and `r^16`, 3 limbs each;
+/// the AVX2 backend keeps `r^16` in the first three).
 pub(crate) const POWERS_LEN: usize = 27;
 
 /// The arithmetic state shared with the backends.
@@ -225,8 +228,59 @@ impl core::fmt::Debug for Poly1305 {
     }
 }
 
+/// The key of two-chain scalar hashing of 32-block runs inside a stitched cipher loop: `r` and `r^16`. A run is
+/// [`Poly1305::chain2_begin`], sixteen [`Chain2::pair`]s and [`Poly1305::chain2_end`]; between them the two
+/// accumulators live in the caller's registers. Zeroized on drop.
+#[cfg(target_arch = "x86_64")]
+pub(crate) struct Chain2 {
+    r: [u64; 2],
+    r16: [u64; 3],
+}
+
+/// The two accumulators of a run in progress (see [`Chain2`]).
+#[cfg(target_arch = "x86_64")]
+pub(crate) type Chain2Acc = [[u64; 3]; 2];
+
+#[cfg(target_arch = "x86_64")]
+impl Drop for Chain2 {
+    fn drop(&mut self) {
+        self.r.zeroize();
+        self.r16.zeroize();
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Chain2 {
+    /// Absorbs block `k` (words `a`) of the run on the first accumulator and block `16 + k` (`b`) on the second,
+    /// `k` = 0..16 in order.
+    #[inline(always)]
+    pub(crate) fn pair(&self, acc: &mut Chain2Acc, a: [u64; 2], b: [u64; 2]) {
+        acc[0] = soft::absorb_words(acc[0], self.r, a[0], a[1], 1);
+        acc[1] = soft::absorb_words(acc[1], self.r, b[0], b[1], 1);
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 impl Poly1305 {
+    /// The key for two-chain runs (computes `r^16`).
+    pub(crate) fn chain2(&self) -> Chain2 {
+        Chain2 { r: self.core.r, r16: soft::r16_44(&self.core.r) }
+    }
+
+    /// Starts a 32-block run: the accumulator and a zero second one. Same preconditions as
+    /// [`scalar_block`](Self::scalar_block).
+    #[inline(always)]
+    pub(crate) fn chain2_begin(&self) -> Chain2Acc {
+        debug_assert_eq!(self.buf_len, 0);
+        [self.core.h, [0; 3]]
+    }
+
+    /// Ends a 32-block run: `h = h_1 · r^16 + h_2`.
+    #[inline(always)]
+    pub(crate) fn chain2_end(&mut self, chain: &Chain2, acc: Chain2Acc) {
+        self.core.h = soft::add_reduce(soft::mul_by44(acc[0], chain.r16), acc[1]);
+    }
+
     /// Absorbs one full 16-byte block, given as its two little-endian words, with the portable scalar code
     /// whatever the backend. Lets a cipher loop hash part of its output on the integer units while its vector
     /// units compute keystream (see `aead::chacha20poly1305`). The state must sit on a 16-byte boundary of its
