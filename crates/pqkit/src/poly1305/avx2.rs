@@ -16,24 +16,32 @@
 #![allow(unsafe_code)]
 
 use super::soft;
-use super::{Backend, Core, POWERS_LEN};
+use super::{Backend, Core};
 use crate::dispatch::Checked;
 
 /// Absorbs whole blocks (`data.len()` a multiple of 16) for a state whose (checked) backend is `Avx2`.
 pub(super) fn blocks(backend: Checked<Backend>, core: &mut Core, data: &[u8]) {
-    if data.len() < RUN_LEN {
+    if data.len() < RUN_LEN / 2 {
         soft::blocks(&mut core.h, &core.r, data);
         return;
     }
+    let r16 = r16(core);
+    let four = data.len() / RUN_LEN * RUN_LEN;
+    // One 512-byte run on two chains after the four-chain runs, if that much is left.
+    let two = four + (data.len() - four) / (RUN_LEN / 2) * (RUN_LEN / 2);
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has BMI1 and BMI2.
+    unsafe { chains_bmi2(&mut core.h, &core.r, &r16, &data[..four], &data[four..two]) };
+    soft::blocks(&mut core.h, &core.r, &data[two..]);
+}
+
+/// `r^16` in radix 2^44, computed once per state and kept in `core.powers[..3]`.
+pub(super) fn r16(core: &mut Core) -> [u64; 3] {
     if !core.powers_ready {
         core.powers[..3].copy_from_slice(&soft::r16_44(&core.r));
         core.powers_ready = true;
     }
-    let run_len = data.len() / (256 * CHAINS) * (256 * CHAINS);
-    assert!(backend.covers(Backend::Avx2));
-    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has BMI1 and BMI2.
-    unsafe { chains_bmi2(&mut core.h, &core.r, &core.powers, &data[..run_len]) };
-    soft::blocks(&mut core.h, &core.r, &data[run_len..]);
+    [core.powers[0], core.powers[1], core.powers[2]]
 }
 
 /// Independent accumulators of [`soft::blocks_chains`].
@@ -42,9 +50,9 @@ const CHAINS: usize = 4;
 /// Bytes per run of [`soft::blocks_chains`]; shorter inputs go to the portable code.
 const RUN_LEN: usize = 256 * CHAINS;
 
+/// [`soft::blocks_chains`] with four chains over `four` and with two over `two`, compiled with `mulx`.
 #[target_feature(enable = "bmi1,bmi2")]
-fn chains_bmi2(h: &mut [u64; 3], r: &[u64; 2], powers: &[u64; POWERS_LEN], data: &[u8]) {
-    let r16 = [powers[0], powers[1], powers[2]];
-    soft::blocks_chains::<CHAINS>(h, r, &r16, data);
+fn chains_bmi2(h: &mut [u64; 3], r: &[u64; 2], r16: &[u64; 3], four: &[u8], two: &[u8]) {
+    soft::blocks_chains::<CHAINS>(h, r, r16, four);
+    soft::blocks_chains::<2>(h, r, r16, two);
 }
-

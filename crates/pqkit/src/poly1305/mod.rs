@@ -263,8 +263,13 @@ impl Chain2 {
 #[cfg(target_arch = "x86_64")]
 impl Poly1305 {
     /// The key for two-chain runs (computes `r^16`).
-    pub(crate) fn chain2(&self) -> Chain2 {
-        Chain2 { r: self.core.r, r16: soft::r16_44(&self.core.r) }
+    pub(crate) fn chain2(&mut self) -> Chain2 {
+        let r16 = match self.backend.get() {
+            // Shared with the backend's own runs.
+            Backend::Avx2 => avx2::r16(&mut self.core),
+            _ => soft::r16_44(&self.core.r),
+        };
+        Chain2 { r: self.core.r, r16 }
     }
 
     /// Starts a 32-block run: the accumulator and a zero second one. Same preconditions as
