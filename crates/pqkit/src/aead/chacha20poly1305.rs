@@ -13,9 +13,9 @@
 use super::{Aead, TAG_LEN};
 use crate::chacha::{self, Backend};
 use crate::dispatch::Checked;
+use crate::poly1305::Poly1305;
 #[cfg(target_arch = "x86_64")]
 use crate::poly1305::{Chain2, Chain2Acc};
-use crate::poly1305::Poly1305;
 use crate::{Error, Result};
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
@@ -40,7 +40,7 @@ impl OnePass {
         let mut block0 = [0u8; 64];
         chacha::apply_blocks(backend, 20, &state, &mut block0, false);
         let p = OnePass::keyed(state, &block0, aad, backend);
-        block0.zeroize();
+        crate::ct::wipe(&mut block0);
         p
     }
 
@@ -50,7 +50,7 @@ impl OnePass {
         let mut otk = [0u8; 32];
         otk.copy_from_slice(&block0[..32]);
         let mut mac = Poly1305::new(&otk);
-        otk.zeroize();
+        crate::ct::wipe(&mut otk);
         mac.update_padded(aad);
         state[12] = 1;
         OnePass { state, mac, backend }
@@ -145,7 +145,7 @@ impl OnePass {
         lens[8..].copy_from_slice(&(ct_len as u64).to_le_bytes());
         self.mac.update(&lens);
         let tag = self.mac.finalize();
-        self.state.zeroize();
+        crate::ct::wipe(&mut self.state);
         tag
     }
 }
@@ -235,7 +235,7 @@ fn seal(
     if buf.len() <= SHORT {
         let (mut ks, mut p) = short_pass(key, nonce, aad, buf.len(), backend);
         xor_into(buf, &ks[64..]);
-        ks.zeroize();
+        crate::ct::wipe(&mut ks);
         p.mac.update(buf);
         return Ok(p.finish(aad.len(), buf.len()));
     }
@@ -263,7 +263,7 @@ fn open(
         if ok {
             xor_into(buf, &ks[64..]);
         }
-        ks.zeroize();
+        crate::ct::wipe(&mut ks);
         return if ok { Ok(()) } else { Err(Error::AuthenticationFailed { algorithm }) };
     }
     let mut p = OnePass::new(key, nonce, aad, backend);
@@ -278,7 +278,7 @@ fn open(
             start[12] = start[12].wrapping_add((chunk.len() / 64) as u32);
         }
     }
-    start.zeroize();
+    crate::ct::wipe(&mut start);
     if ok { Ok(()) } else { Err(Error::AuthenticationFailed { algorithm }) }
 }
 
@@ -387,14 +387,14 @@ impl Aead for XChaCha20Poly1305 {
     fn seal_in_place_detached(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> Result<[u8; TAG_LEN]> {
         let (mut subkey, inner) = self.derive(nonce)?;
         let r = seal(Self::NAME, &subkey, &inner, aad, buf, self.backend);
-        subkey.zeroize();
+        crate::ct::wipe(&mut subkey);
         r
     }
 
     fn open_in_place_detached(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<()> {
         let (mut subkey, inner) = self.derive(nonce)?;
         let r = open(Self::NAME, &subkey, &inner, aad, buf, tag, self.backend);
-        subkey.zeroize();
+        crate::ct::wipe(&mut subkey);
         r
     }
 }

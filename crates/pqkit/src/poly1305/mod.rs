@@ -41,7 +41,6 @@ mod ifma;
 
 use crate::dispatch::Checked;
 use crate::{Error, Result};
-use zeroize::Zeroize;
 
 /// Poly1305 key length in bytes (`r || s`).
 pub const KEY_LEN: usize = 32;
@@ -181,7 +180,7 @@ impl Poly1305 {
             block[..self.buf_len].copy_from_slice(&self.buf[..self.buf_len]);
             block[self.buf_len] = 1;
             soft::last_block(&mut self.core.h, &self.core.r, &block);
-            block.zeroize();
+            crate::ct::wipe(&mut block);
             self.buf_len = 0;
         }
     }
@@ -199,7 +198,7 @@ impl Poly1305 {
     pub fn verify(self, tag: &[u8]) -> Result<()> {
         let mut expected = self.finalize();
         let ok = crate::ct::eq(&expected, tag);
-        expected.zeroize();
+        crate::ct::wipe(&mut expected);
         if ok { Ok(()) } else { Err(Error::AuthenticationFailed { algorithm: ALGORITHM }) }
     }
 
@@ -214,11 +213,13 @@ impl Poly1305 {
 
 impl Drop for Poly1305 {
     fn drop(&mut self) {
-        self.core.h.zeroize();
-        self.core.r.zeroize();
-        self.core.powers.zeroize();
-        self.s.zeroize();
-        self.buf.zeroize();
+        crate::ct::wipe(&mut self.core.h);
+        crate::ct::wipe(&mut self.core.r);
+        if self.core.powers_ready {
+            crate::ct::wipe(&mut self.core.powers);
+        }
+        crate::ct::wipe(&mut self.s);
+        crate::ct::wipe(&mut self.buf);
     }
 }
 
@@ -244,8 +245,8 @@ pub(crate) type Chain2Acc = [[u64; 3]; 2];
 #[cfg(target_arch = "x86_64")]
 impl Drop for Chain2 {
     fn drop(&mut self) {
-        self.r.zeroize();
-        self.r16.zeroize();
+        crate::ct::wipe(&mut self.r);
+        crate::ct::wipe(&mut self.r16);
     }
 }
 
