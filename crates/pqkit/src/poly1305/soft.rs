@@ -73,9 +73,10 @@ pub(super) fn absorb_words(h: [u64; 3], r: [u64; 2], m0: u64, m1: u64, hibit: u6
     let t = d2 + (d1 >> 64) as u64; // bits from 2^128 up, < 2^63.5
     // Keep bits 128, 129; fold t >> 2 (weight 2^130) back as 5·(t >> 2) = (t & !3) + (t >> 2).
     let fold = (t & !3) + (t >> 2);
-    let (h0, k0) = (d0 as u64).overflowing_add(fold);
-    let (h1, k1) = (d1 as u64).overflowing_add(u64::from(k0));
-    [h0, h1, (t & 3) + u64::from(k1)]
+    // One 128-bit addition (add/adc) instead of two 64-bit ones with an explicit carry between them.
+    let low = u128::from(d0 as u64) | (d1 << 64);
+    let (sum, k) = low.overflowing_add(u128::from(fold));
+    [sum as u64, (sum >> 64) as u64, (t & 3) + u64::from(k)]
 }
 
 /// Fully reduces `h` (with `h2 <= 4`, so `h < 2p`) and returns it as (low 128 bits, bits 128..130).
