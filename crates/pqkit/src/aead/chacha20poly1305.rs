@@ -1,8 +1,10 @@
 //! ChaCha20-Poly1305 (RFC 8439 §2.8) and XChaCha20-Poly1305 (draft-irtf-cfrg-xchacha §2).
 //!
 //! Both make one pass over memory: the message is processed in chunks small enough to stay in L1 (4 KiB, or
-//! the 2 KiB passes of the stitched AVX-512 loop); each chunk is encrypted and then fed to Poly1305 while it is
-//! still in cache (seal), or fed to Poly1305 and then decrypted (open).
+//! the 2 KiB passes of the stitched AVX-512 loop, or the 512-byte passes of the stitched AVX2 loop); each chunk
+//! is encrypted and then fed to Poly1305 while it is still in cache (seal), or fed to Poly1305 and then
+//! decrypted (open). The stitched loops hash one chunk on the integer units (scalar Poly1305) while the vector
+//! units compute the next chunk's keystream; the AVX2 loop hashes every block so, on two independent chains.
 //!
 //! ## Limits
 //! - One (key, nonce) pair must never seal two messages. With ChaCha20-Poly1305's 12-byte nonce use a counter

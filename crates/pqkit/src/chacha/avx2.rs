@@ -8,6 +8,12 @@
 //!   two blocks per ymm, two independent ymm sets, with word rotations (`vpshufd`) between column and diagonal
 //!   rounds. This does 4 blocks of work instead of 8 and has half the latency of the transposing path.
 //!
+//! - **Stitched AEAD pass** (`xor20_stitched`, 512-byte chunks): the 8-block pass with the scalar Poly1305 of a
+//!   neighbouring chunk interleaved between its double rounds, all 32 blocks as 16 pairs on two independent
+//!   accumulators (blocks `k` and `16 + k`), joined by one multiplication by `r^16` at the end of the chunk. One
+//!   serial chain (about 15 cycles a block) could not keep pace with the vector pass; two do. The accumulators
+//!   stay in registers for the whole pass (the side job is a local of the pass, not a reference into the MAC).
+//!
 //! Rotations by 16 and 8 are byte shuffles (`vpshufb`), by 12 and 7 shift-shift-or.
 #![allow(unsafe_code)]
 

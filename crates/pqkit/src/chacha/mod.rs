@@ -20,7 +20,7 @@
 //!
 //! ## Backends
 //! The one dispatch mechanism ([`crate::dispatch`], through `Backend::detect`) picks the fastest implementation once: AVX-512 (16 blocks per
-//! pass, one state word per zmm register, plus one block on the integer units), AVX2 (8 blocks per pass in ymm registers), NEON (4 blocks per
+//! pass, one state word per zmm register, plus one block on the integer units), AVX2 (8 blocks per pass in ymm registers, with a stitched AEAD pass), NEON (4 blocks per
 //! pass) or the portable reference. Every backend equals the portable one bit for bit.
 
 use crate::cipher::{Counter64Position, StreamCipher};
