@@ -1,8 +1,10 @@
 //! ChaCha20-Poly1305 (RFC 8439 §2.8) and XChaCha20-Poly1305 (draft-irtf-cfrg-xchacha §2).
 //!
 //! Both make one pass over memory: the message is processed in chunks small enough to stay in L1 (4 KiB, or
-//! the 2 KiB passes of the stitched AVX-512 loop); each chunk is encrypted and then fed to Poly1305 while it is
-//! still in cache (seal), or fed to Poly1305 and then decrypted (open).
+//! the 2 KiB passes of the stitched AVX-512 loop, or the 512-byte passes of the stitched AVX2 loop); each chunk
+//! is encrypted and then fed to Poly1305 while it is still in cache (seal), or fed to Poly1305 and then
+//! decrypted (open). The stitched loops hash one chunk on the integer units (scalar Poly1305) while the vector
+//! units compute the next chunk's keystream; the AVX2 loop hashes every block so, on two independent chains.
 //!
 //! ## Limits
 //! - One (key, nonce) pair must never seal two messages. With ChaCha20-Poly1305's 12-byte nonce use a counter
@@ -14,6 +16,8 @@ use super::{Aead, TAG_LEN};
 use crate::chacha::{self, Backend};
 use crate::dispatch::Checked;
 use crate::poly1305::Poly1305;
+#[cfg(target_arch = "x86_64")]
+use crate::poly1305::{Chain2, Chain2Acc};
 use crate::{Error, Result};
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
@@ -38,7 +42,7 @@ impl OnePass {
         let mut block0 = [0u8; 64];
         chacha::apply_blocks(backend, 20, &state, &mut block0, false);
         let p = OnePass::keyed(state, &block0, aad, backend);
-        block0.zeroize();
+        crate::ct::wipe(&mut block0);
         p
     }
 
@@ -48,7 +52,7 @@ impl OnePass {
         let mut otk = [0u8; 32];
         otk.copy_from_slice(&block0[..32]);
         let mut mac = Poly1305::new(&otk);
-        otk.zeroize();
+        crate::ct::wipe(&mut otk);
         mac.update_padded(aad);
         state[12] = 1;
         OnePass { state, mac, backend }
@@ -58,14 +62,29 @@ impl OnePass {
     fn encrypt(&mut self, buf: &mut [u8]) {
         #[cfg(target_arch = "x86_64")]
         let buf = {
-            let whole = buf.len() / chacha::STITCH_CHUNK * chacha::STITCH_CHUNK;
-            if let Some(stitch) = chacha::stitch_backend(self.backend).filter(|_| whole >= 2 * chacha::STITCH_CHUNK) {
-                // AVX-512 computes the keystream of chunk i while scalar Poly1305 hashes the first 256 bytes of
-                // chunk i - 1 on the integer units and the MAC's own (vector) backend the rest right after; the
-                // last chunk is hashed here.
+            // The vector units compute the keystream of chunk i while scalar Poly1305 hashes chunk i - 1 on the
+            // integer units (AVX-512: its first 256 bytes, the MAC's own vector backend the rest right after;
+            // AVX2: all of it, on two chains); the last chunk is hashed here.
+            let size = match chacha::stitch(self.backend) {
+                Some(chacha::StitchLoop::Avx512(_)) => chacha::STITCH_CHUNK,
+                Some(chacha::StitchLoop::Avx2(_)) => chacha::STITCH2_CHUNK,
+                None => usize::MAX,
+            };
+            if buf.len() / 2 >= size {
+                let whole = buf.len() / size * size;
                 let (head, rest) = buf.split_at_mut(whole);
-                chacha::xor20_stitched::<true, _>(stitch, &self.state, head, &mut self.mac);
-                self.mac.update(&head[whole - chacha::STITCH_CHUNK..]);
+                match chacha::stitch(self.backend) {
+                    Some(chacha::StitchLoop::Avx512(b)) => {
+                        chacha::xor20_stitched::<true, _>(b, &self.state, head, &mut self.mac)
+                    }
+                    Some(chacha::StitchLoop::Avx2(b)) => {
+                        let chain = self.mac.chain2();
+                        let mut job = Job2 { mac: &mut self.mac, chain };
+                        chacha::xor20_stitched2::<true, _>(b, &self.state, head, &mut job)
+                    }
+                    None => {}
+                }
+                self.mac.update(&head[whole - size..]);
                 self.state[12] = self.state[12].wrapping_add((whole / 64) as u32);
                 rest
             } else {
@@ -85,13 +104,29 @@ impl OnePass {
     fn decrypt(&mut self, buf: &mut [u8]) {
         #[cfg(target_arch = "x86_64")]
         let buf = {
-            let whole = buf.len() / chacha::STITCH_CHUNK * chacha::STITCH_CHUNK;
-            if let Some(stitch) = chacha::stitch_backend(self.backend).filter(|_| whole >= 2 * chacha::STITCH_CHUNK) {
-                // The first chunk is hashed here; then, while AVX-512 decrypts chunk i, scalar Poly1305 hashes the
-                // first 640 bytes of chunk i + 1 (still ciphertext) and the MAC's backend the rest right after.
+            // The first chunk is hashed here; then, while the vector units decrypt chunk i, scalar Poly1305 hashes
+            // chunk i + 1 (still ciphertext; AVX-512: its first 256 bytes, the MAC's backend the rest right after;
+            // AVX2: all of it, on two chains).
+            let size = match chacha::stitch(self.backend) {
+                Some(chacha::StitchLoop::Avx512(_)) => chacha::STITCH_CHUNK,
+                Some(chacha::StitchLoop::Avx2(_)) => chacha::STITCH2_CHUNK,
+                None => usize::MAX,
+            };
+            if buf.len() / 2 >= size {
+                let whole = buf.len() / size * size;
                 let (head, rest) = buf.split_at_mut(whole);
-                self.mac.update(&head[..chacha::STITCH_CHUNK]);
-                chacha::xor20_stitched::<false, _>(stitch, &self.state, head, &mut self.mac);
+                self.mac.update(&head[..size]);
+                match chacha::stitch(self.backend) {
+                    Some(chacha::StitchLoop::Avx512(b)) => {
+                        chacha::xor20_stitched::<false, _>(b, &self.state, head, &mut self.mac)
+                    }
+                    Some(chacha::StitchLoop::Avx2(b)) => {
+                        let chain = self.mac.chain2();
+                        let mut job = Job2 { mac: &mut self.mac, chain };
+                        chacha::xor20_stitched2::<false, _>(b, &self.state, head, &mut job)
+                    }
+                    None => {}
+                }
                 self.state[12] = self.state[12].wrapping_add((whole / 64) as u32);
                 rest
             } else {
@@ -112,12 +147,12 @@ impl OnePass {
         lens[8..].copy_from_slice(&(ct_len as u64).to_le_bytes());
         self.mac.update(&lens);
         let tag = self.mac.finalize();
-        self.state.zeroize();
+        crate::ct::wipe(&mut self.state);
         tag
     }
 }
 
-/// The stitched loop's job: Poly1305 over the ciphertext, the first blocks of each chunk on the scalar
+/// The AVX-512 stitched loop's job: Poly1305 over the ciphertext, the first blocks of each chunk on the scalar
 /// path (integer units, during the vector pass), the rest on the MAC's own backend.
 #[cfg(target_arch = "x86_64")]
 impl chacha::Stitch for Poly1305 {
@@ -129,6 +164,33 @@ impl chacha::Stitch for Poly1305 {
     #[inline]
     fn rest(&mut self, data: &[u8]) {
         self.update(data);
+    }
+}
+
+/// The AVX2 stitched loop's job: Poly1305 over the ciphertext, every block on two scalar chains.
+#[cfg(target_arch = "x86_64")]
+struct Job2<'a> {
+    mac: &'a mut Poly1305,
+    chain: Chain2,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl chacha::Stitch2 for Job2<'_> {
+    type Acc = Chain2Acc;
+
+    #[inline(always)]
+    fn begin(&mut self) -> Chain2Acc {
+        self.mac.chain2_begin()
+    }
+
+    #[inline(always)]
+    fn pair(&self, acc: &mut Chain2Acc, a: [u64; 2], b: [u64; 2]) {
+        self.chain.pair(acc, a, b);
+    }
+
+    #[inline(always)]
+    fn end(&mut self, acc: Chain2Acc) {
+        self.mac.chain2_end(&self.chain, acc);
     }
 }
 
@@ -175,7 +237,7 @@ fn seal(
     if buf.len() <= SHORT {
         let (mut ks, mut p) = short_pass(key, nonce, aad, buf.len(), backend);
         xor_into(buf, &ks[64..]);
-        ks.zeroize();
+        crate::ct::wipe(&mut ks);
         p.mac.update(buf);
         return Ok(p.finish(aad.len(), buf.len()));
     }
@@ -203,7 +265,7 @@ fn open(
         if ok {
             xor_into(buf, &ks[64..]);
         }
-        ks.zeroize();
+        crate::ct::wipe(&mut ks);
         return if ok { Ok(()) } else { Err(Error::AuthenticationFailed { algorithm }) };
     }
     let mut p = OnePass::new(key, nonce, aad, backend);
@@ -218,7 +280,7 @@ fn open(
             start[12] = start[12].wrapping_add((chunk.len() / 64) as u32);
         }
     }
-    start.zeroize();
+    crate::ct::wipe(&mut start);
     if ok { Ok(()) } else { Err(Error::AuthenticationFailed { algorithm }) }
 }
 
@@ -327,14 +389,14 @@ impl Aead for XChaCha20Poly1305 {
     fn seal_in_place_detached(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> Result<[u8; TAG_LEN]> {
         let (mut subkey, inner) = self.derive(nonce)?;
         let r = seal(Self::NAME, &subkey, &inner, aad, buf, self.backend);
-        subkey.zeroize();
+        crate::ct::wipe(&mut subkey);
         r
     }
 
     fn open_in_place_detached(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<()> {
         let (mut subkey, inner) = self.derive(nonce)?;
         let r = open(Self::NAME, &subkey, &inner, aad, buf, tag, self.backend);
-        subkey.zeroize();
+        crate::ct::wipe(&mut subkey);
         r
     }
 }

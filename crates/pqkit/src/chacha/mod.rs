@@ -20,7 +20,7 @@
 //!
 //! ## Backends
 //! The one dispatch mechanism ([`crate::dispatch`], through `Backend::detect`) picks the fastest implementation once: AVX-512 (16 blocks per
-//! pass, one state word per zmm register, plus one block on the integer units), AVX2 (8 blocks per pass in ymm registers), NEON (4 blocks per
+//! pass, one state word per zmm register, plus one block on the integer units), AVX2 (8 blocks per pass in ymm registers, with a stitched AEAD pass), NEON (4 blocks per
 //! pass) or the portable reference. Every backend equals the portable one bit for bit.
 
 use crate::cipher::{Counter64Position, StreamCipher};
@@ -50,8 +50,9 @@ crate::dispatch::backends! {
     pub enum Backend for "ChaCha" {
         /// Portable Rust, the reference.
         Soft: [],
-        /// x86_64 AVX2: 8 blocks per pass, word-sliced in ymm registers.
-        Avx2: [AVX2],
+        /// x86_64 AVX2: 8 blocks per pass, word-sliced in ymm registers; BMI1 and BMI2 for the scalar Poly1305
+        /// of the stitched AEAD loop.
+        Avx2: [AVX2, BMI1, BMI2],
         /// x86_64 AVX-512 (F, VL, BW): 32 blocks per pass, word-sliced in zmm registers; BMI2 for the scalar
         /// Poly1305 share of the stitched AEAD loop.
         Avx512: [AVX512F, AVX512VL, AVX512BW, BMI2],
@@ -88,43 +89,77 @@ pub(crate) fn apply_blocks(backend: Checked<Backend>, rounds: usize, state: &[u3
     }
 }
 
-/// Bytes per pass of [`xor20_stitched`]: one 32-block pass.
+/// Bytes per pass of the AVX-512 [`xor20_stitched`]: one 32-block pass.
 #[cfg(target_arch = "x86_64")]
 pub(crate) const STITCH_CHUNK: usize = 32 * BLOCK_LEN;
 
-/// The proof [`xor20_stitched`] needs, when `backend` is the AVX-512 one (the only one with a stitched loop).
+/// The stitched AEAD loop of a backend (see [`stitch`]).
 #[cfg(target_arch = "x86_64")]
-#[inline]
-pub(crate) fn stitch_backend(backend: Checked<Backend>) -> Option<Checked<Backend>> {
-    (backend.get() == Backend::Avx512).then_some(backend)
+#[derive(Clone, Copy)]
+pub(crate) enum StitchLoop {
+    /// [`xor20_stitched`]: 32-block passes of [`STITCH_CHUNK`] bytes.
+    Avx512(Checked<Backend>),
+    /// [`xor20_stitched2`]: 8-block passes of [`STITCH2_CHUNK`] bytes.
+    Avx2(Checked<Backend>),
 }
 
-/// How many of the 128 16-byte blocks of each chunk [`xor20_stitched`] hands to [`Stitch::scalar_block`]
-/// during the vector pass; the rest go to [`Stitch::rest`] after it. A multiple of 8, so the rest is whole
-/// 128-byte steps of the IFMA MAC. Measured on Zen 4 with the 32-block pass (pqkit/OpenSSL seal and open, 16 KiB
-/// and 1 MiB): 16 gives 1.09-1.13, 8 and 24 1.05-1.11, 32 0.99-1.12, 64 1.00-1.04, 80 0.87-0.97: the
-/// interleaved double rounds leave the integer units less room than the old 16-block pass did (which took 40 of
-/// 64), and a longer serial Poly1305 chain (about 12-16 cycles per block) slows the vector pass.
+/// Bytes per pass of [`xor20_stitched2`]: one 8-block pass.
+#[cfg(target_arch = "x86_64")]
+pub(crate) const STITCH2_CHUNK: usize = 8 * BLOCK_LEN;
+
+/// The stitched AEAD loop of `backend`, if it has one.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(crate) fn stitch(backend: Checked<Backend>) -> Option<StitchLoop> {
+    match backend.get() {
+        Backend::Avx512 => Some(StitchLoop::Avx512(backend)),
+        Backend::Avx2 => Some(StitchLoop::Avx2(backend)),
+        _ => None,
+    }
+}
+
+/// How many of the 128 16-byte blocks of each chunk the AVX-512 [`xor20_stitched`] hands to
+/// [`Stitch::scalar_block`] during the vector pass; the rest go to [`Stitch::rest`] after it. A multiple of 8, so
+/// the rest is whole 128-byte steps of the IFMA MAC. Measured on Zen 4 with the 32-block pass (pqkit/OpenSSL seal
+/// and open, 16 KiB and 1 MiB): 16 gives 1.09-1.13, 8 and 24 1.05-1.11, 32 0.99-1.12, 64 1.00-1.04, 80
+/// 0.87-0.97: the interleaved double rounds leave the integer units less room than the old 16-block pass did
+/// (which took 40 of 64), and a longer serial Poly1305 chain (about 12-16 cycles per block) slows the vector
+/// pass.
 #[cfg(target_arch = "x86_64")]
 pub(crate) const STITCH_SCALAR_BLOCKS: usize = 16;
 
-/// A job stitched into the AVX-512 ChaCha20 loop ([`xor20_stitched`]): hashing the data as it goes.
+/// A job stitched into a ChaCha20 loop ([`xor20_stitched`]): hashing the data as it goes.
 #[cfg(target_arch = "x86_64")]
 pub(crate) trait Stitch {
     /// One 16-byte block (its two little-endian words) of the scalar share, interleaved with the vector work.
     fn scalar_block(&mut self, m0: u64, m1: u64);
-    /// The rest of the chunk after its first [`STITCH_SCALAR_BLOCKS`] blocks, right after the pass.
+    /// The rest of a chunk after the blocks given to [`scalar_block`](Self::scalar_block), right after the pass.
     fn rest(&mut self, data: &[u8]);
 }
 
+/// A job stitched into the AVX2 ChaCha20 loop ([`xor20_stitched2`]): hashing each 512-byte chunk as 32 16-byte
+/// blocks on two independent chains (blocks `k` and `16 + k` together), so that two serial multiply chains keep
+/// the integer units busy. The accumulators stay in registers for a whole pass.
+#[cfg(target_arch = "x86_64")]
+pub(crate) trait Stitch2 {
+    /// The accumulators of a chunk in progress.
+    type Acc: Copy;
+    /// Starts a chunk.
+    fn begin(&mut self) -> Self::Acc;
+    /// Blocks `k` and `16 + k` of the chunk (each as its two little-endian words), `k` = 0..16 in order.
+    fn pair(&self, acc: &mut Self::Acc, a: [u64; 2], b: [u64; 2]);
+    /// Ends the chunk.
+    fn end(&mut self, acc: Self::Acc);
+}
+
 /// ChaCha20 (20 rounds) XORed into `data`, a whole number of [`STITCH_CHUNK`]s, from the first-block input
-/// `state`, with a job stitched into the 16-block vector passes: during pass `i` the first
+/// `state`, with a job stitched into the AVX-512 32-block passes: during pass `i` the first
 /// [`STITCH_SCALAR_BLOCKS`] 16-byte blocks of a neighbouring chunk go to [`Stitch::scalar_block`], a few after
 /// each double round, so that the integer units work while the vector units compute keystream; right after the
 /// pass the rest of that chunk goes to [`Stitch::rest`]. With `SEAL` the neighbour is chunk `i - 1` (already
 /// encrypted; the job sees every chunk but the last, which the caller must hash afterwards); without, it is
 /// chunk `i + 1` (not yet decrypted; every chunk but the first, which the caller must hash beforehand). So the
-/// job sees the chunks in order, each whole. `backend` comes from [`stitch_backend`].
+/// job sees the chunks in order, each whole. `backend` comes from [`stitch`] (`StitchLoop::Avx512`).
 #[cfg(target_arch = "x86_64")]
 #[inline]
 pub(crate) fn xor20_stitched<const SEAL: bool, J: Stitch>(
@@ -134,6 +169,20 @@ pub(crate) fn xor20_stitched<const SEAL: bool, J: Stitch>(
     job: &mut J,
 ) {
     avx512::xor20_stitched::<SEAL, J>(backend, state, data, job)
+}
+
+/// [`xor20_stitched`] for the AVX2 loop: chunks of [`STITCH2_CHUNK`] bytes, every 16-byte block of the
+/// neighbouring chunk hashed by the job's two scalar chains during the pass ([`Stitch2`]). `backend` comes from
+/// [`stitch`] (`StitchLoop::Avx2`).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(crate) fn xor20_stitched2<const SEAL: bool, J: Stitch2>(
+    backend: Checked<Backend>,
+    state: &[u32; 16],
+    data: &mut [u8],
+    job: &mut J,
+) {
+    avx2::xor20_stitched::<SEAL, J>(backend, state, data, job)
 }
 
 /// HChaCha20 (draft-irtf-cfrg-xchacha §2.2): derives a 256-bit subkey from a key and a 128-bit input.

@@ -22,12 +22,14 @@
 //! backend chosen once by `Backend::detect` (the one dispatch mechanism, [`crate::dispatch`]; a backend forced by
 //! name that this CPU cannot run is an [`Error::BackendUnavailable`] from `Backend::X.checked()`):
 //! - `soft`: portable radix-2^64 arithmetic (two limbs plus a few bits) with `u128` products;
-//! - `avx2`: radix 2^26, four blocks per step with the powers `r^1..r^4`;
+//! - `avx2`: for AVX2 machines, the portable block step on four independent chains with `mulx`, joined by
+//!   multiplications by `r^16` (the serial scalar chain is latency-bound; four of them run near the multiplier's
+//!   throughput);
 //! - `ifma`: AVX-512 IFMA (52-bit multiply-add), radix 2^44, eight blocks per step with `r^1..r^8`.
 //!
 //! All backends produce bit-identical results; the SIMD ones fall back to `soft` for short inputs and tails.
 //! A SIMD backend only pays off on runs of whole blocks of a few hundred bytes or more (IFMA from 384 bytes,
-//! 256 once a state has its powers of `r`; AVX2 from 1 KiB), so streaming callers should hand over large
+//! 256 once a state has its powers of `r`; the AVX2 chains from 1 KiB), so streaming callers should hand over large
 //! pieces. Nothing here allocates, and the key, accumulator, powers of `r` and buffer are zeroized on drop.
 
 mod soft;
@@ -39,7 +41,6 @@ mod ifma;
 
 use crate::dispatch::Checked;
 use crate::{Error, Result};
-use zeroize::Zeroize;
 
 /// Poly1305 key length in bytes (`r || s`).
 pub const KEY_LEN: usize = 32;
@@ -55,15 +56,16 @@ crate::dispatch::backends! {
     pub enum Backend for "Poly1305" {
         /// Portable 64-bit code.
         Soft: [],
-        /// AVX2, four blocks at a time.
-        Avx2: [AVX2],
+        /// AVX2 machines: two scalar `mulx` chains (see `avx2.rs`).
+        Avx2: [AVX2, BMI1, BMI2],
         /// AVX-512 IFMA, eight blocks at a time. `ifma.rs` enables AVX-512 F and IFMA; VL (on every CPU with
         /// IFMA) stays required, as it was before the dispatch mechanism.
         Ifma: [AVX512F, AVX512VL, AVX512IFMA],
     }
 }
 
-/// Length of the backend table of powers of `r` (the largest need: IFMA's `r^1..r^8` and `r^16`, 3 limbs each).
+/// Length of the backend table of powers of `r` (the largest need: IFMA's `r^1..r^8` and `r^16`, 3 limbs each;
+/// the AVX2 backend keeps `r^16` in the first three).
 pub(crate) const POWERS_LEN: usize = 27;
 
 /// The arithmetic state shared with the backends.
@@ -178,7 +180,7 @@ impl Poly1305 {
             block[..self.buf_len].copy_from_slice(&self.buf[..self.buf_len]);
             block[self.buf_len] = 1;
             soft::last_block(&mut self.core.h, &self.core.r, &block);
-            block.zeroize();
+            crate::ct::wipe(&mut block);
             self.buf_len = 0;
         }
     }
@@ -196,7 +198,7 @@ impl Poly1305 {
     pub fn verify(self, tag: &[u8]) -> Result<()> {
         let mut expected = self.finalize();
         let ok = crate::ct::eq(&expected, tag);
-        expected.zeroize();
+        crate::ct::wipe(&mut expected);
         if ok { Ok(()) } else { Err(Error::AuthenticationFailed { algorithm: ALGORITHM }) }
     }
 
@@ -211,11 +213,13 @@ impl Poly1305 {
 
 impl Drop for Poly1305 {
     fn drop(&mut self) {
-        self.core.h.zeroize();
-        self.core.r.zeroize();
-        self.core.powers.zeroize();
-        self.s.zeroize();
-        self.buf.zeroize();
+        crate::ct::wipe(&mut self.core.h);
+        crate::ct::wipe(&mut self.core.r);
+        if self.core.powers_ready {
+            crate::ct::wipe(&mut self.core.powers);
+        }
+        crate::ct::wipe(&mut self.s);
+        crate::ct::wipe(&mut self.buf);
     }
 }
 
@@ -225,8 +229,64 @@ impl core::fmt::Debug for Poly1305 {
     }
 }
 
+/// The key of two-chain scalar hashing of 32-block runs inside a stitched cipher loop: `r` and `r^16`. A run is
+/// [`Poly1305::chain2_begin`], sixteen [`Chain2::pair`]s and [`Poly1305::chain2_end`]; between them the two
+/// accumulators live in the caller's registers. Zeroized on drop.
+#[cfg(target_arch = "x86_64")]
+pub(crate) struct Chain2 {
+    r: [u64; 2],
+    r16: [u64; 3],
+}
+
+/// The two accumulators of a run in progress (see [`Chain2`]).
+#[cfg(target_arch = "x86_64")]
+pub(crate) type Chain2Acc = [[u64; 3]; 2];
+
+#[cfg(target_arch = "x86_64")]
+impl Drop for Chain2 {
+    fn drop(&mut self) {
+        crate::ct::wipe(&mut self.r);
+        crate::ct::wipe(&mut self.r16);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Chain2 {
+    /// Absorbs block `k` (words `a`) of the run on the first accumulator and block `16 + k` (`b`) on the second,
+    /// `k` = 0..16 in order.
+    #[inline(always)]
+    pub(crate) fn pair(&self, acc: &mut Chain2Acc, a: [u64; 2], b: [u64; 2]) {
+        acc[0] = soft::absorb_words(acc[0], self.r, a[0], a[1], 1);
+        acc[1] = soft::absorb_words(acc[1], self.r, b[0], b[1], 1);
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 impl Poly1305 {
+    /// The key for two-chain runs (computes `r^16`).
+    pub(crate) fn chain2(&mut self) -> Chain2 {
+        let r16 = match self.backend.get() {
+            // Shared with the backend's own runs.
+            Backend::Avx2 => avx2::r16(&mut self.core),
+            _ => soft::r16_44(&self.core.r),
+        };
+        Chain2 { r: self.core.r, r16 }
+    }
+
+    /// Starts a 32-block run: the accumulator and a zero second one. Same preconditions as
+    /// [`scalar_block`](Self::scalar_block).
+    #[inline(always)]
+    pub(crate) fn chain2_begin(&self) -> Chain2Acc {
+        debug_assert_eq!(self.buf_len, 0);
+        [self.core.h, [0; 3]]
+    }
+
+    /// Ends a 32-block run: `h = h_1 · r^16 + h_2`.
+    #[inline(always)]
+    pub(crate) fn chain2_end(&mut self, chain: &Chain2, acc: Chain2Acc) {
+        self.core.h = soft::add_reduce(soft::mul_by44(acc[0], chain.r16), acc[1]);
+    }
+
     /// Absorbs one full 16-byte block, given as its two little-endian words, with the portable scalar code
     /// whatever the backend. Lets a cipher loop hash part of its output on the integer units while its vector
     /// units compute keystream (see `aead::chacha20poly1305`). The state must sit on a 16-byte boundary of its

@@ -73,9 +73,10 @@ pub(super) fn absorb_words(h: [u64; 3], r: [u64; 2], m0: u64, m1: u64, hibit: u6
     let t = d2 + (d1 >> 64) as u64; // bits from 2^128 up, < 2^63.5
     // Keep bits 128, 129; fold t >> 2 (weight 2^130) back as 5·(t >> 2) = (t & !3) + (t >> 2).
     let fold = (t & !3) + (t >> 2);
-    let (h0, k0) = (d0 as u64).overflowing_add(fold);
-    let (h1, k1) = (d1 as u64).overflowing_add(u64::from(k0));
-    [h0, h1, (t & 3) + u64::from(k1)]
+    // One 128-bit addition (add/adc) instead of two 64-bit ones with an explicit carry between them.
+    let low = u128::from(d0 as u64) | (d1 << 64);
+    let (sum, k) = low.overflowing_add(u128::from(fold));
+    [sum as u64, (sum >> 64) as u64, (t & 3) + u64::from(k)]
 }
 
 /// Fully reduces `h` (with `h2 <= 4`, so `h < 2p`) and returns it as (low 128 bits, bits 128..130).
@@ -170,6 +171,69 @@ pub(super) fn carry44(h: [u64; 3]) -> [u64; 3] {
     h1 += h0 >> 44;
     h0 &= M44;
     [h0, h1, h2]
+}
+
+/// `h · k mod p` for `h` in the radix-2^64 form (`h2 <= 15`) and a general `k` (a power of `r`) in radix 2^44
+/// as [`normalize44`] leaves it; the result has `h2 <= 4`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn mul_by44(h: [u64; 3], k: [u64; 3]) -> [u64; 3] {
+    // to44 of h: limbs below 2^44 (h2 <= 15 puts at most 4 bits above bit 40 of the top limb), within mul44's
+    // bound of 2^47 for `a`; k's limbs are below 2^45.
+    from44(mul44(to44(h), k))
+}
+
+/// `a + b` for two radix-2^64 values with `h2 <= 4`, partially reduced back to `h2 <= 4`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn add_reduce(a: [u64; 3], b: [u64; 3]) -> [u64; 3] {
+    let (h0, c0) = a[0].overflowing_add(b[0]);
+    let (h1, c1a) = a[1].overflowing_add(b[1]);
+    let (h1, c1b) = h1.overflowing_add(u64::from(c0));
+    let h2 = a[2] + b[2] + u64::from(c1a) + u64::from(c1b); // <= 10
+    // Bits from 2^130 up fold back times 5: h2 = 4q + (h2 & 3), q <= 2.
+    let q = h2 >> 2;
+    let (h0, k0) = h0.overflowing_add(q * 5);
+    let (h1, k1) = h1.overflowing_add(u64::from(k0));
+    [h0, h1, (h2 & 3) + u64::from(k1)]
+}
+
+/// `r^16` in radix 2^44 (limbs as [`normalize44`] leaves them), for two-chain hashing of 32-block runs.
+#[cfg(target_arch = "x86_64")]
+pub(super) fn r16_44(r: &[u64; 2]) -> [u64; 3] {
+    let mut k = to44([r[0], r[1], 0]);
+    for _ in 0..4 {
+        k = mul44(k, k);
+    }
+    normalize44(k)
+}
+
+/// Absorbs whole runs of `16 N` blocks (`256 N` bytes) on `N` independent chains: chain 0 continues the
+/// accumulator over blocks 0..16 of a run, chain `c` starts from zero on blocks `16 c .. 16 c + 16`, and then
+/// `h = (..((h_0 · r^16 + h_1) · r^16 + h_2)..) · r^16 + h_(N-1)`, which is the serial Horner value. The `N` serial
+/// multiply chains overlap, so this runs up to `N` times the speed of [`blocks`] where the multiplier's latency,
+/// not its throughput, bounds the loop. `r16` is [`r16_44`].
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn blocks_chains<const N: usize>(h: &mut [u64; 3], r: &[u64; 2], r16: &[u64; 3], data: &[u8]) {
+    debug_assert!(data.len().is_multiple_of(256 * N));
+    let word = |b: &[u8], i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+    let mut a = *h;
+    for run in data.chunks_exact(256 * N) {
+        let mut acc = [[0u64; 3]; N];
+        acc[0] = a;
+        for k in 0..16 {
+            for (c, x) in acc.iter_mut().enumerate() {
+                let at = 256 * c + 16 * k;
+                *x = absorb_words(*x, *r, word(run, at), word(run, at + 8), 1);
+            }
+        }
+        a = acc[0];
+        for x in &acc[1..] {
+            a = add_reduce(mul_by44(a, *r16), *x);
+        }
+    }
+    *h = a;
 }
 
 /// Limbs that fit their nominal widths (`h0, h1 < 2^44`, `h2 <= 2^42`), for re-splitting by bit extraction.
