@@ -407,11 +407,23 @@ mod tests {
     /// The 8- and 16-block loops must wrap the 32-bit counter exactly like inc32 (the portable code uses a plain
     /// `wrapping_add`), including inside a loop iteration. The VAES loop switches between adding in block byte
     /// order (first counter's low byte <= 236) and in reversed order: 0x..ec / 0x..ed / 0x..ef straddle that.
+    /// The Vaes256 loop's limit is 238: 0x..ee / 0x..ef straddle it.
     #[test]
     fn counter_wraps_inside_the_wide_loops() {
         for key in [&[7u8; 16][..], &[9u8; 32][..]] {
-            for start in [0xffff_fff0u32, 0xffff_ffff, 0xffff_ff01, 0x7fff_fffb, 0xffff_ffec, 0x1234_56ed, 0x1234_56ec]
-            {
+            for start in [
+                0xffff_fff0u32,
+                0xffff_ffff,
+                0xffff_ff01,
+                0x7fff_fffb,
+                0xffff_ffec,
+                0x1234_56ed,
+                0x1234_56ec,
+                0xffff_ffee,
+                0xffff_ffef,
+                0x1234_56ee,
+                0x1234_56ef,
+            ] {
                 let mut ctr = [0xa5u8; 16];
                 ctr[12..].copy_from_slice(&start.to_be_bytes());
                 let data: Vec<u8> = (0..4096 + 77).map(|i| (i * 31 + 5) as u8).collect();
