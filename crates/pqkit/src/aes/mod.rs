@@ -361,7 +361,9 @@ impl GcmKey {
     pub(crate) fn ghash_block(&self, state: &mut u128, block: &[u8; 16]) {
         match self.backend.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::AesNi | Backend::Vaes256 | Backend::Vaes => aesni::ghash_block(self.backend, &self.htab, state, block),
+            Backend::AesNi | Backend::Vaes256 | Backend::Vaes => {
+                aesni::ghash_block(self.backend, &self.htab, state, block)
+            }
             _ => *state = ghash_soft::mul(*state ^ u128::from_be_bytes(*block), self.htab.h[15]),
         }
     }

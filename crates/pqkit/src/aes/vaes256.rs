@@ -70,13 +70,7 @@ const fn consts() -> Consts {
         keep[b] = 0xff;
         b += 1;
     }
-    Consts {
-        mask,
-        two: [2, 0, 2, 0],
-        poly: [1, 0xc200_0000_0000_0000, 1, 0xc200_0000_0000_0000],
-        inc,
-        keep,
-    }
+    Consts { mask, two: [2, 0, 2, 0], poly: [1, 0xc200_0000_0000_0000, 1, 0xc200_0000_0000_0000], inc, keep }
 }
 
 static CONSTS: Consts = consts();
@@ -109,9 +103,9 @@ macro_rules! rnd {
 /// Step `j` of the 16-block GHASH: pair `j` of the hashed chunk (byte offset `$o` = 32 j, also the offset of
 /// its powers of H), byte-reversed, times H^(16-2j), H^(15-2j), into the sums. Karatsuba: three carry-less
 /// products per block, the middle one of (lo ^ hi) of both factors (`HTable::k`, 256 bytes after the powers),
-/// corrected by `red!(0)`. On this Intel core it runs as fast as the four-product schoolbook form; on Zen 3, where
-/// a 256-bit VPCLMULQDQ issues at most every other cycle (VAES twice per cycle), 26 instead of 34 products per
-/// 16 blocks keep the multiplier from being the bound. Step 0 folds in the state and starts the sums.
+/// corrected by `red!(0)`. On Sapphire Rapids it runs as fast as the four-product schoolbook form; on Zen 3, where
+/// 256-bit VPCLMULQDQ is reported at half the VAES issue rate, 26 instead of 34 products per 16 blocks keep the
+/// multiplier from becoming the bound. Step 0 folds in the state and starts the sums.
 #[rustfmt::skip]
 macro_rules! gh {
     (0) => {
@@ -142,10 +136,11 @@ macro_rules! gh {
     };
 }
 
-/// `red!(0)`: the Karatsuba middle term minus lo and hi. Then the reduction, in both lanes (it is linear, so reducing before the horizontal sum is the same): the 256-bit
-/// product is lo + mid x^64 + hi x^128; fold the low 64 bits of lo into mid (which absorbs lo's high half), then
-/// the low 64 bits of mid into hi; the two lanes' results XORed are the new state in xmm12 (the VEX write clears
-/// its upper lane). These are the steps of `aesni::reduce` without first splitting mid into lo and hi.
+/// `red!(0)`: the Karatsuba middle term minus lo and hi. Then the reduction, in both lanes (it is linear, so
+/// reducing before the horizontal sum is the same): the 256-bit product is lo + mid x^64 + hi x^128; fold the low
+/// 64 bits of lo into mid (which absorbs lo's high half), then the low 64 bits of mid into hi; the two lanes'
+/// results XORed are the new state in xmm12 (the VEX write clears its upper lane). These are the steps of
+/// `aesni::reduce` without first splitting mid into lo and hi.
 macro_rules! red {
     (0) => {
         concat!("vpxor ymm11, ymm11, ymm9\n", "vpxor ymm11, ymm11, ymm10\n",)
