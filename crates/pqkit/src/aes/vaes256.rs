@@ -47,6 +47,9 @@ struct Consts {
     inc: [[u64; 4]; 8],
     /// Offset 352: 32 bytes 0xff then 32 zero bytes; 32 bytes read at 352 + 32 - n keep the first n bytes.
     keep: [u8; 64],
+    /// Offset 416: 0, 1, ..., 15, then 16 bytes 0x80; 16 bytes read at 416 + s are the `pshufb` control that
+    /// shifts a block down by s bytes, filling with zeros.
+    shift: [u8; 32],
 }
 
 const fn consts() -> Consts {
@@ -70,7 +73,13 @@ const fn consts() -> Consts {
         keep[b] = 0xff;
         b += 1;
     }
-    Consts { mask, two: [2, 0, 2, 0], poly: [1, 0xc200_0000_0000_0000, 1, 0xc200_0000_0000_0000], inc, keep }
+    let mut shift = [0x80u8; 32];
+    let mut q = 0;
+    while q < 16 {
+        shift[q] = q as u8;
+        q += 1;
+    }
+    Consts { mask, two: [2, 0, 2, 0], poly: [1, 0xc200_0000_0000_0000, 1, 0xc200_0000_0000_0000], inc, keep, shift }
 }
 
 static CONSTS: Consts = consts();
@@ -275,7 +284,7 @@ macro_rules! bulk_asm {
         // SAFETY: `{p}..{end}` is the caller's buffer, a nonzero multiple of 256 bytes, read and written only
         // through {p} in 256-byte steps until {p} == {end}; {g} runs over 256-byte chunks that are readable (the
         // caller's buffer, the chunk before {p} for seal); {h} points to the 16 powers of H (256 bytes), {k} to
-        // the 15 round keys (240 bytes) and {c} to CONSTS (416 bytes). Every register written is an output or a
+        // the 15 round keys (240 bytes) and {c} to CONSTS (448 bytes). Every register written is an output or a
         // clobber; no stack use.
         unsafe {
             core::arch::asm!(
@@ -426,14 +435,60 @@ unsafe fn load_blocks(p: *const u8, len: usize) -> [__m256i; 8] {
     }
     let part = len % 32;
     if part > 0 {
-        let mut t = [0u8; 32];
-        // SAFETY: bytes [32 full, len) are readable, and `t` has room for `part` < 32 bytes.
-        unsafe { core::ptr::copy_nonoverlapping(p.add(32 * full), t.as_mut_ptr(), part) };
-        // SAFETY: `t` is 32 bytes.
-        x[full] = unsafe { _mm256_loadu_si256(t.as_ptr().cast()) };
-        wipe(&mut t);
+        // SAFETY: bytes [32 full, len) are readable, and so are the 32 full bytes before them.
+        x[full] = unsafe { load_partial(p.add(32 * full), part, full > 0) };
     }
     x
+}
+
+/// The `len` (1..=31) bytes at `p`, zero-padded to 32. A whole first block is loaded directly; a final block of
+/// r < 16 bytes is the 16 bytes ending at `p + len` shifted down when 16 bytes before its start are readable
+/// (`back`, or a whole first block), else it goes through a wiped stack block.
+///
+/// # Safety
+/// `p` must be valid for reading `len` bytes, and with `back` also the 16 bytes before `p`.
+#[inline]
+unsafe fn load_partial(p: *const u8, len: usize, back: bool) -> __m256i {
+    debug_assert!(len > 0 && len < 32);
+    if len >= 16 {
+        // SAFETY: the first 16 bytes are readable.
+        let lo = unsafe { _mm_loadu_si128(p.cast()) };
+        let r = len - 16;
+        if r == 0 {
+            return _mm256_zextsi128_si256(lo);
+        }
+        // SAFETY: `p + 16` has `r` readable bytes and the 16 before it are the block just loaded.
+        let hi = unsafe { load_last(p.add(16), r, true) };
+        _mm256_set_m128i(hi, lo)
+    } else {
+        // SAFETY: as the caller guarantees.
+        _mm256_zextsi128_si256(unsafe { load_last(p, len, back) })
+    }
+}
+
+/// The `r` (1..=15) bytes at `p`, zero-padded to 16.
+///
+/// # Safety
+/// `p` must be valid for reading `r` bytes, and with `back` also the 16 bytes before `p`.
+#[inline]
+unsafe fn load_last(p: *const u8, r: usize, back: bool) -> __m128i {
+    debug_assert!(r > 0 && r < 16);
+    if back {
+        // SAFETY: the 16 bytes ending at `p + r` start at most 15 bytes before `p`, inside the readable range;
+        // `shift` has 32 bytes, so 16 from offset 16 - r <= 15 are inside it.
+        unsafe {
+            let v = _mm_loadu_si128(p.add(r).sub(16).cast());
+            _mm_shuffle_epi8(v, _mm_loadu_si128(CONSTS.shift.as_ptr().add(16 - r).cast()))
+        }
+    } else {
+        let mut t = [0u8; 32];
+        // SAFETY: `p` has `r` readable bytes and `t` room for them.
+        unsafe { core::ptr::copy_nonoverlapping(p, t.as_mut_ptr(), r) };
+        // SAFETY: `t` is 32 bytes.
+        let v = unsafe { _mm_loadu_si128(t.as_ptr().cast()) };
+        wipe(&mut t);
+        v
+    }
 }
 
 /// Overwrites a 32-byte stack block that held message bytes (one volatile store, so it is not optimised away).
