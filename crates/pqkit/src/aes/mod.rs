@@ -311,6 +311,8 @@ impl GcmKey {
     pub(crate) fn seal_full(&self, j0: &[u8; 16], aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
         match self.backend.get() {
             #[cfg(target_arch = "x86_64")]
+            Backend::AesNi => aesni::full::<true>(self.backend, &self.keys, &self.htab, j0, aad, buf),
+            #[cfg(target_arch = "x86_64")]
             Backend::Vaes => vaes::full::<true>(self.backend, &self.keys, &self.htab, j0, aad, buf),
             #[cfg(target_arch = "x86_64")]
             Backend::Vaes256 => vaes256::full::<true>(self.backend, &self.keys, &self.htab, j0, aad, buf),
@@ -322,6 +324,8 @@ impl GcmKey {
     /// and restores the ciphertext on a mismatch).
     pub(crate) fn open_full(&self, j0: &[u8; 16], aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
         match self.backend.get() {
+            #[cfg(target_arch = "x86_64")]
+            Backend::AesNi => aesni::full::<false>(self.backend, &self.keys, &self.htab, j0, aad, buf),
             #[cfg(target_arch = "x86_64")]
             Backend::Vaes => vaes::full::<false>(self.backend, &self.keys, &self.htab, j0, aad, buf),
             #[cfg(target_arch = "x86_64")]
