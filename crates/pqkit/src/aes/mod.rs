@@ -9,7 +9,8 @@
 //!   planes; the S-box is computed as inversion in GF(2^8) by bitsliced arithmetic, so there is no table at all).
 //!   GHASH uses 64-bit integer multiplications with "holes" (every fourth bit) to carry-less multiply.
 //! - [`Backend::AesNi`]: AES-NI and PCLMULQDQ; GCM processes 8 blocks per iteration with AES-CTR and GHASH in
-//!   one loop, and reduces once per 8 blocks (precomputed H^1..H^8).
+//!   one loop, and reduces once per 8 blocks (precomputed H^1..H^8). A whole message (E(K, J0), AAD, bulk,
+//!   lengths, tag) runs in one `#[target_feature]` function, and tails encrypt only the blocks they have.
 //! - [`Backend::Vaes256`]: VAES and VPCLMULQDQ on 256-bit lanes without AVX-512 (AMD Zen 3; Intel under the
 //!   `avx2` cap): 16 blocks (8 ymm registers) per iteration, AES rounds interleaved with the GHASH of the
 //!   previous 16 blocks, one reduction per 16 blocks; short messages hash AAD, data and lengths with one
