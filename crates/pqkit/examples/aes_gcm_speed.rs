@@ -25,12 +25,13 @@ fn measure<T>(mut f: impl FnMut() -> T, bytes: usize) -> f64 {
 type SealFn = Box<dyn Fn(&mut [u8]) -> [u8; 16]>;
 type OpenFn = Box<dyn Fn(&mut [u8], &[u8])>;
 
-/// `run <Soft|AesNi|Vaes> <128|256> <seal|open> <len> <total>`: a fixed amount of work, for `perf stat -e cycles`
+/// `run <Soft|AesNi|Vaes256|Vaes> <128|256> <seal|open> <len> <total>`: a fixed amount of work, for `perf stat -e cycles`
 /// (cycle counts are far less disturbed by other load on a shared machine than wall-clock time).
 fn run_fixed(args: &[String]) {
     let b = match args[0].as_str() {
         "Soft" => Backend::Soft,
         "AesNi" => Backend::AesNi,
+        "Vaes256" => Backend::Vaes256,
         _ => Backend::Vaes,
     }
     .checked()

@@ -110,6 +110,8 @@ fn detect_is_available() {
         use std::arch::is_x86_feature_detected as d;
         let cap = pqkit::cpu::cap();
         let ni = d!("aes") && d!("pclmulqdq") && d!("ssse3") && d!("sse4.1") && cap != Cap::Portable;
+        // VAES and VPCLMULQDQ on ymm: kept by the avx2 cap (AMD Zen 3 has them without AVX-512).
+        let vaes256 = ni && d!("avx") && d!("avx2") && d!("vaes") && d!("vpclmulqdq");
         let vaes = ni
             && d!("avx")
             && d!("avx2")
@@ -120,9 +122,12 @@ fn detect_is_available() {
             && d!("vpclmulqdq")
             && matches!(cap, Cap::Avx512 | Cap::Native);
         assert_eq!(Backend::AesNi.is_available(), ni);
+        assert_eq!(Backend::Vaes256.is_available(), vaes256);
         assert_eq!(Backend::Vaes.is_available(), vaes);
         let best = if vaes {
             Backend::Vaes
+        } else if vaes256 {
+            Backend::Vaes256
         } else if ni {
             Backend::AesNi
         } else {
@@ -135,7 +140,7 @@ fn detect_is_available() {
 
 #[test]
 fn forcing_an_unavailable_backend_is_an_error() {
-    for b in [Backend::Soft, Backend::AesNi, Backend::Vaes] {
+    for b in [Backend::Soft, Backend::AesNi, Backend::Vaes256, Backend::Vaes] {
         let has = pqkit::cpu::features().has(b.required());
         match b.checked() {
             Ok(checked) => {

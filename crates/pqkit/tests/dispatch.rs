@@ -71,6 +71,7 @@ fn every_backend_of_every_family_obeys_the_rule_under_every_cap() {
             Cap::Avx512 | Cap::Native => assert_eq!(f, detected),
         }
         every_family!(check_family);
+        aes_gcm_tiers(cap, f, detected);
         if cap == Cap::Portable {
             for (family, backend) in pqkit::dispatch::chosen() {
                 assert_eq!(backend, "Soft", "{family} under the portable cap");
@@ -78,4 +79,20 @@ fn every_backend_of_every_family_obeys_the_rule_under_every_cap() {
         }
     }
     cpu::set_cap(Cap::Native);
+}
+
+/// AES-GCM per tier: VAES and VPCLMULQDQ on ymm survive the AVX2 cap (AMD Zen 3 has them without AVX-512), and
+/// there the 256-bit backend is chosen; without a cap an AVX-512 machine keeps the 512-bit one.
+fn aes_gcm_tiers(cap: Cap, f: Features, detected: Features) {
+    use pqkit::aes::Backend;
+    let ymm_aes = Features::VAES | Features::VPCLMULQDQ;
+    match cap {
+        Cap::Avx2 => {
+            assert_eq!(f.intersect(ymm_aes), detected.intersect(ymm_aes), "the avx2 cap dropped VAES/VPCLMULQDQ");
+            assert!(!Backend::Vaes.is_available());
+            assert_eq!(Backend::detect() == Backend::Vaes256, f.has(Backend::Vaes256.required()));
+        }
+        Cap::Avx512 | Cap::Native if f.has(Backend::Vaes.required()) => assert_eq!(Backend::detect(), Backend::Vaes),
+        _ => {}
+    }
 }

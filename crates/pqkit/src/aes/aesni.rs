@@ -10,7 +10,6 @@
 use super::{Backend, HTable, RoundKeys};
 use crate::dispatch::Checked;
 use core::arch::x86_64::*;
-use zeroize::Zeroize;
 
 #[inline]
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
@@ -38,15 +37,22 @@ fn enc1<const NR: usize>(k: &[__m128i; 15], b: __m128i) -> __m128i {
 #[inline]
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
 fn enc8<const NR: usize>(k: &[__m128i; 15], b: &mut [__m128i; 8]) {
-    for x in b.iter_mut() {
+    enc_first::<NR, 8>(k, b)
+}
+
+/// Encrypts the first `N` blocks of `b` (a tail needs only as many as it has).
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+fn enc_first<const NR: usize, const N: usize>(k: &[__m128i; 15], b: &mut [__m128i; 8]) {
+    for x in b[..N].iter_mut() {
         *x = _mm_xor_si128(*x, k[0]);
     }
     for r in 1..NR {
-        for x in b.iter_mut() {
+        for x in b[..N].iter_mut() {
             *x = _mm_aesenc_si128(*x, k[r]);
         }
     }
-    for x in b.iter_mut() {
+    for x in b[..N].iter_mut() {
         *x = _mm_aesenclast_si128(*x, k[NR]);
     }
 }
@@ -169,9 +175,10 @@ pub(super) fn ghash_n(htab: &HTable, y: __m128i, x: &[__m128i], n: usize) -> __m
     acc_reduce(&a)
 }
 
+/// GHASH of `data` into `y`: 8 blocks and one reduction per 128 bytes; the rest through a wiped stack block.
+#[inline]
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
-fn ghash_impl(htab: &HTable, state: &mut u128, data: &[u8]) {
-    let mut y = load_state(state);
+fn ghash_data(htab: &HTable, mut y: __m128i, data: &[u8]) -> __m128i {
     let mut chunks = data.chunks_exact(128);
     for c in &mut chunks {
         // SAFETY: `c` is 128 bytes; block j is at offset 16 j.
@@ -188,8 +195,22 @@ fn ghash_impl(htab: &HTable, state: &mut u128, data: &[u8]) {
         let x: [__m128i; 8] =
             core::array::from_fn(|j| bswap(unsafe { _mm_loadu_si128(buf.as_ptr().add(16 * j).cast()) }));
         y = ghash_n(htab, y, &x, n);
-        buf.zeroize();
+        wipe(&mut buf);
     }
+    y
+}
+
+/// Overwrites a stack block that held message bytes: one volatile store of the whole array (vector stores),
+/// where `Zeroize` on a byte array writes byte by byte.
+#[inline]
+fn wipe(b: &mut [u8; 128]) {
+    // SAFETY: `b` is a valid, aligned `[u8; 128]`.
+    unsafe { core::ptr::write_volatile(b, [0u8; 128]) };
+}
+
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+fn ghash_impl(htab: &HTable, state: &mut u128, data: &[u8]) {
+    let y = ghash_data(htab, load_state(state), data);
     store_state(state, y);
 }
 
@@ -218,20 +239,18 @@ pub(super) fn ghash(backend: Checked<Backend>, htab: &HTable, state: &mut u128, 
 
 // --- GCM ------------------------------------------------------------------------------------------------------
 
-/// Encrypts (`SEAL`) or decrypts `buf` in CTR mode and absorbs the ciphertext into GHASH.
+/// Encrypts (`SEAL`) or decrypts `buf` in CTR mode from the byte-reversed counter `c` and absorbs the
+/// ciphertext into the GHASH state `y`, which it returns.
+#[inline]
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
-fn gcm_impl<const NR: usize, const SEAL: bool>(
-    keys: &RoundKeys,
+fn gcm_core<const NR: usize, const SEAL: bool>(
+    k: &[__m128i; 15],
     htab: &HTable,
-    ctr: &[u8; 16],
-    state: &mut u128,
+    mut c: __m128i,
+    mut y: __m128i,
     buf: &mut [u8],
-) {
-    let k = load_keys(&keys.enc);
-    // SAFETY: `ctr` is 16 bytes.
-    let mut c = bswap(unsafe { _mm_loadu_si128(ctr.as_ptr().cast()) });
+) -> __m128i {
     let one = _mm_set_epi32(0, 0, 0, 1);
-    let mut y = load_state(state);
     let len = buf.len();
     let full = len / 128;
     let p = buf.as_mut_ptr();
@@ -253,7 +272,7 @@ fn gcm_impl<const NR: usize, const SEAL: bool>(
             let x: [__m128i; 8] = core::array::from_fn(|j| bswap(src[j]));
             y = ghash_n(htab, y, &x, 8);
         }
-        enc8::<NR>(&k, &mut b);
+        enc8::<NR>(k, &mut b);
         for j in 0..8 {
             let o = _mm_xor_si128(b[j], src[j]);
             // SAFETY: same chunk as the loads above.
@@ -283,7 +302,12 @@ fn gcm_impl<const NR: usize, const SEAL: bool>(
             *x = bswap(c);
             c = _mm_add_epi32(c, one);
         }
-        enc8::<NR>(&k, &mut b);
+        match n {
+            1 => enc_first::<NR, 1>(k, &mut b),
+            2 => enc_first::<NR, 2>(k, &mut b),
+            3 | 4 => enc_first::<NR, 4>(k, &mut b),
+            _ => enc8::<NR>(k, &mut b),
+        }
         for (j, kb) in b.iter().enumerate() {
             // SAFETY: `t` is 128 bytes.
             unsafe {
@@ -298,9 +322,76 @@ fn gcm_impl<const NR: usize, const SEAL: bool>(
             let x: [__m128i; 8] = core::array::from_fn(|j| bswap(unsafe { _mm_loadu_si128(tp.add(16 * j).cast()) }));
             y = ghash_n(htab, y, &x, n);
         }
-        t.zeroize();
+        wipe(&mut t);
     }
+    y
+}
+
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+fn gcm_impl<const NR: usize, const SEAL: bool>(
+    keys: &RoundKeys,
+    htab: &HTable,
+    ctr: &[u8; 16],
+    state: &mut u128,
+    buf: &mut [u8],
+) {
+    let k = load_keys(&keys.enc);
+    // SAFETY: `ctr` is 16 bytes.
+    let c = bswap(unsafe { _mm_loadu_si128(ctr.as_ptr().cast()) });
+    let y = gcm_core::<NR, SEAL>(&k, htab, c, load_state(state), buf);
     store_state(state, y);
+}
+
+/// The whole of GCM after J0 is known, in one function (no call boundary, the round keys loaded once): E(K, J0),
+/// GHASH of the AAD, the stitched bulk, the lengths block and the tag (for open: the expected tag).
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+fn gcm_full<const NR: usize, const SEAL: bool>(
+    keys: &RoundKeys,
+    htab: &HTable,
+    j0: &[u8; 16],
+    aad: &[u8],
+    buf: &mut [u8],
+) -> [u8; 16] {
+    let k = load_keys(&keys.enc);
+    // SAFETY: `j0` is 16 bytes.
+    let j = unsafe { _mm_loadu_si128(j0.as_ptr().cast()) };
+    // Independent of the bulk work, so its latency hides behind it.
+    let ek = enc1::<NR>(&k, j);
+    let c = _mm_add_epi32(bswap(j), _mm_set_epi32(0, 0, 0, 1));
+    let mut y = _mm_setzero_si128();
+    if !aad.is_empty() {
+        y = ghash_data(htab, y, aad);
+    }
+    y = gcm_core::<NR, SEAL>(&k, htab, c, y, buf);
+    let lens = _mm_set_epi64x((aad.len() as u64 * 8) as i64, (buf.len() as u64 * 8) as i64);
+    y = ghash_n(htab, y, &[lens], 1);
+    let tag = _mm_xor_si128(bswap(y), ek);
+    let mut out = [0u8; 16];
+    // SAFETY: `out` is 16 writable bytes.
+    unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), tag) };
+    out
+}
+
+/// GCM after J0 is known: with `SEAL` encrypts and returns the tag, else hashes, decrypts and returns the
+/// expected tag.
+pub(super) fn full<const SEAL: bool>(
+    backend: Checked<Backend>,
+    keys: &RoundKeys,
+    htab: &HTable,
+    j0: &[u8; 16],
+    aad: &[u8],
+    buf: &mut [u8],
+) -> [u8; 16] {
+    assert!(backend.covers(Backend::AesNi));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::AesNi, so the CPU has AES, PCLMULQDQ,
+    // SSSE3 and SSE4.1, every feature enabled in this file.
+    unsafe {
+        if keys.nr == 10 {
+            gcm_full::<10, SEAL>(keys, htab, j0, aad, buf)
+        } else {
+            gcm_full::<14, SEAL>(keys, htab, j0, aad, buf)
+        }
+    }
 }
 
 /// AES-GCM's bulk: CTR encryption and GHASH of the ciphertext (`SEAL`), or GHASH then decryption.
