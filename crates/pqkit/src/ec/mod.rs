@@ -35,4 +35,6 @@ pub mod curve25519;
 pub mod ed25519;
 #[cfg(feature = "alloc")]
 pub mod encoding;
+pub mod p256;
+pub mod weierstrass;
 pub mod x25519;
