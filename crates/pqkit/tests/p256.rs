@@ -69,7 +69,9 @@ fn wycheproof_ecdh() {
                     }
                 }
             }
-            eprintln!("{name:?} {b:?}: {valid} valid, {invalid} invalid, acceptable {acc_ok} computed / {acc_err} refused");
+            eprintln!(
+                "{name:?} {b:?}: {valid} valid, {invalid} invalid, acceptable {acc_ok} computed / {acc_err} refused"
+            );
             assert!(valid >= 330 && invalid >= 24, "{valid} {invalid}");
             // The acceptable cases with compressed points are computed (pqkit reads compressed points).
             assert!(acc_ok >= 1);
@@ -279,10 +281,19 @@ fn signature_rejections() {
     assert_eq!(Signature::from_der(&der).unwrap(), good);
     let cases: Vec<(Vec<u8>, &str)> = vec![
         (vec![], "DER: truncated signature"),
-        (der[..der.len() - 1].to_vec(), "DER: the SEQUENCE length does not match the data (truncated or trailing bytes)"),
-        ([der.clone(), vec![0]].concat(), "DER: the SEQUENCE length does not match the data (truncated or trailing bytes)"),
+        (
+            der[..der.len() - 1].to_vec(),
+            "DER: the SEQUENCE length does not match the data (truncated or trailing bytes)",
+        ),
+        (
+            [der.clone(), vec![0]].concat(),
+            "DER: the SEQUENCE length does not match the data (truncated or trailing bytes)",
+        ),
         ([h("318126"), der[2..].to_vec()].concat(), "DER: the signature is not a SEQUENCE"),
-        ([h("308126"), der[2..].to_vec()].concat(), "DER: the SEQUENCE length is not in short form (no valid signature needs more)"),
+        (
+            [h("308126"), der[2..].to_vec()].concat(),
+            "DER: the SEQUENCE length is not in short form (no valid signature needs more)",
+        ),
         (h("3006020201000201"), "DER: truncated INTEGER"),
         (h("3003020101"), "DER: truncated signature (missing INTEGER)"),
         (h("3006020200010201"), "DER: INTEGER not minimally encoded"),
@@ -323,7 +334,8 @@ fn point_and_key_rejections() {
     );
     assert_eq!(PublicKey::from_sec1_bytes(&gu).unwrap(), g);
     assert_eq!(PublicKey::from_sec1_bytes(g.to_sec1_bytes(true).as_bytes()).unwrap(), g);
-    let len_err = |n| Error::InvalidLength { algorithm: A, field: "public key", expected: Expected::OneOf(33, 65), actual: n };
+    let len_err =
+        |n| Error::InvalidLength { algorithm: A, field: "public key", expected: Expected::OneOf(33, 65), actual: n };
     assert_eq!(PublicKey::from_sec1_bytes(&[]), Err(len_err(0)));
     assert_eq!(PublicKey::from_sec1_bytes(&gu[..64]), Err(len_err(64)));
     assert_eq!(PublicKey::from_sec1_bytes(&[0]), Err(enc(A, "public key: the point at infinity")));
@@ -348,10 +360,7 @@ fn point_and_key_rejections() {
     let mut bigy = gu;
     bigy[33..].copy_from_slice(&[0xff; 32]);
     assert_eq!(PublicKey::from_sec1_bytes(&bigy), Err(enc(A, "public key: a coordinate is not below p")));
-    assert_eq!(
-        PublicKey::from_sec1_bytes(&[&[2u8][..], &p].concat()),
-        Err(enc(A, "public key: x is not below p"))
-    );
+    assert_eq!(PublicKey::from_sec1_bytes(&[&[2u8][..], &p].concat()), Err(enc(A, "public key: x is not below p")));
     // An x with no point: x = 0 has x³ − 3x + b = b, which is not a square on P-256... find one that fails.
     let mut found = false;
     for v in 0u8..50 {

@@ -444,7 +444,8 @@ pub fn ecdh_check(impls: &[Arc<dyn DhImpl>]) -> Result<(), String> {
             let mut ours = Vec::new();
             let k = a.keygen(&PRIVATE, &mut ours)?;
             let mut s1 = Vec::new();
-            a.agree(k, &pub_b, &mut s1).map_err(|x| format!("{} cannot agree with {}'s key: {x}", a.name(), b.name()))?;
+            a.agree(k, &pub_b, &mut s1)
+                .map_err(|x| format!("{} cannot agree with {}'s key: {x}", a.name(), b.name()))?;
             let s2 = run(&mut b.derive_op(&PEER_PRIVATE, &ours)?)?;
             if s1 != s2 {
                 return Err(format!("cross agreement failed between {} and {}", a.name(), b.name()));

@@ -570,7 +570,9 @@ mod tests {
         // 2G from SEC 2 / the p256 crate's tests.
         assert_eq!(
             d.x.to_be_bytes(),
-            limbs_to_be(&super::super::field::hex_limbs("7cf27b188d034f7e8a52380304b51ac3c08969e277f21b35a60b48fc47669978"))
+            limbs_to_be(&super::super::field::hex_limbs(
+                "7cf27b188d034f7e8a52380304b51ac3c08969e277f21b35a60b48fc47669978"
+            ))
         );
         assert_eq!(aff(&add::<Soft>(&g, &g)), d, "add");
         assert_eq!(aff(&add_affine::<Soft>(&g, &G)), d, "add_affine");

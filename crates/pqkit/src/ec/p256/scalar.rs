@@ -8,7 +8,8 @@ use super::field::{
 use zeroize::Zeroize;
 
 /// The group order n.
-pub(crate) const N: Modulus = Modulus::new(hex_limbs("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551"));
+pub(crate) const N: Modulus =
+    Modulus::new(hex_limbs("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551"));
 
 /// (n − 1)/2: the largest "low" s.
 const HALF_N: [u64; 4] = {
@@ -57,12 +58,12 @@ impl Scalar {
 
     /// The canonical value.
     #[inline]
-    pub(crate) fn to_canonical_limbs(&self) -> [u64; 4] {
+    pub(crate) fn to_canonical_limbs(self) -> [u64; 4] {
         mont_mul(&self.0, &[1, 0, 0, 0], &N)
     }
 
     /// The canonical big-endian encoding.
-    pub(crate) fn to_be_bytes(&self) -> [u8; 32] {
+    pub(crate) fn to_be_bytes(self) -> [u8; 32] {
         limbs_to_be(&self.to_canonical_limbs())
     }
 

@@ -30,7 +30,9 @@ use core::arch::asm;
 macro_rules! row {
     ($off:literal) => {
         concat!(
-            "mov rdx, [rdi + ", $off, "]\n",
+            "mov rdx, [rdi + ",
+            $off,
+            "]\n",
             "xor r13d, r13d\n",
             "mulx rcx, rax, [rsi]\n",
             "adox r8, rax\n",
