@@ -703,9 +703,9 @@ mod tests {
             let (u1, mut u2, k) = (rand_scalar(&mut rng), rand_scalar(&mut rng), rand_scalar(&mut rng));
             let mut q = aff(&mul::<Soft>(&G, &k));
             match i {
-                0 => q = G,                              // Q = G
-                1 => u2 = u1,                            // u2·Q = u1·G with Q = G below
-                2 => u2 = u1.neg(),                      // u2·Q = −u1·G
+                0 => q = G,         // Q = G
+                1 => u2 = u1,       // u2·Q = u1·G with Q = G below
+                2 => u2 = u1.neg(), // u2·Q = −u1·G
                 3 => u2 = Scalar::ZERO,
                 _ => {}
             }
