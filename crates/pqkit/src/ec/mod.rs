@@ -35,4 +35,5 @@ pub mod curve25519;
 pub mod ed25519;
 #[cfg(feature = "alloc")]
 pub mod encoding;
+pub mod secp256k1;
 pub mod x25519;
