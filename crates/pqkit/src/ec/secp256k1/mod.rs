@@ -15,3 +15,14 @@ pub(crate) mod field;
 pub(crate) mod group;
 pub(crate) mod scalar;
 pub mod schnorr;
+
+crate::dispatch::backends! {
+    /// An implementation of the secp256k1 field arithmetic.
+    ///
+    /// Crate-internal plumbing, public only so tests and benchmarks can force each backend.
+    #[doc(hidden)]
+    pub enum Backend for "secp256k1" {
+        /// Portable Rust: four 64-bit limbs, `u128` products. The reference.
+        Soft: [],
+    }
+}
