@@ -35,5 +35,7 @@ pub mod curve25519;
 pub mod ed25519;
 #[cfg(feature = "alloc")]
 pub mod encoding;
+pub mod p256;
 pub mod secp256k1;
+pub mod weierstrass;
 pub mod x25519;

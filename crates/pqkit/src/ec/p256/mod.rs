@@ -1,0 +1,163 @@
+//! NIST P-256 (secp256r1, prime256v1; FIPS 186-5, SP 800-186): ECDSA with SHA-256 and ECDH, on pqkit's own
+//! field, scalar and group code. The schemes, keys and encodings are the generic ones of
+//! [`super::weierstrass`]; this module supplies the curve ([`NistP256`]) and names the types.
+//!
+//! ```
+//! use pqkit::ec::p256::{SecretKey, Signature, SigningKey, VerifyingKey};
+//! # let mut rng = pqkit::rng::ChaCha20Rng::from_key([7; 32]);
+//! let sk = SigningKey::generate(&mut rng);
+//! let sig = sk.sign(b"message"); // RFC 6979, deterministic
+//! let vk = VerifyingKey::from_sec1_bytes(sk.verifying_key().to_sec1_bytes(true).as_bytes()).unwrap();
+//! assert!(vk.verify(b"message", &Signature::from_der(sig.to_der().as_bytes()).unwrap()).is_ok());
+//!
+//! let (a, b) = (SecretKey::generate(&mut rng), SecretKey::generate(&mut rng));
+//! assert_eq!(a.diffie_hellman(&b.public_key()).unwrap(), b.diffie_hellman(&a.public_key()).unwrap());
+//! ```
+//!
+//! ## Layers
+//! - `field`: GF(p), p = 2^256 − 2^224 + 2^192 + 2^96 − 1, four 64-bit limbs in Montgomery form; the
+//!   portable `u128` code (also `const fn`, for the tables) and, on x86_64, a BMI2/ADX backend
+//!   (`mulx` + `adcx`/`adox`) for the products.
+//! - `scalar`: integers modulo n, Montgomery form, constant time (variable-time inversion for
+//!   verification only).
+//! - `point`: the group with the complete formulas of Renes–Costello–Batina (a = −3), the fixed-base
+//!   table (computed by the compiler), the constant-time multiplications and the variable-time verification
+//!   sum.
+//!
+//! ## Constant time
+//! Key generation, signing and ECDH: masked table look-ups over whole rows, complete formulas (no
+//! exceptional case to branch on), Fermat inversions over public exponents. Verification and point decoding
+//! handle public data and may branch.
+
+mod field;
+mod point;
+mod scalar;
+
+use super::weierstrass::{self, PrimeCurve};
+use crate::dispatch::Checked;
+use field::{Arith, Soft};
+use point::Aff;
+pub use scalar::Scalar;
+
+crate::dispatch::backends! {
+    /// An implementation of the P-256 field arithmetic.
+    ///
+    /// Crate-internal plumbing, public only so tests and benchmarks can force each backend.
+    #[doc(hidden)]
+    pub enum Backend for "P-256" {
+        /// Portable Rust: four 64-bit limbs, `u128` products, Montgomery form. The reference.
+        Soft: [],
+    }
+}
+
+/// Runs `$f::<A>(args)` with the chosen backend's arithmetic.
+macro_rules! with_arith {
+    ($backend:expr, $($f:ident)::+ ( $($arg:expr),* )) => {
+        match $backend.get() {
+            Backend::Soft => $($f)::+::<Soft>($($arg),*),
+        }
+    };
+}
+
+/// The curve NIST P-256, for [`weierstrass`]'s generic types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NistP256;
+
+/// Affine point of the projective result, or `None` for the identity.
+fn affine<A: Arith>(p: &point::Proj) -> Option<Aff> {
+    point::to_affine::<A>(p)
+}
+
+fn mul_base_affine<A: Arith>(k: &Scalar) -> Option<Aff> {
+    affine::<A>(&point::mul_base::<A>(k))
+}
+
+fn mul_affine<A: Arith>(p: &Aff, k: &Scalar) -> Option<Aff> {
+    affine::<A>(&point::mul::<A>(p, k))
+}
+
+/// A valid affine P-256 point (crate-internal form).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AffinePoint(Aff);
+
+impl PrimeCurve for NistP256 {
+    const NAME: &'static str = "P-256";
+    const ECDSA_NAME: &'static str = "ECDSA P-256";
+    const ECDH_NAME: &'static str = "ECDH P-256";
+    const OID: &'static str = "1.2.840.10045.3.1.7";
+    const ORDER: [u8; 32] = field::limbs_to_be(&scalar::N.m);
+
+    type Backend = Backend;
+    type Scalar = Scalar;
+    type Affine = AffinePoint;
+
+    fn scalar_from_canonical(bytes: &[u8; 32]) -> Option<Scalar> {
+        Scalar::from_be_canonical(bytes)
+    }
+    fn scalar_from_reduced(bytes: &[u8; 32]) -> Scalar {
+        Scalar::from_be_reduced(bytes)
+    }
+    fn scalar_to_bytes(s: &Scalar) -> [u8; 32] {
+        s.to_be_bytes()
+    }
+    fn scalar_add(a: &Scalar, b: &Scalar) -> Scalar {
+        a.add(b)
+    }
+    fn scalar_mul(_backend: Checked<Backend>, a: &Scalar, b: &Scalar) -> Scalar {
+        a.mul(b)
+    }
+    fn scalar_neg(a: &Scalar) -> Scalar {
+        a.neg()
+    }
+    fn scalar_invert(_backend: Checked<Backend>, a: &Scalar) -> Scalar {
+        a.invert()
+    }
+    fn scalar_invert_vartime(_backend: Checked<Backend>, a: &Scalar) -> Scalar {
+        a.invert_vartime()
+    }
+    fn scalar_is_zero(a: &Scalar) -> bool {
+        a.is_zero_mask() != 0
+    }
+    fn scalar_is_high(a: &Scalar) -> bool {
+        a.is_high()
+    }
+
+    fn mul_base(backend: Checked<Backend>, k: &Scalar) -> Option<AffinePoint> {
+        with_arith!(backend, mul_base_affine(k)).map(AffinePoint)
+    }
+    fn mul(backend: Checked<Backend>, p: &AffinePoint, k: &Scalar) -> Option<AffinePoint> {
+        with_arith!(backend, mul_affine(&p.0, k)).map(AffinePoint)
+    }
+    fn verify_vartime(backend: Checked<Backend>, q: &AffinePoint, u1: &Scalar, u2: &Scalar, r: &Scalar) -> bool {
+        with_arith!(backend, point::verify(&q.0, u1, u2, r))
+    }
+
+    fn affine_coordinates(p: &AffinePoint) -> ([u8; 32], [u8; 32]) {
+        (p.0.x.to_be_bytes(), p.0.y.to_be_bytes())
+    }
+    fn affine_from_coordinates(
+        backend: Checked<Backend>,
+        x: &[u8; 32],
+        y: &[u8; 32],
+    ) -> Result<AffinePoint, &'static str> {
+        with_arith!(backend, point::from_coordinates(x, y)).map(AffinePoint)
+    }
+    fn affine_decompress(backend: Checked<Backend>, x: &[u8; 32], y_odd: bool) -> Result<AffinePoint, &'static str> {
+        with_arith!(backend, point::decompress(x, y_odd)).map(AffinePoint)
+    }
+}
+
+/// A P-256 ECDSA signing key (RFC 6979 deterministic signatures by default).
+pub type SigningKey = weierstrass::SigningKey<NistP256>;
+/// A P-256 ECDSA verifying key.
+pub type VerifyingKey = weierstrass::VerifyingKey<NistP256>;
+/// A P-256 ECDSA signature (r, s in [1, n − 1]); P1363 or DER encodings.
+pub type Signature = weierstrass::Signature<NistP256>;
+/// A P-256 secret key (ECDH).
+pub type SecretKey = weierstrass::SecretKey<NistP256>;
+/// A P-256 public key (ECDH).
+pub type PublicKey = weierstrass::PublicKey<NistP256>;
+/// The 32-byte ECDH shared secret (the x-coordinate).
+pub use crate::ct::SharedSecret;
+/// A DER signature without allocation.
+pub use weierstrass::DerSignature;

@@ -1,0 +1,552 @@
+//! The P-256 group: projective coordinates (X : Y : Z), x = X/Z, y = Y/Z, the identity (0 : 1 : 0), and the
+//! complete formulas of Renes, Costello and Batina ("Complete addition formulas for prime order elliptic
+//! curves", 2016, Algorithms 4, 5 and 6 for a = −3): one formula for every pair of inputs, no exceptions,
+//! no branches — the property the constant-time multiplications need.
+//!
+//! ## Multiplications
+//! - [`mul_base`] (constant time): k (or n − k, whichever is below 2^255, the point negated back at the end)
+//!   written in 64 signed radix-16 digits dᵢ ∈ [−8, 8]; k·G = Σ dᵢ·16^i·G with `BASE_TABLE[i][j] =
+//!   (j + 1)·16^i·G` (affine, computed by the compiler): 64 mixed additions and no doubling. Each look-up
+//!   reads all 8 entries of its row and keeps one by masks; the sign is applied by a masked negation of y.
+//! - [`mul`] (constant time): the same recoding, a table of 0·P … 8·P in projective form, 4 doublings and one
+//!   complete addition per digit, every look-up a masked scan of the 9 entries.
+//! - [`verify`] (variable time, public inputs): u1·G + u2·Q by Straus interleaving of width-8 NAF digits of
+//!   u1 over the compile-time table of the odd multiples G … 127·G, and width-5 NAF digits of u2 over
+//!   Q … 15·Q; the final x-coordinate is compared with r in projective form (X = r·Z or X = (r + n)·Z),
+//!   without an inversion.
+
+use super::field::{Arith, Fe, P, limbs_from_be, sbb4};
+use super::scalar::{N, Scalar};
+
+/// A point in projective coordinates.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Proj {
+    pub(crate) x: Fe,
+    pub(crate) y: Fe,
+    pub(crate) z: Fe,
+}
+
+/// A point in affine coordinates (never the identity), Montgomery-form field elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Aff {
+    pub(crate) x: Fe,
+    pub(crate) y: Fe,
+}
+
+/// The curve constant b.
+pub(crate) const B: Fe = Fe::from_hex("5ac635d8aa3a93e7b3ebbd55769886bc651d06b0cc53b0f63bce3c3e27d2604b");
+
+/// The base point G.
+pub(crate) const G: Aff = Aff {
+    x: Fe::from_hex("6b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c296"),
+    y: Fe::from_hex("4fe342e2fe1a7f9b8ee7eb4a7c0f9e162bce33576b315ececbb6406837bf51f5"),
+};
+
+impl Proj {
+    pub(crate) const IDENTITY: Proj = Proj { x: Fe::ZERO, y: Fe::ONE, z: Fe::ZERO };
+
+    #[inline(always)]
+    pub(crate) const fn from_affine(a: &Aff) -> Proj {
+        Proj { x: a.x, y: a.y, z: Fe::ONE }
+    }
+
+    #[inline(always)]
+    fn neg(&self) -> Proj {
+        Proj { x: self.x, y: self.y.neg(), z: self.z }
+    }
+
+    #[inline(always)]
+    fn select(mask: u64, a: &Proj, b: &Proj) -> Proj {
+        Proj { x: Fe::select(mask, &a.x, &b.x), y: Fe::select(mask, &a.y, &b.y), z: Fe::select(mask, &a.z, &b.z) }
+    }
+}
+
+// The formulas, written once as macros over the multiplication so that both the `const fn` table builder
+// and the backends' generic code expand them.
+
+/// Algorithm 4: P + Q, complete.
+macro_rules! rcb_add {
+    ($mul:expr, $p:expr, $q:expr) => {{
+        let (p, q) = ($p, $q);
+        let mul = $mul;
+        let t0 = mul(&p.x, &q.x);
+        let t1 = mul(&p.y, &q.y);
+        let t2 = mul(&p.z, &q.z);
+        let t3 = p.x.add(&p.y);
+        let t4 = q.x.add(&q.y);
+        let t3 = mul(&t3, &t4);
+        let t4 = t0.add(&t1);
+        let t3 = t3.sub(&t4);
+        let t4 = p.y.add(&p.z);
+        let x3 = q.y.add(&q.z);
+        let t4 = mul(&t4, &x3);
+        let x3 = t1.add(&t2);
+        let t4 = t4.sub(&x3);
+        let x3 = p.x.add(&p.z);
+        let y3 = q.x.add(&q.z);
+        let x3 = mul(&x3, &y3);
+        let y3 = t0.add(&t2);
+        let y3 = x3.sub(&y3);
+        let z3 = mul(&B, &t2);
+        let x3 = y3.sub(&z3);
+        let z3 = x3.add(&x3);
+        let x3 = x3.add(&z3);
+        let z3 = t1.sub(&x3);
+        let x3 = t1.add(&x3);
+        let y3 = mul(&B, &y3);
+        let t1 = t2.add(&t2);
+        let t2 = t1.add(&t2);
+        let y3 = y3.sub(&t2);
+        let y3 = y3.sub(&t0);
+        let t1 = y3.add(&y3);
+        let y3 = t1.add(&y3);
+        let t1 = t0.add(&t0);
+        let t0 = t1.add(&t0);
+        let t0 = t0.sub(&t2);
+        let t1 = mul(&t4, &y3);
+        let t2 = mul(&t0, &y3);
+        let y3 = mul(&x3, &z3);
+        let y3 = y3.add(&t2);
+        let x3 = mul(&t3, &x3);
+        let x3 = x3.sub(&t1);
+        let z3 = mul(&t4, &z3);
+        let z3 = z3.add(&t1);
+        Proj { x: x3, y: y3, z: z3 }
+    }};
+}
+
+/// Algorithm 5: P + Q for an affine Q (not the identity), complete otherwise.
+macro_rules! rcb_add_affine {
+    ($mul:expr, $p:expr, $q:expr) => {{
+        let (p, q) = ($p, $q);
+        let mul = $mul;
+        let t0 = mul(&p.x, &q.x);
+        let t1 = mul(&p.y, &q.y);
+        let t3 = q.x.add(&q.y);
+        let t4 = p.x.add(&p.y);
+        let t3 = mul(&t3, &t4);
+        let t4 = t0.add(&t1);
+        let t3 = t3.sub(&t4);
+        let t4 = mul(&q.y, &p.z);
+        let t4 = t4.add(&p.y);
+        let y3 = mul(&q.x, &p.z);
+        let y3 = y3.add(&p.x);
+        let z3 = mul(&B, &p.z);
+        let x3 = y3.sub(&z3);
+        let z3 = x3.add(&x3);
+        let x3 = x3.add(&z3);
+        let z3 = t1.sub(&x3);
+        let x3 = t1.add(&x3);
+        let y3 = mul(&B, &y3);
+        let t1 = p.z.add(&p.z);
+        let t2 = t1.add(&p.z);
+        let y3 = y3.sub(&t2);
+        let y3 = y3.sub(&t0);
+        let t1 = y3.add(&y3);
+        let y3 = t1.add(&y3);
+        let t1 = t0.add(&t0);
+        let t0 = t1.add(&t0);
+        let t0 = t0.sub(&t2);
+        let t1 = mul(&t4, &y3);
+        let t2 = mul(&t0, &y3);
+        let y3 = mul(&x3, &z3);
+        let y3 = y3.add(&t2);
+        let x3 = mul(&t3, &x3);
+        let x3 = x3.sub(&t1);
+        let z3 = mul(&t4, &z3);
+        let z3 = z3.add(&t1);
+        Proj { x: x3, y: y3, z: z3 }
+    }};
+}
+
+/// Algorithm 6: 2·P, complete.
+macro_rules! rcb_double {
+    ($mul:expr, $sqr:expr, $p:expr) => {{
+        let p = $p;
+        let mul = $mul;
+        let sqr = $sqr;
+        let t0 = sqr(&p.x);
+        let t1 = sqr(&p.y);
+        let t2 = sqr(&p.z);
+        let t3 = mul(&p.x, &p.y);
+        let t3 = t3.add(&t3);
+        let z3 = mul(&p.x, &p.z);
+        let z3 = z3.add(&z3);
+        let y3 = mul(&B, &t2);
+        let y3 = y3.sub(&z3);
+        let x3 = y3.add(&y3);
+        let y3 = x3.add(&y3);
+        let x3 = t1.sub(&y3);
+        let y3 = t1.add(&y3);
+        let y3 = mul(&x3, &y3);
+        let x3 = mul(&x3, &t3);
+        let t3 = t2.add(&t2);
+        let t2 = t2.add(&t3);
+        let z3 = mul(&B, &z3);
+        let z3 = z3.sub(&t2);
+        let z3 = z3.sub(&t0);
+        let t3 = z3.add(&z3);
+        let z3 = z3.add(&t3);
+        let t3 = t0.add(&t0);
+        let t0 = t3.add(&t0);
+        let t0 = t0.sub(&t2);
+        let t0 = mul(&t0, &z3);
+        let y3 = y3.add(&t0);
+        let t0 = mul(&p.y, &p.z);
+        let t0 = t0.add(&t0);
+        let z3 = mul(&t0, &z3);
+        let x3 = x3.sub(&z3);
+        let z3 = mul(&t0, &t1);
+        let z3 = z3.add(&z3);
+        let z3 = z3.add(&z3);
+        Proj { x: x3, y: y3, z: z3 }
+    }};
+}
+
+/// P + Q.
+#[inline(always)]
+pub(crate) fn add<A: Arith>(p: &Proj, q: &Proj) -> Proj {
+    rcb_add!(A::mul, p, q)
+}
+
+/// P + Q for an affine Q (not the identity).
+#[inline(always)]
+pub(crate) fn add_affine<A: Arith>(p: &Proj, q: &Aff) -> Proj {
+    rcb_add_affine!(A::mul, p, q)
+}
+
+/// 2·P.
+#[inline(always)]
+pub(crate) fn double<A: Arith>(p: &Proj) -> Proj {
+    rcb_double!(A::mul, A::sqr, p)
+}
+
+/// The affine form, or `None` for the identity (constant time up to that answer: one inversion).
+pub(crate) fn to_affine<A: Arith>(p: &Proj) -> Option<Aff> {
+    let zinv = A::invert(&p.z);
+    let a = Aff { x: A::mul(&p.x, &zinv), y: A::mul(&p.y, &zinv) };
+    if p.z.is_zero_mask() == 0 { Some(a) } else { None }
+}
+
+/// Whether (x, y) satisfies y² = x³ − 3x + b.
+pub(crate) fn is_on_curve<A: Arith>(x: &Fe, y: &Fe) -> bool {
+    A::sqr(y) == rhs::<A>(x)
+}
+
+/// x³ − 3x + b.
+pub(crate) fn rhs<A: Arith>(x: &Fe) -> Fe {
+    let x3 = A::mul(&A::sqr(x), x);
+    let three_x = x.add(x).add(x);
+    x3.sub(&three_x).add(&B)
+}
+
+// ---- compile-time tables ----
+
+const fn cmul(a: &Fe, b: &Fe) -> Fe {
+    a.mul_soft(b)
+}
+
+const fn cadd(p: &Proj, q: &Proj) -> Proj {
+    rcb_add!(cmul, p, q)
+}
+
+const fn csqr(a: &Fe) -> Fe {
+    a.mul_soft(a)
+}
+
+const fn cdouble(p: &Proj) -> Proj {
+    rcb_double!(cmul, csqr, p)
+}
+
+/// a^(p − 2) by square-and-multiply over the public exponent (compile time only).
+const fn cinvert(a: &Fe) -> Fe {
+    let e = sbb4(&P.m, &[2, 0, 0, 0]).0;
+    let mut r = Fe::ONE;
+    let mut i = 256;
+    while i > 0 {
+        i -= 1;
+        r = r.mul_soft(&r);
+        if (e[i / 64] >> (i % 64)) & 1 == 1 {
+            r = r.mul_soft(a);
+        }
+    }
+    r
+}
+
+/// Affine forms of N projective points with one inversion (Montgomery's trick); none may be the identity.
+const fn batch_affine<const K: usize>(pts: &[Proj; K]) -> [Aff; K] {
+    let mut prefix = [Fe::ONE; K];
+    let mut acc = Fe::ONE;
+    let mut i = 0;
+    while i < K {
+        prefix[i] = acc;
+        acc = acc.mul_soft(&pts[i].z);
+        i += 1;
+    }
+    let mut inv = cinvert(&acc);
+    let mut out = [Aff { x: Fe::ZERO, y: Fe::ZERO }; K];
+    let mut i = K;
+    while i > 0 {
+        i -= 1;
+        let zinv = inv.mul_soft(&prefix[i]);
+        inv = inv.mul_soft(&pts[i].z);
+        out[i] = Aff { x: pts[i].x.mul_soft(&zinv), y: pts[i].y.mul_soft(&zinv) };
+    }
+    out
+}
+
+const fn compute_base_table() -> [[Aff; 8]; 64] {
+    let mut flat = [Proj::IDENTITY; 512];
+    let mut row_base = Proj::from_affine(&G);
+    let mut i = 0;
+    while i < 64 {
+        let mut acc = row_base;
+        let mut j = 0;
+        while j < 8 {
+            flat[8 * i + j] = acc;
+            acc = cadd(&acc, &row_base);
+            j += 1;
+        }
+        let mut k = 0;
+        while k < 4 {
+            row_base = cdouble(&row_base);
+            k += 1;
+        }
+        i += 1;
+    }
+    let aff = batch_affine(&flat);
+    let mut out = [[Aff { x: Fe::ZERO, y: Fe::ZERO }; 8]; 64];
+    let mut i = 0;
+    while i < 64 {
+        let mut j = 0;
+        while j < 8 {
+            out[i][j] = aff[8 * i + j];
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+const fn compute_base_odd() -> [Aff; 64] {
+    let g = Proj::from_affine(&G);
+    let g2 = cdouble(&g);
+    let mut pts = [Proj::IDENTITY; 64];
+    pts[0] = g;
+    let mut i = 1;
+    while i < 64 {
+        pts[i] = cadd(&pts[i - 1], &g2);
+        i += 1;
+    }
+    batch_affine(&pts)
+}
+
+/// `BASE_TABLE[i][j] = (j + 1)·16^i·G`.
+pub(crate) static BASE_TABLE: [[Aff; 8]; 64] = compute_base_table();
+/// `BASE_ODD[j] = (2j + 1)·G`: the odd multiples up to 127·G, for width-8 NAF digits.
+pub(crate) static BASE_ODD: [Aff; 64] = compute_base_odd();
+
+// ---- scalar recoding ----
+
+/// The signed radix-16 digits of k (canonical limbs, k < 2^255): 64 digits in [−8, 8].
+#[inline]
+fn radix16(k: &[u64; 4]) -> [i8; 64] {
+    let mut d = [0i8; 64];
+    let mut carry = 0i8;
+    for i in 0..64 {
+        let nib = ((k[i / 16] >> (4 * (i % 16))) & 15) as i8 + carry;
+        // nib in [0, 16]; digits above 8 become nib − 16 with a carry. Arithmetic, no branch.
+        carry = (nib + 7) >> 4;
+        d[i] = nib - (carry << 4);
+    }
+    d
+}
+
+/// k or n − k, whichever is below 2^255, and the mask (all ones) when it is n − k: the recoding's input.
+#[inline]
+fn half_scalar(k: &Scalar) -> ([u64; 4], u64) {
+    let v = k.to_canonical_limbs();
+    let neg = k.neg().to_canonical_limbs();
+    let flip = (v[3] >> 63).wrapping_neg();
+    (super::field::select(flip, &neg, &v), flip)
+}
+
+/// The affine entry |d|·16^i·G of row `row` (the identity's stand-in, entry 0, when d = 0), y negated when
+/// d < 0, and the mask "d was zero". Reads every entry of the row.
+#[inline(always)]
+fn lookup_base(row: &[Aff; 8], d: i8) -> (Aff, u64) {
+    let sign = ((d as i64) >> 63) as u64; // all ones if negative
+    let abs = ((d as i64 ^ sign as i64) - sign as i64) as u64; // |d|
+    let mut out = row[0];
+    for (j, e) in row.iter().enumerate() {
+        let m = super::field::eq_mask(&[abs, 0, 0, 0], &[j as u64 + 1, 0, 0, 0]);
+        out.x = Fe::select(m, &e.x, &out.x);
+        out.y = Fe::select(m, &e.y, &out.y);
+    }
+    out.y = Fe::select(sign, &out.y.neg(), &out.y);
+    let zero = super::field::eq_mask(&[abs, 0, 0, 0], &[0; 4]);
+    (out, zero)
+}
+
+/// k·G, constant time.
+pub(crate) fn mul_base<A: Arith>(k: &Scalar) -> Proj {
+    let (v, flip) = half_scalar(k);
+    let digits = radix16(&v);
+    let mut acc = Proj::IDENTITY;
+    for (row, &d) in BASE_TABLE.iter().zip(digits.iter()) {
+        let (e, zero) = lookup_base(row, d);
+        let sum = add_affine::<A>(&acc, &e);
+        acc = Proj::select(zero, &acc, &sum);
+    }
+    Proj::select(flip, &acc.neg(), &acc)
+}
+
+/// k·P, constant time.
+pub(crate) fn mul<A: Arith>(p: &Aff, k: &Scalar) -> Proj {
+    let (v, flip) = half_scalar(k);
+    let digits = radix16(&v);
+    let mut table = [Proj::IDENTITY; 9];
+    table[1] = Proj::from_affine(p);
+    for j in 2..9 {
+        table[j] = if j % 2 == 0 { double::<A>(&table[j / 2]) } else { add_affine::<A>(&table[j - 1], p) };
+    }
+    let select = |d: i8| -> Proj {
+        let sign = ((d as i64) >> 63) as u64;
+        let abs = ((d as i64 ^ sign as i64) - sign as i64) as u64;
+        let mut out = Proj::IDENTITY;
+        for (j, e) in table.iter().enumerate() {
+            let m = super::field::eq_mask(&[abs, 0, 0, 0], &[j as u64, 0, 0, 0]);
+            out = Proj::select(m, e, &out);
+        }
+        Proj::select(sign, &out.neg(), &out)
+    };
+    let mut acc = select(digits[63]);
+    for i in (0..63).rev() {
+        for _ in 0..4 {
+            acc = double::<A>(&acc);
+        }
+        acc = add::<A>(&acc, &select(digits[i]));
+    }
+    Proj::select(flip, &acc.neg(), &acc)
+}
+
+/// The width-`w` non-adjacent form of k (canonical limbs): 257 digits, odd or zero, |dᵢ| < 2^(w−1).
+fn naf(k: &[u64; 4], w: u32) -> [i8; 257] {
+    let mut out = [0i8; 257];
+    // A 5-limb copy: k may grow by one bit while digits are subtracted.
+    let mut x = [k[0], k[1], k[2], k[3], 0u64];
+    let width = 1i64 << w;
+    let mut i = 0;
+    while i < 257 {
+        if x == [0; 5] {
+            break;
+        }
+        if x[0] & 1 == 1 {
+            let mut d = (x[0] & (width as u64 - 1)) as i64;
+            if d >= width / 2 {
+                d -= width;
+            }
+            out[i] = d as i8;
+            // x −= d
+            if d > 0 {
+                let mut borrow = d as u64;
+                for limb in x.iter_mut() {
+                    let (r, b) = limb.overflowing_sub(borrow);
+                    *limb = r;
+                    borrow = b as u64;
+                }
+            } else {
+                let mut carry = (-d) as u64;
+                for limb in x.iter_mut() {
+                    let (r, c) = limb.overflowing_add(carry);
+                    *limb = r;
+                    carry = c as u64;
+                }
+            }
+        }
+        // x >>= 1
+        for j in 0..4 {
+            x[j] = (x[j] >> 1) | (x[j + 1] << 63);
+        }
+        x[4] >>= 1;
+        i += 1;
+    }
+    out
+}
+
+/// Whether x(u1·G + u2·Q) mod n = r (and the sum is not the identity). Variable time, public inputs.
+pub(crate) fn verify<A: Arith>(q: &Aff, u1: &Scalar, u2: &Scalar, r: &Scalar) -> bool {
+    let n1 = naf(&u1.to_canonical_limbs(), 8);
+    let n2 = naf(&u2.to_canonical_limbs(), 5);
+    // Q, 3Q, ..., 15Q.
+    let mut qt = [Proj::from_affine(q); 8];
+    let q2 = double::<A>(&qt[0]);
+    for j in 1..8 {
+        qt[j] = add::<A>(&qt[j - 1], &q2);
+    }
+    let top = (0..257).rev().find(|&i| n1[i] != 0 || n2[i] != 0);
+    let mut acc = Proj::IDENTITY;
+    if let Some(top) = top {
+        for i in (0..=top).rev() {
+            if i != top {
+                acc = double::<A>(&acc);
+            }
+            let d = n1[i];
+            if d > 0 {
+                acc = add_affine::<A>(&acc, &BASE_ODD[(d / 2) as usize]);
+            } else if d < 0 {
+                let e = &BASE_ODD[((-d) / 2) as usize];
+                acc = add_affine::<A>(&acc, &Aff { x: e.x, y: e.y.neg() });
+            }
+            let d = n2[i];
+            if d > 0 {
+                acc = add::<A>(&acc, &qt[(d / 2) as usize]);
+            } else if d < 0 {
+                acc = add::<A>(&acc, &qt[((-d) / 2) as usize].neg());
+            }
+        }
+    }
+    if acc.z == Fe::ZERO {
+        return false;
+    }
+    // x = X/Z is below p; x mod n = r means x = r or x = r + n (possible only when r + n < p).
+    let rv = r.to_canonical_limbs();
+    let r_fe = Fe::from_canonical_limbs(rv);
+    if A::mul(&r_fe, &acc.z) == acc.x {
+        return true;
+    }
+    let (rn, carry) = super::field::adc4(&rv, &N.m);
+    if carry == 0 && sbb4(&rn, &P.m).1 == 1 {
+        let rn_fe = Fe::from_canonical_limbs(rn);
+        return A::mul(&rn_fe, &acc.z) == acc.x;
+    }
+    false
+}
+
+/// The affine point with these big-endian coordinates, if valid.
+pub(crate) fn from_coordinates<A: Arith>(x: &[u8; 32], y: &[u8; 32]) -> Result<Aff, &'static str> {
+    let (Some(xf), Some(yf)) = (Fe::from_be_bytes(x), Fe::from_be_bytes(y)) else {
+        return Err("public key: a coordinate is not below p");
+    };
+    if !is_on_curve::<A>(&xf, &yf) {
+        return Err("public key: the point is not on the curve");
+    }
+    Ok(Aff { x: xf, y: yf })
+}
+
+/// The affine point with this x and the parity of y, if x is below p and on the curve.
+pub(crate) fn decompress<A: Arith>(x: &[u8; 32], y_odd: bool) -> Result<Aff, &'static str> {
+    let Some(xf) = Fe::from_be_bytes(x) else { return Err("public key: x is not below p") };
+    let Some(y) = A::sqrt(&rhs::<A>(&xf)) else {
+        return Err("public key: no point on the curve has this x");
+    };
+    let odd = y.to_be_bytes()[31] & 1 == 1;
+    let y = if odd == y_odd { y } else { y.neg() };
+    Ok(Aff { x: xf, y })
+}
+
+/// Limbs of big-endian bytes (re-exported for the curve impl).
+#[allow(dead_code)]
+pub(crate) fn limbs(b: &[u8; 32]) -> [u64; 4] {
+    limbs_from_be(b)
+}
