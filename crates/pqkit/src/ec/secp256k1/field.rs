@@ -321,12 +321,6 @@ impl Fe {
         self.normalize() == rhs.normalize()
     }
 
-    /// `self == 0` for public values.
-    #[inline]
-    pub(crate) fn is_zero_vartime(&self) -> bool {
-        self.normalize() == [0; 4]
-    }
-
     /// The low bit of the fully reduced value (1 for "odd").
     #[inline]
     pub(crate) const fn is_odd(&self) -> u64 {

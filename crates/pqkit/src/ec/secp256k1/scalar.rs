@@ -132,12 +132,14 @@ fn mont_mul(a: &[u64; 4], b: &[u64; 4]) -> [u64; 4] {
     sub_n_if_ge([t[0], t[1], t[2], t[3]], t[4])
 }
 
-/// An integer modulo n, below n.
+/// An integer modulo n, below n (crate-internal form; public only as [`PrimeCurve`](crate::ec::weierstrass::PrimeCurve)'s
+/// associated type). Zeroize it when it holds a secret.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Scalar(pub(crate) [u64; 4]);
+pub struct Scalar(pub(crate) [u64; 4]);
 
 impl Scalar {
     pub(crate) const ZERO: Scalar = Scalar([0; 4]);
+    #[cfg(test)]
     pub(crate) const ONE: Scalar = Scalar([1, 0, 0, 0]);
 
     /// A constant from big-endian bytes (must be below n; checked at compile time).
@@ -262,12 +264,6 @@ impl Scalar {
     #[inline]
     pub(crate) fn mask_is_zero(&self) -> Mask {
         mask_is_zero_u64(self.0[0] | self.0[1] | self.0[2] | self.0[3])
-    }
-
-    /// `self == 0` for public values.
-    #[inline]
-    pub(crate) fn is_zero_vartime(&self) -> bool {
-        self.0 == [0; 4]
     }
 
     /// All ones if `self > n/2` (the "high" half, whose negation is smaller).
