@@ -16,6 +16,7 @@ pub mod hash;
 pub mod kdf;
 pub mod ossl_ffi;
 pub mod pq;
+pub mod secp256k1;
 
 use crate::registry::{Algorithm, Op};
 use pqkit::cipher::StreamCipher;
@@ -32,6 +33,7 @@ pub fn all() -> Vec<Algorithm> {
     v.extend(arx512::algorithms());
     v.extend(pq::algorithms());
     v.extend(ec::algorithms());
+    v.extend(secp256k1::algorithms());
     v
 }
 
