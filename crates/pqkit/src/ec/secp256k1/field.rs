@@ -364,6 +364,20 @@ impl Fe {
         t.square_n(2).mul(self)
     }
 
+    /// `self^-1` (0 maps to 0) in variable time, for public values only (see `inv`).
+    pub(crate) fn invert_vartime(&self) -> Fe {
+        const PINV: u64 = {
+            let mut inv: u64 = 1;
+            let mut i = 0;
+            while i < 7 {
+                inv = inv.wrapping_mul(2u64.wrapping_sub(P[0].wrapping_mul(inv)));
+                i += 1;
+            }
+            inv
+        };
+        Fe(super::inv::invert_vartime(&self.normalize(), &P, PINV))
+    }
+
     /// A square root, in constant time: `(mask, r)` with `mask` all ones and `r² = self` when `self` is a
     /// square, else zero. p ≡ 3 (mod 4), so the candidate is `self^((p+1)/4)`; (p + 1)/4 in binary: 223
     /// ones, a zero, 22 ones, then `00001100`.
@@ -480,6 +494,7 @@ pub(crate) mod tests {
             assert_eq!(to_big(&a.neg()), (&p - &va) % &p, "neg {i}");
             assert_eq!(to_big(&a.mul_small(21)), (&va * 21u32) % &p, "mul_small {i}");
             assert_eq!(to_big(&a.invert()), va.modpow(&(&p - 2u8), &p), "invert {i}");
+            assert_eq!(to_big(&a.invert_vartime()), va.modpow(&(&p - 2u8), &p), "invert_vartime {i}");
             let (ok, r) = a.sqrt();
             let is_square = va.modpow(&((&p - 1u8) >> 1), &p) != &p - 1u8;
             assert_eq!(ok == u64::MAX, is_square, "sqrt {i}");

@@ -395,7 +395,7 @@ impl Jac {
         if self.is_identity() {
             return None;
         }
-        let zinv = self.z.invert();
+        let zinv = self.z.invert_vartime();
         let zinv2 = zinv.square();
         Some(Affine { x: self.x.mul(&zinv2), y: self.y.mul(&zinv2).mul(&zinv) })
     }
@@ -492,7 +492,7 @@ fn wnaf(k: &[u64; 4], w: u32) -> [i16; NAF_LEN] {
 const NAF_LEN: usize = 131;
 
 /// The window width for the odd multiples of G and λ·G (2^(w−2) entries each, in the compile-time tables).
-pub(crate) const WINDOW_G: u32 = 8;
+pub(crate) const WINDOW_G: u32 = 12;
 const G_ODD_LEN: usize = 1 << (WINDOW_G - 2);
 /// The window width for the odd multiples of P and λ·P, computed per verification.
 const WINDOW_P: u32 = 5;
@@ -804,5 +804,75 @@ pub(crate) mod tests {
                 assert_eq!(acc, num_bigint::BigInt::from(super::super::field::tests::big(&k)));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod timing {
+    extern crate std;
+    use super::*;
+    use std::time::Instant;
+
+    #[test]
+    #[ignore = "timing printout for development; run with --release --ignored --nocapture"]
+    fn print_timings() {
+        let k = Scalar::from_bytes_reduced(&[0x5a; 32]);
+        let u = Scalar::from_bytes_reduced(&[0x3c; 32]);
+        let (p, _) = mul_base(&k).to_affine();
+        let n = 20000u32;
+        let mut x = GX;
+        let t = Instant::now();
+        for _ in 0..n {
+            x = x.mul(&GY);
+        }
+        std::println!("fe mul {:?} {}", t.elapsed() / n, x.is_odd());
+        let t = Instant::now();
+        for _ in 0..n {
+            x = x.square();
+        }
+        std::println!("fe sqr {:?} {}", t.elapsed() / n, x.is_odd());
+        let m = 2000u32;
+        let t = Instant::now();
+        for _ in 0..m {
+            x = x.invert();
+        }
+        std::println!("fe inv {:?} {}", t.elapsed() / m, x.is_odd());
+        let mut s = k;
+        let t = Instant::now();
+        for _ in 0..m {
+            s = s.invert();
+        }
+        std::println!("scalar inv {:?} {}", t.elapsed() / m, s.0[0]);
+        let t = Instant::now();
+        for _ in 0..m {
+            s = s.invert_vartime();
+        }
+        std::println!("scalar inv vartime {:?} {}", t.elapsed() / m, s.0[0]);
+        let t = Instant::now();
+        for _ in 0..m {
+            x = x.invert_vartime();
+        }
+        std::println!("fe inv vartime {:?} {}", t.elapsed() / m, x.is_odd());
+        let t = Instant::now();
+        for _ in 0..m {
+            s = s.mul(&u);
+        }
+        std::println!("scalar mul {:?} {}", t.elapsed() / m, s.0[0]);
+        let t = Instant::now();
+        let mut acc = 0u64;
+        for _ in 0..m {
+            acc ^= mul_base(&s).x.0[0];
+        }
+        std::println!("mul_base {:?} {acc}", t.elapsed() / m);
+        let t = Instant::now();
+        for _ in 0..m {
+            acc ^= mul_ct(&s, &p).x.0[0];
+        }
+        std::println!("mul_ct {:?} {acc}", t.elapsed() / m);
+        let t = Instant::now();
+        for _ in 0..m {
+            acc ^= double_mul_vartime(&s, &u, &p).x.0[0];
+        }
+        std::println!("double_mul {:?} {acc}", t.elapsed() / m);
     }
 }

@@ -34,6 +34,7 @@
 
 pub(crate) mod field;
 pub(crate) mod group;
+pub(crate) mod inv;
 pub(crate) mod scalar;
 pub mod schnorr;
 
@@ -118,7 +119,7 @@ impl PrimeCurve for Secp256k1 {
         a.invert()
     }
     fn scalar_invert_vartime(_backend: Checked<Backend>, a: &Scalar) -> Scalar {
-        a.invert()
+        a.invert_vartime()
     }
     fn scalar_is_zero(a: &Scalar) -> bool {
         a.mask_is_zero() != 0

@@ -250,6 +250,11 @@ impl Scalar {
         Scalar(mont_mul(&r, &[1, 0, 0, 0]))
     }
 
+    /// `self^-1` (0 maps to 0) in variable time, for public values only (see `inv`).
+    pub(crate) fn invert_vartime(&self) -> Scalar {
+        Scalar(super::inv::invert_vartime(&self.0, &N, NINV.wrapping_neg()))
+    }
+
     /// `a` where `mask` is all ones, `b` where it is zero.
     #[inline(always)]
     pub(crate) fn select(a: &Scalar, b: &Scalar, mask: Mask) -> Scalar {
@@ -389,6 +394,7 @@ mod tests {
             assert_eq!(big(&a.neg().0), (&n - &va) % &n, "neg {i}");
             assert_eq!(big(&a.mul(&b).0), (&va * &vb) % &n, "mul {i}");
             assert_eq!(big(&a.invert().0), va.modpow(&(&n - 2u8), &n), "invert {i}");
+            assert!(a.invert_vartime() == a.invert(), "invert_vartime {i}");
             assert_eq!(a.mask_is_zero() == u64::MAX, va == BigUint::from(0u8));
             assert_eq!(a.mask_is_high() == u64::MAX, va > (&n >> 1));
             // GLV: k = k1 + k2·λ with |k1|, |k2| < 2^128.
