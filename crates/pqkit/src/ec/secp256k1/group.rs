@@ -15,8 +15,9 @@
 //!   computed at compile time): 64 complete mixed additions and no doubling. Each row is read with a masked
 //!   scan of all 8 entries; the digit's sign is applied by a masked negation. A scalar above n/2 is negated
 //!   first (and the result after), so that the top digit stays within the table.
-//! - `mul_ct`: k·P for a secret k: the same signed radix-16 digits over a table of P..8P built at run time,
-//!   4 doublings and one complete addition per digit.
+//! - `mul_ct`: k·P for a secret k: the GLV split (constant time) into two halves below 2^128, signed radix-16
+//!   digits of each over tables of P..8P and λP..8λP built at run time, 128 doublings and two complete
+//!   additions per digit.
 //! - `double_mul_vartime`: u1·G + u2·P for verification: each scalar split by the GLV endomorphism
 //!   λ·(x, y) = (β·x, y) into two halves of about 128 bits, four width-w NAFs (w = 5 for P and λP, whose odd
 //!   multiples are computed per call; [`WINDOW_G`] for G and λ·G, from compile-time tables), interleaved
@@ -262,23 +263,40 @@ pub(crate) fn mul_base(k: &Scalar) -> Proj {
     Proj::select(&acc.neg(), &acc, high)
 }
 
-/// `k·P` for a secret scalar `k` and a public point `P`, in constant time (see the module docs).
+/// `k·P` for a secret scalar `k` and a public point `P`, in constant time (see the module docs): the GLV
+/// split k = k1 + k2·λ (constant time, |k1|, |k2| < 2^128), the signs folded into the points by masked
+/// negation, then signed radix-16 digits of both halves over tables of P..8P and of their images under λ,
+/// 4 doublings and two complete additions per digit.
 pub(crate) fn mul_ct(k: &Scalar, p: &Affine) -> Proj {
-    let high = k.mask_is_high();
-    let mut s = k.cneg(high).to_bytes();
-    let mut digits = radix16(&s);
-    let mut table = [Proj::from_affine(p); 8];
+    let ((mut k1, n1), (mut k2, n2)) = k.split_glv();
+    let p1 = Affine::select(&p.neg(), p, n1);
+    let mut t1 = [Proj::from_affine(&p1); 8];
     for j in 1..8 {
-        table[j] = table[j - 1].add_affine(p);
+        t1[j] = t1[j - 1].add_affine(&p1);
     }
-    let mut acc = lookup_proj(&table, digits[63]);
-    for i in (0..63).rev() {
+    // λ·(X : Y : Z) = (β·X : Y : Z); the sign of the second half differs from the first by n1 ⊕ n2.
+    let flip = n1 ^ n2;
+    let mut t2 = t1;
+    for e in t2.iter_mut() {
+        let y = Fe::select(&e.y.neg(), &e.y, flip);
+        *e = Proj { x: e.x.mul(&BETA), y, z: e.z };
+    }
+    let (mut b1, mut b2) = (k1.to_bytes(), k2.to_bytes());
+    let (mut d1, mut d2) = (radix16(&b1), radix16(&b2));
+    // Both halves are below 2^128: digits 33..63 are zero (digit 32 holds the recoding's carry).
+    let mut acc = lookup_proj(&t1, d1[32]).add(&lookup_proj(&t2, d2[32]));
+    for i in (0..32).rev() {
         acc = acc.double().double().double().double();
-        acc = acc.add(&lookup_proj(&table, digits[i]));
+        acc = acc.add(&lookup_proj(&t1, d1[i]));
+        acc = acc.add(&lookup_proj(&t2, d2[i]));
     }
-    zeroize::Zeroize::zeroize(&mut s);
-    zeroize::Zeroize::zeroize(&mut digits);
-    Proj::select(&acc.neg(), &acc, high)
+    zeroize::Zeroize::zeroize(&mut b1);
+    zeroize::Zeroize::zeroize(&mut b2);
+    zeroize::Zeroize::zeroize(&mut d1);
+    zeroize::Zeroize::zeroize(&mut d2);
+    zeroize::Zeroize::zeroize(&mut k1);
+    zeroize::Zeroize::zeroize(&mut k2);
+    acc
 }
 
 // ---- Jacobian coordinates, variable time (public data only) -------------------------------------------
