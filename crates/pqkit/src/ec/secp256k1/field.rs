@@ -169,15 +169,21 @@ impl Fe {
     #[inline(always)]
     pub(crate) const fn add(&self, rhs: &Fe) -> Fe {
         let mut r = [0u64; 4];
-        let mut carry = 0u128;
+        let mut carry = 0u64;
         let mut i = 0;
         while i < 4 {
-            let t = self.0[i] as u128 + rhs.0[i] as u128 + carry;
-            r[i] = t as u64;
-            carry = t >> 64;
+            let (s1, o1) = self.0[i].overflowing_add(rhs.0[i]);
+            let (s2, o2) = s1.overflowing_add(carry);
+            r[i] = s2;
+            carry = (o1 | o2) as u64;
             i += 1;
         }
-        Fe::fold(r, carry as u64)
+        // A carry out is 2^256 = C: add C by mask, and once more if that carries (then r is below C, so the
+        // second addition cannot carry).
+        let (r, c) = add4_small(&r, cmask(carry) & C);
+        let mut r = r;
+        r[0] = r[0].wrapping_add(cmask(c) & C);
+        Fe(r)
     }
 
     /// `self − rhs`.
@@ -387,6 +393,21 @@ impl Fe {
         let r = x223.square_n(23).mul(&x22).square_n(6).mul(&x2).square_n(2);
         (r.square().mask_eq(self), r)
     }
+}
+
+/// `a + k` over four limbs for a one-word `k`, and the carry out (0 or 1).
+#[inline(always)]
+const fn add4_small(a: &[u64; 4], k: u64) -> ([u64; 4], u64) {
+    let mut r = [0u64; 4];
+    let mut carry = k;
+    let mut i = 0;
+    while i < 4 {
+        let (s, o) = a[i].overflowing_add(carry);
+        r[i] = s;
+        carry = o as u64;
+        i += 1;
+    }
+    (r, carry)
 }
 
 /// `a − b` over four limbs and the borrow out (0 or 1).
