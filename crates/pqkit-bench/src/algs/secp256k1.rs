@@ -415,8 +415,9 @@ pub fn algorithms() -> Vec<Algorithm> {
     let mut v = sig_rows("secp256k1 ECDSA", &["keygen", "sign", "verify"], ecdsa_impls());
     let impls = ecdh_impls();
     let list = impls.clone();
-    let mut alg = Algorithm::public_key("secp256k1 ECDH", "derive", 0, Check::Custom(Box::new(move || ecdh_check(&list))))
-        .reports(&[Report::A]);
+    let mut alg =
+        Algorithm::public_key("secp256k1 ECDH", "derive", 0, Check::Custom(Box::new(move || ecdh_check(&list))))
+            .reports(&[Report::A]);
     for d in &impls {
         let d2 = d.clone();
         let setup = move |_size: usize| -> Result<Box<dyn Op>, String> {

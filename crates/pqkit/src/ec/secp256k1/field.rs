@@ -149,7 +149,7 @@ impl Fe {
 
     /// The canonical 32-byte big-endian encoding.
     #[inline]
-    pub(crate) const fn to_bytes(&self) -> [u8; 32] {
+    pub(crate) const fn to_bytes(self) -> [u8; 32] {
         let w = self.normalize();
         let mut out = [0u8; 32];
         let mut i = 0;

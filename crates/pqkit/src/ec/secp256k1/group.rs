@@ -27,16 +27,13 @@ use super::field::{Fe, Mask, mask_from_bit};
 use super::scalar::Scalar;
 
 /// The generator's coordinates.
-pub(crate) const GX: Fe = Fe::from_bytes_wrapping(&super::scalar::hex32(
-    "79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798",
-));
-pub(crate) const GY: Fe = Fe::from_bytes_wrapping(&super::scalar::hex32(
-    "483ada7726a3c4655da4fbfc0e1108a8fd17b448a68554199c47d08ffb10d4b8",
-));
+pub(crate) const GX: Fe =
+    Fe::from_bytes_wrapping(&super::scalar::hex32("79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"));
+pub(crate) const GY: Fe =
+    Fe::from_bytes_wrapping(&super::scalar::hex32("483ada7726a3c4655da4fbfc0e1108a8fd17b448a68554199c47d08ffb10d4b8"));
 /// β, a cube root of unity mod p: λ·(x, y) = (β·x, y).
-pub(crate) const BETA: Fe = Fe::from_bytes_wrapping(&super::scalar::hex32(
-    "7ae96a2b657c07106e64479eac3434e99cf0497512f58995c1396c28719501ee",
-));
+pub(crate) const BETA: Fe =
+    Fe::from_bytes_wrapping(&super::scalar::hex32("7ae96a2b657c07106e64479eac3434e99cf0497512f58995c1396c28719501ee"));
 
 /// 3·b = 21, for the complete formulas.
 const B3: u64 = 21;
@@ -185,7 +182,7 @@ impl Proj {
 
     /// The affine coordinates (constant-time inversion) and a mask that is all ones when `self` is the
     /// identity (then the coordinates are (0, 0)).
-    pub(crate) fn to_affine(&self) -> (Affine, Mask) {
+    pub(crate) fn to_affine(self) -> (Affine, Mask) {
         let zinv = self.z.invert();
         (Affine { x: self.x.mul(&zinv), y: self.y.mul(&zinv) }, self.mask_is_identity())
     }
@@ -409,7 +406,7 @@ impl Jac {
     }
 
     /// The affine point, `None` for the identity (variable time).
-    pub(crate) fn to_affine_vartime(&self) -> Option<Affine> {
+    pub(crate) fn to_affine_vartime(self) -> Option<Affine> {
         if self.is_identity() {
             return None;
         }
@@ -535,9 +532,7 @@ pub(crate) fn double_mul_vartime(u1: &Scalar, u2: &Scalar, p: &Affine) -> Jac {
     for j in 0..P_ODD_LEN {
         tl[j] = tp[j].endo();
     }
-    let top = (0..NAF_LEN)
-        .rev()
-        .find(|&i| naf_a1[i] != 0 || naf_b1[i] != 0 || naf_a2[i] != 0 || naf_b2[i] != 0);
+    let top = (0..NAF_LEN).rev().find(|&i| naf_a1[i] != 0 || naf_b1[i] != 0 || naf_a2[i] != 0 || naf_b2[i] != 0);
     let Some(top) = top else { return Jac::IDENTITY };
     let mut acc = Jac::IDENTITY;
     // The sign of each half flips its digits.
@@ -636,8 +631,8 @@ const fn compute_g_odd() -> [Affine; G_ODD_LEN] {
     batch_to_affine(&pts)
 }
 
-const fn compute_g_lambda_odd() -> [Affine; G_ODD_LEN] {
-    let mut out = G_ODD_CONST;
+const fn compute_g_lambda_odd(g_odd: &[Affine; G_ODD_LEN]) -> [Affine; G_ODD_LEN] {
+    let mut out = *g_odd;
     let mut j = 0;
     while j < G_ODD_LEN {
         out[j] = out[j].endo();
@@ -646,14 +641,12 @@ const fn compute_g_lambda_odd() -> [Affine; G_ODD_LEN] {
     out
 }
 
-const G_ODD_CONST: [Affine; G_ODD_LEN] = compute_g_odd();
-
 /// `BASE_TABLE[i][j] = (j + 1)·16^i·G`.
 pub(crate) static BASE_TABLE: [[Affine; 8]; 64] = compute_base_table();
 /// `G_ODD[j] = (2j + 1)·G`.
-pub(crate) static G_ODD: [Affine; G_ODD_LEN] = G_ODD_CONST;
+pub(crate) static G_ODD: [Affine; G_ODD_LEN] = compute_g_odd();
 /// `G_LAMBDA_ODD[j] = (2j + 1)·λ·G`.
-pub(crate) static G_LAMBDA_ODD: [Affine; G_ODD_LEN] = compute_g_lambda_odd();
+pub(crate) static G_LAMBDA_ODD: [Affine; G_ODD_LEN] = compute_g_lambda_odd(&G_ODD);
 
 #[cfg(test)]
 pub(crate) mod tests {
@@ -719,9 +712,9 @@ pub(crate) mod tests {
         assert!(Affine::from_xy_vartime(GX, GY).is_some());
         let g = ref_g();
         for i in [0usize, 1, 17, 63] {
-            for j in 0..8 {
+            for (j, e) in BASE_TABLE[i].iter().enumerate() {
                 let k = (BigUint::from(j as u32 + 1)) << (4 * i);
-                assert_eq!(of_affine(&BASE_TABLE[i][j]), ref_mul(&k, &g), "base table {i} {j}");
+                assert_eq!(of_affine(e), ref_mul(&k, &g), "base table {i} {j}");
             }
         }
         for j in [0usize, 1, G_ODD_LEN - 1] {

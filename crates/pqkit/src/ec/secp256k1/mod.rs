@@ -25,7 +25,7 @@
 //! - `group`: complete projective formulas (Renes–Costello–Batina, a = 0) for every secret path — the
 //!   fixed-base multiplication over a compile-time table, the variable-base windowed multiplication —
 //!   and Jacobian formulas with the GLV endomorphism and interleaved wNAF for verification.
-//! - [`schnorr`]: BIP-340.
+//! - [`schnorr`], the BIP-340 signatures.
 //!
 //! ## Constant time
 //! Key generation, signing (ECDSA and Schnorr) and ECDH: masked table look-ups over whole rows, complete

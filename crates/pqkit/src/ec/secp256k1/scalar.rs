@@ -57,13 +57,18 @@ const R2: [u64; 4] = pow2_mod_n(512);
 const R1: [u64; 4] = pow2_mod_n(256);
 
 /// The GLV endomorphism's eigenvalue λ (λ³ = 1 mod n): λ·(x, y) = (β·x, y).
-pub(crate) const LAMBDA: Scalar = Scalar::from_be_const(&hex32("5363ad4cc05c30e0a5261c028812645a122e22ea20816678df02967c1b23bd72"));
+pub(crate) const LAMBDA: Scalar =
+    Scalar::from_be_const(&hex32("5363ad4cc05c30e0a5261c028812645a122e22ea20816678df02967c1b23bd72"));
 /// −b1 and −b2 of the short lattice basis {(a1, b1), (a2, b2)} of {(x, y) : x + y·λ = 0 mod n}, reduced mod n.
-const MINUS_B1: Scalar = Scalar::from_be_const(&hex32("00000000000000000000000000000000e4437ed6010e88286f547fa90abfe4c3"));
-const MINUS_B2: Scalar = Scalar::from_be_const(&hex32("fffffffffffffffffffffffffffffffe8a280ac50774346dd765cda83db1562c"));
+const MINUS_B1: Scalar =
+    Scalar::from_be_const(&hex32("00000000000000000000000000000000e4437ed6010e88286f547fa90abfe4c3"));
+const MINUS_B2: Scalar =
+    Scalar::from_be_const(&hex32("fffffffffffffffffffffffffffffffe8a280ac50774346dd765cda83db1562c"));
 /// round(2^384·b2/n) and round(2^384·(−b1)/n).
-const G1: [u64; 4] = Scalar::from_be_const(&hex32("3086d221a7d46bcde86c90e49284eb153daa8a1471e8ca7fe893209a45dbb031")).0;
-const G2: [u64; 4] = Scalar::from_be_const(&hex32("e4437ed6010e88286f547fa90abfe4c4221208ac9df506c61571b4ae8ac47f71")).0;
+const G1: [u64; 4] =
+    Scalar::from_be_const(&hex32("3086d221a7d46bcde86c90e49284eb153daa8a1471e8ca7fe893209a45dbb031")).0;
+const G2: [u64; 4] =
+    Scalar::from_be_const(&hex32("e4437ed6010e88286f547fa90abfe4c4221208ac9df506c61571b4ae8ac47f71")).0;
 
 /// 64 hex digits as 32 bytes, at compile time.
 pub(crate) const fn hex32(s: &str) -> [u8; 32] {
@@ -175,7 +180,7 @@ impl Scalar {
 
     /// The 32-byte big-endian encoding.
     #[inline]
-    pub(crate) fn to_bytes(&self) -> [u8; 32] {
+    pub(crate) fn to_bytes(self) -> [u8; 32] {
         let mut out = [0u8; 32];
         for i in 0..4 {
             out[8 * i..8 * i + 8].copy_from_slice(&self.0[3 - i].to_be_bytes());
@@ -188,9 +193,9 @@ impl Scalar {
     pub(crate) fn add(&self, rhs: &Scalar) -> Scalar {
         let mut r = [0u64; 4];
         let mut carry = 0u128;
-        for i in 0..4 {
-            let t = self.0[i] as u128 + rhs.0[i] as u128 + carry;
-            r[i] = t as u64;
+        for ((o, &a), &b) in r.iter_mut().zip(&self.0).zip(&rhs.0) {
+            let t = a as u128 + b as u128 + carry;
+            *o = t as u64;
             carry = t >> 64;
         }
         Scalar(sub_n_if_ge(r, carry as u64))
@@ -259,8 +264,8 @@ impl Scalar {
     #[inline(always)]
     pub(crate) fn select(a: &Scalar, b: &Scalar, mask: Mask) -> Scalar {
         let mut r = b.0;
-        for i in 0..4 {
-            r[i] ^= mask & (a.0[i] ^ r[i]);
+        for (o, &x) in r.iter_mut().zip(&a.0) {
+            *o ^= mask & (x ^ *o);
         }
         Scalar(r)
     }
