@@ -12,6 +12,7 @@ pub mod aes_gcm;
 pub mod arx512;
 pub mod chacha;
 pub mod ec;
+pub mod ecdsa;
 pub mod hash;
 pub mod kdf;
 pub mod ossl_ffi;
@@ -33,6 +34,7 @@ pub fn all() -> Vec<Algorithm> {
     v.extend(arx512::algorithms());
     v.extend(pq::algorithms());
     v.extend(ec::algorithms());
+    v.extend(ecdsa::algorithms());
     v.extend(secp256k1::algorithms());
     v
 }

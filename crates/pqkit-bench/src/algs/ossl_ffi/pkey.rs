@@ -2,7 +2,7 @@
 //! one-shot message signing with parameters, which the `openssl` crate does not wrap; X25519 and Ed25519 keys from
 //! their raw private bytes, X25519 key agreement ([`Agreement`]) and pure Ed25519 signing, through the same calls.
 
-use super::{EVP_PKEY_CTX_new_from_pkey, clear_errors, end, err, ffi, int, octets};
+use super::{EVP_PKEY_CTX_new_from_pkey, clear_errors, end, err, ffi, int, octets, param};
 use std::ffi::{CStr, c_int};
 use std::ptr::{null, null_mut};
 use std::sync::Mutex;
@@ -64,6 +64,75 @@ impl Pkey {
         let p =
             unsafe { ffi::EVP_PKEY_new_raw_public_key_ex(null_mut(), alg.as_ptr(), null(), key.as_ptr(), key.len()) };
         if p.is_null() { Err(err("EVP_PKEY_new_raw_public_key_ex")) } else { Ok(Pkey(p)) }
+    }
+
+    /// An elliptic-curve key pair of the named group `group` ("P-256", "secp256k1"; `nid` the same group) from
+    /// its 32-byte big-endian private scalar: OpenSSL computes the public key (`EC_POINT_mul` on the generator,
+    /// through the `openssl` crate) and the key is imported with `EVP_PKEY_fromdata`, as OpenSSL's own key
+    /// generation would hold it. Writes the uncompressed public point into `public`.
+    pub fn ec_from_private(
+        group: &'static CStr,
+        nid: openssl::nid::Nid,
+        private: &[u8; 32],
+        public: &mut Vec<u8>,
+    ) -> Result<Pkey, String> {
+        use openssl::bn::{BigNum, BigNumContext};
+        use openssl::ec::{EcGroup, EcPoint, PointConversionForm};
+        ffi::init();
+        let g = EcGroup::from_curve_name(nid).map_err(super::e)?;
+        let d = BigNum::from_slice(private).map_err(super::e)?;
+        let mut bctx = BigNumContext::new().map_err(super::e)?;
+        let mut q = EcPoint::new(&g).map_err(super::e)?;
+        q.mul_generator2(&g, &d, &mut bctx).map_err(super::e)?;
+        let point = q.to_bytes(&g, PointConversionForm::UNCOMPRESSED, &mut bctx).map_err(super::e)?;
+        // OSSL_PARAM integers are in native byte order.
+        let mut le = *private;
+        if cfg!(target_endian = "little") {
+            le.reverse();
+        }
+        let key = Self::ec_from_params(group, Some(&le), &point, ffi::EVP_PKEY_KEYPAIR);
+        le.fill(0);
+        public.clear();
+        public.extend_from_slice(&point);
+        key
+    }
+
+    /// An elliptic-curve public key of the named group from its SEC1 encoding.
+    pub fn ec_from_public(group: &'static CStr, point: &[u8]) -> Result<Pkey, String> {
+        ffi::init();
+        Self::ec_from_params(group, None, point, ffi::EVP_PKEY_PUBLIC_KEY)
+    }
+
+    fn ec_from_params(
+        group: &'static CStr,
+        private_le: Option<&[u8; 32]>,
+        point: &[u8],
+        selection: c_int,
+    ) -> Result<Pkey, String> {
+        let mut params = vec![
+            param(c"group", super::OSSL_PARAM_UTF8_STRING, group.as_ptr() as *mut _, group.to_bytes().len()),
+            octets(c"pub", point),
+        ];
+        if let Some(d) = private_le {
+            params.push(param(c"priv", super::OSSL_PARAM_UNSIGNED_INTEGER, d.as_ptr() as *mut _, d.len()));
+        }
+        params.push(end());
+        // SAFETY: the context is created, used and freed here; `params` is END-terminated and points into
+        // `group`, `point` and `private_le`, which outlive the call; `pkey` is written only on success.
+        unsafe {
+            let ctx = ffi::EVP_PKEY_CTX_new_from_name(null_mut(), c"EC".as_ptr(), null());
+            if ctx.is_null() {
+                return Err(err("EVP_PKEY_CTX_new_from_name(EC)"));
+            }
+            let mut pkey = null_mut();
+            let ok = ffi::EVP_PKEY_fromdata_init(ctx) == 1
+                && ffi::EVP_PKEY_fromdata(ctx, &mut pkey, selection, params.as_mut_ptr()) == 1;
+            ffi::EVP_PKEY_CTX_free(ctx);
+            if !ok || pkey.is_null() {
+                return Err(err("EVP_PKEY_fromdata(EC)"));
+            }
+            Ok(Pkey(pkey))
+        }
     }
 
     /// The public key encoding into `out`.
@@ -186,6 +255,70 @@ impl Keyed {
     /// definition).
     pub fn sign_pure(&self, alg: &'static CStr, msg: &[u8], sig_len: usize, out: &mut Vec<u8>) -> Result<(), String> {
         self.sign_message(alg, false, msg, sig_len, out)
+    }
+
+    /// A signature of `msg` by a digest-based scheme with variable-length output of at most `max_len` bytes,
+    /// e.g. "ECDSA-SHA256" (OpenSSL 3.4+ message signing: hashing included, random nonce, DER). A one-shot
+    /// digest signature finalises its context, so every call re-initialises it with
+    /// `EVP_PKEY_sign_message_init` (reusing the key's context and the signature algorithm fetched once).
+    pub fn sign_der(&self, alg: &'static CStr, msg: &[u8], max_len: usize, out: &mut Vec<u8>) -> Result<(), String> {
+        self.with_ctx_reinit(alg, ffi::EVP_PKEY_sign_message_init, "EVP_PKEY_sign_message_init", |ctx| {
+            out.clear();
+            out.resize(max_len, 0);
+            let mut len = max_len;
+            // SAFETY: ctx is initialised for signing; the buffers are valid for the lengths passed.
+            let ok = unsafe { ffi::EVP_PKEY_sign(ctx, out.as_mut_ptr(), &mut len, msg.as_ptr(), msg.len()) } == 1;
+            if !ok || len > max_len {
+                return Err(err("EVP_PKEY_sign"));
+            }
+            out.truncate(len);
+            Ok(())
+        })
+    }
+
+    /// Verifies a signature of a digest-based scheme (see [`sign_der`](Self::sign_der)).
+    pub fn verify_der(&self, alg: &'static CStr, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
+        self.with_ctx_reinit(alg, ffi::EVP_PKEY_verify_message_init, "EVP_PKEY_verify_message_init", |ctx| {
+            // SAFETY: ctx is initialised for verification; the slices are valid.
+            let r = unsafe { ffi::EVP_PKEY_verify(ctx, sig.as_ptr(), sig.len(), msg.as_ptr(), msg.len()) };
+            if r != 1 {
+                clear_errors();
+            }
+            Ok(r == 1)
+        })
+    }
+
+    /// Runs `f` on the key's context freshly initialised by `init(ctx, signature, NULL)`; the context and the
+    /// fetched signature algorithm are made on first use and kept.
+    fn with_ctx_reinit<R>(
+        &self,
+        alg: &'static CStr,
+        init: unsafe extern "C" fn(*mut ffi::EVP_PKEY_CTX, *mut ffi::EVP_SIGNATURE, *const ffi::OSSL_PARAM) -> c_int,
+        what: &str,
+        f: impl FnOnce(*mut ffi::EVP_PKEY_CTX) -> Result<R, String>,
+    ) -> Result<R, String> {
+        let mut guard = self.ctx.lock().map_err(|_| "poisoned".to_string())?;
+        if guard.is_none() {
+            // SAFETY: the key is valid for the lifetime of self; the context is owned by the Ctx below.
+            let ctx = unsafe { EVP_PKEY_CTX_new_from_pkey(null_mut(), self.pkey.0, null()) };
+            if ctx.is_null() {
+                return Err(err("EVP_PKEY_CTX_new_from_pkey"));
+            }
+            // SAFETY: plain fetch by name; the result is checked below and owned by the Ctx.
+            let s = unsafe { ffi::EVP_SIGNATURE_fetch(null_mut(), alg.as_ptr(), null()) };
+            let c = Ctx(ctx, s);
+            if s.is_null() {
+                return Err(err("EVP_SIGNATURE_fetch"));
+            }
+            *guard = Some(c);
+        }
+        let Some(c) = guard.as_ref() else { return Err("no context".into()) };
+        // SAFETY: c.0 and c.1 are valid (made above); `init` is one of the two message initialisers, which
+        // accept NULL parameters.
+        if unsafe { init(c.0, c.1, null()) } != 1 {
+            return Err(err(what));
+        }
+        f(c.0)
     }
 
     /// One-shot message signing; the context is initialised on first use, with the "deterministic" parameter set

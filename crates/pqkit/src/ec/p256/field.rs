@@ -210,13 +210,19 @@ pub(crate) fn eq_mask(a: &[u64; 4], b: &[u64; 4]) -> u64 {
 /// `a` where mask is all ones, `b` where it is zero.
 #[inline(always)]
 pub(crate) fn select(mask: u64, a: &[u64; 4], b: &[u64; 4]) -> [u64; 4] {
-    [b[0] ^ (mask & (a[0] ^ b[0])), b[1] ^ (mask & (a[1] ^ b[1])), b[2] ^ (mask & (a[2] ^ b[2])), b[3] ^ (mask & (a[3] ^ b[3]))]
+    [
+        b[0] ^ (mask & (a[0] ^ b[0])),
+        b[1] ^ (mask & (a[1] ^ b[1])),
+        b[2] ^ (mask & (a[2] ^ b[2])),
+        b[3] ^ (mask & (a[3] ^ b[3])),
+    ]
 }
 
 // ---- the field GF(p) ----
 
 /// p = 2^256 − 2^224 + 2^192 + 2^96 − 1.
-pub(crate) const P: Modulus = Modulus::new(hex_limbs("ffffffff00000001000000000000000000000000ffffffffffffffffffffffff"));
+pub(crate) const P: Modulus =
+    Modulus::new(hex_limbs("ffffffff00000001000000000000000000000000ffffffffffffffffffffffff"));
 
 /// A field element in Montgomery form (a·R mod p), fully reduced.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
@@ -245,13 +251,13 @@ impl Fe {
 
     /// The canonical value, little-endian limbs.
     #[inline]
-    pub(crate) const fn to_canonical_limbs(&self) -> [u64; 4] {
+    pub(crate) const fn to_canonical_limbs(self) -> [u64; 4] {
         mont_mul(&self.0, &[1, 0, 0, 0], &P)
     }
 
     /// The canonical big-endian encoding.
     #[inline]
-    pub(crate) const fn to_be_bytes(&self) -> [u8; 32] {
+    pub(crate) const fn to_be_bytes(self) -> [u8; 32] {
         limbs_to_be(&self.to_canonical_limbs())
     }
 

@@ -8,7 +8,8 @@ use super::field::{
 use zeroize::Zeroize;
 
 /// The group order n.
-pub(crate) const N: Modulus = Modulus::new(hex_limbs("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551"));
+pub(crate) const N: Modulus =
+    Modulus::new(hex_limbs("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551"));
 
 /// (n − 1)/2: the largest "low" s.
 const HALF_N: [u64; 4] = {
@@ -57,12 +58,12 @@ impl Scalar {
 
     /// The canonical value.
     #[inline]
-    pub(crate) fn to_canonical_limbs(&self) -> [u64; 4] {
+    pub(crate) fn to_canonical_limbs(self) -> [u64; 4] {
         mont_mul(&self.0, &[1, 0, 0, 0], &N)
     }
 
     /// The canonical big-endian encoding.
-    pub(crate) fn to_be_bytes(&self) -> [u8; 32] {
+    pub(crate) fn to_be_bytes(self) -> [u8; 32] {
         limbs_to_be(&self.to_canonical_limbs())
     }
 
@@ -81,11 +82,6 @@ impl Scalar {
         Scalar(mont_mul(&self.0, &b.0, &N))
     }
 
-    #[inline]
-    fn sqr(&self) -> Scalar {
-        self.mul(self)
-    }
-
     /// All ones if zero.
     pub(crate) fn is_zero_mask(&self) -> u64 {
         eq_mask(&self.0, &[0; 4])
@@ -99,20 +95,26 @@ impl Scalar {
 
     /// a⁻¹ = a^(n − 2) (0 for 0), constant time: a fixed 4-bit window over the public exponent.
     pub(crate) fn invert(&self) -> Scalar {
+        self.invert_with(|a, b| a.mul(b))
+    }
+
+    /// [`invert`](Self::invert) with the product `mul` (a backend's).
+    #[inline(always)]
+    pub(crate) fn invert_with(&self, mul: impl Fn(&Scalar, &Scalar) -> Scalar) -> Scalar {
         // Powers a^0 .. a^15.
         let mut pow = [Scalar(N.r); 16];
         for i in 1..16 {
-            pow[i] = pow[i - 1].mul(self);
+            pow[i] = mul(&pow[i - 1], self);
         }
         let e = sbb4(&N.m, &[2, 0, 0, 0]).0;
         let mut r = Scalar(N.r);
         for i in (0..64).rev() {
             for _ in 0..4 {
-                r = r.sqr();
+                r = mul(&r, &r);
             }
             // The window is a digit of the public exponent: indexing by it reveals nothing secret.
             let w = ((e[i / 16] >> (4 * (i % 16))) & 15) as usize;
-            r = r.mul(&pow[w]);
+            r = mul(&r, &pow[w]);
         }
         pow.zeroize();
         r

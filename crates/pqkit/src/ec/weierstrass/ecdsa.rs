@@ -140,9 +140,15 @@ impl<C: PrimeCurve> Signature<C> {
         let rest = match der {
             [0x30, len, rest @ ..] if *len < 0x80 && *len as usize == rest.len() => rest,
             [0x30, len, ..] if *len >= 0x80 => {
-                return Err(bad_sig::<C>("DER: the SEQUENCE length is not in short form (no valid signature needs more)"));
+                return Err(bad_sig::<C>(
+                    "DER: the SEQUENCE length is not in short form (no valid signature needs more)",
+                ));
             }
-            [0x30, _, ..] => return Err(bad_sig::<C>("DER: the SEQUENCE length does not match the data (truncated or trailing bytes)")),
+            [0x30, _, ..] => {
+                return Err(bad_sig::<C>(
+                    "DER: the SEQUENCE length does not match the data (truncated or trailing bytes)",
+                ));
+            }
             [] | [_] => return Err(bad_sig::<C>("DER: truncated signature")),
             _ => return Err(bad_sig::<C>("DER: the signature is not a SEQUENCE")),
         };
@@ -368,7 +374,7 @@ impl<C: PrimeCurve> SigningKey<C> {
         let mut drbg = Drbg::new(&x, &h1, extra);
         x.zeroize();
         loop {
-            let mut t = drbg.next();
+            let mut t = drbg.candidate();
             let k = C::scalar_from_canonical(&t);
             t.zeroize();
             let Some(mut k) = k else { continue };
@@ -395,7 +401,11 @@ impl<C: PrimeCurve> SigningKey<C> {
             }
             // s is public from here on: the branch reveals nothing secret.
             let s = if C::NORMALIZE_S && C::scalar_is_high(&s) { C::scalar_neg(&s) } else { s };
-            return Signature { r: C::scalar_to_bytes(&r), s: C::scalar_to_bytes(&s), _curve: core::marker::PhantomData };
+            return Signature {
+                r: C::scalar_to_bytes(&r),
+                s: C::scalar_to_bytes(&s),
+                _curve: core::marker::PhantomData,
+            };
         }
     }
 

@@ -302,10 +302,7 @@ impl<C: PrimeCurve> SecretKey<C> {
 
     /// As [`generate`](Self::generate) with a forced backend, for tests.
     #[doc(hidden)]
-    pub fn generate_with_backend<R: rand_core::CryptoRng + ?Sized>(
-        backend: Checked<C::Backend>,
-        rng: &mut R,
-    ) -> Self {
+    pub fn generate_with_backend<R: rand_core::CryptoRng + ?Sized>(backend: Checked<C::Backend>, rng: &mut R) -> Self {
         let mut b = [0u8; 32];
         loop {
             rng.fill_bytes(&mut b);

@@ -21,7 +21,7 @@ use crate::mac::Hmac;
 pub struct Drbg {
     k: [u8; 32],
     v: [u8; 32],
-    /// Whether [`next`](Self::next) has been called: every call after the first starts with the update
+    /// Whether [`candidate`](Self::candidate) has been called: every call after the first starts with the update
     /// K = HMAC_K(V ‖ 0x00), V = HMAC_K(V) (step h.3).
     started: bool,
 }
@@ -42,7 +42,7 @@ impl Drbg {
 
     /// The next 32-byte candidate (step h: T = V after V = HMAC_K(V)). The caller accepts it if it encodes an
     /// integer in [1, n − 1] and calls again otherwise (and also when r or s comes out zero).
-    pub fn next(&mut self) -> [u8; 32] {
+    pub fn candidate(&mut self) -> [u8; 32] {
         if self.started {
             let mut mac = Hmac::<Sha256>::new(&self.k);
             mac.update(&self.v).update(&[0]);
@@ -73,11 +73,11 @@ mod tests {
     #[test]
     fn extra_data_changes_the_stream_and_stream_is_deterministic() {
         let (x, h) = ([7u8; 32], [9u8; 32]);
-        let a = Drbg::new(&x, &h, &[]).next();
-        assert_eq!(a, Drbg::new(&x, &h, &[]).next());
-        assert_ne!(a, Drbg::new(&x, &h, &[1]).next());
+        let a = Drbg::new(&x, &h, &[]).candidate();
+        assert_eq!(a, Drbg::new(&x, &h, &[]).candidate());
+        assert_ne!(a, Drbg::new(&x, &h, &[1]).candidate());
         let mut d = Drbg::new(&x, &h, &[]);
-        let (c1, c2) = (d.next(), d.next());
+        let (c1, c2) = (d.candidate(), d.candidate());
         assert_eq!(c1, a);
         assert_ne!(c1, c2);
     }
