@@ -1,8 +1,8 @@
 //! Report (a), public key: secp256k1 — key generation, ECDH, ECDSA (sign and verify a 1 KiB message,
 //! SHA-256 included, like the Ed25519 rows) and BIP-340 Schnorr (sign and verify a 1 KiB message) — for pqkit,
-//! libsecp256k1 (the `secp256k1` crate, which builds Bitcoin Core's C library) and RustCrypto `k256`.
-//! aws-lc-rs and ring have no secp256k1. OpenSSL has no row yet: the EVP EC helpers of
-//! [`super::ossl_ffi`] do not cover EC keys.
+//! libsecp256k1 (the `secp256k1` crate, which builds Bitcoin Core's C library), RustCrypto `k256` and, for
+//! ECDSA and ECDH, OpenSSL (the vendored 3.6 through its EVP API, the group "secp256k1", by the P-256 rows'
+//! adapter [`super::ecdsa::OsslEc`]). aws-lc-rs and ring have no secp256k1; OpenSSL has no BIP-340.
 //!
 //! ECDSA and Schnorr adapters implement [`SigImpl`] and are checked by [`sig_check`]: every implementation
 //! derives the same public key from the fixed secret (SEC1 compressed for ECDSA, x-only for Schnorr) and, all
@@ -20,6 +20,10 @@
 //!   own SHA-256, libsecp256k1 the `sha2` crate, k256 its own `Signer`), signatures as 64-byte `r ‖ s`. pqkit
 //!   verifies with its low-S rule, as libsecp256k1 always does.
 //! - Schnorr sign / verify: BIP-340 on the 1 KiB message, auxiliary randomness all zeros.
+//! - OpenSSL signs with random nonces (so it is checked by cross verification only) and speaks DER: its
+//!   adapter converts each signature to `r ‖ s` and makes s low (n − s when above n/2, as libsecp256k1
+//!   requires) inside the timed sign, and back to DER inside the timed verify; public keys are compressed
+//!   from its uncompressed output outside timing. These conversions are a few hundred nanoseconds.
 
 use super::e;
 use super::pq::{AnyKey, DSA_SEED, Id, MSG_LEN, Named, SigImpl, sig_check};
@@ -151,6 +155,142 @@ impl SigImpl for K256Ecdsa {
         let vk = key::<k256::ecdsa::VerifyingKey>(vk)?;
         let Ok(sig) = k256::ecdsa::Signature::from_slice(sig) else { return Ok(false) };
         Ok(vk.verify(msg, &sig).is_ok())
+    }
+}
+
+/// OpenSSL through the P-256 rows' EVP adapter with the group "secp256k1" (see the module docs).
+struct OsslK1(super::ecdsa::OsslEc);
+
+const OPENSSL: Id = Id { name: "openssl", version: super::ossl, deterministic: false };
+
+impl OsslK1 {
+    fn new() -> Self {
+        OsslK1(super::ecdsa::OsslEc { group: c"secp256k1", nid: openssl::nid::Nid::SECP256K1 })
+    }
+}
+
+impl Named for OsslK1 {
+    fn id(&self) -> Id {
+        OPENSSL
+    }
+}
+
+/// The compressed SEC1 form of an uncompressed point.
+fn compress(p: &[u8]) -> Result<Vec<u8>, String> {
+    if p.len() != 65 || p[0] != 4 {
+        return Err("expected an uncompressed SEC1 point".into());
+    }
+    let mut v = vec![0x02 | (p[64] & 1)];
+    v.extend_from_slice(&p[1..33]);
+    Ok(v)
+}
+
+/// The group order n, big-endian.
+const N: [u8; 32] = [
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFE, 0xBA, 0xAE, 0xDC,
+    0xE6, 0xAF, 0x48, 0xA0, 0x3B, 0xBF, 0xD2, 0x5E, 0x8C, 0xD0, 0x36, 0x41, 0x41,
+];
+
+/// `r ‖ s` (s made low) from a DER `Ecdsa-Sig-Value`.
+fn der_to_rs_low(der: &[u8]) -> Result<[u8; 64], String> {
+    let bad = || "malformed DER signature".to_string();
+    if der.len() < 2 || der[0] != 0x30 || der[1] as usize != der.len() - 2 {
+        return Err(bad());
+    }
+    let mut out = [0u8; 64];
+    let mut pos = 2;
+    for half in 0..2 {
+        if der.len() < pos + 2 || der[pos] != 0x02 {
+            return Err(bad());
+        }
+        let len = der[pos + 1] as usize;
+        let mut v = der.get(pos + 2..pos + 2 + len).ok_or_else(bad)?;
+        while v.len() > 1 && v[0] == 0 {
+            v = &v[1..];
+        }
+        if v.len() > 32 {
+            return Err(bad());
+        }
+        out[32 * half + 32 - v.len()..32 * (half + 1)].copy_from_slice(v);
+        pos += 2 + len;
+    }
+    // s > n/2  ⇔  2s > n: then s ← n − s.
+    let s: [u8; 32] = out[32..].try_into().map_err(|_| bad())?;
+    let mut twice = [0u8; 33];
+    let mut carry = 0u16;
+    for i in (0..32).rev() {
+        let t = ((s[i] as u16) << 1) | carry;
+        twice[i + 1] = t as u8;
+        carry = t >> 8;
+    }
+    twice[0] = carry as u8;
+    let mut n33 = [0u8; 33];
+    n33[1..].copy_from_slice(&N);
+    if twice > n33 {
+        let mut borrow = 0i16;
+        for i in (0..32).rev() {
+            let t = N[i] as i16 - s[i] as i16 - borrow;
+            out[32 + i] = t.rem_euclid(256) as u8;
+            borrow = (t < 0) as i16;
+        }
+    }
+    Ok(out)
+}
+
+/// DER `Ecdsa-Sig-Value` of `r ‖ s`.
+fn rs_to_der(sig: &[u8]) -> Vec<u8> {
+    let mut body = Vec::with_capacity(72);
+    for half in sig.chunks(32) {
+        let mut v = half;
+        while v.len() > 1 && v[0] == 0 {
+            v = &v[1..];
+        }
+        body.push(0x02);
+        if v[0] & 0x80 != 0 {
+            body.push(v.len() as u8 + 1);
+            body.push(0);
+        } else {
+            body.push(v.len() as u8);
+        }
+        body.extend_from_slice(v);
+    }
+    let mut der = vec![0x30, body.len() as u8];
+    der.extend_from_slice(&body);
+    der
+}
+
+impl SigImpl for OsslK1 {
+    fn keygen(&self, seed: &[u8; 32], vk: &mut Vec<u8>) -> Result<AnyKey, String> {
+        let mut unc = Vec::new();
+        let k = SigImpl::keygen(&self.0, seed, &mut unc)?;
+        put(vk, &compress(&unc)?);
+        Ok(k)
+    }
+    fn parse_vk(&self, vk: &[u8]) -> Result<AnyKey, String> {
+        self.0.parse_vk(vk)
+    }
+    fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        let mut der = Vec::with_capacity(80);
+        self.0.sign(sk, msg, &mut der)?;
+        put(out, &der_to_rs_low(&der)?);
+        Ok(())
+    }
+    fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
+        if sig.len() != 64 {
+            return Ok(false);
+        }
+        self.0.verify(vk, msg, &rs_to_der(sig))
+    }
+}
+
+impl EcdhImpl for OsslK1 {
+    fn public(&self, private: &[u8; 32]) -> Result<Vec<u8>, String> {
+        let mut unc = Vec::new();
+        super::ec::DhImpl::keygen(&self.0, private, &mut unc)?;
+        compress(&unc)
+    }
+    fn derive_op(&self, private: &[u8; 32], peer: &[u8]) -> Result<Box<dyn Op>, String> {
+        super::ec::DhImpl::derive_op(&self.0, private, peer)
     }
 }
 
@@ -341,7 +481,7 @@ pub fn ecdh_check(impls: &[Arc<dyn EcdhImpl>]) -> Result<(), String> {
 /// The ECDSA implementations, pqkit first.
 pub fn ecdsa_impls() -> Vec<Arc<dyn SigImpl>> {
     #[allow(unused_mut)]
-    let mut v: Vec<Arc<dyn SigImpl>> = vec![Arc::new(LibsecpEcdsa), Arc::new(K256Ecdsa)];
+    let mut v: Vec<Arc<dyn SigImpl>> = vec![Arc::new(LibsecpEcdsa), Arc::new(K256Ecdsa), Arc::new(OsslK1::new())];
     #[cfg(feature = "pqkit-algs")]
     v.insert(0, Arc::new(PqEcdsa));
     v
@@ -359,7 +499,7 @@ pub fn schnorr_impls() -> Vec<Arc<dyn SigImpl>> {
 /// The ECDH implementations, pqkit first.
 pub fn ecdh_impls() -> Vec<Arc<dyn EcdhImpl>> {
     #[allow(unused_mut)]
-    let mut v: Vec<Arc<dyn EcdhImpl>> = vec![Arc::new(LibsecpEcdsa), Arc::new(K256Ecdsa)];
+    let mut v: Vec<Arc<dyn EcdhImpl>> = vec![Arc::new(LibsecpEcdsa), Arc::new(K256Ecdsa), Arc::new(OsslK1::new())];
     #[cfg(feature = "pqkit-algs")]
     v.insert(0, Arc::new(PqEcdsa));
     v
