@@ -20,8 +20,8 @@
 //!   additions per digit.
 //! - `double_mul_vartime`: u1·G + u2·P for verification: each scalar split by the GLV endomorphism
 //!   λ·(x, y) = (β·x, y) into two halves of about 128 bits, four width-w NAFs (w = 5 for P and λP, whose odd
-//!   multiples are computed per call; [`WINDOW_G`] for G and λ·G, from compile-time tables), interleaved
-//!   (Straus–Shamir) over 129 doublings.
+//!   multiples are computed per call and made affine with one variable-time inversion; [`WINDOW_G`] for G and
+//!   λ·G, from compile-time tables), interleaved (Straus–Shamir) over 129 doublings, all additions mixed.
 
 use super::field::{Fe, Mask, mask_from_bit};
 use super::scalar::Scalar;
@@ -394,15 +394,10 @@ impl Jac {
     }
 
     /// `−self`.
+    #[cfg(test)]
     #[inline]
     pub(crate) const fn neg(&self) -> Jac {
         Jac { x: self.x, y: self.y.neg(), z: self.z }
-    }
-
-    /// λ·self = (β·X : Y : Z).
-    #[inline]
-    const fn endo(&self) -> Jac {
-        Jac { x: self.x.mul(&BETA), y: self.y, z: self.z }
     }
 
     /// The affine point, `None` for the identity (variable time).
@@ -528,9 +523,11 @@ pub(crate) fn double_mul_vartime(u1: &Scalar, u2: &Scalar, p: &Affine) -> Jac {
     for j in 1..P_ODD_LEN {
         tp[j] = tp[j - 1].add_vartime(&p2);
     }
-    let mut tl = [Jac::IDENTITY; P_ODD_LEN];
-    for j in 0..P_ODD_LEN {
-        tl[j] = tp[j].endo();
+    // To affine with one (variable-time) inversion, so that every addition below is a mixed one.
+    let tp = batch_to_affine_vartime(&tp);
+    let mut tl = tp;
+    for e in tl.iter_mut() {
+        *e = e.endo();
     }
     let top = (0..NAF_LEN).rev().find(|&i| naf_a1[i] != 0 || naf_b1[i] != 0 || naf_a2[i] != 0 || naf_b2[i] != 0);
     let Some(top) = top else { return Jac::IDENTITY };
@@ -552,15 +549,35 @@ pub(crate) fn double_mul_vartime(u1: &Scalar, u2: &Scalar, p: &Affine) -> Jac {
         let d = flip(naf_a2[i], na2);
         if d != 0 {
             let e = &tp[(d.unsigned_abs() / 2) as usize];
-            acc = acc.add_vartime(&if d > 0 { *e } else { e.neg() });
+            acc = acc.add_affine_vartime(&if d > 0 { *e } else { e.neg() });
         }
         let d = flip(naf_b2[i], nb2);
         if d != 0 {
             let e = &tl[(d.unsigned_abs() / 2) as usize];
-            acc = acc.add_vartime(&if d > 0 { *e } else { e.neg() });
+            acc = acc.add_affine_vartime(&if d > 0 { *e } else { e.neg() });
         }
     }
     acc
+}
+
+/// Converts Jacobian points (none the identity: odd multiples of a valid point) to affine with one
+/// variable-time inversion (Montgomery's trick), for public data.
+fn batch_to_affine_vartime<const N: usize>(pts: &[Jac; N]) -> [Affine; N] {
+    let mut prefix = [Fe::ONE; N];
+    let mut acc = Fe::ONE;
+    for (p, pt) in prefix.iter_mut().zip(pts) {
+        *p = acc;
+        acc = acc.mul(&pt.z);
+    }
+    let mut inv = acc.invert_vartime();
+    let mut out = [Affine::G; N];
+    for i in (0..N).rev() {
+        let zinv = inv.mul(&prefix[i]);
+        inv = inv.mul(&pts[i].z);
+        let zinv2 = zinv.square();
+        out[i] = Affine { x: pts[i].x.mul(&zinv2), y: pts[i].y.mul(&zinv2).mul(&zinv) };
+    }
+    out
 }
 
 // ---- Compile-time tables -----------------------------------------------------------------------------
