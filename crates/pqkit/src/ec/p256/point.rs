@@ -476,53 +476,161 @@ fn naf(k: &[u64; 4], w: u32) -> [i8; 257] {
     out
 }
 
+/// A point in Jacobian coordinates (x = X/Z², y = Y/Z³; Z = 0 the identity), for the variable-time
+/// verification only: its formulas are faster than the complete ones but have exceptional cases (equal
+/// inputs, opposite inputs, the identity), which the functions below test for and handle by branching — on
+/// public data only.
+#[derive(Clone, Copy, Debug)]
+struct Jac {
+    x: Fe,
+    y: Fe,
+    z: Fe,
+}
+
+impl Jac {
+    const IDENTITY: Jac = Jac { x: Fe::ONE, y: Fe::ONE, z: Fe::ZERO };
+
+    fn from_affine(a: &Aff) -> Jac {
+        Jac { x: a.x, y: a.y, z: Fe::ONE }
+    }
+
+    fn is_identity(&self) -> bool {
+        self.z == Fe::ZERO
+    }
+
+    fn neg(&self) -> Jac {
+        Jac { x: self.x, y: self.y.neg(), z: self.z }
+    }
+}
+
+/// 2·P in Jacobian coordinates for a = −3 (3M + 5S; the identity stays the identity).
+fn jdouble<A: Arith>(p: &Jac) -> Jac {
+    let delta = A::sqr(&p.z);
+    let gamma = A::sqr(&p.y);
+    let beta = A::mul(&p.x, &gamma);
+    let t = A::mul(&p.x.sub(&delta), &p.x.add(&delta));
+    let alpha = t.add(&t).add(&t);
+    let beta4 = beta.add(&beta);
+    let beta4 = beta4.add(&beta4);
+    let x3 = A::sqr(&alpha).sub(&beta4.add(&beta4));
+    let z3 = A::sqr(&p.y.add(&p.z)).sub(&gamma).sub(&delta);
+    let g2 = A::sqr(&gamma);
+    let g8 = g2.add(&g2);
+    let g8 = g8.add(&g8);
+    let g8 = g8.add(&g8);
+    let y3 = A::mul(&alpha, &beta4.sub(&x3)).sub(&g8);
+    Jac { x: x3, y: y3, z: z3 }
+}
+
+/// P + Q for an affine Q, variable time (exceptional cases branched on).
+fn jadd_affine<A: Arith>(p: &Jac, q: &Aff) -> Jac {
+    if p.is_identity() {
+        return Jac::from_affine(q);
+    }
+    let z1z1 = A::sqr(&p.z);
+    let u2 = A::mul(&q.x, &z1z1);
+    let s2 = A::mul(&A::mul(&q.y, &p.z), &z1z1);
+    let h = u2.sub(&p.x);
+    let r = s2.sub(&p.y);
+    if h == Fe::ZERO {
+        return if r == Fe::ZERO { jdouble::<A>(p) } else { Jac::IDENTITY };
+    }
+    let r = r.add(&r);
+    let hh = A::sqr(&h);
+    let i = hh.add(&hh);
+    let i = i.add(&i);
+    let j = A::mul(&h, &i);
+    let v = A::mul(&p.x, &i);
+    let x3 = A::sqr(&r).sub(&j).sub(&v.add(&v));
+    let yj = A::mul(&p.y, &j);
+    let y3 = A::mul(&r, &v.sub(&x3)).sub(&yj.add(&yj));
+    let z3 = A::sqr(&p.z.add(&h)).sub(&z1z1).sub(&hh);
+    Jac { x: x3, y: y3, z: z3 }
+}
+
+/// P + Q, variable time (exceptional cases branched on).
+fn jadd<A: Arith>(p: &Jac, q: &Jac) -> Jac {
+    if p.is_identity() {
+        return *q;
+    }
+    if q.is_identity() {
+        return *p;
+    }
+    let z1z1 = A::sqr(&p.z);
+    let z2z2 = A::sqr(&q.z);
+    let u1 = A::mul(&p.x, &z2z2);
+    let u2 = A::mul(&q.x, &z1z1);
+    let s1 = A::mul(&A::mul(&p.y, &q.z), &z2z2);
+    let s2 = A::mul(&A::mul(&q.y, &p.z), &z1z1);
+    let h = u2.sub(&u1);
+    let r = s2.sub(&s1);
+    if h == Fe::ZERO {
+        return if r == Fe::ZERO { jdouble::<A>(p) } else { Jac::IDENTITY };
+    }
+    let h2 = h.add(&h);
+    let i = A::sqr(&h2);
+    let j = A::mul(&h, &i);
+    let r = r.add(&r);
+    let v = A::mul(&u1, &i);
+    let x3 = A::sqr(&r).sub(&j).sub(&v.add(&v));
+    let sj = A::mul(&s1, &j);
+    let y3 = A::mul(&r, &v.sub(&x3)).sub(&sj.add(&sj));
+    let z3 = A::mul(&A::sqr(&p.z.add(&q.z)).sub(&z1z1).sub(&z2z2), &h);
+    Jac { x: x3, y: y3, z: z3 }
+}
+
 /// Whether x(u1·G + u2·Q) mod n = r (and the sum is not the identity). Variable time, public inputs.
 pub(crate) fn verify<A: Arith>(q: &Aff, u1: &Scalar, u2: &Scalar, r: &Scalar) -> bool {
     let n1 = naf(&u1.to_canonical_limbs(), 8);
     let n2 = naf(&u2.to_canonical_limbs(), 5);
     // Q, 3Q, ..., 15Q.
-    let mut qt = [Proj::from_affine(q); 8];
-    let q2 = double::<A>(&qt[0]);
+    let mut qt = [Jac::from_affine(q); 8];
+    let q2 = jdouble::<A>(&qt[0]);
     for j in 1..8 {
-        qt[j] = add::<A>(&qt[j - 1], &q2);
+        qt[j] = jadd::<A>(&qt[j - 1], &q2);
     }
     let top = (0..257).rev().find(|&i| n1[i] != 0 || n2[i] != 0);
-    let mut acc = Proj::IDENTITY;
+    let mut acc = Jac::IDENTITY;
     if let Some(top) = top {
         for i in (0..=top).rev() {
             if i != top {
-                acc = double::<A>(&acc);
+                acc = jdouble::<A>(&acc);
             }
             let d = n1[i];
             if d > 0 {
-                acc = add_affine::<A>(&acc, &BASE_ODD[(d / 2) as usize]);
+                acc = jadd_affine::<A>(&acc, &BASE_ODD[(d / 2) as usize]);
             } else if d < 0 {
                 let e = &BASE_ODD[((-d) / 2) as usize];
-                acc = add_affine::<A>(&acc, &Aff { x: e.x, y: e.y.neg() });
+                acc = jadd_affine::<A>(&acc, &Aff { x: e.x, y: e.y.neg() });
             }
             let d = n2[i];
             if d > 0 {
-                acc = add::<A>(&acc, &qt[(d / 2) as usize]);
+                acc = jadd::<A>(&acc, &qt[(d / 2) as usize]);
             } else if d < 0 {
-                acc = add::<A>(&acc, &qt[((-d) / 2) as usize].neg());
+                acc = jadd::<A>(&acc, &qt[((-d) / 2) as usize].neg());
             }
         }
     }
-    if acc.z == Fe::ZERO {
+    if acc.is_identity() {
         return false;
     }
-    // x = X/Z is below p; x mod n = r means x = r or x = r + n (possible only when r + n < p).
+    // x = X/Z² is below p; x mod n = r means x = r or x = r + n (possible only when r + n < p).
+    let z2 = A::sqr(&acc.z);
     let rv = r.to_canonical_limbs();
-    let r_fe = Fe::from_canonical_limbs(rv);
-    if A::mul(&r_fe, &acc.z) == acc.x {
+    if A::mul(&Fe::from_canonical_limbs(rv), &z2) == acc.x {
         return true;
     }
     let (rn, carry) = super::field::adc4(&rv, &N.m);
     if carry == 0 && sbb4(&rn, &P.m).1 == 1 {
-        let rn_fe = Fe::from_canonical_limbs(rn);
-        return A::mul(&rn_fe, &acc.z) == acc.x;
+        return A::mul(&Fe::from_canonical_limbs(rn), &z2) == acc.x;
     }
     false
+}
+
+/// The reference for tests: x(u1·G + u2·Q) by the complete formulas, or `None` for the identity.
+#[cfg(test)]
+fn double_mul_reference<A: Arith>(q: &Aff, u1: &Scalar, u2: &Scalar) -> Option<Aff> {
+    to_affine::<A>(&add::<A>(&mul_base::<A>(u1), &mul::<A>(q, u2)))
 }
 
 /// The affine point with these big-endian coordinates, if valid.
@@ -582,5 +690,37 @@ mod tests {
         assert_eq!(BASE_TABLE[0][1], d);
         assert_eq!(BASE_TABLE[0][2], t);
         assert_eq!(BASE_ODD[1], t);
+    }
+
+    /// The Jacobian verification sum agrees with the complete formulas, including the exceptional cases
+    /// (u2·Q = ±u1·G, Q = G, zero scalars).
+    #[test]
+    fn verify_matches_complete_formulas() {
+        use super::super::field::tests::Xs;
+        let mut rng = Xs(0x9256_0004);
+        let rand_scalar = |rng: &mut Xs| Scalar::from_be_reduced(&limbs_to_be(&rng.limbs()));
+        for i in 0..64 {
+            let (u1, mut u2, k) = (rand_scalar(&mut rng), rand_scalar(&mut rng), rand_scalar(&mut rng));
+            let mut q = aff(&mul::<Soft>(&G, &k));
+            match i {
+                0 => q = G,         // Q = G
+                1 => u2 = u1,       // u2·Q = u1·G with Q = G below
+                2 => u2 = u1.neg(), // u2·Q = −u1·G
+                3 => u2 = Scalar::ZERO,
+                _ => {}
+            }
+            if (1..=2).contains(&i) {
+                q = G;
+            }
+            let want = double_mul_reference::<Soft>(&q, &u1, &u2);
+            match want {
+                None => assert!(!verify::<Soft>(&q, &u1, &u2, &Scalar::from_be_reduced(&[0; 32])), "{i}"),
+                Some(p) => {
+                    let r = Scalar::from_be_reduced(&p.x.to_be_bytes());
+                    assert!(verify::<Soft>(&q, &u1, &u2, &r), "{i}");
+                    assert!(!verify::<Soft>(&q, &u1, &u2, &r.add(&Scalar::from_be_reduced(&[1; 32]))), "{i}");
+                }
+            }
+        }
     }
 }

@@ -95,12 +95,16 @@ impl Scalar {
 
     /// a⁻¹ = a^(n − 2) (0 for 0), constant time: a fixed 4-bit window over the public exponent.
     pub(crate) fn invert(&self) -> Scalar {
-        self.invert_with(|a, b| a.mul(b))
+        self.invert_with(|a, b| a.mul(b), |a| a.mul(a))
     }
 
-    /// [`invert`](Self::invert) with the product `mul` (a backend's).
+    /// [`invert`](Self::invert) with the product `mul` and the square `sqr` (a backend's).
     #[inline(always)]
-    pub(crate) fn invert_with(&self, mul: impl Fn(&Scalar, &Scalar) -> Scalar) -> Scalar {
+    pub(crate) fn invert_with(
+        &self,
+        mul: impl Fn(&Scalar, &Scalar) -> Scalar,
+        sqr: impl Fn(&Scalar) -> Scalar,
+    ) -> Scalar {
         // Powers a^0 .. a^15.
         let mut pow = [Scalar(N.r); 16];
         for i in 1..16 {
@@ -110,7 +114,7 @@ impl Scalar {
         let mut r = Scalar(N.r);
         for i in (0..64).rev() {
             for _ in 0..4 {
-                r = mul(&r, &r);
+                r = sqr(&r);
             }
             // The window is a digit of the public exponent: indexing by it reveals nothing secret.
             let w = ((e[i / 16] >> (4 * (i % 16))) & 15) as usize;

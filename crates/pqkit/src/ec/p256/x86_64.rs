@@ -162,7 +162,7 @@ pub(super) fn scalar_mul(backend: Checked<Backend>, a: &Scalar, b: &Scalar) -> S
 /// a⁻¹ mod n (constant time) with this backend.
 pub(super) fn scalar_invert(backend: Checked<Backend>, a: &Scalar) -> Scalar {
     assert!(backend.covers(Backend::Bmi2Adx));
-    a.invert_with(scalar_mul_adx)
+    a.invert_with(scalar_mul_adx, |x| scalar_mul_adx(x, x))
 }
 
 #[cfg(test)]

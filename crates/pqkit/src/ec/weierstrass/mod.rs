@@ -4,7 +4,7 @@
 //!
 //! - keys: [`SecretKey`] / [`PublicKey`] (ECDH) and [`SigningKey`] / [`VerifyingKey`] (ECDSA), with SEC1
 //!   point encodings (compressed and uncompressed) and, with `alloc`, PKCS#8, SEC1 `ECPrivateKey` and
-//!   SubjectPublicKeyInfo files ([`encoding`](self::encoding));
+//!   SubjectPublicKeyInfo files ([`encoding`]);
 //! - ECDH ([`SecretKey::diffie_hellman`]): the x-coordinate of d·Q, SEC1 §3.3.1;
 //! - ECDSA (FIPS 186-5 §6.4): deterministic nonces by RFC 6979 ([`rfc6979`]) by default, a hedged variant
 //!   (RFC 6979 §3.6 with fresh randomness as the additional data k'), prehashed entry points, verification
@@ -232,8 +232,10 @@ impl<C: PrimeCurve> Clone for PublicKey<C> {
 impl<C: PrimeCurve> Copy for PublicKey<C> {}
 
 impl<C: PrimeCurve> PublicKey<C> {
-    /// Parses a SEC1 point, compressed (33 bytes) or uncompressed (65 bytes): see [`decode_sec1`] for what is
-    /// refused ([`Error::InvalidLength`] for a length that is neither, [`Error::InvalidEncoding`] otherwise).
+    /// Parses a SEC1 point (SEC1 v2 §2.3.4), compressed (33 bytes, `02`/`03 ‖ x`) or uncompressed (65 bytes,
+    /// `04 ‖ x ‖ y`). Refused: a length that is neither ([`Error::InvalidLength`]); the identity (`00`), the
+    /// hybrid forms (`06`/`07`), a tag that does not match the length, a coordinate not below p, a point not
+    /// on the curve, an x with no point ([`Error::InvalidEncoding`], saying which).
     pub fn from_sec1_bytes(bytes: &[u8]) -> Result<Self> {
         Self::from_sec1_bytes_with_backend(Checked::best(), bytes)
     }
