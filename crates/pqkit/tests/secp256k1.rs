@@ -460,3 +460,29 @@ fn schnorr_rejections() {
     assert_eq!(format!("{sk:?}"), "schnorr::SigningKey { .. }");
     assert_eq!(schnorr::SIGNATURE_LEN, 64);
 }
+
+/// Key files: pqkit's PKCS#8 and SubjectPublicKeyInfo (DER and PEM) are read by k256 and k256's by pqkit,
+/// naming the secp256k1 OID (1.3.132.0.10); a P-256 key file is refused.
+#[test]
+fn key_files_interoperate_with_k256() {
+    use k256::pkcs8::{DecodePrivateKey as _, DecodePublicKey as _, EncodePrivateKey as _, EncodePublicKey as _};
+    let mut rng = StdRng::seed_from_u64(0xf11e);
+    for _ in 0..8 {
+        let sk_bytes: [u8; 32] = rng.random();
+        let Ok(ours) = k1::SecretKey::from_bytes(&sk_bytes) else { continue };
+        let theirs = k256::SecretKey::from_bytes(&sk_bytes.into()).unwrap();
+        let der = ours.to_pkcs8_der().unwrap();
+        assert_eq!(k256::SecretKey::from_pkcs8_der(&der).unwrap().to_bytes()[..], sk_bytes[..]);
+        let their_der = theirs.to_pkcs8_der().unwrap();
+        assert_eq!(k1::SecretKey::from_pkcs8_der(their_der.as_bytes()).unwrap().to_bytes(), sk_bytes);
+        let spki = ours.public_key().to_public_key_der().unwrap();
+        assert_eq!(k256::PublicKey::from_public_key_der(&spki).unwrap(), theirs.public_key());
+        let their_spki = theirs.public_key().to_public_key_der().unwrap();
+        assert_eq!(k1::PublicKey::from_public_key_der(their_spki.as_bytes()).unwrap(), ours.public_key());
+        let pem = ours.public_key().to_public_key_pem().unwrap();
+        assert_eq!(k1::PublicKey::from_public_key_pem(&pem).unwrap(), ours.public_key());
+    }
+    let p256_key = pqkit::ec::p256::SecretKey::from_bytes(&[5; 32]).unwrap();
+    assert!(k1::SecretKey::from_pkcs8_der(&p256_key.to_pkcs8_der().unwrap()).is_err());
+    assert!(k1::PublicKey::from_public_key_der(&p256_key.public_key().to_public_key_der().unwrap()).is_err());
+}
