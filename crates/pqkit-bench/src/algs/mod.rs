@@ -17,6 +17,7 @@ pub mod hash;
 pub mod kdf;
 pub mod ossl_ffi;
 pub mod pq;
+pub mod secp256k1;
 
 use crate::registry::{Algorithm, Op};
 use pqkit::cipher::StreamCipher;
@@ -34,6 +35,7 @@ pub fn all() -> Vec<Algorithm> {
     v.extend(pq::algorithms());
     v.extend(ec::algorithms());
     v.extend(ecdsa::algorithms());
+    v.extend(secp256k1::algorithms());
     v
 }
 

@@ -1,7 +1,8 @@
 //! Elliptic-curve cryptography: [`x25519`] (RFC 7748 Diffie-Hellman) and [`ed25519`] (RFC 8032 signatures:
 //! Ed25519, Ed25519ctx, Ed25519ph, batch verification), on the shared Curve25519 layer [`curve25519`]; and
 //! [`p256`] (NIST P-256: ECDSA with SHA-256, RFC 6979 deterministic or hedged nonces, P1363 and DER
-//! signatures; ECDH), on the generic short-Weierstrass layer [`weierstrass`].
+//! signatures; ECDH) and [`secp256k1`] (ECDSA with low-S signing, ECDH, BIP-340 Schnorr), on the generic
+//! short-Weierstrass layer [`weierstrass`].
 //!
 //! ## Layers
 //! - `curve25519::field`: GF(2^255 − 19) with five 51-bit limbs (portable), the interface other backends
@@ -16,6 +17,10 @@
 //!   the key files (PKCS#8, SEC1 `ECPrivateKey`, SubjectPublicKeyInfo).
 //! - [`p256`]: the P-256 field (Montgomery form, 4×64-bit limbs), scalars, group (complete
 //!   Renes–Costello–Batina formulas for a = −3, compile-time base table) and the type aliases.
+//! - [`secp256k1`]: the secp256k1 field (4×64-bit limbs, reduction by 2^256 = 2^32 + 977), scalars (with the
+//!   GLV decomposition), group (complete formulas for a = 0 on secret paths, Jacobian + GLV + wNAF for
+//!   verification, variable-time divstep inversion for public values), the type aliases and BIP-340
+//!   ([`secp256k1::schnorr`]).
 //!
 //! ## What is constant time
 //! Everything that touches a secret: X25519 (the ladder with masked swaps over all 255 bits; the public key
@@ -24,8 +29,9 @@
 //! modulo L; SHA-512). No secret-dependent branch or memory index anywhere in those paths; field elements
 //! are compared by folding their canonical encodings.
 //!
-//! P-256 key generation, signing and ECDH likewise: complete formulas, masked table look-ups over whole
-//! rows, Fermat inversions; RFC 6979 nonces (HMAC-SHA-256).
+//! P-256 and secp256k1 key generation, signing (ECDSA and BIP-340) and ECDH likewise: complete formulas,
+//! masked table look-ups over whole rows, Fermat inversions; RFC 6979 nonces (HMAC-SHA-256); secp256k1's
+//! GLV split for ECDH is constant-time arithmetic with masked negations.
 //!
 //! Verification is variable time: it only handles public data (keys, messages, signatures), and uses
 //! non-adjacent forms and interleaved multi-scalar multiplication for speed.
@@ -37,19 +43,21 @@
 //!   the curve and not of small order; the cofactored equation. See [`ed25519`] for why cofactored.
 //! - P-256: public keys are SEC1 points with coordinates below p, on the curve, never the identity; ECDSA r
 //!   and s in [1, n − 1], DER signatures strictly DER; an optional low-S rule
-//!   ([`weierstrass::VerifyingKey::verify_low_s`]).
+//!   ([`weierstrass::VerifyingKey::verify_low_s`]). secp256k1 the same, and it signs in low-S form;
+//!   BIP-340 verification refuses x-only keys not on the curve, r ≥ p and s ≥ n.
 //!
 //! Secret keys and shared secrets zeroize on drop and never appear in `Debug` output.
 //!
 //! ## Key files
 //! With the `alloc` feature (on by default), [`encoding`] reads and writes the keys as PKCS#8 and
 //! SubjectPublicKeyInfo, in DER or PEM (RFC 8410), the form OpenSSL uses; [`weierstrass::encoding`] does the
-//! same for P-256 keys (RFC 5480 / RFC 5915, plus SEC1 `EC PRIVATE KEY` files).
+//! same for P-256 and secp256k1 keys (RFC 5480 / RFC 5915, plus SEC1 `EC PRIVATE KEY` files).
 
 pub mod curve25519;
 pub mod ed25519;
 #[cfg(feature = "alloc")]
 pub mod encoding;
 pub mod p256;
+pub mod secp256k1;
 pub mod weierstrass;
 pub mod x25519;

@@ -10,7 +10,8 @@
 //! - `*_prehashed`: the same with a digest computed by the caller (at least 16 bytes; bits2int keeps its
 //!   leftmost 256 bits).
 //!
-//! Signatures are produced as computed: s may be "high" (above n/2). [`Signature::normalize_s`] gives the
+//! Signatures are produced as computed unless the curve sets [`PrimeCurve::NORMALIZE_S`] (secp256k1 does):
+//! s may be "high" (above n/2). [`Signature::normalize_s`] gives the
 //! low-S twin (n − s), which verifies equally; [`VerifyingKey::verify_low_s`] accepts only low-S signatures.
 //!
 //! ## Verification
@@ -398,6 +399,8 @@ impl<C: PrimeCurve> SigningKey<C> {
             if C::scalar_is_zero(&s) {
                 continue;
             }
+            // s is public from here on: the branch reveals nothing secret.
+            let s = if C::NORMALIZE_S && C::scalar_is_high(&s) { C::scalar_neg(&s) } else { s };
             return Signature {
                 r: C::scalar_to_bytes(&r),
                 s: C::scalar_to_bytes(&s),

@@ -64,6 +64,10 @@ pub trait PrimeCurve: Sized + Copy + Send + Sync + 'static {
     const OID: &'static str;
     /// The group order n, big-endian.
     const ORDER: [u8; 32];
+    /// Whether ECDSA signing returns the low-S form (s ≤ n/2, replacing s by n − s), as secp256k1 practice
+    /// (Bitcoin's consensus rules, libsecp256k1, RustCrypto `k256`) requires. Off by default: FIPS 186-5
+    /// signatures are returned as computed.
+    const NORMALIZE_S: bool = false;
 
     /// The curve's backends (field arithmetic implementations), declared with [`crate::backends!`].
     type Backend: BackendSet + Send + Sync;

@@ -1,0 +1,836 @@
+//! The group of secp256k1, y² = x³ + 7 over GF(p), of prime order n (cofactor 1).
+//!
+//! Two coordinate systems, each where it is best:
+//!
+//! - [`Proj`], homogeneous projective (X : Y : Z) with the *complete* formulas of Renes, Costello and Batina
+//!   ("Complete addition formulas for prime order elliptic curves", 2016, algorithms 7–9 for a = 0): one
+//!   formula for every pair of inputs, including doubling, inverses and the identity (0 : 1 : 0), so they need
+//!   no branch and no special case. Every path that touches a secret runs on them: the fixed-base
+//!   multiplication (key generation, signing nonces) and the variable-base multiplication (ECDH).
+//! - [`Jac`], Jacobian (X : Y : Z) = (X/Z², Y/Z³), with the cheaper doubling (2M + 5S) and addition formulas
+//!   that branch on their exceptional cases: variable time, for verification only (public inputs).
+//!
+//! ## Scalar multiplication
+//! - `mul_base`: k·G with signed radix-16 digits and a table of `(j + 1)·16^i·G` (64 rows of 8 affine points,
+//!   computed at compile time): 64 complete mixed additions and no doubling. Each row is read with a masked
+//!   scan of all 8 entries; the digit's sign is applied by a masked negation. A scalar above n/2 is negated
+//!   first (and the result after), so that the top digit stays within the table.
+//! - `mul_ct`: k·P for a secret k: the GLV split (constant time) into two halves below 2^128, signed radix-16
+//!   digits of each over tables of P..8P and λP..8λP built at run time, 128 doublings and two complete
+//!   additions per digit.
+//! - `double_mul_vartime`: u1·G + u2·P for verification: each scalar split by the GLV endomorphism
+//!   λ·(x, y) = (β·x, y) into two halves of about 128 bits, four width-w NAFs (w = 5 for P and λP, whose odd
+//!   multiples are computed per call and made affine with one variable-time inversion; [`WINDOW_G`] for G and
+//!   λ·G, from compile-time tables), interleaved (Straus–Shamir) over 129 doublings, all additions mixed.
+
+use super::field::{Fe, Mask, mask_from_bit};
+use super::scalar::Scalar;
+
+/// The generator's coordinates.
+pub(crate) const GX: Fe =
+    Fe::from_bytes_wrapping(&super::scalar::hex32("79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"));
+pub(crate) const GY: Fe =
+    Fe::from_bytes_wrapping(&super::scalar::hex32("483ada7726a3c4655da4fbfc0e1108a8fd17b448a68554199c47d08ffb10d4b8"));
+/// β, a cube root of unity mod p: λ·(x, y) = (β·x, y).
+pub(crate) const BETA: Fe =
+    Fe::from_bytes_wrapping(&super::scalar::hex32("7ae96a2b657c07106e64479eac3434e99cf0497512f58995c1396c28719501ee"));
+
+/// 3·b = 21, for the complete formulas.
+const B3: u64 = 21;
+
+/// A point in affine coordinates, never the identity.
+#[derive(Clone, Copy)]
+pub(crate) struct Affine {
+    pub(crate) x: Fe,
+    pub(crate) y: Fe,
+}
+
+impl Affine {
+    pub(crate) const G: Affine = Affine { x: GX, y: GY };
+
+    /// `(x, y)` if it satisfies the curve equation (public data; the coordinates are already field
+    /// elements, so below p).
+    pub(crate) fn from_xy_vartime(x: Fe, y: Fe) -> Option<Affine> {
+        let rhs = x.square().mul(&x).add(&Fe::B);
+        if y.square().eq_vartime(&rhs) { Some(Affine { x, y }) } else { None }
+    }
+
+    /// The point with this x and y of the given parity (0 even, 1 odd), if x³ + 7 is a square. The square
+    /// root is constant time; the result (whether a point exists) is not secret.
+    pub(crate) fn lift_x(x: Fe, odd: u64) -> Option<Affine> {
+        let (ok, y) = x.square().mul(&x).add(&Fe::B).sqrt();
+        if ok == 0 { None } else { Some(Affine { x, y: y.with_parity(odd) }) }
+    }
+
+    /// `−self`.
+    #[inline]
+    pub(crate) const fn neg(&self) -> Affine {
+        Affine { x: self.x, y: self.y.neg() }
+    }
+
+    /// `a` where `mask` is all ones, `b` where it is zero.
+    #[inline(always)]
+    const fn select(a: &Affine, b: &Affine, mask: Mask) -> Affine {
+        Affine { x: Fe::select(&a.x, &b.x, mask), y: Fe::select(&a.y, &b.y, mask) }
+    }
+
+    /// λ·self = (β·x, y).
+    #[inline]
+    const fn endo(&self) -> Affine {
+        Affine { x: self.x.mul(&BETA), y: self.y }
+    }
+}
+
+// ---- Homogeneous projective coordinates, complete formulas (constant time) ---------------------------
+
+/// A point (X : Y : Z) = (X/Z, Y/Z); the identity is (0 : 1 : 0).
+#[derive(Clone, Copy)]
+pub(crate) struct Proj {
+    pub(crate) x: Fe,
+    pub(crate) y: Fe,
+    pub(crate) z: Fe,
+}
+
+impl Proj {
+    pub(crate) const IDENTITY: Proj = Proj { x: Fe::ZERO, y: Fe::ONE, z: Fe::ZERO };
+
+    #[inline]
+    pub(crate) const fn from_affine(p: &Affine) -> Proj {
+        Proj { x: p.x, y: p.y, z: Fe::ONE }
+    }
+
+    /// `self + q`, complete (RCB algorithm 7, a = 0): 12M + 2·m(3b).
+    #[inline]
+    pub(crate) const fn add(&self, q: &Proj) -> Proj {
+        let (x1, y1, z1) = (&self.x, &self.y, &self.z);
+        let (x2, y2, z2) = (&q.x, &q.y, &q.z);
+        let t0 = x1.mul(x2);
+        let t1 = y1.mul(y2);
+        let t2 = z1.mul(z2);
+        let t3 = x1.add(y1).mul(&x2.add(y2)).sub(&t0.add(&t1));
+        let t4 = y1.add(z1).mul(&y2.add(z2)).sub(&t1.add(&t2));
+        let y3 = x1.add(z1).mul(&x2.add(z2)).sub(&t0.add(&t2));
+        let t0 = t0.add(&t0).add(&t0);
+        let t2 = t2.mul_small(B3);
+        let z3 = t1.add(&t2);
+        let t1 = t1.sub(&t2);
+        let y3 = y3.mul_small(B3);
+        let x3 = t3.mul(&t1).sub(&t4.mul(&y3));
+        let y3n = t1.mul(&z3).add(&y3.mul(&t0));
+        let z3n = z3.mul(&t4).add(&t0.mul(&t3));
+        Proj { x: x3, y: y3n, z: z3n }
+    }
+
+    /// `self + q` for an affine `q` (never the identity), complete in `self` (RCB algorithm 8, a = 0):
+    /// 11M + 2·m(3b).
+    #[inline]
+    pub(crate) const fn add_affine(&self, q: &Affine) -> Proj {
+        let (x1, y1, z1) = (&self.x, &self.y, &self.z);
+        let (x2, y2) = (&q.x, &q.y);
+        let t0 = x1.mul(x2);
+        let t1 = y1.mul(y2);
+        let t3 = x2.add(y2).mul(&x1.add(y1)).sub(&t0.add(&t1));
+        let t4 = y2.mul(z1).add(y1);
+        let y3 = x2.mul(z1).add(x1);
+        let t0 = t0.add(&t0).add(&t0);
+        let t2 = z1.mul_small(B3);
+        let z3 = t1.add(&t2);
+        let t1 = t1.sub(&t2);
+        let y3 = y3.mul_small(B3);
+        let x3 = t3.mul(&t1).sub(&t4.mul(&y3));
+        let y3n = t1.mul(&z3).add(&y3.mul(&t0));
+        let z3n = z3.mul(&t4).add(&t0.mul(&t3));
+        Proj { x: x3, y: y3n, z: z3n }
+    }
+
+    /// `2·self`, complete (RCB algorithm 9, a = 0): 6M + 2S + 1·m(3b).
+    #[inline]
+    pub(crate) const fn double(&self) -> Proj {
+        let (x, y, z) = (&self.x, &self.y, &self.z);
+        let t0 = y.square();
+        let z3 = t0.mul_small(8);
+        let t1 = y.mul(z);
+        let t2 = z.square().mul_small(B3);
+        let x3 = t2.mul(&z3);
+        let y3 = t0.add(&t2);
+        let z3 = t1.mul(&z3);
+        let t2 = t2.mul_small(3);
+        let t0 = t0.sub(&t2);
+        let y3 = t0.mul(&y3).add(&x3);
+        let t1 = x.mul(y);
+        let x3 = t0.mul(&t1);
+        Proj { x: x3.add(&x3), y: y3, z: z3 }
+    }
+
+    /// `−self`.
+    #[inline]
+    pub(crate) const fn neg(&self) -> Proj {
+        Proj { x: self.x, y: self.y.neg(), z: self.z }
+    }
+
+    /// `a` where `mask` is all ones, `b` where it is zero.
+    #[inline(always)]
+    pub(crate) const fn select(a: &Proj, b: &Proj, mask: Mask) -> Proj {
+        Proj { x: Fe::select(&a.x, &b.x, mask), y: Fe::select(&a.y, &b.y, mask), z: Fe::select(&a.z, &b.z, mask) }
+    }
+
+    /// All ones if `self` is the identity (Z = 0).
+    #[inline]
+    pub(crate) fn mask_is_identity(&self) -> Mask {
+        self.z.mask_is_zero()
+    }
+
+    /// The affine coordinates (constant-time inversion) and a mask that is all ones when `self` is the
+    /// identity (then the coordinates are (0, 0)).
+    pub(crate) fn to_affine(self) -> (Affine, Mask) {
+        let zinv = self.z.invert();
+        (Affine { x: self.x.mul(&zinv), y: self.y.mul(&zinv) }, self.mask_is_identity())
+    }
+}
+
+/// Signed radix-16 digits d_0..d_63 of `s` < 2^255 with `s = Σ d_i·16^i`, each in [−8, 8).
+/// Constant time (no branch on the digits).
+fn radix16(s: &[u8; 32]) -> [i8; 64] {
+    // s is big-endian; nibble 2i is the low nibble of byte 31 − i.
+    let mut d = [0i8; 64];
+    for i in 0..32 {
+        d[2 * i] = (s[31 - i] & 15) as i8;
+        d[2 * i + 1] = (s[31 - i] >> 4) as i8;
+    }
+    for i in 0..63 {
+        let carry = (d[i] + 8) >> 4;
+        d[i] -= carry << 4;
+        d[i + 1] += carry;
+    }
+    d
+}
+
+/// The sign mask and magnitude of a digit in [−8, 8], without branches.
+#[inline(always)]
+fn digit_parts(d: i8) -> (Mask, u8) {
+    let neg = mask_from_bit(((d as u8) >> 7) as u64);
+    let abs = ((d as i64 ^ neg as i64) - neg as i64) as u8;
+    (neg, abs)
+}
+
+/// All ones if `a == b` (small values).
+#[inline(always)]
+fn mask_eq_small(a: u8, b: u8) -> Mask {
+    let x = (a ^ b) as u64;
+    mask_from_bit(x.wrapping_sub(1) >> 63)
+}
+
+/// `|d|·P` from a row holding P..8P (affine), with a mask that is all ones when d = 0 (then the point returned
+/// is meaningless), negated when d < 0. Every entry is read.
+#[inline(always)]
+fn lookup_affine(row: &[Affine; 8], d: i8) -> (Affine, Mask) {
+    let (neg, abs) = digit_parts(d);
+    let mut r = row[0];
+    for (j, e) in row.iter().enumerate() {
+        r = Affine::select(e, &r, mask_eq_small(abs, j as u8 + 1));
+    }
+    let r = Affine::select(&r.neg(), &r, neg);
+    (r, mask_eq_small(abs, 0))
+}
+
+/// `|d|·P` from a row holding P..8P (projective), the identity for d = 0, negated when d < 0. Every entry
+/// is read.
+#[inline(always)]
+fn lookup_proj(row: &[Proj; 8], d: i8) -> Proj {
+    let (neg, abs) = digit_parts(d);
+    let mut r = Proj::IDENTITY;
+    for (j, e) in row.iter().enumerate() {
+        r = Proj::select(e, &r, mask_eq_small(abs, j as u8 + 1));
+    }
+    Proj::select(&r.neg(), &r, neg)
+}
+
+/// `k·G` for a secret scalar `k`, in constant time (see the module docs).
+pub(crate) fn mul_base(k: &Scalar) -> Proj {
+    let high = k.mask_is_high();
+    let mut s = k.cneg(high).to_bytes();
+    let mut digits = radix16(&s);
+    let mut acc = Proj::IDENTITY;
+    for (row, &d) in BASE_TABLE.iter().zip(digits.iter()) {
+        let (q, zero) = lookup_affine(row, d);
+        acc = Proj::select(&acc, &acc.add_affine(&q), zero);
+    }
+    zeroize::Zeroize::zeroize(&mut s);
+    zeroize::Zeroize::zeroize(&mut digits);
+    Proj::select(&acc.neg(), &acc, high)
+}
+
+/// `k·P` for a secret scalar `k` and a public point `P`, in constant time (see the module docs): the GLV
+/// split k = k1 + k2·λ (constant time, |k1|, |k2| < 2^128), the signs folded into the points by masked
+/// negation, then signed radix-16 digits of both halves over tables of P..8P and of their images under λ,
+/// 4 doublings and two complete additions per digit.
+pub(crate) fn mul_ct(k: &Scalar, p: &Affine) -> Proj {
+    let ((mut k1, n1), (mut k2, n2)) = k.split_glv();
+    let p1 = Affine::select(&p.neg(), p, n1);
+    let mut t1 = [Proj::from_affine(&p1); 8];
+    for j in 1..8 {
+        t1[j] = t1[j - 1].add_affine(&p1);
+    }
+    // λ·(X : Y : Z) = (β·X : Y : Z); the sign of the second half differs from the first by n1 ⊕ n2.
+    let flip = n1 ^ n2;
+    let mut t2 = t1;
+    for e in t2.iter_mut() {
+        let y = Fe::select(&e.y.neg(), &e.y, flip);
+        *e = Proj { x: e.x.mul(&BETA), y, z: e.z };
+    }
+    let (mut b1, mut b2) = (k1.to_bytes(), k2.to_bytes());
+    let (mut d1, mut d2) = (radix16(&b1), radix16(&b2));
+    // Both halves are below 2^128: digits 33..63 are zero (digit 32 holds the recoding's carry).
+    let mut acc = lookup_proj(&t1, d1[32]).add(&lookup_proj(&t2, d2[32]));
+    for i in (0..32).rev() {
+        acc = acc.double().double().double().double();
+        acc = acc.add(&lookup_proj(&t1, d1[i]));
+        acc = acc.add(&lookup_proj(&t2, d2[i]));
+    }
+    zeroize::Zeroize::zeroize(&mut b1);
+    zeroize::Zeroize::zeroize(&mut b2);
+    zeroize::Zeroize::zeroize(&mut d1);
+    zeroize::Zeroize::zeroize(&mut d2);
+    zeroize::Zeroize::zeroize(&mut k1);
+    zeroize::Zeroize::zeroize(&mut k2);
+    acc
+}
+
+// ---- Jacobian coordinates, variable time (public data only) -------------------------------------------
+
+/// A point (X : Y : Z) = (X/Z², Y/Z³); the identity has Z = 0.
+#[derive(Clone, Copy)]
+pub(crate) struct Jac {
+    pub(crate) x: Fe,
+    pub(crate) y: Fe,
+    pub(crate) z: Fe,
+}
+
+/// Whether two field elements are equal (`const`, for the table computation and variable-time code).
+#[inline]
+const fn fe_eq(a: &Fe, b: &Fe) -> bool {
+    let (x, y) = (a.normalize(), b.normalize());
+    x[0] == y[0] && x[1] == y[1] && x[2] == y[2] && x[3] == y[3]
+}
+
+impl Jac {
+    pub(crate) const IDENTITY: Jac = Jac { x: Fe::ONE, y: Fe::ONE, z: Fe::ZERO };
+
+    #[inline]
+    pub(crate) const fn from_affine(p: &Affine) -> Jac {
+        Jac { x: p.x, y: p.y, z: Fe::ONE }
+    }
+
+    #[inline]
+    pub(crate) const fn is_identity(&self) -> bool {
+        fe_eq(&self.z, &Fe::ZERO)
+    }
+
+    /// `2·self` (dbl-2009-l: 2M + 5S). No point of secp256k1 has y = 0, so only the identity is special, and
+    /// it maps to itself (Z3 = 2·Y·Z = 0).
+    #[inline]
+    pub(crate) const fn double(&self) -> Jac {
+        let a = self.x.square();
+        let b = self.y.square();
+        let c = b.square();
+        let d = self.x.add(&b).square().sub(&a.add(&c));
+        let d = d.add(&d);
+        let e = a.mul_small(3);
+        let f = e.square();
+        let x3 = f.sub(&d.add(&d));
+        let y3 = e.mul(&d.sub(&x3)).sub(&c.mul_small(8));
+        let yz = self.y.mul(&self.z);
+        Jac { x: x3, y: y3, z: yz.add(&yz) }
+    }
+
+    /// `self + q` for an affine `q`, variable time (8M + 3S).
+    #[inline]
+    pub(crate) const fn add_affine_vartime(&self, q: &Affine) -> Jac {
+        if self.is_identity() {
+            return Jac::from_affine(q);
+        }
+        let z1z1 = self.z.square();
+        let u2 = q.x.mul(&z1z1);
+        let s2 = q.y.mul(&self.z).mul(&z1z1);
+        let h = u2.sub(&self.x);
+        let r = s2.sub(&self.y);
+        if fe_eq(&h, &Fe::ZERO) {
+            return if fe_eq(&r, &Fe::ZERO) { self.double() } else { Jac::IDENTITY };
+        }
+        let hh = h.square();
+        let hhh = h.mul(&hh);
+        let v = self.x.mul(&hh);
+        let x3 = r.square().sub(&hhh.add(&v.add(&v)));
+        let y3 = r.mul(&v.sub(&x3)).sub(&self.y.mul(&hhh));
+        Jac { x: x3, y: y3, z: self.z.mul(&h) }
+    }
+
+    /// `self + q`, variable time (12M + 4S).
+    #[inline]
+    pub(crate) const fn add_vartime(&self, q: &Jac) -> Jac {
+        if self.is_identity() {
+            return *q;
+        }
+        if q.is_identity() {
+            return *self;
+        }
+        let z1z1 = self.z.square();
+        let z2z2 = q.z.square();
+        let u1 = self.x.mul(&z2z2);
+        let u2 = q.x.mul(&z1z1);
+        let s1 = self.y.mul(&q.z).mul(&z2z2);
+        let s2 = q.y.mul(&self.z).mul(&z1z1);
+        let h = u2.sub(&u1);
+        let r = s2.sub(&s1);
+        if fe_eq(&h, &Fe::ZERO) {
+            return if fe_eq(&r, &Fe::ZERO) { self.double() } else { Jac::IDENTITY };
+        }
+        let hh = h.square();
+        let hhh = h.mul(&hh);
+        let v = u1.mul(&hh);
+        let x3 = r.square().sub(&hhh.add(&v.add(&v)));
+        let y3 = r.mul(&v.sub(&x3)).sub(&s1.mul(&hhh));
+        Jac { x: x3, y: y3, z: self.z.mul(&q.z).mul(&h) }
+    }
+
+    /// `−self`.
+    #[cfg(test)]
+    #[inline]
+    pub(crate) const fn neg(&self) -> Jac {
+        Jac { x: self.x, y: self.y.neg(), z: self.z }
+    }
+
+    /// The affine point, `None` for the identity (variable time).
+    pub(crate) fn to_affine_vartime(self) -> Option<Affine> {
+        if self.is_identity() {
+            return None;
+        }
+        let zinv = self.z.invert_vartime();
+        let zinv2 = zinv.square();
+        Some(Affine { x: self.x.mul(&zinv2), y: self.y.mul(&zinv2).mul(&zinv) })
+    }
+
+    /// Whether the affine x-coordinate, as an integer, is `r` modulo n — without an inversion: x = X/Z² is
+    /// below p, so x mod n = r means x = r or (when r + n < p) x = r + n; each is checked as r·Z² = X.
+    pub(crate) fn x_equals_mod_n_vartime(&self, r: &Scalar) -> bool {
+        if self.is_identity() {
+            return false;
+        }
+        let zz = self.z.square();
+        let rb = r.to_bytes();
+        let rf = Fe::from_bytes_wrapping(&rb); // r < n < p: exact
+        if fe_eq(&rf.mul(&zz), &self.x) {
+            return true;
+        }
+        // r + n < p  ⇔  r < p − n.
+        let mut r_plus_n = [0u64; 4];
+        let mut carry = 0u128;
+        for (i, o) in r_plus_n.iter_mut().enumerate() {
+            let t = r.0[i] as u128 + super::scalar::N[i] as u128 + carry;
+            *o = t as u64;
+            carry = t >> 64;
+        }
+        let (_, borrow) = super::field::sub4(&r_plus_n, &super::field::P);
+        if carry == 0 && borrow == 1 {
+            return fe_eq(&Fe(r_plus_n).mul(&zz), &self.x);
+        }
+        false
+    }
+}
+
+/// The width-w NAF of a value below 2^130 given as little-endian limbs: digits odd and in (−2^(w−1), 2^(w−1))
+/// or zero, at most one non-zero in any w consecutive positions. Variable time (public scalars only).
+fn wnaf(k: &[u64; 4], w: u32) -> [i16; NAF_LEN] {
+    let mut naf = [0i16; NAF_LEN];
+    let mut x = *k;
+    let bit = |x: &[u64; 4], i: usize| -> u64 { if i >= 256 { 0 } else { (x[i / 64] >> (i % 64)) & 1 } };
+    let mut i = 0;
+    while i < NAF_LEN {
+        if bit(&x, i) == 0 {
+            i += 1;
+            continue;
+        }
+        // The w bits at i.
+        let mut word = 0u64;
+        for j in 0..w as usize {
+            word |= bit(&x, i + j) << j;
+        }
+        let mut d = word as i64;
+        if d >= 1 << (w - 1) {
+            d -= 1 << w;
+        }
+        naf[i] = d as i16;
+        // x −= d·2^i (x ≥ 0 stays true; a negative d adds).
+        let add = |x: &mut [u64; 4], v: u64, at: usize, sub: bool| {
+            let mut limb = at / 64;
+            let shift = at % 64;
+            let wide = (v as u128) << shift;
+            let parts = [wide as u64, (wide >> 64) as u64];
+            let mut carry = 0u64;
+            let mut k = 0;
+            while limb < 4 {
+                let p = if k < 2 { parts[k] } else { 0 };
+                if sub {
+                    let (a, o1) = x[limb].overflowing_sub(p);
+                    let (a, o2) = a.overflowing_sub(carry);
+                    x[limb] = a;
+                    carry = (o1 | o2) as u64;
+                } else {
+                    let (a, o1) = x[limb].overflowing_add(p);
+                    let (a, o2) = a.overflowing_add(carry);
+                    x[limb] = a;
+                    carry = (o1 | o2) as u64;
+                }
+                if k >= 1 && carry == 0 {
+                    break;
+                }
+                limb += 1;
+                k += 1;
+            }
+        };
+        if d > 0 {
+            add(&mut x, d as u64, i, true);
+        } else {
+            add(&mut x, (-d) as u64, i, false);
+        }
+        i += w as usize;
+    }
+    naf
+}
+
+/// Digits of a GLV half (below 2^128, plus the carry the NAF may add).
+const NAF_LEN: usize = 131;
+
+/// The window width for the odd multiples of G and λ·G (2^(w−2) entries each, in the compile-time tables).
+pub(crate) const WINDOW_G: u32 = 12;
+const G_ODD_LEN: usize = 1 << (WINDOW_G - 2);
+/// The window width for the odd multiples of P and λ·P, computed per verification.
+const WINDOW_P: u32 = 5;
+const P_ODD_LEN: usize = 1 << (WINDOW_P - 2);
+
+/// `u1·G + u2·P` (variable time, public inputs): see the module docs.
+pub(crate) fn double_mul_vartime(u1: &Scalar, u2: &Scalar, p: &Affine) -> Jac {
+    let ((a1, na1), (b1, nb1)) = u1.split_glv();
+    let ((a2, na2), (b2, nb2)) = u2.split_glv();
+    let naf_a1 = wnaf(&a1.0, WINDOW_G);
+    let naf_b1 = wnaf(&b1.0, WINDOW_G);
+    let naf_a2 = wnaf(&a2.0, WINDOW_P);
+    let naf_b2 = wnaf(&b2.0, WINDOW_P);
+    // Odd multiples of P (Jacobian) and of λ·P.
+    let pj = Jac::from_affine(p);
+    let p2 = pj.double();
+    let mut tp = [pj; P_ODD_LEN];
+    for j in 1..P_ODD_LEN {
+        tp[j] = tp[j - 1].add_vartime(&p2);
+    }
+    // To affine with one (variable-time) inversion, so that every addition below is a mixed one.
+    let tp = batch_to_affine_vartime(&tp);
+    let mut tl = tp;
+    for e in tl.iter_mut() {
+        *e = e.endo();
+    }
+    let top = (0..NAF_LEN).rev().find(|&i| naf_a1[i] != 0 || naf_b1[i] != 0 || naf_a2[i] != 0 || naf_b2[i] != 0);
+    let Some(top) = top else { return Jac::IDENTITY };
+    let mut acc = Jac::IDENTITY;
+    // The sign of each half flips its digits.
+    let flip = |d: i16, neg: Mask| if neg != 0 { -d } else { d };
+    for i in (0..=top).rev() {
+        acc = acc.double();
+        let d = flip(naf_a1[i], na1);
+        if d != 0 {
+            let e = &G_ODD[(d.unsigned_abs() / 2) as usize];
+            acc = acc.add_affine_vartime(&if d > 0 { *e } else { e.neg() });
+        }
+        let d = flip(naf_b1[i], nb1);
+        if d != 0 {
+            let e = &G_LAMBDA_ODD[(d.unsigned_abs() / 2) as usize];
+            acc = acc.add_affine_vartime(&if d > 0 { *e } else { e.neg() });
+        }
+        let d = flip(naf_a2[i], na2);
+        if d != 0 {
+            let e = &tp[(d.unsigned_abs() / 2) as usize];
+            acc = acc.add_affine_vartime(&if d > 0 { *e } else { e.neg() });
+        }
+        let d = flip(naf_b2[i], nb2);
+        if d != 0 {
+            let e = &tl[(d.unsigned_abs() / 2) as usize];
+            acc = acc.add_affine_vartime(&if d > 0 { *e } else { e.neg() });
+        }
+    }
+    acc
+}
+
+/// Converts Jacobian points (none the identity: odd multiples of a valid point) to affine with one
+/// variable-time inversion (Montgomery's trick), for public data.
+fn batch_to_affine_vartime<const N: usize>(pts: &[Jac; N]) -> [Affine; N] {
+    let mut prefix = [Fe::ONE; N];
+    let mut acc = Fe::ONE;
+    for (p, pt) in prefix.iter_mut().zip(pts) {
+        *p = acc;
+        acc = acc.mul(&pt.z);
+    }
+    let mut inv = acc.invert_vartime();
+    let mut out = [Affine::G; N];
+    for i in (0..N).rev() {
+        let zinv = inv.mul(&prefix[i]);
+        inv = inv.mul(&pts[i].z);
+        let zinv2 = zinv.square();
+        out[i] = Affine { x: pts[i].x.mul(&zinv2), y: pts[i].y.mul(&zinv2).mul(&zinv) };
+    }
+    out
+}
+
+// ---- Compile-time tables -----------------------------------------------------------------------------
+
+/// Converts `N` Jacobian points (none the identity) to affine with one inversion (Montgomery's trick).
+const fn batch_to_affine<const N: usize>(pts: &[Jac; N]) -> [Affine; N] {
+    let mut prefix = [Fe::ONE; N];
+    let mut acc = Fe::ONE;
+    let mut i = 0;
+    while i < N {
+        prefix[i] = acc;
+        acc = acc.mul(&pts[i].z);
+        i += 1;
+    }
+    let mut inv = acc.invert();
+    let mut out = [Affine::G; N];
+    let mut i = N;
+    while i > 0 {
+        i -= 1;
+        let zinv = inv.mul(&prefix[i]);
+        inv = inv.mul(&pts[i].z);
+        let zinv2 = zinv.square();
+        out[i] = Affine { x: pts[i].x.mul(&zinv2), y: pts[i].y.mul(&zinv2).mul(&zinv) };
+    }
+    out
+}
+
+const fn compute_base_table() -> [[Affine; 8]; 64] {
+    let g = Jac::from_affine(&Affine::G);
+    let mut pts = [g; 512];
+    let mut row_base = g;
+    let mut i = 0;
+    while i < 64 {
+        let mut cur = row_base;
+        let mut j = 0;
+        while j < 8 {
+            pts[8 * i + j] = cur;
+            cur = cur.add_vartime(&row_base);
+            j += 1;
+        }
+        // row_base ← 16·row_base
+        row_base = row_base.double().double().double().double();
+        i += 1;
+    }
+    let flat = batch_to_affine(&pts);
+    let mut out = [[Affine::G; 8]; 64];
+    let mut i = 0;
+    while i < 64 {
+        let mut j = 0;
+        while j < 8 {
+            out[i][j] = flat[8 * i + j];
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+const fn compute_g_odd() -> [Affine; G_ODD_LEN] {
+    let g = Jac::from_affine(&Affine::G);
+    let g2 = g.double();
+    let mut pts = [g; G_ODD_LEN];
+    let mut j = 1;
+    while j < G_ODD_LEN {
+        pts[j] = pts[j - 1].add_vartime(&g2);
+        j += 1;
+    }
+    batch_to_affine(&pts)
+}
+
+const fn compute_g_lambda_odd(g_odd: &[Affine; G_ODD_LEN]) -> [Affine; G_ODD_LEN] {
+    let mut out = *g_odd;
+    let mut j = 0;
+    while j < G_ODD_LEN {
+        out[j] = out[j].endo();
+        j += 1;
+    }
+    out
+}
+
+/// `BASE_TABLE[i][j] = (j + 1)·16^i·G`.
+pub(crate) static BASE_TABLE: [[Affine; 8]; 64] = compute_base_table();
+/// `G_ODD[j] = (2j + 1)·G`.
+pub(crate) static G_ODD: [Affine; G_ODD_LEN] = compute_g_odd();
+/// `G_LAMBDA_ODD[j] = (2j + 1)·λ·G`.
+pub(crate) static G_LAMBDA_ODD: [Affine; G_ODD_LEN] = compute_g_lambda_odd(&G_ODD);
+
+#[cfg(test)]
+pub(crate) mod tests {
+    extern crate std;
+    use super::super::field::tests::{Xs, p, to_big};
+    use super::*;
+    use num_bigint::BigUint;
+
+    /// A reference implementation over num-bigint, affine, `None` for the identity.
+    pub(crate) type RefPt = Option<(BigUint, BigUint)>;
+
+    pub(crate) fn ref_add(a: &RefPt, b: &RefPt) -> RefPt {
+        let p = p();
+        let (Some((x1, y1)), Some((x2, y2))) = (a, b) else { return a.clone().or(b.clone()) };
+        let inv = |v: &BigUint| v.modpow(&(&p - 2u8), &p);
+        let l = if x1 == x2 {
+            if (y1 + y2) % &p == BigUint::from(0u8) {
+                return None;
+            }
+            (x1 * x1 * 3u8) % &p * inv(&((y1 * 2u8) % &p)) % &p
+        } else {
+            ((y2 + &p - y1) % &p) * inv(&((x2 + &p - x1) % &p)) % &p
+        };
+        let x3 = (&l * &l + &p * 2u8 - x1 - x2) % &p;
+        let y3 = (&l * ((x1 + &p - &x3) % &p) + &p - y1) % &p;
+        Some((x3, y3))
+    }
+
+    pub(crate) fn ref_mul(k: &BigUint, pt: &RefPt) -> RefPt {
+        let mut r: RefPt = None;
+        for i in (0..k.bits()).rev() {
+            r = ref_add(&r, &r);
+            if k.bit(i) {
+                r = ref_add(&r, pt);
+            }
+        }
+        r
+    }
+
+    pub(crate) fn ref_g() -> RefPt {
+        Some((to_big(&GX), to_big(&GY)))
+    }
+
+    fn of_affine(a: &Affine) -> RefPt {
+        Some((to_big(&a.x), to_big(&a.y)))
+    }
+
+    fn of_proj(p: &Proj) -> RefPt {
+        let (a, id) = p.to_affine();
+        if id != 0 { None } else { of_affine(&a) }
+    }
+
+    fn of_jac(p: &Jac) -> RefPt {
+        p.to_affine_vartime().map(|a| (to_big(&a.x), to_big(&a.y)))
+    }
+
+    fn scalar_of(rng: &mut Xs) -> Scalar {
+        Scalar::from_bytes_reduced(&rng.bytes())
+    }
+
+    #[test]
+    fn generator_on_curve_and_tables() {
+        assert!(Affine::from_xy_vartime(GX, GY).is_some());
+        let g = ref_g();
+        for i in [0usize, 1, 17, 63] {
+            for (j, e) in BASE_TABLE[i].iter().enumerate() {
+                let k = (BigUint::from(j as u32 + 1)) << (4 * i);
+                assert_eq!(of_affine(e), ref_mul(&k, &g), "base table {i} {j}");
+            }
+        }
+        for j in [0usize, 1, G_ODD_LEN - 1] {
+            assert_eq!(of_affine(&G_ODD[j]), ref_mul(&BigUint::from(2 * j as u32 + 1), &g));
+        }
+        // λ·G = (β·x, y).
+        let lambda = BigUint::from_bytes_be(&super::super::scalar::LAMBDA.to_bytes());
+        assert_eq!(of_affine(&G_LAMBDA_ODD[0]), ref_mul(&lambda, &g));
+        assert_eq!(of_affine(&G_LAMBDA_ODD[3]), ref_mul(&(lambda * 7u8), &g));
+    }
+
+    #[test]
+    fn formulas_match_reference_including_exceptional_cases() {
+        let mut rng = Xs(0x6e0_0001);
+        let g = Affine::G;
+        for _ in 0..8 {
+            let k = scalar_of(&mut rng);
+            let kb = BigUint::from_bytes_be(&k.to_bytes());
+            let want = ref_mul(&kb, &ref_g());
+            let p = mul_base(&k);
+            assert_eq!(of_proj(&p), want);
+            let (pa, _) = p.to_affine();
+            // Complete formulas: P + P, P + (−P), P + O, O + O.
+            assert_eq!(of_proj(&p.add(&p)), ref_add(&want, &want));
+            assert_eq!(of_proj(&p.double()), ref_add(&want, &want));
+            assert_eq!(of_proj(&p.add_affine(&pa)), ref_add(&want, &want));
+            assert!(of_proj(&p.add(&p.neg())).is_none());
+            assert!(of_proj(&p.add_affine(&pa.neg())).is_none());
+            assert_eq!(of_proj(&Proj::IDENTITY.add(&p)), want);
+            assert_eq!(of_proj(&Proj::IDENTITY.add_affine(&pa)), want);
+            assert!(of_proj(&Proj::IDENTITY.double()).is_none());
+            assert!(of_proj(&Proj::IDENTITY.add(&Proj::IDENTITY)).is_none());
+            // Jacobian, same cases.
+            let j = Jac::from_affine(&pa);
+            assert_eq!(of_jac(&j.double()), ref_add(&want, &want));
+            assert_eq!(of_jac(&j.add_vartime(&j)), ref_add(&want, &want));
+            assert_eq!(of_jac(&j.add_affine_vartime(&pa)), ref_add(&want, &want));
+            assert!(of_jac(&j.add_vartime(&j.neg())).is_none());
+            assert!(of_jac(&j.add_affine_vartime(&pa.neg())).is_none());
+            assert_eq!(of_jac(&Jac::IDENTITY.add_affine_vartime(&pa)), want);
+            assert_eq!(of_jac(&j.add_vartime(&Jac::IDENTITY)), want);
+            assert_eq!(of_jac(&j.double().add_affine_vartime(&g)), ref_add(&ref_add(&want, &want), &ref_g()));
+        }
+    }
+
+    #[test]
+    fn scalar_multiplications_match_reference() {
+        let mut rng = Xs(0x6e0_0002);
+        let n = BigUint::from_bytes_be(&Scalar::ZERO.sub(&Scalar::ONE).to_bytes()) + 1u8;
+        let mut ks: std::vec::Vec<Scalar> = (0..12).map(|_| scalar_of(&mut rng)).collect();
+        // Edge scalars: 1, 2, n − 1, n − 2 (the doubling case of a windowed ladder), n/2, small and 128-bit.
+        for v in [1u64, 2, 3, 8, 16, 17] {
+            ks.push(Scalar([v, 0, 0, 0]));
+        }
+        for v in [1u64, 2, 3, 16] {
+            ks.push(Scalar::ZERO.sub(&Scalar([v, 0, 0, 0])));
+        }
+        ks.push(Scalar([u64::MAX, u64::MAX, 0, 0]));
+        ks.push(Scalar::ZERO);
+        let p_scalar = scalar_of(&mut rng);
+        let (pa, _) = mul_base(&p_scalar).to_affine();
+        let pref = of_affine(&pa);
+        for (i, k) in ks.iter().enumerate() {
+            let kb = BigUint::from_bytes_be(&k.to_bytes());
+            assert_eq!(of_proj(&mul_base(k)), ref_mul(&kb, &ref_g()), "mul_base {i}");
+            assert_eq!(of_proj(&mul_ct(k, &pa)), ref_mul(&kb, &pref), "mul_ct {i}");
+            let u2 = ks[(i + 3) % ks.len()];
+            let u2b = BigUint::from_bytes_be(&u2.to_bytes());
+            let want = ref_add(&ref_mul(&kb, &ref_g()), &ref_mul(&u2b, &pref));
+            assert_eq!(of_jac(&double_mul_vartime(k, &u2, &pa)), want, "double_mul {i}");
+            // x mod n comparison.
+            if let Some((x, _)) = &want {
+                let r = Scalar::from_bytes_reduced(&{
+                    let mut b = [0u8; 32];
+                    let xb = x.to_bytes_be();
+                    b[32 - xb.len()..].copy_from_slice(&xb);
+                    b
+                });
+                assert!(double_mul_vartime(k, &u2, &pa).x_equals_mod_n_vartime(&r));
+                assert!(!double_mul_vartime(k, &u2, &pa).x_equals_mod_n_vartime(&r.add(&Scalar::ONE)));
+            }
+        }
+        let _ = n;
+    }
+
+    #[test]
+    fn wnaf_reconstructs() {
+        let mut rng = Xs(0x6e0_0003);
+        for w in [2u32, 5, 8] {
+            for _ in 0..50 {
+                let k = [rng.next(), rng.next(), rng.next() & 3, 0];
+                let naf = wnaf(&k, w);
+                let mut acc = num_bigint::BigInt::from(0);
+                for i in (0..NAF_LEN).rev() {
+                    acc = acc * 2 + naf[i];
+                    assert!(naf[i] == 0 || (naf[i] % 2 != 0 && naf[i].unsigned_abs() < (1 << (w - 1))));
+                }
+                assert_eq!(acc, num_bigint::BigInt::from(super::super::field::tests::big(&k)));
+            }
+        }
+    }
+}
