@@ -226,6 +226,7 @@ pub fn chosen() -> impl Iterator<Item = (&'static str, &'static str)> {
         one::<crate::mlkem::Backend>(),
         one::<crate::mldsa::Backend>(),
         one::<crate::ec::curve25519::Backend>(),
+        one::<crate::ec::p256::Backend>(),
         #[cfg(feature = "alloc")]
         one::<crate::kdf::argon2::Backend>(),
     ];

@@ -110,6 +110,7 @@ macro_rules! rcb_add {
         let x3 = mul(&t3, &x3);
         let x3 = x3.sub(&t1);
         let z3 = mul(&t4, &z3);
+        let t1 = mul(&t3, &t0);
         let z3 = z3.add(&t1);
         Proj { x: x3, y: y3, z: z3 }
     }};
@@ -154,6 +155,7 @@ macro_rules! rcb_add_affine {
         let x3 = mul(&t3, &x3);
         let x3 = x3.sub(&t1);
         let z3 = mul(&t4, &z3);
+        let t1 = mul(&t3, &t0);
         let z3 = z3.add(&t1);
         Proj { x: x3, y: y3, z: z3 }
     }};
@@ -549,4 +551,34 @@ pub(crate) fn decompress<A: Arith>(x: &[u8; 32], y_odd: bool) -> Result<Aff, &'s
 #[allow(dead_code)]
 pub(crate) fn limbs(b: &[u8; 32]) -> [u64; 4] {
     limbs_from_be(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::field::{Soft, limbs_to_be};
+    use super::*;
+
+    fn aff(p: &Proj) -> Aff {
+        to_affine::<Soft>(p).unwrap()
+    }
+
+    #[test]
+    fn formulas_agree() {
+        let g = Proj::from_affine(&G);
+        let d = aff(&double::<Soft>(&g));
+        assert!(is_on_curve::<Soft>(&d.x, &d.y), "double");
+        // 2G from SEC 2 / the p256 crate's tests.
+        assert_eq!(
+            d.x.to_be_bytes(),
+            limbs_to_be(&super::super::field::hex_limbs("7cf27b188d034f7e8a52380304b51ac3c08969e277f21b35a60b48fc47669978"))
+        );
+        assert_eq!(aff(&add::<Soft>(&g, &g)), d, "add");
+        assert_eq!(aff(&add_affine::<Soft>(&g, &G)), d, "add_affine");
+        let t = aff(&add::<Soft>(&double::<Soft>(&g), &g));
+        assert!(is_on_curve::<Soft>(&t.x, &t.y), "3G");
+        assert_eq!(aff(&add_affine::<Soft>(&double::<Soft>(&g), &G)), t);
+        assert_eq!(BASE_TABLE[0][1], d);
+        assert_eq!(BASE_TABLE[0][2], t);
+        assert_eq!(BASE_ODD[1], t);
+    }
 }
