@@ -2,8 +2,9 @@
 //!
 //! Post-quantum: `pqkit kem` (ML-KEM-512/768/1024) and `pqkit sign` (ML-DSA-44/65/87) keep keys, ciphertexts
 //! and signatures as raw FIPS encodings in files; seeds, shared secrets and printed signatures are hex.
-//! Elliptic curves: `pqkit sign --alg ed25519` and `pqkit ecdh` (X25519) keep keys as PEM files (PKCS#8 and
-//! SubjectPublicKeyInfo, RFC 8410), the form OpenSSL reads and writes.
+//! Elliptic curves: `pqkit sign --alg ed25519|p256|secp256k1` and `pqkit ecdh --alg x25519|p256|secp256k1`
+//! keep keys as PEM files (PKCS#8 and SubjectPublicKeyInfo, RFC 8410 / RFC 5480), the form OpenSSL reads and
+//! writes; ECDSA signatures are DER.
 //!
 //! Exit codes: 0 success, 1 authentication or verification failure, 2 usage or input error.
 
@@ -71,10 +72,11 @@ enum Command {
     Keygen(KeygenArgs),
     /// ML-KEM (FIPS 203) key encapsulation: `kem keygen`, `kem encaps`, `kem decaps`.
     Kem(pq::KemArgs),
-    /// Signatures, ML-DSA (FIPS 204) or Ed25519: `sign keygen`, `sign sign`, `sign verify` (exit 1 on a bad
-    /// signature).
+    /// Signatures, ML-DSA (FIPS 204), Ed25519 or ECDSA (P-256, secp256k1): `sign keygen`, `sign sign`,
+    /// `sign verify` (exit 1 on a bad signature).
     Sign(pq::SignArgs),
-    /// X25519 key agreement: `ecdh keygen`, `ecdh derive` (prints the shared secret in hex).
+    /// Key agreement, X25519, P-256 or secp256k1: `ecdh keygen`, `ecdh derive` (prints the shared secret in
+    /// hex).
     Ecdh(ec::EcdhArgs),
     /// Hash files (or stdin) and print sha256sum-style lines, or check such a list with --check.
     Hash(hashcmd::HashArgs),

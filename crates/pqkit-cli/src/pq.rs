@@ -27,7 +27,7 @@ pub enum KemAlg {
     MlKem1024,
 }
 
-/// A signature algorithm: an ML-DSA parameter set, or Ed25519.
+/// A signature algorithm: an ML-DSA parameter set, Ed25519, or ECDSA with SHA-256 on P-256 or secp256k1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SigAlg {
     /// ML-DSA-44 (category 2).
@@ -42,6 +42,13 @@ pub enum SigAlg {
     /// Ed25519 (RFC 8032; keys as PKCS#8 / SubjectPublicKeyInfo PEM, RFC 8410).
     #[value(name = "ed25519")]
     Ed25519,
+    /// ECDSA P-256 with SHA-256 (FIPS 186-5; RFC 6979 nonces; keys as PKCS#8 / SubjectPublicKeyInfo PEM,
+    /// RFC 5480; DER signatures).
+    #[value(name = "p256")]
+    P256,
+    /// ECDSA secp256k1 with SHA-256 (low-S signatures, RFC 6979 nonces; key files as for p256).
+    #[value(name = "secp256k1")]
+    Secp256k1,
 }
 
 #[derive(Args)]
@@ -112,14 +119,16 @@ enum SignCmd {
     Keygen {
         #[arg(long)]
         alg: SigAlg,
-        /// 32-byte seed in hex (deterministic keygen: ML-DSA's ξ, FIPS 204 Algorithm 6, or the Ed25519
-        /// private key of RFC 8032); random if absent.
+        /// 32-byte seed in hex (deterministic keygen: ML-DSA's ξ, FIPS 204 Algorithm 6, the Ed25519
+        /// private key of RFC 8032, or the ECDSA private scalar, big-endian, between 1 and n − 1); random if
+        /// absent.
         #[arg(long, value_name = "HEX")]
         seed: Option<String>,
-        /// Where to write the signing key (raw FIPS 204 encoding; PKCS#8 PEM for Ed25519).
+        /// Where to write the signing key (raw FIPS 204 encoding; PKCS#8 PEM for Ed25519 and ECDSA).
         #[arg(long, value_name = "FILE")]
         sk: PathBuf,
-        /// Where to write the verifying key (raw FIPS 204 encoding; SubjectPublicKeyInfo PEM for Ed25519).
+        /// Where to write the verifying key (raw FIPS 204 encoding; SubjectPublicKeyInfo PEM for Ed25519 and
+        /// ECDSA).
         #[arg(long, value_name = "FILE")]
         vk: PathBuf,
         /// Replace existing files.
@@ -133,13 +142,17 @@ enum SignCmd {
         /// The signing key file.
         #[arg(long, value_name = "FILE")]
         sk: PathBuf,
-        /// Context string in hex (at most 255 bytes; ML-DSA only, Ed25519 takes none).
+        /// Context string in hex (at most 255 bytes; ML-DSA only, Ed25519 and ECDSA take none).
         #[arg(long, value_name = "HEX", default_value = "")]
         ctx: String,
-        /// Deterministic signing (rnd = 0) instead of the default hedged signing (Ed25519 is always
-        /// deterministic).
-        #[arg(long)]
+        /// ML-DSA: deterministic signing (rnd = 0) instead of the default hedged signing (Ed25519 and ECDSA
+        /// are deterministic by default).
+        #[arg(long, conflicts_with = "hedged")]
         deterministic: bool,
+        /// ECDSA: hedged nonces (RFC 6979 with 32 fresh random bytes mixed in, §3.6) instead of the default
+        /// deterministic RFC 6979 nonces.
+        #[arg(long)]
+        hedged: bool,
         /// Write the raw signature here instead of printing it in hex.
         #[arg(long, short = 'o', value_name = "FILE")]
         out: Option<PathBuf>,
@@ -162,6 +175,10 @@ enum SignCmd {
         /// Context string in hex (ML-DSA only).
         #[arg(long, value_name = "HEX", default_value = "")]
         ctx: String,
+        /// ECDSA: also refuse a signature whose S is above n/2 (the strict rule of Bitcoin and
+        /// libsecp256k1), as a malformed signature (exit 2).
+        #[arg(long)]
+        low_s: bool,
         /// The message file; stdin if absent.
         input: Option<PathBuf>,
     },
@@ -380,25 +397,39 @@ pub fn sign(a: SignArgs) -> CliResult {
                 SigAlg::MlDsa65 => sig_keygen::<MlDsa65>(s, &sk, &vk, force),
                 SigAlg::MlDsa87 => sig_keygen::<MlDsa87>(s, &sk, &vk, force),
                 SigAlg::Ed25519 => crate::ec::ed25519_keygen(s, &sk, &vk, force),
+                SigAlg::P256 => crate::ec::weierstrass_keygen::<crate::ec::P256>(s, &sk, &vk, force),
+                SigAlg::Secp256k1 => crate::ec::weierstrass_keygen::<crate::ec::K256>(s, &sk, &vk, force),
             }
         }
-        SignCmd::Sign { alg, sk, ctx, deterministic, out, force, input } => {
+        SignCmd::Sign { alg, sk, ctx, deterministic, hedged, out, force, input } => {
             let ctx = unhex("--ctx", &ctx, None)?;
             let o = out.as_deref();
+            if hedged && !matches!(alg, SigAlg::P256 | SigAlg::Secp256k1) {
+                return Err(CliError::usage(
+                    "--hedged: only for ECDSA (ML-DSA is hedged by default, Ed25519 is deterministic)",
+                ));
+            }
             match alg {
                 SigAlg::MlDsa44 => sig_sign::<MlDsa44>(&sk, &ctx, deterministic, o, force, &input),
                 SigAlg::MlDsa65 => sig_sign::<MlDsa65>(&sk, &ctx, deterministic, o, force, &input),
                 SigAlg::MlDsa87 => sig_sign::<MlDsa87>(&sk, &ctx, deterministic, o, force, &input),
                 SigAlg::Ed25519 => crate::ec::ed25519_sign(&sk, &ctx, o, force, &input),
+                SigAlg::P256 => crate::ec::ecdsa_sign::<crate::ec::P256>(&sk, &ctx, hedged, o, force, &input),
+                SigAlg::Secp256k1 => crate::ec::ecdsa_sign::<crate::ec::K256>(&sk, &ctx, hedged, o, force, &input),
             }
         }
-        SignCmd::Verify { alg, vk, sig, ctx, input } => {
+        SignCmd::Verify { alg, vk, sig, ctx, low_s, input } => {
             let ctx = unhex("--ctx", &ctx, None)?;
+            if low_s && !matches!(alg, SigAlg::P256 | SigAlg::Secp256k1) {
+                return Err(CliError::usage("--low-s: only for ECDSA"));
+            }
             match alg {
                 SigAlg::MlDsa44 => sig_verify::<MlDsa44>(&vk, &sig, &ctx, &input),
                 SigAlg::MlDsa65 => sig_verify::<MlDsa65>(&vk, &sig, &ctx, &input),
                 SigAlg::MlDsa87 => sig_verify::<MlDsa87>(&vk, &sig, &ctx, &input),
                 SigAlg::Ed25519 => crate::ec::ed25519_verify(&vk, &sig, &ctx, &input),
+                SigAlg::P256 => crate::ec::ecdsa_verify::<crate::ec::P256>(&vk, &sig, &ctx, low_s, &input),
+                SigAlg::Secp256k1 => crate::ec::ecdsa_verify::<crate::ec::K256>(&vk, &sig, &ctx, low_s, &input),
             }
         }
     }
