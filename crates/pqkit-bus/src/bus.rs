@@ -649,6 +649,9 @@ struct SubState {
     send_wakers: Vec<Waker>,
     keys: Option<DeliverKeys>,
     grants: Vec<Vec<u8>>,
+    /// Delivery epochs of the queued messages, oldest first, with their counts: the subscriber erases a key
+    /// once no queued message needs it.
+    live: std::collections::VecDeque<(u32, u64)>,
     delivered: u64,
     dropped: u64,
     refused: u64,
@@ -664,6 +667,18 @@ struct SubShared {
     not_full: Condvar,
     /// Messages handed to the subscriber (added once per batch).
     received: AtomicU64,
+}
+
+impl SubState {
+    #[inline]
+    fn live_dec(&mut self, epoch: u32) {
+        if let Some(x) = self.live.iter_mut().find(|x| x.0 == epoch) {
+            x.1 = x.1.saturating_sub(1);
+        }
+        while self.live.front().is_some_and(|x| x.1 == 0) {
+            self.live.pop_front();
+        }
+    }
 }
 
 enum Enq {
@@ -706,7 +721,9 @@ impl SubShared {
                     st.dropped += 1;
                     match st.q.lowest() {
                         Some(l) if l <= out.priority => {
-                            st.q.pop_lowest();
+                            if let Some((_, e)) = st.q.pop_lowest() {
+                                st.live_dec(e.epoch);
+                            }
                         }
                         _ => return Enq::Dropped,
                     }
@@ -757,6 +774,12 @@ impl SubShared {
             out.priority,
             Entry { kind, epoch, seq, sender: out.sender, topic: out.topic.clone(), reply: out.reply.cloned(), body },
         );
+        if kind == Kind::Deliver {
+            match st.live.back_mut() {
+                Some((e, n)) if *e == epoch => *n += 1,
+                _ => st.live.push_back((epoch, 1)),
+            }
+        }
         st.delivered += 1;
         if st.recv_waiters > 0 {
             self.not_empty.notify_one();
@@ -1061,6 +1084,7 @@ impl Agent {
                 send_wakers: Vec::new(),
                 keys,
                 grants,
+                live: Default::default(),
                 delivered: 0,
                 dropped: 0,
                 refused: 0,
@@ -1282,6 +1306,18 @@ impl std::fmt::Debug for Message {
     }
 }
 
+impl PartialEq for Message {
+    fn eq(&self, o: &Self) -> bool {
+        self.topic == o.topic
+            && self.reply == o.reply
+            && self.sender == o.sender
+            && self.priority == o.priority
+            && self.seq == o.seq
+            && self.payload() == o.payload()
+    }
+}
+impl Eq for Message {}
+
 impl Message {
     /// The subject it was published on.
     pub fn subject(&self) -> &str {
@@ -1436,7 +1472,7 @@ impl Subscription {
         Ok(Some(v))
     }
 
-    fn install_grants(&mut self, grants: Vec<Vec<u8>>) {
+    fn install_grants(&mut self, grants: Vec<Vec<u8>>, floor: Option<u32>) {
         let (Some(ring), Some(session)) = (self.ring.as_mut(), self.session.as_ref()) else { return };
         for g in grants {
             let Ok((kind, id, epoch, key)) = open_grant(session, &g) else {
@@ -1450,11 +1486,12 @@ impl Subscription {
             }
             let Ok(aead) = Aes256Gcm::new(key.as_ref()) else { continue };
             ring.keys.push((epoch, aead, [None; LEVELS]));
-            // Keep the current and previous epoch; older keys are dropped (zeroized).
-            while ring.keys.len() > 2 {
-                ring.keys.remove(0);
-            }
         }
+        // Keep the newest key and every key a queued message still needs (normally the current and previous
+        // epoch); older keys are dropped, which zeroizes them.
+        let newest = ring.keys.iter().map(|k| k.0).max().unwrap_or(0);
+        let keep_from = floor.unwrap_or(newest).min(newest.saturating_sub(1));
+        ring.keys.retain(|k| k.0 >= keep_from);
     }
 
     /// Checks and opens one entry. Rejections are counted and reported.
@@ -1517,9 +1554,14 @@ impl Subscription {
         if st.q.is_empty() && st.closed {
             return Err(Error::Closed);
         }
+        // The oldest delivery epoch still needed: by this batch or by anything left queued.
+        let floor = st.live.front().map(|x| x.0);
         let mut n = 0;
         while n < max {
             let Some(x) = st.q.pop() else { break };
+            if x.1.kind == Kind::Deliver {
+                st.live_dec(x.1.epoch);
+            }
             self.scratch.push(x);
             n += 1;
         }
@@ -1534,7 +1576,7 @@ impl Subscription {
         }
         drop(st);
         if !grants.is_empty() {
-            self.install_grants(grants);
+            self.install_grants(grants, floor);
         }
         Ok(n)
     }
