@@ -382,7 +382,11 @@ impl Inner {
             slots
                 .entry((sender, ts.name.clone()))
                 .or_insert_with(|| {
-                    Arc::new(SenderSlot { topic: ts.clone(), published: AtomicU64::new(0), keys: Mutex::new(Vec::new()) })
+                    Arc::new(SenderSlot {
+                        topic: ts.clone(),
+                        published: AtomicU64::new(0),
+                        keys: Mutex::new(Vec::new()),
+                    })
                 })
                 .clone()
         };
@@ -442,8 +446,7 @@ impl Inner {
             k.aead.open_in_place_detached(&nonce, aad, body, tag).map_err(|_| Error::AuthFailed)?;
             k.window.commit(m.seq);
             k.count += 1;
-            let due = k.count >= self.rotate_msgs
-                || (k.count & 1023 == 0 && k.started.elapsed() >= self.rotate_age);
+            let due = k.count >= self.rotate_msgs || (k.count & 1023 == 0 && k.started.elapsed() >= self.rotate_age);
             rotate_from = due.then_some(k.epoch);
         }
         slot.published.fetch_add(1, Ordering::Relaxed);
@@ -802,7 +805,10 @@ pub struct Bus {
 
 impl std::fmt::Debug for Bus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Bus").field("sealed", &self.inner.sealed).field("identity", self.inner.identity.public()).finish()
+        f.debug_struct("Bus")
+            .field("sealed", &self.inner.sealed)
+            .field("identity", self.inner.identity.public())
+            .finish()
     }
 }
 
@@ -923,7 +929,9 @@ fn open_grant(s: &AgentSession, g: &[u8]) -> Result<(u8, u64, u32, Zeroizing<[u8
     }
     let mut body = Zeroizing::new([0u8; GRANT_LEN - 12 - 16]);
     body.copy_from_slice(&g[12..GRANT_LEN - 16]);
-    s.recv.open_in_place_detached(&g[..12], GRANT_AAD, body.as_mut(), &g[GRANT_LEN - 16..]).map_err(|_| Error::AuthFailed)?;
+    s.recv
+        .open_in_place_detached(&g[..12], GRANT_AAD, body.as_mut(), &g[GRANT_LEN - 16..])
+        .map_err(|_| Error::AuthFailed)?;
     let mut key = Zeroizing::new([0u8; 32]);
     key.copy_from_slice(&body[13..45]);
     let id = u64::from_be_bytes(body[1..9].try_into().map_err(|_| Error::Malformed { reason: "grant" })?);

@@ -31,7 +31,10 @@ impl Policy {
     /// Every authenticated identity may publish and subscribe to everything. An explicit choice, for tests
     /// and closed deployments.
     pub fn allow_all() -> Self {
-        Policy { rules: HashMap::new(), everyone: Some(Rule { publish: vec![">".into()], subscribe: vec![">".into()] }) }
+        Policy {
+            rules: HashMap::new(),
+            everyone: Some(Rule { publish: vec![">".into()], subscribe: vec![">".into()] }),
+        }
     }
 
     /// Grants `id` publishing on subjects matching any of `publish` and subscribing to patterns covered by

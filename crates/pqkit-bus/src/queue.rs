@@ -65,11 +65,7 @@ impl<T> PriorityQueue<T> {
 
     /// An empty queue with room for `n` messages per level before it reallocates.
     pub fn with_capacity(n: usize) -> Self {
-        PriorityQueue {
-            levels: std::array::from_fn(|_| VecDeque::with_capacity(n)),
-            skips: [0; LEVELS],
-            len: 0,
-        }
+        PriorityQueue { levels: std::array::from_fn(|_| VecDeque::with_capacity(n)), skips: [0; LEVELS], len: 0 }
     }
 
     /// Messages queued.
