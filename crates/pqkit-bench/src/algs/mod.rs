@@ -10,6 +10,7 @@ pub mod aead;
 pub mod aead_ops;
 pub mod aes_gcm;
 pub mod arx512;
+pub mod bus;
 pub mod chacha;
 pub mod ec;
 pub mod hash;
@@ -32,6 +33,7 @@ pub fn all() -> Vec<Algorithm> {
     v.extend(arx512::algorithms());
     v.extend(pq::algorithms());
     v.extend(ec::algorithms());
+    v.extend(bus::algorithms());
     v
 }
 
