@@ -5,7 +5,7 @@ use crate::handshake;
 use crate::identity::{AgentId, Identity, PublicIdentity};
 use crate::policy::Policy;
 use crate::queue::{LEVELS, Priority, PriorityQueue};
-use crate::subject::{MAX_SUBJECT_LEN, matches, validate_pattern, validate_subject};
+use crate::subject::{matches, validate_pattern, validate_subject};
 use crate::{Error, Result};
 use pqkit::aead::{Aead, Aes256Gcm};
 use pqkit::hash::sha2::Sha256;
@@ -21,8 +21,6 @@ use zeroize::Zeroizing;
 
 /// Sealed bodies up to this many bytes (payload + tag) are stored inline, without an allocation.
 const INLINE: usize = 96;
-/// Longest header: fixed part, topic and reply-to.
-const MAX_HEADER: usize = FIXED_LEN + 2 * MAX_SUBJECT_LEN;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding a bus lock cannot leave the queue half-updated in a way that breaks memory safety;
@@ -614,15 +612,22 @@ impl Body {
     }
 }
 
-/// One queued envelope, in its wire form taken apart (the header is rebuilt for the tag check).
-struct Entry {
-    kind: Kind,
-    epoch: u32,
-    seq: u64,
-    sender: AgentId,
-    topic: Arc<str>,
-    reply: Option<Arc<str>>,
-    body: Body,
+/// A queued envelope is a [`Message`] still sealed: its wire form taken apart (the header is rebuilt for
+/// the tag check), opened in place when received.
+type Entry = Message;
+
+/// An AAD buffer: on the stack for the usual short subjects.
+fn with_aad<R>(h: &Header<'_>, f: impl FnOnce(&[u8]) -> R) -> R {
+    let hl = h.len();
+    if hl <= 128 {
+        let mut a = [0u8; 128];
+        h.write(&mut a[..hl]);
+        f(&a[..hl])
+    } else {
+        let mut a = vec![0u8; hl];
+        h.write(&mut a);
+        f(&a)
+    }
 }
 
 struct Outgoing<'a> {
@@ -651,6 +656,8 @@ struct SubState {
     waker: Option<Waker>,
     send_wakers: Vec<Waker>,
     keys: Option<DeliverKeys>,
+    /// The subscriber's session (sealed mode): delivery-key grants are sealed under it.
+    session: Option<Arc<BrokerSession>>,
     grants: Vec<Vec<u8>>,
     /// Delivery epochs of the queued messages, oldest first, with their counts: the subscriber erases a key
     /// once no queued message needs it.
@@ -696,15 +703,22 @@ impl SubShared {
         let mut st = lock(&self.state);
         st.closed = true;
         st.keys = None;
+        st.session = None;
         if let Some(w) = st.waker.take() {
             w.wake();
         }
         for w in st.send_wakers.drain(..) {
             w.wake();
         }
+        // A notify is a system call even with nobody waiting: only when someone is.
+        let (r, w) = (st.recv_waiters > 0, st.send_waiters > 0);
         drop(st);
-        self.not_empty.notify_all();
-        self.not_full.notify_all();
+        if r {
+            self.not_empty.notify_all();
+        }
+        if w {
+            self.not_full.notify_all();
+        }
     }
 
     /// Places one message (sealing it for this subscriber in sealed mode). Called with the queue lock held.
@@ -732,6 +746,18 @@ impl SubShared {
                     }
                 }
             }
+        }
+        if st.keys.is_none()
+            && let Some(session) = st.session.as_ref()
+        {
+            // The pairwise delivery key is made when the first message is routed here, not at subscribe.
+            let key = inner.random::<32>();
+            let Ok(aead) = Aes256Gcm::new(key.as_ref()) else { return Enq::Dropped };
+            let Ok(g) = inner.seal_grant(session, 2, self.id, 1, &key) else { return Enq::Dropped };
+            st.grants.push(g);
+            let session = session.clone();
+            st.keys =
+                Some(DeliverKeys { epoch: 1, aead, seqs: [0; LEVELS], count: 0, started: Instant::now(), session });
         }
         let sealed = st.keys.is_some();
         let mut body = Body::from_slice(out.payload, if sealed { TAG_LEN } else { 0 });
@@ -761,11 +787,8 @@ impl SubShared {
                 topic: out.topic,
                 reply: out.reply.map_or("", |r| r),
             };
-            let mut aad = [0u8; MAX_HEADER];
-            let hl = h.len();
-            h.write(&mut aad[..hl]);
             let nonce = envelope::nonce(Kind::Deliver, out.priority, seq);
-            let Ok(tag) = k.aead.seal_in_place_detached(&nonce, &aad[..hl], body.as_mut()) else {
+            let Ok(tag) = with_aad(&h, |aad| k.aead.seal_in_place_detached(&nonce, aad, body.as_mut())) else {
                 return Enq::Dropped;
             };
             body.push_tag(&tag);
@@ -775,7 +798,16 @@ impl SubShared {
         };
         st.q.push(
             out.priority,
-            Entry { kind, epoch, seq, sender: out.sender, topic: out.topic.clone(), reply: out.reply.cloned(), body },
+            Message {
+                kind,
+                epoch,
+                seq,
+                sender: out.sender,
+                priority: out.priority,
+                topic: out.topic.clone(),
+                reply: out.reply.cloned(),
+                body,
+            },
         );
         if kind == Kind::Deliver {
             match st.live.back_mut() {
@@ -1066,15 +1098,9 @@ impl Agent {
             return inner.counted(Err(Error::Unauthorised { action: "subscribe", subject: pattern.into() }));
         }
         let id = inner.next_sub.fetch_add(1, Ordering::Relaxed);
-        let mut grants = Vec::new();
-        let (keys, ring) = if inner.sealed {
+        let (session, ring) = if inner.sealed {
             let session = lock(&inner.sessions).get(&c.public.id()).cloned().ok_or(Error::UnknownKey)?;
-            let key = inner.random::<32>();
-            let g = inner.seal_grant(&session, 2, id, 1, &key)?;
-            let aead = Aes256Gcm::new(key.as_ref())?;
-            grants.push(g);
-            let dk = DeliverKeys { epoch: 1, aead, seqs: [0; LEVELS], count: 0, started: Instant::now(), session };
-            (Some(dk), Some(KeyRing::default()))
+            (Some(session), Some(KeyRing::default()))
         } else {
             (None, None)
         };
@@ -1090,8 +1116,9 @@ impl Agent {
                 send_waiters: 0,
                 waker: None,
                 send_wakers: Vec::new(),
-                keys,
-                grants,
+                keys: None,
+                session,
+                grants: Vec::new(),
                 live: Default::default(),
                 delivered: 0,
                 dropped: 0,
@@ -1263,6 +1290,29 @@ impl Publisher {
 
     /// Publishes with a reply-to subject.
     pub fn publish_with_reply(&mut self, payload: &[u8], priority: Priority, reply_to: Option<&str>) -> Result<usize> {
+        if !self.agent.inner.sealed {
+            // Plain mode, local path: nothing to seal or check, so no envelope is built.
+            if payload.len() > MAX_PAYLOAD {
+                return Err(Error::PayloadTooLarge { len: payload.len() });
+            }
+            let reply: Option<Arc<str>> = match reply_to {
+                Some(r) => {
+                    validate_subject(r)?;
+                    Some(Arc::from(r))
+                }
+                None => None,
+            };
+            self.slot.published.fetch_add(1, Ordering::Relaxed);
+            let inner = &self.agent.inner;
+            let g = inner.gen_.load(Ordering::Acquire);
+            if g != self.route_gen {
+                self.route = inner.matching(&self.topic);
+                self.route_gen = g;
+            }
+            let out =
+                Outgoing { priority, sender: self.agent.public.id(), topic: &self.topic, reply: reply.as_ref(), payload };
+            return inner.route(&self.route, &out);
+        }
         let hl = self.build(payload, priority, reply_to)?;
         let r = self.broker_accept(hl, priority, reply_to.map_or(0, str::len))?;
         let reply: Option<Arc<str>> = reply_to.map(Arc::from);
@@ -1295,6 +1345,8 @@ impl Publisher {
 /// A received message.
 #[derive(Clone)]
 pub struct Message {
+    kind: Kind,
+    epoch: u32,
     topic: Arc<str>,
     reply: Option<Arc<str>>,
     sender: AgentId,
@@ -1365,7 +1417,7 @@ pub struct Subscription {
     shared: Arc<SubShared>,
     session: Option<Arc<AgentSession>>,
     ring: Option<KeyRing>,
-    scratch: Vec<(Priority, Entry)>,
+    scratch: Vec<Message>,
     done: bool,
 }
 
@@ -1440,8 +1492,9 @@ impl Subscription {
             return self.inner.counted(Err(Error::UnknownKey));
         }
         let body_end = envelope.len();
-        let e = Entry {
+        let e = Message {
             kind: m.kind,
+            priority: m.priority,
             epoch: m.epoch,
             seq: m.seq,
             sender: m.sender,
@@ -1460,13 +1513,14 @@ impl Subscription {
     /// Takes the next queued delivery envelope in its wire form without opening it: the hook a transport
     /// uses to carry deliveries to a remote subscriber (which feeds them to its [`inject`](Self::inject)).
     pub fn take_envelope(&mut self) -> Result<Option<Vec<u8>>> {
-        if self.take(1)? == 0 {
+        let mut one = Vec::with_capacity(1);
+        if self.take(&mut one, 1)? == 0 {
             return Ok(None);
         }
-        let Some((p, e)) = self.scratch.pop() else { return Ok(None) };
+        let Some(e) = one.pop() else { return Ok(None) };
         let h = Header {
             kind: e.kind,
-            priority: p,
+            priority: e.priority,
             epoch: e.epoch,
             seq: e.seq,
             sender: e.sender,
@@ -1502,8 +1556,9 @@ impl Subscription {
         ring.keys.retain(|k| k.0 >= keep_from);
     }
 
-    /// Checks and opens one entry. Rejections are counted and reported.
-    fn open(&mut self, p: Priority, mut e: Entry) -> Result<Message> {
+    /// Checks and opens one entry in place. Rejections are counted and reported.
+    #[inline]
+    fn open(&mut self, e: &mut Message) -> Result<()> {
         let sub = self.shared.id;
         let r = match self.ring.as_mut() {
             None => {
@@ -1517,6 +1572,7 @@ impl Subscription {
                 if e.kind != Kind::Deliver {
                     return Err(Error::Malformed { reason: "not a delivery envelope" });
                 }
+                let p = e.priority;
                 let oldest = ring.keys.first().map(|k| k.0).ok_or(Error::UnknownKey)?;
                 let Some(k) = ring.keys.iter_mut().find(|k| k.0 == e.epoch) else {
                     return Err(if e.epoch < oldest { Error::Expired { epoch: e.epoch } } else { Error::UnknownKey });
@@ -1541,23 +1597,20 @@ impl Subscription {
                     topic: &e.topic,
                     reply: e.reply.as_deref().unwrap_or(""),
                 };
-                let mut aad = [0u8; MAX_HEADER];
-                let hl = h.len();
-                h.write(&mut aad[..hl]);
                 let (ct, tag) = body.split_at_mut(n);
                 let nonce = envelope::nonce(Kind::Deliver, p, e.seq);
-                k.1.open_in_place_detached(&nonce, &aad[..hl], ct, tag).map_err(|_| Error::AuthFailed)?;
+                with_aad(&h, |aad| k.1.open_in_place_detached(&nonce, aad, ct, tag)).map_err(|_| Error::AuthFailed)?;
                 k.2[p as usize] = Some(e.seq);
                 e.body.truncate(n);
                 Ok(())
             })(),
         };
-        self.inner.counted(r)?;
-        Ok(Message { topic: e.topic, reply: e.reply, sender: e.sender, priority: p, seq: e.seq, body: e.body })
+        self.inner.counted(r)
     }
 
-    /// Takes up to `max` entries and any grants under one lock; wakes blocked publishers.
-    fn take(&mut self, max: usize) -> std::result::Result<usize, Error> {
+    /// Moves up to `max` entries to the end of `out` and installs pending grants, under one lock; wakes
+    /// blocked publishers.
+    fn take(&mut self, out: &mut Vec<Message>, max: usize) -> std::result::Result<usize, Error> {
         let mut st = lock(&self.shared.state);
         if st.q.is_empty() && st.closed {
             return Err(Error::Closed);
@@ -1566,11 +1619,11 @@ impl Subscription {
         let floor = st.live.front().map(|x| x.0);
         let mut n = 0;
         while n < max {
-            let Some(x) = st.q.pop() else { break };
-            if x.1.kind == Kind::Deliver {
-                st.live_dec(x.1.epoch);
+            let Some((_, x)) = st.q.pop() else { break };
+            if x.kind == Kind::Deliver {
+                st.live_dec(x.epoch);
             }
-            self.scratch.push(x);
+            out.push(x);
             n += 1;
         }
         let grants = std::mem::take(&mut st.grants);
@@ -1590,19 +1643,20 @@ impl Subscription {
     }
 
     /// Receives up to `max` messages without waiting, appending them to `out`; returns how many were
-    /// appended (0 if none are queued; rejected envelopes are dropped and counted). One lock per batch.
+    /// appended (0 if none are queued; rejected envelopes are dropped and counted). One lock per batch; the
+    /// messages are opened in place in `out`.
     pub fn recv_batch(&mut self, out: &mut Vec<Message>, max: usize) -> Result<usize> {
-        self.take(max)?;
-        let mut n = 0;
-        let items = std::mem::take(&mut self.scratch);
-        let mut items = items;
-        for (p, e) in items.drain(..) {
-            if let Ok(m) = self.open(p, e) {
-                out.push(m);
-                n += 1;
+        let start = out.len();
+        self.take(out, max)?;
+        let mut w = start;
+        for i in start..out.len() {
+            if self.open(&mut out[i]).is_ok() {
+                out.swap(w, i);
+                w += 1;
             }
         }
-        self.scratch = items;
+        out.truncate(w);
+        let n = w - start;
         self.shared.received.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
     }
@@ -1610,11 +1664,16 @@ impl Subscription {
     /// Receives one message without waiting.
     pub fn try_recv(&mut self) -> Result<Option<Message>> {
         loop {
-            if self.take(1)? == 0 {
+            let mut one = std::mem::take(&mut self.scratch);
+            one.clear();
+            let got = self.take(&mut one, 1);
+            let m = one.pop();
+            self.scratch = one;
+            if got? == 0 {
                 return Ok(None);
             }
-            let Some((p, e)) = self.scratch.pop() else { return Ok(None) };
-            if let Ok(m) = self.open(p, e) {
+            let Some(mut m) = m else { return Ok(None) };
+            if self.open(&mut m).is_ok() {
                 self.shared.received.fetch_add(1, Ordering::Relaxed);
                 return Ok(Some(m));
             }
