@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use zeroize::Zeroizing;
 
 /// Sealed bodies up to this many bytes (payload + tag) are stored inline, without an allocation.
-const INLINE: usize = 96;
+const INLINE: usize = 80;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding a bus lock cannot leave the queue half-updated in a way that breaks memory safety;
@@ -1651,7 +1651,9 @@ impl Subscription {
         let mut w = start;
         for i in start..out.len() {
             if self.open(&mut out[i]).is_ok() {
-                out.swap(w, i);
+                if w != i {
+                    out.swap(w, i);
+                }
                 w += 1;
             }
         }
