@@ -119,7 +119,7 @@ impl BusBuilder {
                 capacity: self.capacity,
                 rotate_msgs: self.rotate_after_messages,
                 rotate_age: self.rotate_after,
-                subs: RwLock::new(HashMap::new()),
+                subs: RwLock::new(HashMap::with_hasher(IdHash)),
                 gen_: AtomicU64::new(1),
                 next_sub: AtomicU64::new(1),
                 topics: Mutex::new(HashMap::new()),
@@ -129,6 +129,38 @@ impl BusBuilder {
                 counters: Counters::default(),
             }),
         })
+    }
+}
+
+/// Hashing for subscription ids (sequential `u64`s chosen by the bus, never by a peer): the splitmix64
+/// finaliser instead of SipHash, whose flooding resistance is not needed for keys nobody else picks.
+#[derive(Clone, Copy, Default)]
+struct IdHash;
+
+impl std::hash::BuildHasher for IdHash {
+    type Hasher = IdHasher;
+    fn build_hasher(&self) -> IdHasher {
+        IdHasher(0)
+    }
+}
+
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        let mut z = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | self.0 >> 56) ^ b as u64;
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
     }
 }
 
@@ -199,7 +231,7 @@ struct Inner {
     capacity: usize,
     rotate_msgs: u64,
     rotate_age: Duration,
-    subs: RwLock<HashMap<u64, Arc<SubShared>>>,
+    subs: RwLock<HashMap<u64, Arc<SubShared>, IdHash>>,
     /// Bumped on every subscribe/unsubscribe: publishers' routing caches compare against it.
     gen_: AtomicU64,
     next_sub: AtomicU64,
@@ -884,8 +916,9 @@ impl Bus {
                 return inner.counted(Err(Error::Unauthorised { action: "connect", subject: String::new() }));
             }
             let conn = *inner.random::<16>();
-            lock(&inner.sessions).insert(peer.id(), Arc::new(BrokerSession { send: kb.send, conn }));
-            Some(Arc::new(AgentSession { recv: ka.recv }))
+            let bs = Arc::new(BrokerSession { send: kb.send, conn });
+            lock(&inner.sessions).insert(peer.id(), bs.clone());
+            Some((Arc::new(AgentSession { recv: ka.recv }), bs))
         } else {
             if !inner.policy.knows(&identity.id()) {
                 return inner.counted(Err(Error::Unauthorised { action: "connect", subject: String::new() }));
@@ -896,7 +929,8 @@ impl Bus {
             core: Arc::new(AgentCore {
                 inner: inner.clone(),
                 public: identity.public().clone(),
-                session,
+                session: session.as_ref().map(|s| s.0.clone()),
+                broker_session: session.map(|s| s.1),
                 sends: Mutex::new(HashMap::new()),
                 pubs: Mutex::new(HashMap::new()),
             }),
@@ -983,6 +1017,8 @@ struct AgentCore {
     inner: Arc<Inner>,
     public: PublicIdentity,
     session: Option<Arc<AgentSession>>,
+    /// The broker's end of this connection (the broker's routing state for it; opaque to the agent).
+    broker_session: Option<Arc<BrokerSession>>,
     sends: Mutex<HashMap<Arc<str>, Arc<SendKey>>>,
     pubs: Mutex<HashMap<String, Publisher>>,
 }
@@ -1099,7 +1135,7 @@ impl Agent {
         }
         let id = inner.next_sub.fetch_add(1, Ordering::Relaxed);
         let (session, ring) = if inner.sealed {
-            let session = lock(&inner.sessions).get(&c.public.id()).cloned().ok_or(Error::UnknownKey)?;
+            let session = c.broker_session.clone().ok_or(Error::UnknownKey)?;
             (Some(session), Some(KeyRing::default()))
         } else {
             (None, None)
@@ -1309,8 +1345,13 @@ impl Publisher {
                 self.route = inner.matching(&self.topic);
                 self.route_gen = g;
             }
-            let out =
-                Outgoing { priority, sender: self.agent.public.id(), topic: &self.topic, reply: reply.as_ref(), payload };
+            let out = Outgoing {
+                priority,
+                sender: self.agent.public.id(),
+                topic: &self.topic,
+                reply: reply.as_ref(),
+                payload,
+            };
             return inner.route(&self.route, &out);
         }
         let hl = self.build(payload, priority, reply_to)?;
@@ -1470,10 +1511,17 @@ impl Subscription {
         self.shared.close();
         let st = lock(&self.shared.state);
         let c = &i.counters;
-        c.retired_delivered.fetch_add(st.delivered, Ordering::Relaxed);
-        c.retired_dropped.fetch_add(st.dropped, Ordering::Relaxed);
-        c.retired_refused.fetch_add(st.refused, Ordering::Relaxed);
-        c.retired_received.fetch_add(self.shared.received.swap(0, Ordering::Relaxed), Ordering::Relaxed);
+        let received = self.shared.received.swap(0, Ordering::Relaxed);
+        for (a, n) in [
+            (&c.retired_delivered, st.delivered),
+            (&c.retired_dropped, st.dropped),
+            (&c.retired_refused, st.refused),
+            (&c.retired_received, received),
+        ] {
+            if n > 0 {
+                a.fetch_add(n, Ordering::Relaxed);
+            }
+        }
     }
 
     /// Unsubscribes; queued messages are discarded, later receives give [`Error::Closed`].
