@@ -156,7 +156,7 @@ impl std::hash::Hasher for IdHasher {
     }
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
-            self.0 = (self.0 << 8 | self.0 >> 56) ^ b as u64;
+            self.0 = self.0.rotate_left(8) ^ b as u64;
         }
     }
     fn write_u64(&mut self, n: u64) {
@@ -224,6 +224,9 @@ impl Metrics {
 // ---------------------------------------------------------------------------------------------------------
 // Broker state
 
+/// A sender slot is found by (sender, topic).
+type SlotKeyId = (AgentId, Arc<str>);
+
 struct Inner {
     sealed: bool,
     identity: Identity,
@@ -236,7 +239,7 @@ struct Inner {
     gen_: AtomicU64,
     next_sub: AtomicU64,
     topics: Mutex<HashMap<Arc<str>, Arc<TopicState>>>,
-    slots: Mutex<HashMap<(AgentId, Arc<str>), Arc<SenderSlot>>>,
+    slots: Mutex<HashMap<SlotKeyId, Arc<SenderSlot>>>,
     sessions: Mutex<HashMap<AgentId, Arc<BrokerSession>>>,
     rng: Mutex<ChaCha20Rng>,
     counters: Counters,

@@ -243,7 +243,8 @@ mod tests {
     #[test]
     fn every_malformation_is_rejected() {
         let good = sample(Kind::Publish);
-        let cases: Vec<(&str, Box<dyn Fn(&mut Vec<u8>)>)> = vec![
+        type Mutation = Box<dyn Fn(&mut Vec<u8>)>;
+        let cases: Vec<(&str, Mutation)> = vec![
             ("empty", Box::new(|v| v.clear())),
             ("short", Box::new(|v| v.truncate(FIXED_LEN - 1))),
             ("version", Box::new(|v| v[0] = 2)),

@@ -148,7 +148,7 @@ fn ingest_rejects_forged_truncated_and_malformed() {
     let mut p = a.publisher("f").unwrap();
     let env = p.seal(b"payload!", Priority::High, None).unwrap();
     // Any flipped bit in header, ciphertext or tag: dropped (header fields are authenticated).
-    for i in [2usize, 5, 12, 20, FIXED_LEN + 0, env.len() - 10, env.len() - 1] {
+    for i in [2usize, 5, 12, 20, FIXED_LEN, env.len() - 10, env.len() - 1] {
         let mut e = env.clone();
         e[i] ^= 1;
         let r = bus.ingest(&e);
