@@ -481,8 +481,9 @@ impl Inner {
             k.count += 1;
             let due = k.count >= self.rotate_msgs || (k.count & 1023 == 0 && k.started.elapsed() >= self.rotate_age);
             rotate_from = due.then_some(k.epoch);
+            // In sealed mode every writer of `published` holds this lock: a plain store, no read-modify-write.
+            slot.published.store(slot.published.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         }
-        slot.published.fetch_add(1, Ordering::Relaxed);
         if let Some(e) = rotate_from {
             self.rotate_topic(&slot.topic, e);
         }
@@ -1251,14 +1252,10 @@ impl Publisher {
         let inner = &self.agent.inner;
         let (kind, epoch, seq) = if inner.sealed {
             let cur = self.slot.topic.epoch.load(Ordering::Acquire);
-            let k = match &self.key {
-                Some(k) if k.epoch == cur => k.clone(),
-                _ => {
-                    let k = self.agent.send_key(&self.slot.topic)?;
-                    self.key = Some(k.clone());
-                    k
-                }
-            };
+            if self.key.as_ref().is_none_or(|k| k.epoch != cur) {
+                self.key = Some(self.agent.send_key(&self.slot.topic)?);
+            }
+            let Some(k) = self.key.as_ref() else { return Err(Error::UnknownKey) };
             (Kind::Publish, k.epoch, k.seq.fetch_add(1, Ordering::Relaxed))
         } else {
             (Kind::Plain, 0, 0)
