@@ -397,7 +397,8 @@ impl Inner {
     /// Advances a topic to a fresh epoch secret if it is still at `from` (the old secret is zeroized on drop).
     fn rotate_topic(&self, t: &TopicState, from: u32) {
         let mut k = lock(&t.keys);
-        if k.epoch == from {
+        // At the last epoch number (2^32 rotations) the key stays: numbers never wrap back to an erased epoch.
+        if k.epoch == from && from < u32::MAX {
             *k = TopicKeys { epoch: from + 1, secret: self.random::<32>(), started: Instant::now() };
             t.epoch.store(from + 1, Ordering::Release);
         }
@@ -439,7 +440,7 @@ impl Inner {
         };
         {
             let mut keys = lock(&slot.keys);
-            keys.retain(|k| k.epoch != epoch && k.epoch + 1 >= epoch);
+            keys.retain(|k| k.epoch != epoch && k.epoch.saturating_add(1) >= epoch);
             keys.push(SlotKey {
                 epoch,
                 aead: Aes256Gcm::new(key.as_ref())?,
@@ -798,7 +799,9 @@ impl SubShared {
         let sealed = st.keys.is_some();
         let mut body = Body::from_slice(out.payload, if sealed { TAG_LEN } else { 0 });
         let (kind, epoch, seq) = if let Some(k) = st.keys.as_mut() {
-            if k.count >= inner.rotate_msgs || (k.count & 1023 == 1023 && k.started.elapsed() >= inner.rotate_age) {
+            let due =
+                k.count >= inner.rotate_msgs || (k.count & 1023 == 1023 && k.started.elapsed() >= inner.rotate_age);
+            if due && k.epoch < u32::MAX {
                 // Rotate the pairwise delivery key; the grant reaches the subscriber before any message under it.
                 let key = inner.random::<32>();
                 let Ok(aead) = Aes256Gcm::new(key.as_ref()) else { return Enq::Dropped };

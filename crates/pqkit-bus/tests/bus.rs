@@ -479,3 +479,42 @@ fn two_producers_same_agent_never_reuse_a_nonce() {
     assert_eq!(v.len(), 2000);
     assert_eq!(bus.metrics().rejected(), 0);
 }
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Random bytes, and random mutations of a genuine envelope, through the broker's and the subscriber's
+        /// full paths: never a panic, never a delivery of anything but the genuine message.
+        #[test]
+        fn random_envelopes_are_dropped_never_delivered(
+            junk in proptest::collection::vec(any::<u8>(), 0..200),
+            at in 0usize..200,
+            x in 1u8..=255,
+        ) {
+            static BUS: OnceLock<(Bus, std::sync::Mutex<(pqkit_bus::Subscription, pqkit_bus::Publisher)>)> =
+                OnceLock::new();
+            let (bus, state) = BUS.get_or_init(|| {
+                let bus = Bus::new(Policy::allow_all()).unwrap();
+                let a = bus.connect(alice()).unwrap();
+                let sub = a.subscribe("fz.>").unwrap();
+                let p = a.publisher("fz.x").unwrap();
+                (bus, std::sync::Mutex::new((sub, p)))
+            });
+            let mut g = state.lock().unwrap();
+            let (sub, p) = &mut *g;
+            let _ = bus.ingest(&junk);
+            let _ = sub.inject(&junk);
+            let mut env = p.seal(b"genuine", Priority::Normal, None).unwrap();
+            let i = at % env.len();
+            env[i] ^= x;
+            prop_assert!(bus.ingest(&env).is_err(), "mutated byte {} accepted", i);
+            let mut got = Vec::new();
+            sub.recv_batch(&mut got, 16).unwrap();
+            prop_assert!(got.is_empty());
+        }
+    }
+}
