@@ -493,7 +493,8 @@ impl Inner {
 
     fn matching(&self, topic: &str) -> Arc<[Arc<SubShared>]> {
         let subs = self.subs.read().unwrap_or_else(|e| e.into_inner());
-        let mut v: Vec<Arc<SubShared>> = subs.values().filter(|s| matches(&s.pattern, topic)).cloned().collect();
+        let mut v: Vec<Arc<SubShared>> =
+            subs.values().filter(|s| matches(s.pattern.as_str(), topic)).cloned().collect();
         v.sort_by_key(|s| s.id);
         v.into()
     }
@@ -692,7 +693,7 @@ struct SubState {
     send_waiters: u32,
     waker: Option<Waker>,
     send_wakers: Vec<Waker>,
-    keys: Option<DeliverKeys>,
+    keys: Option<Box<DeliverKeys>>,
     /// The subscriber's session (sealed mode): delivery-key grants are sealed under it.
     session: Option<Arc<BrokerSession>>,
     grants: Vec<Vec<u8>>,
@@ -706,7 +707,7 @@ struct SubState {
 
 struct SubShared {
     id: u64,
-    pattern: Arc<str>,
+    pattern: Pattern,
     backpressure: Backpressure,
     capacity: usize,
     state: Mutex<SubState>,
@@ -724,6 +725,31 @@ impl SubState {
         }
         while self.live.front().is_some_and(|x| x.1 == 0) {
             self.live.pop_front();
+        }
+    }
+}
+
+/// A subscription pattern, stored inline when short (one allocation less per subscribe).
+enum Pattern {
+    Inline { len: u8, buf: [u8; 48] },
+    Heap(Box<str>),
+}
+
+impl Pattern {
+    fn new(p: &str) -> Pattern {
+        if p.len() <= 48 {
+            let mut buf = [0u8; 48];
+            buf[..p.len()].copy_from_slice(p.as_bytes());
+            Pattern::Inline { len: p.len() as u8, buf }
+        } else {
+            Pattern::Heap(p.into())
+        }
+    }
+    fn as_str(&self) -> &str {
+        match self {
+            // Copied from a `&str` at a character boundary (the whole string): always UTF-8.
+            Pattern::Inline { len, buf } => std::str::from_utf8(&buf[..*len as usize]).unwrap_or(""),
+            Pattern::Heap(s) => s,
         }
     }
 }
@@ -793,8 +819,14 @@ impl SubShared {
             let Ok(g) = inner.seal_grant(session, 2, self.id, 1, &key) else { return Enq::Dropped };
             st.grants.push(g);
             let session = session.clone();
-            st.keys =
-                Some(DeliverKeys { epoch: 1, aead, seqs: [0; LEVELS], count: 0, started: Instant::now(), session });
+            st.keys = Some(Box::new(DeliverKeys {
+                epoch: 1,
+                aead,
+                seqs: [0; LEVELS],
+                count: 0,
+                started: Instant::now(),
+                session,
+            }));
         }
         let sealed = st.keys.is_some();
         let mut body = Body::from_slice(out.payload, if sealed { TAG_LEN } else { 0 });
@@ -1149,7 +1181,7 @@ impl Agent {
         };
         let shared = Arc::new(SubShared {
             id,
-            pattern: Arc::from(pattern),
+            pattern: Pattern::new(pattern),
             backpressure: opts.backpressure,
             capacity: opts.capacity.unwrap_or(inner.capacity).max(1),
             state: Mutex::new(SubState {
@@ -1467,7 +1499,10 @@ pub struct Subscription {
 
 impl std::fmt::Debug for Subscription {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Subscription").field("id", &self.shared.id).field("pattern", &self.shared.pattern).finish()
+        f.debug_struct("Subscription")
+            .field("id", &self.shared.id)
+            .field("pattern", &self.shared.pattern.as_str())
+            .finish()
     }
 }
 
@@ -1484,7 +1519,7 @@ impl Subscription {
     }
     /// The pattern.
     pub fn pattern(&self) -> &str {
-        &self.shared.pattern
+        self.shared.pattern.as_str()
     }
     /// Messages queued now.
     pub fn len(&self) -> usize {

@@ -13,8 +13,11 @@ fn check(s: &str, wildcards: bool) -> Result<()> {
     if s.len() > MAX_SUBJECT_LEN {
         return bad("longer than 255 bytes");
     }
-    let n = s.split('.').count();
-    for (i, tok) in s.split('.').enumerate() {
+    let mut gt_seen = false;
+    for tok in s.split('.') {
+        if gt_seen {
+            return bad("`>` must be the last token");
+        }
         if tok.is_empty() {
             return bad("empty token (leading, trailing or double dot)");
         }
@@ -23,8 +26,8 @@ fn check(s: &str, wildcards: bool) -> Result<()> {
         }
         match tok {
             "*" | ">" if !wildcards => return bad("wildcards are not allowed in a publish subject"),
-            ">" if i + 1 != n => return bad("`>` must be the last token"),
-            "*" | ">" => {}
+            ">" => gt_seen = true,
+            "*" => {}
             _ if tok.contains(['*', '>']) => return bad("`*` and `>` must be whole tokens"),
             _ => {}
         }
