@@ -32,6 +32,10 @@ const PEERS: &[&str] = &[
     "ed25519-dalek",
     "curve25519-dalek",
     "rayon",
+    "pqkit-bus",
+    "flume",
+    "crossbeam-channel",
+    "tokio",
 ];
 
 fn main() {

@@ -273,6 +273,11 @@ fn note(ours: &Measurement, theirs: &Measurement, ratio: f64) -> String {
         n.push("curve arithmetic: faster field multiplication and squaring, larger fixed-base tables".into());
     } else if ours.kind == Kind::PublicKey {
         n.push("polynomial arithmetic: vectorise NTT/sampling, avoid per-op key expansion".into());
+    } else if ours.algorithm == "pqkit-bus" {
+        n.push(
+            "bus overhead over a raw channel: subjects, priorities, policy and (sealed) four AEAD passes per delivery"
+                .into(),
+        );
     } else if ours.kind == Kind::Fixed && ours.algorithm.starts_with("Argon2") {
         n.push("memory fill: vectorise the BlaMka compression, avoid block copies and per-call allocations".into());
     } else if ours.kind == Kind::Fixed {
@@ -320,6 +325,7 @@ pub const METHOD: &str = "## Method
 | ML-KEM / ML-DSA | keygen: nothing; encaps / sign / verify / decaps: key generation from a fixed seed and key parsing | the operation itself (key generation for keygen) |
 | X25519 | keygen: nothing; derive: the private key object and the parsed peer public key (OpenSSL: one `EVP_PKEY_CTX` with the peer set) | keygen: the key object from 32 private bytes (varied per call) and its public key; derive: the shared secret. ring has only single-use keys from its RNG: its keygen and derive include generating one (a `getrandom` call); aws-lc-rs clones its parsed peer key and creates an `EVP_PKEY_CTX` per call, as its `agree` requires |
 | Ed25519 | keygen: nothing; sign / verify: the key pair from a fixed seed and the parsed public key (ring: none, it parses per call) | keygen: the key pair from a 32-byte seed (varied per call); sign / verify of a 1 KiB message (RustCrypto: `verify_strict`) |
+| pqkit-bus (Krait-Core's operation names) | the bus, the agents' identities and handshakes, subscriptions, publisher handles; peers: the channels (and their producer threads) | `send_10k`: 10,000 × 64 B published on one subject, then all received by one subscriber in batches (peers: sent, then `try_recv` until empty), plain or sealed (AES-256-GCM: sender seal, broker open and re-seal for the subscriber, subscriber open); `-producers-P`: P threads publish 10,000 each concurrently, then one drain; `subscribe`: one subscribe + unsubscribe with 1,000 subscriptions held; `priority_heap`: 1,000 random-priority messages pushed then popped in order (peer: `BinaryHeap`); `fanout-100`: 100 messages to 100 subscribers, drained; `handshake`: both sides of the hybrid handshake |
 
 - **Allocations** are counted through Rust's allocator on separate, untimed runs; allocations inside OpenSSL and
   aws-lc (C `malloc`) are not visible to it.

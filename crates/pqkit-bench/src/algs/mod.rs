@@ -10,6 +10,7 @@ pub mod aead;
 pub mod aead_ops;
 pub mod aes_gcm;
 pub mod arx512;
+pub mod bus;
 pub mod chacha;
 pub mod ec;
 pub mod ecdsa;
@@ -36,6 +37,7 @@ pub fn all() -> Vec<Algorithm> {
     v.extend(ec::algorithms());
     v.extend(ecdsa::algorithms());
     v.extend(secp256k1::algorithms());
+    v.extend(bus::algorithms());
     v
 }
 

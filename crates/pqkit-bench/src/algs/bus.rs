@@ -1,0 +1,433 @@
+//! The message-bus section: `pqkit-bus` against raw channels (flume, crossbeam-channel, tokio mpsc and
+//! broadcast) in the same topology. The channels have no subjects, priorities, policy or security: they are
+//! the raw limit a bus built on a queue could reach.
+//!
+//! Operations (the names of Krait-Core's table; one "operation" of the harness is the whole workload):
+//! - `send_10k-plain` / `send_10k-sealed`: 10,000 messages of 64 B published on one subject and all received
+//!   by one subscriber: every message is published (peers: sent), then all are drained (pqkit: `recv_batch`;
+//!   peers: `try_recv` until empty) on the same thread. Sealed: publisher seal + broker open + broker re-seal
+//!   under the subscriber's pairwise key + subscriber open, AES-256-GCM (docs/bus.md §3).
+//! - `send_10k-<mode>-producers-<P>`: P producer threads each publish 10,000 messages (each through its own
+//!   agent) on the one subject concurrently, then one subscriber drains all P × 10,000. The measuring thread
+//!   is producer 0 and spins while it waits for the others, so its CPU clock covers the wall time.
+//! - `subscribe-<mode>`: one subscribe + unsubscribe on a bus already holding 1,000 subscriptions (sealed: the
+//!   pairwise delivery key is created, granted under the session and installed).
+//! - `priority_heap`: 1,000 messages of random priority (fixed seed) pushed into a subscriber queue, then
+//!   popped in delivery order (four FIFO levels with aging); peer: `std::collections::BinaryHeap` keyed by
+//!   (priority, arrival).
+//! - `fanout-100-<mode>`: 100 messages of 64 B published to 100 subscribers (10,000 deliveries), drained.
+//! - `handshake`: a full authenticated handshake, both sides (ML-KEM-768 + X25519, ML-DSA-65 + Ed25519 over
+//!   the transcript), identities built outside timing.
+//!
+//! Agreement: every candidate writes the number of messages received and the sum of their first bytes.
+
+use super::{e, pqkit_version, v};
+use crate::registry::{Algorithm, Candidate, Op};
+use pqkit_bus::queue::{Priority, PriorityQueue};
+use pqkit_bus::{Bus, Identity, Message, Policy};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+
+/// Messages per `send_10k` operation.
+pub const N: usize = 10_000;
+/// Payload length.
+pub const LEN: usize = 64;
+/// Subscribers in the fan-out rows.
+pub const FAN: usize = 100;
+/// Messages per fan-out operation.
+pub const FAN_MSGS: usize = 100;
+/// Existing subscriptions in the `subscribe` rows.
+pub const SUBS: usize = 1000;
+/// Messages in `priority_heap`.
+pub const HEAP: usize = 1000;
+
+fn digest(out: &mut Vec<u8>, count: u64, sum: u64) {
+    out.clear();
+    out.extend_from_slice(&count.to_le_bytes());
+    out.extend_from_slice(&sum.to_le_bytes());
+}
+
+fn payload(data: &[u8], i: usize) -> [u8; LEN] {
+    let mut p = [0u8; LEN];
+    let n = data.len().min(LEN);
+    p[..n].copy_from_slice(&data[..n]);
+    p[0] = i as u8;
+    p
+}
+
+fn bus(sealed: bool) -> Result<Bus, String> {
+    let b = Bus::builder(Policy::allow_all()).capacity(1 << 16);
+    let b = if sealed { b } else { b.plain() };
+    b.build().map_err(e)
+}
+
+fn ident(name: &str, n: u8) -> Result<Identity, String> {
+    Identity::from_seed(name, &[n; 32]).map_err(e)
+}
+
+/// Drains `want` messages from `sub` in batches; returns (count, sum of first bytes).
+fn drain(sub: &mut pqkit_bus::Subscription, buf: &mut Vec<Message>, want: usize) -> Result<(u64, u64), String> {
+    let (mut c, mut s) = (0u64, 0u64);
+    while (c as usize) < want {
+        buf.clear();
+        let n = sub.recv_batch(buf, want).map_err(e)?;
+        if n == 0 {
+            return Err(format!("only {c} of {want} messages arrived"));
+        }
+        for m in buf.iter() {
+            s += m.payload()[0] as u64;
+        }
+        c += n as u64;
+    }
+    buf.clear();
+    Ok((c, s))
+}
+
+/// pqkit-bus, P producers (P = 1: the measuring thread alone).
+fn pqkit_send(sealed: bool, producers: usize) -> Candidate {
+    Candidate::new("pqkit", format!("{} (pqkit-bus)", pqkit_version()), move |_| {
+        let bus = bus(sealed)?;
+        let sub_agent = bus.connect(&ident("subscriber", 200)?).map_err(e)?;
+        let mut sub = sub_agent.subscribe("bench.send").map_err(e)?;
+        let mut pubs = Vec::new();
+        for k in 0..producers {
+            let a = bus.connect(&ident("producer", k as u8)?).map_err(e)?;
+            pubs.push(a.publisher("bench.send").map_err(e)?);
+        }
+        let mut p0 = pubs.remove(0);
+        // Helper producers: wait for a go signal, publish N, count themselves done.
+        let done = Arc::new(AtomicUsize::new(0));
+        let mut gos = Vec::new();
+        for mut p in pubs {
+            let (tx, rx) = mpsc::channel::<[u8; LEN]>();
+            let done = done.clone();
+            std::thread::spawn(move || {
+                while let Ok(base) = rx.recv() {
+                    for i in 0..N {
+                        let _ = p.publish(&payload(&base, i), Priority::Normal);
+                    }
+                    done.fetch_add(1, Ordering::Release);
+                }
+            });
+            gos.push(tx);
+        }
+        let mut buf = Vec::with_capacity(N * producers);
+        Ok(Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
+            let _keep = &bus;
+            let base = payload(data, 0);
+            done.store(0, Ordering::Relaxed);
+            for g in &gos {
+                g.send(base).map_err(e)?;
+            }
+            for i in 0..N {
+                p0.publish(&payload(&base, i), Priority::Normal).map_err(e)?;
+            }
+            while done.load(Ordering::Acquire) < gos.len() {
+                std::hint::spin_loop();
+            }
+            let (c, s) = drain(&mut sub, &mut buf, N * producers)?;
+            digest(out, c, s);
+            Ok(())
+        }) as Box<dyn Op>)
+    })
+}
+
+/// crossbeam-channel (unbounded), P producers.
+fn crossbeam_send(producers: usize) -> Candidate {
+    Candidate::new("crossbeam-channel", v("crossbeam-channel"), move |_| {
+        let (tx, rx) = crossbeam_channel::unbounded::<[u8; LEN]>();
+        let done = Arc::new(AtomicUsize::new(0));
+        let mut gos = Vec::new();
+        for _ in 1..producers {
+            let (gtx, grx) = mpsc::channel::<[u8; LEN]>();
+            let tx = tx.clone();
+            let done = done.clone();
+            std::thread::spawn(move || {
+                while let Ok(base) = grx.recv() {
+                    for i in 0..N {
+                        let _ = tx.send(payload(&base, i));
+                    }
+                    done.fetch_add(1, Ordering::Release);
+                }
+            });
+            gos.push(gtx);
+        }
+        Ok(Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
+            let base = payload(data, 0);
+            done.store(0, Ordering::Relaxed);
+            for g in &gos {
+                g.send(base).map_err(e)?;
+            }
+            for i in 0..N {
+                tx.send(payload(&base, i)).map_err(e)?;
+            }
+            while done.load(Ordering::Acquire) < gos.len() {
+                std::hint::spin_loop();
+            }
+            let (mut c, mut s) = (0u64, 0u64);
+            while let Ok(m) = rx.try_recv() {
+                c += 1;
+                s += m[0] as u64;
+            }
+            digest(out, c, s);
+            Ok(())
+        }) as Box<dyn Op>)
+    })
+}
+
+fn flume_send() -> Candidate {
+    Candidate::new("flume", v("flume"), |_| {
+        let (tx, rx) = flume::unbounded::<[u8; LEN]>();
+        Ok(Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
+            let base = payload(data, 0);
+            for i in 0..N {
+                tx.send(payload(&base, i)).map_err(e)?;
+            }
+            let (mut c, mut s) = (0u64, 0u64);
+            while let Ok(m) = rx.try_recv() {
+                c += 1;
+                s += m[0] as u64;
+            }
+            digest(out, c, s);
+            Ok(())
+        }) as Box<dyn Op>)
+    })
+}
+
+fn tokio_mpsc_send() -> Candidate {
+    Candidate::new("tokio-mpsc", v("tokio"), |_| {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<[u8; LEN]>();
+        Ok(Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
+            let base = payload(data, 0);
+            for i in 0..N {
+                tx.send(payload(&base, i)).map_err(e)?;
+            }
+            let (mut c, mut s) = (0u64, 0u64);
+            while let Ok(m) = rx.try_recv() {
+                c += 1;
+                s += m[0] as u64;
+            }
+            digest(out, c, s);
+            Ok(())
+        }) as Box<dyn Op>)
+    })
+}
+
+fn tokio_broadcast_send() -> Candidate {
+    Candidate::new("tokio-broadcast", v("tokio"), |_| {
+        let (tx, mut rx) = tokio::sync::broadcast::channel::<[u8; LEN]>(16_384);
+        Ok(Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
+            let base = payload(data, 0);
+            for i in 0..N {
+                tx.send(payload(&base, i)).map_err(e)?;
+            }
+            let (mut c, mut s) = (0u64, 0u64);
+            while let Ok(m) = rx.try_recv() {
+                c += 1;
+                s += m[0] as u64;
+            }
+            digest(out, c, s);
+            Ok(())
+        }) as Box<dyn Op>)
+    })
+}
+
+fn send_10k(sealed: bool) -> Algorithm {
+    let mode = if sealed { "sealed" } else { "plain" };
+    Algorithm::fixed("pqkit-bus", &format!("send_10k-{mode}"), LEN)
+        .with(pqkit_send(sealed, 1))
+        .with(crossbeam_send(1))
+        .with(flume_send())
+        .with(tokio_mpsc_send())
+        .with(tokio_broadcast_send())
+}
+
+fn scaling(sealed: bool, producers: usize) -> Algorithm {
+    let mode = if sealed { "sealed" } else { "plain" };
+    Algorithm::fixed("pqkit-bus", &format!("send_10k-{mode}-producers-{producers}"), LEN)
+        .with(pqkit_send(sealed, producers))
+        .with(crossbeam_send(producers))
+}
+
+fn subscribe(sealed: bool) -> Algorithm {
+    let mode = if sealed { "sealed" } else { "plain" };
+    Algorithm::fixed("pqkit-bus", &format!("subscribe-{mode}"), 0).with(Candidate::new(
+        "pqkit",
+        format!("{} (pqkit-bus)", pqkit_version()),
+        move |_| {
+            let bus = bus(sealed)?;
+            let a = bus.connect(&ident("subscriber", 1)?).map_err(e)?;
+            let held: Vec<_> =
+                (0..SUBS).map(|i| a.subscribe(&format!("bench.sub.{i}"))).collect::<Result<_, _>>().map_err(e)?;
+            Ok(Box::new(move |_: &mut [u8], out: &mut Vec<u8>| {
+                let _keep = (&bus, &held);
+                let s = a.subscribe("bench.sub.extra.>").map_err(e)?;
+                s.unsubscribe();
+                out.clear();
+                Ok(())
+            }) as Box<dyn Op>)
+        },
+    ))
+}
+
+fn priorities() -> Vec<u8> {
+    // xorshift64 from a fixed seed.
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    (0..HEAP)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x & 3) as u8
+        })
+        .collect()
+}
+
+fn priority_heap() -> Algorithm {
+    Algorithm::fixed("pqkit-bus", "priority_heap", LEN)
+        .with(Candidate::new("pqkit", format!("{} (pqkit-bus)", pqkit_version()), |_| {
+            let prios: Vec<Priority> =
+                priorities().into_iter().map(|p| Priority::from_u8(p).unwrap_or(Priority::Normal)).collect();
+            let mut q: PriorityQueue<[u8; LEN]> = PriorityQueue::with_capacity(HEAP);
+            Ok(Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
+                let base = payload(data, 0);
+                for (i, &p) in prios.iter().enumerate() {
+                    q.push(p, payload(&base, i));
+                }
+                let (mut c, mut s) = (0u64, 0u64);
+                while let Some((_, m)) = q.pop() {
+                    c += 1;
+                    s += m[0] as u64;
+                }
+                digest(out, c, s);
+                Ok(())
+            }) as Box<dyn Op>)
+        }))
+        .with(Candidate::new("std-binaryheap", "std".to_string(), |_| {
+            let prios = priorities();
+            let mut h: std::collections::BinaryHeap<(u8, std::cmp::Reverse<u32>, [u8; LEN])> =
+                std::collections::BinaryHeap::with_capacity(HEAP);
+            Ok(Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
+                let base = payload(data, 0);
+                for (i, &p) in prios.iter().enumerate() {
+                    h.push((p, std::cmp::Reverse(i as u32), payload(&base, i)));
+                }
+                let (mut c, mut s) = (0u64, 0u64);
+                while let Some((_, _, m)) = h.pop() {
+                    c += 1;
+                    s += m[0] as u64;
+                }
+                digest(out, c, s);
+                Ok(())
+            }) as Box<dyn Op>)
+        }))
+}
+
+fn fanout(sealed: bool) -> Algorithm {
+    let mode = if sealed { "sealed" } else { "plain" };
+    Algorithm::fixed("pqkit-bus", &format!("fanout-100-{mode}"), LEN)
+        .with(Candidate::new("pqkit", format!("{} (pqkit-bus)", pqkit_version()), move |_| {
+            let bus = bus(sealed)?;
+            let a = bus.connect(&ident("fan", 1)?).map_err(e)?;
+            let mut subs: Vec<_> = (0..FAN).map(|_| a.subscribe("bench.fan")).collect::<Result<_, _>>().map_err(e)?;
+            let mut p = a.publisher("bench.fan").map_err(e)?;
+            let mut buf = Vec::with_capacity(FAN_MSGS);
+            Ok(Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
+                let _keep = &bus;
+                let base = payload(data, 0);
+                for i in 0..FAN_MSGS {
+                    p.publish(&payload(&base, i), Priority::Normal).map_err(e)?;
+                }
+                let (mut c, mut s) = (0u64, 0u64);
+                for sub in subs.iter_mut() {
+                    let (c1, s1) = drain(sub, &mut buf, FAN_MSGS)?;
+                    c += c1;
+                    s += s1;
+                }
+                digest(out, c, s);
+                Ok(())
+            }) as Box<dyn Op>)
+        }))
+        .with(Candidate::new("crossbeam-channel", v("crossbeam-channel"), |_| {
+            let chans: Vec<_> = (0..FAN).map(|_| crossbeam_channel::unbounded::<[u8; LEN]>()).collect();
+            Ok(Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
+                let base = payload(data, 0);
+                for i in 0..FAN_MSGS {
+                    let m = payload(&base, i);
+                    for (tx, _) in &chans {
+                        tx.send(m).map_err(e)?;
+                    }
+                }
+                let (mut c, mut s) = (0u64, 0u64);
+                for (_, rx) in &chans {
+                    while let Ok(m) = rx.try_recv() {
+                        c += 1;
+                        s += m[0] as u64;
+                    }
+                }
+                digest(out, c, s);
+                Ok(())
+            }) as Box<dyn Op>)
+        }))
+        .with(Candidate::new("tokio-broadcast", v("tokio"), |_| {
+            let (tx, _) = tokio::sync::broadcast::channel::<[u8; LEN]>(FAN_MSGS.next_power_of_two());
+            let mut rxs: Vec<_> = (0..FAN).map(|_| tx.subscribe()).collect();
+            Ok(Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
+                let base = payload(data, 0);
+                for i in 0..FAN_MSGS {
+                    tx.send(payload(&base, i)).map_err(e)?;
+                }
+                let (mut c, mut s) = (0u64, 0u64);
+                for rx in rxs.iter_mut() {
+                    while let Ok(m) = rx.try_recv() {
+                        c += 1;
+                        s += m[0] as u64;
+                    }
+                }
+                digest(out, c, s);
+                Ok(())
+            }) as Box<dyn Op>)
+        }))
+}
+
+fn handshake() -> Algorithm {
+    Algorithm::fixed("pqkit-bus", "handshake", 0).with(Candidate::new(
+        "pqkit",
+        format!("{} (pqkit-bus)", pqkit_version()),
+        |_| {
+            use pqkit_bus::handshake::{initiate, respond};
+            let a = ident("initiator", 1)?;
+            let b = ident("responder", 2)?;
+            Ok(Box::new(move |_: &mut [u8], out: &mut Vec<u8>| {
+                let (st, m1) = initiate().map_err(e)?;
+                let (rs, m2) = respond(&b, &m1).map_err(e)?;
+                let (_ka, _pb, m3) = st.finish(&a, &m2, Some(b.id())).map_err(e)?;
+                let (_kb, pa) = rs.finish(&m3).map_err(e)?;
+                if pa.id() != a.id() {
+                    return Err("handshake proved the wrong identity".into());
+                }
+                out.clear();
+                Ok(())
+            }) as Box<dyn Op>)
+        },
+    ))
+}
+
+/// The section's rows.
+pub fn algorithms() -> Vec<Algorithm> {
+    vec![
+        send_10k(false),
+        send_10k(true),
+        scaling(false, 1),
+        scaling(false, 2),
+        scaling(true, 1),
+        scaling(true, 2),
+        subscribe(false),
+        subscribe(true),
+        priority_heap(),
+        fanout(false),
+        fanout(true),
+        handshake(),
+    ]
+}

@@ -1,0 +1,1824 @@
+//! The broker, agents, publishers and subscriptions.
+
+use crate::envelope::{self, FIXED_LEN, Header, Kind, MAX_PAYLOAD, TAG_LEN};
+use crate::handshake;
+use crate::identity::{AgentId, Identity, PublicIdentity};
+use crate::policy::Policy;
+use crate::queue::{LEVELS, Priority, PriorityQueue};
+use crate::subject::{matches, validate_pattern, validate_subject};
+use crate::{Error, Result};
+use pqkit::aead::{Aead, Aes256Gcm};
+use pqkit::hash::sha2::Sha256;
+use pqkit::kdf::Hkdf;
+use pqkit::rng::ChaCha20Rng;
+use std::collections::HashMap;
+use std::future::poll_fn;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
+use std::task::{Poll, Waker};
+use std::time::{Duration, Instant};
+use zeroize::Zeroizing;
+
+/// Sealed bodies up to this many bytes (payload + tag) are stored inline, without an allocation.
+const INLINE: usize = 80;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding a bus lock cannot leave the queue half-updated in a way that breaks memory safety;
+    // keep serving rather than cascading the panic.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Configuration
+
+/// What a full subscription queue does with a new message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Backpressure {
+    /// The publisher waits until there is room (only publishers to this subscription wait).
+    Block,
+    /// The oldest message of the lowest non-empty level is dropped (or the new one, if it is lower than
+    /// everything queued). Counted as `dropped`.
+    #[default]
+    DropOldest,
+    /// This subscription does not get the message; `publish` returns [`Error::QueueFull`] after delivering to
+    /// every other subscriber. Counted as `refused`.
+    Fail,
+}
+
+/// Options of one subscription.
+#[derive(Clone, Copy, Debug)]
+pub struct SubOptions {
+    /// Queue capacity in messages (at least 1). Default: the bus's.
+    pub capacity: Option<usize>,
+    /// What a full queue does. Default: [`Backpressure::DropOldest`].
+    pub backpressure: Backpressure,
+}
+
+impl Default for SubOptions {
+    fn default() -> Self {
+        SubOptions { capacity: None, backpressure: Backpressure::DropOldest }
+    }
+}
+
+/// Builds a [`Bus`].
+pub struct BusBuilder {
+    policy: Policy,
+    sealed: bool,
+    capacity: usize,
+    rotate_after_messages: u64,
+    rotate_after: Duration,
+    identity: Option<Identity>,
+}
+
+impl std::fmt::Debug for BusBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BusBuilder").field("sealed", &self.sealed).field("capacity", &self.capacity).finish()
+    }
+}
+
+impl BusBuilder {
+    /// **Plain mode**: no handshake crypto, no sealing; the policy still applies to claimed identities. Only
+    /// for measuring the cost of security, never across a trust boundary.
+    pub fn plain(mut self) -> Self {
+        self.sealed = false;
+        self
+    }
+    /// Default queue capacity of subscriptions (default 65 536).
+    pub fn capacity(mut self, n: usize) -> Self {
+        self.capacity = n.max(1);
+        self
+    }
+    /// Rotate a key after this many messages under it (default 2^24).
+    pub fn rotate_after_messages(mut self, n: u64) -> Self {
+        self.rotate_after_messages = n.max(1);
+        self
+    }
+    /// Rotate a key after this age (default 10 minutes; checked every 1024 messages and at each grant).
+    pub fn rotate_after(mut self, d: Duration) -> Self {
+        self.rotate_after = d;
+        self
+    }
+    /// The broker's identity (default: a fresh one named `broker`).
+    pub fn identity(mut self, id: Identity) -> Self {
+        self.identity = Some(id);
+        self
+    }
+    /// Builds the bus.
+    pub fn build(self) -> Result<Bus> {
+        let identity = match self.identity {
+            Some(i) => i,
+            None => Identity::generate("broker")?,
+        };
+        let mut seed = Zeroizing::new([0u8; 32]);
+        pqkit::rng::fill_os(seed.as_mut())?;
+        Ok(Bus {
+            inner: Arc::new(Inner {
+                sealed: self.sealed,
+                identity,
+                policy: self.policy,
+                capacity: self.capacity,
+                rotate_msgs: self.rotate_after_messages,
+                rotate_age: self.rotate_after,
+                subs: RwLock::new(HashMap::with_hasher(IdHash)),
+                gen_: AtomicU64::new(1),
+                next_sub: AtomicU64::new(1),
+                topics: Mutex::new(HashMap::new()),
+                slots: Mutex::new(HashMap::new()),
+                sessions: Mutex::new(HashMap::new()),
+                rng: Mutex::new(ChaCha20Rng::from_key(*seed)),
+                counters: Counters::default(),
+            }),
+        })
+    }
+}
+
+/// Hashing for subscription ids (sequential `u64`s chosen by the bus, never by a peer): the splitmix64
+/// finaliser instead of SipHash, whose flooding resistance is not needed for keys nobody else picks.
+#[derive(Clone, Copy, Default)]
+struct IdHash;
+
+impl std::hash::BuildHasher for IdHash {
+    type Hasher = IdHasher;
+    fn build_hasher(&self) -> IdHasher {
+        IdHasher(0)
+    }
+}
+
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        let mut z = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ b as u64;
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Metrics
+
+#[derive(Default)]
+struct Counters {
+    malformed: AtomicU64,
+    auth_failed: AtomicU64,
+    replayed: AtomicU64,
+    expired: AtomicU64,
+    unknown_key: AtomicU64,
+    unauthorised: AtomicU64,
+    // Counters of subscriptions and sender slots that are gone.
+    retired_delivered: AtomicU64,
+    retired_received: AtomicU64,
+    retired_dropped: AtomicU64,
+    retired_refused: AtomicU64,
+}
+
+/// A snapshot of the bus counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Metrics {
+    /// Messages the broker accepted from publishers.
+    pub published: u64,
+    /// Messages placed in subscription queues.
+    pub delivered: u64,
+    /// Messages handed to subscribers after their checks.
+    pub received: u64,
+    /// Messages dropped by `DropOldest` back-pressure.
+    pub dropped: u64,
+    /// Messages refused by `Fail` back-pressure.
+    pub refused: u64,
+    /// Envelopes rejected as truncated or malformed.
+    pub rejected_malformed: u64,
+    /// Envelopes rejected because the tag failed (forged or wrongly keyed).
+    pub rejected_auth: u64,
+    /// Envelopes rejected as replays or reordered beyond the window.
+    pub rejected_replayed: u64,
+    /// Envelopes rejected under an expired (erased) epoch.
+    pub rejected_expired: u64,
+    /// Envelopes rejected for want of a key (unknown sender, subscription or epoch).
+    pub rejected_unknown_key: u64,
+    /// Operations or envelopes refused by the policy.
+    pub rejected_unauthorised: u64,
+}
+
+impl Metrics {
+    /// Every rejected envelope or operation.
+    pub fn rejected(&self) -> u64 {
+        self.rejected_malformed
+            + self.rejected_auth
+            + self.rejected_replayed
+            + self.rejected_expired
+            + self.rejected_unknown_key
+            + self.rejected_unauthorised
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Broker state
+
+/// A sender slot is found by (sender, topic).
+type SlotKeyId = (AgentId, Arc<str>);
+
+struct Inner {
+    sealed: bool,
+    identity: Identity,
+    policy: Policy,
+    capacity: usize,
+    rotate_msgs: u64,
+    rotate_age: Duration,
+    subs: RwLock<HashMap<u64, Arc<SubShared>, IdHash>>,
+    /// Bumped on every subscribe/unsubscribe: publishers' routing caches compare against it.
+    gen_: AtomicU64,
+    next_sub: AtomicU64,
+    topics: Mutex<HashMap<Arc<str>, Arc<TopicState>>>,
+    slots: Mutex<HashMap<SlotKeyId, Arc<SenderSlot>>>,
+    sessions: Mutex<HashMap<AgentId, Arc<BrokerSession>>>,
+    rng: Mutex<ChaCha20Rng>,
+    counters: Counters,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        let subs = std::mem::take(&mut *self.subs.write().unwrap_or_else(|e| e.into_inner()));
+        for s in subs.values() {
+            s.close();
+        }
+    }
+}
+
+/// The broker's end of an agent's session.
+struct BrokerSession {
+    /// Seals grants to the agent.
+    send: Aes256Gcm,
+    /// Per-connection salt of sender-key derivation: a reconnect of the same identity gets new keys, so two
+    /// connections never share a (key, nonce) pair.
+    conn: [u8; 16],
+}
+
+struct TopicKeys {
+    epoch: u32,
+    secret: Zeroizing<[u8; 32]>,
+    started: Instant,
+}
+
+struct TopicState {
+    name: Arc<str>,
+    epoch: AtomicU32,
+    keys: Mutex<TopicKeys>,
+}
+
+/// Publish-leg replay window: highest sequence seen and a 64-entry bitmap below it.
+#[derive(Default, Clone, Copy)]
+struct Window {
+    top: u64,
+    bits: u64,
+    any: bool,
+}
+
+impl Window {
+    fn check(&self, seq: u64) -> Result<()> {
+        if !self.any || seq > self.top {
+            return Ok(());
+        }
+        let d = self.top - seq;
+        if d >= 64 || self.bits & (1u64 << d) != 0 { Err(Error::Replayed { seq }) } else { Ok(()) }
+    }
+    fn commit(&mut self, seq: u64) {
+        if !self.any {
+            *self = Window { top: seq, bits: 1, any: true };
+        } else if seq > self.top {
+            let s = seq - self.top;
+            self.bits = if s >= 64 { 0 } else { self.bits << s };
+            self.bits |= 1;
+            self.top = seq;
+        } else {
+            self.bits |= 1u64 << (self.top - seq);
+        }
+    }
+}
+
+struct SlotKey {
+    epoch: u32,
+    aead: Aes256Gcm,
+    window: Window,
+    count: u64,
+    started: Instant,
+}
+
+/// The broker's state for one (sender, topic): the sender keys of the current and previous epoch (older ones
+/// are erased: `Aes256Gcm` zeroizes its schedule on drop), their replay windows and counters.
+struct SenderSlot {
+    topic: Arc<TopicState>,
+    published: AtomicU64,
+    keys: Mutex<Vec<SlotKey>>,
+}
+
+fn derive_send_key(secret: &[u8; 32], topic: &str, sender: &AgentId, conn: &[u8; 16]) -> Result<Zeroizing<[u8; 32]>> {
+    let hk = Hkdf::<Sha256>::new(b"pqkit-bus send v1", secret);
+    let mut info = Vec::with_capacity(topic.len() + 32);
+    info.extend_from_slice(&sender.0);
+    info.extend_from_slice(conn);
+    info.extend_from_slice(topic.as_bytes());
+    let mut k = Zeroizing::new([0u8; 32]);
+    hk.expand(&info, k.as_mut())?;
+    Ok(k)
+}
+
+/// Grants travel broker → agent sealed under the session: `nonce (12) || AES-256-GCM(kind || id || epoch ||
+/// key)`. The nonce is random (grants are rare); a replayed grant only re-installs a key the agent already had
+/// or an older one, which is refused.
+const GRANT_AAD: &[u8] = b"pqkit-bus grant v1";
+const GRANT_LEN: usize = 12 + 1 + 8 + 4 + 32 + 16;
+
+impl Inner {
+    fn random<const N: usize>(&self) -> Zeroizing<[u8; N]> {
+        let mut b = Zeroizing::new([0u8; N]);
+        lock(&self.rng).fill(b.as_mut());
+        b
+    }
+
+    fn seal_grant(&self, s: &BrokerSession, kind: u8, id: u64, epoch: u32, key: &[u8; 32]) -> Result<Vec<u8>> {
+        let nonce = self.random::<12>();
+        let mut g = Vec::with_capacity(GRANT_LEN);
+        g.extend_from_slice(nonce.as_ref());
+        g.push(kind);
+        g.extend_from_slice(&id.to_be_bytes());
+        g.extend_from_slice(&epoch.to_be_bytes());
+        g.extend_from_slice(key);
+        let tag = s.send.seal_in_place_detached(nonce.as_ref(), GRANT_AAD, &mut g[12..])?;
+        g.extend_from_slice(&tag);
+        Ok(g)
+    }
+
+    fn count(&self, e: &Error) {
+        let c = &self.counters;
+        let a = match e {
+            Error::Malformed { .. } | Error::PayloadTooLarge { .. } => &c.malformed,
+            Error::AuthFailed => &c.auth_failed,
+            Error::Replayed { .. } => &c.replayed,
+            Error::Expired { .. } => &c.expired,
+            Error::UnknownKey => &c.unknown_key,
+            Error::Unauthorised { .. } => &c.unauthorised,
+            _ => return,
+        };
+        a.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn counted<T>(&self, r: Result<T>) -> Result<T> {
+        if let Err(e) = &r {
+            self.count(e);
+        }
+        r
+    }
+
+    fn topic(&self, name: &str) -> Result<Arc<TopicState>> {
+        let mut t = lock(&self.topics);
+        if let Some(s) = t.get(name) {
+            return Ok(s.clone());
+        }
+        let name: Arc<str> = Arc::from(name);
+        let s = Arc::new(TopicState {
+            name: name.clone(),
+            epoch: AtomicU32::new(1),
+            keys: Mutex::new(TopicKeys { epoch: 1, secret: self.random::<32>(), started: Instant::now() }),
+        });
+        t.insert(name, s.clone());
+        Ok(s)
+    }
+
+    /// Advances a topic to a fresh epoch secret if it is still at `from` (the old secret is zeroized on drop).
+    fn rotate_topic(&self, t: &TopicState, from: u32) {
+        let mut k = lock(&t.keys);
+        // At the last epoch number (2^32 rotations) the key stays: numbers never wrap back to an erased epoch.
+        if k.epoch == from && from < u32::MAX {
+            *k = TopicKeys { epoch: from + 1, secret: self.random::<32>(), started: Instant::now() };
+            t.epoch.store(from + 1, Ordering::Release);
+        }
+    }
+
+    /// Authorises `sender` on `topic` and returns the broker's slot and (sealed mode) the sealed sender-key grant.
+    fn grant_send(&self, sender: AgentId, topic: &str) -> Result<(Arc<SenderSlot>, Option<Vec<u8>>)> {
+        validate_subject(topic)?;
+        if !self.policy.may_publish(&sender, topic) {
+            return self.counted(Err(Error::Unauthorised { action: "publish", subject: topic.into() }));
+        }
+        let ts = self.topic(topic)?;
+        let slot = {
+            let mut slots = lock(&self.slots);
+            slots
+                .entry((sender, ts.name.clone()))
+                .or_insert_with(|| {
+                    Arc::new(SenderSlot {
+                        topic: ts.clone(),
+                        published: AtomicU64::new(0),
+                        keys: Mutex::new(Vec::new()),
+                    })
+                })
+                .clone()
+        };
+        if !self.sealed {
+            return Ok((slot, None));
+        }
+        let session = lock(&self.sessions).get(&sender).cloned().ok_or(Error::UnknownKey)?;
+        let (epoch, key) = {
+            let mut k = lock(&ts.keys);
+            if k.started.elapsed() >= self.rotate_age {
+                let e = k.epoch;
+                drop(k);
+                self.rotate_topic(&ts, e);
+                k = lock(&ts.keys);
+            }
+            (k.epoch, derive_send_key(&k.secret, topic, &sender, &session.conn)?)
+        };
+        {
+            let mut keys = lock(&slot.keys);
+            keys.retain(|k| k.epoch != epoch && k.epoch.saturating_add(1) >= epoch);
+            keys.push(SlotKey {
+                epoch,
+                aead: Aes256Gcm::new(key.as_ref())?,
+                window: Window::default(),
+                count: 0,
+                started: Instant::now(),
+            });
+            keys.sort_by_key(|k| k.epoch);
+            while keys.len() > 2 {
+                keys.remove(0);
+            }
+        }
+        let g = self.seal_grant(&session, 1, 0, epoch, &key)?;
+        Ok((slot, Some(g)))
+    }
+
+    /// The broker's check of a sealed publish envelope in `buf` (header already parsed into `m`): key by
+    /// epoch, replay window, tag; decrypts in place. Counts rejections.
+    fn accept(&self, slot: &SenderSlot, m: &envelope::Meta, buf: &mut [u8]) -> Result<()> {
+        let r = self.accept_inner(slot, m, buf);
+        self.counted(r)
+    }
+
+    fn accept_inner(&self, slot: &SenderSlot, m: &envelope::Meta, buf: &mut [u8]) -> Result<()> {
+        let rotate_from;
+        {
+            let mut keys = lock(&slot.keys);
+            let oldest = keys.first().map(|k| k.epoch).ok_or(Error::UnknownKey)?;
+            let Some(k) = keys.iter_mut().find(|k| k.epoch == m.epoch) else {
+                return Err(if m.epoch < oldest { Error::Expired { epoch: m.epoch } } else { Error::UnknownKey });
+            };
+            k.window.check(m.seq)?;
+            let aad_len = m.aad_len();
+            let (aad, rest) = buf.split_at_mut(aad_len);
+            let (body, tag) = rest.split_at_mut(rest.len() - TAG_LEN);
+            let nonce = envelope::nonce(Kind::Publish, m.priority, m.seq);
+            k.aead.open_in_place_detached(&nonce, aad, body, tag).map_err(|_| Error::AuthFailed)?;
+            k.window.commit(m.seq);
+            k.count += 1;
+            let due = k.count >= self.rotate_msgs || (k.count & 1023 == 0 && k.started.elapsed() >= self.rotate_age);
+            rotate_from = due.then_some(k.epoch);
+            // In sealed mode every writer of `published` holds this lock: a plain store, no read-modify-write.
+            slot.published.store(slot.published.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        }
+        if let Some(e) = rotate_from {
+            self.rotate_topic(&slot.topic, e);
+        }
+        Ok(())
+    }
+
+    fn matching(&self, topic: &str) -> Arc<[Arc<SubShared>]> {
+        let subs = self.subs.read().unwrap_or_else(|e| e.into_inner());
+        let mut v: Vec<Arc<SubShared>> =
+            subs.values().filter(|s| matches(s.pattern.as_str(), topic)).cloned().collect();
+        v.sort_by_key(|s| s.id);
+        v.into()
+    }
+
+    /// Routes a plaintext to every subscription in `subs`, blocking on `Block` queues.
+    fn route(&self, subs: &[Arc<SubShared>], out: &Outgoing<'_>) -> Result<usize> {
+        let mut n = 0;
+        let mut full = 0;
+        for s in subs {
+            let mut st = lock(&s.state);
+            loop {
+                match s.try_enqueue(&mut st, self, out) {
+                    Enq::Full if s.backpressure == Backpressure::Block => {
+                        st.send_waiters += 1;
+                        st = s.not_full.wait(st).unwrap_or_else(|e| e.into_inner());
+                        st.send_waiters -= 1;
+                    }
+                    Enq::Full => {
+                        full += 1;
+                        break;
+                    }
+                    Enq::Done => {
+                        n += 1;
+                        break;
+                    }
+                    Enq::Dropped | Enq::Closed => break,
+                }
+            }
+        }
+        if full > 0 {
+            return Err(Error::QueueFull { subject: out.topic.to_string(), full });
+        }
+        Ok(n)
+    }
+
+    /// [`route`](Self::route) for async publishers: waits on `Block` queues without blocking the thread.
+    async fn route_async(&self, subs: &[Arc<SubShared>], out: &Outgoing<'_>) -> Result<usize> {
+        let mut n = 0;
+        let mut full = 0;
+        for s in subs {
+            let r = poll_fn(|cx| {
+                let mut st = lock(&s.state);
+                match s.try_enqueue(&mut st, self, out) {
+                    Enq::Full if s.backpressure == Backpressure::Block => {
+                        st.send_wakers.push(cx.waker().clone());
+                        Poll::Pending
+                    }
+                    r => Poll::Ready(r),
+                }
+            })
+            .await;
+            match r {
+                Enq::Done => n += 1,
+                Enq::Full => full += 1,
+                _ => {}
+            }
+        }
+        if full > 0 {
+            return Err(Error::QueueFull { subject: out.topic.to_string(), full });
+        }
+        Ok(n)
+    }
+
+    fn ingest(&self, bytes: &[u8]) -> Result<usize> {
+        let m = self.counted(envelope::parse(bytes))?;
+        let want = if self.sealed { Kind::Publish } else { Kind::Plain };
+        if m.kind != want {
+            return self.counted(Err(Error::Malformed { reason: "wrong envelope kind for this bus" }));
+        }
+        let topic = std::str::from_utf8(&bytes[m.topic.clone()]).map_err(|_| Error::Malformed { reason: "topic" })?;
+        let reply = std::str::from_utf8(&bytes[m.reply.clone()]).map_err(|_| Error::Malformed { reason: "reply" })?;
+        let mut buf = bytes.to_vec();
+        if self.sealed {
+            let slot = lock(&self.slots).get(&(m.sender, Arc::<str>::from(topic))).cloned();
+            let Some(slot) = slot else { return self.counted(Err(Error::UnknownKey)) };
+            self.accept(&slot, &m, &mut buf)?;
+        } else {
+            if !self.policy.may_publish(&m.sender, topic) {
+                return self.counted(Err(Error::Unauthorised { action: "publish", subject: topic.into() }));
+            }
+            if let Some(slot) = lock(&self.slots).get(&(m.sender, Arc::<str>::from(topic))) {
+                slot.published.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let topic_arc: Arc<str> = Arc::from(topic);
+        let reply_arc: Option<Arc<str>> = (!reply.is_empty()).then(|| Arc::from(reply));
+        let subs = self.matching(topic);
+        let out = Outgoing {
+            priority: m.priority,
+            sender: m.sender,
+            topic: &topic_arc,
+            reply: reply_arc.as_ref(),
+            payload: &buf[m.payload.clone()],
+        };
+        self.route(&subs, &out)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Subscriptions: shared queue state
+
+/// A message body: sealed (ciphertext || tag) or plain, inline when short.
+#[derive(Clone)]
+enum Body {
+    Inline { len: u8, buf: [u8; INLINE] },
+    Heap(Vec<u8>),
+}
+
+impl Body {
+    #[inline]
+    fn from_slice(b: &[u8], extra: usize) -> Body {
+        if b.len() + extra <= INLINE {
+            let mut buf = [0u8; INLINE];
+            buf[..b.len()].copy_from_slice(b);
+            Body::Inline { len: b.len() as u8, buf }
+        } else {
+            let mut v = Vec::with_capacity(b.len() + extra);
+            v.extend_from_slice(b);
+            Body::Heap(v)
+        }
+    }
+    #[inline]
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Body::Inline { len, buf } => &buf[..*len as usize],
+            Body::Heap(v) => v,
+        }
+    }
+    #[inline]
+    fn as_mut(&mut self) -> &mut [u8] {
+        match self {
+            Body::Inline { len, buf } => &mut buf[..*len as usize],
+            Body::Heap(v) => v,
+        }
+    }
+    #[inline]
+    fn push_tag(&mut self, tag: &[u8; TAG_LEN]) {
+        match self {
+            Body::Inline { len, buf } => {
+                let l = *len as usize;
+                buf[l..l + TAG_LEN].copy_from_slice(tag);
+                *len += TAG_LEN as u8;
+            }
+            Body::Heap(v) => v.extend_from_slice(tag),
+        }
+    }
+    #[inline]
+    fn truncate(&mut self, n: usize) {
+        match self {
+            Body::Inline { len, .. } => *len = (*len).min(n as u8),
+            Body::Heap(v) => v.truncate(n),
+        }
+    }
+}
+
+/// A queued envelope is a [`Message`] still sealed: its wire form taken apart (the header is rebuilt for
+/// the tag check), opened in place when received.
+type Entry = Message;
+
+/// An AAD buffer: on the stack for the usual short subjects.
+fn with_aad<R>(h: &Header<'_>, f: impl FnOnce(&[u8]) -> R) -> R {
+    let hl = h.len();
+    if hl <= 128 {
+        let mut a = [0u8; 128];
+        h.write(&mut a[..hl]);
+        f(&a[..hl])
+    } else {
+        let mut a = vec![0u8; hl];
+        h.write(&mut a);
+        f(&a)
+    }
+}
+
+struct Outgoing<'a> {
+    priority: Priority,
+    sender: AgentId,
+    topic: &'a Arc<str>,
+    reply: Option<&'a Arc<str>>,
+    payload: &'a [u8],
+}
+
+/// The broker's delivery keys of one subscription.
+struct DeliverKeys {
+    epoch: u32,
+    aead: Aes256Gcm,
+    seqs: [u64; LEVELS],
+    count: u64,
+    started: Instant,
+    session: Arc<BrokerSession>,
+}
+
+struct SubState {
+    q: PriorityQueue<Entry>,
+    closed: bool,
+    recv_waiters: u32,
+    send_waiters: u32,
+    waker: Option<Waker>,
+    send_wakers: Vec<Waker>,
+    keys: Option<Box<DeliverKeys>>,
+    /// The subscriber's session (sealed mode): delivery-key grants are sealed under it.
+    session: Option<Arc<BrokerSession>>,
+    grants: Vec<Vec<u8>>,
+    /// Delivery epochs of the queued messages, oldest first, with their counts: the subscriber erases a key
+    /// once no queued message needs it.
+    live: std::collections::VecDeque<(u32, u64)>,
+    delivered: u64,
+    dropped: u64,
+    refused: u64,
+}
+
+struct SubShared {
+    id: u64,
+    pattern: Pattern,
+    backpressure: Backpressure,
+    capacity: usize,
+    state: Mutex<SubState>,
+    not_empty: Condvar,
+    not_full: Condvar,
+    /// Messages handed to the subscriber (added once per batch).
+    received: AtomicU64,
+}
+
+impl SubState {
+    #[inline]
+    fn live_dec(&mut self, epoch: u32) {
+        if let Some(x) = self.live.iter_mut().find(|x| x.0 == epoch) {
+            x.1 = x.1.saturating_sub(1);
+        }
+        while self.live.front().is_some_and(|x| x.1 == 0) {
+            self.live.pop_front();
+        }
+    }
+}
+
+/// A subscription pattern, stored inline when short (one allocation less per subscribe).
+enum Pattern {
+    Inline { len: u8, buf: [u8; 48] },
+    Heap(Box<str>),
+}
+
+impl Pattern {
+    fn new(p: &str) -> Pattern {
+        if p.len() <= 48 {
+            let mut buf = [0u8; 48];
+            buf[..p.len()].copy_from_slice(p.as_bytes());
+            Pattern::Inline { len: p.len() as u8, buf }
+        } else {
+            Pattern::Heap(p.into())
+        }
+    }
+    fn as_str(&self) -> &str {
+        match self {
+            // Copied from a `&str` at a character boundary (the whole string): always UTF-8.
+            Pattern::Inline { len, buf } => std::str::from_utf8(&buf[..*len as usize]).unwrap_or(""),
+            Pattern::Heap(s) => s,
+        }
+    }
+}
+
+enum Enq {
+    Done,
+    Dropped,
+    Full,
+    Closed,
+}
+
+impl SubShared {
+    fn close(&self) {
+        let mut st = lock(&self.state);
+        st.closed = true;
+        st.keys = None;
+        st.session = None;
+        if let Some(w) = st.waker.take() {
+            w.wake();
+        }
+        for w in st.send_wakers.drain(..) {
+            w.wake();
+        }
+        // A notify is a system call even with nobody waiting: only when someone is.
+        let (r, w) = (st.recv_waiters > 0, st.send_waiters > 0);
+        drop(st);
+        if r {
+            self.not_empty.notify_all();
+        }
+        if w {
+            self.not_full.notify_all();
+        }
+    }
+
+    /// Places one message (sealing it for this subscriber in sealed mode). Called with the queue lock held.
+    #[inline]
+    fn try_enqueue(&self, st: &mut SubState, inner: &Inner, out: &Outgoing<'_>) -> Enq {
+        if st.closed {
+            return Enq::Closed;
+        }
+        if st.q.len() >= self.capacity {
+            match self.backpressure {
+                Backpressure::Block => return Enq::Full,
+                Backpressure::Fail => {
+                    st.refused += 1;
+                    return Enq::Full;
+                }
+                Backpressure::DropOldest => {
+                    st.dropped += 1;
+                    match st.q.lowest() {
+                        Some(l) if l <= out.priority => {
+                            if let Some((_, e)) = st.q.pop_lowest() {
+                                st.live_dec(e.epoch);
+                            }
+                        }
+                        _ => return Enq::Dropped,
+                    }
+                }
+            }
+        }
+        if st.keys.is_none()
+            && let Some(session) = st.session.as_ref()
+        {
+            // The pairwise delivery key is made when the first message is routed here, not at subscribe.
+            let key = inner.random::<32>();
+            let Ok(aead) = Aes256Gcm::new(key.as_ref()) else { return Enq::Dropped };
+            let Ok(g) = inner.seal_grant(session, 2, self.id, 1, &key) else { return Enq::Dropped };
+            st.grants.push(g);
+            let session = session.clone();
+            st.keys = Some(Box::new(DeliverKeys {
+                epoch: 1,
+                aead,
+                seqs: [0; LEVELS],
+                count: 0,
+                started: Instant::now(),
+                session,
+            }));
+        }
+        let sealed = st.keys.is_some();
+        let mut body = Body::from_slice(out.payload, if sealed { TAG_LEN } else { 0 });
+        let (kind, epoch, seq) = if let Some(k) = st.keys.as_mut() {
+            let due =
+                k.count >= inner.rotate_msgs || (k.count & 1023 == 1023 && k.started.elapsed() >= inner.rotate_age);
+            if due && k.epoch < u32::MAX {
+                // Rotate the pairwise delivery key; the grant reaches the subscriber before any message under it.
+                let key = inner.random::<32>();
+                let Ok(aead) = Aes256Gcm::new(key.as_ref()) else { return Enq::Dropped };
+                let Ok(g) = inner.seal_grant(&k.session, 2, self.id, k.epoch + 1, &key) else { return Enq::Dropped };
+                st.grants.push(g);
+                k.epoch += 1;
+                k.aead = aead;
+                k.seqs = [0; LEVELS];
+                k.count = 0;
+                k.started = Instant::now();
+            }
+            let seq = k.seqs[out.priority as usize];
+            k.seqs[out.priority as usize] += 1;
+            k.count += 1;
+            let h = Header {
+                kind: Kind::Deliver,
+                priority: out.priority,
+                epoch: k.epoch,
+                seq,
+                sender: out.sender,
+                sub: self.id,
+                topic: out.topic,
+                reply: out.reply.map_or("", |r| r),
+            };
+            let nonce = envelope::nonce(Kind::Deliver, out.priority, seq);
+            let Ok(tag) = with_aad(&h, |aad| k.aead.seal_in_place_detached(&nonce, aad, body.as_mut())) else {
+                return Enq::Dropped;
+            };
+            body.push_tag(&tag);
+            (Kind::Deliver, k.epoch, seq)
+        } else {
+            (Kind::Plain, 0, 0)
+        };
+        st.q.push(
+            out.priority,
+            Message {
+                kind,
+                epoch,
+                seq,
+                sender: out.sender,
+                priority: out.priority,
+                topic: out.topic.clone(),
+                reply: out.reply.cloned(),
+                body,
+            },
+        );
+        if kind == Kind::Deliver {
+            match st.live.back_mut() {
+                Some((e, n)) if *e == epoch => *n += 1,
+                _ => st.live.push_back((epoch, 1)),
+            }
+        }
+        st.delivered += 1;
+        if st.recv_waiters > 0 {
+            self.not_empty.notify_one();
+        }
+        if let Some(w) = st.waker.take() {
+            w.wake();
+        }
+        Enq::Done
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Public API
+
+/// The in-process broker. Cheap to clone (all clones are the same bus).
+#[derive(Clone)]
+pub struct Bus {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Bus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bus")
+            .field("sealed", &self.inner.sealed)
+            .field("identity", self.inner.identity.public())
+            .finish()
+    }
+}
+
+impl Bus {
+    /// A sealed bus with `policy` and the defaults.
+    pub fn new(policy: Policy) -> Result<Bus> {
+        Self::builder(policy).build()
+    }
+
+    /// A builder, sealed by default.
+    pub fn builder(policy: Policy) -> BusBuilder {
+        BusBuilder {
+            policy,
+            sealed: true,
+            capacity: 1 << 16,
+            rotate_after_messages: 1 << 24,
+            rotate_after: Duration::from_secs(600),
+            identity: None,
+        }
+    }
+
+    /// Whether messages are sealed (false only in explicit plain mode).
+    pub fn is_sealed(&self) -> bool {
+        self.inner.sealed
+    }
+
+    /// The broker's public identity (agents pin it in the handshake).
+    pub fn identity(&self) -> &PublicIdentity {
+        self.inner.identity.public()
+    }
+
+    /// Connects an agent: runs the authenticated handshake (sealed mode) and checks the policy.
+    pub fn connect(&self, identity: &Identity) -> Result<Agent> {
+        let inner = &self.inner;
+        let session = if inner.sealed {
+            let (st, m1) = handshake::initiate()?;
+            let (rs, m2) = handshake::respond(&inner.identity, &m1)?;
+            let (ka, _broker, m3) = st.finish(identity, &m2, Some(inner.identity.id()))?;
+            let (kb, peer) = rs.finish(&m3)?;
+            if !inner.policy.knows(&peer.id()) {
+                return inner.counted(Err(Error::Unauthorised { action: "connect", subject: String::new() }));
+            }
+            let conn = *inner.random::<16>();
+            let bs = Arc::new(BrokerSession { send: kb.send, conn });
+            lock(&inner.sessions).insert(peer.id(), bs.clone());
+            Some((Arc::new(AgentSession { recv: ka.recv }), bs))
+        } else {
+            if !inner.policy.knows(&identity.id()) {
+                return inner.counted(Err(Error::Unauthorised { action: "connect", subject: String::new() }));
+            }
+            None
+        };
+        Ok(Agent {
+            core: Arc::new(AgentCore {
+                inner: inner.clone(),
+                public: identity.public().clone(),
+                session: session.as_ref().map(|s| s.0.clone()),
+                broker_session: session.map(|s| s.1),
+                sends: Mutex::new(HashMap::new()),
+                pubs: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+
+    /// Feeds one publish envelope from a transport (the wire form of [`Publisher::seal`]) to the broker:
+    /// parsed, authenticated under the sender's key, replay-checked and routed. Every rejection is counted in
+    /// [`metrics`](Self::metrics) and returned; nothing unauthenticated is delivered. Returns the number of
+    /// subscriptions reached.
+    pub fn ingest(&self, envelope: &[u8]) -> Result<usize> {
+        self.inner.ingest(envelope)
+    }
+
+    /// Live subscriptions.
+    pub fn subscription_count(&self) -> usize {
+        self.inner.subs.read().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// A snapshot of the counters.
+    pub fn metrics(&self) -> Metrics {
+        let i = &self.inner;
+        let c = &i.counters;
+        let r = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let mut m = Metrics {
+            published: 0,
+            delivered: r(&c.retired_delivered),
+            received: r(&c.retired_received),
+            dropped: r(&c.retired_dropped),
+            refused: r(&c.retired_refused),
+            rejected_malformed: r(&c.malformed),
+            rejected_auth: r(&c.auth_failed),
+            rejected_replayed: r(&c.replayed),
+            rejected_expired: r(&c.expired),
+            rejected_unknown_key: r(&c.unknown_key),
+            rejected_unauthorised: r(&c.unauthorised),
+        };
+        for s in lock(&i.slots).values() {
+            m.published += s.published.load(Ordering::Relaxed);
+        }
+        for s in i.subs.read().unwrap_or_else(|e| e.into_inner()).values() {
+            let st = lock(&s.state);
+            m.delivered += st.delivered;
+            m.dropped += st.dropped;
+            m.refused += st.refused;
+            m.received += s.received.load(Ordering::Relaxed);
+        }
+        m
+    }
+}
+
+/// The agent's end of its session.
+struct AgentSession {
+    /// Opens grants from the broker.
+    recv: Aes256Gcm,
+}
+
+/// Opens a grant: returns (kind, id, epoch, key).
+fn open_grant(s: &AgentSession, g: &[u8]) -> Result<(u8, u64, u32, Zeroizing<[u8; 32]>)> {
+    if g.len() != GRANT_LEN {
+        return Err(Error::Malformed { reason: "grant has the wrong length" });
+    }
+    let mut body = Zeroizing::new([0u8; GRANT_LEN - 12 - 16]);
+    body.copy_from_slice(&g[12..GRANT_LEN - 16]);
+    s.recv
+        .open_in_place_detached(&g[..12], GRANT_AAD, body.as_mut(), &g[GRANT_LEN - 16..])
+        .map_err(|_| Error::AuthFailed)?;
+    let mut key = Zeroizing::new([0u8; 32]);
+    key.copy_from_slice(&body[13..45]);
+    let id = u64::from_be_bytes(body[1..9].try_into().map_err(|_| Error::Malformed { reason: "grant" })?);
+    let epoch = u32::from_be_bytes(body[9..13].try_into().map_err(|_| Error::Malformed { reason: "grant" })?);
+    Ok((body[0], id, epoch, key))
+}
+
+/// The agent's sender key for one topic and epoch; the sequence counter is shared by every publisher handle
+/// of the agent on that topic, so no (key, nonce) pair repeats.
+struct SendKey {
+    epoch: u32,
+    aead: Aes256Gcm,
+    seq: AtomicU64,
+}
+
+struct AgentCore {
+    inner: Arc<Inner>,
+    public: PublicIdentity,
+    session: Option<Arc<AgentSession>>,
+    /// The broker's end of this connection (the broker's routing state for it; opaque to the agent).
+    broker_session: Option<Arc<BrokerSession>>,
+    sends: Mutex<HashMap<Arc<str>, Arc<SendKey>>>,
+    pubs: Mutex<HashMap<String, Publisher>>,
+}
+
+/// A connected agent. Cheap to clone (clones share the connection).
+#[derive(Clone)]
+pub struct Agent {
+    core: Arc<AgentCore>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent").field("identity", &self.core.public).finish()
+    }
+}
+
+impl AgentCore {
+    /// The current sender key for `topic`, fetching a grant from the broker when the epoch moved on.
+    fn send_key(&self, ts: &TopicState) -> Result<Arc<SendKey>> {
+        let epoch = ts.epoch.load(Ordering::Acquire);
+        if let Some(k) = lock(&self.sends).get(&ts.name)
+            && k.epoch == epoch
+        {
+            return Ok(k.clone());
+        }
+        let (_, grant) = self.inner.grant_send(self.public.id(), &ts.name)?;
+        let session = self.session.as_ref().ok_or(Error::UnknownKey)?;
+        let (kind, _, e, key) = open_grant(session, grant.as_deref().ok_or(Error::UnknownKey)?)?;
+        if kind != 1 {
+            return Err(Error::Malformed { reason: "grant of the wrong kind" });
+        }
+        let k = Arc::new(SendKey { epoch: e, aead: Aes256Gcm::new(key.as_ref())?, seq: AtomicU64::new(0) });
+        lock(&self.sends).insert(ts.name.clone(), k.clone());
+        Ok(k)
+    }
+}
+
+impl Agent {
+    /// The agent's id.
+    pub fn id(&self) -> AgentId {
+        self.core.public.id()
+    }
+    /// The agent's name.
+    pub fn name(&self) -> &str {
+        self.core.public.name()
+    }
+
+    /// A publisher for one subject: resolves authorisation, keys and routing once, then publishes fast.
+    pub fn publisher(&self, subject: &str) -> Result<Publisher> {
+        let c = &self.core;
+        let (slot, _) = c.inner.grant_send(c.public.id(), subject)?;
+        let key = if c.inner.sealed { Some(c.send_key(&slot.topic)?) } else { None };
+        Ok(Publisher {
+            agent: c.clone(),
+            topic: Arc::from(subject),
+            slot,
+            key,
+            route_gen: 0,
+            route: Arc::from(Vec::new()),
+            buf: Vec::with_capacity(256),
+        })
+    }
+
+    /// Publishes one message on `subject` (through a cached [`Publisher`]); returns how many subscriptions it
+    /// reached.
+    pub fn publish(&self, subject: &str, payload: &[u8], priority: Priority) -> Result<usize> {
+        self.publish_with_reply(subject, payload, priority, None)
+    }
+
+    fn cached<R>(&self, subject: &str, f: impl FnOnce(&mut Publisher) -> Result<R>) -> Result<R> {
+        let mut pubs = lock(&self.core.pubs);
+        if !pubs.contains_key(subject) {
+            if pubs.len() >= 1024 {
+                pubs.clear();
+            }
+            let p = self.publisher(subject)?;
+            pubs.insert(subject.to_string(), p);
+        }
+        match pubs.get_mut(subject) {
+            Some(p) => f(p),
+            None => Err(Error::Closed),
+        }
+    }
+
+    /// Publishes with a reply-to subject.
+    pub fn publish_with_reply(
+        &self,
+        subject: &str,
+        payload: &[u8],
+        priority: Priority,
+        reply_to: Option<&str>,
+    ) -> Result<usize> {
+        self.cached(subject, |p| p.publish_with_reply(payload, priority, reply_to))
+    }
+
+    /// Answers a request: publishes `payload` to the message's reply-to subject.
+    pub fn reply(&self, request: &Message, payload: &[u8]) -> Result<usize> {
+        let to = request.reply_to().ok_or(Error::InvalidSubject { subject: String::new(), reason: "no reply-to" })?;
+        self.publish(to, payload, request.priority())
+    }
+
+    /// Subscribes to a pattern with the default options.
+    pub fn subscribe(&self, pattern: &str) -> Result<Subscription> {
+        self.subscribe_with(pattern, SubOptions::default())
+    }
+
+    /// Subscribes to a pattern.
+    pub fn subscribe_with(&self, pattern: &str, opts: SubOptions) -> Result<Subscription> {
+        let c = &self.core;
+        let inner = &c.inner;
+        validate_pattern(pattern)?;
+        if !inner.policy.may_subscribe(&c.public.id(), pattern) {
+            return inner.counted(Err(Error::Unauthorised { action: "subscribe", subject: pattern.into() }));
+        }
+        let id = inner.next_sub.fetch_add(1, Ordering::Relaxed);
+        let (session, ring) = if inner.sealed {
+            let session = c.broker_session.clone().ok_or(Error::UnknownKey)?;
+            (Some(session), Some(KeyRing::default()))
+        } else {
+            (None, None)
+        };
+        let shared = Arc::new(SubShared {
+            id,
+            pattern: Pattern::new(pattern),
+            backpressure: opts.backpressure,
+            capacity: opts.capacity.unwrap_or(inner.capacity).max(1),
+            state: Mutex::new(SubState {
+                q: PriorityQueue::new(),
+                closed: false,
+                recv_waiters: 0,
+                send_waiters: 0,
+                waker: None,
+                send_wakers: Vec::new(),
+                keys: None,
+                session,
+                grants: Vec::new(),
+                live: Default::default(),
+                delivered: 0,
+                dropped: 0,
+                refused: 0,
+            }),
+            not_empty: Condvar::new(),
+            not_full: Condvar::new(),
+            received: AtomicU64::new(0),
+        });
+        inner.subs.write().unwrap_or_else(|e| e.into_inner()).insert(id, shared.clone());
+        inner.gen_.fetch_add(1, Ordering::Release);
+        Ok(Subscription {
+            inner: inner.clone(),
+            shared,
+            session: c.session.clone(),
+            ring,
+            scratch: Vec::new(),
+            done: false,
+        })
+    }
+
+    fn inbox(&self) -> String {
+        let n = u64::from_be_bytes(*self.core.inner.random::<8>());
+        format!("_INBOX.{}.{n:016x}", self.id().to_hex())
+    }
+
+    /// Request/reply: publishes `payload` on `subject` with a fresh inbox as reply-to and waits up to `timeout`
+    /// for the first reply. [`Error::NoResponders`] if nobody is subscribed, [`Error::Timeout`] if nobody
+    /// answers in time.
+    pub fn request(&self, subject: &str, payload: &[u8], timeout: Duration) -> Result<Message> {
+        let inbox = self.inbox();
+        let mut sub = self.subscribe_with(&inbox, SubOptions { capacity: Some(16), ..Default::default() })?;
+        let n = self.publish_with_reply(subject, payload, Priority::Normal, Some(&inbox))?;
+        if n == 0 {
+            return Err(Error::NoResponders { subject: subject.into() });
+        }
+        sub.recv_timeout(timeout)
+    }
+
+    /// Async [`request`](Self::request) (tokio timer).
+    pub async fn request_async(&self, subject: &str, payload: &[u8], timeout: Duration) -> Result<Message> {
+        let inbox = self.inbox();
+        let mut sub = self.subscribe_with(&inbox, SubOptions { capacity: Some(16), ..Default::default() })?;
+        let n = self.publish_with_reply(subject, payload, Priority::Normal, Some(&inbox))?;
+        if n == 0 {
+            return Err(Error::NoResponders { subject: subject.into() });
+        }
+        tokio::time::timeout(timeout, sub.recv_async()).await.map_err(|_| Error::Timeout)?
+    }
+}
+
+/// A handle that publishes on one subject. Not shared between threads: give each producer its own.
+pub struct Publisher {
+    agent: Arc<AgentCore>,
+    topic: Arc<str>,
+    slot: Arc<SenderSlot>,
+    key: Option<Arc<SendKey>>,
+    route_gen: u64,
+    route: Arc<[Arc<SubShared>]>,
+    buf: Vec<u8>,
+}
+
+impl std::fmt::Debug for Publisher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Publisher").field("topic", &self.topic).finish()
+    }
+}
+
+impl Publisher {
+    /// The subject.
+    pub fn subject(&self) -> &str {
+        &self.topic
+    }
+
+    /// Seals `payload` into a publish envelope (wire form) without sending it: for transports, and for
+    /// tests of [`Bus::ingest`]. Uses one sequence number.
+    pub fn seal(&mut self, payload: &[u8], priority: Priority, reply_to: Option<&str>) -> Result<Vec<u8>> {
+        self.build(payload, priority, reply_to)?;
+        Ok(self.buf.clone())
+    }
+
+    /// Builds the envelope into `self.buf`; returns its header length.
+    #[inline]
+    fn build(&mut self, payload: &[u8], priority: Priority, reply_to: Option<&str>) -> Result<usize> {
+        if payload.len() > MAX_PAYLOAD {
+            return Err(Error::PayloadTooLarge { len: payload.len() });
+        }
+        if let Some(r) = reply_to {
+            validate_subject(r)?;
+        }
+        let inner = &self.agent.inner;
+        let (kind, epoch, seq) = if inner.sealed {
+            let cur = self.slot.topic.epoch.load(Ordering::Acquire);
+            if self.key.as_ref().is_none_or(|k| k.epoch != cur) {
+                self.key = Some(self.agent.send_key(&self.slot.topic)?);
+            }
+            let Some(k) = self.key.as_ref() else { return Err(Error::UnknownKey) };
+            (Kind::Publish, k.epoch, k.seq.fetch_add(1, Ordering::Relaxed))
+        } else {
+            (Kind::Plain, 0, 0)
+        };
+        let h = Header {
+            kind,
+            priority,
+            epoch,
+            seq,
+            sender: self.agent.public.id(),
+            sub: 0,
+            topic: &self.topic,
+            reply: reply_to.unwrap_or(""),
+        };
+        let hl = h.len();
+        self.buf.clear();
+        h.append(&mut self.buf);
+        self.buf.extend_from_slice(payload);
+        if let Some(k) = &self.key
+            && inner.sealed
+        {
+            let (aad, body) = self.buf.split_at_mut(hl);
+            let tag = k.aead.seal_in_place_detached(&envelope::nonce(kind, priority, seq), aad, body)?;
+            self.buf.extend_from_slice(&tag);
+        }
+        Ok(hl)
+    }
+
+    /// Broker side of a local publish: authenticates the envelope in `self.buf`, refreshes the routing cache.
+    /// Returns the plaintext range.
+    #[inline]
+    fn broker_accept(&mut self, hl: usize, priority: Priority, reply_len: usize) -> Result<std::ops::Range<usize>> {
+        let inner = &self.agent.inner;
+        let end = if inner.sealed {
+            let len = self.buf.len();
+            let m = envelope::Meta {
+                kind: Kind::Publish,
+                priority,
+                epoch: u32::from_be_bytes([self.buf[4], self.buf[5], self.buf[6], self.buf[7]]),
+                seq: u64::from_be_bytes(self.buf[8..16].try_into().map_err(|_| Error::Malformed { reason: "seq" })?),
+                sender: self.agent.public.id(),
+                sub: 0,
+                topic: FIXED_LEN..FIXED_LEN + self.topic.len(),
+                reply: FIXED_LEN + self.topic.len()..hl,
+                payload: hl..len - TAG_LEN,
+            };
+            debug_assert_eq!(m.reply.len(), reply_len);
+            inner.accept(&self.slot, &m, &mut self.buf)?;
+            len - TAG_LEN
+        } else {
+            self.slot.published.fetch_add(1, Ordering::Relaxed);
+            self.buf.len()
+        };
+        let g = inner.gen_.load(Ordering::Acquire);
+        if g != self.route_gen {
+            self.route = inner.matching(&self.topic);
+            self.route_gen = g;
+        }
+        Ok(hl..end)
+    }
+
+    /// Publishes one message; returns how many subscriptions it reached. With `Block` subscribers that are
+    /// full, waits for room.
+    #[inline]
+    pub fn publish(&mut self, payload: &[u8], priority: Priority) -> Result<usize> {
+        self.publish_with_reply(payload, priority, None)
+    }
+
+    /// Publishes with a reply-to subject.
+    pub fn publish_with_reply(&mut self, payload: &[u8], priority: Priority, reply_to: Option<&str>) -> Result<usize> {
+        if !self.agent.inner.sealed {
+            // Plain mode, local path: nothing to seal or check, so no envelope is built.
+            if payload.len() > MAX_PAYLOAD {
+                return Err(Error::PayloadTooLarge { len: payload.len() });
+            }
+            let reply: Option<Arc<str>> = match reply_to {
+                Some(r) => {
+                    validate_subject(r)?;
+                    Some(Arc::from(r))
+                }
+                None => None,
+            };
+            self.slot.published.fetch_add(1, Ordering::Relaxed);
+            let inner = &self.agent.inner;
+            let g = inner.gen_.load(Ordering::Acquire);
+            if g != self.route_gen {
+                self.route = inner.matching(&self.topic);
+                self.route_gen = g;
+            }
+            let out = Outgoing {
+                priority,
+                sender: self.agent.public.id(),
+                topic: &self.topic,
+                reply: reply.as_ref(),
+                payload,
+            };
+            return inner.route(&self.route, &out);
+        }
+        let hl = self.build(payload, priority, reply_to)?;
+        let r = self.broker_accept(hl, priority, reply_to.map_or(0, str::len))?;
+        let reply: Option<Arc<str>> = reply_to.map(Arc::from);
+        let out = Outgoing {
+            priority,
+            sender: self.agent.public.id(),
+            topic: &self.topic,
+            reply: reply.as_ref(),
+            payload: &self.buf[r],
+        };
+        self.agent.inner.route(&self.route, &out)
+    }
+
+    /// Async publish: waits on full `Block` subscribers without blocking the thread.
+    pub async fn publish_async(&mut self, payload: &[u8], priority: Priority) -> Result<usize> {
+        let hl = self.build(payload, priority, None)?;
+        let r = self.broker_accept(hl, priority, 0)?;
+        let out = Outgoing {
+            priority,
+            sender: self.agent.public.id(),
+            topic: &self.topic,
+            reply: None,
+            payload: &self.buf[r],
+        };
+        let route = self.route.clone();
+        self.agent.inner.route_async(&route, &out).await
+    }
+}
+
+/// A received message.
+#[derive(Clone)]
+pub struct Message {
+    kind: Kind,
+    epoch: u32,
+    topic: Arc<str>,
+    reply: Option<Arc<str>>,
+    sender: AgentId,
+    priority: Priority,
+    seq: u64,
+    body: Body,
+}
+
+impl std::fmt::Debug for Message {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Message")
+            .field("topic", &self.topic)
+            .field("sender", &self.sender)
+            .field("priority", &self.priority)
+            .field("len", &self.body.as_slice().len())
+            .finish()
+    }
+}
+
+impl PartialEq for Message {
+    fn eq(&self, o: &Self) -> bool {
+        self.topic == o.topic
+            && self.reply == o.reply
+            && self.sender == o.sender
+            && self.priority == o.priority
+            && self.seq == o.seq
+            && self.payload() == o.payload()
+    }
+}
+impl Eq for Message {}
+
+impl Message {
+    /// The subject it was published on.
+    pub fn subject(&self) -> &str {
+        &self.topic
+    }
+    /// The reply-to subject, if any.
+    pub fn reply_to(&self) -> Option<&str> {
+        self.reply.as_deref()
+    }
+    /// The authenticated sender (vouched for by the broker, which checked the sender's own key).
+    pub fn sender(&self) -> AgentId {
+        self.sender
+    }
+    /// The priority.
+    pub fn priority(&self) -> Priority {
+        self.priority
+    }
+    /// The delivery sequence number (per subscription, key epoch and priority level).
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+    /// The payload.
+    pub fn payload(&self) -> &[u8] {
+        self.body.as_slice()
+    }
+}
+
+/// The subscriber's delivery keys: current and previous epoch, with the last sequence accepted per level.
+#[derive(Default)]
+struct KeyRing {
+    keys: Vec<(u32, Aes256Gcm, [Option<u64>; LEVELS])>,
+}
+
+/// A subscription. Dropping it unsubscribes.
+pub struct Subscription {
+    inner: Arc<Inner>,
+    shared: Arc<SubShared>,
+    session: Option<Arc<AgentSession>>,
+    ring: Option<KeyRing>,
+    scratch: Vec<Message>,
+    done: bool,
+}
+
+impl std::fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subscription")
+            .field("id", &self.shared.id)
+            .field("pattern", &self.shared.pattern.as_str())
+            .finish()
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+impl Subscription {
+    /// The subscription id.
+    pub fn id(&self) -> u64 {
+        self.shared.id
+    }
+    /// The pattern.
+    pub fn pattern(&self) -> &str {
+        self.shared.pattern.as_str()
+    }
+    /// Messages queued now.
+    pub fn len(&self) -> usize {
+        lock(&self.shared.state).q.len()
+    }
+    /// Whether nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Messages dropped by `DropOldest` on this subscription.
+    pub fn dropped(&self) -> u64 {
+        lock(&self.shared.state).dropped
+    }
+    /// Messages refused by `Fail` on this subscription.
+    pub fn refused(&self) -> u64 {
+        lock(&self.shared.state).refused
+    }
+
+    fn close(&mut self) {
+        if self.done {
+            return;
+        }
+        self.done = true;
+        let i = &self.inner;
+        i.subs.write().unwrap_or_else(|e| e.into_inner()).remove(&self.shared.id);
+        i.gen_.fetch_add(1, Ordering::Release);
+        self.shared.close();
+        let st = lock(&self.shared.state);
+        let c = &i.counters;
+        let received = self.shared.received.swap(0, Ordering::Relaxed);
+        for (a, n) in [
+            (&c.retired_delivered, st.delivered),
+            (&c.retired_dropped, st.dropped),
+            (&c.retired_refused, st.refused),
+            (&c.retired_received, received),
+        ] {
+            if n > 0 {
+                a.fetch_add(n, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Unsubscribes; queued messages are discarded, later receives give [`Error::Closed`].
+    pub fn unsubscribe(mut self) {
+        self.close();
+    }
+
+    /// Feeds one delivery envelope from a transport into this subscription's queue; it is checked when
+    /// received (a forged, replayed or wrongly keyed one is then dropped and counted).
+    pub fn inject(&self, envelope: &[u8]) -> Result<()> {
+        let m = self.inner.counted(envelope::parse(envelope))?;
+        let topic: Arc<str> = Arc::from(std::str::from_utf8(&envelope[m.topic.clone()]).unwrap_or("?"));
+        let reply = std::str::from_utf8(&envelope[m.reply.clone()]).unwrap_or("");
+        let reply: Option<Arc<str>> = (!reply.is_empty()).then(|| Arc::from(reply));
+        if m.sub != self.shared.id && m.kind == Kind::Deliver {
+            return self.inner.counted(Err(Error::UnknownKey));
+        }
+        let body_end = envelope.len();
+        let e = Message {
+            kind: m.kind,
+            priority: m.priority,
+            epoch: m.epoch,
+            seq: m.seq,
+            sender: m.sender,
+            topic,
+            reply,
+            body: Body::from_slice(&envelope[m.payload.start..body_end], 0),
+        };
+        let mut st = lock(&self.shared.state);
+        if st.closed {
+            return Err(Error::Closed);
+        }
+        st.q.push(m.priority, e);
+        Ok(())
+    }
+
+    /// Takes the next queued delivery envelope in its wire form without opening it: the hook a transport
+    /// uses to carry deliveries to a remote subscriber (which feeds them to its [`inject`](Self::inject)).
+    pub fn take_envelope(&mut self) -> Result<Option<Vec<u8>>> {
+        let mut one = Vec::with_capacity(1);
+        if self.take(&mut one, 1)? == 0 {
+            return Ok(None);
+        }
+        let Some(e) = one.pop() else { return Ok(None) };
+        let h = Header {
+            kind: e.kind,
+            priority: e.priority,
+            epoch: e.epoch,
+            seq: e.seq,
+            sender: e.sender,
+            sub: if e.kind == Kind::Deliver { self.shared.id } else { 0 },
+            topic: &e.topic,
+            reply: e.reply.as_deref().unwrap_or(""),
+        };
+        let mut v = Vec::with_capacity(h.len() + e.body.as_slice().len());
+        h.append(&mut v);
+        v.extend_from_slice(e.body.as_slice());
+        Ok(Some(v))
+    }
+
+    fn install_grants(&mut self, grants: Vec<Vec<u8>>, floor: Option<u32>) {
+        let (Some(ring), Some(session)) = (self.ring.as_mut(), self.session.as_ref()) else { return };
+        for g in grants {
+            let Ok((kind, id, epoch, key)) = open_grant(session, &g) else {
+                self.inner.count(&Error::AuthFailed);
+                continue;
+            };
+            let newest = ring.keys.iter().map(|k| k.0).max().unwrap_or(0);
+            if kind != 2 || id != self.shared.id || epoch <= newest {
+                self.inner.count(&Error::Replayed { seq: epoch as u64 });
+                continue;
+            }
+            let Ok(aead) = Aes256Gcm::new(key.as_ref()) else { continue };
+            ring.keys.push((epoch, aead, [None; LEVELS]));
+        }
+        // Keep the newest key and every key a queued message still needs (normally the current and previous
+        // epoch); older keys are dropped, which zeroizes them.
+        let newest = ring.keys.iter().map(|k| k.0).max().unwrap_or(0);
+        let keep_from = floor.unwrap_or(newest).min(newest.saturating_sub(1));
+        ring.keys.retain(|k| k.0 >= keep_from);
+    }
+
+    /// Checks and opens one entry in place. Rejections are counted and reported.
+    #[inline]
+    fn open(&mut self, e: &mut Message) -> Result<()> {
+        let sub = self.shared.id;
+        let r = match self.ring.as_mut() {
+            None => {
+                if e.kind != Kind::Plain {
+                    Err(Error::Malformed { reason: "sealed envelope on a plain subscription" })
+                } else {
+                    Ok(())
+                }
+            }
+            Some(ring) => (|| {
+                if e.kind != Kind::Deliver {
+                    return Err(Error::Malformed { reason: "not a delivery envelope" });
+                }
+                let p = e.priority;
+                let oldest = ring.keys.first().map(|k| k.0).ok_or(Error::UnknownKey)?;
+                let Some(k) = ring.keys.iter_mut().find(|k| k.0 == e.epoch) else {
+                    return Err(if e.epoch < oldest { Error::Expired { epoch: e.epoch } } else { Error::UnknownKey });
+                };
+                if let Some(last) = k.2[p as usize]
+                    && e.seq <= last
+                {
+                    return Err(Error::Replayed { seq: e.seq });
+                }
+                let body = e.body.as_mut();
+                if body.len() < TAG_LEN {
+                    return Err(Error::Malformed { reason: "truncated" });
+                }
+                let n = body.len() - TAG_LEN;
+                let h = Header {
+                    kind: Kind::Deliver,
+                    priority: p,
+                    epoch: e.epoch,
+                    seq: e.seq,
+                    sender: e.sender,
+                    sub,
+                    topic: &e.topic,
+                    reply: e.reply.as_deref().unwrap_or(""),
+                };
+                let (ct, tag) = body.split_at_mut(n);
+                let nonce = envelope::nonce(Kind::Deliver, p, e.seq);
+                with_aad(&h, |aad| k.1.open_in_place_detached(&nonce, aad, ct, tag)).map_err(|_| Error::AuthFailed)?;
+                k.2[p as usize] = Some(e.seq);
+                e.body.truncate(n);
+                Ok(())
+            })(),
+        };
+        self.inner.counted(r)
+    }
+
+    /// Moves up to `max` entries to the end of `out` and installs pending grants, under one lock; wakes
+    /// blocked publishers.
+    fn take(&mut self, out: &mut Vec<Message>, max: usize) -> std::result::Result<usize, Error> {
+        let mut st = lock(&self.shared.state);
+        if st.q.is_empty() && st.closed {
+            return Err(Error::Closed);
+        }
+        // The oldest delivery epoch still needed: by this batch or by anything left queued.
+        let floor = st.live.front().map(|x| x.0);
+        let mut n = 0;
+        while n < max {
+            let Some((_, x)) = st.q.pop() else { break };
+            if x.kind == Kind::Deliver {
+                st.live_dec(x.epoch);
+            }
+            out.push(x);
+            n += 1;
+        }
+        let grants = std::mem::take(&mut st.grants);
+        if n > 0 {
+            if st.send_waiters > 0 {
+                self.shared.not_full.notify_all();
+            }
+            for w in st.send_wakers.drain(..) {
+                w.wake();
+            }
+        }
+        drop(st);
+        if !grants.is_empty() {
+            self.install_grants(grants, floor);
+        }
+        Ok(n)
+    }
+
+    /// Receives up to `max` messages without waiting, appending them to `out`; returns how many were
+    /// appended (0 if none are queued; rejected envelopes are dropped and counted). One lock per batch; the
+    /// messages are opened in place in `out`.
+    pub fn recv_batch(&mut self, out: &mut Vec<Message>, max: usize) -> Result<usize> {
+        let start = out.len();
+        self.take(out, max)?;
+        let mut w = start;
+        for i in start..out.len() {
+            if self.open(&mut out[i]).is_ok() {
+                if w != i {
+                    out.swap(w, i);
+                }
+                w += 1;
+            }
+        }
+        out.truncate(w);
+        let n = w - start;
+        self.shared.received.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+
+    /// Receives one message without waiting.
+    pub fn try_recv(&mut self) -> Result<Option<Message>> {
+        loop {
+            let mut one = std::mem::take(&mut self.scratch);
+            one.clear();
+            let got = self.take(&mut one, 1);
+            let m = one.pop();
+            self.scratch = one;
+            if got? == 0 {
+                return Ok(None);
+            }
+            let Some(mut m) = m else { return Ok(None) };
+            if self.open(&mut m).is_ok() {
+                self.shared.received.fetch_add(1, Ordering::Relaxed);
+                return Ok(Some(m));
+            }
+        }
+    }
+
+    /// Waits for one message.
+    pub fn recv(&mut self) -> Result<Message> {
+        self.recv_deadline(None)
+    }
+
+    /// Waits up to `timeout` for one message ([`Error::Timeout`] after).
+    pub fn recv_timeout(&mut self, timeout: Duration) -> Result<Message> {
+        self.recv_deadline(Some(Instant::now() + timeout))
+    }
+
+    fn recv_deadline(&mut self, deadline: Option<Instant>) -> Result<Message> {
+        loop {
+            if let Some(m) = self.try_recv()? {
+                return Ok(m);
+            }
+            let mut st = lock(&self.shared.state);
+            while st.q.is_empty() && !st.closed && st.grants.is_empty() {
+                st.recv_waiters += 1;
+                st = match deadline {
+                    None => self.shared.not_empty.wait(st).unwrap_or_else(|e| e.into_inner()),
+                    Some(d) => {
+                        let now = Instant::now();
+                        if now >= d {
+                            st.recv_waiters -= 1;
+                            return Err(Error::Timeout);
+                        }
+                        self.shared.not_empty.wait_timeout(st, d - now).unwrap_or_else(|e| e.into_inner()).0
+                    }
+                };
+                st.recv_waiters -= 1;
+            }
+        }
+    }
+
+    /// Waits for one message without blocking the thread (any async runtime).
+    pub async fn recv_async(&mut self) -> Result<Message> {
+        loop {
+            if let Some(m) = self.try_recv()? {
+                return Ok(m);
+            }
+            let shared = self.shared.clone();
+            poll_fn(|cx| {
+                let mut st = lock(&shared.state);
+                if !st.q.is_empty() || st.closed || !st.grants.is_empty() {
+                    Poll::Ready(())
+                } else {
+                    st.waker = Some(cx.waker().clone());
+                    Poll::Pending
+                }
+            })
+            .await;
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! The per-subscription priority queue: four FIFO levels, highest first, with bounded starvation.
+//!
+//! Order: the highest non-empty level first, FIFO within a level. Aging (weighted draining): each delivery that
+//! passes over a lower, non-empty level adds one to that level's skip counter; a level whose counter reaches
+//! [`AGING_LIMIT`] is served next (the lowest such level first) and its counter resets. So the head of a
+//! non-empty level leaves within `AGING_LIMIT + 3` deliveries, and its `k`-th message within
+//! `k * (AGING_LIMIT + 3)`.
+
+use std::collections::VecDeque;
+
+/// Number of priority levels.
+pub const LEVELS: usize = 4;
+/// Skips after which a passed-over level is served (see the module docs).
+pub const AGING_LIMIT: u32 = 16;
+
+/// A message priority. Higher is delivered first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[repr(u8)]
+pub enum Priority {
+    /// Background traffic.
+    Low = 0,
+    /// The default.
+    #[default]
+    Normal = 1,
+    /// Ahead of normal traffic.
+    High = 2,
+    /// Ahead of everything.
+    Critical = 3,
+}
+
+impl Priority {
+    /// The priority for a wire byte, if valid (0..=3).
+    pub fn from_u8(b: u8) -> Option<Self> {
+        Some(match b {
+            0 => Priority::Low,
+            1 => Priority::Normal,
+            2 => Priority::High,
+            3 => Priority::Critical,
+            _ => return None,
+        })
+    }
+    /// All levels, lowest first.
+    pub const ALL: [Priority; LEVELS] = [Priority::Low, Priority::Normal, Priority::High, Priority::Critical];
+}
+
+/// A bounded-starvation priority queue of `T` (unbounded itself; the subscription enforces its capacity).
+#[derive(Debug)]
+pub struct PriorityQueue<T> {
+    levels: [VecDeque<T>; LEVELS],
+    skips: [u32; LEVELS],
+    len: usize,
+}
+
+impl<T> Default for PriorityQueue<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> PriorityQueue<T> {
+    /// An empty queue.
+    pub fn new() -> Self {
+        PriorityQueue { levels: Default::default(), skips: [0; LEVELS], len: 0 }
+    }
+
+    /// An empty queue with room for `n` messages per level before it reallocates.
+    pub fn with_capacity(n: usize) -> Self {
+        PriorityQueue { levels: std::array::from_fn(|_| VecDeque::with_capacity(n)), skips: [0; LEVELS], len: 0 }
+    }
+
+    /// Messages queued.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Messages queued at one level.
+    pub fn len_at(&self, p: Priority) -> usize {
+        self.levels[p as usize].len()
+    }
+
+    /// Appends at the back of level `p`.
+    #[inline]
+    pub fn push(&mut self, p: Priority, item: T) {
+        self.levels[p as usize].push_back(item);
+        self.len += 1;
+    }
+
+    /// The lowest non-empty level.
+    pub fn lowest(&self) -> Option<Priority> {
+        (0..LEVELS).find(|&l| !self.levels[l].is_empty()).map(|l| Priority::ALL[l])
+    }
+
+    /// Removes the oldest message of the lowest non-empty level (drop-oldest back-pressure).
+    pub fn pop_lowest(&mut self) -> Option<(Priority, T)> {
+        let l = self.lowest()? as usize;
+        let item = self.levels[l].pop_front()?;
+        self.len -= 1;
+        if self.levels[l].is_empty() {
+            self.skips[l] = 0;
+        }
+        Some((Priority::ALL[l], item))
+    }
+
+    /// Removes the next message in delivery order.
+    #[inline]
+    pub fn pop(&mut self) -> Option<(Priority, T)> {
+        if self.len == 0 {
+            return None;
+        }
+        let aged = (0..LEVELS).find(|&l| self.skips[l] >= AGING_LIMIT && !self.levels[l].is_empty());
+        let l = match aged {
+            Some(l) => l,
+            None => (0..LEVELS).rev().find(|&l| !self.levels[l].is_empty())?,
+        };
+        let item = self.levels[l].pop_front()?;
+        self.len -= 1;
+        self.skips[l] = 0;
+        for m in 0..l {
+            if !self.levels[m].is_empty() {
+                self.skips[m] += 1;
+            }
+        }
+        Some((Priority::ALL[l], item))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn priority_then_fifo() {
+        let mut q = PriorityQueue::new();
+        q.push(Priority::Low, 1);
+        q.push(Priority::High, 2);
+        q.push(Priority::Normal, 3);
+        q.push(Priority::High, 4);
+        q.push(Priority::Critical, 5);
+        let order: Vec<i32> = std::iter::from_fn(|| q.pop().map(|x| x.1)).collect();
+        assert_eq!(order, [5, 2, 4, 3, 1]);
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn starvation_is_bounded() {
+        let mut q = PriorityQueue::new();
+        q.push(Priority::Low, u32::MAX);
+        for i in 0..1000 {
+            q.push(Priority::Critical, i);
+        }
+        let pos = std::iter::from_fn(|| q.pop()).position(|(_, x)| x == u32::MAX).unwrap();
+        assert!(pos as u32 <= AGING_LIMIT + 3, "low message waited {pos} deliveries");
+        assert_eq!(pos as u32, AGING_LIMIT, "served exactly after AGING_LIMIT skips");
+    }
+
+    #[test]
+    fn starvation_bound_all_levels() {
+        // Every level loaded; each head must leave within AGING_LIMIT + 3 deliveries of the start.
+        let mut q = PriorityQueue::new();
+        for p in Priority::ALL {
+            for i in 0..100u32 {
+                q.push(p, (p as u32) * 1000 + i);
+            }
+        }
+        let order: Vec<u32> = std::iter::from_fn(|| q.pop().map(|x| x.1)).collect();
+        for p in 0..4u32 {
+            let first = order.iter().position(|&x| x / 1000 == p).unwrap();
+            assert!(first as u32 <= AGING_LIMIT + 3, "level {p} first served at {first}");
+        }
+        // FIFO within each level.
+        for p in 0..4u32 {
+            let lv: Vec<u32> = order.iter().copied().filter(|&x| x / 1000 == p).collect();
+            assert!(lv.windows(2).all(|w| w[0] < w[1]));
+        }
+    }
+
+    #[test]
+    fn pop_lowest_takes_oldest_of_lowest() {
+        let mut q = PriorityQueue::new();
+        q.push(Priority::High, 1);
+        q.push(Priority::Normal, 2);
+        q.push(Priority::Normal, 3);
+        assert_eq!(q.pop_lowest(), Some((Priority::Normal, 2)));
+        assert_eq!(q.len(), 2);
+        assert_eq!(Priority::from_u8(4), None);
+    }
+}
