@@ -8,7 +8,8 @@
 #![allow(clippy::needless_range_loop)] // word-index loops mirror the spec
 
 use super::Backend;
-use super::soft::{K512, rounds512, rounds512_by, schedule512};
+use super::soft::K512;
+use crate::ct::wipe;
 use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
@@ -58,28 +59,114 @@ fn schedule4(group: &[u8]) -> [[u64; 4]; 80] {
     out
 }
 
-#[target_feature(enable = "avx2,bmi2")]
+/// The 80 rounds of one block on `h`, reading `W[i] + K[i]` at `wk[i][k]` (column `k` of a schedule).
+///
+/// One `asm!` block per round, so the order of the additions is the one written (LLVM re-associated the
+/// portable rounds into a longer dependency chain): `h + W + K` and `Ch` are added to `d` before `Sigma1(e)`
+/// arrives, `Ch = (e & f) + (!e & g)` (the two terms share no bit) with `andn`, rotations with `rorx`, and
+/// `Maj = ((a ^ b) & (b ^ c)) ^ b` where `a ^ b` of one round is `b ^ c` of the next.
+#[inline]
+#[target_feature(enable = "avx2,bmi1,bmi2")]
+fn rounds(h: &mut [u64; 8], wk: &[[u64; 4]; 80], k: usize) {
+    assert!(k < 4);
+    let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut hh] = *h;
+    let mut bc = b ^ c;
+    let mut p: *const u64 = wk[0][k..].as_ptr();
+    macro_rules! round {
+        ($a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $i:literal) => {{
+            // SAFETY: `p` points at row 8n, column k (k < 4) of `wk` with n < 10, so the word 32 * $i bytes
+            // further (row 8n + $i < 80) is in bounds and 8-byte aligned. Register arithmetic otherwise; BMI1
+            // (`andn`) and BMI2 (`rorx`) are enabled on this function.
+            unsafe {
+                core::arch::asm!(
+                    "add {h}, qword ptr [{p} + {off}]",  // h + W + K
+                    "andn {t1}, {e}, {g}",
+                    "mov {t2}, {f}",
+                    "and {t2}, {e}",
+                    "add {h}, {t1}",
+                    "rorx {t1}, {e}, 14",
+                    "add {h}, {t2}",                     // h + W + K + Ch(e, f, g)
+                    "rorx {t2}, {e}, 18",
+                    "add {d}, {h}",                      // off the e recurrence
+                    "xor {t1}, {t2}",
+                    "rorx {t2}, {e}, 41",
+                    "xor {t1}, {t2}",                    // Sigma1(e)
+                    "add {d}, {t1}",                     // new e = d + T1
+                    "add {h}, {t1}",                     // T1
+                    "rorx {t1}, {a}, 28",
+                    "rorx {t2}, {a}, 34",
+                    "mov {t3}, {a}",
+                    "xor {t3}, {b}",                     // a ^ b: the next round's b ^ c
+                    "xor {t1}, {t2}",
+                    "rorx {t2}, {a}, 39",
+                    "and {bc}, {t3}",
+                    "xor {t1}, {t2}",                    // Sigma0(a)
+                    "xor {bc}, {b}",                     // Maj(a, b, c)
+                    "add {h}, {t1}",
+                    "add {h}, {bc}",                     // new a = T1 + Sigma0(a) + Maj(a, b, c)
+                    "mov {bc}, {t3}",
+                    p = in(reg) p,
+                    off = const 32 * $i,
+                    a = in(reg) $a,
+                    b = in(reg) $b,
+                    d = inout(reg) $d,
+                    e = in(reg) $e,
+                    f = in(reg) $f,
+                    g = in(reg) $g,
+                    h = inout(reg) $h,
+                    bc = inout(reg) bc,
+                    t1 = out(reg) _,
+                    t2 = out(reg) _,
+                    t3 = out(reg) _,
+                    options(pure, readonly, nostack),
+                );
+            }
+        }};
+    }
+    for _ in 0..10 {
+        round!(a, b, c, d, e, f, g, hh, 0);
+        round!(hh, a, b, c, d, e, f, g, 1);
+        round!(g, hh, a, b, c, d, e, f, 2);
+        round!(f, g, hh, a, b, c, d, e, 3);
+        round!(e, f, g, hh, a, b, c, d, 4);
+        round!(d, e, f, g, hh, a, b, c, 5);
+        round!(c, d, e, f, g, hh, a, b, 6);
+        round!(b, c, d, e, f, g, hh, a, 7);
+        p = p.wrapping_add(32);
+    }
+    for (x, y) in h.iter_mut().zip([a, b, c, d, e, f, g, hh]) {
+        *x = x.wrapping_add(y);
+    }
+}
+
+#[target_feature(enable = "avx2,bmi1,bmi2")]
 fn compress(h: &mut [u64; 8], blocks: &[u8]) {
     let mut groups = blocks.chunks_exact(512);
     for group in &mut groups {
         let wk4 = schedule4(group);
         for k in 0..4 {
-            rounds512_by(h, |i| wk4[i][k]);
+            rounds(h, &wk4, k);
         }
     }
-    for block in groups.remainder().chunks_exact(128) {
-        let mut wk = schedule512(block);
-        for (x, k) in wk.iter_mut().zip(K512.iter()) {
-            *x = x.wrapping_add(*k);
+    // One to three blocks left: scheduled in a zero-padded group (the vector schedule costs the same for one
+    // lane as for four), only their own lanes run.
+    let rest = groups.remainder();
+    let nb = rest.len() / 128;
+    if nb > 0 {
+        let mut group = [0u8; 512];
+        group[..128 * nb].copy_from_slice(&rest[..128 * nb]);
+        let wk4 = schedule4(&group);
+        for k in 0..nb {
+            rounds(h, &wk4, k);
         }
-        rounds512(h, &wk);
+        wipe(&mut group);
     }
 }
 
 /// SHA-512 compression of every 128-byte block, for [`Backend::Avx2`] and [`Backend::ShaNi`].
 pub(super) fn compress512(backend: Checked<Backend>, h: &mut [u64; 8], blocks: &[u8]) {
     assert!(backend.covers(Backend::Avx2));
-    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU (and OS) support AVX2
-    // and BMI2.
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU (and OS) support AVX2,
+    // BMI1 and BMI2.
     unsafe { compress(h, blocks) }
 }
