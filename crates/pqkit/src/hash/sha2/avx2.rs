@@ -8,8 +8,7 @@
 #![allow(clippy::needless_range_loop)] // word-index loops mirror the spec
 
 use super::Backend;
-use super::soft::K512;
-use crate::ct::wipe;
+use super::soft::{K512, schedule512};
 use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
@@ -22,7 +21,7 @@ fn rotr<const R: i32, const L: i32>(x: __m256i) -> __m256i {
 /// `W[i] + K[i]` for i in 0..80 of the four 128-byte blocks in `group`; lane k belongs to block k.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn schedule4(group: &[u8]) -> [[u64; 4]; 80] {
+fn schedule4(group: &[u8], out: &mut [[u64; 4]; 80]) {
     debug_assert_eq!(group.len(), 512);
     // Reverses the bytes of each 64-bit word (big-endian message words).
     let bswap = _mm256_set_epi8(
@@ -50,16 +49,15 @@ fn schedule4(group: &[u8]) -> [[u64; 4]; 80] {
         let s1 = _mm256_xor_si256(_mm256_xor_si256(rotr::<19, 45>(y), rotr::<61, 3>(y)), _mm256_srli_epi64::<6>(y));
         w[i] = _mm256_add_epi64(_mm256_add_epi64(w[i - 16], s0), _mm256_add_epi64(w[i - 7], s1));
     }
-    let mut out = [[0u64; 4]; 80];
     for i in 0..80 {
         let wk = _mm256_add_epi64(w[i], _mm256_set1_epi64x(K512[i] as i64));
         // SAFETY: `out[i]` is 32 writable bytes; storeu needs no alignment.
         unsafe { _mm256_storeu_si256(out[i].as_mut_ptr().cast(), wk) };
     }
-    out
 }
 
-/// The 80 rounds of one block on `h`, reading `W[i] + K[i]` at `wk[i][k]` (column `k` of a schedule).
+/// The 80 rounds of one block on `h`, reading `W[i] + K[i]` at `wk[S * i + k]` (column `k` of a schedule of
+/// `S` interleaved blocks).
 ///
 /// One `asm!` block per round, so the order of the additions is the one written (LLVM re-associated the
 /// portable rounds into a longer dependency chain): `h + W + K` and `Ch` are added to `d` before `Sigma1(e)`
@@ -67,15 +65,15 @@ fn schedule4(group: &[u8]) -> [[u64; 4]; 80] {
 /// `Maj = ((a ^ b) & (b ^ c)) ^ b` where `a ^ b` of one round is `b ^ c` of the next.
 #[inline]
 #[target_feature(enable = "avx2,bmi1,bmi2")]
-fn rounds(h: &mut [u64; 8], wk: &[[u64; 4]; 80], k: usize) {
-    assert!(k < 4);
+fn rounds<const S: usize>(h: &mut [u64; 8], wk: &[u64], k: usize) {
+    assert!(k < S && wk.len() == 80 * S);
     let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut hh] = *h;
     let mut bc = b ^ c;
-    let mut p: *const u64 = wk[0][k..].as_ptr();
+    let mut p: *const u64 = wk[k..].as_ptr();
     macro_rules! round {
         ($a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $i:literal) => {{
-            // SAFETY: `p` points at row 8n, column k (k < 4) of `wk` with n < 10, so the word 32 * $i bytes
-            // further (row 8n + $i < 80) is in bounds and 8-byte aligned. Register arithmetic otherwise; BMI1
+            // SAFETY: `p` points at row 8n, column k (k < S) of `wk` (80 rows of S words) with n < 10, so the
+            // word 8 * S * $i bytes further (row 8n + $i < 80) is in bounds and 8-byte aligned. Register arithmetic otherwise; BMI1
             // (`andn`) and BMI2 (`rorx`) are enabled on this function.
             unsafe {
                 core::arch::asm!(
@@ -106,7 +104,7 @@ fn rounds(h: &mut [u64; 8], wk: &[[u64; 4]; 80], k: usize) {
                     "add {h}, {bc}",                     // new a = T1 + Sigma0(a) + Maj(a, b, c)
                     "mov {bc}, {t3}",
                     p = in(reg) p,
-                    off = const 32 * $i,
+                    off = const 8 * S * $i,
                     a = in(reg) $a,
                     b = in(reg) $b,
                     d = inout(reg) $d,
@@ -132,7 +130,7 @@ fn rounds(h: &mut [u64; 8], wk: &[[u64; 4]; 80], k: usize) {
         round!(d, e, f, g, hh, a, b, c, 5);
         round!(c, d, e, f, g, hh, a, b, 6);
         round!(b, c, d, e, f, g, hh, a, 7);
-        p = p.wrapping_add(32);
+        p = p.wrapping_add(8 * S);
     }
     for (x, y) in h.iter_mut().zip([a, b, c, d, e, f, g, hh]) {
         *x = x.wrapping_add(y);
@@ -142,24 +140,22 @@ fn rounds(h: &mut [u64; 8], wk: &[[u64; 4]; 80], k: usize) {
 #[target_feature(enable = "avx2,bmi1,bmi2")]
 fn compress(h: &mut [u64; 8], blocks: &[u8]) {
     let mut groups = blocks.chunks_exact(512);
-    for group in &mut groups {
-        let wk4 = schedule4(group);
-        for k in 0..4 {
-            rounds(h, &wk4, k);
+    if blocks.len() >= 512 {
+        let mut wk4 = [[0u64; 4]; 80];
+        for group in &mut groups {
+            schedule4(group, &mut wk4);
+            for k in 0..4 {
+                rounds::<4>(h, wk4.as_flattened(), k);
+            }
         }
     }
-    // One to three blocks left: scheduled in a zero-padded group (the vector schedule costs the same for one
-    // lane as for four), only their own lanes run.
-    let rest = groups.remainder();
-    let nb = rest.len() / 128;
-    if nb > 0 {
-        let mut group = [0u8; 512];
-        group[..128 * nb].copy_from_slice(&rest[..128 * nb]);
-        let wk4 = schedule4(&group);
-        for k in 0..nb {
-            rounds(h, &wk4, k);
+    // One to three blocks left (short messages, tails): the portable schedule, one block at a time.
+    for block in groups.remainder().chunks_exact(128) {
+        let mut wk = schedule512(block);
+        for (x, k) in wk.iter_mut().zip(K512.iter()) {
+            *x = x.wrapping_add(*k);
         }
-        wipe(&mut group);
+        rounds::<1>(h, &wk, 0);
     }
 }
 
