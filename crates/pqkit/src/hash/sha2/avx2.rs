@@ -1,9 +1,9 @@
-//! SHA-512 on x86_64 with AVX2 and BMI2.
+//! SHA-512 on x86_64 with AVX2, BMI1 and BMI2.
 //!
 //! The message schedule is computed for four blocks at once, one block per 64-bit lane of a `ymm` register
 //! (so there is no dependency between lanes), and the constants are added in the same pass. The 80 rounds of
-//! each block then run on scalar registers, compiled for BMI2 (`rorx`). A tail of fewer than four blocks uses
-//! the portable schedule.
+//! each block then run on scalar registers, one `asm!` block per round (`rorx`, `andn`, additions in a fixed
+//! order, see `rounds`). A tail of fewer than four blocks uses the portable schedule with the same rounds.
 #![allow(unsafe_code)]
 #![allow(clippy::needless_range_loop)] // word-index loops mirror the spec
 

@@ -74,7 +74,8 @@ crate::dispatch::backends! {
     pub enum Backend for "SHA-2" {
         /// Portable Rust for everything.
         Soft: [],
-        /// SHA-224/256 portable; SHA-384/512 with the AVX2 message schedule (`rorx` from BMI2 in the rounds).
+        /// SHA-224/256 portable; SHA-384/512 with the AVX2 message schedule (`rorx` from BMI2 and `andn` from
+        /// BMI1 in the rounds).
         Avx2: [AVX2, BMI1, BMI2],
         /// SHA-224/256 with SHA-NI (SSE2, SSSE3, SSE4.1); SHA-384/512 with the AVX2 message schedule.
         ShaNi: [SHA, SSE2, SSSE3, SSE41, AVX2, BMI1, BMI2],
