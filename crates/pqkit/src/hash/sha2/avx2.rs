@@ -62,7 +62,8 @@ fn schedule4(group: &[u8], out: &mut [[u64; 4]; 80]) {
 /// One `asm!` block per round, so the order of the additions is the one written (LLVM re-associated the
 /// portable rounds into a longer dependency chain): `h + W + K` and `Ch` are added to `d` before `Sigma1(e)`
 /// arrives, `Ch = (e & f) + (!e & g)` (the two terms share no bit) with `andn`, rotations with `rorx`, and
-/// `Maj = ((a ^ b) & (b ^ c)) ^ b` where `a ^ b` of one round is `b ^ c` of the next.
+/// `Maj = (a & (b ^ c)) + (b & c)` (again no common bit; `b & c` is added before `a` is known, so `a` reaches the
+/// next `a` through one `and` and one add), where `a ^ b` of one round is `b ^ c` of the next.
 #[inline]
 #[target_feature(enable = "avx2,bmi1,bmi2")]
 fn rounds<const S: usize>(h: &mut [u64; 8], wk: &[u64], k: usize) {
@@ -89,24 +90,26 @@ fn rounds<const S: usize>(h: &mut [u64; 8], wk: &[u64], k: usize) {
                     "xor {t1}, {t2}",
                     "rorx {t2}, {e}, 41",
                     "xor {t1}, {t2}",                    // Sigma1(e)
+                    "mov {t3}, {b}",
+                    "and {t3}, {c}",
                     "add {d}, {t1}",                     // new e = d + T1
-                    "add {h}, {t1}",                     // T1
+                    "add {h}, {t3}",                     // b & c: off the a recurrence
+                    "add {h}, {t1}",                     // T1 + (b & c)
                     "rorx {t1}, {a}, 28",
                     "rorx {t2}, {a}, 34",
-                    "mov {t3}, {a}",
-                    "xor {t3}, {b}",                     // a ^ b: the next round's b ^ c
+                    "and {bc}, {a}",                     // a & (b ^ c); Maj = (a & (b ^ c)) + (b & c)
                     "xor {t1}, {t2}",
                     "rorx {t2}, {a}, 39",
-                    "and {bc}, {t3}",
+                    "add {h}, {bc}",
                     "xor {t1}, {t2}",                    // Sigma0(a)
-                    "xor {bc}, {b}",                     // Maj(a, b, c)
-                    "add {h}, {t1}",
-                    "add {h}, {bc}",                     // new a = T1 + Sigma0(a) + Maj(a, b, c)
-                    "mov {bc}, {t3}",
+                    "mov {bc}, {a}",
+                    "xor {bc}, {b}",                     // a ^ b: the next round's b ^ c
+                    "add {h}, {t1}",                     // new a = T1 + Sigma0(a) + Maj(a, b, c)
                     p = in(reg) p,
                     off = const 8 * S * $i,
                     a = in(reg) $a,
                     b = in(reg) $b,
+                    c = in(reg) $c,
                     d = inout(reg) $d,
                     e = in(reg) $e,
                     f = in(reg) $f,
