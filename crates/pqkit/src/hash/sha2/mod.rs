@@ -74,12 +74,13 @@ crate::dispatch::backends! {
     pub enum Backend for "SHA-2" {
         /// Portable Rust for everything.
         Soft: [],
-        /// SHA-224/256 portable; SHA-384/512 with the AVX2 message schedule (`rorx` from BMI2 in the rounds).
-        Avx2: [AVX2, BMI2],
+        /// SHA-224/256 portable; SHA-384/512 with the AVX2 message schedule (`rorx` from BMI2 and `andn` from
+        /// BMI1 in the rounds).
+        Avx2: [AVX2, BMI1, BMI2],
         /// SHA-224/256 with SHA-NI (SSE2, SSSE3, SSE4.1); SHA-384/512 with the AVX2 message schedule.
-        ShaNi: [SHA, SSE2, SSSE3, SSE41, AVX2, BMI2],
+        ShaNi: [SHA, SSE2, SSSE3, SSE41, AVX2, BMI1, BMI2],
         /// SHA-224/256 with SHA-NI; SHA-384/512 with the AVX-512VL schedule interleaved with the rounds.
-        ShaNiAvx512: [SHA, SSE2, SSSE3, SSE41, AVX2, BMI2, AVX512F, AVX512VL],
+        ShaNiAvx512: [SHA, SSE2, SSSE3, SSE41, AVX2, BMI1, BMI2, AVX512F, AVX512VL],
     }
 }
 
