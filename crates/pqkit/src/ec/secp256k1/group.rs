@@ -148,13 +148,13 @@ impl Proj {
     pub(crate) const fn double(&self) -> Proj {
         let (x, y, z) = (&self.x, &self.y, &self.z);
         let t0 = y.square();
-        let z3 = t0.mul_small(8);
+        let z3 = t0.times8();
         let t1 = y.mul(z);
         let t2 = z.square().mul_small(B3);
         let x3 = t2.mul(&z3);
         let y3 = t0.add(&t2);
         let z3 = t1.mul(&z3);
-        let t2 = t2.mul_small(3);
+        let t2 = t2.add(&t2).add(&t2);
         let t0 = t0.sub(&t2);
         let y3 = t0.mul(&y3).add(&x3);
         let t1 = x.mul(y);
@@ -335,10 +335,10 @@ impl Jac {
         let c = b.square();
         let d = self.x.add(&b).square().sub(&a.add(&c));
         let d = d.add(&d);
-        let e = a.mul_small(3);
+        let e = a.add(&a).add(&a);
         let f = e.square();
         let x3 = f.sub(&d.add(&d));
-        let y3 = e.mul(&d.sub(&x3)).sub(&c.mul_small(8));
+        let y3 = e.mul(&d.sub(&x3)).sub(&c.times8());
         let yz = self.y.mul(&self.z);
         Jac { x: x3, y: y3, z: yz.add(&yz) }
     }
