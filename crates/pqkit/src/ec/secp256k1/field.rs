@@ -92,9 +92,8 @@ impl Fe {
         Fe(r)
     }
 
-    /// The 512-bit product `t` reduced below 2^256: `lo + hi·C`, then the top word folded (the reference
-    /// reduction, for tests).
-    #[cfg(test)]
+    /// The 512-bit product `t` reduced below 2^256: `lo + hi·C`, then the top word folded.
+    #[inline(always)]
     const fn reduce_wide(t: &[u64; 8]) -> Fe {
         let mut r = [0u64; 4];
         let mut carry = 0u128;
@@ -237,10 +236,12 @@ impl Fe {
         Fe::fold(r, carry as u64)
     }
 
-    /// `self · rhs`: the sixteen 128-bit products, independent column sums (no carry chain across
-    /// products), then [`Fe::reduce_columns`].
+    /// `self · rhs`, the same value as [`Fe::mul`] computed another way: the sixteen 128-bit products,
+    /// independent column sums (no carry chain across products), then [`Fe::reduce_columns`]. Measured
+    /// faster in the variable-time Jacobian formulas of verification, slightly slower in the projective
+    /// ones, so each uses its own.
     #[inline(always)]
-    pub(crate) const fn mul(&self, rhs: &Fe) -> Fe {
+    pub(crate) const fn mul_c(&self, rhs: &Fe) -> Fe {
         let (a, b) = (&self.0, &rhs.0);
         let (p00, p01, p02, p03) = (m(a[0], b[0]), m(a[0], b[1]), m(a[0], b[2]), m(a[0], b[3]));
         let (p10, p11, p12, p13) = (m(a[1], b[0]), m(a[1], b[1]), m(a[1], b[2]), m(a[1], b[3]));
@@ -259,9 +260,10 @@ impl Fe {
         Fe::reduce_columns(&c)
     }
 
-    /// `self²`: the six cross products once (doubled in the column sums) and the four squares.
+    /// `self²` as [`Fe::mul_c`] computes products: the six cross products once (doubled in the column
+    /// sums) and the four squares.
     #[inline(always)]
-    pub(crate) const fn square(&self) -> Fe {
+    pub(crate) const fn square_c(&self) -> Fe {
         let a = &self.0;
         let (p00, p01, p02, p03) = (m(a[0], a[0]), m(a[0], a[1]), m(a[0], a[2]), m(a[0], a[3]));
         let (p11, p12, p13) = (m(a[1], a[1]), m(a[1], a[2]), m(a[1], a[3]));
@@ -279,9 +281,10 @@ impl Fe {
         Fe::reduce_columns(&c)
     }
 
-    /// `self · rhs` by row-wise schoolbook: the reference for [`Fe::mul`] in tests.
-    #[cfg(test)]
-    pub(crate) const fn mul_ref(&self, rhs: &Fe) -> Fe {
+    /// `self · rhs` by row-wise schoolbook (the faster form inside the complete projective formulas; see
+    /// [`Fe::mul_c`] for the Jacobian ones).
+    #[inline(always)]
+    pub(crate) const fn mul(&self, rhs: &Fe) -> Fe {
         let (a, b) = (&self.0, &rhs.0);
         let mut t = [0u64; 8];
         let mut i = 0;
@@ -300,9 +303,9 @@ impl Fe {
         Fe::reduce_wide(&t)
     }
 
-    /// `self²` by rows: the reference for [`Fe::square`] in tests.
-    #[cfg(test)]
-    pub(crate) const fn square_ref(&self) -> Fe {
+    /// `self²` by rows: the six cross products once, doubled, plus the four squares.
+    #[inline(always)]
+    pub(crate) const fn square(&self) -> Fe {
         let a = &self.0;
         let mut t = [0u64; 8];
         // Cross products a_i·a_j, i < j.
@@ -591,8 +594,8 @@ pub(crate) mod tests {
             assert_eq!(to_big(&a), va, "to_bytes {i}");
             assert_eq!(to_big(&a.mul(&b)), (&va * &vb) % &p, "mul {i}");
             assert_eq!(to_big(&a.square()), (&va * &va) % &p, "square {i}");
-            assert_eq!(a.mul(&b).normalize(), a.mul_ref(&b).normalize(), "mul vs ref {i}");
-            assert_eq!(a.square().normalize(), a.square_ref().normalize(), "square vs ref {i}");
+            assert_eq!(a.mul_c(&b).normalize(), a.mul(&b).normalize(), "mul_c vs mul {i}");
+            assert_eq!(a.square_c().normalize(), a.square().normalize(), "square_c vs square {i}");
             assert_eq!(to_big(&a.add(&b)), (&va + &vb) % &p, "add {i}");
             assert_eq!(to_big(&a.sub(&b)), (&va + &p - &vb) % &p, "sub {i}");
             assert_eq!(to_big(&a.neg()), (&p - &va) % &p, "neg {i}");
@@ -621,7 +624,7 @@ pub(crate) mod tests {
         }
     }
 
-    /// The column-sum product and square against the row-wise reference, on many random inputs (uniform,
+    /// The column-sum product and square against the row-wise ones, on many random inputs (uniform,
     /// and biased to limbs of all ones or zero so that every column sum and carry reaches its extremes).
     #[test]
     fn fe_mul_matches_reference_random() {
@@ -640,9 +643,9 @@ pub(crate) mod tests {
                 }
             }
             let (a, b) = (Fe(w[0]), Fe(w[1]));
-            let (r, rr) = (a.mul(&b), a.mul_ref(&b));
+            let (r, rr) = (a.mul_c(&b), a.mul(&b));
             assert_eq!(r.normalize(), rr.normalize(), "mul {i}");
-            let (s, sr) = (a.square(), a.square_ref());
+            let (s, sr) = (a.square_c(), a.square());
             assert_eq!(s.normalize(), sr.normalize(), "square {i}");
         }
     }

@@ -330,16 +330,16 @@ impl Jac {
     /// it maps to itself (Z3 = 2·Y·Z = 0).
     #[inline]
     pub(crate) const fn double(&self) -> Jac {
-        let a = self.x.square();
-        let b = self.y.square();
-        let c = b.square();
-        let d = self.x.add(&b).square().sub(&a.add(&c));
+        let a = self.x.square_c();
+        let b = self.y.square_c();
+        let c = b.square_c();
+        let d = self.x.add(&b).square_c().sub(&a.add(&c));
         let d = d.add(&d);
         let e = a.add(&a).add(&a);
-        let f = e.square();
+        let f = e.square_c();
         let x3 = f.sub(&d.add(&d));
-        let y3 = e.mul(&d.sub(&x3)).sub(&c.times8());
-        let yz = self.y.mul(&self.z);
+        let y3 = e.mul_c(&d.sub(&x3)).sub(&c.times8());
+        let yz = self.y.mul_c(&self.z);
         Jac { x: x3, y: y3, z: yz.add(&yz) }
     }
 
@@ -349,9 +349,9 @@ impl Jac {
         if self.is_identity() {
             return Jac::from_affine(q);
         }
-        let z1z1 = self.z.square();
-        let u2 = q.x.mul(&z1z1);
-        let s2 = q.y.mul(&self.z).mul(&z1z1);
+        let z1z1 = self.z.square_c();
+        let u2 = q.x.mul_c(&z1z1);
+        let s2 = q.y.mul_c(&self.z).mul_c(&z1z1);
         let h = u2.sub(&self.x);
         let r = s2.sub(&self.y);
         if fe_eq(&h, &Fe::ZERO) {
@@ -364,21 +364,21 @@ impl Jac {
     /// `(r² − h³ − 2·X1·h², r·(X1·h² − X3) − Y1·h³, Z1·h)`.
     #[inline(always)]
     const fn add_finish(&self, h: &Fe, r: &Fe) -> Jac {
-        let hh = h.square();
-        let hhh = h.mul(&hh);
-        let v = self.x.mul(&hh);
-        let x3 = r.square().sub(&hhh.add(&v.add(&v)));
-        let y3 = r.mul(&v.sub(&x3)).sub(&self.y.mul(&hhh));
-        Jac { x: x3, y: y3, z: self.z.mul(h) }
+        let hh = h.square_c();
+        let hhh = h.mul_c(&hh);
+        let v = self.x.mul_c(&hh);
+        let x3 = r.square_c().sub(&hhh.add(&v.add(&v)));
+        let y3 = r.mul_c(&v.sub(&x3)).sub(&self.y.mul_c(&hhh));
+        Jac { x: x3, y: y3, z: self.z.mul_c(h) }
     }
 
     /// `self + q` and the ratio `h` of the new Z to the old one, for `self` not the identity and
     /// `q ≠ ±self` (the caller guarantees it: odd multiples of a point of prime order).
     #[inline]
     fn add_affine_ratio_vartime(&self, q: &Affine) -> (Jac, Fe) {
-        let z1z1 = self.z.square();
-        let u2 = q.x.mul(&z1z1);
-        let s2 = q.y.mul(&self.z).mul(&z1z1);
+        let z1z1 = self.z.square_c();
+        let u2 = q.x.mul_c(&z1z1);
+        let s2 = q.y.mul_c(&self.z).mul_c(&z1z1);
         let h = u2.sub(&self.x);
         let r = s2.sub(&self.y);
         (self.add_finish(&h, &r), h)
@@ -392,13 +392,13 @@ impl Jac {
     fn add_affine_scaled_vartime(&self, q: &Affine, zg: &Fe) -> Jac {
         if self.is_identity() {
             // q in the scaled frame: (x·zg², y·zg³, 1).
-            let zg2 = zg.square();
-            return Jac { x: q.x.mul(&zg2), y: q.y.mul(&zg2).mul(zg), z: Fe::ONE };
+            let zg2 = zg.square_c();
+            return Jac { x: q.x.mul_c(&zg2), y: q.y.mul_c(&zg2).mul_c(zg), z: Fe::ONE };
         }
-        let az = self.z.mul(zg);
-        let z1z1 = az.square();
-        let u2 = q.x.mul(&z1z1);
-        let s2 = q.y.mul(&az).mul(&z1z1);
+        let az = self.z.mul_c(zg);
+        let z1z1 = az.square_c();
+        let u2 = q.x.mul_c(&z1z1);
+        let s2 = q.y.mul_c(&az).mul_c(&z1z1);
         let h = u2.sub(&self.x);
         let r = s2.sub(&self.y);
         if fe_eq(&h, &Fe::ZERO) {
@@ -416,23 +416,23 @@ impl Jac {
         if q.is_identity() {
             return *self;
         }
-        let z1z1 = self.z.square();
-        let z2z2 = q.z.square();
-        let u1 = self.x.mul(&z2z2);
-        let u2 = q.x.mul(&z1z1);
-        let s1 = self.y.mul(&q.z).mul(&z2z2);
-        let s2 = q.y.mul(&self.z).mul(&z1z1);
+        let z1z1 = self.z.square_c();
+        let z2z2 = q.z.square_c();
+        let u1 = self.x.mul_c(&z2z2);
+        let u2 = q.x.mul_c(&z1z1);
+        let s1 = self.y.mul_c(&q.z).mul_c(&z2z2);
+        let s2 = q.y.mul_c(&self.z).mul_c(&z1z1);
         let h = u2.sub(&u1);
         let r = s2.sub(&s1);
         if fe_eq(&h, &Fe::ZERO) {
             return if fe_eq(&r, &Fe::ZERO) { self.double() } else { Jac::IDENTITY };
         }
-        let hh = h.square();
-        let hhh = h.mul(&hh);
-        let v = u1.mul(&hh);
-        let x3 = r.square().sub(&hhh.add(&v.add(&v)));
-        let y3 = r.mul(&v.sub(&x3)).sub(&s1.mul(&hhh));
-        Jac { x: x3, y: y3, z: self.z.mul(&q.z).mul(&h) }
+        let hh = h.square_c();
+        let hhh = h.mul_c(&hh);
+        let v = u1.mul_c(&hh);
+        let x3 = r.square_c().sub(&hhh.add(&v.add(&v)));
+        let y3 = r.mul_c(&v.sub(&x3)).sub(&s1.mul_c(&hhh));
+        Jac { x: x3, y: y3, z: self.z.mul_c(&q.z).mul_c(&h) }
     }
 
     /// `−self`.
@@ -448,8 +448,8 @@ impl Jac {
             return None;
         }
         let zinv = self.z.invert_vartime();
-        let zinv2 = zinv.square();
-        Some(Affine { x: self.x.mul(&zinv2), y: self.y.mul(&zinv2).mul(&zinv) })
+        let zinv2 = zinv.square_c();
+        Some(Affine { x: self.x.mul_c(&zinv2), y: self.y.mul_c(&zinv2).mul_c(&zinv) })
     }
 
     /// Whether the affine x-coordinate, as an integer, is `r` modulo n — without an inversion: x = X/Z² is
@@ -458,10 +458,10 @@ impl Jac {
         if self.is_identity() {
             return false;
         }
-        let zz = self.z.square();
+        let zz = self.z.square_c();
         let rb = r.to_bytes();
         let rf = Fe::from_bytes_wrapping(&rb); // r < n < p: exact
-        if fe_eq(&rf.mul(&zz), &self.x) {
+        if fe_eq(&rf.mul_c(&zz), &self.x) {
             return true;
         }
         // r + n < p  ⇔  r < p − n.
@@ -474,7 +474,7 @@ impl Jac {
         }
         let (_, borrow) = super::field::sub4(&r_plus_n, &super::field::P);
         if carry == 0 && borrow == 1 {
-            return fe_eq(&Fe(r_plus_n).mul(&zz), &self.x);
+            return fe_eq(&Fe(r_plus_n).mul_c(&zz), &self.x);
         }
         false
     }
@@ -566,25 +566,25 @@ pub(crate) fn double_mul_vartime(u1: &Scalar, u2: &Scalar, p: &Affine) -> Jac {
     // added with `add_affine_scaled_vartime`, and the result's Z is multiplied by zg at the end.
     let d = Jac::from_affine(p).double();
     let da = Affine { x: d.x, y: d.y };
-    let dz2 = d.z.square();
+    let dz2 = d.z.square_c();
     let mut pts = [Jac::IDENTITY; P_ODD_LEN];
     let mut ratios = [Fe::ONE; P_ODD_LEN];
-    pts[0] = Jac { x: p.x.mul(&dz2), y: p.y.mul(&dz2).mul(&d.z), z: Fe::ONE };
+    pts[0] = Jac { x: p.x.mul_c(&dz2), y: p.y.mul_c(&dz2).mul_c(&d.z), z: Fe::ONE };
     for j in 1..P_ODD_LEN {
         let (pt, h) = pts[j - 1].add_affine_ratio_vartime(&da);
         pts[j] = pt;
         ratios[j] = h;
     }
     let last = P_ODD_LEN - 1;
-    let zg = d.z.mul(&pts[last].z);
+    let zg = d.z.mul_c(&pts[last].z);
     let mut tp = [Affine::G; P_ODD_LEN];
     tp[last] = Affine { x: pts[last].x, y: pts[last].y };
     // rho = Z_last / Z_i = ratios[i + 1]·…·ratios[last].
     let mut rho = ratios[last];
     for i in (0..last).rev() {
-        let rho2 = rho.square();
-        tp[i] = Affine { x: pts[i].x.mul(&rho2), y: pts[i].y.mul(&rho2).mul(&rho) };
-        rho = rho.mul(&ratios[i]);
+        let rho2 = rho.square_c();
+        tp[i] = Affine { x: pts[i].x.mul_c(&rho2), y: pts[i].y.mul_c(&rho2).mul_c(&rho) };
+        rho = rho.mul_c(&ratios[i]);
     }
     let mut tl = tp;
     for e in tl.iter_mut() {
@@ -619,7 +619,7 @@ pub(crate) fn double_mul_vartime(u1: &Scalar, u2: &Scalar, p: &Affine) -> Jac {
         }
     }
     // Back from the scaled frame (the identity keeps Z = 0).
-    Jac { x: acc.x, y: acc.y, z: acc.z.mul(&zg) }
+    Jac { x: acc.x, y: acc.y, z: acc.z.mul_c(&zg) }
 }
 
 // ---- Compile-time tables -----------------------------------------------------------------------------
