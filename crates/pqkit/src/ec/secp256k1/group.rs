@@ -20,7 +20,7 @@
 //!   additions per digit.
 //! - `double_mul_vartime`: u1·G + u2·P for verification: each scalar split by the GLV endomorphism
 //!   λ·(x, y) = (β·x, y) into two halves of about 128 bits, four width-w NAFs (w = 5 for P and λP, whose odd
-//!   multiples are computed per call and made affine with one variable-time inversion; [`WINDOW_G`] for G and
+//!   multiples are computed per call as affine points of an isomorphic curve, without inversion; [`WINDOW_G`] for G and
 //!   λ·G, from compile-time tables), interleaved (Straus–Shamir) over 129 doublings, all additions mixed.
 
 use super::field::{Fe, Mask, mask_from_bit};
@@ -148,13 +148,13 @@ impl Proj {
     pub(crate) const fn double(&self) -> Proj {
         let (x, y, z) = (&self.x, &self.y, &self.z);
         let t0 = y.square();
-        let z3 = t0.mul_small(8);
+        let z3 = t0.times8();
         let t1 = y.mul(z);
         let t2 = z.square().mul_small(B3);
         let x3 = t2.mul(&z3);
         let y3 = t0.add(&t2);
         let z3 = t1.mul(&z3);
-        let t2 = t2.mul_small(3);
+        let t2 = t2.add(&t2).add(&t2);
         let t0 = t0.sub(&t2);
         let y3 = t0.mul(&y3).add(&x3);
         let t1 = x.mul(y);
@@ -330,16 +330,16 @@ impl Jac {
     /// it maps to itself (Z3 = 2·Y·Z = 0).
     #[inline]
     pub(crate) const fn double(&self) -> Jac {
-        let a = self.x.square();
-        let b = self.y.square();
-        let c = b.square();
-        let d = self.x.add(&b).square().sub(&a.add(&c));
+        let a = self.x.square_c();
+        let b = self.y.square_c();
+        let c = b.square_c();
+        let d = self.x.add(&b).square_c().sub(&a.add(&c));
         let d = d.add(&d);
-        let e = a.mul_small(3);
-        let f = e.square();
+        let e = a.add(&a).add(&a);
+        let f = e.square_c();
         let x3 = f.sub(&d.add(&d));
-        let y3 = e.mul(&d.sub(&x3)).sub(&c.mul_small(8));
-        let yz = self.y.mul(&self.z);
+        let y3 = e.mul_c(&d.sub(&x3)).sub(&c.times8());
+        let yz = self.y.mul_c(&self.z);
         Jac { x: x3, y: y3, z: yz.add(&yz) }
     }
 
@@ -349,20 +349,62 @@ impl Jac {
         if self.is_identity() {
             return Jac::from_affine(q);
         }
-        let z1z1 = self.z.square();
-        let u2 = q.x.mul(&z1z1);
-        let s2 = q.y.mul(&self.z).mul(&z1z1);
+        let z1z1 = self.z.square_c();
+        let u2 = q.x.mul_c(&z1z1);
+        let s2 = q.y.mul_c(&self.z).mul_c(&z1z1);
         let h = u2.sub(&self.x);
         let r = s2.sub(&self.y);
         if fe_eq(&h, &Fe::ZERO) {
             return if fe_eq(&r, &Fe::ZERO) { self.double() } else { Jac::IDENTITY };
         }
-        let hh = h.square();
-        let hhh = h.mul(&hh);
-        let v = self.x.mul(&hh);
-        let x3 = r.square().sub(&hhh.add(&v.add(&v)));
-        let y3 = r.mul(&v.sub(&x3)).sub(&self.y.mul(&hhh));
-        Jac { x: x3, y: y3, z: self.z.mul(&h) }
+        self.add_finish(&h, &r)
+    }
+
+    /// The common tail of the mixed additions: with `h = u2 − X1` (non-zero) and `r = s2 − Y1`, the sum is
+    /// `(r² − h³ − 2·X1·h², r·(X1·h² − X3) − Y1·h³, Z1·h)`.
+    #[inline(always)]
+    const fn add_finish(&self, h: &Fe, r: &Fe) -> Jac {
+        let hh = h.square_c();
+        let hhh = h.mul_c(&hh);
+        let v = self.x.mul_c(&hh);
+        let x3 = r.square_c().sub(&hhh.add(&v.add(&v)));
+        let y3 = r.mul_c(&v.sub(&x3)).sub(&self.y.mul_c(&hhh));
+        Jac { x: x3, y: y3, z: self.z.mul_c(h) }
+    }
+
+    /// `self + q` and the ratio `h` of the new Z to the old one, for `self` not the identity and
+    /// `q ≠ ±self` (the caller guarantees it: odd multiples of a point of prime order).
+    #[inline]
+    fn add_affine_ratio_vartime(&self, q: &Affine) -> (Jac, Fe) {
+        let z1z1 = self.z.square_c();
+        let u2 = q.x.mul_c(&z1z1);
+        let s2 = q.y.mul_c(&self.z).mul_c(&z1z1);
+        let h = u2.sub(&self.x);
+        let r = s2.sub(&self.y);
+        (self.add_finish(&h, &r), h)
+    }
+
+    /// `self + q` where `self` lives on the isomorphic curve scaled by `zg` (the point it stands for is
+    /// (X : Y : Z·zg)) and `q` is an ordinary affine point; the result is in the same scaled frame. This is
+    /// the mixed addition of q to (X : Y : Z·zg), whose Z comes back as Z·zg·h, divided by zg again
+    /// (9M + 3S). Variable time.
+    #[inline]
+    fn add_affine_scaled_vartime(&self, q: &Affine, zg: &Fe) -> Jac {
+        if self.is_identity() {
+            // q in the scaled frame: (x·zg², y·zg³, 1).
+            let zg2 = zg.square_c();
+            return Jac { x: q.x.mul_c(&zg2), y: q.y.mul_c(&zg2).mul_c(zg), z: Fe::ONE };
+        }
+        let az = self.z.mul_c(zg);
+        let z1z1 = az.square_c();
+        let u2 = q.x.mul_c(&z1z1);
+        let s2 = q.y.mul_c(&az).mul_c(&z1z1);
+        let h = u2.sub(&self.x);
+        let r = s2.sub(&self.y);
+        if fe_eq(&h, &Fe::ZERO) {
+            return if fe_eq(&r, &Fe::ZERO) { self.double() } else { Jac::IDENTITY };
+        }
+        self.add_finish(&h, &r)
     }
 
     /// `self + q`, variable time (12M + 4S).
@@ -374,23 +416,23 @@ impl Jac {
         if q.is_identity() {
             return *self;
         }
-        let z1z1 = self.z.square();
-        let z2z2 = q.z.square();
-        let u1 = self.x.mul(&z2z2);
-        let u2 = q.x.mul(&z1z1);
-        let s1 = self.y.mul(&q.z).mul(&z2z2);
-        let s2 = q.y.mul(&self.z).mul(&z1z1);
+        let z1z1 = self.z.square_c();
+        let z2z2 = q.z.square_c();
+        let u1 = self.x.mul_c(&z2z2);
+        let u2 = q.x.mul_c(&z1z1);
+        let s1 = self.y.mul_c(&q.z).mul_c(&z2z2);
+        let s2 = q.y.mul_c(&self.z).mul_c(&z1z1);
         let h = u2.sub(&u1);
         let r = s2.sub(&s1);
         if fe_eq(&h, &Fe::ZERO) {
             return if fe_eq(&r, &Fe::ZERO) { self.double() } else { Jac::IDENTITY };
         }
-        let hh = h.square();
-        let hhh = h.mul(&hh);
-        let v = u1.mul(&hh);
-        let x3 = r.square().sub(&hhh.add(&v.add(&v)));
-        let y3 = r.mul(&v.sub(&x3)).sub(&s1.mul(&hhh));
-        Jac { x: x3, y: y3, z: self.z.mul(&q.z).mul(&h) }
+        let hh = h.square_c();
+        let hhh = h.mul_c(&hh);
+        let v = u1.mul_c(&hh);
+        let x3 = r.square_c().sub(&hhh.add(&v.add(&v)));
+        let y3 = r.mul_c(&v.sub(&x3)).sub(&s1.mul_c(&hhh));
+        Jac { x: x3, y: y3, z: self.z.mul_c(&q.z).mul_c(&h) }
     }
 
     /// `−self`.
@@ -406,8 +448,8 @@ impl Jac {
             return None;
         }
         let zinv = self.z.invert_vartime();
-        let zinv2 = zinv.square();
-        Some(Affine { x: self.x.mul(&zinv2), y: self.y.mul(&zinv2).mul(&zinv) })
+        let zinv2 = zinv.square_c();
+        Some(Affine { x: self.x.mul_c(&zinv2), y: self.y.mul_c(&zinv2).mul_c(&zinv) })
     }
 
     /// Whether the affine x-coordinate, as an integer, is `r` modulo n — without an inversion: x = X/Z² is
@@ -416,10 +458,10 @@ impl Jac {
         if self.is_identity() {
             return false;
         }
-        let zz = self.z.square();
+        let zz = self.z.square_c();
         let rb = r.to_bytes();
         let rf = Fe::from_bytes_wrapping(&rb); // r < n < p: exact
-        if fe_eq(&rf.mul(&zz), &self.x) {
+        if fe_eq(&rf.mul_c(&zz), &self.x) {
             return true;
         }
         // r + n < p  ⇔  r < p − n.
@@ -432,7 +474,7 @@ impl Jac {
         }
         let (_, borrow) = super::field::sub4(&r_plus_n, &super::field::P);
         if carry == 0 && borrow == 1 {
-            return fe_eq(&Fe(r_plus_n).mul(&zz), &self.x);
+            return fe_eq(&Fe(r_plus_n).mul_c(&zz), &self.x);
         }
         false
     }
@@ -516,15 +558,34 @@ pub(crate) fn double_mul_vartime(u1: &Scalar, u2: &Scalar, p: &Affine) -> Jac {
     let naf_b1 = wnaf(&b1.0, WINDOW_G);
     let naf_a2 = wnaf(&a2.0, WINDOW_P);
     let naf_b2 = wnaf(&b2.0, WINDOW_P);
-    // Odd multiples of P (Jacobian) and of λ·P.
-    let pj = Jac::from_affine(p);
-    let p2 = pj.double();
-    let mut tp = [pj; P_ODD_LEN];
+    // Odd multiples of P and of λ·P as affine points of an isomorphic curve ("effective affine", no
+    // inversion): with D = 2P = (Dx : Dy : Dz), the map (x, y) -> (x·Dz², y·Dz³) takes the curve to
+    // y² = x³ + 7·Dz⁶, where D is the affine (Dx, Dy); the formulas never use b, so the odd multiples are
+    // computed there with mixed additions, then brought to their common Z (the last one's) through the
+    // ratios each addition returns. The accumulator lives in that frame (scale zg = Dz·Z); the G tables are
+    // added with `add_affine_scaled_vartime`, and the result's Z is multiplied by zg at the end.
+    let d = Jac::from_affine(p).double();
+    let da = Affine { x: d.x, y: d.y };
+    let dz2 = d.z.square_c();
+    let mut pts = [Jac::IDENTITY; P_ODD_LEN];
+    let mut ratios = [Fe::ONE; P_ODD_LEN];
+    pts[0] = Jac { x: p.x.mul_c(&dz2), y: p.y.mul_c(&dz2).mul_c(&d.z), z: Fe::ONE };
     for j in 1..P_ODD_LEN {
-        tp[j] = tp[j - 1].add_vartime(&p2);
+        let (pt, h) = pts[j - 1].add_affine_ratio_vartime(&da);
+        pts[j] = pt;
+        ratios[j] = h;
     }
-    // To affine with one (variable-time) inversion, so that every addition below is a mixed one.
-    let tp = batch_to_affine_vartime(&tp);
+    let last = P_ODD_LEN - 1;
+    let zg = d.z.mul_c(&pts[last].z);
+    let mut tp = [Affine::G; P_ODD_LEN];
+    tp[last] = Affine { x: pts[last].x, y: pts[last].y };
+    // rho = Z_last / Z_i = ratios[i + 1]·…·ratios[last].
+    let mut rho = ratios[last];
+    for i in (0..last).rev() {
+        let rho2 = rho.square_c();
+        tp[i] = Affine { x: pts[i].x.mul_c(&rho2), y: pts[i].y.mul_c(&rho2).mul_c(&rho) };
+        rho = rho.mul_c(&ratios[i]);
+    }
     let mut tl = tp;
     for e in tl.iter_mut() {
         *e = e.endo();
@@ -539,12 +600,12 @@ pub(crate) fn double_mul_vartime(u1: &Scalar, u2: &Scalar, p: &Affine) -> Jac {
         let d = flip(naf_a1[i], na1);
         if d != 0 {
             let e = &G_ODD[(d.unsigned_abs() / 2) as usize];
-            acc = acc.add_affine_vartime(&if d > 0 { *e } else { e.neg() });
+            acc = acc.add_affine_scaled_vartime(&if d > 0 { *e } else { e.neg() }, &zg);
         }
         let d = flip(naf_b1[i], nb1);
         if d != 0 {
             let e = &G_LAMBDA_ODD[(d.unsigned_abs() / 2) as usize];
-            acc = acc.add_affine_vartime(&if d > 0 { *e } else { e.neg() });
+            acc = acc.add_affine_scaled_vartime(&if d > 0 { *e } else { e.neg() }, &zg);
         }
         let d = flip(naf_a2[i], na2);
         if d != 0 {
@@ -557,27 +618,8 @@ pub(crate) fn double_mul_vartime(u1: &Scalar, u2: &Scalar, p: &Affine) -> Jac {
             acc = acc.add_affine_vartime(&if d > 0 { *e } else { e.neg() });
         }
     }
-    acc
-}
-
-/// Converts Jacobian points (none the identity: odd multiples of a valid point) to affine with one
-/// variable-time inversion (Montgomery's trick), for public data.
-fn batch_to_affine_vartime<const N: usize>(pts: &[Jac; N]) -> [Affine; N] {
-    let mut prefix = [Fe::ONE; N];
-    let mut acc = Fe::ONE;
-    for (p, pt) in prefix.iter_mut().zip(pts) {
-        *p = acc;
-        acc = acc.mul(&pt.z);
-    }
-    let mut inv = acc.invert_vartime();
-    let mut out = [Affine::G; N];
-    for i in (0..N).rev() {
-        let zinv = inv.mul(&prefix[i]);
-        inv = inv.mul(&pts[i].z);
-        let zinv2 = zinv.square();
-        out[i] = Affine { x: pts[i].x.mul(&zinv2), y: pts[i].y.mul(&zinv2).mul(&zinv) };
-    }
-    out
+    // Back from the scaled frame (the identity keeps Z = 0).
+    Jac { x: acc.x, y: acc.y, z: acc.z.mul_c(&zg) }
 }
 
 // ---- Compile-time tables -----------------------------------------------------------------------------
