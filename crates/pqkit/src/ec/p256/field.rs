@@ -145,71 +145,6 @@ pub(crate) const fn mont_mul(a: &[u64; 4], b: &[u64; 4], md: &Modulus) -> [u64; 
     sub_if_ge(&[t[0], t[1], t[2], t[3]], t[4], m)
 }
 
-/// a²·R⁻¹ mod m for a below m: the 512-bit square (six cross products, doubled, plus four squares: 10
-/// products instead of 16), then four Montgomery reduction rounds.
-#[inline(always)]
-pub(crate) const fn mont_sqr(a: &[u64; 4], md: &Modulus) -> [u64; 4] {
-    let m = &md.m;
-    let mut t = [0u64; 9];
-    // Cross products a_i·a_j, i < j, at word i + j.
-    let mut i = 0;
-    while i < 3 {
-        let mut c = 0u64;
-        let mut j = i + 1;
-        while j < 4 {
-            let uv = t[i + j] as u128 + (a[i] as u128) * (a[j] as u128) + c as u128;
-            t[i + j] = uv as u64;
-            c = (uv >> 64) as u64;
-            j += 1;
-        }
-        t[i + 4] = c;
-        i += 1;
-    }
-    // Double them.
-    let mut k = 8;
-    while k > 0 {
-        t[k] = (t[k] << 1) | (t[k - 1] >> 63);
-        k -= 1;
-    }
-    t[0] <<= 1;
-    // Add the squares a_i² at word 2i.
-    let mut c = 0u64;
-    let mut i = 0;
-    while i < 4 {
-        let sq = (a[i] as u128) * (a[i] as u128);
-        let lo = t[2 * i] as u128 + (sq as u64) as u128 + c as u128;
-        t[2 * i] = lo as u64;
-        let hi = t[2 * i + 1] as u128 + (sq >> 64) + (lo >> 64);
-        t[2 * i + 1] = hi as u64;
-        c = (hi >> 64) as u64;
-        i += 1;
-    }
-    t[8] = c;
-    // Reduce: four rounds of t += q·m·2^(64i) with q = t_i·(−m⁻¹), which clears word i.
-    let mut i = 0;
-    while i < 4 {
-        let q = t[i].wrapping_mul(md.minv);
-        let mut c = 0u64;
-        let mut j = 0;
-        while j < 4 {
-            let uv = t[i + j] as u128 + (q as u128) * (m[j] as u128) + c as u128;
-            t[i + j] = uv as u64;
-            c = (uv >> 64) as u64;
-            j += 1;
-        }
-        // Carry up through the remaining words (a fixed number of steps).
-        let mut k = i + 4;
-        while k < 9 {
-            let uv = t[k] as u128 + c as u128;
-            t[k] = uv as u64;
-            c = (uv >> 64) as u64;
-            k += 1;
-        }
-        i += 1;
-    }
-    sub_if_ge(&[t[4], t[5], t[6], t[7]], t[8], m)
-}
-
 /// Big-endian bytes to little-endian limbs.
 #[inline]
 pub(crate) const fn limbs_from_be(b: &[u8; 32]) -> [u64; 4] {
@@ -414,6 +349,117 @@ pub(crate) trait Arith: Copy + 'static {
     }
 }
 
+// ---- the product modulo p, specialised to its shape ----
+//
+// p = 2^256 − 2^224 + 2^192 + 2^96 − 1 has p ≡ −1 mod 2^64, so −p⁻¹ ≡ 1 and each Montgomery round's factor q
+// is the low word itself. Adding q·p then needs one multiplication, not four: with p's words
+// (2^64 − 1, 2^32 − 1, 0, p₃), t₀ + q·(2^64 − 1) = q·2^64 (t₀ = q), so the next word receives
+// q + q·(2^32 − 1) = q·2^32, that is q << 32 and q >> 32 one word higher; word 2 of p is zero; and word 3
+// takes the one product q·p₃.
+
+/// The top word of p.
+const P3: u64 = 0xffff_ffff_0000_0001;
+
+/// a + b + c as (sum, carry) with c ∈ {0, 1}.
+#[inline(always)]
+fn adc(a: u64, b: u64, c: u64) -> (u64, u64) {
+    let s = a as u128 + b as u128 + c as u128;
+    (s as u64, (s >> 64) as u64)
+}
+
+/// The Montgomery reduction of the 512-bit t modulo p: t·2^−256 mod p, for t < p·2^256.
+#[inline(always)]
+fn reduce_p(t: &[u64; 8]) -> [u64; 4] {
+    let mut t = *t;
+    // The carry out of word i + 4 of the previous round, due into word i + 5.
+    let mut e = 0u64;
+    let mut i = 0;
+    while i < 4 {
+        let q = t[i];
+        let (s1, c) = adc(t[i + 1], q << 32, 0);
+        let (s2, c) = adc(t[i + 2], q >> 32, c);
+        let w = t[i + 3] as u128 + (q as u128) * (P3 as u128) + c as u128;
+        let (s4, c4) = adc(t[i + 4], (w >> 64) as u64, e);
+        t[i + 1] = s1;
+        t[i + 2] = s2;
+        t[i + 3] = w as u64;
+        t[i + 4] = s4;
+        e = c4;
+        i += 1;
+    }
+    // (t + Q·p)/2^256 < 2p: one conditional subtraction.
+    sub_if_ge(&[t[4], t[5], t[6], t[7]], e, &P.m)
+}
+
+/// The 512-bit product a·b (schoolbook, `u128`).
+#[inline(always)]
+fn wide_mul(a: &[u64; 4], b: &[u64; 4]) -> [u64; 8] {
+    let mut t = [0u64; 8];
+    let mut i = 0;
+    while i < 4 {
+        let mut c = 0u64;
+        let mut j = 0;
+        while j < 4 {
+            let uv = t[i + j] as u128 + (a[j] as u128) * (b[i] as u128) + c as u128;
+            t[i + j] = uv as u64;
+            c = (uv >> 64) as u64;
+            j += 1;
+        }
+        t[i + 4] = c;
+        i += 1;
+    }
+    t
+}
+
+/// The 512-bit square a² (six cross products doubled, four squares).
+#[inline(always)]
+fn wide_sqr(a: &[u64; 4]) -> [u64; 8] {
+    let mut t = [0u64; 9];
+    let mut i = 0;
+    while i < 3 {
+        let mut c = 0u64;
+        let mut j = i + 1;
+        while j < 4 {
+            let uv = t[i + j] as u128 + (a[i] as u128) * (a[j] as u128) + c as u128;
+            t[i + j] = uv as u64;
+            c = (uv >> 64) as u64;
+            j += 1;
+        }
+        t[i + 4] = c;
+        i += 1;
+    }
+    let mut k = 8;
+    while k > 0 {
+        t[k] = (t[k] << 1) | (t[k - 1] >> 63);
+        k -= 1;
+    }
+    t[0] <<= 1;
+    let mut c = 0u64;
+    let mut i = 0;
+    while i < 4 {
+        let sq = (a[i] as u128) * (a[i] as u128);
+        let lo = t[2 * i] as u128 + (sq as u64) as u128 + c as u128;
+        t[2 * i] = lo as u64;
+        let hi = t[2 * i + 1] as u128 + (sq >> 64) + (lo >> 64);
+        t[2 * i + 1] = hi as u64;
+        c = (hi >> 64) as u64;
+        i += 1;
+    }
+    [t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]]
+}
+
+/// a·b·2^−256 mod p, the reduction specialised to p.
+#[inline(always)]
+pub(crate) fn mul_p(a: &[u64; 4], b: &[u64; 4]) -> [u64; 4] {
+    reduce_p(&wide_mul(a, b))
+}
+
+/// a²·2^−256 mod p, the reduction specialised to p.
+#[inline(always)]
+pub(crate) fn sqr_p(a: &[u64; 4]) -> [u64; 4] {
+    reduce_p(&wide_sqr(a))
+}
+
 /// The portable backend.
 #[derive(Clone, Copy)]
 pub(crate) struct Soft;
@@ -421,11 +467,11 @@ pub(crate) struct Soft;
 impl Arith for Soft {
     #[inline(always)]
     fn mul(a: &Fe, b: &Fe) -> Fe {
-        a.mul_soft(b)
+        Fe(mul_p(&a.0, &b.0))
     }
     #[inline(always)]
     fn sqr(a: &Fe) -> Fe {
-        Fe(mont_sqr(&a.0, &P))
+        Fe(sqr_p(&a.0))
     }
 }
 
@@ -511,6 +557,19 @@ pub(crate) mod tests {
                     assert_eq!(big(&s.to_canonical_limbs()), va.modpow(&e, &p));
                 }
             }
+        }
+    }
+
+    /// The specialised reduction agrees with the generic Montgomery product, including near 2^256 and p.
+    #[test]
+    fn specialised_matches_generic() {
+        let mut rng = Xs(0x9256_0003);
+        let vals = edge_values(&P.m, &mut rng);
+        for (i, a) in vals.iter().enumerate() {
+            for b in vals.iter().skip(i % 17).step_by(17) {
+                assert_eq!(mul_p(a, b), mont_mul(a, b, &P), "mul {i}");
+            }
+            assert_eq!(sqr_p(a), mont_mul(a, a, &P), "sqr {i}");
         }
     }
 

@@ -424,12 +424,27 @@ pub(crate) fn mul<A: Arith>(p: &Aff, k: &Scalar) -> Proj {
     };
     let mut acc = select(digits[63]);
     for i in (0..63).rev() {
-        for _ in 0..4 {
-            acc = double::<A>(&acc);
-        }
+        acc = double4::<A>(&acc);
         acc = add::<A>(&acc, &select(digits[i]));
     }
     Proj::select(flip, &acc.neg(), &acc)
+}
+
+/// 16·P, constant time: four Jacobian doublings for a = −3 (3M + 5S each, against 8M + 3S for the
+/// complete doubling), with the change of coordinates on either side: (X : Y : Z) ↦ (X·Z, Y·Z², Z) and
+/// back (X, Y, Z) ↦ (X·Z : Y : Z³). The Jacobian doubling has no exceptional input: it maps Z = 0 to Z = 0,
+/// and no other point reaches Z = 0 (the group has odd order, so no point of order 2). The identity comes
+/// out as (0 : 0 : 0), which the complete addition cannot take; it is replaced by (0 : 1 : 0) by mask.
+#[inline(always)]
+fn double4<A: Arith>(p: &Proj) -> Proj {
+    let zz = A::sqr(&p.z);
+    let mut j = Jac { x: A::mul(&p.x, &p.z), y: A::mul(&p.y, &zz), z: p.z };
+    for _ in 0..4 {
+        j = jdouble::<A>(&j);
+    }
+    let zz = A::sqr(&j.z);
+    let out = Proj { x: A::mul(&j.x, &j.z), y: j.y, z: A::mul(&zz, &j.z) };
+    Proj::select(p.z.is_zero_mask(), &Proj::IDENTITY, &out)
 }
 
 /// The width-`w` non-adjacent form of k (canonical limbs): 257 digits, odd or zero, |dᵢ| < 2^(w−1).
@@ -663,6 +678,7 @@ pub(crate) fn limbs(b: &[u8; 32]) -> [u64; 4] {
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
     use super::super::field::{Soft, limbs_to_be};
     use super::*;
 
@@ -690,6 +706,27 @@ mod tests {
         assert_eq!(BASE_TABLE[0][1], d);
         assert_eq!(BASE_TABLE[0][2], t);
         assert_eq!(BASE_ODD[1], t);
+    }
+
+    /// The variable-base multiplication agrees with the fixed-base one, for small scalars (long runs of
+    /// zero digits: the identity through the Jacobian doublings), the identity result, and random scalars.
+    #[test]
+    fn mul_matches_mul_base() {
+        use super::super::field::tests::Xs;
+        let mut rng = Xs(0x9256_0005);
+        let mut ks: std::vec::Vec<Scalar> = (0u64..40).map(|v| Scalar::from_canonical_limbs(&[v, 0, 0, 0])).collect();
+        ks.push(Scalar::from_canonical_limbs(&[0, 0, 0, 1 << 60]));
+        ks.push(Scalar::from_canonical_limbs(&[1, 0, 1, 0]).neg());
+        for _ in 0..40 {
+            ks.push(Scalar::from_be_reduced(&limbs_to_be(&rng.limbs())));
+        }
+        let p7 = aff(&mul_base::<Soft>(&Scalar::from_canonical_limbs(&[7, 0, 0, 0])));
+        for (i, k) in ks.iter().enumerate() {
+            assert_eq!(to_affine::<Soft>(&mul::<Soft>(&G, k)), to_affine::<Soft>(&mul_base::<Soft>(k)), "{i}");
+            let k7 = k.mul(&Scalar::from_canonical_limbs(&[7, 0, 0, 0]));
+            assert_eq!(to_affine::<Soft>(&mul::<Soft>(&p7, k)), to_affine::<Soft>(&mul_base::<Soft>(&k7)), "7·{i}");
+        }
+        assert_eq!(to_affine::<Soft>(&mul::<Soft>(&G, &Scalar::ZERO)), None);
     }
 
     /// The Jacobian verification sum agrees with the complete formulas, including the exceptional cases

@@ -1,12 +1,14 @@
 //! The `Bmi2Adx` backend: the Montgomery product modulo a 256-bit modulus (p for the field, n for the
 //! scalars) with `mulx` (BMI2) and the two carry chains of `adcx`/`adox` (ADX), in `asm!`.
 //!
-//! ## The product
-//! Word-by-word Montgomery (CIOS), four rows: each row adds a·bᵢ to the 6-word accumulator — the low
+//! ## The products
+//! The field product ([`mul_p`]) is specialised to p: the full 512-bit product, then a reduction that needs
+//! one `mulx` per round (see its comment). The scalar product is the generic one:
+//! word-by-word Montgomery (CIOS), four rows: each row adds a·bᵢ to the 6-word accumulator — the low
 //! halves of `mulx`'s products on the overflow-flag chain (`adox`), the high halves on the carry-flag chain
 //! (`adcx`), so the two run interleaved — then q = t₀·(−m⁻¹) and adds q·m the same way, which clears the
 //! low word, and shifts the accumulator down one word. The result, below 2m, gets one conditional
-//! subtraction of m by `cmov` (no branch). Squaring is the same product.
+//! subtraction of m by `cmov` (no branch). Squaring is the same product in both.
 //!
 //! ## Constant time
 //! No branch and no memory index depends on a value.
@@ -110,6 +112,139 @@ fn mont_mul(a: &[u64; 4], b: &[u64; 4], m: &Modulus) -> [u64; 4] {
     super::field::sub_if_ge(&[r0, r1, r2, r3], r4, &m.m)
 }
 
+/// a·b·2^−256 mod p, specialised to p = 2^256 − 2^224 + 2^192 + 2^96 − 1: the 512-bit product (row 0 on one
+/// carry chain, rows 1–3 with the low halves on `adox` and the high halves on `adcx`), then four reduction
+/// rounds that each add q·p for q the low word (−p⁻¹ ≡ 1 mod 2^64): q·2^32 one word up by a shift pair and
+/// q·p₃ three words up by one `mulx` (see `field::reduce_p`, the portable version). Registers only except
+/// the loads of a and b; the result, below 2p, gets one conditional subtraction by mask.
+#[inline(always)]
+fn mul_p(a: &[u64; 4], b: &[u64; 4]) -> [u64; 4] {
+    let (r0, r1, r2, r3, top): (u64, u64, u64, u64, u64);
+    // SAFETY: BMI2 and ADX are present (module docs: this code runs only below entry points that asserted a
+    // Checked backend covering Bmi2Adx). The block reads 4 words at each of `a` and `b` (valid references),
+    // writes only the registers it declares, and does not touch the stack.
+    unsafe {
+        asm!(
+            "mov rdx, [rdi]",
+            "mulx r9, r8, [rsi]",
+            "mulx r10, rax, [rsi + 8]",
+            "add r9, rax",
+            "mulx r11, rax, [rsi + 16]",
+            "adc r10, rax",
+            "mulx r12, rax, [rsi + 24]",
+            "adc r11, rax",
+            "adc r12, 0",
+            "mov rdx, [rdi + 8]",
+            "xor eax, eax",
+            "mulx rcx, rax, [rsi + 0]",
+            "adox r9, rax",
+            "adcx r10, rcx",
+            "mulx rcx, rax, [rsi + 8]",
+            "adox r10, rax",
+            "adcx r11, rcx",
+            "mulx rcx, rax, [rsi + 16]",
+            "adox r11, rax",
+            "adcx r12, rcx",
+            "mulx r13, rax, [rsi + 24]",
+            "adox r12, rax",
+            "mov eax, 0",
+            "adcx r13, rax",
+            "adox r13, rax",
+            "mov rdx, [rdi + 16]",
+            "xor eax, eax",
+            "mulx rcx, rax, [rsi + 0]",
+            "adox r10, rax",
+            "adcx r11, rcx",
+            "mulx rcx, rax, [rsi + 8]",
+            "adox r11, rax",
+            "adcx r12, rcx",
+            "mulx rcx, rax, [rsi + 16]",
+            "adox r12, rax",
+            "adcx r13, rcx",
+            "mulx r14, rax, [rsi + 24]",
+            "adox r13, rax",
+            "mov eax, 0",
+            "adcx r14, rax",
+            "adox r14, rax",
+            "mov rdx, [rdi + 24]",
+            "xor eax, eax",
+            "mulx rcx, rax, [rsi + 0]",
+            "adox r11, rax",
+            "adcx r12, rcx",
+            "mulx rcx, rax, [rsi + 8]",
+            "adox r12, rax",
+            "adcx r13, rcx",
+            "mulx rcx, rax, [rsi + 16]",
+            "adox r13, rax",
+            "adcx r14, rcx",
+            "mulx r15, rax, [rsi + 24]",
+            "adox r14, rax",
+            "mov eax, 0",
+            "adcx r15, rax",
+            "adox r15, rax",
+            "mov rsi, 0xffffffff00000001",
+            "xor edi, edi",
+            "mov rdx, r8",
+            "mov rax, r8",
+            "shl rax, 32",
+            "mov rcx, r8",
+            "shr rcx, 32",
+            "add r9, rax",
+            "adc r10, rcx",
+            "mulx rcx, rax, rsi",
+            "adc r11, rax",
+            "adc r12, rcx",
+            "adc r13, 0",
+            "adc r14, 0",
+            "adc r15, 0",
+            "adc rdi, 0",
+            "mov rdx, r9",
+            "mov rax, r9",
+            "shl rax, 32",
+            "mov rcx, r9",
+            "shr rcx, 32",
+            "add r10, rax",
+            "adc r11, rcx",
+            "mulx rcx, rax, rsi",
+            "adc r12, rax",
+            "adc r13, rcx",
+            "adc r14, 0",
+            "adc r15, 0",
+            "adc rdi, 0",
+            "mov rdx, r10",
+            "mov rax, r10",
+            "shl rax, 32",
+            "mov rcx, r10",
+            "shr rcx, 32",
+            "add r11, rax",
+            "adc r12, rcx",
+            "mulx rcx, rax, rsi",
+            "adc r13, rax",
+            "adc r14, rcx",
+            "adc r15, 0",
+            "adc rdi, 0",
+            "mov rdx, r11",
+            "mov rax, r11",
+            "shl rax, 32",
+            "mov rcx, r11",
+            "shr rcx, 32",
+            "add r12, rax",
+            "adc r13, rcx",
+            "mulx rcx, rax, rsi",
+            "adc r14, rax",
+            "adc r15, rcx",
+            "adc rdi, 0",
+            inout("rsi") a.as_ptr() => _,
+            inout("rdi") b.as_ptr() => top,
+            out("rax") _, out("rcx") _, out("rdx") _,
+            out("r8") _, out("r9") _, out("r10") _, out("r11") _,
+            out("r12") r0, out("r13") r1, out("r14") r2, out("r15") r3,
+            options(pure, readonly, nostack),
+        );
+    }
+    super::field::sub_if_ge(&[r0, r1, r2, r3], top, &P.m)
+}
+
 /// The BMI2/ADX arithmetic.
 #[derive(Clone, Copy)]
 struct Adx;
@@ -117,11 +252,11 @@ struct Adx;
 impl Arith for Adx {
     #[inline(always)]
     fn mul(a: &Fe, b: &Fe) -> Fe {
-        Fe(mont_mul(&a.0, &b.0, &P))
+        Fe(mul_p(&a.0, &b.0))
     }
     #[inline(always)]
     fn sqr(a: &Fe) -> Fe {
-        Fe(mont_mul(&a.0, &a.0, &P))
+        Fe(mul_p(&a.0, &a.0))
     }
 }
 
