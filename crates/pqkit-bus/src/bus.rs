@@ -88,9 +88,10 @@ impl BusBuilder {
         self.capacity = n.max(1);
         self
     }
-    /// Rotate a key after this many messages under it (default 2^24).
+    /// Rotate a key after this many messages under it (default 2^24, at most 2^39).
     pub fn rotate_after_messages(mut self, n: u64) -> Self {
-        self.rotate_after_messages = n.max(1);
+        // Capped so a publisher's 40-bit stream counter is never reached under one key.
+        self.rotate_after_messages = n.clamp(1, 1 << 39);
         self
     }
     /// Rotate a key after this age (default 10 minutes; checked every 1024 messages and at each grant).
@@ -275,7 +276,17 @@ struct TopicState {
     keys: Mutex<TopicKeys>,
 }
 
-/// Publish-leg replay window: highest sequence seen and a 64-entry bitmap below it.
+/// Live publisher handles one agent may hold on one subject. Each handle owns a *stream* of the sender key:
+/// the envelope's 64-bit sequence is `stream (24 bits) || counter (40 bits)`, and the broker keeps one replay
+/// window per stream. Handles that publish concurrently therefore never race each other through a shared
+/// window (a handle preempted between taking a sequence and reaching the broker would otherwise fall more
+/// than 64 behind and be rejected as a replay), and a (key, nonce) pair still never repeats: a dropped
+/// handle returns its stream, with its counter where it stopped, for the next handle to continue.
+pub const MAX_PUBLISHERS: usize = 4096;
+/// Bits of the sequence number that count within one stream.
+const COUNTER_BITS: u32 = 40;
+
+/// Publish-leg replay window of one stream: highest sequence seen and a 64-entry bitmap below it.
 #[derive(Default, Clone, Copy)]
 struct Window {
     top: u64,
@@ -308,7 +319,9 @@ impl Window {
 struct SlotKey {
     epoch: u32,
     aead: Aes256Gcm,
-    window: Window,
+    /// One window per stream, indexed by stream id (ids are handed out densely from 0, so at most
+    /// [`MAX_PUBLISHERS`] entries); grown only after an envelope of the stream authenticated.
+    windows: Vec<Window>,
     count: u64,
     started: Instant,
 }
@@ -440,14 +453,19 @@ impl Inner {
         };
         {
             let mut keys = lock(&slot.keys);
-            keys.retain(|k| k.epoch != epoch && k.epoch.saturating_add(1) >= epoch);
-            keys.push(SlotKey {
-                epoch,
-                aead: Aes256Gcm::new(key.as_ref())?,
-                window: Window::default(),
-                count: 0,
-                started: Instant::now(),
-            });
+            // A second grant in the same epoch (another publisher handle) derives the same key: the slot key,
+            // its replay windows and its counters are kept, never reset (a reset would let the envelopes
+            // already accepted under this epoch be replayed).
+            keys.retain(|k| k.epoch.saturating_add(1) >= epoch);
+            if !keys.iter().any(|k| k.epoch == epoch) {
+                keys.push(SlotKey {
+                    epoch,
+                    aead: Aes256Gcm::new(key.as_ref())?,
+                    windows: Vec::new(),
+                    count: 0,
+                    started: Instant::now(),
+                });
+            }
             keys.sort_by_key(|k| k.epoch);
             while keys.len() > 2 {
                 keys.remove(0);
@@ -472,13 +490,22 @@ impl Inner {
             let Some(k) = keys.iter_mut().find(|k| k.epoch == m.epoch) else {
                 return Err(if m.epoch < oldest { Error::Expired { epoch: m.epoch } } else { Error::UnknownKey });
             };
-            k.window.check(m.seq)?;
+            let stream = (m.seq >> COUNTER_BITS) as usize;
+            if stream >= MAX_PUBLISHERS {
+                return Err(Error::Malformed { reason: "sequence stream out of range" });
+            }
+            if let Some(w) = k.windows.get(stream) {
+                w.check(m.seq)?;
+            }
             let aad_len = m.aad_len();
             let (aad, rest) = buf.split_at_mut(aad_len);
             let (body, tag) = rest.split_at_mut(rest.len() - TAG_LEN);
             let nonce = envelope::nonce(Kind::Publish, m.priority, m.seq);
             k.aead.open_in_place_detached(&nonce, aad, body, tag).map_err(|_| Error::AuthFailed)?;
-            k.window.commit(m.seq);
+            if k.windows.len() <= stream {
+                k.windows.resize(stream + 1, Window::default());
+            }
+            k.windows[stream].commit(m.seq);
             k.count += 1;
             let due = k.count >= self.rotate_msgs || (k.count & 1023 == 0 && k.started.elapsed() >= self.rotate_age);
             rotate_from = due.then_some(k.epoch);
@@ -1044,12 +1071,61 @@ fn open_grant(s: &AgentSession, g: &[u8]) -> Result<(u8, u64, u32, Zeroizing<[u8
     Ok((body[0], id, epoch, key))
 }
 
-/// The agent's sender key for one topic and epoch; the sequence counter is shared by every publisher handle
-/// of the agent on that topic, so no (key, nonce) pair repeats.
+/// The agent's sender key for one topic and epoch, and the pool of its sequence streams (see
+/// [`MAX_PUBLISHERS`]): each publisher handle takes one stream and alone counts in it, so no (key, nonce)
+/// pair repeats and each stream reaches the broker in order.
 struct SendKey {
     epoch: u32,
     aead: Aes256Gcm,
-    seq: AtomicU64,
+    streams: Mutex<StreamPool>,
+}
+
+#[derive(Default)]
+struct StreamPool {
+    /// Streams never handed out start here.
+    next: u32,
+    /// Returned streams: (id, next counter value).
+    free: Vec<(u32, u64)>,
+}
+
+/// A publisher handle's stream of one sender key.
+struct Stream {
+    key: Arc<SendKey>,
+    id: u32,
+    next: u64,
+}
+
+impl Stream {
+    fn take(key: Arc<SendKey>, topic: &str) -> Result<Stream> {
+        let (id, next) = {
+            let mut pool = lock(&key.streams);
+            match pool.free.pop() {
+                Some(s) => s,
+                None if (pool.next as usize) < MAX_PUBLISHERS => {
+                    pool.next += 1;
+                    (pool.next - 1, 0)
+                }
+                None => return Err(Error::TooManyPublishers { subject: topic.into() }),
+            }
+        };
+        Ok(Stream { key, id, next })
+    }
+
+    /// The next sequence number of this stream.
+    fn seq(&mut self) -> Result<u64> {
+        if self.next >= 1 << COUNTER_BITS {
+            // Unreachable with rotation by count (capped below 2^40), kept so a nonce can never wrap.
+            return Err(Error::Expired { epoch: self.key.epoch });
+        }
+        self.next += 1;
+        Ok((u64::from(self.id) << COUNTER_BITS) | (self.next - 1))
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        lock(&self.key.streams).free.push((self.id, self.next));
+    }
 }
 
 struct AgentCore {
@@ -1089,7 +1165,7 @@ impl AgentCore {
         if kind != 1 {
             return Err(Error::Malformed { reason: "grant of the wrong kind" });
         }
-        let k = Arc::new(SendKey { epoch: e, aead: Aes256Gcm::new(key.as_ref())?, seq: AtomicU64::new(0) });
+        let k = Arc::new(SendKey { epoch: e, aead: Aes256Gcm::new(key.as_ref())?, streams: Default::default() });
         lock(&self.sends).insert(ts.name.clone(), k.clone());
         Ok(k)
     }
@@ -1109,7 +1185,7 @@ impl Agent {
     pub fn publisher(&self, subject: &str) -> Result<Publisher> {
         let c = &self.core;
         let (slot, _) = c.inner.grant_send(c.public.id(), subject)?;
-        let key = if c.inner.sealed { Some(c.send_key(&slot.topic)?) } else { None };
+        let key = if c.inner.sealed { Some(Stream::take(c.send_key(&slot.topic)?, subject)?) } else { None };
         Ok(Publisher {
             agent: c.clone(),
             topic: Arc::from(subject),
@@ -1250,7 +1326,7 @@ pub struct Publisher {
     agent: Arc<AgentCore>,
     topic: Arc<str>,
     slot: Arc<SenderSlot>,
-    key: Option<Arc<SendKey>>,
+    key: Option<Stream>,
     route_gen: u64,
     route: Arc<[Arc<SubShared>]>,
     buf: Vec<u8>,
@@ -1287,11 +1363,12 @@ impl Publisher {
         let inner = &self.agent.inner;
         let (kind, epoch, seq) = if inner.sealed {
             let cur = self.slot.topic.epoch.load(Ordering::Acquire);
-            if self.key.as_ref().is_none_or(|k| k.epoch != cur) {
-                self.key = Some(self.agent.send_key(&self.slot.topic)?);
+            if self.key.as_ref().is_none_or(|k| k.key.epoch != cur) {
+                self.key = None;
+                self.key = Some(Stream::take(self.agent.send_key(&self.slot.topic)?, &self.topic)?);
             }
-            let Some(k) = self.key.as_ref() else { return Err(Error::UnknownKey) };
-            (Kind::Publish, k.epoch, k.seq.fetch_add(1, Ordering::Relaxed))
+            let Some(k) = self.key.as_mut() else { return Err(Error::UnknownKey) };
+            (Kind::Publish, k.key.epoch, k.seq()?)
         } else {
             (Kind::Plain, 0, 0)
         };
@@ -1313,7 +1390,7 @@ impl Publisher {
             && inner.sealed
         {
             let (aad, body) = self.buf.split_at_mut(hl);
-            let tag = k.aead.seal_in_place_detached(&envelope::nonce(kind, priority, seq), aad, body)?;
+            let tag = k.key.aead.seal_in_place_detached(&envelope::nonce(kind, priority, seq), aad, body)?;
             self.buf.extend_from_slice(&tag);
         }
         Ok(hl)

@@ -38,7 +38,9 @@ pub mod policy;
 pub mod queue;
 pub mod subject;
 
-pub use bus::{Agent, Backpressure, Bus, BusBuilder, Message, Metrics, Publisher, SubOptions, Subscription};
+pub use bus::{
+    Agent, Backpressure, Bus, BusBuilder, MAX_PUBLISHERS, Message, Metrics, Publisher, SubOptions, Subscription,
+};
 pub use identity::{AgentId, Identity, PublicIdentity};
 pub use policy::Policy;
 pub use queue::Priority;
@@ -110,6 +112,12 @@ pub enum Error {
     },
     /// A receive or request timed out.
     Timeout,
+    /// An agent holds more than [`MAX_PUBLISHERS`](crate::MAX_PUBLISHERS) live publisher handles on one subject
+    /// (each handle owns a sequence stream of the sender key).
+    TooManyPublishers {
+        /// The subject.
+        subject: String,
+    },
     /// The handshake failed.
     Handshake {
         /// Why.
@@ -146,6 +154,11 @@ impl fmt::Display for Error {
             Error::Closed => f.write_str("pqkit-bus: the subscription is closed"),
             Error::NoResponders { subject } => write!(f, "pqkit-bus: no subscriber for request on `{subject}`"),
             Error::Timeout => f.write_str("pqkit-bus: timed out"),
+            Error::TooManyPublishers { subject } => write!(
+                f,
+                "pqkit-bus: more than {} live publisher handles of one agent on `{subject}`",
+                crate::MAX_PUBLISHERS
+            ),
             Error::Handshake { reason } => write!(f, "pqkit-bus: handshake failed: {reason}"),
         }
     }

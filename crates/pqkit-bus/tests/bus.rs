@@ -140,6 +140,104 @@ fn replay_window_allows_reorder_within_64_only() {
     assert_eq!(got.iter().map(|m| m.payload()[0]).collect::<Vec<_>>(), [69, 10]);
 }
 
+fn seq_of(env: &[u8]) -> u64 {
+    u64::from_be_bytes(env[8..16].try_into().unwrap())
+}
+
+#[test]
+fn a_publisher_far_behind_another_of_the_same_agent_is_not_a_replay() {
+    // The deterministic form of a race two producer threads of one agent can hit: handle 1 takes a sequence
+    // number, handle 2 publishes more than a window's worth, then handle 1's envelope arrives. Each handle has
+    // its own stream and window, so it is accepted; a repeat of it is still a replay.
+    let bus = open_bus();
+    let a = bus.connect(alice()).unwrap();
+    let mut sub = a.subscribe("race").unwrap();
+    let mut p1 = a.publisher("race").unwrap();
+    let mut p2 = a.publisher("race").unwrap();
+    let late = p1.seal(b"late", Priority::Normal, None).unwrap();
+    for i in 0..200u32 {
+        p2.publish(&i.to_le_bytes(), Priority::Normal).unwrap();
+    }
+    assert_eq!(bus.ingest(&late).unwrap(), 1);
+    assert_eq!(bus.ingest(&late), Err(Error::Replayed { seq: seq_of(&late) }));
+    let mut v = Vec::new();
+    while sub.recv_batch(&mut v, 512).unwrap() > 0 {}
+    assert_eq!(v.len(), 201);
+    assert_eq!(v.last().unwrap().payload(), b"late");
+    assert_eq!(bus.metrics().rejected(), 1);
+}
+
+#[test]
+fn a_new_publisher_handle_does_not_reset_the_replay_window() {
+    let bus = open_bus();
+    let a = bus.connect(alice()).unwrap();
+    let _sub = a.subscribe("nr").unwrap();
+    let mut p = a.publisher("nr").unwrap();
+    let env = p.seal(b"once", Priority::Normal, None).unwrap();
+    assert_eq!(bus.ingest(&env).unwrap(), 1);
+    let _p2 = a.publisher("nr").unwrap(); // a second grant in the same epoch
+    assert_eq!(bus.ingest(&env), Err(Error::Replayed { seq: seq_of(&env) }));
+}
+
+#[test]
+fn a_dropped_publishers_stream_continues_and_never_repeats_a_sequence() {
+    let bus = open_bus();
+    let a = bus.connect(alice()).unwrap();
+    let _sub = a.subscribe("reuse").unwrap();
+    let mut seen = std::collections::HashSet::new();
+    let mut first = Vec::new();
+    for round in 0..5 {
+        let mut p = a.publisher("reuse").unwrap();
+        let mut q = a.publisher("reuse").unwrap();
+        for _ in 0..3 {
+            let e = p.seal(b"x", Priority::Normal, None).unwrap();
+            assert!(seen.insert(seq_of(&e)), "sequence repeated under one key");
+            bus.ingest(&e).unwrap();
+            let e = q.seal(b"y", Priority::Normal, None).unwrap();
+            assert!(seen.insert(seq_of(&e)), "sequence repeated under one key");
+            bus.ingest(&e).unwrap();
+            if round == 0 {
+                first.push(e);
+            }
+        }
+    }
+    // 2 live handles at a time: 2 streams, their counters carried across handles.
+    assert_eq!(seen.iter().map(|s| s >> 40).collect::<std::collections::HashSet<_>>().len(), 2);
+    for e in &first {
+        let r = bus.ingest(e);
+        assert!(matches!(r, Err(Error::Replayed { .. })), "{r:?}");
+    }
+}
+
+#[test]
+fn publisher_handles_are_bounded_per_agent_and_subject() {
+    let bus = open_bus();
+    let a = bus.connect(alice()).unwrap();
+    let mut hs: Vec<_> = (0..pqkit_bus::MAX_PUBLISHERS).map(|_| a.publisher("many").unwrap()).collect();
+    let e = a.publisher("many").unwrap_err();
+    assert_eq!(e, Error::TooManyPublishers { subject: "many".into() });
+    assert!(e.to_string().contains("publisher handles"));
+    // Another subject is its own key: unaffected. A dropped handle frees its stream.
+    a.publisher("other").unwrap();
+    hs.pop();
+    let mut p = a.publisher("many").unwrap();
+    let _sub = a.subscribe("many").unwrap();
+    assert_eq!(p.publish(b"ok", Priority::Normal).unwrap(), 1);
+}
+
+#[test]
+fn broker_rejects_a_stream_out_of_range() {
+    let bus = open_bus();
+    let a = bus.connect(alice()).unwrap();
+    let mut p = a.publisher("oor").unwrap();
+    let mut env = p.seal(b"x", Priority::Normal, None).unwrap();
+    env[8] = 0xff; // stream 0xff_xxxx: above MAX_PUBLISHERS
+    assert_eq!(bus.ingest(&env), Err(Error::Malformed { reason: "sequence stream out of range" }));
+    env[8] = 0;
+    env[9] = 0x01; // stream 256: in range, but the sequence is authenticated
+    assert_eq!(bus.ingest(&env), Err(Error::AuthFailed));
+}
+
 #[test]
 fn ingest_rejects_forged_truncated_and_malformed() {
     let bus = open_bus();
