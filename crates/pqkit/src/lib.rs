@@ -19,6 +19,7 @@
 //! | [`mlkem`] | ML-KEM-512/768/1024 (FIPS 203) key encapsulation |
 //! | [`mldsa`] | ML-DSA-44/65/87 signatures (FIPS 204), pure, HashML-DSA and external-μ |
 //! | [`ec`] | elliptic curves: X25519 (RFC 7748), Ed25519/Ed25519ctx/Ed25519ph (RFC 8032) |
+//! | [`rsa`] | RSA 2048/3072/4096: PSS and PKCS#1 v1.5 signatures, OAEP and PKCS#1 v1.5 encryption |
 //! | [`rng`] | the ChaCha20/12/8 CSPRNG (`rand_core` traits) and OS randomness |
 //! | [`ct`] | constant-time comparison and selection |
 //! | [`error`] | the one error type, [`Error`] |
@@ -61,6 +62,8 @@ pub mod mldsa;
 pub mod mlkem;
 pub mod poly1305;
 pub mod rng;
+#[cfg(feature = "alloc")]
+pub mod rsa;
 pub mod threefish;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86;
