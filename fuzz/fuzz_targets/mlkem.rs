@@ -1,0 +1,37 @@
+//! ML-KEM (512/768/1024) encapsulation key, decapsulation key and ciphertext decoding, and decapsulation of
+//! arbitrary ciphertexts. Properties: never a panic; decode(encode(x)) == x; decapsulation is deterministic;
+//! a decoded decapsulation key's own encapsulation decapsulates to the same shared secret; an arbitrary
+//! ciphertext decapsulates (implicit rejection) instead of failing.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use pqkit::mlkem::{Ciphertext, DecapsulationKey, EncapsulationKey, MlKem1024, MlKem512, MlKem768, Params};
+
+fn run<P: Params>(data: &[u8]) {
+    if let Ok(ek) = EncapsulationKey::<P>::from_bytes(data) {
+        assert_eq!(EncapsulationKey::<P>::from_bytes(ek.as_bytes()).expect("ek round trip").as_bytes(), ek.as_bytes());
+        let (ct, _ss) = ek.encapsulate_deterministic(&[1u8; 32]);
+        assert_eq!(Ciphertext::<P>::from_bytes(ct.as_bytes()).expect("ct round trip").as_bytes(), ct.as_bytes());
+    }
+    if let Ok(dk) = DecapsulationKey::<P>::from_bytes(data) {
+        let enc = dk.to_bytes();
+        let again = DecapsulationKey::<P>::from_bytes((*enc).as_ref()).expect("dk round trip").to_bytes();
+        assert_eq!((*again).as_ref(), (*enc).as_ref());
+        let (ct, ss) = dk.encapsulation_key().encapsulate_deterministic(&[2u8; 32]);
+        assert_eq!(dk.decapsulate(&ct).as_bytes(), ss.as_bytes(), "decapsulate(encapsulate()) differs");
+    }
+    if let Ok(ct) = Ciphertext::<P>::from_bytes(data) {
+        assert_eq!(Ciphertext::<P>::from_bytes(ct.as_bytes()).expect("ct round trip").as_bytes(), data);
+        let (dk, _) = DecapsulationKey::<P>::from_seed(&[3u8; 32], &[4u8; 32]);
+        let a = dk.decapsulate(&ct);
+        let b = dk.decapsulate(&ct);
+        assert_eq!(a.as_bytes(), b.as_bytes(), "decapsulation is not deterministic");
+    }
+    let _ = DecapsulationKey::<P>::from_seed64(data);
+}
+
+fuzz_target!(|data: &[u8]| {
+    run::<MlKem512>(data);
+    run::<MlKem768>(data);
+    run::<MlKem1024>(data);
+});
