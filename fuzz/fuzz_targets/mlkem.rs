@@ -1,6 +1,6 @@
 //! ML-KEM (512/768/1024) encapsulation key, decapsulation key and ciphertext decoding, and decapsulation of
 //! arbitrary ciphertexts. Properties: never a panic; decode(encode(x)) == x; decapsulation is deterministic;
-//! a decoded decapsulation key's own encapsulation decapsulates to the same shared secret; an arbitrary
+//! a key generated from a seed (from_seed64) decapsulates its own encapsulation; an arbitrary
 //! ciphertext decapsulates (implicit rejection) instead of failing.
 #![no_main]
 
@@ -17,8 +17,11 @@ fn run<P: Params>(data: &[u8]) {
         let enc = dk.to_bytes();
         let again = DecapsulationKey::<P>::from_bytes((*enc).as_ref()).expect("dk round trip").to_bytes();
         assert_eq!((*again).as_ref(), (*enc).as_ref());
-        let (ct, ss) = dk.encapsulation_key().encapsulate_deterministic(&[2u8; 32]);
-        assert_eq!(dk.decapsulate(&ct).as_bytes(), ss.as_bytes(), "decapsulate(encapsulate()) differs");
+        // FIPS 203 §7.3 only checks H(ek) in an expanded key: a mutated dk_pke part still parses, and its
+        // decapsulation of its own ek's ciphertext then (correctly) takes the implicit-rejection path. So
+        // the property here is determinism, not agreement.
+        let (ct, _) = dk.encapsulation_key().encapsulate_deterministic(&[2u8; 32]);
+        assert_eq!(dk.decapsulate(&ct).as_bytes(), dk.decapsulate(&ct).as_bytes(), "decapsulation not deterministic");
     }
     if let Ok(ct) = Ciphertext::<P>::from_bytes(data) {
         assert_eq!(Ciphertext::<P>::from_bytes(ct.as_bytes()).expect("ct round trip").as_bytes(), data);
@@ -27,7 +30,10 @@ fn run<P: Params>(data: &[u8]) {
         let b = dk.decapsulate(&ct);
         assert_eq!(a.as_bytes(), b.as_bytes(), "decapsulation is not deterministic");
     }
-    let _ = DecapsulationKey::<P>::from_seed64(data);
+    if let Ok((dk, ek)) = DecapsulationKey::<P>::from_seed64(data) {
+        let (ct, ss) = ek.encapsulate_deterministic(&[5u8; 32]);
+        assert_eq!(dk.decapsulate(&ct).as_bytes(), ss.as_bytes(), "decapsulate(encapsulate()) differs");
+    }
 }
 
 fuzz_target!(|data: &[u8]| {
