@@ -81,7 +81,9 @@ pub(crate) const fn adc4(a: &[u64; 4], b: &[u64; 4]) -> ([u64; 4], u64) {
 pub(crate) const fn sub_if_ge(a: &[u64; 4], hi: u64, m: &[u64; 4]) -> [u64; 4] {
     let (d, borrow) = sbb4(a, m);
     // Keep a when the subtraction borrowed and there was no high word.
-    let keep = (borrow & !hi & 1).wrapping_neg();
+    // The barrier stops LLVM from turning the mask into a branch (valgrind ct job, docs/hardening.md: it
+    // emitted `je` here inside the field inversion).
+    let keep = core::hint::black_box((borrow & !hi & 1).wrapping_neg());
     let mut r = [0u64; 4];
     let mut i = 0;
     while i < 4 {
@@ -210,6 +212,10 @@ pub(crate) fn eq_mask(a: &[u64; 4], b: &[u64; 4]) -> u64 {
 /// `a` where mask is all ones, `b` where it is zero.
 #[inline(always)]
 pub(crate) fn select(mask: u64, a: &[u64; 4], b: &[u64; 4]) -> [u64; 4] {
+    // The barrier hides that the mask is 0 or all ones: otherwise LLVM compiles this into a choice of pointer
+    // (cmov) and one load, whose address then depends on the mask (valgrind ct job, docs/hardening.md: the
+    // base-point table scan loaded only the selected entry).
+    let mask = core::hint::black_box(mask);
     [
         b[0] ^ (mask & (a[0] ^ b[0])),
         b[1] ^ (mask & (a[1] ^ b[1])),
