@@ -13,6 +13,7 @@
 //! Memcheck sees branches and addresses, not variable-time instructions (division): those are checked by
 //! review (docs/hardening.md).
 
+mod checklog;
 mod valgrind;
 
 use pqkit::aead::Aead;
@@ -249,8 +250,16 @@ fn main() {
             std::process::exit(3);
         }
     }
+    if args.first().map(String::as_str) == Some("check-log") {
+        if args.len() != 4 {
+            eprintln!("usage: pqkit-ct check-log LOG ALLOWLIST ROOT");
+            std::process::exit(2);
+        }
+        let bad = checklog::check(&args[1], &args[2], &args[3]);
+        std::process::exit(if bad == 0 { 0 } else { 1 });
+    }
     if args.is_empty() || args.iter().any(|a| a == "--help" || a == "-h") {
-        eprintln!("usage: pqkit-ct [--require-valgrind] all | leak | OP...\nops:");
+        eprintln!("usage: pqkit-ct [--require-valgrind] all | leak | OP...\n       pqkit-ct check-log LOG ALLOWLIST ROOT\nops:");
         for (n, _) in OPS {
             eprintln!("  {n}");
         }
