@@ -11,10 +11,16 @@ fuzz_target!(|data: &[u8]| {
     let text = std::str::from_utf8(data).ok();
 
     let mut signers = Vec::new();
-    if let Ok(k) = SigningKey::from_bytes(data) { signers.push(k); }
-    if let Ok(k) = SigningKey::from_pkcs8_der(data) { signers.push(k); }
+    if let Ok(k) = SigningKey::from_bytes(data) {
+        signers.push(k);
+    }
+    if let Ok(k) = SigningKey::from_pkcs8_der(data) {
+        signers.push(k);
+    }
     if let Some(t) = text {
-        if let Ok(k) = SigningKey::from_pkcs8_pem(t) { signers.push(k); }
+        if let Ok(k) = SigningKey::from_pkcs8_pem(t) {
+            signers.push(k);
+        }
     }
     for k in &signers {
         let seed = k.to_seed();
@@ -27,10 +33,16 @@ fuzz_target!(|data: &[u8]| {
     }
 
     let mut verifiers = Vec::new();
-    if let Ok(k) = VerifyingKey::from_bytes(data) { verifiers.push(k); }
-    if let Ok(k) = VerifyingKey::from_public_key_der(data) { verifiers.push(k); }
+    if let Ok(k) = VerifyingKey::from_bytes(data) {
+        verifiers.push(k);
+    }
+    if let Ok(k) = VerifyingKey::from_public_key_der(data) {
+        verifiers.push(k);
+    }
     if let Some(t) = text {
-        if let Ok(k) = VerifyingKey::from_public_key_pem(t) { verifiers.push(k); }
+        if let Ok(k) = VerifyingKey::from_public_key_pem(t) {
+            verifiers.push(k);
+        }
     }
     for k in &verifiers {
         assert!(VerifyingKey::from_bytes(k.as_bytes()).expect("bytes round trip") == *k);
@@ -59,8 +71,12 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(X25519SecretKey::from_pkcs8_der(&d).expect("PKCS#8 round trip").to_bytes(), k.to_bytes());
     }
     let mut xpubs = Vec::new();
-    if let Ok(k) = X25519PublicKey::from_bytes(data) { xpubs.push(k); }
-    if let Ok(k) = X25519PublicKey::from_public_key_der(data) { xpubs.push(k); }
+    if let Ok(k) = X25519PublicKey::from_bytes(data) {
+        xpubs.push(k);
+    }
+    if let Ok(k) = X25519PublicKey::from_public_key_der(data) {
+        xpubs.push(k);
+    }
     let me = X25519SecretKey::from_array([5u8; 32]);
     for k in &xpubs {
         let d = k.to_public_key_der().expect("encode SPKI");

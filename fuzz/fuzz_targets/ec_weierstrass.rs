@@ -15,12 +15,22 @@ macro_rules! curve {
 
         // Secret keys.
         let mut secrets = Vec::new();
-        if let Ok(k) = SecretKey::from_pkcs8_der(data) { secrets.push(k); }
-        if let Ok(k) = SecretKey::from_sec1_der(data) { secrets.push(k); }
-        if let Ok(k) = SecretKey::from_bytes(data) { secrets.push(k); }
+        if let Ok(k) = SecretKey::from_pkcs8_der(data) {
+            secrets.push(k);
+        }
+        if let Ok(k) = SecretKey::from_sec1_der(data) {
+            secrets.push(k);
+        }
+        if let Ok(k) = SecretKey::from_bytes(data) {
+            secrets.push(k);
+        }
         if let Some(t) = text {
-            if let Ok(k) = SecretKey::from_pkcs8_pem(t) { secrets.push(k); }
-            if let Ok(k) = SecretKey::from_sec1_pem(t) { secrets.push(k); }
+            if let Ok(k) = SecretKey::from_pkcs8_pem(t) {
+                secrets.push(k);
+            }
+            if let Ok(k) = SecretKey::from_sec1_pem(t) {
+                secrets.push(k);
+            }
         }
         for k in &secrets {
             let b = k.to_bytes();
@@ -33,9 +43,15 @@ macro_rules! curve {
             assert_eq!(SecretKey::from_bytes(&b).expect("bytes round trip").to_bytes(), b);
         }
         let mut signers = Vec::new();
-        if let Ok(k) = SigningKey::from_pkcs8_der(data) { signers.push(k); }
-        if let Ok(k) = SigningKey::from_sec1_der(data) { signers.push(k); }
-        if let Ok(k) = SigningKey::from_bytes(data) { signers.push(k); }
+        if let Ok(k) = SigningKey::from_pkcs8_der(data) {
+            signers.push(k);
+        }
+        if let Ok(k) = SigningKey::from_sec1_der(data) {
+            signers.push(k);
+        }
+        if let Ok(k) = SigningKey::from_bytes(data) {
+            signers.push(k);
+        }
         for k in &signers {
             let b = k.to_bytes();
             let d = k.to_pkcs8_der().expect("encode PKCS#8");
@@ -46,10 +62,16 @@ macro_rules! curve {
 
         // Public keys.
         let mut publics = Vec::new();
-        if let Ok(k) = PublicKey::from_sec1_bytes(data) { publics.push(k); }
-        if let Ok(k) = PublicKey::from_public_key_der(data) { publics.push(k); }
+        if let Ok(k) = PublicKey::from_sec1_bytes(data) {
+            publics.push(k);
+        }
+        if let Ok(k) = PublicKey::from_public_key_der(data) {
+            publics.push(k);
+        }
         if let Some(t) = text {
-            if let Ok(k) = PublicKey::from_public_key_pem(t) { publics.push(k); }
+            if let Ok(k) = PublicKey::from_public_key_pem(t) {
+                publics.push(k);
+            }
         }
         for k in &publics {
             for compressed in [false, true] {
@@ -65,8 +87,12 @@ macro_rules! curve {
             }
         }
         let mut verifiers = Vec::new();
-        if let Ok(k) = VerifyingKey::from_sec1_bytes(data) { verifiers.push(k); }
-        if let Ok(k) = VerifyingKey::from_public_key_der(data) { verifiers.push(k); }
+        if let Ok(k) = VerifyingKey::from_sec1_bytes(data) {
+            verifiers.push(k);
+        }
+        if let Ok(k) = VerifyingKey::from_public_key_der(data) {
+            verifiers.push(k);
+        }
         for k in &verifiers {
             let d = k.to_public_key_der().expect("encode SPKI");
             assert!(VerifyingKey::from_public_key_der(&d).expect("SPKI round trip") == *k);
@@ -74,7 +100,9 @@ macro_rules! curve {
 
         // Signatures: P1363 and DER.
         let mut sigs = Vec::new();
-        if let Ok(s) = Signature::from_bytes(data) { sigs.push(s); }
+        if let Ok(s) = Signature::from_bytes(data) {
+            sigs.push(s);
+        }
         if let Ok(s) = Signature::from_der(data) {
             assert_eq!(s.to_der().as_bytes(), data, "from_der accepted a non-canonical DER signature");
             sigs.push(s);

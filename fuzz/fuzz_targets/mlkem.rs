@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pqkit::mlkem::{Ciphertext, DecapsulationKey, EncapsulationKey, MlKem1024, MlKem512, MlKem768, Params};
+use pqkit::mlkem::{Ciphertext, DecapsulationKey, EncapsulationKey, MlKem512, MlKem768, MlKem1024, Params};
 
 fn run<P: Params>(data: &[u8]) {
     if let Ok(ek) = EncapsulationKey::<P>::from_bytes(data) {

@@ -259,7 +259,9 @@ fn main() {
         std::process::exit(if bad == 0 { 0 } else { 1 });
     }
     if args.is_empty() || args.iter().any(|a| a == "--help" || a == "-h") {
-        eprintln!("usage: pqkit-ct [--require-valgrind] all | leak | OP...\n       pqkit-ct check-log LOG ALLOWLIST ROOT\nops:");
+        eprintln!(
+            "usage: pqkit-ct [--require-valgrind] all | leak | OP...\n       pqkit-ct check-log LOG ALLOWLIST ROOT\nops:"
+        );
         for (n, _) in OPS {
             eprintln!("  {n}");
         }
