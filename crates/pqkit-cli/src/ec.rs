@@ -10,7 +10,7 @@
 //! raw with `--out`, else printed in hex; shared secrets are printed in hex. Errors name the file, never a
 //! secret.
 
-use crate::pq::{check_new, in_file, print_line, read_file, read_input, unhex, write_new};
+use crate::pq::{check_new, check_pair, in_file, print_line, read_file, read_input, unhex, write_new, write_pair};
 use crate::{CliError, CliResult};
 use clap::{Args, Subcommand, ValueEnum};
 use pqkit::ec::ed25519::{self, SigningKey, VerifyingKey};
@@ -99,8 +99,7 @@ fn seed32(seed: Option<&[u8]>) -> Option<zeroize::Zeroizing<[u8; 32]>> {
 
 /// `sign keygen --alg ed25519`; `seed` has been checked to be 32 bytes.
 pub fn ed25519_keygen(seed: Option<&[u8]>, sk: &Path, vk: &Path, force: bool) -> CliResult {
-    check_new(sk, force)?;
-    check_new(vk, force)?;
+    check_pair(sk, vk, force)?;
     let key = match seed32(seed) {
         Some(s) => SigningKey::from_seed(&s),
         None => {
@@ -111,8 +110,7 @@ pub fn ed25519_keygen(seed: Option<&[u8]>, sk: &Path, vk: &Path, force: bool) ->
     };
     let pem = key.to_pkcs8_pem()?;
     let pub_pem = key.verifying_key().to_public_key_pem()?;
-    write_new(sk, pem.as_bytes(), force, true)?;
-    write_new(vk, pub_pem.as_bytes(), force, false)
+    write_pair(sk, pem.as_bytes(), vk, pub_pem.as_bytes(), force)
 }
 
 /// Ed25519 (pure) has no context: a non-empty `--ctx` is refused rather than ignored.
@@ -168,8 +166,7 @@ pub fn ed25519_verify(vk: &Path, sig: &Path, ctx: &[u8], input: &Option<PathBuf>
 // ---- X25519 (pqkit ecdh) ----
 
 fn x25519_keygen(seed: Option<&[u8]>, sk: &Path, pk: &Path, force: bool) -> CliResult {
-    check_new(sk, force)?;
-    check_new(pk, force)?;
+    check_pair(sk, pk, force)?;
     let key = match seed32(seed) {
         Some(s) => X25519SecretKey::from_array(*s),
         None => {
@@ -180,8 +177,7 @@ fn x25519_keygen(seed: Option<&[u8]>, sk: &Path, pk: &Path, force: bool) -> CliR
     };
     let pem = key.to_pkcs8_pem()?;
     let pub_pem = key.public_key().to_public_key_pem()?;
-    write_new(sk, pem.as_bytes(), force, true)?;
-    write_new(pk, pub_pem.as_bytes(), force, false)
+    write_pair(sk, pem.as_bytes(), pk, pub_pem.as_bytes(), force)
 }
 
 fn x25519_derive(sk: &Path, peer: &Path) -> CliResult {
@@ -240,8 +236,7 @@ fn read_weierstrass_public<C: PrimeCurve>(path: &Path) -> CliResult<ws::PublicKe
 /// Key pair for ECDSA or ECDH on a short-Weierstrass curve: PKCS#8 PEM (mode 0600) and SubjectPublicKeyInfo
 /// PEM. `seed` is the 32-byte big-endian secret scalar; a value of 0 or ≥ n is refused.
 pub fn weierstrass_keygen<C: PrimeCurve>(seed: Option<&[u8]>, sk: &Path, pk: &Path, force: bool) -> CliResult {
-    check_new(sk, force)?;
-    check_new(pk, force)?;
+    check_pair(sk, pk, force)?;
     let key = match seed {
         Some(s) => ws::SecretKey::<C>::from_bytes(s).map_err(|_| {
             CliError::usage(format!("--seed: not a {} private key (it must be between 1 and n - 1)", C::NAME))
@@ -253,8 +248,7 @@ pub fn weierstrass_keygen<C: PrimeCurve>(seed: Option<&[u8]>, sk: &Path, pk: &Pa
     };
     let pem = key.to_pkcs8_pem()?;
     let pub_pem = key.public_key().to_public_key_pem()?;
-    write_new(sk, pem.as_bytes(), force, true)?;
-    write_new(pk, pub_pem.as_bytes(), force, false)
+    write_pair(sk, pem.as_bytes(), pk, pub_pem.as_bytes(), force)
 }
 
 fn weierstrass_derive<C: PrimeCurve>(sk: &Path, peer: &Path) -> CliResult {
