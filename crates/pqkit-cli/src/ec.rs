@@ -151,7 +151,8 @@ pub fn ed25519_verify(vk: &Path, sig: &Path, ctx: &[u8], input: &Option<PathBuf>
             None => raw.to_vec(),
         }
     };
-    let s = ed25519::Signature::from_bytes(&sig_bytes).map_err(in_file(sig))?;
+    let s = ed25519::Signature::from_bytes(&sig_bytes)
+        .map_err(|e| CliError::auth(format!("{}: signature verification failed ({e})", sig.display())))?;
     let msg = read_input(input)?;
     match key.verify(&msg, &s) {
         Ok(()) => print_line("OK"),
@@ -159,7 +160,7 @@ pub fn ed25519_verify(vk: &Path, sig: &Path, ctx: &[u8], input: &Option<PathBuf>
             Err(CliError::auth(format!("{}: signature verification failed", sig.display())))
         }
         // A malformed R: the signature file is at fault.
-        Err(e) => Err(in_file(sig)(e)),
+        Err(e) => Err(CliError::auth(format!("{}: signature verification failed ({e})", sig.display()))),
     }
 }
 
@@ -314,7 +315,13 @@ pub fn ecdsa_verify<C: PrimeCurve>(
         return Err(CliError::usage(format!("--ctx: ECDSA {} takes no context", C::NAME)));
     }
     let key = ws::VerifyingKey::<C>::from(read_weierstrass_public::<C>(vk)?);
-    let s = read_ecdsa_signature::<C>(sig)?;
+    // A malformed signature is a failed verification (exit 1); an unreadable file stays exit 2.
+    let s = read_ecdsa_signature::<C>(sig).map_err(|e| match e {
+        CliError::Usage(m) if sig.exists() => {
+            CliError::auth(format!("signature verification failed ({m})"))
+        }
+        other => other,
+    })?;
     let msg = read_input(input)?;
     let verdict = if low_s { key.verify_low_s(&msg, &s) } else { key.verify(&msg, &s) };
     match verdict {
@@ -322,6 +329,6 @@ pub fn ecdsa_verify<C: PrimeCurve>(
         Err(pqkit::Error::AuthenticationFailed { .. }) => {
             Err(CliError::auth(format!("{}: signature verification failed", sig.display())))
         }
-        Err(e) => Err(in_file(sig)(e)),
+        Err(e) => Err(CliError::auth(format!("{}: signature verification failed ({e})", sig.display()))),
     }
 }

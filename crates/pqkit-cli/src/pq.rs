@@ -401,7 +401,9 @@ fn sig_verify<P: mldsa::Params>(vk: &Path, sig: &Path, ctx: &[u8], input: &Optio
             None => raw.to_vec(),
         }
     };
-    let s = mldsa::Signature::<P>::from_bytes(&sig_bytes).map_err(in_file(sig))?;
+    // A malformed signature is a failed verification (exit 1), not a usage error.
+    let s = mldsa::Signature::<P>::from_bytes(&sig_bytes)
+        .map_err(|e| CliError::auth(format!("{}: signature verification failed ({e})", sig.display())))?;
     let msg = read_input(input)?;
     match key.verify(&msg, ctx, &s) {
         Ok(()) => print_line("OK"),
