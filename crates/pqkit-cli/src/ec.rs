@@ -317,9 +317,7 @@ pub fn ecdsa_verify<C: PrimeCurve>(
     let key = ws::VerifyingKey::<C>::from(read_weierstrass_public::<C>(vk)?);
     // A malformed signature is a failed verification (exit 1); an unreadable file stays exit 2.
     let s = read_ecdsa_signature::<C>(sig).map_err(|e| match e {
-        CliError::Usage(m) if sig.exists() => {
-            CliError::auth(format!("signature verification failed ({m})"))
-        }
+        CliError::Usage(m) if sig.exists() => CliError::auth(format!("signature verification failed ({m})")),
         other => other,
     })?;
     let msg = read_input(input)?;

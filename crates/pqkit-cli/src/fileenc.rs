@@ -196,26 +196,20 @@ fn read_passphrase(key: &KeyArgs, confirm: bool) -> CliResult<Zeroizing<Vec<u8>>
         }
         return Ok(Zeroizing::new(line.to_vec()));
     }
-    let pw = Zeroizing::new(
-        rpassword::prompt_password("Passphrase: ")
-            .map_err(|e| {
-                CliError::usage(format!(
-                    "cannot read the passphrase from a terminal ({e}): use --passphrase-file FILE or --key KEYFILE"
-                ))
-            })?,
-    );
+    let pw = Zeroizing::new(rpassword::prompt_password("Passphrase: ").map_err(|e| {
+        CliError::usage(format!(
+            "cannot read the passphrase from a terminal ({e}): use --passphrase-file FILE or --key KEYFILE"
+        ))
+    })?);
     if pw.is_empty() {
         return Err(CliError::usage("the passphrase is empty"));
     }
     if confirm {
-        let again = Zeroizing::new(
-            rpassword::prompt_password("Passphrase (again): ")
-                .map_err(|e| {
-                CliError::usage(format!(
-                    "cannot read the passphrase from a terminal ({e}): use --passphrase-file FILE or --key KEYFILE"
-                ))
-            })?,
-        );
+        let again = Zeroizing::new(rpassword::prompt_password("Passphrase (again): ").map_err(|e| {
+            CliError::usage(format!(
+                "cannot read the passphrase from a terminal ({e}): use --passphrase-file FILE or --key KEYFILE"
+            ))
+        })?);
         if *again != *pw {
             return Err(CliError::usage("the passphrases do not match"));
         }

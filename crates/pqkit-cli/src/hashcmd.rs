@@ -276,7 +276,9 @@ pub fn run(a: HashArgs) -> CliResult {
         return check(&a);
     }
     if a.status || a.strict || a.quiet || a.ignore_missing || a.warn {
-        return Err(CliError::usage("--status, --strict, --quiet, --warn and --ignore-missing apply only with --check"));
+        return Err(CliError::usage(
+            "--status, --strict, --quiet, --warn and --ignore-missing apply only with --check",
+        ));
     }
     Digest::new(a.alg, a.len)?; // validate options even with no input
     let stdout = std::io::stdout();

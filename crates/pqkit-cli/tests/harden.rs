@@ -419,3 +419,48 @@ fn threads_are_bounded() {
 fn help_documents_exit_codes() {
     pqkit().arg("--help").assert().success().stdout(predicate::str::contains("Exit codes: 0"));
 }
+
+// ---- conventions ----
+
+/// Runs `pqkit ARGS` through a helper program (setsid, script) when the machine has it.
+fn via(tool: &str) -> Option<Command> {
+    let found = std::process::Command::new("sh").arg("-c").arg(format!("command -v {tool}")).output().ok()?;
+    found.status.success().then(|| Command::new(tool))
+}
+
+#[test]
+fn no_terminal_passphrase_error_names_the_flag() {
+    let Some(mut c) = via("setsid") else { return };
+    let d = dir();
+    let input = d.path().join("in");
+    fs::write(&input, b"x").unwrap();
+    // setsid: no controlling terminal, as under cron or CI.
+    c.arg("-w")
+        .arg(assert_cmd::cargo::cargo_bin("pqkit"))
+        .arg("encrypt")
+        .arg(&input)
+        .write_stdin("")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--passphrase-file"));
+    assert!(!d.path().join("in.pqk").exists());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn encrypt_refuses_a_terminal_without_force() {
+    let Some(mut c) = via("script") else { return };
+    let d = dir();
+    let key = d.path().join("key");
+    pqkit().args(["keygen", "-o"]).arg(&key).assert().success();
+    let input = d.path().join("in");
+    fs::write(&input, b"x").unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("pqkit");
+    // script gives pqkit a pseudo-terminal as stdout; its own exit status is pqkit's (-e).
+    let cmd = format!("'{}' encrypt -k '{}' '{}' -o -", bin.display(), key.display(), input.display());
+    c.args(["-qec", &cmd, "/dev/null"])
+        .write_stdin("")
+        .assert()
+        .code(2)
+        .stdout(predicate::str::contains("refusing to write binary ciphertext to a terminal"));
+}
