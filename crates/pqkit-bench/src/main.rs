@@ -66,11 +66,27 @@ fn main() -> ExitCode {
     }
     let algs = pqkit_bench::algs::all();
     if cli.list {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
         for a in &algs {
             let c: Vec<String> = a.candidates.iter().map(|c| format!("{} ({})", c.implementation, c.version)).collect();
-            println!("{:<36} {:?} sizes={:?}  {}", a.id(), a.reports, a.sizes, c.join(", "));
+            // `pqkit-bench --list | head`: a closed pipe ends the listing quietly, like other Unix tools.
+            match writeln!(out, "{:<36} {:?} sizes={:?}  {}", a.id(), a.reports, a.sizes, c.join(", ")) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: stdout: {e}");
+                    return ExitCode::FAILURE;
+                }
+            }
         }
-        return ExitCode::SUCCESS;
+        return match out.flush() {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                eprintln!("error: stdout: {e}");
+                ExitCode::FAILURE
+            }
+            _ => ExitCode::SUCCESS,
+        };
     }
     let mut config = Config::quick();
     if cli.full {

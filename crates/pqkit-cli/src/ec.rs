@@ -10,7 +10,7 @@
 //! raw with `--out`, else printed in hex; shared secrets are printed in hex. Errors name the file, never a
 //! secret.
 
-use crate::pq::{check_new, in_file, print_line, read_file, read_input, unhex, write_new};
+use crate::pq::{check_new, check_pair, in_file, print_line, read_file, read_input, unhex, write_new, write_pair};
 use crate::{CliError, CliResult};
 use clap::{Args, Subcommand, ValueEnum};
 use pqkit::ec::ed25519::{self, SigningKey, VerifyingKey};
@@ -99,8 +99,7 @@ fn seed32(seed: Option<&[u8]>) -> Option<zeroize::Zeroizing<[u8; 32]>> {
 
 /// `sign keygen --alg ed25519`; `seed` has been checked to be 32 bytes.
 pub fn ed25519_keygen(seed: Option<&[u8]>, sk: &Path, vk: &Path, force: bool) -> CliResult {
-    check_new(sk, force)?;
-    check_new(vk, force)?;
+    check_pair(sk, vk, force)?;
     let key = match seed32(seed) {
         Some(s) => SigningKey::from_seed(&s),
         None => {
@@ -111,8 +110,7 @@ pub fn ed25519_keygen(seed: Option<&[u8]>, sk: &Path, vk: &Path, force: bool) ->
     };
     let pem = key.to_pkcs8_pem()?;
     let pub_pem = key.verifying_key().to_public_key_pem()?;
-    write_new(sk, pem.as_bytes(), force, true)?;
-    write_new(vk, pub_pem.as_bytes(), force, false)
+    write_pair(sk, pem.as_bytes(), vk, pub_pem.as_bytes(), force)
 }
 
 /// Ed25519 (pure) has no context: a non-empty `--ctx` is refused rather than ignored.
@@ -153,7 +151,8 @@ pub fn ed25519_verify(vk: &Path, sig: &Path, ctx: &[u8], input: &Option<PathBuf>
             None => raw.to_vec(),
         }
     };
-    let s = ed25519::Signature::from_bytes(&sig_bytes).map_err(in_file(sig))?;
+    let s = ed25519::Signature::from_bytes(&sig_bytes)
+        .map_err(|e| CliError::auth(format!("{}: signature verification failed ({e})", sig.display())))?;
     let msg = read_input(input)?;
     match key.verify(&msg, &s) {
         Ok(()) => print_line("OK"),
@@ -161,15 +160,14 @@ pub fn ed25519_verify(vk: &Path, sig: &Path, ctx: &[u8], input: &Option<PathBuf>
             Err(CliError::auth(format!("{}: signature verification failed", sig.display())))
         }
         // A malformed R: the signature file is at fault.
-        Err(e) => Err(in_file(sig)(e)),
+        Err(e) => Err(CliError::auth(format!("{}: signature verification failed ({e})", sig.display()))),
     }
 }
 
 // ---- X25519 (pqkit ecdh) ----
 
 fn x25519_keygen(seed: Option<&[u8]>, sk: &Path, pk: &Path, force: bool) -> CliResult {
-    check_new(sk, force)?;
-    check_new(pk, force)?;
+    check_pair(sk, pk, force)?;
     let key = match seed32(seed) {
         Some(s) => X25519SecretKey::from_array(*s),
         None => {
@@ -180,8 +178,7 @@ fn x25519_keygen(seed: Option<&[u8]>, sk: &Path, pk: &Path, force: bool) -> CliR
     };
     let pem = key.to_pkcs8_pem()?;
     let pub_pem = key.public_key().to_public_key_pem()?;
-    write_new(sk, pem.as_bytes(), force, true)?;
-    write_new(pk, pub_pem.as_bytes(), force, false)
+    write_pair(sk, pem.as_bytes(), pk, pub_pem.as_bytes(), force)
 }
 
 fn x25519_derive(sk: &Path, peer: &Path) -> CliResult {
@@ -240,8 +237,7 @@ fn read_weierstrass_public<C: PrimeCurve>(path: &Path) -> CliResult<ws::PublicKe
 /// Key pair for ECDSA or ECDH on a short-Weierstrass curve: PKCS#8 PEM (mode 0600) and SubjectPublicKeyInfo
 /// PEM. `seed` is the 32-byte big-endian secret scalar; a value of 0 or ≥ n is refused.
 pub fn weierstrass_keygen<C: PrimeCurve>(seed: Option<&[u8]>, sk: &Path, pk: &Path, force: bool) -> CliResult {
-    check_new(sk, force)?;
-    check_new(pk, force)?;
+    check_pair(sk, pk, force)?;
     let key = match seed {
         Some(s) => ws::SecretKey::<C>::from_bytes(s).map_err(|_| {
             CliError::usage(format!("--seed: not a {} private key (it must be between 1 and n - 1)", C::NAME))
@@ -253,8 +249,7 @@ pub fn weierstrass_keygen<C: PrimeCurve>(seed: Option<&[u8]>, sk: &Path, pk: &Pa
     };
     let pem = key.to_pkcs8_pem()?;
     let pub_pem = key.public_key().to_public_key_pem()?;
-    write_new(sk, pem.as_bytes(), force, true)?;
-    write_new(pk, pub_pem.as_bytes(), force, false)
+    write_pair(sk, pem.as_bytes(), pk, pub_pem.as_bytes(), force)
 }
 
 fn weierstrass_derive<C: PrimeCurve>(sk: &Path, peer: &Path) -> CliResult {
@@ -320,7 +315,11 @@ pub fn ecdsa_verify<C: PrimeCurve>(
         return Err(CliError::usage(format!("--ctx: ECDSA {} takes no context", C::NAME)));
     }
     let key = ws::VerifyingKey::<C>::from(read_weierstrass_public::<C>(vk)?);
-    let s = read_ecdsa_signature::<C>(sig)?;
+    // A malformed signature is a failed verification (exit 1); an unreadable file stays exit 2.
+    let s = read_ecdsa_signature::<C>(sig).map_err(|e| match e {
+        CliError::Usage(m) if sig.exists() => CliError::auth(format!("signature verification failed ({m})")),
+        other => other,
+    })?;
     let msg = read_input(input)?;
     let verdict = if low_s { key.verify_low_s(&msg, &s) } else { key.verify(&msg, &s) };
     match verdict {
@@ -328,6 +327,6 @@ pub fn ecdsa_verify<C: PrimeCurve>(
         Err(pqkit::Error::AuthenticationFailed { .. }) => {
             Err(CliError::auth(format!("{}: signature verification failed", sig.display())))
         }
-        Err(e) => Err(in_file(sig)(e)),
+        Err(e) => Err(CliError::auth(format!("{}: signature verification failed ({e})", sig.display()))),
     }
 }

@@ -34,15 +34,66 @@ pub struct CommonArgs {
     /// .pqk (decrypt).
     #[arg(long, short = 'o', value_name = "FILE")]
     output: Option<PathBuf>,
-    /// Overwrite an existing output file.
+    /// Overwrite an existing output file (never a symlink, device or FIFO, an input or the key file), and let
+    /// `encrypt` write its binary output to a terminal.
     #[arg(long, short = 'f')]
     force: bool,
-    /// Worker threads (default: all cores). The output does not depend on it.
+    /// Worker threads (default: all cores; at most 4 x the CPU count). The output does not depend on it.
     #[arg(long, short = 'j', value_name = "N")]
     threads: Option<usize>,
     /// No progress bar.
     #[arg(long, short = 'q')]
     quiet: bool,
+}
+
+/// Default cap on the Argon2id memory a file may ask for: 1 GiB (in KiB), 16 times the default cost, which a
+/// laptop can spare; a forged header cannot make `decrypt` allocate more without `--max-memory`.
+pub const DEFAULT_MAX_MEMORY: u32 = 1 << 20;
+/// Default cap on Argon2id passes: at 1 GiB, 16 passes take tens of seconds on a laptop, not minutes.
+pub const DEFAULT_MAX_PASSES: u32 = 16;
+/// Default cap on Argon2id lanes (the file's parallelism; each lane needs at least 8 KiB).
+pub const DEFAULT_MAX_LANES: u32 = 16;
+
+/// The Argon2id costs this run accepts. `decrypt` refuses a file asking for more before any work, and
+/// `encrypt` refuses to write a file that `decrypt` with the same limits would refuse.
+#[derive(Args)]
+pub struct LimitArgs {
+    /// Largest Argon2id memory, in KiB, accepted (default 1 GiB; the format's ceiling is 4194304 = 4 GiB).
+    #[arg(long, value_name = "KIB", default_value_t = DEFAULT_MAX_MEMORY)]
+    max_memory: u32,
+    /// Largest Argon2id pass count accepted (the format's ceiling is 64).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_PASSES)]
+    max_passes: u32,
+    /// Largest Argon2id lane count accepted (the format's ceiling is 64).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_LANES)]
+    max_lanes: u32,
+}
+
+impl LimitArgs {
+    /// Refuses costs above these limits, naming the flag that raises each; also refuses limits above the
+    /// format's own ceilings (which no pqkit can read).
+    fn check(&self, m: u32, t: u32, p: u32, what: &str) -> CliResult {
+        use pqkit::aead::stream::{MAX_M_COST, MAX_P_COST, MAX_T_COST};
+        for (flag, cost, limit, ceiling, unit) in [
+            ("--max-memory", m, self.max_memory, MAX_M_COST, " KiB"),
+            ("--max-passes", t, self.max_passes, MAX_T_COST, ""),
+            ("--max-lanes", p, self.max_lanes, MAX_P_COST, ""),
+        ] {
+            if cost > ceiling {
+                return Err(CliError::usage(format!(
+                    "{what} Argon2id cost {cost}{unit} is above the format's ceiling {ceiling}{unit}: no pqkit \
+                     can decrypt it"
+                )));
+            }
+            if cost > limit {
+                return Err(CliError::usage(format!(
+                    "{what} Argon2id cost {cost}{unit} is above the limit {limit}{unit}: refusing before any \
+                     work (raise it with {flag} {cost} if you trust this file)"
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 #[derive(Args)]
@@ -65,6 +116,8 @@ pub struct EncryptArgs {
     #[arg(long, value_name = "N", default_value_t = 4)]
     argon2_lanes: u32,
     #[command(flatten)]
+    limits: LimitArgs,
+    #[command(flatten)]
     common: CommonArgs,
 }
 
@@ -74,6 +127,8 @@ pub struct DecryptArgs {
     input: Option<PathBuf>,
     #[command(flatten)]
     key: KeyArgs,
+    #[command(flatten)]
+    limits: LimitArgs,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -93,10 +148,23 @@ fn open_input(p: &Option<PathBuf>) -> CliResult<(Box<dyn Read>, String, Option<u
     Ok((Box::new(f), name, len))
 }
 
+/// `-j` is bounded by this many threads per CPU: each thread holds a batch of segments in memory.
+const MAX_THREADS_PER_CPU: usize = 4;
+
 fn pool(threads: Option<usize>) -> CliResult<rayon::ThreadPool> {
     let n = match threads {
         Some(0) => return Err(CliError::usage("--threads must be at least 1")),
-        Some(n) => n,
+        Some(n) => {
+            let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+            let max = cpus * MAX_THREADS_PER_CPU;
+            if n > max {
+                return Err(CliError::usage(format!(
+                    "--threads {n}: at most {max} ({MAX_THREADS_PER_CPU} x the {cpus} CPUs); more threads only use \
+                     memory"
+                )));
+            }
+            n
+        }
         None => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
     };
     rayon::ThreadPoolBuilder::new().num_threads(n).build().map_err(|e| CliError::usage(e.to_string()))
@@ -128,18 +196,20 @@ fn read_passphrase(key: &KeyArgs, confirm: bool) -> CliResult<Zeroizing<Vec<u8>>
         }
         return Ok(Zeroizing::new(line.to_vec()));
     }
-    let pw = Zeroizing::new(
-        rpassword::prompt_password("Passphrase: ")
-            .map_err(|e| CliError::usage(format!("cannot read the passphrase: {e}")))?,
-    );
+    let pw = Zeroizing::new(rpassword::prompt_password("Passphrase: ").map_err(|e| {
+        CliError::usage(format!(
+            "cannot read the passphrase from a terminal ({e}): use --passphrase-file FILE or --key KEYFILE"
+        ))
+    })?);
     if pw.is_empty() {
         return Err(CliError::usage("the passphrase is empty"));
     }
     if confirm {
-        let again = Zeroizing::new(
-            rpassword::prompt_password("Passphrase (again): ")
-                .map_err(|e| CliError::usage(format!("cannot read the passphrase: {e}")))?,
-        );
+        let again = Zeroizing::new(rpassword::prompt_password("Passphrase (again): ").map_err(|e| {
+            CliError::usage(format!(
+                "cannot read the passphrase from a terminal ({e}): use --passphrase-file FILE or --key KEYFILE"
+            ))
+        })?);
         if *again != *pw {
             return Err(CliError::usage("the passphrases do not match"));
         }
@@ -183,7 +253,13 @@ impl Sink {
     }
 }
 
-fn sink(input: &Option<PathBuf>, output: &Option<PathBuf>, force: bool, decrypt: bool) -> CliResult<(Sink, String)> {
+fn sink(
+    input: &Option<PathBuf>,
+    output: &Option<PathBuf>,
+    key: &KeyArgs,
+    force: bool,
+    decrypt: bool,
+) -> CliResult<(Sink, String)> {
     let dest = match output {
         Some(p) if p.as_os_str() == "-" => None,
         Some(p) => Some(p.clone()),
@@ -208,8 +284,23 @@ fn sink(input: &Option<PathBuf>, output: &Option<PathBuf>, force: bool, decrypt:
         }
     };
     match dest {
-        None => Ok((Sink::Stdout(std::io::stdout().lock()), "stdout".into())),
+        None => {
+            if !decrypt && !force && std::io::stdout().is_terminal() {
+                return Err(CliError::usage(
+                    "refusing to write binary ciphertext to a terminal: redirect it, give -o FILE, or use --force",
+                ));
+            }
+            Ok((Sink::Stdout(std::io::stdout().lock()), "stdout".into()))
+        }
         Some(d) => {
+            for k in [&key.key, &key.passphrase_file].into_iter().flatten() {
+                if same_file(k, &d) {
+                    return Err(CliError::usage(format!(
+                        "{}: this is the key or passphrase file: refusing to overwrite it",
+                        d.display()
+                    )));
+                }
+            }
             if let Some(i) = input.as_ref().filter(|_| !is_stdin(input))
                 && same_file(i, &d)
             {
@@ -220,7 +311,7 @@ fn sink(input: &Option<PathBuf>, output: &Option<PathBuf>, force: bool, decrypt:
     }
 }
 
-fn same_file(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(x), Ok(y)) => x == y,
         _ => false,
@@ -234,11 +325,12 @@ pub fn encrypt(a: EncryptArgs) -> CliResult {
     let source = if a.key.key.is_some() {
         KeySource::Key
     } else {
+        a.limits.check(a.argon2_memory, a.argon2_passes, a.argon2_lanes, "--argon2-*: the")?;
         pqkit::kdf::argon2::Params::new(a.argon2_memory, a.argon2_passes, a.argon2_lanes)?;
         KeySource::Argon2id { m_cost: a.argon2_memory, t_cost: a.argon2_passes, p_cost: a.argon2_lanes }
     };
     let (mut input, in_name, in_len) = open_input(&a.input)?;
-    let (mut out, out_name) = sink(&a.input, &a.common.output, a.common.force, false)?;
+    let (mut out, out_name) = sink(&a.input, &a.common.output, &a.key, a.common.force, false)?;
     let header = format::new_header(a.alg, source)?;
     let key = file_key(&header, &a.key, true)?;
     let pool = pool(a.common.threads)?;
@@ -330,8 +422,11 @@ pub fn decrypt(a: DecryptArgs) -> CliResult {
     let (mut input, in_name, in_len) = open_input(&a.input)?;
     let header = Header::read_from(&mut input).map_err(|e| header_error(&in_name, e))?;
     let passphrase = matches!(header.key_source(), KeySource::Argon2id { .. });
+    if let KeySource::Argon2id { m_cost, t_cost, p_cost } = header.key_source() {
+        a.limits.check(m_cost, t_cost, p_cost, &format!("{in_name}: the header asks for an"))?;
+    }
     let key = file_key(&header, &a.key, false)?;
-    let (mut out, out_name) = sink(&a.input, &a.common.output, a.common.force, true)?;
+    let (mut out, out_name) = sink(&a.input, &a.common.output, &a.key, a.common.force, true)?;
     let pool = pool(a.common.threads)?;
     let pb = progress(a.common.quiet, in_len);
 

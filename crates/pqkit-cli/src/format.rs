@@ -74,7 +74,8 @@ pub fn keygen(path: &Path, force: bool) -> CliResult {
     let mut key = Zeroizing::new([0u8; 32]);
     pqkit::rng::fill_os(&mut key[..]).map_err(|e| CliError::usage(e.to_string()))?;
     let text = Zeroizing::new(format!("{KEYFILE_PREFIX}{}\n", hex::encode(&key[..])));
-    if force && path.exists() {
+    crate::outfile::refuse_special(path)?;
+    if force && path.symlink_metadata().is_ok() {
         std::fs::remove_file(path).map_err(|e| CliError::io(&name, e))?;
     }
     let mut opts = std::fs::OpenOptions::new();

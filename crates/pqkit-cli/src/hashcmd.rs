@@ -8,8 +8,8 @@ use pqkit::hash::blake2::{Blake2b, Blake2s};
 use pqkit::hash::sha2::{Sha224, Sha256, Sha384, Sha512, Sha512_224, Sha512_256};
 use pqkit::hash::sha3::{Sha3_224, Sha3_256, Sha3_384, Sha3_512, Shake128, Shake256};
 use pqkit::hash::skein::Skein512;
-use std::io::{BufRead, Read, Write};
-use std::path::PathBuf;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum HashAlg {
@@ -52,9 +52,21 @@ pub struct HashArgs {
     /// Read lists of digests from FILES and verify them.
     #[arg(long, short = 'c')]
     check: bool,
-    /// With --check: print only failures.
+    /// With --check: do not print OK for each verified file.
     #[arg(long)]
     quiet: bool,
+    /// With --check: print nothing; the exit code alone tells (0 all matched, 1 otherwise).
+    #[arg(long)]
+    status: bool,
+    /// With --check: exit 1 on improperly formatted lines.
+    #[arg(long)]
+    strict: bool,
+    /// With --check: warn about each improperly formatted line.
+    #[arg(long, short = 'w')]
+    warn: bool,
+    /// With --check: skip listed files that do not exist (exit 1 if no file was verified).
+    #[arg(long)]
+    ignore_missing: bool,
     /// Files to hash; stdin when none (or "-").
     files: Vec<PathBuf>,
 }
@@ -104,6 +116,9 @@ impl Digest {
         let l = len.or(default_len(alg)).unwrap_or(0);
         if default_len(alg).is_some() && l == 0 {
             return Err(CliError::usage("--len must be at least 1"));
+        }
+        if l > MAX_LEN {
+            return Err(CliError::usage(format!("--len {l}: at most {MAX_LEN} bytes")));
         }
         Ok(match alg {
             HashAlg::Sha224 => Digest::Fixed(boxed::<Sha224>()),
@@ -174,135 +189,232 @@ fn digest_reader(alg: HashAlg, len: Option<usize>, r: &mut dyn Read, name: &str)
     d.finish()
 }
 
-fn digest_path(alg: HashAlg, len: Option<usize>, path: &str) -> CliResult<Vec<u8>> {
-    if path == "-" {
+/// Largest `--len`: 16 MiB of XOF output is more than any digest needs, and is allocated at once.
+const MAX_LEN: usize = 16 << 20;
+
+fn digest_path(alg: HashAlg, len: Option<usize>, path: &Path) -> CliResult<Vec<u8>> {
+    if path.as_os_str() == "-" {
         return digest_reader(alg, len, &mut std::io::stdin().lock(), "stdin");
     }
-    let mut f = std::fs::File::open(path).map_err(|e| CliError::io(path, e))?;
-    digest_reader(alg, len, &mut f, path)
+    let name = path.display().to_string();
+    let mut f = std::fs::File::open(path).map_err(|e| CliError::io(&name, e))?;
+    digest_reader(alg, len, &mut f, &name)
 }
 
-/// sha256sum escaping: names with `\` or newline get a leading `\` and escapes.
-fn escape(name: &str) -> (bool, String) {
-    if name.contains('\\') || name.contains('\n') || name.contains('\r') {
-        (true, name.replace('\\', "\\\\").replace('\n', "\\n").replace('\r', "\\r"))
-    } else {
-        (false, name.to_string())
+fn name_bytes(p: &Path) -> Vec<u8> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        p.as_os_str().as_bytes().to_vec()
+    }
+    #[cfg(not(unix))]
+    {
+        p.to_string_lossy().as_bytes().to_vec()
     }
 }
 
-fn unescape(name: &str) -> String {
-    let mut out = String::new();
-    let mut it = name.chars();
-    while let Some(c) = it.next() {
-        if c == '\\' {
-            match it.next() {
-                Some('n') => out.push('\n'),
-                Some('r') => out.push('\r'),
-                Some(o) => out.push(o),
-                None => out.push('\\'),
+fn path_of(b: &[u8]) -> PathBuf {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        PathBuf::from(std::ffi::OsStr::from_bytes(b))
+    }
+    #[cfg(not(unix))]
+    {
+        PathBuf::from(String::from_utf8_lossy(b).into_owned())
+    }
+}
+
+/// GNU coreutils escaping: a name holding `\`, newline or carriage return gets a leading `\` on its line and
+/// those characters written as `\\`, `\n`, `\r`. Returns the prefix and the name.
+fn escape(name: &[u8]) -> (&'static str, Vec<u8>) {
+    if !name.iter().any(|&c| matches!(c, b'\\' | b'\n' | b'\r')) {
+        return ("", name.to_vec());
+    }
+    let mut out = Vec::with_capacity(name.len() + 4);
+    for &c in name {
+        match c {
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            c => out.push(c),
+        }
+    }
+    ("\\", out)
+}
+
+/// The inverse of [`escape`]; `None` for an unknown escape or a trailing `\` (an improperly formatted line).
+fn unescape(name: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(name.len());
+    let mut it = name.iter();
+    while let Some(&c) = it.next() {
+        if c == b'\\' {
+            match it.next()? {
+                b'n' => out.push(b'\n'),
+                b'r' => out.push(b'\r'),
+                b'\\' => out.push(b'\\'),
+                _ => return None,
             }
         } else {
             out.push(c);
         }
     }
-    out
+    Some(out)
+}
+
+fn files_or_stdin(files: &[PathBuf]) -> Vec<PathBuf> {
+    if files.is_empty() { vec![PathBuf::from("-")] } else { files.to_vec() }
 }
 
 pub fn run(a: HashArgs) -> CliResult {
+    if let Some(l) = a.len
+        && l > MAX_LEN
+    {
+        return Err(CliError::usage(format!("--len {l}: at most {MAX_LEN} bytes")));
+    }
     if a.check {
         return check(&a);
     }
+    if a.status || a.strict || a.quiet || a.ignore_missing || a.warn {
+        return Err(CliError::usage(
+            "--status, --strict, --quiet, --warn and --ignore-missing apply only with --check",
+        ));
+    }
     Digest::new(a.alg, a.len)?; // validate options even with no input
-    let files: Vec<String> =
-        if a.files.is_empty() { vec!["-".into()] } else { a.files.iter().map(|p| p.display().to_string()).collect() };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let mut err = None;
-    for f in &files {
-        match digest_path(a.alg, a.len, f) {
+    let mut err = false;
+    for f in files_or_stdin(&a.files) {
+        match digest_path(a.alg, a.len, &f) {
             Ok(d) => {
-                let (esc, name) = escape(f);
-                let _ = writeln!(out, "{}{}  {}", if esc { "\\" } else { "" }, hex::encode(d), name);
+                let (pre, name) = escape(&name_bytes(&f));
+                let mut line = format!("{pre}{}  ", hex::encode(d)).into_bytes();
+                line.extend_from_slice(&name);
+                line.push(b'\n');
+                out.write_all(&line).map_err(|e| CliError::io("stdout", e))?;
             }
             Err(e) => {
                 // Keep going like sha256sum; report each failure.
                 let (CliError::Usage(m) | CliError::Auth(m)) = &e;
                 eprintln!("pqkit: {m}");
-                err = Some(e);
+                err = true;
             }
         }
     }
     out.flush().map_err(|e| CliError::io("stdout", e))?;
-    match err {
-        Some(CliError::Usage(_)) | Some(CliError::Auth(_)) => Err(CliError::usage("some files could not be read")),
-        None => Ok(()),
-    }
+    if err { Err(CliError::usage("some files could not be read")) } else { Ok(()) }
 }
 
+/// One line of a check list: `[\]HEX  NAME` or `[\]HEX *NAME`.
+fn parse_line(line: &[u8], want_len: usize) -> Option<(Vec<u8>, Vec<u8>)> {
+    let (esc, rest) = match line.strip_prefix(b"\\") {
+        Some(r) => (true, r),
+        None => (false, line),
+    };
+    let sp = rest.iter().position(|&c| c == b' ')?;
+    let (h, n) = (&rest[..sp], &rest[sp + 1..]);
+    let n = n.strip_prefix(b" ").or_else(|| n.strip_prefix(b"*"))?;
+    if n.is_empty() || h.len() != 2 * want_len {
+        return None;
+    }
+    let d = hex::decode(h).ok()?;
+    let name = if esc { unescape(n)? } else { n.to_vec() };
+    Some((d, name))
+}
+
+/// `--check`, with sha256sum's semantics and exit codes: 0 when every listed file matched; 1 when a digest
+/// did not match, a file or list could not be read, no line was properly formatted, or (with --strict) a
+/// line was improperly formatted.
 fn check(a: &HashArgs) -> CliResult {
-    let lists: Vec<String> =
-        if a.files.is_empty() { vec!["-".into()] } else { a.files.iter().map(|p| p.display().to_string()).collect() };
-    let (mut failed, mut unreadable, mut malformed, mut ok) = (0usize, 0usize, 0usize, 0usize);
+    // The digest length every line must have: a shorter (or longer) digest is not a match, even for a XOF.
+    let want_len = Digest::new(a.alg, a.len)?.finish()?.len();
+    let (mut failed, mut unreadable, mut malformed, mut ok, mut bad_lists) = (0usize, 0usize, 0usize, 0usize, 0usize);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    for list in &lists {
-        let reader: Box<dyn BufRead> = if list == "-" {
-            Box::new(std::io::stdin().lock())
+    let mut say = |name: &[u8], what: &str| -> CliResult {
+        let (pre, name) = escape(name);
+        let mut line = pre.as_bytes().to_vec();
+        line.extend_from_slice(&name);
+        line.extend_from_slice(what.as_bytes());
+        line.push(b'\n');
+        out.write_all(&line).map_err(|e| CliError::io("stdout", e))
+    };
+    for list in files_or_stdin(&a.files) {
+        let lname = list.display().to_string();
+        let mut data = Vec::new();
+        let read = if list.as_os_str() == "-" {
+            std::io::stdin().lock().read_to_end(&mut data)
         } else {
-            Box::new(std::io::BufReader::new(std::fs::File::open(list).map_err(|e| CliError::io(list, e))?))
+            std::fs::File::open(&list).and_then(|mut f| f.read_to_end(&mut data))
         };
-        for (lineno, line) in reader.lines().enumerate() {
-            let line = line.map_err(|e| CliError::io(list, e))?;
-            if line.trim().is_empty() {
+        if let Err(e) = read {
+            eprintln!("pqkit: {lname}: {e}");
+            bad_lists += 1;
+            continue;
+        }
+        let mut lines_ok = 0usize;
+        for (lineno, line) in data.split(|&c| c == b'\n').enumerate() {
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if line.is_empty() || line.starts_with(b"#") {
                 continue;
             }
-            let (esc, rest) = match line.strip_prefix('\\') {
-                Some(r) => (true, r),
-                None => (false, line.as_str()),
-            };
-            let parsed = rest.split_once(' ').and_then(|(h, n)| {
-                let n = n.strip_prefix(' ').or_else(|| n.strip_prefix('*'))?;
-                let d = hex::decode(h).ok().filter(|d| !d.is_empty())?;
-                Some((d, if esc { unescape(n) } else { n.to_string() }))
-            });
-            let Some((want, name)) = parsed else {
-                eprintln!("pqkit: {list}:{}: improperly formatted digest line", lineno + 1);
+            let Some((want, name)) = parse_line(line, want_len) else {
+                if a.warn {
+                    eprintln!("pqkit: {lname}: {}: improperly formatted {:?} checksum line", lineno + 1, a.alg);
+                }
                 malformed += 1;
                 continue;
             };
-            let len = if default_len(a.alg).is_some() { Some(a.len.unwrap_or(want.len())) } else { None };
-            match digest_path(a.alg, len, &name) {
+            lines_ok += 1;
+            let path = path_of(&name);
+            if a.ignore_missing && path.as_os_str() != "-" && !path.exists() {
+                continue;
+            }
+            match digest_path(a.alg, a.len, &path) {
                 Ok(got) if pqkit::ct::eq(&got, &want) => {
                     ok += 1;
-                    if !a.quiet {
-                        let _ = writeln!(out, "{name}: OK");
+                    if !a.quiet && !a.status {
+                        say(&name, ": OK")?;
                     }
                 }
                 Ok(_) => {
                     failed += 1;
-                    let _ = writeln!(out, "{name}: FAILED");
+                    if !a.status {
+                        say(&name, ": FAILED")?;
+                    }
                 }
                 Err(e) => {
                     unreadable += 1;
-                    let (CliError::Usage(m) | CliError::Auth(m)) = e;
-                    eprintln!("pqkit: {m}");
-                    let _ = writeln!(out, "{name}: FAILED open or read");
+                    if !a.status {
+                        let (CliError::Usage(m) | CliError::Auth(m)) = e;
+                        eprintln!("pqkit: {m}");
+                        say(&name, ": FAILED open or read")?;
+                    }
                 }
             }
         }
+        if lines_ok == 0 {
+            eprintln!("pqkit: {lname}: no properly formatted {:?} checksum lines found", a.alg);
+            bad_lists += 1;
+        } else if a.ignore_missing && ok + failed + unreadable == 0 {
+            eprintln!("pqkit: {lname}: no file was verified");
+            bad_lists += 1;
+        }
     }
-    let _ = out.flush();
-    if malformed > 0 && ok + failed + unreadable == 0 {
-        return Err(CliError::usage("no properly formatted digest lines found"));
+    out.flush().map_err(|e| CliError::io("stdout", e))?;
+    if !a.status {
+        if malformed > 0 {
+            eprintln!("pqkit: WARNING: {malformed} line(s) improperly formatted");
+        }
+        if unreadable > 0 {
+            eprintln!("pqkit: WARNING: {unreadable} listed file(s) could not be read");
+        }
+        if failed > 0 {
+            eprintln!("pqkit: WARNING: {failed} computed checksum(s) did NOT match");
+        }
     }
-    if failed > 0 || unreadable > 0 {
-        return Err(CliError::auth(format!(
-            "WARNING: {failed} computed digest(s) did not match, {unreadable} file(s) could not be read"
-        )));
-    }
-    if malformed > 0 {
-        return Err(CliError::usage(format!("{malformed} line(s) improperly formatted")));
+    if failed > 0 || unreadable > 0 || bad_lists > 0 || (a.strict && malformed > 0) {
+        return Err(CliError::Auth(String::new()));
     }
     Ok(())
 }

@@ -56,7 +56,14 @@ impl From<pqkit::Error> for CliError {
 pub type CliResult<T = ()> = Result<T, CliError>;
 
 #[derive(Parser)]
-#[command(name = "pqkit", version, about = "Fast, post-quantum-ready cryptography", max_term_width = 100)]
+#[command(
+    name = "pqkit",
+    version,
+    about = "Fast, post-quantum-ready cryptography",
+    max_term_width = 100,
+    after_help = "Exit codes: 0 success; 1 decryption, verification or a --check failed (or a file could not be \
+                  checked); 2 usage or input error (bad option, unreadable input, refused output, a limit exceeded)."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -155,7 +162,9 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::Auth(m)) => {
-            eprintln!("pqkit: {m}");
+            if !m.is_empty() {
+                eprintln!("pqkit: {m}");
+            }
             ExitCode::from(1)
         }
         Err(CliError::Usage(m)) => {

@@ -15,6 +15,21 @@ enum Tmp {
     Named(tempfile::NamedTempFile),
 }
 
+/// Refuses, even with `--force`, an output path that is a symbolic link (never followed nor replaced, as
+/// age and minisign do) or anything but a regular file (a device, FIFO, socket or directory).
+pub fn refuse_special(dest: &Path) -> CliResult {
+    let name = dest.display().to_string();
+    match dest.symlink_metadata() {
+        Ok(m) if m.file_type().is_symlink() => Err(CliError::usage(format!(
+            "{name}: is a symbolic link: refusing to write through it or replace it (remove it first)"
+        ))),
+        Ok(m) if !m.is_file() => Err(CliError::usage(format!(
+            "{name}: not a regular file (a device, FIFO, socket or directory): refusing to write to it"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// An output file that appears at its destination only on [`commit`](AtomicOut::commit).
 pub struct AtomicOut {
     tmp: Tmp,
@@ -26,6 +41,7 @@ impl AtomicOut {
     /// Prepares `dest`. Fails at once if `dest` exists and `force` is false.
     pub fn create(dest: &Path, force: bool) -> CliResult<Self> {
         let name = dest.display().to_string();
+        refuse_special(dest)?;
         if !force && dest.symlink_metadata().is_ok() {
             return Err(CliError::usage(format!("{name}: output file exists (use --force to overwrite it)")));
         }

@@ -223,6 +223,7 @@ pub(crate) fn in_file(path: &Path) -> impl Fn(pqkit::Error) -> CliError + '_ {
 
 /// Refuses early if an output exists and `force` is not set (so no key pair is half written).
 pub(crate) fn check_new(path: &Path, force: bool) -> CliResult {
+    crate::outfile::refuse_special(path)?;
     if !force && path.symlink_metadata().is_ok() {
         return Err(CliError::usage(format!("{}: already exists (use --force to replace it)", path.display())));
     }
@@ -232,6 +233,7 @@ pub(crate) fn check_new(path: &Path, force: bool) -> CliResult {
 /// Writes a new file (mode 0600 if `secret`), refusing to replace one unless `force`.
 pub(crate) fn write_new(path: &Path, data: &[u8], force: bool, secret: bool) -> CliResult {
     let name = path.display().to_string();
+    crate::outfile::refuse_special(path)?;
     if force && path.symlink_metadata().is_ok() {
         std::fs::remove_file(path).map_err(|e| CliError::io(&name, e))?;
     }
@@ -254,6 +256,34 @@ pub(crate) fn write_new(path: &Path, data: &[u8], force: bool, secret: bool) -> 
     f.write_all(data).and_then(|_| f.sync_all()).map_err(|e| CliError::io(&name, e))
 }
 
+/// Writes a key pair: refuses the same path twice before writing anything, and removes the first file if
+/// the second cannot be written, so that no half pair is left behind.
+pub(crate) fn write_pair(sk: &Path, sk_data: &[u8], vk: &Path, vk_data: &[u8], force: bool) -> CliResult {
+    check_pair(sk, vk, force)?;
+    write_new(sk, sk_data, force, true)?;
+    write_new(vk, vk_data, force, false).inspect_err(|_| {
+        let _ = std::fs::remove_file(sk);
+    })
+}
+
+/// The checks before a key pair is generated: two distinct paths, neither existing unless `force`.
+pub(crate) fn check_pair(sk: &Path, vk: &Path, force: bool) -> CliResult {
+    let same = sk == vk
+        || match (std::path::absolute(sk), std::path::absolute(vk)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        }
+        || crate::fileenc::same_file(sk, vk);
+    if same {
+        return Err(CliError::usage(format!(
+            "{}: the private and public keys cannot be written to the same file",
+            vk.display()
+        )));
+    }
+    check_new(sk, force)?;
+    check_new(vk, force)
+}
+
 pub(crate) fn print_line(s: &str) -> CliResult {
     let mut o = std::io::stdout().lock();
     writeln!(o, "{s}").and_then(|_| o.flush()).map_err(|e| CliError::io("stdout", e))
@@ -262,15 +292,13 @@ pub(crate) fn print_line(s: &str) -> CliResult {
 // ---- ML-KEM ----
 
 fn kem_keygen<P: mlkem::Params>(seed: Option<&[u8]>, dk: &Path, ek: &Path, force: bool) -> CliResult {
-    check_new(dk, force)?;
-    check_new(ek, force)?;
+    check_pair(dk, ek, force)?;
     let (d, e) = match seed {
         Some(s) => mlkem::DecapsulationKey::<P>::from_seed64(s)?,
         None => mlkem::DecapsulationKey::<P>::generate()?,
     };
     let dk_bytes = d.to_bytes();
-    write_new(dk, dk_bytes.as_ref(), force, true)?;
-    write_new(ek, e.as_bytes(), force, false)
+    write_pair(dk, dk_bytes.as_ref(), ek, e.as_bytes(), force)
 }
 
 fn kem_encaps<P: mlkem::Params>(ek: &Path, ct: &Path, m: Option<&[u8]>, force: bool) -> CliResult {
@@ -330,15 +358,13 @@ pub fn kem(a: KemArgs) -> CliResult {
 // ---- ML-DSA ----
 
 fn sig_keygen<P: mldsa::Params>(seed: Option<&[u8]>, sk: &Path, vk: &Path, force: bool) -> CliResult {
-    check_new(sk, force)?;
-    check_new(vk, force)?;
+    check_pair(sk, vk, force)?;
     let (s, v) = match seed {
         Some(s) => mldsa::SigningKey::<P>::from_seed_bytes(s)?,
         None => mldsa::SigningKey::<P>::generate()?,
     };
     let sk_bytes = s.to_bytes();
-    write_new(sk, (*sk_bytes).as_ref(), force, true)?;
-    write_new(vk, v.as_bytes(), force, false)
+    write_pair(sk, (*sk_bytes).as_ref(), vk, v.as_bytes(), force)
 }
 
 fn sig_sign<P: mldsa::Params>(
@@ -375,7 +401,9 @@ fn sig_verify<P: mldsa::Params>(vk: &Path, sig: &Path, ctx: &[u8], input: &Optio
             None => raw.to_vec(),
         }
     };
-    let s = mldsa::Signature::<P>::from_bytes(&sig_bytes).map_err(in_file(sig))?;
+    // A malformed signature is a failed verification (exit 1), not a usage error.
+    let s = mldsa::Signature::<P>::from_bytes(&sig_bytes)
+        .map_err(|e| CliError::auth(format!("{}: signature verification failed ({e})", sig.display())))?;
     let msg = read_input(input)?;
     match key.verify(&msg, ctx, &s) {
         Ok(()) => print_line("OK"),

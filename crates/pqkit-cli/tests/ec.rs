@@ -151,7 +151,7 @@ fn ed25519_random_round_trip_and_failures() {
 }
 
 #[test]
-fn ed25519_malformed_input_is_exit_2() {
+fn ed25519_malformed_input_is_exit_2_and_bad_signatures_exit_1() {
     let dir = tempfile::tempdir().unwrap();
     let (sk, vk) = ed_keygen(dir.path(), "k", Some(T1_SEED));
     let msg = dir.path().join("empty");
@@ -201,19 +201,19 @@ fn ed25519_malformed_input_is_exit_2() {
 
     // Malformed signatures: wrong length, not hex, S not below L.
     let short = write("short.sig", &T1_SIG.as_bytes()[..126]);
-    verify(&vk, &short, &msg).code(2).stderr(predicate::str::contains("signature must be 64 bytes"));
+    verify(&vk, &short, &msg).code(1).stderr(predicate::str::contains("signature must be 64 bytes"));
     let nothex = write("nothex.sig", b"zz");
-    verify(&vk, &nothex, &msg).code(2).stderr(predicate::str::contains("nothex.sig"));
+    verify(&vk, &nothex, &msg).code(1).stderr(predicate::str::contains("nothex.sig"));
     let mut big_s = hex::decode(T1_SIG).unwrap();
     big_s[63] = 0xff;
     let big = write("big.sig", &big_s);
-    verify(&vk, &big, &msg).code(2).stderr(predicate::str::contains("not below the group order"));
+    verify(&vk, &big, &msg).code(1).stderr(predicate::str::contains("not below the group order"));
     let mut bad_r = hex::decode(T1_SIG).unwrap();
     bad_r[..32].copy_from_slice(&[0xff; 32]);
     bad_r[31] = 0x7f; // y = 2^255 - 1, not below p
     let badr = write("badr.sig", &bad_r);
     verify(&vk, &badr, &msg)
-        .code(2)
+        .code(1)
         .stderr(predicate::str::contains("badr.sig").and(predicate::str::contains("signature R: non-canonical")));
 
     // Options: a context (Ed25519 takes none), a seed of the wrong length or not hex.
@@ -526,7 +526,7 @@ fn ecdsa_round_trips_hedged_low_s_and_failures() {
         fs::write(&high, der_sig(&r_hex, &pad(hi))).unwrap();
         ecdsa_verify(alg, &vk, &low, &msg, &["--low-s"]).success();
         ecdsa_verify(alg, &vk, &high, &msg, &[]).success();
-        ecdsa_verify(alg, &vk, &high, &msg, &["--low-s"]).code(2).stderr(predicate::str::contains("low-S"));
+        ecdsa_verify(alg, &vk, &high, &msg, &["--low-s"]).code(1).stderr(predicate::str::contains("low-S"));
         if alg == "secp256k1" {
             // secp256k1 signatures come out low-S.
             assert_eq!(hex::decode(&d1).unwrap(), hex::decode(fs::read_to_string(&low).unwrap()).unwrap());
@@ -582,7 +582,7 @@ fn ecdsa_and_ecdh_malformed_input_is_exit_2() {
             vec![0u8; 63],
         ] {
             fs::write(&sig, &bad).unwrap();
-            ecdsa_verify(alg, &vk, &sig, &msg, &[]).code(2).stderr(predicate::str::contains("sig"));
+            ecdsa_verify(alg, &vk, &sig, &msg, &[]).code(1).stderr(predicate::str::contains("sig"));
         }
         // A context is refused; keys of the wrong kind or curve are refused.
         pqkit().args(["sign", "sign", "--alg", alg, "--ctx", "00", "--sk"]).arg(&sk).arg(&msg).assert().code(2);
