@@ -80,6 +80,15 @@ fn generated_keys_roundtrip_and_match_bigint() {
         assert!(diff.bits() > half - 100);
         assert!(d.bits() > half);
         assert!(d < n);
+        // d = e^-1 mod λ, λ = lcm(p − 1, q − 1), and d < λ (FIPS 186-5 §A.1.1)
+        let (pm1, qm1) = (&p - 1u8, &q - 1u8);
+        let mut g = (pm1.clone(), qm1.clone());
+        while g.1 != BigUint::from(0u8) {
+            g = (g.1.clone(), &g.0 % &g.1);
+        }
+        let lambda = &pm1 * &qm1 / &g.0;
+        assert!(d < lambda);
+        assert_eq!((&d * 65537u32) % &lambda, BigUint::from(1u8));
         // re-import from components and from CRT components gives the same key
         let k2 = RsaPrivateKey::from_components(&n.to_bytes_be(), &[1, 0, 1], &key.d(), &key.p(), &key.q()).unwrap();
         assert_eq!(&k2.dp()[..], &key.dp()[..]);
@@ -268,4 +277,30 @@ fn debug_prints_no_secret() {
         assert!(!s.contains(&dec[..20]));
     }
     assert!(s.contains(&hex(&key.public_key().n()[..8])));
+}
+
+/// Rough timing (run with `--ignored --nocapture`); speed is measured with pqkit-bench, never asserted.
+#[test]
+#[ignore]
+fn timing_private() {
+    for bits in [2048usize, 3072, 4096] {
+        let t = std::time::Instant::now();
+        let key = RsaPrivateKey::generate(bits, &mut rng(11)).unwrap();
+        let kg = t.elapsed();
+        let k = key.public_key().size();
+        let mut x = vec![0u8; k];
+        x[1] = 7;
+        let iters = 200 * 2048 / bits / (bits / 2048);
+        let t = std::time::Instant::now();
+        for _ in 0..iters {
+            x = key.raw_private(&x).unwrap().to_vec();
+        }
+        let per = t.elapsed() / iters as u32;
+        let t = std::time::Instant::now();
+        for _ in 0..iters * 10 {
+            x = key.public_key().raw_public(&x).unwrap();
+        }
+        let per_pub = t.elapsed() / (iters * 10) as u32;
+        println!("RSA-{bits}: keygen {kg:?}, private {per:?}/op, public {per_pub:?}/op");
+    }
 }

@@ -306,6 +306,102 @@ pub(crate) fn shr1(a: &mut [u64]) {
     }
 }
 
+/// Number of trailing zero bits of `a` (all of `64·len` if `a` is zero), constant time.
+pub(crate) fn trailing_zeros_ct(a: &[u64]) -> u64 {
+    let mut tz = 0u64;
+    let mut seen = 0u64;
+    for i in 0..64 * a.len() {
+        seen |= (a[i / 64] >> (i % 64)) & 1;
+        tz += 1 ^ seen;
+    }
+    tz
+}
+
+/// `a >>= s` for a secret shift `s < 64·len`, constant time (one conditional one-bit shift per bit position).
+pub(crate) fn shr_ct(a: &mut [u64], s: u64) {
+    let mut sh = a.to_vec();
+    for k in 0..64 * a.len() as u64 {
+        sh.copy_from_slice(a);
+        shr1(&mut sh);
+        cond_copy(a, &sh, (k.wrapping_sub(s) >> 63) & 1);
+    }
+    crate::ct::wipe(&mut sh);
+}
+
+/// gcd of two odd values of the same length, constant time: the binary algorithm run for a fixed
+/// `2·64·len` steps with a masked swap and subtraction (each step removes at least one bit of u or v).
+pub(crate) fn gcd_odd_ct(a: &[u64], b: &[u64]) -> Vec<u64> {
+    let mut u = a.to_vec();
+    let mut v = b.to_vec();
+    let mut t = vec![0u64; a.len()];
+    for _ in 0..2 * 64 * a.len() {
+        let odd = u[0] & 1;
+        let swap = odd & lt(&u, &v);
+        // masked swap
+        t.copy_from_slice(&u);
+        cond_copy(&mut u, &v, swap);
+        cond_copy(&mut v, &t, swap);
+        cond_sub(&mut u, &v, odd);
+        shr1(&mut u);
+    }
+    crate::ct::wipe(&mut u);
+    crate::ct::wipe(&mut t);
+    v
+}
+
+/// The inverse of an odd `a` modulo 2^(64·a.len()) by Newton iteration, constant time.
+pub(crate) fn inv_pow2_ct(a: &[u64]) -> Vec<u64> {
+    let w = a.len();
+    let mut x = vec![0u64; w];
+    let mut inv = a[0];
+    for _ in 0..5 {
+        inv = inv.wrapping_mul(2u64.wrapping_sub(a[0].wrapping_mul(inv)));
+    }
+    x[0] = inv;
+    // precision doubles each step: 64, 128, ... ≥ 64·w bits
+    let mut prec = 64;
+    while prec < 64 * w {
+        // x = x·(2 − a·x) mod 2^(64w)
+        let mut ax = mul(a, &x);
+        ax.truncate(w);
+        let mut two = vec![0u64; w];
+        two[0] = 2;
+        sub_assign(&mut two, &ax);
+        let mut nx = mul(&x, &two);
+        nx.truncate(w);
+        crate::ct::wipe(&mut x);
+        x = nx;
+        crate::ct::wipe(&mut ax);
+        prec *= 2;
+    }
+    x
+}
+
+/// lcm(a, b) for two even values of the same length (p − 1 and q − 1), constant time: with
+/// g = gcd(a, b) = 2^s·g′ (g′ odd), λ = (a·b·g′^-1 mod 2^(64·2len)) >> s, an exact division.
+pub(crate) fn lcm_even_ct(a: &[u64], b: &[u64]) -> Vec<u64> {
+    let l = a.len();
+    let ta = trailing_zeros_ct(a);
+    let tb = trailing_zeros_ct(b);
+    let s = ta ^ ((ta ^ tb) & mask(((tb.wrapping_sub(ta)) >> 63) & 1)); // min(ta, tb)
+    let mut ao = a.to_vec();
+    shr_ct(&mut ao, ta);
+    let mut bo = b.to_vec();
+    shr_ct(&mut bo, tb);
+    let g = gcd_odd_ct(&ao, &bo);
+    let mut gw = vec![0u64; 2 * l];
+    gw[..l].copy_from_slice(&g);
+    let ginv = inv_pow2_ct(&gw);
+    let ab = mul(a, b);
+    let mut q = mul(&ab, &ginv);
+    q.truncate(2 * l);
+    shr_ct(&mut q, s);
+    crate::ct::wipe(&mut ao);
+    crate::ct::wipe(&mut bo);
+    crate::ct::wipe(&mut gw);
+    q
+}
+
 /// Modular inverse of a public (or blinded) `a` modulo an odd public `m`, variable time (binary extended
 /// Euclid). `a` and `m` have the same length. Returns `None` if gcd(a, m) ≠ 1.
 pub(crate) fn inv_mod_odd_vartime(a: &[u64], m: &[u64]) -> Option<Vec<u64>> {
@@ -393,6 +489,19 @@ mod tests {
     fn bits_ct_matches() {
         for a in [[0u64, 0], [1, 0], [0, 1], [u64::MAX, 5], [7, 0x8000_0000_0000_0000]] {
             assert_eq!(bits_ct(&a), bits_vartime(&a));
+        }
+    }
+
+    #[test]
+    fn lcm_small() {
+        fn gcd(a: u64, b: u64) -> u64 {
+            if b == 0 { a } else { gcd(b, a % b) }
+        }
+        for (a, b) in [(12u64, 18u64), (1_000_000_006, 998_244_352), (2, 2), (96, 1024), (65536, 6), (10, 15 * 2)] {
+            let l = lcm_even_ct(&[a, 0], &[b, 0]);
+            let want = (a as u128) * (b as u128) / gcd(a, b) as u128;
+            assert_eq!(l[0] as u128 | ((l[1] as u128) << 64), want, "{a} {b}");
+            assert!(l[2..].iter().all(|&w| w == 0));
         }
     }
 

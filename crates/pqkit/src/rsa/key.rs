@@ -518,13 +518,15 @@ fn fill_random(buf: &mut [u8], key: &RsaPrivateKey, input: &[u8], which: u8) -> 
     Ok(())
 }
 
-/// d = e^-1 mod φ(n) computed without division by secrets: with t = φ^-1 mod e (e prime, small),
-/// d = (1 + φ·(e − t)) / e, an exact division done by multiplying with e^-1 mod 2^64.
+/// d = e^-1 mod λ(n), λ = lcm(p − 1, q − 1) (FIPS 186-5 §A.1.1), computed without division by secrets: with
+/// t = λ^-1 mod e (e prime, small), d = (1 + λ·(e − t)) / e, an exact division done by multiplying with
+/// e^-1 mod 2^64.
 fn private_exponent(p: &[u64], q: &[u64], e: u32) -> Vec<u64> {
     let pm1 = Zeroizing::new(minus_one(p));
     let qm1 = Zeroizing::new(minus_one(q));
-    let phi = Zeroizing::new(bigint::mul(&pm1, &qm1));
-    let r = bigint::rem_small(&phi, e) as u64; // non-zero: gcd(e, p − 1) = gcd(e, q − 1) = 1
+    let mut lambda = Zeroizing::new(bigint::lcm_even_ct(&pm1, &qm1));
+    lambda.truncate(p.len() + q.len());
+    let r = bigint::rem_small(&lambda, e) as u64; // non-zero: gcd(e, p − 1) = gcd(e, q − 1) = 1
     // t = r^(e − 2) mod e (public exponent, constant-time products)
     let mut t = 1u64;
     let mut exp = e as u64 - 2;
@@ -536,9 +538,9 @@ fn private_exponent(p: &[u64], q: &[u64], e: u32) -> Vec<u64> {
         base = bigint::rem_small_u64(base * base, e) as u64;
         exp >>= 1;
     }
-    let mut x = Zeroizing::new(bigint::mul_small(&phi, e as u64 - t));
+    let mut x = Zeroizing::new(bigint::mul_small(&lambda, e as u64 - t));
     bigint::add_assign(&mut x, &[1]);
     let mut d = bigint::div_exact_small(&x, e as u64);
-    d.truncate(phi.len());
+    d.truncate(lambda.len());
     d
 }

@@ -10,6 +10,9 @@ use zeroize::Zeroize;
 
 use super::bigint::{self, cond_sub, mask};
 
+/// Largest modulus in limbs (8192 bits).
+pub(crate) const MAX_LIMBS: usize = 128;
+
 /// A modulus with its Montgomery constants. For p and q these are secret: zeroized on drop.
 #[derive(Clone)]
 pub(crate) struct MontCtx {
@@ -77,10 +80,11 @@ impl MontCtx {
     /// CIOS, portable.
     pub(crate) fn mul(&self, out: &mut [u64], a: &[u64], b: &[u64]) {
         let l = self.m.len();
-        let m = &self.m;
-        let mut t = vec![0u64; l + 2];
-        for i in 0..l {
-            let ai = a[i] as u128;
+        let m = &self.m[..l];
+        let (a, b) = (&a[..l], &b[..l]);
+        let mut t = [0u64; MAX_LIMBS + 2];
+        for &ai in a {
+            let ai = ai as u128;
             let mut c = 0u128;
             for j in 0..l {
                 let s = ai * b[j] as u128 + t[j] as u128 + c;
@@ -104,13 +108,21 @@ impl MontCtx {
             t[l] = s2 as u64;
             t[l + 1] = 0;
         }
-        // t < 2m: subtract m if t >= m (t has L+1 limbs).
-        let ge = (1 ^ bigint::lt(&t[..l], m)) | (1 ^ bigint::is_zero_u64(t[l]));
-        let mut r = t[..l].to_vec();
-        cond_sub(&mut r, m, ge);
-        out.copy_from_slice(&r);
-        r.zeroize();
-        t.zeroize();
+        // t < 2m: subtract m if t >= m (t has L+1 limbs). Subtract into `out`, keep t if it borrowed.
+        let mut br = 0u64;
+        for j in 0..l {
+            let (d1, b1) = t[j].overflowing_sub(m[j]);
+            let (d2, b2) = d1.overflowing_sub(br);
+            out[j] = d2;
+            br = (b1 | b2) as u64;
+        }
+        // borrow out of the L+1-limb subtraction: t < m, keep t.
+        let (_, keep) = t[l].overflowing_sub(br);
+        let keep = mask(keep as u64);
+        for j in 0..l {
+            out[j] = (out[j] & !keep) | (t[j] & keep);
+        }
+        crate::ct::wipe(&mut t[..l + 2]);
     }
 
     pub(crate) fn sqr(&self, out: &mut [u64], a: &[u64]) {
@@ -194,7 +206,7 @@ impl MontCtx {
         for w in (0..nwin).rev() {
             for _ in 0..W {
                 self.sqr(&mut tmp, &acc);
-                acc.copy_from_slice(&tmp);
+                core::mem::swap(&mut acc, &mut tmp);
             }
             let mut idx = 0u64;
             for b in 0..W {
@@ -205,7 +217,7 @@ impl MontCtx {
             }
             select(&mut sel, &table, idx, l);
             self.mul(&mut tmp, &acc, &sel);
-            acc.copy_from_slice(&tmp);
+            core::mem::swap(&mut acc, &mut tmp);
         }
         table.zeroize();
         tmp.zeroize();
