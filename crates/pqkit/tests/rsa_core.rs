@@ -304,3 +304,70 @@ fn timing_private() {
         println!("RSA-{bits}: keygen {kg:?}, private {per:?}/op, public {per_pub:?}/op");
     }
 }
+
+mod against_rsa_crate {
+    use super::*;
+    use rsa::BoxedUint;
+    use rsa::traits::{PrivateKeyParts, PublicKeyParts};
+
+    fn bu(b: &[u8]) -> BoxedUint {
+        BoxedUint::from_be_slice_vartime(b)
+    }
+
+    fn bytes(x: &BoxedUint) -> Vec<u8> {
+        x.to_be_bytes_trimmed_vartime().to_vec()
+    }
+
+    fn raw_private_both(theirs: &rsa::PrivateKey, ours: &RsaPrivateKey, seed: u8) {
+        let k = ours.public_key().size();
+        let n = big(&ours.public_key().n());
+        let mut r = rng(seed);
+        for _ in 0..3 {
+            let c = pad(&random_below(&n, k, &mut r), k);
+            let want =
+                rsa::hazmat::rsa_decrypt_and_check(theirs, None::<&mut pqkit::rng::ChaCha20Rng>, &bu(&c)).unwrap();
+            let got = ours.raw_private(&c).unwrap();
+            assert_eq!(big(&got), big(&bytes(&want)));
+            let enc = rsa::hazmat::rsa_encrypt(theirs.as_public_key(), &bu(&c)).unwrap();
+            assert_eq!(big(&ours.public_key().raw_public(&c).unwrap()), big(&bytes(&enc)));
+        }
+    }
+
+    #[test]
+    fn keys_generated_by_the_rsa_crate() {
+        for (bits, seed) in [(2048usize, 21u8), (3072, 22), (4096, 23)] {
+            let theirs = rsa::PrivateKey::new(&mut rng(seed), bits).unwrap();
+            let primes = theirs.primes();
+            assert_eq!(primes.len(), 2);
+            let n = bytes(theirs.n());
+            let e = bytes(theirs.e());
+            let d = bytes(theirs.d());
+            let p = bytes(&primes[0]);
+            let q = bytes(&primes[1]);
+            let ours = RsaPrivateKey::from_components(&n, &e, &d, &p, &q).unwrap();
+            assert_eq!(ours.public_key().n(), n);
+            assert_eq!(ours.public_key().e(), e);
+            raw_private_both(&theirs, &ours, seed);
+        }
+    }
+
+    #[test]
+    fn keys_generated_by_pqkit_pass_the_rsa_crate_validation() {
+        for (bits, seed) in [(2048usize, 31u8), (3072, 32), (4096, 33)] {
+            let ours = RsaPrivateKey::generate(bits, &mut rng(seed)).unwrap();
+            let pk = ours.public_key();
+            let theirs = rsa::PrivateKey::from_components(
+                bu(&pk.n()),
+                bu(&pk.e()),
+                bu(&ours.d()),
+                vec![bu(&ours.p()), bu(&ours.q())],
+            )
+            .unwrap();
+            theirs.validate().unwrap();
+            // their CRT values equal ours
+            assert_eq!(big(&bytes(theirs.dp().unwrap())), big(&ours.dp()));
+            assert_eq!(big(&bytes(theirs.dq().unwrap())), big(&ours.dq()));
+            raw_private_both(&theirs, &ours, seed);
+        }
+    }
+}
