@@ -316,6 +316,76 @@ pub(crate) fn select(out: &mut [u64], table: &[u64], idx: u64, l: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use num_bigint::BigUint;
+
+    fn to_big(a: &[u64]) -> BigUint {
+        let mut b = Vec::new();
+        for w in a {
+            b.extend_from_slice(&w.to_le_bytes());
+        }
+        BigUint::from_bytes_le(&b)
+    }
+
+    fn from_big(x: &BigUint, l: usize) -> Vec<u64> {
+        let mut v = x.to_u64_digits();
+        v.resize(l, 0);
+        v
+    }
+
+    /// Deterministic pseudo-random limbs (xorshift; test data only).
+    fn limbs(seed: &mut u64, l: usize) -> Vec<u64> {
+        (0..l)
+            .map(|_| {
+                *seed ^= *seed << 13;
+                *seed ^= *seed >> 7;
+                *seed ^= *seed << 17;
+                *seed
+            })
+            .collect()
+    }
+
+    /// Differential test against num-bigint: Montgomery product, square, reduction of wide inputs,
+    /// constant-time and public exponentiation, at the RSA sizes (moduli and primes) and odd sizes.
+    #[test]
+    fn differential_against_num_bigint() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for bits in [512usize, 1024, 1536, 2048, 3072, 4096, 8192, 1000, 2050] {
+            let l = bigint::limbs_for_bits(bits);
+            for _ in 0..3 {
+                let mut m = limbs(&mut seed, l);
+                m[0] |= 1;
+                let top = bits - 64 * (l - 1);
+                m[l - 1] &= u64::MAX >> (64 - top);
+                m[l - 1] |= 1 << (top - 1);
+                let mb = to_big(&m);
+                let ctx = MontCtx::new(&m);
+                let r = BigUint::from(1u8) << (64 * l);
+                assert_eq!(to_big(&ctx.one), &r % &mb);
+                assert_eq!(to_big(&ctx.r2), (&r * &r) % &mb);
+                let a = from_big(&(to_big(&limbs(&mut seed, l)) % &mb), l);
+                let b = from_big(&(to_big(&limbs(&mut seed, l)) % &mb), l);
+                let (ab, bb) = (to_big(&a), to_big(&b));
+                let mut out = vec![0u64; l];
+                ctx.mul(&mut out, &a, &b);
+                // out·R ≡ a·b (mod m)
+                assert_eq!((to_big(&out) * &r) % &mb, (&ab * &bb) % &mb);
+                assert!(to_big(&out) < mb);
+                ctx.sqr(&mut out, &a);
+                assert_eq!((to_big(&out) * &r) % &mb, (&ab * &ab) % &mb);
+                // round trip through the domain
+                assert_eq!(to_big(&ctx.from_mont(&ctx.to_mont(&a))), ab);
+                // reduction of a wide (3L-limb) value
+                let w = limbs(&mut seed, 3 * l);
+                assert_eq!(to_big(&ctx.from_mont(&ctx.reduce_to_mont(&w))), to_big(&w) % &mb);
+                // exponentiation with a full-width secret exponent and with a short public one
+                let e = limbs(&mut seed, if bits <= 2048 { l } else { 4 });
+                let got = ctx.from_mont(&ctx.pow_ct(&ctx.to_mont(&a), &e));
+                assert_eq!(to_big(&got), ab.modpow(&to_big(&e), &mb));
+                let got = ctx.from_mont(&ctx.pow_vartime(&ctx.to_mont(&a), 65537));
+                assert_eq!(to_big(&got), ab.modpow(&BigUint::from(65537u32), &mb));
+            }
+        }
+    }
 
     #[test]
     fn small_modulus() {
