@@ -102,7 +102,7 @@ impl MontCtx {
     }
 
     /// Leaves the Montgomery domain.
-    pub(crate) fn from_mont(&self, a: &[u64]) -> Vec<u64> {
+    pub(crate) fn leave_mont(&self, a: &[u64]) -> Vec<u64> {
         let mut one = vec![0u64; self.limbs()];
         one[0] = 1;
         let mut out = vec![0u64; self.limbs()];
@@ -373,15 +373,15 @@ mod tests {
                 ctx.sqr(&mut out, &a);
                 assert_eq!((to_big(&out) * &r) % &mb, (&ab * &ab) % &mb);
                 // round trip through the domain
-                assert_eq!(to_big(&ctx.from_mont(&ctx.to_mont(&a))), ab);
+                assert_eq!(to_big(&ctx.leave_mont(&ctx.to_mont(&a))), ab);
                 // reduction of a wide (3L-limb) value
                 let w = limbs(&mut seed, 3 * l);
-                assert_eq!(to_big(&ctx.from_mont(&ctx.reduce_to_mont(&w))), to_big(&w) % &mb);
+                assert_eq!(to_big(&ctx.leave_mont(&ctx.reduce_to_mont(&w))), to_big(&w) % &mb);
                 // exponentiation with a full-width secret exponent and with a short public one
                 let e = limbs(&mut seed, if bits <= 2048 { l } else { 4 });
-                let got = ctx.from_mont(&ctx.pow_ct(&ctx.to_mont(&a), &e));
+                let got = ctx.leave_mont(&ctx.pow_ct(&ctx.to_mont(&a), &e));
                 assert_eq!(to_big(&got), ab.modpow(&to_big(&e), &mb));
-                let got = ctx.from_mont(&ctx.pow_vartime(&ctx.to_mont(&a), 65537));
+                let got = ctx.leave_mont(&ctx.pow_vartime(&ctx.to_mont(&a), 65537));
                 assert_eq!(to_big(&got), ab.modpow(&BigUint::from(65537u32), &mb));
             }
         }
@@ -398,12 +398,12 @@ mod tests {
         let bm = ctx.to_mont(&b);
         let mut p = [0u64];
         ctx.mul(&mut p, &am, &bm);
-        let r = ctx.from_mont(&p);
+        let r = ctx.leave_mont(&p);
         let want = ((a[0] as u128 * b[0] as u128) % m[0] as u128) as u64;
         assert_eq!(r[0], want);
         // Fermat: a^(m-1) = 1.
         let e = [m[0] - 1];
-        let x = ctx.from_mont(&ctx.pow_ct(&am, &e));
+        let x = ctx.leave_mont(&ctx.pow_ct(&am, &e));
         assert_eq!(x[0], 1);
     }
 }
