@@ -11,8 +11,14 @@
 //! - `encoding`: PKCS#1, PKCS#8 and SubjectPublicKeyInfo, DER and PEM.
 
 mod bigint;
+mod digest;
+pub mod encoding;
+pub mod oaep;
+pub mod pkcs1v15;
+pub mod pss;
 mod key;
 mod mont;
 mod prime;
 
+pub use digest::HashAlg;
 pub use key::{RsaPrivateKey, RsaPublicKey};
