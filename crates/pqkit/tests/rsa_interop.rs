@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
-use pqkit::rsa::{HashAlg, RsaPrivateKey, RsaPublicKey, oaep::Oaep, pkcs1v15, pss};
 use pqkit::Error;
+use pqkit::rsa::{HashAlg, RsaPrivateKey, RsaPublicKey, oaep::Oaep, pkcs1v15, pss};
 use rand_core::Rng;
 use rsa::pkcs8::DecodePrivateKey;
 use rsa::sha2::{Sha256, Sha384, Sha512};
@@ -186,8 +186,21 @@ fn openssl_encryption_both_ways() {
         // OAEP SHA-256, with and without a label.
         for label in [None, Some("0a0b0c")] {
             let mut args = vec![
-                "pkeyutl", "-encrypt", "-pubin", "-inkey", &pubp, "-in", &m, "-out", &ct, "-pkeyopt",
-                "rsa_padding_mode:oaep", "-pkeyopt", "rsa_oaep_md:sha256", "-pkeyopt", "rsa_mgf1_md:sha256",
+                "pkeyutl",
+                "-encrypt",
+                "-pubin",
+                "-inkey",
+                &pubp,
+                "-in",
+                &m,
+                "-out",
+                &ct,
+                "-pkeyopt",
+                "rsa_padding_mode:oaep",
+                "-pkeyopt",
+                "rsa_oaep_md:sha256",
+                "-pkeyopt",
+                "rsa_mgf1_md:sha256",
             ];
             let lab;
             if let Some(l) = label {
@@ -209,12 +222,34 @@ fn openssl_encryption_both_ways() {
         let c = Oaep::default().encrypt(k.public_key(), &msg).unwrap();
         let cp = t.write("ct2", &c);
         let out = ossl(&[
-            "pkeyutl", "-decrypt", "-inkey", &privp, "-in", &cp, "-pkeyopt", "rsa_padding_mode:oaep", "-pkeyopt",
-            "rsa_oaep_md:sha256", "-pkeyopt", "rsa_mgf1_md:sha256",
+            "pkeyutl",
+            "-decrypt",
+            "-inkey",
+            &privp,
+            "-in",
+            &cp,
+            "-pkeyopt",
+            "rsa_padding_mode:oaep",
+            "-pkeyopt",
+            "rsa_oaep_md:sha256",
+            "-pkeyopt",
+            "rsa_mgf1_md:sha256",
         ]);
         assert_eq!(out, msg);
         // PKCS#1 v1.5 both ways.
-        ossl(&["pkeyutl", "-encrypt", "-pubin", "-inkey", &pubp, "-in", &m, "-out", &ct, "-pkeyopt", "rsa_padding_mode:pkcs1"]);
+        ossl(&[
+            "pkeyutl",
+            "-encrypt",
+            "-pubin",
+            "-inkey",
+            &pubp,
+            "-in",
+            &m,
+            "-out",
+            &ct,
+            "-pkeyopt",
+            "rsa_padding_mode:pkcs1",
+        ]);
         let c = t.read("ct");
         assert_eq!(&pkcs1v15::decrypt(k, &c).unwrap()[..], &msg[..]);
         let c = pkcs1v15::encrypt(k.public_key(), &msg).unwrap();
@@ -250,7 +285,10 @@ fn differential_rsa_crate() {
         let s = th.sign_with_rng(&mut r, rsa::Pss::<Sha256>::new(), &d256).unwrap();
         pss::VerifyingKey::new(k.public_key().clone()).verify(&msg, &s).unwrap();
         let s = th.sign_with_rng(&mut r, rsa::Pss::<Sha512>::new_with_salt(0), &d512).unwrap();
-        pss::VerifyingKey::with_hash(k.public_key().clone(), HashAlg::Sha512).with_salt_len(0).verify(&msg, &s).unwrap();
+        pss::VerifyingKey::with_hash(k.public_key().clone(), HashAlg::Sha512)
+            .with_salt_len(0)
+            .verify(&msg, &s)
+            .unwrap();
         // Encryption both ways.
         let c = Oaep::default().encrypt_with_rng(k.public_key(), &msg, &mut r).unwrap();
         assert_eq!(th.decrypt(rsa::Oaep::<Sha256>::new(), &c).unwrap(), msg);
@@ -401,13 +439,16 @@ fn rejections() {
             x
         })
         .unwrap_err(),
-        oaep.decrypt(k, &pk.raw_public(&{
-            // Valid RSA input, OAEP-invalid: Y ≠ 0.
-            let mut em = vec![0x11u8; size];
-            em[0] = 0x01;
-            em
-        })
-        .unwrap())
+        oaep.decrypt(
+            k,
+            &pk.raw_public(&{
+                // Valid RSA input, OAEP-invalid: Y ≠ 0.
+                let mut em = vec![0x11u8; size];
+                em[0] = 0x01;
+                em
+            })
+            .unwrap(),
+        )
         .unwrap_err(),
     ] {
         assert_eq!(e, one);
@@ -422,7 +463,7 @@ fn rejections() {
         Oaep::new(HashAlg::Sha512).encrypt_with_rng(small_pk, &[0; 1], &mut r),
         Err(Error::InvalidParameter { .. })
     ));
-    assert!(Oaep::new(HashAlg::Sha512).decrypt(&small, &vec![1; 128]).is_err());
+    assert!(Oaep::new(HashAlg::Sha512).decrypt(&small, &[1; 128]).is_err());
 
     // PKCS#1 v1.5 encryption: too long; decryption of a wrong-length or ≥ n ciphertext is a public error.
     assert!(matches!(pkcs1v15::encrypt_with_rng(pk, &vec![0; size - 10], &mut r), Err(Error::MessageTooLong { .. })));

@@ -137,6 +137,14 @@ pub(crate) struct Sha1 {
     total: u64,
 }
 
+impl Drop for Sha1 {
+    fn drop(&mut self) {
+        // OAEP's MGF1 hashes the secret seed and data block: wipe the state.
+        zeroize::Zeroize::zeroize(&mut self.h);
+        zeroize::Zeroize::zeroize(&mut self.buf);
+    }
+}
+
 impl Sha1 {
     pub(crate) fn new() -> Self {
         Sha1 { h: [0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0], buf: [0; 64], buf_len: 0, total: 0 }
@@ -219,10 +227,7 @@ mod tests {
         let cases: [(&[u8], &str); 3] = [
             (b"", "da39a3ee5e6b4b0d3255bfef95601890afd80709"),
             (b"abc", "a9993e364706816aba3e25717850c26c9cd0d89d"),
-            (
-                b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
-                "84983e441c3bd26ebaae4aa1f95129e5e54670f1",
-            ),
+            (b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "84983e441c3bd26ebaae4aa1f95129e5e54670f1"),
         ];
         for (m, want) in cases {
             let d = HashAlg::Sha1.digest(m);

@@ -13,12 +13,12 @@
 mod bigint;
 mod digest;
 pub mod encoding;
-pub mod oaep;
-pub mod pkcs1v15;
-pub mod pss;
 mod key;
 mod mont;
+pub mod oaep;
+pub mod pkcs1v15;
 mod prime;
+pub mod pss;
 
 pub use digest::HashAlg;
 pub use key::{RsaPrivateKey, RsaPublicKey};

@@ -87,7 +87,10 @@ fn emsa_encode(hash: HashAlg, digest: &[u8], k: usize) -> Result<Vec<u8>> {
 pub fn sign_prehashed(key: &RsaPrivateKey, hash: HashAlg, digest: &[u8]) -> Result<Vec<u8>> {
     let public = key.public_key();
     if public.bits() < 2048 {
-        return Err(Error::InvalidParameter { algorithm: SIG, reason: "signing needs a modulus of at least 2048 bits" });
+        return Err(Error::InvalidParameter {
+            algorithm: SIG,
+            reason: "signing needs a modulus of at least 2048 bits",
+        });
     }
     let em = emsa_encode(hash, digest, public.size())?;
     Ok(key.raw_private(&em)?.to_vec())
@@ -129,10 +132,16 @@ impl SigningKey {
     /// A signer with `hash` (SHA-256, SHA-384 or SHA-512; the modulus must have at least 2048 bits).
     pub fn with_hash(key: RsaPrivateKey, hash: HashAlg) -> Result<Self> {
         if !matches!(hash, HashAlg::Sha256 | HashAlg::Sha384 | HashAlg::Sha512) {
-            return Err(Error::InvalidParameter { algorithm: SIG, reason: "signing hash must be SHA-256, SHA-384 or SHA-512" });
+            return Err(Error::InvalidParameter {
+                algorithm: SIG,
+                reason: "signing hash must be SHA-256, SHA-384 or SHA-512",
+            });
         }
         if key.public_key().bits() < 2048 {
-            return Err(Error::InvalidParameter { algorithm: SIG, reason: "signing needs a modulus of at least 2048 bits" });
+            return Err(Error::InvalidParameter {
+                algorithm: SIG,
+                reason: "signing needs a modulus of at least 2048 bits",
+            });
         }
         Ok(SigningKey { key, hash })
     }
@@ -203,7 +212,11 @@ impl VerifyingKey {
 // RSAES-PKCS1-v1_5
 
 /// RSAES-PKCS1-v1_5 encryption of `msg` (at most k − 11 bytes) with padding from `rng`.
-pub fn encrypt_with_rng<R: rand_core::CryptoRng + ?Sized>(key: &RsaPublicKey, msg: &[u8], rng: &mut R) -> Result<Vec<u8>> {
+pub fn encrypt_with_rng<R: rand_core::CryptoRng + ?Sized>(
+    key: &RsaPublicKey,
+    msg: &[u8],
+    rng: &mut R,
+) -> Result<Vec<u8>> {
     let k = key.size();
     if msg.len() + 11 > k {
         return Err(Error::MessageTooLong { algorithm: ENC, max: (k - 11) as u64 });
@@ -314,7 +327,10 @@ pub fn decrypt(key: &RsaPrivateKey, ciphertext: &[u8]) -> Result<Zeroizing<Vec<u
 /// As [`decrypt`], also reporting whether the padding was valid. Reporting it recreates the Bleichenbacher
 /// padding oracle; this exists only so tests can check the rejection decision.
 #[doc(hidden)]
-pub fn decrypt_reporting_validity_for_tests(key: &RsaPrivateKey, ciphertext: &[u8]) -> Result<(Zeroizing<Vec<u8>>, bool)> {
+pub fn decrypt_reporting_validity_for_tests(
+    key: &RsaPrivateKey,
+    ciphertext: &[u8],
+) -> Result<(Zeroizing<Vec<u8>>, bool)> {
     decrypt_inner(key, ciphertext).map(|(m, g)| (m, g != 0))
 }
 

@@ -97,10 +97,8 @@ pub(crate) fn emsa_pss_verify(
         _ => return Err(bad()),
     };
     let salt = &db[one + 1..];
-    if let Some(s) = salt_len {
-        if salt.len() != s {
-            return Err(bad());
-        }
+    if salt_len.is_some_and(|s| salt.len() != s) {
+        return Err(bad());
     }
     let h2 = hash.digest_parts(&[&[0u8; 8], m_hash, salt]);
     if h2.as_slice() != h {
@@ -217,7 +215,12 @@ impl SigningKey {
 
     /// The matching verifier (same hash, same salt length).
     pub fn verifying_key(&self) -> VerifyingKey {
-        VerifyingKey { key: self.key.public_key().clone(), hash: self.hash, mgf_hash: self.hash, salt_len: Some(self.salt_len) }
+        VerifyingKey {
+            key: self.key.public_key().clone(),
+            hash: self.hash,
+            mgf_hash: self.hash,
+            salt_len: Some(self.salt_len),
+        }
     }
 
     /// Signs `msg` with a salt from OS randomness.
