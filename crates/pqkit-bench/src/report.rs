@@ -66,6 +66,24 @@ pub struct Record {
     pub outliers: OutlierCounts,
     /// Threads.
     pub threads: u64,
+    /// Key-generation rows timed over many keys (RSA): the spread over the keys, ns. Absent for other rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_spread: Option<KeySpread>,
+}
+
+/// The spread of a key-generation row timed over a fixed number of keys (one key per sample).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct KeySpread {
+    /// Keys timed.
+    pub keys: u64,
+    /// 10th percentile, ns.
+    pub p10_ns: f64,
+    /// 90th percentile, ns.
+    pub p90_ns: f64,
+    /// Fastest key, ns.
+    pub min_ns: f64,
+    /// Slowest key, ns.
+    pub max_ns: f64,
 }
 
 fn finite(x: f64) -> Option<f64> {
@@ -98,6 +116,13 @@ impl From<&Measurement> for Record {
                 total: o.total() as u64,
             },
             threads: m.threads as u64,
+            key_spread: m.keys.map(|_| KeySpread {
+                keys: m.ns.n as u64,
+                p10_ns: m.ns.p10,
+                p90_ns: m.ns.p90,
+                min_ns: m.ns.min,
+                max_ns: m.ns.max,
+            }),
         }
     }
 }
@@ -332,6 +357,43 @@ pub const METHOD: &str = "## Method
 
 ";
 
+/// The spread table of a key-generation row timed over many keys (see [`crate::registry::KeyCount`]): the ratios
+/// above compare medians; this shows how far single keys stray from them.
+fn key_spread(s: &mut String, ms: &[&Measurement], profile: &str) {
+    let rows: Vec<&&Measurement> = ms.iter().filter(|m| m.keys.is_some() && m.threads == 1).collect();
+    let Some(count) = rows.first().and_then(|m| m.keys) else { return };
+    let _ = writeln!(
+        s,
+        "Key generation time varies from key to key: {} keys per implementation (`--full`: {}, `--quick`: {}), one \
+         per sample, interleaved.{}\n\n\
+         | implementation | keys | median ms | p10 ms | p90 ms | min ms | max ms | keys/s (median) |\n\
+         |---|---|---|---|---|---|---|---|",
+        rows.iter().map(|m| m.ns.n).min().unwrap_or(0),
+        count.full,
+        count.quick,
+        if profile == "quick" && count.quick < count.full {
+            format!(" Fewer keys than the {} of `--full` under `--quick`: the spread is less certain.", count.full)
+        } else {
+            String::new()
+        }
+    );
+    for m in rows {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} |",
+            m.implementation,
+            m.ns.n,
+            m.ns.median / 1e6,
+            m.ns.p10 / 1e6,
+            m.ns.p90 / 1e6,
+            m.ns.min / 1e6,
+            m.ns.max / 1e6,
+            m.ops_per_sec()
+        );
+    }
+    s.push('\n');
+}
+
 /// Renders REPORT.md.
 pub fn markdown(out: &RunOutput) -> String {
     let e = &out.env;
@@ -450,6 +512,7 @@ pub fn markdown(out: &RunOutput) -> String {
             }
             s.push('\n');
         }
+        key_spread(&mut s, ms, &out.profile);
     }
 
     // (b)
