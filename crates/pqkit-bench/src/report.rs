@@ -350,6 +350,7 @@ pub const METHOD: &str = "## Method
 | ML-KEM / ML-DSA | keygen: nothing; encaps / sign / verify / decaps: key generation from a fixed seed and key parsing | the operation itself (key generation for keygen) |
 | X25519 | keygen: nothing; derive: the private key object and the parsed peer public key (OpenSSL: one `EVP_PKEY_CTX` with the peer set) | keygen: the key object from 32 private bytes (varied per call) and its public key; derive: the shared secret. ring has only single-use keys from its RNG: its keygen and derive include generating one (a `getrandom` call); aws-lc-rs clones its parsed peer key and creates an `EVP_PKEY_CTX` per call, as its `agree` requires |
 | Ed25519 | keygen: nothing; sign / verify: the key pair from a fixed seed and the parsed public key (ring: none, it parses per call) | keygen: the key pair from a 32-byte seed (varied per call); sign / verify of a 1 KiB message (RustCrypto: `verify_strict`) |
+| RSA-2048/3072/4096 | the fixed test key of each size imported from PKCS#8 DER (OpenSSL: an `EVP_PKEY` with one `EVP_PKEY_CTX` per operation, its padding set once; aws-lc-rs and RustCrypto typed keys; public keys parsed from (n, e)); for decrypt / verify, a ciphertext / signature made once | keygen: one fresh key with e = 65537 (a fixed number of keys per implementation, never cut by the time budget; the spread is reported next to the ratios); sign: SHA-256 of 1 KiB and the private-key operation with each library's blinding (PSS draws a 32-byte salt); verify: SHA-256 and the public-key operation (ring parses its key in every call, as its API does); OAEP-SHA256 encrypt of 32 bytes; OAEP decrypt with the padding check |
 | pqkit-bus (Krait-Core's operation names) | the bus, the agents' identities and handshakes, subscriptions, publisher handles; peers: the channels (and their producer threads) | `send_10k`: 10,000 × 64 B published on one subject, then all received by one subscriber in batches (peers: sent, then `try_recv` until empty), plain or sealed (AES-256-GCM: sender seal, broker open and re-seal for the subscriber, subscriber open); `-producers-P`: P threads publish 10,000 each concurrently, then one drain; `subscribe`: one subscribe + unsubscribe with 1,000 subscriptions held; `priority_heap`: 1,000 random-priority messages pushed then popped in order (peer: `BinaryHeap`); `fanout-100`: 100 messages to 100 subscribers, drained; `handshake`: both sides of the hybrid handshake |
 
 - **Allocations** are counted through Rust's allocator on separate, untimed runs; allocations inside OpenSSL and
@@ -372,7 +373,11 @@ fn key_spread(s: &mut String, ms: &[&Measurement], profile: &str) {
         count.full,
         count.quick,
         if profile == "quick" && count.quick < count.full {
-            format!(" Fewer keys than the {} of `--full` under `--quick`: the spread is less certain.", count.full)
+            format!(
+                " `--quick` takes {} keys here instead of the {} of `--full` (which would take minutes): the median \
+                 and spread are less certain.",
+                count.quick, count.full
+            )
         } else {
             String::new()
         }

@@ -166,7 +166,11 @@ impl Rsa {
     }
 
     /// Runs `f` on this key's context for `op`, made and initialised on first use.
-    fn with_ctx<R>(&self, op: Operation, f: impl FnOnce(*mut ffi::EVP_PKEY_CTX) -> Result<R, String>) -> Result<R, String> {
+    fn with_ctx<R>(
+        &self,
+        op: Operation,
+        f: impl FnOnce(*mut ffi::EVP_PKEY_CTX) -> Result<R, String>,
+    ) -> Result<R, String> {
         let mut ctxs = self.ctxs.lock().map_err(|_| "poisoned".to_string())?;
         if !ctxs.iter().any(|(o, _)| *o == op) {
             // SAFETY: the key is valid for the lifetime of self; the context is owned by the PkeyCtx below.
@@ -238,8 +242,7 @@ impl Rsa {
             out.resize(k, 0);
             let mut len = k;
             // SAFETY: ctx is initialised for encryption; `out` has room for `len` bytes, `msg` is valid.
-            let ok =
-                unsafe { ffi::EVP_PKEY_encrypt(ctx, out.as_mut_ptr(), &mut len, msg.as_ptr(), msg.len()) } == 1;
+            let ok = unsafe { ffi::EVP_PKEY_encrypt(ctx, out.as_mut_ptr(), &mut len, msg.as_ptr(), msg.len()) } == 1;
             if !ok || len != k {
                 return Err(err("EVP_PKEY_encrypt"));
             }
