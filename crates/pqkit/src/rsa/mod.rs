@@ -9,3 +9,10 @@
 //!   raw RSA operations (the private one with CRT, blinding and a check against the public one);
 //! - `pss`, `pkcs1v15`, `oaep`: the padding schemes;
 //! - `encoding`: PKCS#1, PKCS#8 and SubjectPublicKeyInfo, DER and PEM.
+
+mod bigint;
+mod key;
+mod mont;
+mod prime;
+
+pub use key::{RsaPrivateKey, RsaPublicKey};
