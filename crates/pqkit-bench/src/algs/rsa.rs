@@ -42,6 +42,8 @@ const OPENSSL: Id = Id { name: "openssl", version: super::ossl, deterministic: t
 const AWS_LC_RS: Id = Id { name: "aws-lc-rs", version: || super::v("aws-lc-rs"), deterministic: true };
 const RING: Id = Id { name: "ring", version: || super::v("ring"), deterministic: true };
 const RUSTCRYPTO: Id = Id { name: "rustcrypto", version: || super::v("rsa"), deterministic: true };
+#[cfg(feature = "pqkit-algs")]
+const PQKIT: Id = Id { name: "pqkit", version: super::pqkit_version, deterministic: true };
 
 fn key<T: 'static>(k: &AnyKey) -> Result<&T, String> {
     k.downcast_ref::<T>().ok_or_else(|| "key of another implementation".to_string())
@@ -179,9 +181,13 @@ pub trait RsaImpl: Named + Send + Sync {
         self.sign(key, Scheme::Pkcs1, msg, out)
     }
     /// Signs `msg`; writes the signature into `out`.
-    fn sign(&self, sk: &AnyKey, scheme: Scheme, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String>;
+    fn sign(&self, _sk: &AnyKey, _scheme: Scheme, _msg: &[u8], _out: &mut Vec<u8>) -> Result<(), String> {
+        Err(format!("{} has no RSA signatures", self.name()))
+    }
     /// Verifies a signature of `msg` (`Ok(false)` for a rejected signature).
-    fn verify(&self, pk: &AnyKey, scheme: Scheme, msg: &[u8], sig: &[u8]) -> Result<bool, String>;
+    fn verify(&self, _pk: &AnyKey, _scheme: Scheme, _msg: &[u8], _sig: &[u8]) -> Result<bool, String> {
+        Err(format!("{} has no RSA signatures", self.name()))
+    }
     /// OAEP-encrypts `msg`; writes the ciphertext into `out`.
     fn encrypt(&self, _pk: &AnyKey, _msg: &[u8], _out: &mut Vec<u8>) -> Result<(), String> {
         Err(format!("{} has no RSA encryption", self.name()))
@@ -189,6 +195,79 @@ pub trait RsaImpl: Named + Send + Sync {
     /// OAEP-decrypts `ct`; writes the message into `out` (`Err` for a rejected ciphertext).
     fn decrypt(&self, _sk: &AnyKey, _ct: &[u8], _out: &mut Vec<u8>) -> Result<(), String> {
         Err(format!("{} has no RSA decryption", self.name()))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------- pqkit
+
+/// pqkit's `rsa` module: keys from their CRT components, key generation with its own ChaCha20 RNG (seeded from
+/// the OS once per adapter).
+#[cfg(feature = "pqkit-algs")]
+struct Pq {
+    rng: std::sync::Mutex<pqkit::rng::ChaCha20Rng>,
+}
+
+#[cfg(feature = "pqkit-algs")]
+impl Pq {
+    fn new() -> Result<Self, String> {
+        Ok(Pq { rng: std::sync::Mutex::new(pqkit::rng::ChaCha20Rng::from_os_rng().map_err(e)?) })
+    }
+}
+
+#[cfg(feature = "pqkit-algs")]
+impl Named for Pq {
+    fn id(&self) -> Id {
+        PQKIT
+    }
+}
+
+/// EMSA-PKCS1-v1_5 with SHA-256 (RFC 8017 §9.2), built here so that the keygen check can sign with pqkit's raw
+/// private operation whatever padding API the branch has: `00 01 FF..FF 00 || DigestInfo(SHA-256) || H`.
+#[cfg(feature = "pqkit-algs")]
+fn emsa_pkcs1_sha256(msg: &[u8], k: usize) -> Vec<u8> {
+    use sha2::Digest;
+    const PREFIX: [u8; 19] = [
+        0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04,
+        0x20,
+    ];
+    let h = sha2::Sha256::digest(msg);
+    let mut em = vec![0xffu8; k];
+    em[0] = 0;
+    em[1] = 1;
+    let t = k - PREFIX.len() - h.len();
+    em[t - 1] = 0;
+    em[t..t + PREFIX.len()].copy_from_slice(&PREFIX);
+    em[t + PREFIX.len()..].copy_from_slice(&h);
+    em
+}
+
+#[cfg(feature = "pqkit-algs")]
+impl RsaImpl for Pq {
+    fn caps(&self) -> Caps {
+        Caps { keygen: true, sign: false, oaep: false }
+    }
+    fn private(&self, k: &TestKey) -> Result<AnyKey, String> {
+        Ok(Box::new(
+            pqkit::rsa::RsaPrivateKey::from_crt_components(&k.n, &k.e, &k.d, &k.p, &k.q, &k.dp, &k.dq, &k.qinv)
+                .map_err(e)?,
+        ))
+    }
+    fn public(&self, n: &[u8], e_: &[u8]) -> Result<AnyKey, String> {
+        Ok(Box::new(pqkit::rsa::RsaPublicKey::new(n, e_).map_err(e)?))
+    }
+    fn keygen(&self, bits: usize) -> Result<AnyKey, String> {
+        let mut rng = self.rng.lock().map_err(|_| "poisoned".to_string())?;
+        Ok(Box::new(pqkit::rsa::RsaPrivateKey::generate(bits, &mut *rng).map_err(e)?))
+    }
+    fn generated_public(&self, k: &AnyKey) -> Result<(Vec<u8>, Vec<u8>), String> {
+        let pk = key::<pqkit::rsa::RsaPrivateKey>(k)?.public_key();
+        Ok((pk.n(), pk.e()))
+    }
+    fn sign_generated(&self, k: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        let sk = key::<pqkit::rsa::RsaPrivateKey>(k)?;
+        let em = emsa_pkcs1_sha256(msg, sk.public_key().size());
+        put(out, &sk.raw_private(&em).map_err(e)?);
+        Ok(())
     }
 }
 
@@ -605,7 +684,14 @@ pub fn keygen_check(gens: &[Arc<dyn RsaImpl>], verifiers: &[Arc<dyn RsaImpl>], b
 
 /// The RSA implementations, pqkit first.
 pub fn impls() -> Vec<Arc<dyn RsaImpl>> {
-    vec![Arc::new(Ossl::new()), Arc::new(Aws), Arc::new(Ring), Arc::new(Rc)]
+    #[allow(unused_mut)]
+    let mut v: Vec<Arc<dyn RsaImpl>> = vec![Arc::new(Ossl::new()), Arc::new(Aws), Arc::new(Ring), Arc::new(Rc)];
+    #[cfg(feature = "pqkit-algs")]
+    match Pq::new() {
+        Ok(p) => v.insert(0, Arc::new(p)),
+        Err(x) => eprintln!("pqkit-bench: no pqkit RSA adapter (its RNG failed to seed: {x})"),
+    }
+    v
 }
 
 /// Keys per implementation in the keygen rows, `(--full, --quick)`: at least 50 everywhere except 4096 bits
