@@ -294,7 +294,14 @@ fn note(ours: &Measurement, theirs: &Measurement, ratio: f64) -> String {
             fmt_num(theirs.allocs_per_op)
         ));
     }
-    if ours.kind == Kind::PublicKey && (ours.algorithm == "X25519" || ours.algorithm == "Ed25519") {
+    if ours.kind == Kind::PublicKey && ours.algorithm.starts_with("RSA") {
+        n.push(if ours.operation == "keygen" {
+            "prime search: sieve more candidates before Miller-Rabin, faster modular exponentiation, fewer allocations"
+        } else {
+            "modular exponentiation: faster Montgomery multiplication and squaring (mulx/adx, AVX-512 IFMA)"
+        }
+        .into());
+    } else if ours.kind == Kind::PublicKey && (ours.algorithm == "X25519" || ours.algorithm == "Ed25519") {
         n.push("curve arithmetic: faster field multiplication and squaring, larger fixed-base tables".into());
     } else if ours.kind == Kind::PublicKey {
         n.push("polynomial arithmetic: vectorise NTT/sampling, avoid per-op key expansion".into());
