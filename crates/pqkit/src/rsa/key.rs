@@ -126,7 +126,7 @@ impl RsaPublicKey {
     fn pow_e(&self, x: &[u64]) -> Vec<u64> {
         let xm = self.ctx.to_mont(x);
         let ym = self.ctx.pow_vartime(&xm, self.e);
-        self.ctx.from_mont(&ym)
+        self.ctx.leave_mont(&ym)
     }
 
     /// RSAEP / RSAVP1: `input^e mod n`. `input` must be exactly [`size`](Self::size) bytes holding an integer
@@ -214,7 +214,7 @@ impl RsaPrivateKey {
     /// insecure).
     #[doc(hidden)]
     pub fn generate_any<R: rand_core::CryptoRng + ?Sized>(bits: usize, rng: &mut R) -> Result<Self> {
-        if bits % 128 != 0 || !(512..=MAX_PRIVATE_BITS).contains(&bits) {
+        if !bits.is_multiple_of(128) || !(512..=MAX_PRIVATE_BITS).contains(&bits) {
             return Err(param("key size must be a multiple of 128 bits"));
         }
         const E: u32 = 65537;
@@ -258,7 +258,7 @@ impl RsaPrivateKey {
         let qm = ctx_p.reduce_to_mont(&qv);
         let mut pm2 = pv.to_vec();
         bigint::sub_assign(&mut pm2, &[2]);
-        let qinv = ctx_p.from_mont(&ctx_p.pow_ct(&qm, &pm2));
+        let qinv = ctx_p.leave_mont(&ctx_p.pow_ct(&qm, &pm2));
         pm2.zeroize();
         Self::assemble(public, dv, pv, qv, dp, dq, qinv)
     }
@@ -413,7 +413,7 @@ impl RsaPrivateKey {
         // m1·R mod p, m2·R mod q
         let m1 = Zeroizing::new(cp.pow_ct(&xp, &self.dp));
         let m2m = Zeroizing::new(cq.pow_ct(&xq, &self.dq));
-        let m2 = Zeroizing::new(cq.from_mont(&m2m));
+        let m2 = Zeroizing::new(cq.leave_mont(&m2m));
         // h = (m1 − m2)·qinv mod p, computed as Mont((m1 − m2)·R) · qinv.
         let mut diff = Zeroizing::new(m1.to_vec());
         let m2p = Zeroizing::new(cp.reduce_to_mont(&m2));
@@ -425,9 +425,8 @@ impl RsaPrivateKey {
         bigint::add_assign(&mut m, &m2);
         let l = self.public.n.len();
         let mut out = vec![0u64; l];
-        for i in 0..l.min(m.len()) {
-            out[i] = m[i];
-        }
+        let w = l.min(m.len());
+        out[..w].copy_from_slice(&m[..w]);
         m.zeroize();
         out
     }

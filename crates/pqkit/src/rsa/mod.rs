@@ -14,5 +14,9 @@ mod bigint;
 mod key;
 mod mont;
 mod prime;
+#[cfg(target_arch = "x86_64")]
+mod x86_64;
 
 pub use key::{RsaPrivateKey, RsaPublicKey};
+#[doc(hidden)]
+pub use mont::Backend;
