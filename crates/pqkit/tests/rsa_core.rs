@@ -285,7 +285,7 @@ fn debug_prints_no_secret() {
 #[test]
 #[ignore]
 fn timing_private() {
-    use pqkit::cpu::{set_cap, Cap};
+    use pqkit::cpu::{Cap, set_cap};
     for bits in [2048usize, 3072, 4096] {
         let t = std::time::Instant::now();
         let key = RsaPrivateKey::generate(bits, &mut rng(11)).unwrap();
