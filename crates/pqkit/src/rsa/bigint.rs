@@ -402,10 +402,23 @@ pub(crate) fn lcm_even_ct(a: &[u64], b: &[u64]) -> Vec<u64> {
     q
 }
 
+/// `a >>= k` for `0 < k < 64` (public or blinded data).
+fn shr_bits_vartime(a: &mut [u64], k: u32) {
+    for i in 0..a.len() {
+        let hi = if i + 1 < a.len() { a[i + 1] << (64 - k) } else { 0 };
+        a[i] = (a[i] >> k) | hi;
+    }
+}
+
 /// Modular inverse of a public (or blinded) `a` modulo an odd public `m`, variable time (binary extended
-/// Euclid). `a` and `m` have the same length. Returns `None` if gcd(a, m) ≠ 1.
+/// Euclid, stripping up to 63 factors of two per step: x·2^-k mod m = (x + t·m)/2^k with t = −x·m^-1 mod 2^k).
+/// `a` and `m` have the same length. Returns `None` if gcd(a, m) ≠ 1.
 pub(crate) fn inv_mod_odd_vartime(a: &[u64], m: &[u64]) -> Option<Vec<u64>> {
     let n = m.len();
+    let mut minv = m[0];
+    for _ in 0..5 {
+        minv = minv.wrapping_mul(2u64.wrapping_sub(m[0].wrapping_mul(minv)));
+    }
     let mut u = a.to_vec();
     let mut v = m.to_vec();
     let mut x1 = vec![0u64; n];
@@ -414,46 +427,57 @@ pub(crate) fn inv_mod_odd_vartime(a: &[u64], m: &[u64]) -> Option<Vec<u64>> {
     if is_zero(&u) == 1 {
         return None;
     }
-    // Invariants: x1·a ≡ u, x2·a ≡ v (mod m).
-    let half = |x: &mut Vec<u64>| {
-        if x[0] & 1 == 1 {
-            let c = add_assign(x, m);
-            shr1(x);
-            x[n - 1] |= c << 63;
-        } else {
-            shr1(x);
+    let mut y = vec![0u64; n + 1];
+    // x = x·2^-k mod m, x < m.
+    let mut half_k = |x: &mut Vec<u64>, k: u32| {
+        let t = x[0].wrapping_mul(minv).wrapping_neg() & ((1u64 << k) - 1);
+        let mut c = 0u128;
+        for i in 0..n {
+            let s = (t as u128) * (m[i] as u128) + x[i] as u128 + c;
+            y[i] = s as u64;
+            c = s >> 64;
+        }
+        y[n] = c as u64;
+        shr_bits_vartime(&mut y, k);
+        x.copy_from_slice(&y[..n]);
+        if y[n] != 0 || lt(x, m) == 0 {
+            sub_assign(x, m);
         }
     };
-    let one = {
-        let mut o = vec![0u64; n];
-        o[0] = 1;
-        o
-    };
+    // Active length of u and v: both only shrink.
+    let mut len = n;
     loop {
-        if eq(&u, &one) == 1 {
-            return Some(x1);
+        while len > 1 && u[len - 1] == 0 && v[len - 1] == 0 {
+            len -= 1;
         }
-        if eq(&v, &one) == 1 {
-            return Some(x2);
+        if u[0] & 1 == 0 {
+            if u[..len].iter().all(|&w| w == 0) {
+                return None;
+            }
+            let k = u[0].trailing_zeros().min(63);
+            shr_bits_vartime(&mut u[..len], k);
+            half_k(&mut x1, k);
+            continue;
         }
-        if is_zero(&u) == 1 || is_zero(&v) == 1 {
-            return None;
+        if v[0] & 1 == 0 {
+            let k = v[0].trailing_zeros().min(63);
+            shr_bits_vartime(&mut v[..len], k);
+            half_k(&mut x2, k);
+            continue;
         }
-        while u[0] & 1 == 0 {
-            shr1(&mut u);
-            half(&mut x1);
+        if u[..len] == v[..len] {
+            // gcd = u; inverse exists iff u = 1
+            let mut one = vec![0u64; len];
+            one[0] = 1;
+            return if u[..len] == one[..] { Some(x1) } else { None };
         }
-        while v[0] & 1 == 0 {
-            shr1(&mut v);
-            half(&mut x2);
-        }
-        if lt(&u, &v) == 0 {
-            sub_assign(&mut u, &v);
+        if lt(&u[..len], &v[..len]) == 0 {
+            sub_assign(&mut u[..len], &v[..len]);
             if sub_assign(&mut x1, &x2) == 1 {
                 add_assign(&mut x1, m);
             }
         } else {
-            sub_assign(&mut v, &u);
+            sub_assign(&mut v[..len], &u[..len]);
             if sub_assign(&mut x2, &x1) == 1 {
                 add_assign(&mut x2, m);
             }
@@ -503,6 +527,58 @@ mod tests {
             assert_eq!(l[0] as u128 | ((l[1] as u128) << 64), want, "{a} {b}");
             assert!(l[2..].iter().all(|&w| w == 0));
         }
+    }
+
+    fn gcd_u128(a: u128, b: u128) -> u128 {
+        if b == 0 { a } else { gcd_u128(b, a % b) }
+    }
+
+    #[test]
+    fn inverse_differential() {
+        use num_bigint::BigUint;
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for l in [1usize, 2, 5, 16, 32, 64] {
+            for _ in 0..5 {
+                let mut m: Vec<u64> = (0..l).map(|_| next()).collect();
+                m[0] |= 1;
+                m[l - 1] |= 1 << 63;
+                let mut a: Vec<u64> = (0..l).map(|_| next()).collect();
+                a[l - 1] >>= 1; // a < m
+                let big = |x: &[u64]| {
+                    BigUint::from_slice(&x.iter().flat_map(|w| [*w as u32, (*w >> 32) as u32]).collect::<Vec<_>>())
+                };
+                let (ab, mb) = (big(&a), big(&m));
+                match inv_mod_odd_vartime(&a, &m) {
+                    Some(i) => {
+                        assert!(big(&i) < mb);
+                        assert_eq!((big(&i) * &ab) % &mb, BigUint::from(1u8));
+                    }
+                    None => {
+                        // gcd must be > 1
+                        let (mut x, mut y) = (ab.clone(), mb.clone());
+                        while y != BigUint::from(0u8) {
+                            let r = &x % &y;
+                            x = y;
+                            y = r;
+                        }
+                        assert!(x > BigUint::from(1u8));
+                    }
+                }
+            }
+        }
+        // a sharing a factor with m
+        assert!(inv_mod_odd_vartime(&[6, 0], &[15, 0]).is_none());
+        assert!(
+            inv_mod_odd_vartime(&[21, 0], &[0xffff_ffff_ffff_fff9, 6]).is_none()
+                == (gcd_u128(21, (6u128 << 64) | 0xffff_ffff_ffff_fff9) != 1)
+        );
+        assert!(inv_mod_odd_vartime(&[0, 0], &[7, 1]).is_none());
     }
 
     #[test]

@@ -19,6 +19,10 @@ pub mod oaep;
 pub mod pkcs1v15;
 mod prime;
 pub mod pss;
+#[cfg(target_arch = "x86_64")]
+mod x86_64;
 
 pub use digest::HashAlg;
 pub use key::{RsaPrivateKey, RsaPublicKey};
+#[doc(hidden)]
+pub use mont::Backend;
