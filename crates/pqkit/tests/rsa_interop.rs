@@ -284,6 +284,14 @@ fn differential_rsa_crate() {
         tp.verify(rsa::Pss::<Sha384>::new(), &d384, &s).unwrap();
         let s = th.sign_with_rng(&mut r, rsa::Pss::<Sha256>::new(), &d256).unwrap();
         pss::VerifyingKey::new(k.public_key().clone()).verify(&msg, &s).unwrap();
+        // Salt length 0 makes PSS deterministic: the two encoders must agree byte for byte.
+        let ours0 = pss::SigningKey::with_hash(k.clone(), HashAlg::Sha512)
+            .unwrap()
+            .with_salt_len(0)
+            .unwrap()
+            .sign_with_rng(&msg, &mut r)
+            .unwrap();
+        assert_eq!(th.sign_with_rng(&mut r, rsa::Pss::<Sha512>::new_with_salt(0), &d512).unwrap(), ours0);
         let s = th.sign_with_rng(&mut r, rsa::Pss::<Sha512>::new_with_salt(0), &d512).unwrap();
         pss::VerifyingKey::with_hash(k.public_key().clone(), HashAlg::Sha512)
             .with_salt_len(0)
@@ -380,6 +388,12 @@ fn rejections() {
     let pss_vk = pss_sk.verifying_key();
     let sig = pss_sk.sign_with_rng(msg, &mut r).unwrap();
     pss_vk.verify(msg, &sig).unwrap();
+    // The OS-randomness entry points: two signatures differ (fresh salts) and both verify.
+    let (a, b) = (pss_sk.sign(msg).unwrap(), pss_sk.sign(msg).unwrap());
+    assert_ne!(a, b);
+    pss_vk.verify(msg, &a).unwrap();
+    pss_vk.verify_prehashed(&HashAlg::Sha256.digest(msg), &b).unwrap();
+    pss_vk.verify(msg, &pss_sk.sign_prehashed(&HashAlg::Sha256.digest(msg)).unwrap()).unwrap();
     let v15_sk = pkcs1v15::SigningKey::new(k.clone()).unwrap();
     let v15_vk = v15_sk.verifying_key();
     let sig15 = v15_sk.sign(msg).unwrap();
