@@ -4,7 +4,7 @@
 use crate::aligned::AlignedBuf;
 use crate::alloc_count;
 use crate::env::{rdtsc, thread_cpu_ns};
-use crate::registry::{Algorithm, Check, Kind, Op, Report};
+use crate::registry::{Algorithm, Check, KeyCount, Kind, Op, Report};
 use crate::stats::{self, Summary};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -22,6 +22,8 @@ pub struct Timing {
     pub warmup: Duration,
     /// Time budget for all candidates of one (algorithm, size), sampling only.
     pub budget: Duration,
+    /// Whether key-generation rows with a fixed key count ([`KeyCount`]) take their `quick` count.
+    pub quick_keys: bool,
 }
 
 impl Timing {
@@ -33,6 +35,7 @@ impl Timing {
             sample_target: Duration::from_micros(1500),
             warmup: Duration::from_millis(15),
             budget: Duration::from_millis(600),
+            quick_keys: true,
         }
     }
     /// `--full`: more and longer samples.
@@ -43,6 +46,7 @@ impl Timing {
             sample_target: Duration::from_millis(5),
             warmup: Duration::from_millis(150),
             budget: Duration::from_secs(6),
+            quick_keys: false,
         }
     }
     /// A tiny configuration for tests.
@@ -53,6 +57,7 @@ impl Timing {
             sample_target: Duration::from_micros(100),
             warmup: Duration::from_millis(1),
             budget: Duration::from_millis(20),
+            quick_keys: true,
         }
     }
 }
@@ -84,6 +89,9 @@ pub struct Measurement {
     pub kind: Kind,
     /// Reports this belongs to.
     pub reports: Vec<Report>,
+    /// The row's fixed key count, for key generation timed over many keys (see [`KeyCount`]): every sample is
+    /// one key, and the report shows the spread (`ns.p10`..`ns.p90`, `ns.min`..`ns.max`).
+    pub keys: Option<KeyCount>,
 }
 
 impl Measurement {
@@ -324,14 +332,17 @@ pub fn measure(
         .collect();
     let max_samples = if single { timing.samples * 10 } else { timing.samples };
     let round_ns: f64 = per_op.iter().zip(&iters).map(|(t, &n)| t * n as f64).sum();
-    let n_samples =
-        ((timing.budget.as_nanos() as f64 / round_ns.max(1.0)) as usize).clamp(timing.min_samples, max_samples);
+    // Key generation that varies per key: exactly the row's key count, whatever the budget.
+    let fixed = alg.keys.map(|k| if timing.quick_keys { k.quick } else { k.full });
+    let n_samples = fixed.unwrap_or_else(|| {
+        ((timing.budget.as_nanos() as f64 / round_ns.max(1.0)) as usize).clamp(timing.min_samples, max_samples)
+    });
     let mut ns_samples = vec![Vec::with_capacity(n_samples); slots.len()];
     let mut tsc_samples = vec![Vec::with_capacity(n_samples); slots.len()];
     // Interleave: A B C A B C ... so that drift of the machine affects every candidate alike.
     let started = Instant::now();
     for round in 0..n_samples {
-        if over_budget(started, round, timing) {
+        if fixed.is_none() && over_budget(started, round, timing) {
             break;
         }
         for (k, (_, slot)) in slots.iter_mut().enumerate() {
@@ -384,6 +395,7 @@ pub fn measure(
             alloc_bytes_per_op: allocs[k].1,
             kind: alg.kind,
             reports: alg.reports.clone(),
+            keys: alg.keys,
         });
     }
     (out, errors)
@@ -510,6 +522,7 @@ pub fn measure_parallel(
             alloc_bytes_per_op: allocs[k].1,
             kind: alg.kind,
             reports: vec![],
+            keys: None,
         });
     }
     (out, errors)

@@ -83,6 +83,18 @@ impl Candidate {
     }
 }
 
+/// The number of keys a key-generation row is timed over, when the time of one key generation varies from key to
+/// key (RSA: the number of candidates tried before a prime is found). Such a row takes exactly this many
+/// samples per implementation, one key each, interleaved and never cut short by the time budget, and the report
+/// shows their spread next to the median.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyCount {
+    /// Keys per implementation under `--full`.
+    pub full: usize,
+    /// Keys per implementation under `--quick` (fewer only where `full` would take minutes).
+    pub quick: usize,
+}
+
 /// One operation of one algorithm, with its candidates.
 pub struct Algorithm {
     /// Algorithm name, e.g. `ChaCha20-Poly1305`.
@@ -101,6 +113,8 @@ pub struct Algorithm {
     pub check: Check,
     /// Implementations.
     pub candidates: Vec<Candidate>,
+    /// A fixed key count for key generation that varies per key (see [`KeyCount`]); `None` for every other row.
+    pub keys: Option<KeyCount>,
 }
 
 impl Algorithm {
@@ -115,6 +129,7 @@ impl Algorithm {
             scaling: false,
             check: Check::Equal,
             candidates: Vec::new(),
+            keys: None,
         }
     }
 
@@ -129,6 +144,7 @@ impl Algorithm {
             scaling: false,
             check,
             candidates: Vec::new(),
+            keys: None,
         }
     }
 
@@ -143,6 +159,7 @@ impl Algorithm {
             scaling: false,
             check: Check::Equal,
             candidates: Vec::new(),
+            keys: None,
         }
     }
 
@@ -155,6 +172,12 @@ impl Algorithm {
     /// Sets the sizes.
     pub fn sizes(mut self, s: &[usize]) -> Self {
         self.sizes = s.to_vec();
+        self
+    }
+
+    /// Times the row over a fixed number of keys per implementation (see [`KeyCount`]).
+    pub fn keys(mut self, full: usize, quick: usize) -> Self {
+        self.keys = Some(KeyCount { full, quick });
         self
     }
 

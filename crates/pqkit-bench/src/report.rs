@@ -66,6 +66,24 @@ pub struct Record {
     pub outliers: OutlierCounts,
     /// Threads.
     pub threads: u64,
+    /// Key-generation rows timed over many keys (RSA): the spread over the keys, ns. Absent for other rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_spread: Option<KeySpread>,
+}
+
+/// The spread of a key-generation row timed over a fixed number of keys (one key per sample).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct KeySpread {
+    /// Keys timed.
+    pub keys: u64,
+    /// 10th percentile, ns.
+    pub p10_ns: f64,
+    /// 90th percentile, ns.
+    pub p90_ns: f64,
+    /// Fastest key, ns.
+    pub min_ns: f64,
+    /// Slowest key, ns.
+    pub max_ns: f64,
 }
 
 fn finite(x: f64) -> Option<f64> {
@@ -98,6 +116,13 @@ impl From<&Measurement> for Record {
                 total: o.total() as u64,
             },
             threads: m.threads as u64,
+            key_spread: m.keys.map(|_| KeySpread {
+                keys: m.ns.n as u64,
+                p10_ns: m.ns.p10,
+                p90_ns: m.ns.p90,
+                min_ns: m.ns.min,
+                max_ns: m.ns.max,
+            }),
         }
     }
 }
@@ -269,7 +294,14 @@ fn note(ours: &Measurement, theirs: &Measurement, ratio: f64) -> String {
             fmt_num(theirs.allocs_per_op)
         ));
     }
-    if ours.kind == Kind::PublicKey && (ours.algorithm == "X25519" || ours.algorithm == "Ed25519") {
+    if ours.kind == Kind::PublicKey && ours.algorithm.starts_with("RSA") {
+        n.push(if ours.operation == "keygen" {
+            "prime search: sieve more candidates before Miller-Rabin, faster modular exponentiation, fewer allocations"
+        } else {
+            "modular exponentiation: faster Montgomery multiplication and squaring (mulx/adx, AVX-512 IFMA)"
+        }
+        .into());
+    } else if ours.kind == Kind::PublicKey && (ours.algorithm == "X25519" || ours.algorithm == "Ed25519") {
         n.push("curve arithmetic: faster field multiplication and squaring, larger fixed-base tables".into());
     } else if ours.kind == Kind::PublicKey {
         n.push("polynomial arithmetic: vectorise NTT/sampling, avoid per-op key expansion".into());
@@ -325,12 +357,54 @@ pub const METHOD: &str = "## Method
 | ML-KEM / ML-DSA | keygen: nothing; encaps / sign / verify / decaps: key generation from a fixed seed and key parsing | the operation itself (key generation for keygen) |
 | X25519 | keygen: nothing; derive: the private key object and the parsed peer public key (OpenSSL: one `EVP_PKEY_CTX` with the peer set) | keygen: the key object from 32 private bytes (varied per call) and its public key; derive: the shared secret. ring has only single-use keys from its RNG: its keygen and derive include generating one (a `getrandom` call); aws-lc-rs clones its parsed peer key and creates an `EVP_PKEY_CTX` per call, as its `agree` requires |
 | Ed25519 | keygen: nothing; sign / verify: the key pair from a fixed seed and the parsed public key (ring: none, it parses per call) | keygen: the key pair from a 32-byte seed (varied per call); sign / verify of a 1 KiB message (RustCrypto: `verify_strict`) |
+| RSA-2048/3072/4096 | the fixed test key of each size imported from PKCS#8 DER (OpenSSL: an `EVP_PKEY` with one `EVP_PKEY_CTX` per operation, its padding set once; aws-lc-rs and RustCrypto typed keys; public keys parsed from (n, e)); for decrypt / verify, a ciphertext / signature made once | keygen: one fresh key with e = 65537 (a fixed number of keys per implementation, never cut by the time budget; the spread is reported next to the ratios); sign: SHA-256 of 1 KiB and the private-key operation with each library's blinding (PSS draws a 32-byte salt); verify: SHA-256 and the public-key operation (ring parses its key in every call, as its API does); OAEP-SHA256 encrypt of 32 bytes; OAEP decrypt with the padding check |
 | pqkit-bus (Krait-Core's operation names) | the bus, the agents' identities and handshakes, subscriptions, publisher handles; peers: the channels (and their producer threads) | `send_10k`: 10,000 × 64 B published on one subject, then all received by one subscriber in batches (peers: sent, then `try_recv` until empty), plain or sealed (AES-256-GCM: sender seal, broker open and re-seal for the subscriber, subscriber open); `-producers-P`: P threads publish 10,000 each concurrently, then one drain; `subscribe`: one subscribe + unsubscribe with 1,000 subscriptions held; `priority_heap`: 1,000 random-priority messages pushed then popped in order (peer: `BinaryHeap`); `fanout-100`: 100 messages to 100 subscribers, drained; `handshake`: both sides of the hybrid handshake |
 
 - **Allocations** are counted through Rust's allocator on separate, untimed runs; allocations inside OpenSSL and
   aws-lc (C `malloc`) are not visible to it.
 
 ";
+
+/// The spread table of a key-generation row timed over many keys (see [`crate::registry::KeyCount`]): the ratios
+/// above compare medians; this shows how far single keys stray from them.
+fn key_spread(s: &mut String, ms: &[&Measurement], profile: &str) {
+    let rows: Vec<&&Measurement> = ms.iter().filter(|m| m.keys.is_some() && m.threads == 1).collect();
+    let Some(count) = rows.first().and_then(|m| m.keys) else { return };
+    let _ = writeln!(
+        s,
+        "Key generation time varies from key to key: {} keys per implementation (`--full`: {}, `--quick`: {}), one \
+         per sample, interleaved.{}\n\n\
+         | implementation | keys | median ms | p10 ms | p90 ms | min ms | max ms | keys/s (median) |\n\
+         |---|---|---|---|---|---|---|---|",
+        rows.iter().map(|m| m.ns.n).min().unwrap_or(0),
+        count.full,
+        count.quick,
+        if profile == "quick" && count.quick < count.full {
+            format!(
+                " `--quick` takes {} keys here instead of the {} of `--full` (which would take minutes): the median \
+                 and spread are less certain.",
+                count.quick, count.full
+            )
+        } else {
+            String::new()
+        }
+    );
+    for m in rows {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} |",
+            m.implementation,
+            m.ns.n,
+            m.ns.median / 1e6,
+            m.ns.p10 / 1e6,
+            m.ns.p90 / 1e6,
+            m.ns.min / 1e6,
+            m.ns.max / 1e6,
+            m.ops_per_sec()
+        );
+    }
+    s.push('\n');
+}
 
 /// Renders REPORT.md.
 pub fn markdown(out: &RunOutput) -> String {
@@ -450,6 +524,7 @@ pub fn markdown(out: &RunOutput) -> String {
             }
             s.push('\n');
         }
+        key_spread(&mut s, ms, &out.profile);
     }
 
     // (b)

@@ -45,6 +45,14 @@ pub struct Summary {
     pub mean: f64,
     /// Tukey-fence outliers.
     pub outliers: Outliers,
+    /// 10th percentile (the spread of key-generation rows timed over many keys).
+    pub p10: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// Smallest sample.
+    pub min: f64,
+    /// Largest sample.
+    pub max: f64,
 }
 
 fn sorted(xs: &[f64]) -> Vec<f64> {
@@ -143,7 +151,19 @@ pub fn tukey(xs: &[f64]) -> Outliers {
 /// Summarises a sample set.
 pub fn summarize(xs: &[f64]) -> Summary {
     let (ci_low, ci_high) = median_ci(xs);
-    Summary { n: xs.len(), median: median(xs), ci_low, ci_high, mean: mean(xs), outliers: tukey(xs) }
+    let v = sorted(xs);
+    Summary {
+        n: xs.len(),
+        median: median(xs),
+        ci_low,
+        ci_high,
+        mean: mean(xs),
+        outliers: tukey(xs),
+        p10: quantile_sorted(&v, 0.1),
+        p90: quantile_sorted(&v, 0.9),
+        min: v.first().copied().unwrap_or(f64::NAN),
+        max: v.last().copied().unwrap_or(f64::NAN),
+    }
 }
 
 /// How many times faster `ours` is than `theirs`, given both as times per operation (higher is better for us).

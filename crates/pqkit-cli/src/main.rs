@@ -16,6 +16,7 @@ mod hashcmd;
 mod kat;
 mod outfile;
 mod pq;
+mod rsa;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -97,6 +98,8 @@ enum Command {
     Kdf(kat::KdfArgs),
     /// N random bytes from the operating system.
     Rand(kat::RandArgs),
+    /// Known-answer: the raw RSA operations with hex keys and inputs (`rsa public`, `rsa private`).
+    Rsa(rsa::RsaArgs),
     /// pqkit's own throughput figures on this machine (the comparison with peers is pqkit-bench).
     Bench(bench::BenchArgs),
     /// Show the CPU features pqkit detected, the cap in force (PQKIT_CPU) and the backend each family uses.
@@ -127,6 +130,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Mac(a) => kat::mac(a),
         Command::Kdf(a) => kat::kdf(a),
         Command::Rand(a) => kat::rand(a),
+        Command::Rsa(a) => rsa::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Cpu => {
             use pqkit::cpu;

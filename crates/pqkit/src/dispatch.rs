@@ -230,6 +230,8 @@ pub fn chosen() -> impl Iterator<Item = (&'static str, &'static str)> {
         one::<crate::ec::secp256k1::Backend>(),
         #[cfg(feature = "alloc")]
         one::<crate::kdf::argon2::Backend>(),
+        #[cfg(feature = "alloc")]
+        one::<crate::rsa::Backend>(),
     ];
     all.into_iter()
 }

@@ -56,6 +56,7 @@ macro_rules! every_family {
         $f::<pqkit::ec::p256::Backend>();
         $f::<pqkit::ec::secp256k1::Backend>();
         $f::<pqkit::kdf::argon2::Backend>();
+        $f::<pqkit::rsa::Backend>();
     }};
 }
 

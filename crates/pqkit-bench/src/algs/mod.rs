@@ -18,6 +18,7 @@ pub mod hash;
 pub mod kdf;
 pub mod ossl_ffi;
 pub mod pq;
+pub mod rsa;
 pub mod secp256k1;
 
 use crate::registry::{Algorithm, Op};
@@ -37,6 +38,7 @@ pub fn all() -> Vec<Algorithm> {
     v.extend(ec::algorithms());
     v.extend(ecdsa::algorithms());
     v.extend(secp256k1::algorithms());
+    v.extend(rsa::algorithms());
     v.extend(bus::algorithms());
     v
 }

@@ -9,3 +9,20 @@
 //!   raw RSA operations (the private one with CRT, blinding and a check against the public one);
 //! - `pss`, `pkcs1v15`, `oaep`: the padding schemes;
 //! - `encoding`: PKCS#1, PKCS#8 and SubjectPublicKeyInfo, DER and PEM.
+
+mod bigint;
+mod digest;
+pub mod encoding;
+mod key;
+mod mont;
+pub mod oaep;
+pub mod pkcs1v15;
+mod prime;
+pub mod pss;
+#[cfg(target_arch = "x86_64")]
+mod x86_64;
+
+pub use digest::HashAlg;
+pub use key::{RsaPrivateKey, RsaPublicKey};
+#[doc(hidden)]
+pub use mont::Backend;

@@ -16,6 +16,8 @@
 //! - [`Pkey`], [`Keyed`]: ML-KEM and ML-DSA through `EVP_PKEY` / `EVP_PKEY_CTX` (key generation from a seed,
 //!   KEM encapsulation, message signing with parameters), with one operation context per key; Ed25519 likewise
 //!   (keys from their raw seed, pure message signing and verification).
+//! - [`Rsa`], [`RsaKeygen`]: RSA keys from PKCS#8 DER or their components, key generation, PSS and PKCS#1 v1.5
+//!   signatures over SHA-256 and OAEP-SHA-256 encryption, one reused `EVP_PKEY_CTX` per key and operation.
 //! - [`Agreement`]: X25519 key agreement, one `EVP_PKEY_CTX` per (private key, peer) pair, initialised for
 //!   derivation with the peer set once.
 //!
@@ -29,12 +31,14 @@ mod digest;
 mod kdf;
 mod mac;
 mod pkey;
+mod rsa;
 
 pub use cipher::{Aead, Cipher, CipherRef, Stream};
 pub use digest::Digest;
 pub use kdf::Kdf;
 pub use mac::Mac;
 pub use pkey::{Agreement, Keyed, Pkey};
+pub use rsa::{Padding as RsaPadding, Rsa, RsaKeygen};
 
 use openssl_sys as ffi;
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};

@@ -1,0 +1,545 @@
+//! RSA keys: import from components with a full consistency check, FIPS 186-5 generation, and the raw
+//! operations (RSAEP/RSAVP1 and RSADP/RSASP1 of RFC 8017).
+
+use alloc::vec;
+use alloc::vec::Vec;
+use core::fmt;
+use zeroize::{Zeroize, Zeroizing};
+
+use super::bigint::{self, from_be, minimal_be, to_be};
+use super::mont::MontCtx;
+use super::prime;
+use crate::error::{Error, Result};
+
+const ALG: &str = "RSA";
+const MIN_BITS: usize = 1024;
+const MAX_BITS: usize = 8192;
+const MAX_PRIVATE_BITS: usize = 8192;
+
+fn param(reason: &'static str) -> Error {
+    Error::InvalidParameter { algorithm: ALG, reason }
+}
+
+fn encoding(reason: &'static str) -> Error {
+    Error::InvalidEncoding { algorithm: ALG, reason }
+}
+
+/// An RSA public key (n, e) with its Montgomery constants.
+#[derive(Clone)]
+pub struct RsaPublicKey {
+    n: Vec<u64>,
+    e: u64,
+    bits: usize,
+    ctx: MontCtx,
+}
+
+impl fmt::Debug for RsaPublicKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "RsaPublicKey {{ bits: {}, e: {}, n: ", self.bits, self.e)?;
+        for b in self.n() {
+            write!(f, "{b:02x}")?;
+        }
+        write!(f, " }}")
+    }
+}
+
+impl PartialEq for RsaPublicKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.n == other.n && self.e == other.e
+    }
+}
+impl Eq for RsaPublicKey {}
+
+fn parse_e(e: &[u8]) -> Result<u64> {
+    let ev = from_be(e, 1).ok_or_else(|| param("public exponent e must be at most 2^64 - 1"))?;
+    let ev = ev[0];
+    if ev < 3 {
+        return Err(param("public exponent e must be at least 3"));
+    }
+    if ev & 1 == 0 {
+        return Err(param("public exponent e must be odd"));
+    }
+    Ok(ev)
+}
+
+impl RsaPublicKey {
+    /// A public key from big-endian n and e (leading zero bytes allowed): n odd with 1024 ≤ bits(n) ≤ 8192,
+    /// e odd with 3 ≤ e < n and e < 2^64.
+    pub fn new(n: &[u8], e: &[u8]) -> Result<Self> {
+        let nl = bigint::limbs_for_bits(8 * n.len()).max(1);
+        let nv = from_be(n, nl).expect("sized to fit");
+        let bits = bigint::bits_vartime(&nv);
+        if bits < MIN_BITS {
+            return Err(param("modulus n must be at least 1024 bits"));
+        }
+        if bits > MAX_BITS {
+            return Err(param("modulus n must be at most 8192 bits"));
+        }
+        if nv[0] & 1 == 0 {
+            return Err(param("modulus n must be odd"));
+        }
+        let ev = parse_e(e)?;
+        // bits(n) >= 1024 > 64 >= bits(e), so e < n.
+        let l = bigint::limbs_for_bits(bits);
+        let nv = nv[..l].to_vec();
+        let ctx = MontCtx::new(&nv);
+        Ok(RsaPublicKey { n: nv, e: ev, bits, ctx })
+    }
+
+    /// The modulus, minimal big-endian.
+    pub fn n(&self) -> Vec<u8> {
+        minimal_be(to_be(&self.n, self.size()))
+    }
+
+    /// The public exponent, minimal big-endian.
+    pub fn e(&self) -> Vec<u8> {
+        minimal_be(self.e.to_be_bytes().to_vec())
+    }
+
+    /// Bit length of n.
+    pub fn bits(&self) -> usize {
+        self.bits
+    }
+
+    /// k = ⌈bits/8⌉: the length in bytes of signatures and ciphertexts.
+    pub fn size(&self) -> usize {
+        self.bits.div_ceil(8)
+    }
+
+    fn parse_input(&self, input: &[u8]) -> Result<Vec<u64>> {
+        if input.len() != self.size() {
+            return Err(Error::InvalidLength {
+                algorithm: ALG,
+                field: "input",
+                expected: crate::error::Expected::Exactly(self.size()),
+                actual: input.len(),
+            });
+        }
+        let c = from_be(input, self.n.len()).expect("k bytes fit in the limbs of n");
+        if bigint::lt(&c, &self.n) == 0 {
+            return Err(encoding("input integer must be less than the modulus n"));
+        }
+        Ok(c)
+    }
+
+    /// `x^e mod n` for x < n (public data only: variable time in e).
+    fn pow_e(&self, x: &[u64]) -> Vec<u64> {
+        let xm = self.ctx.to_mont(x);
+        let ym = self.ctx.pow_vartime(&xm, self.e);
+        self.ctx.leave_mont(&ym)
+    }
+
+    /// RSAEP / RSAVP1: `input^e mod n`. `input` must be exactly [`size`](Self::size) bytes holding an integer
+    /// less than n; the output is `size()` bytes.
+    pub fn raw_public(&self, input: &[u8]) -> Result<Vec<u8>> {
+        let c = self.parse_input(input)?;
+        Ok(to_be(&self.pow_e(&c), self.size()))
+    }
+}
+
+/// An RSA private key. Every secret (d, p, q, dp, dq, qinv and the Montgomery constants of p and q) is
+/// zeroized on drop and never printed by `Debug`.
+#[derive(Clone)]
+pub struct RsaPrivateKey {
+    public: RsaPublicKey,
+    d: Vec<u64>,
+    p: Vec<u64>,
+    q: Vec<u64>,
+    dp: Vec<u64>,
+    dq: Vec<u64>,
+    qinv: Vec<u64>,
+    ctx_p: MontCtx,
+    ctx_q: MontCtx,
+}
+
+impl Drop for RsaPrivateKey {
+    fn drop(&mut self) {
+        self.d.zeroize();
+        self.p.zeroize();
+        self.q.zeroize();
+        self.dp.zeroize();
+        self.dq.zeroize();
+        self.qinv.zeroize();
+    }
+}
+
+impl fmt::Debug for RsaPrivateKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RsaPrivateKey").field("public", &self.public).finish_non_exhaustive()
+    }
+}
+
+/// `x − 1` for odd x.
+fn minus_one(x: &[u64]) -> Vec<u64> {
+    let mut v = x.to_vec();
+    v[0] &= !1;
+    v
+}
+
+/// Parses a secret big-endian integer into limbs sized by its byte length (public).
+fn parse_secret(bytes: &[u8], field: &'static str) -> Result<Zeroizing<Vec<u64>>> {
+    let _ = field;
+    let l = bigint::limbs_for_bits(8 * bytes.len()).max(1);
+    Ok(Zeroizing::new(from_be(bytes, l).expect("sized to fit")))
+}
+
+/// Trims a secret to `l` limbs, failing if a dropped limb is non-zero.
+fn fit(v: &[u64], l: usize, reason: &'static str) -> Result<Vec<u64>> {
+    let mut out = vec![0u64; l];
+    let mut hi = 0u64;
+    for (i, &w) in v.iter().enumerate() {
+        if i < l {
+            out[i] = w;
+        } else {
+            hi |= w;
+        }
+    }
+    if bigint::is_zero_u64(hi) == 0 {
+        out.zeroize();
+        return Err(param(reason));
+    }
+    Ok(out)
+}
+
+impl RsaPrivateKey {
+    /// A fresh key pair by FIPS 186-5 §A.1.3 (probable primes), e = 65537, `bits` ∈ {2048, 3072, 4096}.
+    pub fn generate<R: rand_core::CryptoRng + ?Sized>(bits: usize, rng: &mut R) -> Result<Self> {
+        if !matches!(bits, 2048 | 3072 | 4096) {
+            return Err(param("key size must be 2048, 3072 or 4096 bits"));
+        }
+        Self::generate_any(bits, rng)
+    }
+
+    /// As `generate` for any even size that is a multiple of 128 from 512 up (tests only: small sizes are
+    /// insecure).
+    #[doc(hidden)]
+    pub fn generate_any<R: rand_core::CryptoRng + ?Sized>(bits: usize, rng: &mut R) -> Result<Self> {
+        if !bits.is_multiple_of(128) || !(512..=MAX_PRIVATE_BITS).contains(&bits) {
+            return Err(param("key size must be a multiple of 128 bits"));
+        }
+        const E: u32 = 65537;
+        let half = bits / 2;
+        loop {
+            let p = Zeroizing::new(prime::generate_prime(half, E, rng));
+            let q = Zeroizing::new(prime::generate_prime(half, E, rng));
+            // |p − q| > 2^(nlen/2 − 100)
+            let mut diff = Zeroizing::new(p.to_vec());
+            let br = bigint::sub_assign(&mut diff, &q);
+            let mut neg = Zeroizing::new(q.to_vec());
+            bigint::sub_assign(&mut neg, &p);
+            bigint::cond_copy(&mut diff, &neg, br);
+            if bigint::bits_ct(&diff) <= half - 100 {
+                continue;
+            }
+            let d = Zeroizing::new(private_exponent(&p, &q, E));
+            // d > 2^(nlen/2)
+            if bigint::bits_ct(&d) <= half {
+                continue;
+            }
+            let n = bigint::mul(&p, &q);
+            let nb = to_be(&n, bits / 8);
+            let db = Zeroizing::new(to_be(&d, bits / 8));
+            let pb = Zeroizing::new(to_be(&p, half / 8));
+            let qb = Zeroizing::new(to_be(&q, half / 8));
+            return Self::from_components(&nb, &E.to_be_bytes(), &db, &pb, &qb);
+        }
+    }
+
+    /// A private key from n, e, d, p, q (big-endian, leading zeros allowed): computes dp, dq and qinv and runs
+    /// the full check.
+    pub fn from_components(n: &[u8], e: &[u8], d: &[u8], p: &[u8], q: &[u8]) -> Result<Self> {
+        let public = RsaPublicKey::new(n, e)?;
+        let (pv, qv) = Self::parse_pq(&public, p, q)?;
+        let dv = Self::parse_d(&public, d)?;
+        let dp = bigint::rem_ct(&dv, &minus_one(&pv));
+        let dq = bigint::rem_ct(&dv, &minus_one(&qv));
+        let ctx_p = MontCtx::new(&pv);
+        // qinv = q^(p − 2) mod p (Fermat, constant time; a non-prime p fails the check below).
+        let qm = ctx_p.reduce_to_mont(&qv);
+        let mut pm2 = pv.to_vec();
+        bigint::sub_assign(&mut pm2, &[2]);
+        let qinv = ctx_p.leave_mont(&ctx_p.pow_ct(&qm, &pm2));
+        pm2.zeroize();
+        Self::assemble(public, dv, pv, qv, dp, dq, qinv)
+    }
+
+    /// A private key with the CRT values as stored in PKCS#1; all of them are checked for consistency.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_crt_components(
+        n: &[u8],
+        e: &[u8],
+        d: &[u8],
+        p: &[u8],
+        q: &[u8],
+        dp: &[u8],
+        dq: &[u8],
+        qinv: &[u8],
+    ) -> Result<Self> {
+        let public = RsaPublicKey::new(n, e)?;
+        let (pv, qv) = Self::parse_pq(&public, p, q)?;
+        let dv = Self::parse_d(&public, d)?;
+        let dpv = fit(&parse_secret(dp, "dp")?, pv.len(), "dp must be less than p - 1")?;
+        let dqv = fit(&parse_secret(dq, "dq")?, qv.len(), "dq must be less than q - 1")?;
+        let qinvv = fit(&parse_secret(qinv, "qinv")?, pv.len(), "qinv must be less than p")?;
+        Self::assemble(public, dv, pv, qv, dpv, dqv, qinvv)
+    }
+
+    fn parse_pq(public: &RsaPublicKey, p: &[u8], q: &[u8]) -> Result<(Vec<u64>, Vec<u64>)> {
+        let l = public.n.len();
+        let pv = fit(&parse_secret(p, "p")?, l, "prime p must be smaller than n")?;
+        let qv = fit(&parse_secret(q, "q")?, l, "prime q must be smaller than n")?;
+        // Trim to the limbs the primes need (their sizes are public: k/2-ish).
+        let lp = bigint::limbs_for_bits(bigint::bits_ct(&pv)).max(1);
+        let lq = bigint::limbs_for_bits(bigint::bits_ct(&qv)).max(1);
+        let pv = fit(&pv, lp, "p")?;
+        let qv = fit(&qv, lq, "q")?;
+        if (pv[0] & qv[0] & 1) == 0 {
+            return Err(param("primes p and q must be odd"));
+        }
+        let mut three = vec![0u64; 1];
+        three[0] = 3;
+        if bigint::lt(&pv, &three) == 1 || bigint::lt(&qv, &three) == 1 {
+            return Err(param("primes p and q must be at least 3"));
+        }
+        if bigint::eq(&pv, &qv) == 1 {
+            return Err(param("primes p and q must differ"));
+        }
+        if public.bits > MAX_PRIVATE_BITS {
+            return Err(param("private keys are limited to 8192 bits"));
+        }
+        Ok((pv, qv))
+    }
+
+    fn parse_d(public: &RsaPublicKey, d: &[u8]) -> Result<Vec<u64>> {
+        let dv = fit(&parse_secret(d, "d")?, public.n.len(), "private exponent d must be less than n")?;
+        if bigint::lt(&dv, &public.n) == 0 {
+            return Err(param("private exponent d must be less than n"));
+        }
+        if bigint::is_zero(&dv) == 1 {
+            return Err(param("private exponent d must be positive"));
+        }
+        Ok(dv)
+    }
+
+    /// The key check (as `openssl pkey -check` less primality): n = p·q; d·e ≡ 1 mod (p − 1) and mod (q − 1)
+    /// (that is, mod λ(n)); dp = d mod (p − 1); dq = d mod (q − 1); qinv·q ≡ 1 mod p with qinv < p.
+    fn assemble(
+        public: RsaPublicKey,
+        d: Vec<u64>,
+        p: Vec<u64>,
+        q: Vec<u64>,
+        dp: Vec<u64>,
+        dq: Vec<u64>,
+        qinv: Vec<u64>,
+    ) -> Result<Self> {
+        let ctx_p = MontCtx::new(&p);
+        let ctx_q = MontCtx::new(&q);
+        let key = RsaPrivateKey { public, d, p, q, dp, dq, qinv, ctx_p, ctx_q };
+        key.check()?;
+        Ok(key)
+    }
+
+    fn check(&self) -> Result<()> {
+        let n = &self.public.n;
+        let pq = Zeroizing::new(bigint::mul(&self.p, &self.q));
+        if bigint::eq(&pq, n) == 0 {
+            return Err(param("n must equal p * q"));
+        }
+        let pm1 = Zeroizing::new(minus_one(&self.p));
+        let qm1 = Zeroizing::new(minus_one(&self.q));
+        let mut de = Zeroizing::new(bigint::mul_small(&self.d, self.public.e));
+        bigint::sub_assign(&mut de, &[1]);
+        let mut one = vec![0u64; 1];
+        one[0] = 1;
+        let ok_p = bigint::is_zero(&bigint::rem_ct(&de, &pm1));
+        let ok_q = bigint::is_zero(&bigint::rem_ct(&de, &qm1));
+        if (ok_p & ok_q) == 0 {
+            return Err(param("d * e must be 1 modulo lcm(p - 1, q - 1)"));
+        }
+        let dp = Zeroizing::new(bigint::rem_ct(&self.d, &pm1));
+        let dq = Zeroizing::new(bigint::rem_ct(&self.d, &qm1));
+        if (bigint::eq(&dp, &self.dp) & bigint::eq(&dq, &self.dq)) == 0 {
+            return Err(param("CRT exponents must be dp = d mod (p - 1) and dq = d mod (q - 1)"));
+        }
+        let t = Zeroizing::new(bigint::mul(&self.qinv, &self.q));
+        let r = Zeroizing::new(bigint::rem_ct(&t, &self.p));
+        if (bigint::lt(&self.qinv, &self.p) & bigint::eq(&r, &one)) == 0 {
+            return Err(param("CRT coefficient must be qinv = q^-1 mod p"));
+        }
+        Ok(())
+    }
+
+    /// The public half.
+    pub fn public_key(&self) -> &RsaPublicKey {
+        &self.public
+    }
+
+    fn export(&self, v: &[u64]) -> Zeroizing<Vec<u8>> {
+        let full = Zeroizing::new(to_be(v, 8 * v.len()));
+        let z = full.iter().take_while(|&&b| b == 0).count().min(full.len() - 1);
+        Zeroizing::new(full[z..].to_vec())
+    }
+
+    /// The private exponent d, minimal big-endian.
+    pub fn d(&self) -> Zeroizing<Vec<u8>> {
+        self.export(&self.d)
+    }
+    /// The prime p.
+    pub fn p(&self) -> Zeroizing<Vec<u8>> {
+        self.export(&self.p)
+    }
+    /// The prime q.
+    pub fn q(&self) -> Zeroizing<Vec<u8>> {
+        self.export(&self.q)
+    }
+    /// dp = d mod (p − 1).
+    pub fn dp(&self) -> Zeroizing<Vec<u8>> {
+        self.export(&self.dp)
+    }
+    /// dq = d mod (q − 1).
+    pub fn dq(&self) -> Zeroizing<Vec<u8>> {
+        self.export(&self.dq)
+    }
+    /// qinv = q^-1 mod p.
+    pub fn qinv(&self) -> Zeroizing<Vec<u8>> {
+        self.export(&self.qinv)
+    }
+
+    /// `c^d mod n` by CRT with Garner's recombination, constant time in every secret. `c < n`.
+    fn crt(&self, c: &[u64]) -> Vec<u64> {
+        let (cp, cq) = (&self.ctx_p, &self.ctx_q);
+        let xp = Zeroizing::new(cp.reduce_to_mont(c));
+        let xq = Zeroizing::new(cq.reduce_to_mont(c));
+        // m1·R mod p, m2·R mod q
+        let m1 = Zeroizing::new(cp.pow_ct(&xp, &self.dp));
+        let m2m = Zeroizing::new(cq.pow_ct(&xq, &self.dq));
+        let m2 = Zeroizing::new(cq.leave_mont(&m2m));
+        // h = (m1 − m2)·qinv mod p, computed as Mont((m1 − m2)·R) · qinv.
+        let mut diff = Zeroizing::new(m1.to_vec());
+        let m2p = Zeroizing::new(cp.reduce_to_mont(&m2));
+        cp.sub_mod(&mut diff, &m2p);
+        let mut h = Zeroizing::new(vec![0u64; cp.limbs()]);
+        cp.mul(&mut h, &diff, &self.qinv);
+        // m = m2 + h·q < n
+        let mut m = bigint::mul(&h, &self.q);
+        bigint::add_assign(&mut m, &m2);
+        let l = self.public.n.len();
+        let mut out = vec![0u64; l];
+        let w = l.min(m.len());
+        out[..w].copy_from_slice(&m[..w]);
+        m.zeroize();
+        out
+    }
+
+    /// RSADP / RSASP1: `input^d mod n`, with CRT (Garner), base blinding (a fresh random r per call: the
+    /// exponentiation sees `c·r^e`, the result is multiplied by r^-1, computed by a variable-time inversion of
+    /// the randomly blinded `r·s` and multiplication by s), constant time in every secret, and the result
+    /// checked with the public operation before release. `input` is exactly [`size`](RsaPublicKey::size)
+    /// bytes holding an integer less than n.
+    pub fn raw_private(&self, input: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
+        let public = &self.public;
+        let c = public.parse_input(input)?;
+        let ctx = &public.ctx;
+        let l = public.n.len();
+        // Blinding factors.
+        let (r_e, r_inv) = loop {
+            let r = Zeroizing::new(self.random_below_n(input, 0)?);
+            let s = Zeroizing::new(self.random_below_n(input, 1)?);
+            let rm = Zeroizing::new(ctx.to_mont(&r));
+            let mut rs = Zeroizing::new(vec![0u64; l]);
+            ctx.mul(&mut rs, &rm, &s); // r·s mod n
+            let Some(inv) = bigint::inv_mod_odd_vartime(&rs, &public.n) else {
+                continue; // gcd(r·s, n) ≠ 1: only if r or s shares a prime with n
+            };
+            let inv = Zeroizing::new(inv);
+            let invm = Zeroizing::new(ctx.to_mont(&inv));
+            let mut r_inv = vec![0u64; l];
+            ctx.mul(&mut r_inv, &invm, &s); // (r·s)^-1·s = r^-1
+            let r_e = ctx.pow_vartime(&rm, public.e); // Mont(r^e)
+            break (r_e, r_inv);
+        };
+        let mut cb = Zeroizing::new(vec![0u64; l]);
+        ctx.mul(&mut cb, &r_e, &c); // c·r^e mod n
+        let mb = Zeroizing::new(self.crt(&cb));
+        let mbm = Zeroizing::new(ctx.to_mont(&mb));
+        let mut m = Zeroizing::new(vec![0u64; l]);
+        ctx.mul(&mut m, &mbm, &r_inv);
+        let mut r_e = r_e;
+        let mut r_inv = r_inv;
+        r_e.zeroize();
+        r_inv.zeroize();
+        // Fault check: m^e must give back c.
+        let back = public.pow_e(&m);
+        if bigint::eq(&back, &c) == 0 {
+            return Err(Error::InvalidParameter { algorithm: ALG, reason: "private operation failed its check" });
+        }
+        Ok(Zeroizing::new(to_be(&m, public.size())))
+    }
+
+    /// A uniformly random integer in [1, n), from OS randomness (with `std`) or, without it, from a
+    /// SHA-512-based derivation of the private key, the input and a per-process counter.
+    fn random_below_n(&self, input: &[u8], which: u8) -> Result<Vec<u64>> {
+        let public = &self.public;
+        let k = public.size();
+        let mut buf = Zeroizing::new(vec![0u8; k]);
+        let extra = 8 * k - public.bits;
+        loop {
+            fill_random(&mut buf, self, input, which)?;
+            buf[0] &= 0xff >> extra;
+            let v = from_be(&buf, public.n.len()).expect("fits");
+            if bigint::lt(&v, &public.n) == 1 && bigint::is_zero(&v) == 0 {
+                return Ok(v);
+            }
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+fn fill_random(buf: &mut [u8], _key: &RsaPrivateKey, _input: &[u8], _which: u8) -> Result<()> {
+    crate::rng::fill_os(buf)
+}
+
+#[cfg(not(feature = "std"))]
+fn fill_random(buf: &mut [u8], key: &RsaPrivateKey, input: &[u8], which: u8) -> Result<()> {
+    use crate::hash::sha2::Sha512;
+    use core::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let ctr = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let mut seed = Zeroizing::new([0u8; 32]);
+    {
+        let mut h = Sha512::new();
+        let d = key.d();
+        h.update(&d).update(input).update(&ctr.to_le_bytes()).update(&[which]);
+        seed.copy_from_slice(&h.finalize()[..32]);
+    }
+    let mut rng = crate::rng::ChaCha20Rng::from_key(*seed);
+    rng.fill(buf);
+    Ok(())
+}
+
+/// d = e^-1 mod λ(n), λ = lcm(p − 1, q − 1) (FIPS 186-5 §A.1.1), computed without division by secrets: with
+/// t = λ^-1 mod e (e prime, small), d = (1 + λ·(e − t)) / e, an exact division done by multiplying with
+/// e^-1 mod 2^64.
+fn private_exponent(p: &[u64], q: &[u64], e: u32) -> Vec<u64> {
+    let pm1 = Zeroizing::new(minus_one(p));
+    let qm1 = Zeroizing::new(minus_one(q));
+    let mut lambda = Zeroizing::new(bigint::lcm_even_ct(&pm1, &qm1));
+    lambda.truncate(p.len() + q.len());
+    let r = bigint::rem_small(&lambda, e) as u64; // non-zero: gcd(e, p − 1) = gcd(e, q − 1) = 1
+    // t = r^(e − 2) mod e (public exponent, constant-time products)
+    let mut t = 1u64;
+    let mut exp = e as u64 - 2;
+    let mut base = r;
+    while exp > 0 {
+        if exp & 1 == 1 {
+            t = bigint::rem_small_u64(t * base, e) as u64;
+        }
+        base = bigint::rem_small_u64(base * base, e) as u64;
+        exp >>= 1;
+    }
+    let mut x = Zeroizing::new(bigint::mul_small(&lambda, e as u64 - t));
+    bigint::add_assign(&mut x, &[1]);
+    let mut d = bigint::div_exact_small(&x, e as u64);
+    d.truncate(lambda.len());
+    d
+}

@@ -1,0 +1,518 @@
+//! Montgomery arithmetic modulo an odd modulus of up to 8192 bits, and constant-time exponentiation.
+//!
+//! R = 2^(64·L) for an L-limb modulus. Values in the Montgomery domain are `x·R mod m`, fully reduced
+//! (`< m`). Every operation is constant time in the values (modulus included, so the same code serves the
+//! secret primes p and q); only L is public.
+
+use alloc::vec;
+use alloc::vec::Vec;
+use zeroize::Zeroize;
+
+use super::bigint::{self, cond_sub, mask};
+
+/// Largest modulus in limbs (8192 bits).
+pub(crate) const MAX_LIMBS: usize = 128;
+
+crate::dispatch::backends! {
+    /// An implementation of the RSA Montgomery product and square.
+    ///
+    /// Crate-internal plumbing, public only so tests and benchmarks can force each backend.
+    #[doc(hidden)]
+    pub enum Backend for "RSA" {
+        /// Portable Rust: 64-bit limbs, `u128` products (CIOS; a dedicated square). The reference.
+        Soft: [],
+        /// x86_64 BMI2 + ADX: each row of the product and of the reduction is a `mulx` loop with the two carry
+        /// chains of `adcx`/`adox`, in `asm!`.
+        Bmi2Adx: [BMI2, ADX],
+    }
+}
+
+/// A modulus with its Montgomery constants. For p and q these are secret: zeroized on drop.
+#[derive(Clone)]
+pub(crate) struct MontCtx {
+    /// The odd modulus, L limbs.
+    pub(crate) m: Vec<u64>,
+    /// −m^-1 mod 2^64.
+    pub(crate) m0inv: u64,
+    /// R mod m (the Montgomery form of 1).
+    pub(crate) one: Vec<u64>,
+    /// R^2 mod m.
+    pub(crate) r2: Vec<u64>,
+    /// The arithmetic backend.
+    pub(crate) backend: crate::dispatch::Checked<Backend>,
+}
+
+impl Drop for MontCtx {
+    fn drop(&mut self) {
+        self.m.zeroize();
+        self.m0inv.zeroize();
+        self.one.zeroize();
+        self.r2.zeroize();
+    }
+}
+
+impl MontCtx {
+    /// Constants for an odd modulus `m` (its top limb non-zero is not required). Constant time in `m`.
+    pub(crate) fn new(m: &[u64]) -> Self {
+        Self::with_backend(m, crate::dispatch::Checked::best())
+    }
+
+    /// As [`new`](Self::new) with a forced backend (tests).
+    pub(crate) fn with_backend(m: &[u64], backend: crate::dispatch::Checked<Backend>) -> Self {
+        let l = m.len();
+        debug_assert!(m[0] & 1 == 1);
+        // m^-1 mod 2^64 by Newton, then negate.
+        let mut inv = m[0];
+        for _ in 0..5 {
+            inv = inv.wrapping_mul(2u64.wrapping_sub(m[0].wrapping_mul(inv)));
+        }
+        let m0inv = inv.wrapping_neg();
+        // R mod m, then R^2 mod m, by doubling with a constant-time conditional subtraction.
+        let mut x = vec![0u64; l];
+        x[0] = 1;
+        // 1 < m unless m = 1 (rejected by callers); make it 1 mod m anyway.
+        let ge = 1 ^ bigint::lt(&x, m);
+        cond_sub(&mut x, m, ge);
+        let mut one = Vec::new();
+        for i in 0..2 * 64 * l {
+            let top = x[l - 1] >> 63;
+            let mut c = 0u64;
+            for w in x.iter_mut() {
+                let nc = *w >> 63;
+                *w = (*w << 1) | c;
+                c = nc;
+            }
+            // x (with the carried-out bit `top`) >= m ?
+            let lt = bigint::lt(&x, m);
+            let sub = top | (1 ^ lt);
+            cond_sub(&mut x, m, sub);
+            if i + 1 == 64 * l {
+                one = x.clone();
+            }
+        }
+        MontCtx { m: m.to_vec(), m0inv, one, r2: x, backend }
+    }
+
+    pub(crate) fn limbs(&self) -> usize {
+        self.m.len()
+    }
+
+    /// `out = a·b·R^-1 mod m` for `a, b < R` with `a·b < R·m` (e.g. one of them `< m`); result `< m`.
+    /// CIOS, portable.
+    pub(crate) fn mul(&self, out: &mut [u64], a: &[u64], b: &[u64]) {
+        #[cfg(target_arch = "x86_64")]
+        if self.backend.get() == Backend::Bmi2Adx {
+            return super::x86_64::mul(self.backend, out, a, b, &self.m, self.m0inv);
+        }
+        // Fixed sizes for the common primes and moduli, so the compiler unrolls and drops bounds checks.
+        match self.m.len() {
+            16 => mont_mul_n::<16>(out, a, b, &self.m, self.m0inv),
+            24 => mont_mul_n::<24>(out, a, b, &self.m, self.m0inv),
+            32 => mont_mul_n::<32>(out, a, b, &self.m, self.m0inv),
+            48 => mont_mul_n::<48>(out, a, b, &self.m, self.m0inv),
+            64 => mont_mul_n::<64>(out, a, b, &self.m, self.m0inv),
+            _ => mont_mul_any(out, a, b, &self.m, self.m0inv),
+        }
+    }
+
+    /// `out = a²·R^-1 mod m` for `a < m`: a dedicated square (cross products once, doubled) then a
+    /// separate Montgomery reduction; about 3/4 of the multiplications of [`mul`](Self::mul).
+    pub(crate) fn sqr(&self, out: &mut [u64], a: &[u64]) {
+        #[cfg(target_arch = "x86_64")]
+        if self.backend.get() == Backend::Bmi2Adx {
+            return super::x86_64::sqr(self.backend, out, a, &self.m, self.m0inv);
+        }
+        match self.m.len() {
+            16 => mont_sqr_n::<16, 32>(out, a, &self.m, self.m0inv),
+            24 => mont_sqr_n::<24, 48>(out, a, &self.m, self.m0inv),
+            32 => mont_sqr_n::<32, 64>(out, a, &self.m, self.m0inv),
+            48 => mont_sqr_n::<48, 96>(out, a, &self.m, self.m0inv),
+            64 => mont_sqr_n::<64, 128>(out, a, &self.m, self.m0inv),
+            _ => self.mul(out, a, a),
+        }
+    }
+
+    /// Montgomery form of `a < m` (or `a < R`: the product `a·R^2 < R·m` holds either way).
+    pub(crate) fn to_mont(&self, a: &[u64]) -> Vec<u64> {
+        let mut out = vec![0u64; self.limbs()];
+        self.mul(&mut out, a, &self.r2);
+        out
+    }
+
+    /// Leaves the Montgomery domain.
+    pub(crate) fn leave_mont(&self, a: &[u64]) -> Vec<u64> {
+        let mut one = vec![0u64; self.limbs()];
+        one[0] = 1;
+        let mut out = vec![0u64; self.limbs()];
+        self.mul(&mut out, a, &one);
+        out
+    }
+
+    /// `a mod m` in the Montgomery domain (`a·R mod m`) for any `a` (any number of limbs), constant time:
+    /// `a` is split into L-limb chunks and folded by Horner's rule with Montgomery products by R^2 (no
+    /// division).
+    pub(crate) fn reduce_to_mont(&self, a: &[u64]) -> Vec<u64> {
+        let l = self.limbs();
+        let chunks = a.len().div_ceil(l);
+        let mut acc = vec![0u64; l];
+        let mut tmp = vec![0u64; l];
+        let mut chunk = vec![0u64; l];
+        for c in (0..chunks).rev() {
+            // acc = acc·R (in Montgomery form: mul by R^2)
+            self.mul(&mut tmp, &acc, &self.r2);
+            chunk.fill(0);
+            for i in 0..l {
+                if c * l + i < a.len() {
+                    chunk[i] = a[c * l + i];
+                }
+            }
+            // chunk < R; chunk·R^2·R^-1 = chunk·R mod m
+            self.mul(&mut acc, &chunk, &self.r2);
+            self.add_mod(&mut acc, &tmp);
+        }
+        tmp.zeroize();
+        chunk.zeroize();
+        acc
+    }
+
+    /// `a = a + b mod m` for `a, b < m`.
+    pub(crate) fn add_mod(&self, a: &mut [u64], b: &[u64]) {
+        let c = bigint::add_assign(a, b);
+        let ge = c | (1 ^ bigint::lt(a, &self.m));
+        cond_sub(a, &self.m, ge);
+    }
+
+    /// `a = a − b mod m` for `a, b < m`.
+    pub(crate) fn sub_mod(&self, a: &mut [u64], b: &[u64]) {
+        let br = bigint::sub_assign(a, b);
+        bigint::cond_add(a, &self.m, br);
+    }
+
+    /// `base^exp` with `base` in Montgomery form, result in Montgomery form. Constant time in `base`, `exp`
+    /// and `m`: a fixed 5-bit window over all `exp.len()·64` bits, the table read by a full scan with masks.
+    pub(crate) fn pow_ct(&self, base: &[u64], exp: &[u64]) -> Vec<u64> {
+        const W: usize = 5;
+        let l = self.limbs();
+        let tsize = 1 << W;
+        let mut table = vec![0u64; tsize * l];
+        table[..l].copy_from_slice(&self.one);
+        table[l..2 * l].copy_from_slice(base);
+        let mut tmp = vec![0u64; l];
+        for i in 2..tsize {
+            let (lo, hi) = table.split_at_mut(i * l);
+            self.mul(&mut hi[..l], &lo[(i - 1) * l..i * l], base);
+        }
+        let mut acc = self.one.clone();
+        let mut sel = vec![0u64; l];
+        let nbits = exp.len() * 64;
+        let nwin = nbits.div_ceil(W);
+        for w in (0..nwin).rev() {
+            for _ in 0..W {
+                self.sqr(&mut tmp, &acc);
+                core::mem::swap(&mut acc, &mut tmp);
+            }
+            let mut idx = 0u64;
+            for b in 0..W {
+                let bit = w * W + b;
+                if bit < nbits {
+                    idx |= ((exp[bit / 64] >> (bit % 64)) & 1) << b;
+                }
+            }
+            select(&mut sel, &table, idx, l);
+            self.mul(&mut tmp, &acc, &sel);
+            core::mem::swap(&mut acc, &mut tmp);
+        }
+        table.zeroize();
+        tmp.zeroize();
+        sel.zeroize();
+        acc
+    }
+
+    /// `base^e` for a public exponent (variable time in `e` only; the products themselves are the same
+    /// constant-time ones). `base` in Montgomery form.
+    pub(crate) fn pow_vartime(&self, base: &[u64], e: u64) -> Vec<u64> {
+        let l = self.limbs();
+        let mut acc = base.to_vec();
+        let mut tmp = vec![0u64; l];
+        let top = 63 - e.leading_zeros();
+        for i in (0..top).rev() {
+            self.sqr(&mut tmp, &acc);
+            core::mem::swap(&mut acc, &mut tmp);
+            if (e >> i) & 1 == 1 {
+                self.mul(&mut tmp, &acc, base);
+                core::mem::swap(&mut acc, &mut tmp);
+            }
+        }
+        acc
+    }
+}
+
+/// CIOS Montgomery product for an N-limb modulus (portable).
+#[inline(never)]
+fn mont_mul_n<const N: usize>(out: &mut [u64], a: &[u64], b: &[u64], m: &[u64], m0inv: u64) {
+    let a: &[u64; N] = a[..N].try_into().expect("N limbs");
+    let b: &[u64; N] = b[..N].try_into().expect("N limbs");
+    let m: &[u64; N] = m[..N].try_into().expect("N limbs");
+    let out: &mut [u64; N] = (&mut out[..N]).try_into().expect("N limbs");
+    let mut t = [0u64; N];
+    let mut t_hi = 0u64; // limb N of the running sum (at most 1 bit beyond it carried in `t_hi`)
+    for &ai in a.iter() {
+        let ai = ai as u128;
+        let mut c = 0u128;
+        for j in 0..N {
+            let s = ai * b[j] as u128 + t[j] as u128 + c;
+            t[j] = s as u64;
+            c = s >> 64;
+        }
+        let s = t_hi as u128 + c;
+        let top0 = s as u64;
+        let top1 = (s >> 64) as u64;
+        let u = t[0].wrapping_mul(m0inv) as u128;
+        let s = u * m[0] as u128 + t[0] as u128;
+        let mut c = s >> 64;
+        for j in 1..N {
+            let s = u * m[j] as u128 + t[j] as u128 + c;
+            t[j - 1] = s as u64;
+            c = s >> 64;
+        }
+        let s = top0 as u128 + c;
+        t[N - 1] = s as u64;
+        t_hi = top1 + (s >> 64) as u64;
+    }
+    let mut br = 0u64;
+    for j in 0..N {
+        let (d1, b1) = t[j].overflowing_sub(m[j]);
+        let (d2, b2) = d1.overflowing_sub(br);
+        out[j] = d2;
+        br = (b1 | b2) as u64;
+    }
+    let (_, keep) = t_hi.overflowing_sub(br);
+    let keep = mask(keep as u64);
+    for j in 0..N {
+        out[j] = (out[j] & !keep) | (t[j] & keep);
+    }
+    crate::ct::wipe(&mut t);
+}
+
+/// Montgomery square for an N-limb modulus (`W = 2N`), portable: full square then reduction.
+#[inline(never)]
+fn mont_sqr_n<const N: usize, const W: usize>(out: &mut [u64], a: &[u64], m: &[u64], m0inv: u64) {
+    let a: &[u64; N] = a[..N].try_into().expect("N limbs");
+    let m: &[u64; N] = m[..N].try_into().expect("N limbs");
+    let out: &mut [u64; N] = (&mut out[..N]).try_into().expect("N limbs");
+    let mut t = [0u64; W];
+    // cross products a[i]·a[j], i < j
+    for i in 0..N {
+        let ai = a[i] as u128;
+        let mut c = 0u128;
+        for j in i + 1..N {
+            let s = ai * a[j] as u128 + t[i + j] as u128 + c;
+            t[i + j] = s as u64;
+            c = s >> 64;
+        }
+        t[i + N] = c as u64;
+    }
+    // double
+    let mut top = 0u64;
+    for w in t.iter_mut() {
+        let nt = *w >> 63;
+        *w = (*w << 1) | top;
+        top = nt;
+    }
+    // diagonal a[i]²
+    let mut c = 0u128;
+    for i in 0..N {
+        let sq = a[i] as u128 * a[i] as u128;
+        let s = t[2 * i] as u128 + (sq as u64) as u128 + c;
+        t[2 * i] = s as u64;
+        let s2 = t[2 * i + 1] as u128 + (sq >> 64) + (s >> 64);
+        t[2 * i + 1] = s2 as u64;
+        c = s2 >> 64;
+    }
+    // Montgomery reduction, one limb at a time; `hi` carries out of limb i + N.
+    let mut hi = 0u64;
+    for i in 0..N {
+        let u = t[i].wrapping_mul(m0inv) as u128;
+        let mut c = 0u128;
+        for j in 0..N {
+            let s = u * m[j] as u128 + t[i + j] as u128 + c;
+            t[i + j] = s as u64;
+            c = s >> 64;
+        }
+        let s = t[i + N] as u128 + c + hi as u128;
+        t[i + N] = s as u64;
+        hi = (s >> 64) as u64;
+    }
+    // result t[N..2N] + hi·R < 2m
+    let mut br = 0u64;
+    for j in 0..N {
+        let (d1, b1) = t[N + j].overflowing_sub(m[j]);
+        let (d2, b2) = d1.overflowing_sub(br);
+        out[j] = d2;
+        br = (b1 | b2) as u64;
+    }
+    let (_, keep) = hi.overflowing_sub(br);
+    let keep = mask(keep as u64);
+    for j in 0..N {
+        out[j] = (out[j] & !keep) | (t[N + j] & keep);
+    }
+    crate::ct::wipe(&mut t);
+}
+
+/// CIOS Montgomery product for any length up to [`MAX_LIMBS`] (portable).
+fn mont_mul_any(out: &mut [u64], a: &[u64], b: &[u64], m: &[u64], m0inv: u64) {
+    let l = m.len();
+    let (a, b) = (&a[..l], &b[..l]);
+    let mut t = [0u64; MAX_LIMBS + 2];
+    for &ai in a {
+        let ai = ai as u128;
+        let mut c = 0u128;
+        for j in 0..l {
+            let s = ai * b[j] as u128 + t[j] as u128 + c;
+            t[j] = s as u64;
+            c = s >> 64;
+        }
+        let s = t[l] as u128 + c;
+        t[l] = s as u64;
+        t[l + 1] = (s >> 64) as u64;
+        let u = t[0].wrapping_mul(m0inv) as u128;
+        let s = u * m[0] as u128 + t[0] as u128;
+        let mut c = s >> 64;
+        for j in 1..l {
+            let s = u * m[j] as u128 + t[j] as u128 + c;
+            t[j - 1] = s as u64;
+            c = s >> 64;
+        }
+        let s = t[l] as u128 + c;
+        t[l - 1] = s as u64;
+        let s2 = t[l + 1] as u128 + (s >> 64);
+        t[l] = s2 as u64;
+        t[l + 1] = 0;
+    }
+    // t < 2m: subtract m if t >= m (t has L+1 limbs). Subtract into `out`, keep t if it borrowed.
+    let mut br = 0u64;
+    for j in 0..l {
+        let (d1, b1) = t[j].overflowing_sub(m[j]);
+        let (d2, b2) = d1.overflowing_sub(br);
+        out[j] = d2;
+        br = (b1 | b2) as u64;
+    }
+    let (_, keep) = t[l].overflowing_sub(br);
+    let keep = mask(keep as u64);
+    for j in 0..l {
+        out[j] = (out[j] & !keep) | (t[j] & keep);
+    }
+    crate::ct::wipe(&mut t[..l + 2]);
+}
+
+/// `out = table[idx]` (entries of `l` limbs) reading every entry, constant time in `idx`.
+pub(crate) fn select(out: &mut [u64], table: &[u64], idx: u64, l: usize) {
+    out.fill(0);
+    for (i, entry) in table.chunks_exact(l).enumerate() {
+        let m = mask(bigint::is_zero_u64(i as u64 ^ idx));
+        for (o, &t) in out.iter_mut().zip(entry) {
+            *o |= t & m;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use num_bigint::BigUint;
+
+    fn to_big(a: &[u64]) -> BigUint {
+        let mut b = Vec::new();
+        for w in a {
+            b.extend_from_slice(&w.to_le_bytes());
+        }
+        BigUint::from_bytes_le(&b)
+    }
+
+    fn from_big(x: &BigUint, l: usize) -> Vec<u64> {
+        let mut v = x.to_u64_digits();
+        v.resize(l, 0);
+        v
+    }
+
+    /// Deterministic pseudo-random limbs (xorshift; test data only).
+    fn limbs(seed: &mut u64, l: usize) -> Vec<u64> {
+        (0..l)
+            .map(|_| {
+                *seed ^= *seed << 13;
+                *seed ^= *seed >> 7;
+                *seed ^= *seed << 17;
+                *seed
+            })
+            .collect()
+    }
+
+    /// Differential test against num-bigint: Montgomery product, square, reduction of wide inputs,
+    /// constant-time and public exponentiation, at the RSA sizes (moduli and primes) and odd sizes.
+    #[test]
+    fn differential_against_num_bigint() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let cpu = crate::cpu::features();
+        if cpu.has(crate::cpu::Features::BMI2 | crate::cpu::Features::ADX) {
+            assert!(Backend::available().any(|b| b == Backend::Bmi2Adx), "the BMI2/ADX backend must be tested here");
+        }
+        for bits in [512usize, 1024, 1536, 2048, 3072, 4096, 8192, 1000, 2050] {
+            let l = bigint::limbs_for_bits(bits);
+            for _ in 0..3 {
+                let mut m = limbs(&mut seed, l);
+                m[0] |= 1;
+                let top = bits - 64 * (l - 1);
+                m[l - 1] &= u64::MAX >> (64 - top);
+                m[l - 1] |= 1 << (top - 1);
+                let mb = to_big(&m);
+                for backend in Backend::available() {
+                    let ctx = MontCtx::with_backend(&m, backend);
+                    let r = BigUint::from(1u8) << (64 * l);
+                    assert_eq!(to_big(&ctx.one), &r % &mb);
+                    assert_eq!(to_big(&ctx.r2), (&r * &r) % &mb);
+                    let a = from_big(&(to_big(&limbs(&mut seed, l)) % &mb), l);
+                    let b = from_big(&(to_big(&limbs(&mut seed, l)) % &mb), l);
+                    let (ab, bb) = (to_big(&a), to_big(&b));
+                    let mut out = vec![0u64; l];
+                    ctx.mul(&mut out, &a, &b);
+                    // out·R ≡ a·b (mod m)
+                    assert_eq!((to_big(&out) * &r) % &mb, (&ab * &bb) % &mb);
+                    assert!(to_big(&out) < mb);
+                    ctx.sqr(&mut out, &a);
+                    assert_eq!((to_big(&out) * &r) % &mb, (&ab * &ab) % &mb);
+                    // round trip through the domain
+                    assert_eq!(to_big(&ctx.leave_mont(&ctx.to_mont(&a))), ab);
+                    // reduction of a wide (3L-limb) value
+                    let w = limbs(&mut seed, 3 * l);
+                    assert_eq!(to_big(&ctx.leave_mont(&ctx.reduce_to_mont(&w))), to_big(&w) % &mb);
+                    // exponentiation with a full-width secret exponent and with a short public one
+                    let e = limbs(&mut seed, if bits <= 2048 { l } else { 4 });
+                    let got = ctx.leave_mont(&ctx.pow_ct(&ctx.to_mont(&a), &e));
+                    assert_eq!(to_big(&got), ab.modpow(&to_big(&e), &mb));
+                    let got = ctx.leave_mont(&ctx.pow_vartime(&ctx.to_mont(&a), 65537));
+                    assert_eq!(to_big(&got), ab.modpow(&BigUint::from(65537u32), &mb));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn small_modulus() {
+        // m = 2^64 - 59 (prime), check a·b mod m through the Montgomery domain.
+        let m = [0xffff_ffff_ffff_ffc5u64];
+        let ctx = MontCtx::new(&m);
+        let a = [0x1234_5678_9abc_def0u64];
+        let b = [0x0fed_cba9_8765_4321u64];
+        let am = ctx.to_mont(&a);
+        let bm = ctx.to_mont(&b);
+        let mut p = [0u64];
+        ctx.mul(&mut p, &am, &bm);
+        let r = ctx.leave_mont(&p);
+        let want = ((a[0] as u128 * b[0] as u128) % m[0] as u128) as u64;
+        assert_eq!(r[0], want);
+        // Fermat: a^(m-1) = 1.
+        let e = [m[0] - 1];
+        let x = ctx.leave_mont(&ctx.pow_ct(&am, &e));
+        assert_eq!(x[0], 1);
+    }
+}

@@ -1,0 +1,158 @@
+//! The BMI2/ADX backend of the RSA Montgomery arithmetic: each row `t += k·x` of the product and of the
+//! reduction is one `asm!` loop of `mulx` with two independent carry chains (`adcx` for the low words, `adox`
+//! for the high words), the loop counted with `lea`/`jrcxz`, which leave both flags alone.
+//!
+//! Everything here runs only below the entry points [`mul`] and [`sqr`], which assert that their
+//! `Checked<Backend>` covers `Backend::Bmi2Adx`: the proof that the CPU (under the cap in force) has BMI2 and
+//! ADX. Constant time: the loops run a number of times fixed by the (public) length only; no branch or address
+//! depends on the values.
+
+#![allow(unsafe_code)]
+
+use core::arch::asm;
+
+use super::bigint::mask;
+use super::mont::{Backend, MAX_LIMBS};
+use crate::dispatch::Checked;
+
+/// `t[0..n] += k·x[0..n]` with n = `x.len()` ≥ 1 and `t.len()` ≥ n; returns the carry limb (the sum always
+/// fits n + 1 limbs).
+#[inline(always)]
+fn addmul_row(t: &mut [u64], x: &[u64], k: u64) -> u64 {
+    let n = x.len();
+    assert!(n >= 1 && t.len() >= n);
+    let carry: u64;
+    // SAFETY: BMI2 and ADX are present (module docs: only reached below `mul`/`sqr`, which assert a Checked
+    // backend covering Bmi2Adx). The loop reads n words at `x` and reads and writes n words at `t`, both valid
+    // for n words (asserted above; the single steps and the blocks of four together cover exactly n words);
+    // it writes only the registers it declares and does not touch the stack.
+    unsafe {
+        asm!(
+            // CF = OF = 0, c (the pending high word) = 0.
+            "xor {c:e}, {c:e}",
+            // n mod 4 single steps first.
+            "jrcxz 4f",
+            "5:",
+            "mulx {h0}, {l0}, qword ptr [{x}]",
+            "adcx {l0}, qword ptr [{t}]",
+            "adox {l0}, {c}",
+            "mov qword ptr [{t}], {l0}",
+            "mov {c}, {h0}",
+            "lea {x}, [{x} + 8]",
+            "lea {t}, [{t} + 8]",
+            "lea rcx, [rcx - 1]",
+            "jrcxz 4f",
+            "jmp 5b",
+            // Then n / 4 blocks of four, the high words alternating between h0 and c.
+            "4:",
+            "mov rcx, {q}",
+            "jrcxz 3f",
+            "2:",
+            "mulx {h0}, {l0}, qword ptr [{x}]",
+            "adcx {l0}, qword ptr [{t}]",
+            "adox {l0}, {c}",
+            "mov qword ptr [{t}], {l0}",
+            "mulx {c}, {l1}, qword ptr [{x} + 8]",
+            "adcx {l1}, qword ptr [{t} + 8]",
+            "adox {l1}, {h0}",
+            "mov qword ptr [{t} + 8], {l1}",
+            "mulx {h0}, {l0}, qword ptr [{x} + 16]",
+            "adcx {l0}, qword ptr [{t} + 16]",
+            "adox {l0}, {c}",
+            "mov qword ptr [{t} + 16], {l0}",
+            "mulx {c}, {l1}, qword ptr [{x} + 24]",
+            "adcx {l1}, qword ptr [{t} + 24]",
+            "adox {l1}, {h0}",
+            "mov qword ptr [{t} + 24], {l1}",
+            "lea {x}, [{x} + 32]",
+            "lea {t}, [{t} + 32]",
+            "lea rcx, [rcx - 1]",
+            "jrcxz 3f",
+            "jmp 2b",
+            "3:",
+            "mov {l0:e}, 0",
+            "adcx {c}, {l0}",
+            "adox {c}, {l0}",
+            x = inout(reg) x.as_ptr() => _,
+            t = inout(reg) t.as_mut_ptr() => _,
+            inout("rcx") n % 4 => _,
+            q = in(reg) n / 4,
+            in("rdx") k,
+            c = out(reg) carry,
+            h0 = out(reg) _,
+            l0 = out(reg) _,
+            l1 = out(reg) _,
+            options(nostack),
+        );
+    }
+    carry
+}
+
+/// Montgomery reduction of the 2N-limb `t` (< m·R) into `out` (< m).
+#[inline(always)]
+fn reduce(out: &mut [u64], t: &mut [u64], m: &[u64], m0inv: u64) {
+    let n = m.len();
+    let mut hi = 0u64;
+    for i in 0..n {
+        let u = t[i].wrapping_mul(m0inv);
+        let c = addmul_row(&mut t[i..i + n], m, u);
+        let s = t[i + n] as u128 + c as u128 + hi as u128;
+        t[i + n] = s as u64;
+        hi = (s >> 64) as u64;
+    }
+    let mut br = 0u64;
+    for j in 0..n {
+        let (d1, b1) = t[n + j].overflowing_sub(m[j]);
+        let (d2, b2) = d1.overflowing_sub(br);
+        out[j] = d2;
+        br = (b1 | b2) as u64;
+    }
+    let (_, keep) = hi.overflowing_sub(br);
+    let keep = mask(keep as u64);
+    for j in 0..n {
+        out[j] = (out[j] & !keep) | (t[n + j] & keep);
+    }
+}
+
+/// `out = a·b·R^-1 mod m` (as [`super::mont::MontCtx::mul`]) with mulx/adcx/adox.
+pub(super) fn mul(backend: Checked<Backend>, out: &mut [u64], a: &[u64], b: &[u64], m: &[u64], m0inv: u64) {
+    // The proof that mulx/adcx/adox may run: the asm! block above relies on it.
+    assert!(backend.covers(Backend::Bmi2Adx));
+    let n = m.len();
+    assert!((1..=MAX_LIMBS).contains(&n) && a.len() >= n && b.len() >= n && out.len() >= n);
+    let mut t = [0u64; 2 * MAX_LIMBS + 1];
+    for i in 0..n {
+        t[i + n] = addmul_row(&mut t[i..i + n], &b[..n], a[i]);
+    }
+    reduce(out, &mut t[..2 * n], m, m0inv);
+    crate::ct::wipe(&mut t[..2 * n]);
+}
+
+/// `out = a²·R^-1 mod m` with mulx/adcx/adox: cross products once, doubled, plus the diagonal, then the
+/// reduction.
+pub(super) fn sqr(backend: Checked<Backend>, out: &mut [u64], a: &[u64], m: &[u64], m0inv: u64) {
+    assert!(backend.covers(Backend::Bmi2Adx));
+    let n = m.len();
+    assert!((1..=MAX_LIMBS).contains(&n) && a.len() >= n && out.len() >= n);
+    let mut t = [0u64; 2 * MAX_LIMBS + 1];
+    for i in 0..n - 1 {
+        t[i + n] = addmul_row(&mut t[2 * i + 1..i + n], &a[i + 1..n], a[i]);
+    }
+    let mut top = 0u64;
+    for w in t[..2 * n].iter_mut() {
+        let nt = *w >> 63;
+        *w = (*w << 1) | top;
+        top = nt;
+    }
+    let mut c = 0u128;
+    for i in 0..n {
+        let sq = a[i] as u128 * a[i] as u128;
+        let s = t[2 * i] as u128 + (sq as u64) as u128 + c;
+        t[2 * i] = s as u64;
+        let s2 = t[2 * i + 1] as u128 + (sq >> 64) + (s >> 64);
+        t[2 * i + 1] = s2 as u64;
+        c = s2 >> 64;
+    }
+    reduce(out, &mut t[..2 * n], m, m0inv);
+    crate::ct::wipe(&mut t[..2 * n]);
+}
