@@ -11,12 +11,18 @@
 //! - `encoding`: PKCS#1, PKCS#8 and SubjectPublicKeyInfo, DER and PEM.
 
 mod bigint;
+mod digest;
+pub mod encoding;
+pub mod oaep;
+pub mod pkcs1v15;
+pub mod pss;
 mod key;
 mod mont;
 mod prime;
 #[cfg(target_arch = "x86_64")]
 mod x86_64;
 
+pub use digest::HashAlg;
 pub use key::{RsaPrivateKey, RsaPublicKey};
 #[doc(hidden)]
 pub use mont::Backend;
