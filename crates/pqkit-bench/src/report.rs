@@ -367,23 +367,24 @@ pub const METHOD: &str = "## Method
 
 /// The spread table of a key-generation row timed over many keys (see [`crate::registry::KeyCount`]): the ratios
 /// above compare medians; this shows how far single keys stray from them.
-fn key_spread(s: &mut String, ms: &[&Measurement], profile: &str) {
+fn key_spread(s: &mut String, ms: &[&Measurement]) {
     let rows: Vec<&&Measurement> = ms.iter().filter(|m| m.keys.is_some() && m.threads == 1).collect();
     let Some(count) = rows.first().and_then(|m| m.keys) else { return };
+    let taken = rows.iter().map(|m| m.ns.n).min().unwrap_or(0);
     let _ = writeln!(
         s,
         "Key generation time varies from key to key: {} keys per implementation (`--full`: {}, `--quick`: {}), one \
          per sample, interleaved.{}\n\n\
          | implementation | keys | median ms | p10 ms | p90 ms | min ms | max ms | keys/s (median) |\n\
          |---|---|---|---|---|---|---|---|",
-        rows.iter().map(|m| m.ns.n).min().unwrap_or(0),
+        taken,
         count.full,
         count.quick,
-        if profile == "quick" && count.quick < count.full {
+        if taken < count.full {
             format!(
                 " `--quick` takes {} keys here instead of the {} of `--full` (which would take minutes): the median \
                  and spread are less certain.",
-                count.quick, count.full
+                taken, count.full
             )
         } else {
             String::new()
@@ -524,7 +525,7 @@ pub fn markdown(out: &RunOutput) -> String {
             }
             s.push('\n');
         }
-        key_spread(&mut s, ms, &out.profile);
+        key_spread(&mut s, ms);
     }
 
     // (b)

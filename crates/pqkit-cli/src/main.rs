@@ -114,13 +114,23 @@ struct KeygenArgs {
     /// Replace an existing file.
     #[arg(long)]
     force: bool,
+    /// An RSA key pair instead of a symmetric key: the private key (PKCS#8 PEM, mode 0600) to --out, the public
+    /// key (SubjectPublicKeyInfo PEM) to --pub.
+    #[arg(long)]
+    alg: Option<rsa::KeyAlg>,
+    /// Where to write the RSA public key (with --alg).
+    #[arg(long = "pub", value_name = "FILE", requires = "alg")]
+    public: Option<PathBuf>,
 }
 
 fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Encrypt(a) => fileenc::encrypt(a),
         Command::Decrypt(a) => fileenc::decrypt(a),
-        Command::Keygen(a) => format::keygen(&a.out, a.force),
+        Command::Keygen(a) => match a.alg {
+            Some(alg) => rsa::keygen(alg, &a.out, a.public.as_deref(), a.force),
+            None => format::keygen(&a.out, a.force),
+        },
         Command::Kem(a) => pq::kem(a),
         Command::Sign(a) => pq::sign(a),
         Command::Ecdh(a) => ec::ecdh(a),

@@ -49,6 +49,24 @@ pub enum SigAlg {
     /// ECDSA secp256k1 with SHA-256 (low-S signatures, RFC 6979 nonces; key files as for p256).
     #[value(name = "secp256k1")]
     Secp256k1,
+    /// RSASSA-PSS (RFC 8017; --hash, default SHA-256; salt length = hash length). Keys from `pqkit keygen --alg
+    /// rsa2048|rsa3072|rsa4096` (PKCS#8 / SubjectPublicKeyInfo PEM).
+    #[value(name = "rsa-pss")]
+    RsaPss,
+    /// RSASSA-PKCS1-v1_5 (RFC 8017; --hash, default SHA-256; deterministic). Keys as for rsa-pss.
+    #[value(name = "rsa-pkcs1")]
+    RsaPkcs1,
+}
+
+impl SigAlg {
+    /// The RSA scheme, for the RSA algorithms.
+    fn rsa(self) -> Option<crate::rsa::Scheme> {
+        match self {
+            SigAlg::RsaPss => Some(crate::rsa::Scheme::Pss),
+            SigAlg::RsaPkcs1 => Some(crate::rsa::Scheme::Pkcs1),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Args)]
@@ -153,6 +171,9 @@ enum SignCmd {
         /// deterministic RFC 6979 nonces.
         #[arg(long)]
         hedged: bool,
+        /// RSA: the hash (default sha256).
+        #[arg(long)]
+        hash: Option<crate::rsa::SigHash>,
         /// Write the raw signature here instead of printing it in hex.
         #[arg(long, short = 'o', value_name = "FILE")]
         out: Option<PathBuf>,
@@ -179,6 +200,9 @@ enum SignCmd {
         /// libsecp256k1), as a malformed signature (exit 2).
         #[arg(long)]
         low_s: bool,
+        /// RSA: the hash (default sha256).
+        #[arg(long)]
+        hash: Option<crate::rsa::SigHash>,
         /// The message file; stdin if absent.
         input: Option<PathBuf>,
     },
@@ -417,6 +441,9 @@ fn sig_verify<P: mldsa::Params>(vk: &Path, sig: &Path, ctx: &[u8], input: &Optio
 /// `pqkit sign ...`.
 pub fn sign(a: SignArgs) -> CliResult {
     match a.cmd {
+        SignCmd::Keygen { alg, .. } if alg.rsa().is_some() => {
+            Err(CliError::usage("RSA keys come from `pqkit keygen --alg rsa2048|rsa3072|rsa4096 -o SK --pub PK`"))
+        }
         SignCmd::Keygen { alg, seed, sk, vk, force } => {
             let seed = seed.map(|s| unhex("--seed", &s, Some(32))).transpose()?;
             let s = seed.as_deref().map(|v| v.as_slice());
@@ -427,11 +454,21 @@ pub fn sign(a: SignArgs) -> CliResult {
                 SigAlg::Ed25519 => crate::ec::ed25519_keygen(s, &sk, &vk, force),
                 SigAlg::P256 => crate::ec::weierstrass_keygen::<crate::ec::P256>(s, &sk, &vk, force),
                 SigAlg::Secp256k1 => crate::ec::weierstrass_keygen::<crate::ec::K256>(s, &sk, &vk, force),
+                SigAlg::RsaPss | SigAlg::RsaPkcs1 => Err(CliError::usage("RSA keys come from `pqkit keygen --alg`")),
             }
         }
-        SignCmd::Sign { alg, sk, ctx, deterministic, hedged, out, force, input } => {
+        SignCmd::Sign { alg, sk, ctx, deterministic, hedged, hash, out, force, input } => {
             let ctx = unhex("--ctx", &ctx, None)?;
             let o = out.as_deref();
+            if let Some(scheme) = alg.rsa() {
+                if !ctx.is_empty() || deterministic || hedged {
+                    return Err(CliError::usage("--ctx, --deterministic, --hedged: not for RSA"));
+                }
+                return crate::rsa::sign(scheme, hash.unwrap_or_default(), &sk, o, force, &input);
+            }
+            if hash.is_some() {
+                return Err(CliError::usage("--hash: only for RSA"));
+            }
             if hedged && !matches!(alg, SigAlg::P256 | SigAlg::Secp256k1) {
                 return Err(CliError::usage(
                     "--hedged: only for ECDSA (ML-DSA is hedged by default, Ed25519 is deterministic)",
@@ -444,12 +481,22 @@ pub fn sign(a: SignArgs) -> CliResult {
                 SigAlg::Ed25519 => crate::ec::ed25519_sign(&sk, &ctx, o, force, &input),
                 SigAlg::P256 => crate::ec::ecdsa_sign::<crate::ec::P256>(&sk, &ctx, hedged, o, force, &input),
                 SigAlg::Secp256k1 => crate::ec::ecdsa_sign::<crate::ec::K256>(&sk, &ctx, hedged, o, force, &input),
+                SigAlg::RsaPss | SigAlg::RsaPkcs1 => Err(CliError::usage("RSA is signed above")),
             }
         }
-        SignCmd::Verify { alg, vk, sig, ctx, low_s, input } => {
+        SignCmd::Verify { alg, vk, sig, ctx, low_s, hash, input } => {
             let ctx = unhex("--ctx", &ctx, None)?;
             if low_s && !matches!(alg, SigAlg::P256 | SigAlg::Secp256k1) {
                 return Err(CliError::usage("--low-s: only for ECDSA"));
+            }
+            if let Some(scheme) = alg.rsa() {
+                if !ctx.is_empty() {
+                    return Err(CliError::usage("--ctx: RSA takes no context"));
+                }
+                return crate::rsa::verify(scheme, hash.unwrap_or_default(), &vk, &sig, &input);
+            }
+            if hash.is_some() {
+                return Err(CliError::usage("--hash: only for RSA"));
             }
             match alg {
                 SigAlg::MlDsa44 => sig_verify::<MlDsa44>(&vk, &sig, &ctx, &input),
@@ -458,6 +505,7 @@ pub fn sign(a: SignArgs) -> CliResult {
                 SigAlg::Ed25519 => crate::ec::ed25519_verify(&vk, &sig, &ctx, &input),
                 SigAlg::P256 => crate::ec::ecdsa_verify::<crate::ec::P256>(&vk, &sig, &ctx, low_s, &input),
                 SigAlg::Secp256k1 => crate::ec::ecdsa_verify::<crate::ec::K256>(&vk, &sig, &ctx, low_s, &input),
+                SigAlg::RsaPss | SigAlg::RsaPkcs1 => Err(CliError::usage("RSA is verified above")),
             }
         }
     }

@@ -207,3 +207,251 @@ fn error_paths_exit_2_with_a_message_naming_the_option() {
 fn fixed_clone(c: &Components) -> Components {
     Components { n: c.n.clone(), e: c.e.clone(), d: c.d.clone(), p: c.p.clone(), q: c.q.clone() }
 }
+
+// ---- pqkit keygen --alg rsaNNNN, pqkit sign sign|verify --alg rsa-pss|rsa-pkcs1 ----
+
+fn ossl(args: &[&str], paths: &[&Path]) -> std::process::Output {
+    let mut c = Sys::new("openssl");
+    c.args(args);
+    for p in paths {
+        c.arg(p);
+    }
+    c.output().unwrap()
+}
+
+fn rsa_keygen(dir: &Path, name: &str, alg: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (sk, pk) = (dir.join(format!("{name}.pem")), dir.join(format!("{name}.pub.pem")));
+    pqkit().args(["keygen", "--alg", alg, "-o"]).arg(&sk).arg("--pub").arg(&pk).assert().success();
+    (sk, pk)
+}
+
+fn rsa_sign(alg: &str, hash: &str, sk: &Path, msg: &Path, out: &Path) {
+    pqkit()
+        .args(["sign", "sign", "--alg", alg, "--hash", hash, "--sk"])
+        .arg(sk)
+        .arg("-o")
+        .arg(out)
+        .arg(msg)
+        .assert()
+        .success();
+}
+
+fn rsa_verify(alg: &str, hash: &str, vk: &Path, sig: &Path, msg: &Path) -> assert_cmd::assert::Assert {
+    pqkit()
+        .args(["sign", "verify", "--alg", alg, "--hash", hash, "--vk"])
+        .arg(vk)
+        .arg("--sig")
+        .arg(sig)
+        .arg(msg)
+        .assert()
+}
+
+/// openssl dgst options for a scheme (PSS: salt length = digest length, MGF1 with the same hash).
+fn dgst_opts(alg: &str) -> Vec<&'static str> {
+    if alg == "rsa-pss" {
+        vec!["-sigopt", "rsa_padding_mode:pss", "-sigopt", "rsa_pss_saltlen:digest", "-sigopt", "rsa_mgf1_md:"]
+    } else {
+        vec![]
+    }
+}
+
+fn ossl_dgst(alg: &str, hash: &str, action: &str, key: &Path, sig: &Path, msg: &Path) -> std::process::Output {
+    let mut args: Vec<String> = vec!["dgst".into(), format!("-{hash}")];
+    for o in dgst_opts(alg) {
+        if o == "rsa_mgf1_md:" {
+            args.push(format!("rsa_mgf1_md:{hash}"));
+        } else {
+            args.push(o.into());
+        }
+    }
+    let mut c = Sys::new("openssl");
+    c.args(&args);
+    if action == "sign" {
+        c.arg("-sign").arg(key).arg("-out").arg(sig);
+    } else {
+        c.arg("-verify").arg(key).arg("-signature").arg(sig);
+    }
+    c.arg(msg).output().unwrap()
+}
+
+#[test]
+fn keygen_writes_pem_that_openssl_reads_and_signatures_interoperate_both_ways() {
+    if !have_openssl() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (sk, pk) = rsa_keygen(d, "k", "rsa2048");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&sk).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+    let pem = std::fs::read_to_string(&sk).unwrap();
+    assert!(pem.starts_with("-----BEGIN PRIVATE KEY-----"), "PKCS#8 PEM");
+    assert!(std::fs::read_to_string(&pk).unwrap().starts_with("-----BEGIN PUBLIC KEY-----"), "SPKI PEM");
+    // OpenSSL reads both, checks the private key, and derives the same public key.
+    let o = ossl(&["pkey", "-check", "-noout", "-in"], &[&sk]);
+    assert!(o.status.success(), "openssl pkey -check: {}", String::from_utf8_lossy(&o.stderr));
+    let o = ossl(&["pkey", "-pubout", "-in"], &[&sk]);
+    assert!(o.status.success());
+    assert_eq!(String::from_utf8(o.stdout).unwrap(), std::fs::read_to_string(&pk).unwrap());
+    let text = String::from_utf8(ossl(&["pkey", "-text", "-noout", "-in"], &[&sk]).stdout).unwrap();
+    assert!(text.contains("2048 bit") && text.contains("publicExponent: 65537"), "{text}");
+    // An OpenSSL key (PKCS#8 from genpkey, and the traditional PKCS#1 form) for the other direction.
+    let (osk, oc) = openssl_key(d, 2048);
+    let opk = d.join("o.pub.pem");
+    assert!(ossl(&["pkey", "-pubout", "-in"], &[&osk]).status.success());
+    std::fs::write(&opk, ossl(&["pkey", "-pubout", "-in"], &[&osk]).stdout).unwrap();
+    let osk1 = d.join("o.pkcs1.pem");
+    assert!(ossl(&["pkey", "-traditional", "-in"], &[&osk]).status.success());
+    std::fs::write(&osk1, ossl(&["pkey", "-traditional", "-in"], &[&osk]).stdout).unwrap();
+    assert!(std::fs::read_to_string(&osk1).unwrap().starts_with("-----BEGIN RSA PRIVATE KEY-----"));
+    let _ = oc;
+    let msg = d.join("msg");
+    std::fs::write(&msg, b"RSA interop message: pqkit and openssl").unwrap();
+    for alg in ["rsa-pss", "rsa-pkcs1"] {
+        for hash in ["sha256", "sha384", "sha512"] {
+            // pqkit signs, openssl verifies.
+            let sig = d.join(format!("{alg}-{hash}.sig"));
+            rsa_sign(alg, hash, &sk, &msg, &sig);
+            assert_eq!(std::fs::read(&sig).unwrap().len(), 256);
+            let o = ossl_dgst(alg, hash, "verify", &pk, &sig, &msg);
+            assert!(o.status.success(), "openssl rejects pqkit's {alg}/{hash}: {}", String::from_utf8_lossy(&o.stderr));
+            rsa_verify(alg, hash, &pk, &sig, &msg).success().stdout("OK\n");
+            // openssl signs, pqkit verifies (the private key as PKCS#8 and as PKCS#1).
+            let osig = d.join(format!("o-{alg}-{hash}.sig"));
+            let o = ossl_dgst(alg, hash, "sign", &osk, &osig, &msg);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            rsa_verify(alg, hash, &opk, &osig, &msg).success().stdout("OK\n");
+            // pqkit signs with openssl's key; PKCS#1 v1.5 is deterministic, so both signatures are equal.
+            let psig = d.join(format!("p-{alg}-{hash}.sig"));
+            rsa_sign(alg, hash, &osk1, &msg, &psig);
+            let o = ossl_dgst(alg, hash, "verify", &opk, &psig, &msg);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            if alg == "rsa-pkcs1" {
+                assert_eq!(std::fs::read(&psig).unwrap(), std::fs::read(&osig).unwrap());
+            }
+            // The wrong hash is a failed verification.
+            let other = if hash == "sha256" { "sha512" } else { "sha256" };
+            rsa_verify(alg, other, &opk, &osig, &msg).failure().code(1);
+        }
+    }
+    // The hex form printed without --out verifies too.
+    let hex_sig = d.join("sig.hex");
+    let printed =
+        out_str(&pqkit().args(["sign", "sign", "--alg", "rsa-pss", "--sk"]).arg(&sk).arg(&msg).assert().success());
+    assert_eq!(printed.len(), 512);
+    std::fs::write(&hex_sig, &printed).unwrap();
+    rsa_verify("rsa-pss", "sha256", &pk, &hex_sig, &msg).success();
+}
+
+#[test]
+fn keygen_3072_and_4096_have_the_requested_size() {
+    if !have_openssl() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (alg, bits) in [("rsa3072", "3072 bit"), ("rsa4096", "4096 bit")] {
+        let (sk, _) = rsa_keygen(dir.path(), alg, alg);
+        let text = String::from_utf8(ossl(&["pkey", "-text", "-noout", "-in"], &[&sk]).stdout).unwrap();
+        assert!(text.contains(bits), "{alg}: {text}");
+        assert!(ossl(&["pkey", "-check", "-noout", "-in"], &[&sk]).status.success());
+    }
+}
+
+#[test]
+fn signature_error_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (sk, pk) = rsa_keygen(d, "k", "rsa2048");
+    let msg = d.join("msg");
+    std::fs::write(&msg, b"message").unwrap();
+    let sig = d.join("sig");
+    rsa_sign("rsa-pss", "sha256", &sk, &msg, &sig);
+    rsa_verify("rsa-pss", "sha256", &pk, &sig, &msg).success();
+    let good = std::fs::read(&sig).unwrap();
+    // Bad signatures: exit 1, "verification failed".
+    let check1 = |bytes: &[u8], alg: &str, m: &Path| {
+        let s = d.join("bad.sig");
+        std::fs::write(&s, bytes).unwrap();
+        fails(rsa_verify(alg, "sha256", &pk, &s, m), 1, "verification failed");
+    };
+    let mut flipped = good.clone();
+    flipped[100] ^= 1;
+    check1(&flipped, "rsa-pss", &msg);
+    check1(&good[..255], "rsa-pss", &msg);
+    check1(&[good.clone(), vec![0]].concat(), "rsa-pss", &msg);
+    check1(&good, "rsa-pkcs1", &msg);
+    check1(&[0xffu8; 256], "rsa-pss", &msg);
+    let other = d.join("other");
+    std::fs::write(&other, b"messagf").unwrap();
+    check1(&good, "rsa-pss", &other);
+    // Wrong key type and bad PEM: exit 2, naming the file.
+    let (ed_sk, ed_pk) = (d.join("ed.pem"), d.join("ed.pub.pem"));
+    pqkit().args(["sign", "keygen", "--alg", "ed25519", "--sk"]).arg(&ed_sk).arg("--vk").arg(&ed_pk).assert().success();
+    fails(rsa_verify("rsa-pss", "sha256", &ed_pk, &sig, &msg), 2, "ed.pub.pem");
+    fails(pqkit().args(["sign", "sign", "--alg", "rsa-pkcs1", "--sk"]).arg(&ed_sk).arg(&msg).assert(), 2, "ed.pem");
+    let junk = d.join("junk.pem");
+    std::fs::write(&junk, "-----BEGIN PUBLIC KEY-----\nnot base64!\n-----END PUBLIC KEY-----\n").unwrap();
+    fails(rsa_verify("rsa-pss", "sha256", &junk, &sig, &msg), 2, "junk.pem");
+    fails(pqkit().args(["sign", "sign", "--alg", "rsa-pss", "--sk"]).arg(&junk).arg(&msg).assert(), 2, "junk.pem");
+    // A public key where a private key belongs.
+    fails(pqkit().args(["sign", "sign", "--alg", "rsa-pss", "--sk"]).arg(&pk).arg(&msg).assert(), 2, "k.pub.pem");
+    // Usage errors: exit 2.
+    fails(pqkit().args(["keygen", "--alg", "rsa2048", "-o"]).arg(d.join("x.pem")).assert(), 2, "--pub");
+    pqkit().args(["keygen", "--pub"]).arg(d.join("y.pem")).arg("-o").arg(d.join("z.pem")).assert().failure().code(2);
+    pqkit()
+        .args(["keygen", "--alg", "rsa1024", "-o"])
+        .arg(d.join("x.pem"))
+        .arg("--pub")
+        .arg(d.join("y.pem"))
+        .assert()
+        .failure()
+        .code(2);
+    fails(
+        pqkit().args(["keygen", "--alg", "rsa2048", "-o"]).arg(&sk).arg("--pub").arg(d.join("new.pub")).assert(),
+        2,
+        "already exists",
+    );
+    fails(
+        pqkit()
+            .args(["sign", "keygen", "--alg", "rsa-pss", "--sk"])
+            .arg(d.join("a"))
+            .arg("--vk")
+            .arg(d.join("b"))
+            .assert(),
+        2,
+        "pqkit keygen --alg",
+    );
+    fails(
+        pqkit().args(["sign", "sign", "--alg", "ed25519", "--hash", "sha256", "--sk"]).arg(&ed_sk).arg(&msg).assert(),
+        2,
+        "--hash",
+    );
+    fails(
+        pqkit().args(["sign", "sign", "--alg", "rsa-pss", "--ctx", "00", "--sk"]).arg(&sk).arg(&msg).assert(),
+        2,
+        "not for RSA",
+    );
+    fails(
+        pqkit()
+            .args(["sign", "verify", "--alg", "rsa-pss", "--ctx", "00", "--vk"])
+            .arg(&pk)
+            .arg("--sig")
+            .arg(&sig)
+            .arg(&msg)
+            .assert(),
+        2,
+        "no context",
+    );
+    pqkit()
+        .args(["sign", "verify", "--alg", "rsa-pss", "--hash", "md5", "--vk"])
+        .arg(&pk)
+        .arg("--sig")
+        .arg(&sig)
+        .arg(&msg)
+        .assert()
+        .failure()
+        .code(2);
+}

@@ -200,8 +200,8 @@ pub trait RsaImpl: Named + Send + Sync {
 
 // ---------------------------------------------------------------------------------------------- pqkit
 
-/// pqkit's `rsa` module: keys from their CRT components, key generation with its own ChaCha20 RNG (seeded from
-/// the OS once per adapter).
+/// pqkit's `rsa` module: keys from their CRT components, `pss`, `pkcs1v15` (SHA-256) and `oaep` (SHA-256 default)
+/// with their OS-seeded randomness, key generation with pqkit's ChaCha20 RNG (seeded from the OS once).
 #[cfg(feature = "pqkit-algs")]
 struct Pq {
     rng: std::sync::Mutex<pqkit::rng::ChaCha20Rng>,
@@ -221,39 +221,44 @@ impl Named for Pq {
     }
 }
 
-/// EMSA-PKCS1-v1_5 with SHA-256 (RFC 8017 §9.2), built here so that the keygen check can sign with pqkit's raw
-/// private operation whatever padding API the branch has: `00 01 FF..FF 00 || DigestInfo(SHA-256) || H`.
+/// A pqkit private key with its PSS and PKCS#1 v1.5 signers (SHA-256).
 #[cfg(feature = "pqkit-algs")]
-fn emsa_pkcs1_sha256(msg: &[u8], k: usize) -> Vec<u8> {
-    use sha2::Digest;
-    const PREFIX: [u8; 19] = [
-        0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04,
-        0x20,
-    ];
-    let h = sha2::Sha256::digest(msg);
-    let mut em = vec![0xffu8; k];
-    em[0] = 0;
-    em[1] = 1;
-    let t = k - PREFIX.len() - h.len();
-    em[t - 1] = 0;
-    em[t..t + PREFIX.len()].copy_from_slice(&PREFIX);
-    em[t + PREFIX.len()..].copy_from_slice(&h);
-    em
+struct PqPrivate {
+    key: pqkit::rsa::RsaPrivateKey,
+    pss: pqkit::rsa::pss::SigningKey,
+    pkcs1: pqkit::rsa::pkcs1v15::SigningKey,
+}
+
+/// A pqkit public key with its PSS and PKCS#1 v1.5 verifiers (SHA-256).
+#[cfg(feature = "pqkit-algs")]
+struct PqPublic {
+    key: pqkit::rsa::RsaPublicKey,
+    pss: pqkit::rsa::pss::VerifyingKey,
+    pkcs1: pqkit::rsa::pkcs1v15::VerifyingKey,
 }
 
 #[cfg(feature = "pqkit-algs")]
 impl RsaImpl for Pq {
     fn caps(&self) -> Caps {
-        Caps { keygen: true, sign: false, oaep: false }
+        Caps { keygen: true, sign: true, oaep: true }
     }
     fn private(&self, k: &TestKey) -> Result<AnyKey, String> {
-        Ok(Box::new(
-            pqkit::rsa::RsaPrivateKey::from_crt_components(&k.n, &k.e, &k.d, &k.p, &k.q, &k.dp, &k.dq, &k.qinv)
-                .map_err(e)?,
-        ))
+        use pqkit::rsa::{RsaPrivateKey, pkcs1v15, pss};
+        let key = RsaPrivateKey::from_crt_components(&k.n, &k.e, &k.d, &k.p, &k.q, &k.dp, &k.dq, &k.qinv).map_err(e)?;
+        Ok(Box::new(PqPrivate {
+            pss: pss::SigningKey::new(key.clone()).map_err(e)?,
+            pkcs1: pkcs1v15::SigningKey::new(key.clone()).map_err(e)?,
+            key,
+        }))
     }
     fn public(&self, n: &[u8], e_: &[u8]) -> Result<AnyKey, String> {
-        Ok(Box::new(pqkit::rsa::RsaPublicKey::new(n, e_).map_err(e)?))
+        use pqkit::rsa::{RsaPublicKey, pkcs1v15, pss};
+        let key = RsaPublicKey::new(n, e_).map_err(e)?;
+        Ok(Box::new(PqPublic {
+            pss: pss::VerifyingKey::new(key.clone()),
+            pkcs1: pkcs1v15::VerifyingKey::new(key.clone()),
+            key,
+        }))
     }
     fn keygen(&self, bits: usize) -> Result<AnyKey, String> {
         let mut rng = self.rng.lock().map_err(|_| "poisoned".to_string())?;
@@ -264,9 +269,32 @@ impl RsaImpl for Pq {
         Ok((pk.n(), pk.e()))
     }
     fn sign_generated(&self, k: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-        let sk = key::<pqkit::rsa::RsaPrivateKey>(k)?;
-        let em = emsa_pkcs1_sha256(msg, sk.public_key().size());
-        put(out, &sk.raw_private(&em).map_err(e)?);
+        let sk = key::<pqkit::rsa::RsaPrivateKey>(k)?.clone();
+        put(out, &pqkit::rsa::pkcs1v15::SigningKey::new(sk).map_err(e)?.sign(msg).map_err(e)?);
+        Ok(())
+    }
+    fn sign(&self, sk: &AnyKey, scheme: Scheme, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        let k = key::<PqPrivate>(sk)?;
+        let sig = match scheme {
+            Scheme::Pss => k.pss.sign(msg),
+            Scheme::Pkcs1 => k.pkcs1.sign(msg),
+        };
+        put(out, &sig.map_err(e)?);
+        Ok(())
+    }
+    fn verify(&self, pk: &AnyKey, scheme: Scheme, msg: &[u8], sig: &[u8]) -> Result<bool, String> {
+        let k = key::<PqPublic>(pk)?;
+        Ok(match scheme {
+            Scheme::Pss => k.pss.verify(msg, sig).is_ok(),
+            Scheme::Pkcs1 => k.pkcs1.verify(msg, sig).is_ok(),
+        })
+    }
+    fn encrypt(&self, pk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        put(out, &pqkit::rsa::oaep::encrypt(&key::<PqPublic>(pk)?.key, msg).map_err(e)?);
+        Ok(())
+    }
+    fn decrypt(&self, sk: &AnyKey, ct: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        put(out, &pqkit::rsa::oaep::decrypt(&key::<PqPrivate>(sk)?.key, ct).map_err(e)?);
         Ok(())
     }
 }
