@@ -324,16 +324,6 @@ pub fn decrypt(key: &RsaPrivateKey, ciphertext: &[u8]) -> Result<Zeroizing<Vec<u
     decrypt_inner(key, ciphertext).map(|(m, _)| m)
 }
 
-/// As [`decrypt`], also reporting whether the padding was valid. Reporting it recreates the Bleichenbacher
-/// padding oracle; this exists only so tests can check the rejection decision.
-#[doc(hidden)]
-pub fn decrypt_reporting_validity_for_tests(
-    key: &RsaPrivateKey,
-    ciphertext: &[u8],
-) -> Result<(Zeroizing<Vec<u8>>, bool)> {
-    decrypt_inner(key, ciphertext).map(|(m, g)| (m, g != 0))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
