@@ -135,4 +135,15 @@ fn main() {
     let mut p = agent.publisher("orders.eu.new").unwrap();
     put("bus_ingest", "sealed", &p.seal(b"hello", Priority::Normal, None).unwrap());
     put("bus_ingest", "payload", b"\x01hello bus");
+
+    // RSA: the benchmark's fixed 2048-bit key in every encoding, and a k-byte block for the padding checks.
+    let der: &[u8] = include_bytes!("../../crates/pqkit-bench/src/algs/rsa_keys/rsa-2048.pk8.der");
+    let k = pqkit::rsa::RsaPrivateKey::from_pkcs8_der(der).unwrap();
+    put("rsa", "pkcs8-der", der);
+    put("rsa", "pkcs1-der", &k.to_pkcs1_der().unwrap());
+    put("rsa", "pkcs8-pem", k.to_pkcs8_pem().unwrap().as_bytes());
+    put("rsa", "spki-der", &k.public_key().to_public_key_der().unwrap());
+    put("rsa", "spki-pem", k.public_key().to_public_key_pem().unwrap().as_bytes());
+    put("rsa", "pkcs1-public-der", &k.public_key().to_pkcs1_der().unwrap());
+    put("rsa", "block", &[0x5a; 256]);
 }
