@@ -40,7 +40,8 @@ fn private(k: RsaPrivateKey) {
 }
 
 fn public(k: RsaPublicKey) {
-    let again = RsaPublicKey::from_public_key_der(&k.to_public_key_der().expect("encode spki")).expect("spki round trip");
+    let again =
+        RsaPublicKey::from_public_key_der(&k.to_public_key_der().expect("encode spki")).expect("spki round trip");
     assert_eq!(k, again);
     let again = RsaPublicKey::from_pkcs1_der(&k.to_pkcs1_der().expect("encode pkcs1")).expect("pkcs1 round trip");
     assert_eq!(k, again);
