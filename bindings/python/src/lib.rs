@@ -110,6 +110,43 @@ impl Keyed {
     }
 }
 
+/// A new `bytes` of `len` bytes whose first `prefix.len()` bytes are a copy of `prefix` and whose rest is
+/// filled by `fill` (called with the whole buffer, prefix included). Unlike `PyBytes::new_with` the buffer is not
+/// zeroed first: for megabyte messages that pass over memory costs as much as a tenth of the AEAD itself.
+///
+/// If `fill` fails, the object is dropped unseen (its bytes never reach Python), after `fill` wiped what it
+/// must.
+fn bytes_from_prefix<'py>(
+    py: Python<'py>,
+    len: usize,
+    prefix: &[u8],
+    fill: impl FnOnce(&mut [u8]) -> PyResult<()>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    assert!(prefix.len() <= len);
+    let ssize = isize::try_from(len).map_err(|_| MessageTooLong::new_err("message too long"))?;
+    // SAFETY: PyBytes_FromStringAndSize(NULL, n) is the documented way to make an uninitialised bytes object
+    // of n bytes (part of the stable ABI); the GIL is held (we have `py`).
+    let raw = unsafe { pyo3::ffi::PyBytes_FromStringAndSize(core::ptr::null(), ssize) };
+    // SAFETY: raw is a new (owned) reference, or NULL with a Python exception set.
+    let obj = unsafe { Bound::from_owned_ptr_or_err(py, raw) }?;
+    // SAFETY: obj is a bytes object of len bytes; PyBytes_AsString returns its buffer (len + 1 bytes with the
+    // trailing NUL), which nothing else references yet, so writing it before it is handed out is allowed.
+    let buf = unsafe { pyo3::ffi::PyBytes_AsString(obj.as_ptr()) }.cast::<u8>();
+    if buf.is_null() {
+        return Err(PyErr::fetch(py));
+    }
+    // SAFETY: buf is valid for len >= prefix.len() bytes and does not overlap prefix (a fresh allocation).
+    unsafe { core::ptr::copy_nonoverlapping(prefix.as_ptr(), buf, prefix.len()) };
+    // SAFETY: the bytes after the prefix are initialised here (zeroed) only when there are any, so the slice
+    // below covers initialised memory; for the AEADs that is just the 16-byte tag.
+    unsafe { core::ptr::write_bytes(buf.add(prefix.len()), 0, len - prefix.len()) };
+    // SAFETY: buf holds len initialised bytes, exclusively ours until obj is returned.
+    let slice = unsafe { core::slice::from_raw_parts_mut(buf, len) };
+    fill(slice)?;
+    // SAFETY: obj is a bytes object (made above).
+    Ok(unsafe { obj.cast_into_unchecked::<PyBytes>() })
+}
+
 /// Seals into a new `bytes` of `len(data) + 16`, GIL released for large messages.
 fn aead_encrypt<'py>(
     py: Python<'py>,
@@ -121,10 +158,9 @@ fn aead_encrypt<'py>(
     let aad = aad.unwrap_or_default();
     let n = data.len();
     let total = n.checked_add(TAG_LEN).ok_or_else(|| MessageTooLong::new_err("message too long"))?;
-    PyBytes::new_with(py, total, |out: &mut [u8]| {
+    bytes_from_prefix(py, total, data, |out: &mut [u8]| {
         let r = maybe_detach(py, n, || {
             let (body, tag_out) = out.split_at_mut(n);
-            body.copy_from_slice(data);
             let r = k.seal(nonce, aad, body);
             match &r {
                 Ok(tag) => tag_out.copy_from_slice(tag),
@@ -154,9 +190,8 @@ fn aead_decrypt<'py>(
         }));
     }
     let (ct, tag) = data.split_at(data.len() - TAG_LEN);
-    PyBytes::new_with(py, ct.len(), |out: &mut [u8]| {
+    bytes_from_prefix(py, ct.len(), ct, |out: &mut [u8]| {
         let r = maybe_detach(py, ct.len(), || {
-            out.copy_from_slice(ct);
             let r = k.open(nonce, aad, out, tag);
             if r.is_err() {
                 out.zeroize();
