@@ -273,3 +273,28 @@ pub extern "C" fn pqkit_status_string(status: i32) -> *const c_char {
 pub extern "C" fn pqkit_last_error() -> *const c_char {
     LAST_ERROR.with(|l| l.borrow().as_ref().map_or(core::ptr::null(), |c| c.as_ptr()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_internal_error_with_a_message() {
+        let st = guard(|| panic!("boom"));
+        assert_eq!(st, PqkitStatus::InternalError);
+        // SAFETY: pqkit_last_error returns NULL or a NUL-terminated string valid until the next failing call.
+        let msg = unsafe { std::ffi::CStr::from_ptr(pqkit_last_error()) }.to_str().unwrap();
+        assert!(msg.contains("panic was caught"), "{msg}");
+    }
+
+    #[test]
+    fn errors_map_to_their_status() {
+        let st = guard(|| Err(pqkit::Error::length("X", "key", 32, 1).into()));
+        assert_eq!(st, PqkitStatus::InvalidLength);
+        // SAFETY: as above.
+        let msg = unsafe { std::ffi::CStr::from_ptr(pqkit_last_error()) }.to_str().unwrap();
+        assert_eq!(msg, "X key must be 32 bytes, got 1");
+        assert_eq!(guard(|| Err(pqkit::Error::Rng.into())), PqkitStatus::RngFailure);
+        assert_eq!(guard(|| Ok(())), PqkitStatus::Ok);
+    }
+}
