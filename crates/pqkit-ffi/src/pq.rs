@@ -80,6 +80,7 @@ pub unsafe extern "C" fn pqkit_mlkem_lengths(
         let (e, d, c) = with_kem!(alg_id, kem_sizes())?;
         crate::check_out(ek_len, "ek_len")?;
         crate::check_out(dk_len, "dk_len")?;
+        crate::check_out(ct_len, "ct_len")?;
         // SAFETY: the pointers are NULL (rejected) or valid for a size_t write, by the caller's contract.
         unsafe {
             write_out(ek_len, e, "ek_len")?;
@@ -229,6 +230,7 @@ pub unsafe extern "C" fn pqkit_mldsa_lengths(
         let (p, s, g) = with_dsa!(alg_id, dsa_sizes())?;
         crate::check_out(pk_len, "pk_len")?;
         crate::check_out(sk_len, "sk_len")?;
+        crate::check_out(sig_len, "sig_len")?;
         // SAFETY: the pointers are NULL (rejected) or valid for a size_t write, by the caller's contract.
         unsafe {
             write_out(pk_len, p, "pk_len")?;

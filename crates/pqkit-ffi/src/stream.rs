@@ -362,6 +362,8 @@ impl PqkitStreamDecryptor {
         }
         let header = Header::parse(&self.header_buf)?;
         self.key = Some(FileKey::from_key(&header, &self.raw_key[..])?);
+        // The file key is derived; the raw key is not needed any more.
+        self.raw_key.zeroize();
         Ok(data)
     }
 
