@@ -322,3 +322,25 @@ def test_gil_is_released_during_bulk_work():
         if max_gap < one_call / 2:
             return
     pytest.fail(f"main thread stalled {max_gap * 1e3:.1f} ms during a {one_call * 1e3:.1f} ms call: GIL held?")
+
+
+def test_stubs_cover_the_module():
+    """Every public name of the extension has a stub in _pqkit.pyi, and the stubs name nothing that is missing."""
+    import ast
+    import pathlib
+
+    import pqkit._pqkit as ext
+
+    stub = pathlib.Path(pqkit.__file__).with_name("_pqkit.pyi")
+    assert pathlib.Path(pqkit.__file__).with_name("py.typed").exists()
+    tree = ast.parse(stub.read_text())
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    public = {n for n in dir(ext) if not n.startswith("_") or n == "__version__"}
+    names.discard("_Aead")
+    assert public == names
+    assert set(pqkit.__all__) == public
