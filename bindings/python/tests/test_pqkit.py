@@ -344,3 +344,14 @@ def test_stubs_cover_the_module():
     names.discard("_Aead")
     assert public == names
     assert set(pqkit.__all__) == public
+
+
+def test_readme_python_example_runs():
+    """The Python example in the repository's README runs as written."""
+    import pathlib
+    import re
+
+    readme = pathlib.Path(__file__).resolve().parents[3] / "README.md"
+    block = re.search(r"```python\n(.*?)```", readme.read_text(), re.S)
+    assert block, "README has no python example"
+    exec(compile(block.group(1), "README.md", "exec"), {})

@@ -111,3 +111,21 @@ fn example_builds_with_pkg_config_and_runs() {
     assert!(out.contains("decrypted: attack at dawn"), "{out}");
     assert!(out.contains("tampered message rejected"), "{out}");
 }
+
+#[test]
+fn readme_c_example_compiles_and_runs() {
+    let readme = std::fs::read_to_string(crate_dir().join("../../README.md")).unwrap();
+    let start = readme.find("```c\n").expect("README has a C example") + 5;
+    let block = &readme[start..start + readme[start..].find("```").unwrap()];
+    let (includes, body): (Vec<&str>, Vec<&str>) = block.lines().partition(|l| l.starts_with("#include"));
+    let src = format!(
+        "{}\n#include <stdlib.h>\nint main(void) {{\n{}\n  return 0;\n}}\n",
+        includes.join("\n"),
+        body.join("\n")
+    );
+    let work = scratch("readme");
+    std::fs::write(work.join("readme.c"), src).unwrap();
+    let exe = work.join("readme");
+    compile(&[work.join("readme.c")], &exe, &static_link(&lib_dir()));
+    run(&mut Command::new(&exe), "README C example");
+}
