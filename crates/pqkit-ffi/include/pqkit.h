@@ -594,8 +594,8 @@ enum PqkitStatus pqkit_stream_encryptor_new(uint32_t alg_id,
 // `*out_len`: the header on the first call, then every full 64 KiB segment that more data follows (the last
 // segment waits for [`pqkit_stream_encryptor_finish`]).
 //
-// The output is at most `data_len + PQKIT_STREAM_MAX_HEADER_LEN + PQKIT_STREAM_SEGMENT_CT_LEN` and
-// `(data_len / PQKIT_STREAM_SEGMENT_LEN + 1) * 16` more; if `out_cap` is smaller than what this call
+// The output is at most `PQKIT_STREAM_MAX_HEADER_LEN + data_len + PQKIT_STREAM_SEGMENT_LEN +
+// 16 * (data_len / PQKIT_STREAM_SEGMENT_LEN + 1)` bytes; if `out_cap` is smaller than what this call
 // writes it returns `PQKIT_STATUS_BUFFER_TOO_SMALL` with the exact size in `*out_len` and consumes nothing.
 // After any other error the stream is unusable (`PQKIT_STATUS_BAD_STATE`).
 //
