@@ -1,0 +1,756 @@
+//! The `pqkit._pqkit` extension module: Python bindings of the pqkit library (re-exported by `pqkit`).
+//!
+//! Security contract, for every function and class:
+//! - Inputs and outputs are `bytes`. Keys are copied into Rust objects that wipe them when garbage-collected;
+//!   the caller's own `bytes` objects cannot be wiped (Python strings are immutable), so keep their lifetime
+//!   short.
+//! - Errors are exceptions named after the pqkit error (`InvalidLength`, `AuthenticationFailed`, ...), all
+//!   subclasses of `PqkitError`; messages name the algorithm, the field and the expected size, never secrets.
+//! - A failed decryption or verification releases nothing.
+//! - The GIL is released while bulk work runs (messages of at least `GIL_RELEASE_MIN` bytes, and all
+//!   public-key operations), so other Python threads run meanwhile.
+
+use pqkit::aead::{Aead, Aes128Gcm, Aes256Gcm, ChaCha20Poly1305, Kusumi512Poly1305, TAG_LEN, XChaCha20Poly1305};
+use pqkit::hash::Hasher;
+use pqkit::hash::blake2::{Blake2b512, Blake2s256};
+use pqkit::hash::sha2::{Sha224, Sha256, Sha384, Sha512, Sha512_224, Sha512_256};
+use pqkit::hash::sha3::{Sha3_224, Sha3_256, Sha3_384, Sha3_512, Shake128, Shake256};
+use pqkit::kdf::Hkdf;
+use pqkit::mac::Hmac;
+use pqkit::{mldsa, mlkem};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use zeroize::{Zeroize, Zeroizing};
+
+/// Messages at least this long are processed with the GIL released; shorter ones are not worth the switch.
+const GIL_RELEASE_MIN: usize = 4096;
+
+create_exception!(_pqkit, PqkitError, PyException, "Base class of every pqkit error.");
+create_exception!(_pqkit, InvalidLength, PqkitError, "An input or output had the wrong length.");
+create_exception!(
+    _pqkit,
+    AuthenticationFailed,
+    PqkitError,
+    "A tag or signature did not verify (wrong key, nonce or associated data, or modified data). Nothing was released."
+);
+create_exception!(_pqkit, CounterExhausted, PqkitError, "A counter would pass its maximum.");
+create_exception!(_pqkit, MessageTooLong, PqkitError, "A message is longer than the algorithm allows.");
+create_exception!(_pqkit, InvalidEncoding, PqkitError, "A key, ciphertext or signature encoding is malformed.");
+create_exception!(_pqkit, InvalidParameter, PqkitError, "A parameter is out of range.");
+create_exception!(_pqkit, RngFailure, PqkitError, "The operating system's random number generator failed.");
+create_exception!(_pqkit, UnknownAlgorithm, PqkitError, "An algorithm name is not one pqkit knows.");
+
+/// Maps a pqkit error to the exception of the same name.
+fn err(e: pqkit::Error) -> PyErr {
+    use pqkit::Error as E;
+    let msg = e.to_string();
+    match e {
+        E::InvalidLength { .. } => InvalidLength::new_err(msg),
+        E::AuthenticationFailed { .. } => AuthenticationFailed::new_err(msg),
+        E::CounterExhausted { .. } => CounterExhausted::new_err(msg),
+        E::MessageTooLong { .. } => MessageTooLong::new_err(msg),
+        E::InvalidEncoding { .. } => InvalidEncoding::new_err(msg),
+        E::Rng => RngFailure::new_err(msg),
+        _ => InvalidParameter::new_err(msg),
+    }
+}
+
+fn unknown(kind: &str, name: &str, known: &str) -> PyErr {
+    UnknownAlgorithm::new_err(format!("unknown {kind} {name:?}; expected one of: {known}"))
+}
+
+/// Runs `f` with the GIL released if `len` is large enough to be worth it.
+fn maybe_detach<T: Send>(py: Python<'_>, len: usize, f: impl FnOnce() -> T + Send) -> T {
+    if len >= GIL_RELEASE_MIN { py.detach(f) } else { f() }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// AEADs
+
+#[allow(clippy::large_enum_variant)]
+enum Keyed {
+    C(ChaCha20Poly1305),
+    X(XChaCha20Poly1305),
+    G128(Aes128Gcm),
+    G256(Aes256Gcm),
+    K(Kusumi512Poly1305),
+}
+
+impl Keyed {
+    fn seal(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> pqkit::Result<[u8; TAG_LEN]> {
+        match self {
+            Keyed::C(a) => a.seal_in_place_detached(nonce, aad, buf),
+            Keyed::X(a) => a.seal_in_place_detached(nonce, aad, buf),
+            Keyed::G128(a) => a.seal_in_place_detached(nonce, aad, buf),
+            Keyed::G256(a) => a.seal_in_place_detached(nonce, aad, buf),
+            Keyed::K(a) => a.seal_in_place_detached(nonce, aad, buf),
+        }
+    }
+
+    fn open(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> pqkit::Result<()> {
+        match self {
+            Keyed::C(a) => a.open_in_place_detached(nonce, aad, buf, tag),
+            Keyed::X(a) => a.open_in_place_detached(nonce, aad, buf, tag),
+            Keyed::G128(a) => a.open_in_place_detached(nonce, aad, buf, tag),
+            Keyed::G256(a) => a.open_in_place_detached(nonce, aad, buf, tag),
+            Keyed::K(a) => a.open_in_place_detached(nonce, aad, buf, tag),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Keyed::C(_) => ChaCha20Poly1305::NAME,
+            Keyed::X(_) => XChaCha20Poly1305::NAME,
+            Keyed::G128(_) => Aes128Gcm::NAME,
+            Keyed::G256(_) => Aes256Gcm::NAME,
+            Keyed::K(_) => Kusumi512Poly1305::NAME,
+        }
+    }
+}
+
+/// A new `bytes` of `len` bytes whose first `prefix.len()` bytes are a copy of `prefix` and whose rest is
+/// filled by `fill` (called with the whole buffer, prefix included). Unlike `PyBytes::new_with` the buffer is not
+/// zeroed first: for megabyte messages that pass over memory costs as much as a tenth of the AEAD itself.
+///
+/// If `fill` fails, the object is dropped unseen (its bytes never reach Python), after `fill` wiped what it
+/// must.
+fn bytes_from_prefix<'py>(
+    py: Python<'py>,
+    len: usize,
+    prefix: &[u8],
+    fill: impl FnOnce(&mut [u8]) -> PyResult<()>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    assert!(prefix.len() <= len);
+    let ssize = isize::try_from(len).map_err(|_| MessageTooLong::new_err("message too long"))?;
+    // SAFETY: PyBytes_FromStringAndSize(NULL, n) is the documented way to make an uninitialised bytes object
+    // of n bytes (part of the stable ABI); the GIL is held (we have `py`).
+    let raw = unsafe { pyo3::ffi::PyBytes_FromStringAndSize(core::ptr::null(), ssize) };
+    // SAFETY: raw is a new (owned) reference, or NULL with a Python exception set.
+    let obj = unsafe { Bound::from_owned_ptr_or_err(py, raw) }?;
+    // SAFETY: obj is a bytes object of len bytes; PyBytes_AsString returns its buffer (len + 1 bytes with the
+    // trailing NUL), which nothing else references yet, so writing it before it is handed out is allowed.
+    let buf = unsafe { pyo3::ffi::PyBytes_AsString(obj.as_ptr()) }.cast::<u8>();
+    if buf.is_null() {
+        return Err(PyErr::fetch(py));
+    }
+    // SAFETY: buf is valid for len >= prefix.len() bytes and does not overlap prefix (a fresh allocation).
+    unsafe { core::ptr::copy_nonoverlapping(prefix.as_ptr(), buf, prefix.len()) };
+    // SAFETY: the bytes after the prefix are initialised here (zeroed) only when there are any, so the slice
+    // below covers initialised memory; for the AEADs that is just the 16-byte tag.
+    unsafe { core::ptr::write_bytes(buf.add(prefix.len()), 0, len - prefix.len()) };
+    // SAFETY: buf holds len initialised bytes, exclusively ours until obj is returned.
+    let slice = unsafe { core::slice::from_raw_parts_mut(buf, len) };
+    fill(slice)?;
+    // SAFETY: obj is a bytes object (made above).
+    Ok(unsafe { obj.cast_into_unchecked::<PyBytes>() })
+}
+
+/// Seals into a new `bytes` of `len(data) + 16`, GIL released for large messages.
+fn aead_encrypt<'py>(
+    py: Python<'py>,
+    k: &Keyed,
+    nonce: &[u8],
+    data: &[u8],
+    aad: Option<&[u8]>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let aad = aad.unwrap_or_default();
+    let n = data.len();
+    let total = n.checked_add(TAG_LEN).ok_or_else(|| MessageTooLong::new_err("message too long"))?;
+    bytes_from_prefix(py, total, data, |out: &mut [u8]| {
+        let r = maybe_detach(py, n, || {
+            let (body, tag_out) = out.split_at_mut(n);
+            let r = k.seal(nonce, aad, body);
+            match &r {
+                Ok(tag) => tag_out.copy_from_slice(tag),
+                Err(_) => body.zeroize(),
+            }
+            r.map(|_| ())
+        });
+        r.map_err(err)
+    })
+}
+
+/// Opens into a new `bytes`; on failure the buffer is wiped and never handed to Python.
+fn aead_decrypt<'py>(
+    py: Python<'py>,
+    k: &Keyed,
+    nonce: &[u8],
+    data: &[u8],
+    aad: Option<&[u8]>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let aad = aad.unwrap_or_default();
+    if data.len() < TAG_LEN {
+        return Err(err(pqkit::Error::InvalidLength {
+            algorithm: k.name(),
+            field: "sealed message",
+            expected: pqkit::error::Expected::AtLeast(TAG_LEN),
+            actual: data.len(),
+        }));
+    }
+    let (ct, tag) = data.split_at(data.len() - TAG_LEN);
+    bytes_from_prefix(py, ct.len(), ct, |out: &mut [u8]| {
+        let r = maybe_detach(py, ct.len(), || {
+            let r = k.open(nonce, aad, out, tag);
+            if r.is_err() {
+                out.zeroize();
+            }
+            r
+        });
+        r.map_err(err)
+    })
+}
+
+macro_rules! aead_class {
+    ($py_name:ident, $rust:ident, $variant:ident, $label:literal, $doc:literal) => {
+        #[doc = $doc]
+        #[pyclass(module = "pqkit", name = $label, frozen)]
+        struct $py_name {
+            // Boxed: the key schedules are over-aligned (64 bytes for the vector backends) and Python's
+            // allocator, which holds the pyclass itself, only guarantees 16; a Box honours the alignment.
+            inner: Box<Keyed>,
+        }
+
+        #[pymethods]
+        impl $py_name {
+            /// Key length in bytes.
+            #[classattr]
+            const KEY_SIZE: usize = $rust::KEY_LEN;
+            /// Nonce length in bytes.
+            #[classattr]
+            const NONCE_SIZE: usize = $rust::NONCE_LEN;
+            /// Tag length in bytes.
+            #[classattr]
+            const TAG_SIZE: usize = TAG_LEN;
+
+            #[new]
+            fn new(key: &[u8]) -> PyResult<Self> {
+                Ok(Self { inner: Box::new(Keyed::$variant($rust::new(key).map_err(err)?)) })
+            }
+
+            /// Returns `ciphertext || tag`. A (key, nonce) pair must never encrypt two different messages.
+            #[pyo3(signature = (nonce, data, associated_data=None))]
+            fn encrypt<'py>(
+                &self,
+                py: Python<'py>,
+                nonce: &[u8],
+                data: &[u8],
+                associated_data: Option<&[u8]>,
+            ) -> PyResult<Bound<'py, PyBytes>> {
+                aead_encrypt(py, &self.inner, nonce, data, associated_data)
+            }
+
+            /// Verifies and decrypts `ciphertext || tag`; raises `AuthenticationFailed` and releases nothing if
+            /// the tag does not verify.
+            #[pyo3(signature = (nonce, data, associated_data=None))]
+            fn decrypt<'py>(
+                &self,
+                py: Python<'py>,
+                nonce: &[u8],
+                data: &[u8],
+                associated_data: Option<&[u8]>,
+            ) -> PyResult<Bound<'py, PyBytes>> {
+                aead_decrypt(py, &self.inner, nonce, data, associated_data)
+            }
+
+            fn __repr__(&self) -> &'static str {
+                concat!("<pqkit.", $label, " (key hidden)>")
+            }
+        }
+    };
+}
+
+aead_class!(
+    ChaCha20Poly1305Py,
+    ChaCha20Poly1305,
+    C,
+    "ChaCha20Poly1305",
+    "ChaCha20-Poly1305 (RFC 8439): 32-byte key, 12-byte nonce."
+);
+aead_class!(
+    XChaCha20Poly1305Py,
+    XChaCha20Poly1305,
+    X,
+    "XChaCha20Poly1305",
+    "XChaCha20-Poly1305: 32-byte key, 24-byte nonce (safe to draw at random)."
+);
+aead_class!(Aes128GcmPy, Aes128Gcm, G128, "Aes128Gcm", "AES-128-GCM (SP 800-38D): 16-byte key, 12-byte nonce.");
+aead_class!(Aes256GcmPy, Aes256Gcm, G256, "Aes256Gcm", "AES-256-GCM (SP 800-38D): 32-byte key, 12-byte nonce.");
+aead_class!(Kusumi512Poly1305Py, Kusumi512Poly1305, K, "Kusumi512Poly1305", "Kusumi512-Poly1305: 64-byte key.");
+
+// ---------------------------------------------------------------------------------------------------------
+// Hashes
+
+const HASH_NAMES: &str =
+    "sha224, sha256, sha384, sha512, sha512_224, sha512_256, sha3_224, sha3_256, sha3_384, sha3_512, blake2b, blake2s";
+
+/// Calls `$f::<H>($args)` for the hash named `$name` (hashlib's names).
+macro_rules! with_hash {
+    ($name:expr, $f:ident ( $($arg:expr),* )) => {
+        match $name.to_ascii_lowercase().replace('-', "_").as_str() {
+            "sha224" => $f::<Sha224>($($arg),*),
+            "sha256" => $f::<Sha256>($($arg),*),
+            "sha384" => $f::<Sha384>($($arg),*),
+            "sha512" => $f::<Sha512>($($arg),*),
+            "sha512_224" => $f::<Sha512_224>($($arg),*),
+            "sha512_256" => $f::<Sha512_256>($($arg),*),
+            "sha3_224" => $f::<Sha3_224>($($arg),*),
+            "sha3_256" => $f::<Sha3_256>($($arg),*),
+            "sha3_384" => $f::<Sha3_384>($($arg),*),
+            "sha3_512" => $f::<Sha3_512>($($arg),*),
+            "blake2b" | "blake2b512" => $f::<Blake2b512>($($arg),*),
+            "blake2s" | "blake2s256" => $f::<Blake2s256>($($arg),*),
+            _ => Err(unknown("hash", $name, HASH_NAMES)),
+        }
+    };
+}
+
+fn digest_of<'py, H: Hasher>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, H::OUTPUT_LEN, |out: &mut [u8]| {
+        maybe_detach(py, data.len(), || out.copy_from_slice(H::digest(data).as_ref()));
+        Ok(())
+    })
+}
+
+/// One-shot digest of `data` with the hash `algorithm` (hashlib's names: "sha256", "sha3_256", "blake2b", ...).
+#[pyfunction]
+fn digest<'py>(py: Python<'py>, algorithm: &str, data: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    with_hash!(algorithm, digest_of(py, data))
+}
+
+trait DynHash: Send + Sync {
+    fn update(&mut self, data: &[u8]);
+    fn finalize(&self) -> Vec<u8>;
+    fn size(&self) -> usize;
+    fn block_size(&self) -> usize;
+    fn name(&self) -> &'static str;
+    fn boxed_clone(&self) -> Box<dyn DynHash>;
+}
+
+struct Wiped<H: Hasher>(H);
+
+impl<H: Hasher> Drop for Wiped<H> {
+    fn drop(&mut self) {
+        self.0.zeroize();
+    }
+}
+
+impl<H: Hasher + Send + Sync + 'static> DynHash for Wiped<H> {
+    fn update(&mut self, data: &[u8]) {
+        self.0.update(data);
+    }
+    fn finalize(&self) -> Vec<u8> {
+        self.0.clone().finalize().as_ref().to_vec()
+    }
+    fn size(&self) -> usize {
+        H::OUTPUT_LEN
+    }
+    fn block_size(&self) -> usize {
+        H::BLOCK_LEN
+    }
+    fn name(&self) -> &'static str {
+        H::NAME
+    }
+    fn boxed_clone(&self) -> Box<dyn DynHash> {
+        Box::new(Wiped(self.0.clone()))
+    }
+}
+
+fn new_hash<H: Hasher + Send + Sync + 'static>() -> PyResult<Box<dyn DynHash>> {
+    Ok(Box::new(Wiped(H::new())))
+}
+
+/// An incremental hash with hashlib's shape: `Hash("sha256")`, `update(data)`, `digest()`, `hexdigest()`,
+/// `copy()`.
+#[pyclass(module = "pqkit", name = "Hash")]
+struct HashPy {
+    inner: Box<dyn DynHash>,
+}
+
+#[pymethods]
+impl HashPy {
+    #[new]
+    #[pyo3(signature = (algorithm, data=None))]
+    fn new(py: Python<'_>, algorithm: &str, data: Option<&[u8]>) -> PyResult<Self> {
+        let mut h = Self { inner: with_hash!(algorithm, new_hash())? };
+        if let Some(d) = data {
+            h.update(py, d);
+        }
+        Ok(h)
+    }
+
+    /// Absorbs `data`.
+    fn update(&mut self, py: Python<'_>, data: &[u8]) {
+        let inner = &mut self.inner;
+        maybe_detach(py, data.len(), || inner.update(data));
+    }
+
+    /// The digest of everything absorbed so far (the state is kept; more updates may follow).
+    fn digest<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.inner.finalize())
+    }
+
+    /// The digest as lowercase hex.
+    fn hexdigest(&self) -> String {
+        self.inner.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// An independent copy of the current state.
+    fn copy(&self) -> Self {
+        Self { inner: self.inner.boxed_clone() }
+    }
+
+    /// Digest length in bytes.
+    #[getter]
+    fn digest_size(&self) -> usize {
+        self.inner.size()
+    }
+
+    /// Input block length in bytes.
+    #[getter]
+    fn block_size(&self) -> usize {
+        self.inner.block_size()
+    }
+
+    /// The algorithm's name, e.g. "SHA-256".
+    #[getter]
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+}
+
+/// SHAKE128 of `data`, `length` bytes.
+#[pyfunction]
+fn shake128<'py>(py: Python<'py>, data: &[u8], length: usize) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, length, |out: &mut [u8]| {
+        maybe_detach(py, data.len().max(length), || Shake128::digest_into(data, out));
+        Ok(())
+    })
+}
+
+/// SHAKE256 of `data`, `length` bytes.
+#[pyfunction]
+fn shake256<'py>(py: Python<'py>, data: &[u8], length: usize) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, length, |out: &mut [u8]| {
+        maybe_detach(py, data.len().max(length), || Shake256::digest_into(data, out));
+        Ok(())
+    })
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// HMAC and HKDF
+
+fn hmac_of<'py, H: Hasher>(py: Python<'py>, key: &[u8], msg: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, H::OUTPUT_LEN, |out: &mut [u8]| {
+        maybe_detach(py, msg.len(), || {
+            let mut t = Hmac::<H>::new(key).mac(msg);
+            out.copy_from_slice(t.as_ref());
+            t.as_mut().zeroize();
+        });
+        Ok(())
+    })
+}
+
+fn hmac_check<H: Hasher>(py: Python<'_>, key: &[u8], msg: &[u8], tag: &[u8]) -> PyResult<()> {
+    pqkit::Error::check_length("HMAC", "tag", H::OUTPUT_LEN, tag.len()).map_err(err)?;
+    maybe_detach(py, msg.len(), || Hmac::<H>::new(key).verify_mac(msg, tag)).map_err(err)
+}
+
+/// HMAC (RFC 2104) of `msg` under `key` with the hash `algorithm`.
+#[pyfunction]
+fn hmac<'py>(py: Python<'py>, algorithm: &str, key: &[u8], msg: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    with_hash!(algorithm, hmac_of(py, key, msg))
+}
+
+/// Checks an HMAC tag in constant time; raises `AuthenticationFailed` if it is wrong, `InvalidLength` if it is
+/// not the full digest length.
+#[pyfunction]
+fn hmac_verify(py: Python<'_>, algorithm: &str, key: &[u8], msg: &[u8], tag: &[u8]) -> PyResult<()> {
+    with_hash!(algorithm, hmac_check(py, key, msg, tag))
+}
+
+fn hkdf_of<'py, H: Hasher>(
+    py: Python<'py>,
+    ikm: &[u8],
+    length: usize,
+    salt: &[u8],
+    info: &[u8],
+) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, length, |out: &mut [u8]| Hkdf::<H>::derive(salt, ikm, info, out).map_err(err))
+}
+
+fn hkdf_extract_of<'py, H: Hasher>(py: Python<'py>, salt: &[u8], ikm: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    let mut prk = pqkit::kdf::extract::<H>(salt, ikm);
+    let b = PyBytes::new(py, prk.as_ref());
+    prk.as_mut().zeroize();
+    Ok(b)
+}
+
+fn hkdf_expand_of<'py, H: Hasher>(
+    py: Python<'py>,
+    prk: &[u8],
+    info: &[u8],
+    length: usize,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let h = Hkdf::<H>::from_prk(prk).map_err(err)?;
+    PyBytes::new_with(py, length, |out: &mut [u8]| h.expand(info, out).map_err(err))
+}
+
+/// HKDF (RFC 5869) with the hash `algorithm`: `length` bytes from `ikm`, `salt` and `info`.
+#[pyfunction]
+#[pyo3(signature = (algorithm, ikm, length, salt=None, info=None))]
+fn hkdf<'py>(
+    py: Python<'py>,
+    algorithm: &str,
+    ikm: &[u8],
+    length: usize,
+    salt: Option<&[u8]>,
+    info: Option<&[u8]>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let (salt, info) = (salt.unwrap_or_default(), info.unwrap_or_default());
+    with_hash!(algorithm, hkdf_of(py, ikm, length, salt, info))
+}
+
+/// HKDF-Extract: the pseudorandom key `HMAC(salt, ikm)`.
+#[pyfunction]
+fn hkdf_extract<'py>(py: Python<'py>, algorithm: &str, salt: &[u8], ikm: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    with_hash!(algorithm, hkdf_extract_of(py, salt, ikm))
+}
+
+/// HKDF-Expand: `length` bytes from the pseudorandom key `prk` and `info`.
+#[pyfunction]
+fn hkdf_expand<'py>(
+    py: Python<'py>,
+    algorithm: &str,
+    prk: &[u8],
+    info: &[u8],
+    length: usize,
+) -> PyResult<Bound<'py, PyBytes>> {
+    with_hash!(algorithm, hkdf_expand_of(py, prk, info, length))
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// ML-KEM and ML-DSA
+
+const KEM_NAMES: &str = "ML-KEM-512, ML-KEM-768, ML-KEM-1024";
+const DSA_NAMES: &str = "ML-DSA-44, ML-DSA-65, ML-DSA-87";
+
+macro_rules! with_kem {
+    ($name:expr, $f:ident ( $($arg:expr),* )) => {
+        match $name.to_ascii_uppercase().replace('_', "-").as_str() {
+            "ML-KEM-512" | "MLKEM512" => $f::<mlkem::MlKem512>($($arg),*),
+            "ML-KEM-768" | "MLKEM768" => $f::<mlkem::MlKem768>($($arg),*),
+            "ML-KEM-1024" | "MLKEM1024" => $f::<mlkem::MlKem1024>($($arg),*),
+            _ => Err(unknown("ML-KEM parameter set", $name, KEM_NAMES)),
+        }
+    };
+}
+
+macro_rules! with_dsa {
+    ($name:expr, $f:ident ( $($arg:expr),* )) => {
+        match $name.to_ascii_uppercase().replace('_', "-").as_str() {
+            "ML-DSA-44" | "MLDSA44" => $f::<mldsa::MlDsa44>($($arg),*),
+            "ML-DSA-65" | "MLDSA65" => $f::<mldsa::MlDsa65>($($arg),*),
+            "ML-DSA-87" | "MLDSA87" => $f::<mldsa::MlDsa87>($($arg),*),
+            _ => Err(unknown("ML-DSA parameter set", $name, DSA_NAMES)),
+        }
+    };
+}
+
+type Pair<'py> = (Bound<'py, PyBytes>, Bound<'py, PyBytes>);
+
+fn kem_keygen<'py, P: mlkem::Params>(py: Python<'py>, seed: Option<&[u8]>) -> PyResult<Pair<'py>> {
+    // Key types are not Send for every parameter set; only their encodings leave the GIL-free closure.
+    let (ek, dk) = py
+        .detach(|| {
+            let (dk, ek) = match seed {
+                Some(s) => mlkem::DecapsulationKey::<P>::from_seed64(s)?,
+                None => mlkem::DecapsulationKey::<P>::generate()?,
+            };
+            Ok((ek.as_bytes().to_vec(), Zeroizing::new(dk.to_bytes().as_ref().to_vec())))
+        })
+        .map_err(err)?;
+    Ok((PyBytes::new(py, &ek), PyBytes::new(py, &dk)))
+}
+
+fn kem_encaps<'py, P: mlkem::Params>(py: Python<'py>, ek: &[u8]) -> PyResult<Pair<'py>> {
+    let (ct, ss) = py
+        .detach(|| {
+            let (ct, ss) = mlkem::EncapsulationKey::<P>::from_bytes(ek)?.encapsulate()?;
+            Ok((ct.as_bytes().to_vec(), ss))
+        })
+        .map_err(err)?;
+    Ok((PyBytes::new(py, &ct), PyBytes::new(py, ss.as_bytes())))
+}
+
+fn kem_decaps<'py, P: mlkem::Params>(py: Python<'py>, dk: &[u8], ct: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    let ss = py
+        .detach(|| {
+            let dk = mlkem::DecapsulationKey::<P>::from_bytes(dk)?;
+            let ct = mlkem::Ciphertext::<P>::from_bytes(ct)?;
+            Ok(dk.decapsulate(&ct))
+        })
+        .map_err(err)?;
+    Ok(PyBytes::new(py, ss.as_bytes()))
+}
+
+/// A fresh ML-KEM key pair `(encapsulation_key, decapsulation_key)` from the OS's randomness; `params` is
+/// "ML-KEM-512", "ML-KEM-768" or "ML-KEM-1024".
+#[pyfunction]
+#[pyo3(signature = (params="ML-KEM-768"))]
+fn mlkem_keygen<'py>(py: Python<'py>, params: &str) -> PyResult<Pair<'py>> {
+    with_kem!(params, kem_keygen(py, None))
+}
+
+/// The ML-KEM key pair of a 64-byte seed `d || z` (FIPS 203 ML-KEM.KeyGen_internal). The seed is secret.
+#[pyfunction]
+fn mlkem_keygen_from_seed<'py>(py: Python<'py>, params: &str, seed: &[u8]) -> PyResult<Pair<'py>> {
+    with_kem!(params, kem_keygen(py, Some(seed)))
+}
+
+/// Encapsulates to `encapsulation_key`: returns `(ciphertext, shared_secret)` (32-byte secret).
+#[pyfunction]
+fn mlkem_encapsulate<'py>(py: Python<'py>, params: &str, encapsulation_key: &[u8]) -> PyResult<Pair<'py>> {
+    with_kem!(params, kem_encaps(py, encapsulation_key))
+}
+
+/// Decapsulates `ciphertext`: the 32-byte shared secret. A modified ciphertext yields an unrelated secret
+/// (implicit rejection), not an exception: authenticate what the secret protects.
+#[pyfunction]
+fn mlkem_decapsulate<'py>(
+    py: Python<'py>,
+    params: &str,
+    decapsulation_key: &[u8],
+    ciphertext: &[u8],
+) -> PyResult<Bound<'py, PyBytes>> {
+    with_kem!(params, kem_decaps(py, decapsulation_key, ciphertext))
+}
+
+fn dsa_keygen<'py, P: mldsa::Params>(py: Python<'py>, seed: Option<&[u8]>) -> PyResult<Pair<'py>> {
+    let (pk, sk) = py
+        .detach(|| {
+            let (sk, pk) = match seed {
+                Some(s) => mldsa::SigningKey::<P>::from_seed_bytes(s)?,
+                None => mldsa::SigningKey::<P>::generate()?,
+            };
+            Ok((pk.as_bytes().to_vec(), Zeroizing::new(sk.to_bytes().as_ref().to_vec())))
+        })
+        .map_err(err)?;
+    Ok((PyBytes::new(py, &pk), PyBytes::new(py, &sk)))
+}
+
+fn dsa_sign<'py, P: mldsa::Params>(
+    py: Python<'py>,
+    sk: &[u8],
+    msg: &[u8],
+    ctx: &[u8],
+    det: bool,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let sig = py
+        .detach(|| {
+            let sk = mldsa::SigningKey::<P>::from_bytes(sk)?;
+            let sig = if det { sk.sign_deterministic(msg, ctx)? } else { sk.sign(msg, ctx)? };
+            Ok(sig.as_bytes().to_vec())
+        })
+        .map_err(err)?;
+    Ok(PyBytes::new(py, &sig))
+}
+
+fn dsa_verify<P: mldsa::Params>(py: Python<'_>, pk: &[u8], msg: &[u8], sig: &[u8], ctx: &[u8]) -> PyResult<()> {
+    py.detach(|| {
+        let pk = mldsa::VerifyingKey::<P>::from_bytes(pk)?;
+        let sig = mldsa::Signature::<P>::from_bytes(sig)?;
+        pk.verify(msg, ctx, &sig)
+    })
+    .map_err(err)
+}
+
+/// A fresh ML-DSA key pair `(public_key, secret_key)`; `params` is "ML-DSA-44", "ML-DSA-65" or "ML-DSA-87".
+#[pyfunction]
+#[pyo3(signature = (params="ML-DSA-65"))]
+fn mldsa_keygen<'py>(py: Python<'py>, params: &str) -> PyResult<Pair<'py>> {
+    with_dsa!(params, dsa_keygen(py, None))
+}
+
+/// The ML-DSA key pair of a 32-byte seed ξ (FIPS 204 ML-DSA.KeyGen_internal). The seed is secret.
+#[pyfunction]
+fn mldsa_keygen_from_seed<'py>(py: Python<'py>, params: &str, seed: &[u8]) -> PyResult<Pair<'py>> {
+    with_dsa!(params, dsa_keygen(py, Some(seed)))
+}
+
+/// Signs `message` with context `context` (at most 255 bytes): hedged with fresh randomness, or deterministic.
+#[pyfunction]
+#[pyo3(signature = (params, secret_key, message, context=None, deterministic=false))]
+fn mldsa_sign<'py>(
+    py: Python<'py>,
+    params: &str,
+    secret_key: &[u8],
+    message: &[u8],
+    context: Option<&[u8]>,
+    deterministic: bool,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let ctx = context.unwrap_or_default();
+    with_dsa!(params, dsa_sign(py, secret_key, message, ctx, deterministic))
+}
+
+/// Verifies `signature` of `message` (with `context`); raises `AuthenticationFailed` if it is not valid.
+#[pyfunction]
+#[pyo3(signature = (params, public_key, message, signature, context=None))]
+fn mldsa_verify(
+    py: Python<'_>,
+    params: &str,
+    public_key: &[u8],
+    message: &[u8],
+    signature: &[u8],
+    context: Option<&[u8]>,
+) -> PyResult<()> {
+    let ctx = context.unwrap_or_default();
+    with_dsa!(params, dsa_verify(py, public_key, message, signature, ctx))
+}
+
+/// `length` bytes from the operating system's random number generator.
+#[pyfunction]
+fn random_bytes<'py>(py: Python<'py>, length: usize) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, length, |out: &mut [u8]| pqkit::rng::fill_os(out).map_err(err))
+}
+
+#[pymodule]
+fn _pqkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("GIL_RELEASE_MIN", GIL_RELEASE_MIN)?;
+    m.add("PqkitError", py.get_type::<PqkitError>())?;
+    m.add("InvalidLength", py.get_type::<InvalidLength>())?;
+    m.add("AuthenticationFailed", py.get_type::<AuthenticationFailed>())?;
+    m.add("CounterExhausted", py.get_type::<CounterExhausted>())?;
+    m.add("MessageTooLong", py.get_type::<MessageTooLong>())?;
+    m.add("InvalidEncoding", py.get_type::<InvalidEncoding>())?;
+    m.add("InvalidParameter", py.get_type::<InvalidParameter>())?;
+    m.add("RngFailure", py.get_type::<RngFailure>())?;
+    m.add("UnknownAlgorithm", py.get_type::<UnknownAlgorithm>())?;
+    m.add("ChaCha20Poly1305", py.get_type::<ChaCha20Poly1305Py>())?;
+    m.add("XChaCha20Poly1305", py.get_type::<XChaCha20Poly1305Py>())?;
+    m.add("Aes128Gcm", py.get_type::<Aes128GcmPy>())?;
+    m.add("Aes256Gcm", py.get_type::<Aes256GcmPy>())?;
+    m.add("Kusumi512Poly1305", py.get_type::<Kusumi512Poly1305Py>())?;
+    m.add_class::<HashPy>()?;
+    m.add_function(wrap_pyfunction!(digest, m)?)?;
+    m.add_function(wrap_pyfunction!(shake128, m)?)?;
+    m.add_function(wrap_pyfunction!(shake256, m)?)?;
+    m.add_function(wrap_pyfunction!(hmac, m)?)?;
+    m.add_function(wrap_pyfunction!(hmac_verify, m)?)?;
+    m.add_function(wrap_pyfunction!(hkdf, m)?)?;
+    m.add_function(wrap_pyfunction!(hkdf_extract, m)?)?;
+    m.add_function(wrap_pyfunction!(hkdf_expand, m)?)?;
+    m.add_function(wrap_pyfunction!(mlkem_keygen, m)?)?;
+    m.add_function(wrap_pyfunction!(mlkem_keygen_from_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(mlkem_encapsulate, m)?)?;
+    m.add_function(wrap_pyfunction!(mlkem_decapsulate, m)?)?;
+    m.add_function(wrap_pyfunction!(mldsa_keygen, m)?)?;
+    m.add_function(wrap_pyfunction!(mldsa_keygen_from_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(mldsa_sign, m)?)?;
+    m.add_function(wrap_pyfunction!(mldsa_verify, m)?)?;
+    m.add_function(wrap_pyfunction!(random_bytes, m)?)?;
+    Ok(())
+}

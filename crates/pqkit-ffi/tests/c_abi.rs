@@ -1,0 +1,131 @@
+//! Compiles `tests/c/test_pqkit.c` and `examples/c/demo.c` with the system C compiler (`cc`, or `$CC`) against
+//! the static and the shared library that cargo built for this test run, and runs them. Also checks that the
+//! committed `pqkit.pc` template gives working compiler and linker flags through `pkg-config`.
+//!
+//! Needs a C compiler (`apt-get install gcc`) and `pkg-config` (`apt-get install pkg-config`); the test fails
+//! with that message when they are missing, it does not skip.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn crate_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The directory holding libpqkit_ffi.{a,so}: the profile directory above this test binary's `deps/`.
+fn lib_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let dir = exe.parent().and_then(Path::parent).expect("target/<profile>").to_path_buf();
+    for lib in ["libpqkit_ffi.a", "libpqkit_ffi.so"] {
+        assert!(dir.join(lib).exists(), "{} not found next to the test binary: build with cargo first", lib);
+    }
+    dir
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("pqkit-ffi-ctest-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn cc() -> String {
+    std::env::var("CC").unwrap_or_else(|_| "cc".into())
+}
+
+fn run(cmd: &mut Command, what: &str) -> String {
+    let out = cmd.output().unwrap_or_else(|e| {
+        panic!(
+            "{what}: cannot run {:?} ({e}); install a C compiler and pkg-config: apt-get install gcc pkg-config",
+            cmd
+        )
+    });
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+fn compile(sources: &[PathBuf], exe: &Path, link: &[String]) {
+    let include = crate_dir().join("include");
+    let mut cmd = Command::new(cc());
+    cmd.args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-O1"]).arg("-I").arg(&include);
+    cmd.args(sources).arg("-o").arg(exe).args(link);
+    run(&mut cmd, "compiling the C test");
+}
+
+fn static_link(dir: &Path) -> Vec<String> {
+    vec![dir.join("libpqkit_ffi.a").display().to_string(), "-lpthread".into(), "-ldl".into(), "-lm".into()]
+}
+
+fn shared_link(dir: &Path) -> Vec<String> {
+    vec![format!("-L{}", dir.display()), format!("-Wl,-rpath,{}", dir.display()), "-lpqkit_ffi".into()]
+}
+
+#[test]
+fn c_tests_against_static_library() {
+    let dir = lib_dir();
+    let exe = scratch("static").join("test_pqkit");
+    compile(&[crate_dir().join("tests/c/test_pqkit.c")], &exe, &static_link(&dir));
+    let out = run(&mut Command::new(&exe), "C tests (static)");
+    assert!(out.contains(", 0 failures"), "{out}");
+}
+
+#[test]
+fn c_tests_against_shared_library() {
+    let dir = lib_dir();
+    let exe = scratch("shared").join("test_pqkit");
+    compile(&[crate_dir().join("tests/c/test_pqkit.c")], &exe, &shared_link(&dir));
+    // The binary must really load the shared library (not a static copy).
+    let ldd = run(Command::new("ldd").arg(&exe), "ldd");
+    assert!(ldd.contains("libpqkit_ffi.so"), "{ldd}");
+    let out = run(&mut Command::new(&exe), "C tests (shared)");
+    assert!(out.contains(", 0 failures"), "{out}");
+}
+
+#[test]
+fn example_builds_with_pkg_config_and_runs() {
+    let dir = lib_dir();
+    let work = scratch("pc");
+    let template = std::fs::read_to_string(crate_dir().join("pqkit.pc.in")).unwrap();
+    assert!(template.contains("@VERSION@"));
+    let pc = template
+        .replace("@PREFIX@", "/nonexistent")
+        .replace("@LIBDIR@", &dir.display().to_string())
+        .replace("@INCLUDEDIR@", &crate_dir().join("include").display().to_string())
+        .replace("@VERSION@", env!("CARGO_PKG_VERSION"));
+    std::fs::write(work.join("pqkit.pc"), pc).unwrap();
+    let pkg =
+        |arg: &str| run(Command::new("pkg-config").env("PKG_CONFIG_PATH", &work).args([arg, "pqkit"]), "pkg-config");
+    assert_eq!(pkg("--modversion").trim(), env!("CARGO_PKG_VERSION"));
+    let mut flags: Vec<String> = pkg("--cflags").split_whitespace().map(String::from).collect();
+    flags.extend(pkg("--libs").split_whitespace().map(String::from));
+    flags.push(format!("-Wl,-rpath,{}", dir.display()));
+    let example = crate_dir().join("../../examples/c/demo.c");
+    let exe = work.join("demo");
+    compile(&[example], &exe, &flags);
+    let out = run(&mut Command::new(&exe), "examples/c/demo");
+    assert!(out.contains("decrypted: attack at dawn"), "{out}");
+    assert!(out.contains("tampered message rejected"), "{out}");
+}
+
+#[test]
+fn readme_c_example_compiles_and_runs() {
+    let readme = std::fs::read_to_string(crate_dir().join("../../README.md")).unwrap();
+    let start = readme.find("```c\n").expect("README has a C example") + 5;
+    let block = &readme[start..start + readme[start..].find("```").unwrap()];
+    let (includes, body): (Vec<&str>, Vec<&str>) = block.lines().partition(|l| l.starts_with("#include"));
+    let src = format!(
+        "{}\n#include <stdlib.h>\nint main(void) {{\n{}\n  return 0;\n}}\n",
+        includes.join("\n"),
+        body.join("\n")
+    );
+    let work = scratch("readme");
+    std::fs::write(work.join("readme.c"), src).unwrap();
+    let exe = work.join("readme");
+    compile(&[work.join("readme.c")], &exe, &static_link(&lib_dir()));
+    run(&mut Command::new(&exe), "README C example");
+}
