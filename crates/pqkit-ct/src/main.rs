@@ -251,17 +251,15 @@ fn main() {
         }
     }
     if args.first().map(String::as_str) == Some("check-log") {
-        if args.len() != 4 {
-            eprintln!("usage: pqkit-ct check-log LOG ALLOWLIST ROOT");
+        if args.len() != 2 {
+            eprintln!("usage: pqkit-ct check-log LOG");
             std::process::exit(2);
         }
-        let bad = checklog::check(&args[1], &args[2], &args[3]);
+        let bad = checklog::check(&args[1]);
         std::process::exit(if bad == 0 { 0 } else { 1 });
     }
     if args.is_empty() || args.iter().any(|a| a == "--help" || a == "-h") {
-        eprintln!(
-            "usage: pqkit-ct [--require-valgrind] all | leak | OP...\n       pqkit-ct check-log LOG ALLOWLIST ROOT\nops:"
-        );
+        eprintln!("usage: pqkit-ct [--require-valgrind] all | leak | OP...\n       pqkit-ct check-log LOG\nops:");
         for (n, _) in OPS {
             eprintln!("  {n}");
         }

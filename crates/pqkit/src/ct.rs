@@ -16,6 +16,76 @@ pub fn eq(a: &[u8], b: &[u8]) -> bool {
     core::hint::black_box(acc) == 0
 }
 
+/// A public decision on a secret-derived value: returns `v` unchanged, and states that `v` is public by design
+/// (a tag check's outcome, a rejection-sampling decision, a validity verdict returned as an error, an output).
+/// Every branch or memory index on data derived from secrets must go through this call, at the decision itself,
+/// with a comment saying why the value is public. Constant-time validation (`.ci/ct.sh`, crate `pqkit-ct`) builds
+/// the library with `--cfg pqkit_ct_check`, where this marks `v` defined for valgrind's memcheck (the
+/// declassification of BoringSSL's `CONSTTIME_DECLASSIFY`); any other branch on secret data fails the job. In
+/// normal builds it is `core::hint::black_box`: the optimiser cannot move secret-dependent work across it.
+#[inline(always)]
+pub(crate) fn declassify<T: Copy>(v: T) -> T {
+    #[cfg(all(pqkit_ct_check, target_arch = "x86_64"))]
+    {
+        valgrind::declassify(v)
+    }
+    #[cfg(not(all(pqkit_ct_check, target_arch = "x86_64")))]
+    {
+        core::hint::black_box(v)
+    }
+}
+
+/// [`declassify`] for values in memory (e.g. a signature component about to be encoded): the memory of `v` is
+/// public from here on. A no-op in normal builds.
+#[inline(always)]
+pub(crate) fn declassify_ref<T: ?Sized>(v: &T) {
+    #[cfg(all(pqkit_ct_check, target_arch = "x86_64"))]
+    valgrind::make_defined(v);
+    #[cfg(not(all(pqkit_ct_check, target_arch = "x86_64")))]
+    let _ = v;
+}
+
+/// Valgrind's `MAKE_MEM_DEFINED` client request (valgrind.h's documented x86_64 protocol: the preamble of four
+/// `rol rdi` summing to 128 bits, then `xchg rbx, rbx`; `rax` points at the request block, the result comes
+/// back in `rdx`). Outside valgrind the sequence is a no-op. Compiled only with `--cfg pqkit_ct_check`.
+#[cfg(all(pqkit_ct_check, target_arch = "x86_64"))]
+#[allow(unsafe_code)]
+mod valgrind {
+    /// `VG_USERREQ_TOOL_BASE('M', 'C') + 2`: `VG_USERREQ__MAKE_MEM_DEFINED`.
+    const MAKE_MEM_DEFINED: u64 = (((b'M' as u64) << 24) | ((b'C' as u64) << 16)) + 2;
+
+    #[inline(never)]
+    pub(super) fn make_defined<T: ?Sized>(v: &T) {
+        let block = [MAKE_MEM_DEFINED, v as *const T as *const u8 as u64, core::mem::size_of_val(v) as u64, 0, 0, 0];
+        // SAFETY: the sequence rotates rdi by 128 bits in total (leaving it unchanged), exchanges rbx with itself
+        // and reads the six-word block through rax (a valid pointer to `block`, which outlives the asm); it writes
+        // rdx (declared) and the flags. Under valgrind the request changes only memcheck's shadow state of the
+        // described range; no memory is written. Not `nomem`: ordered with the surrounding memory accesses.
+        unsafe {
+            core::arch::asm!(
+                "rol rdi, 3",
+                "rol rdi, 13",
+                "rol rdi, 61",
+                "rol rdi, 51",
+                "xchg rbx, rbx",
+                in("rax") block.as_ptr(),
+                inout("rdx") 0u64 => _,
+                options(nostack),
+            );
+        }
+    }
+
+    #[inline(never)]
+    pub(super) fn declassify<T: Copy>(v: T) -> T {
+        let mut x = v;
+        make_defined(&x);
+        // The request may have changed `x` as far as the compiler knows (its address escaped into the asm's
+        // block): the value is reloaded from memory, now defined.
+        core::hint::black_box(&mut x);
+        x
+    }
+}
+
 /// Returns `a` if `choice` is 1 and `b` if it is 0, without a branch on `choice`.
 #[inline]
 pub fn select_u32(choice: u32, a: u32, b: u32) -> u32 {

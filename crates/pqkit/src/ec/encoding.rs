@@ -216,7 +216,8 @@ impl SigningKey {
         let (seed, public) = parsed;
         let key = SigningKey::from_seed(&seed);
         match public {
-            Some(p) if !crate::ct::eq(&p, key.verifying_key().as_bytes()) => {
+            // Consistency of the stored public key is returned as an error: public.
+            Some(p) if !crate::ct::declassify(crate::ct::eq(&p, key.verifying_key().as_bytes())) => {
                 Err(bad(&ED25519, "PKCS#8: the public key does not match the private key"))
             }
             _ => Ok(key),
@@ -280,7 +281,8 @@ impl X25519SecretKey {
         let (bytes, public) = parsed;
         let key = X25519SecretKey::from_array(*bytes);
         match public {
-            Some(p) if !crate::ct::eq(&p, key.public_key().as_bytes()) => {
+            // As above.
+            Some(p) if !crate::ct::declassify(crate::ct::eq(&p, key.public_key().as_bytes())) => {
                 Err(bad(&X25519, "PKCS#8: the public key does not match the private key"))
             }
             _ => Ok(key),

@@ -73,7 +73,8 @@ pub fn x25519_with_backend(backend: Checked<Backend>, scalar: &[u8; 32], u: &[u8
     let mut k = clamp(scalar);
     let out = curve25519::x25519(backend, &k, u);
     k.zeroize();
-    if crate::ct::eq(&out, &[0u8; 32]) { Err(ZERO_SHARED) } else { Ok(out) }
+    // An all-zero output comes from a low-order peer point, a property of the public input; it is an error.
+    if crate::ct::declassify(crate::ct::eq(&out, &[0u8; 32])) { Err(ZERO_SHARED) } else { Ok(out) }
 }
 
 /// An X25519 secret key: 32 bytes, clamped at use. Zeroized on drop; `Debug` prints nothing of it.

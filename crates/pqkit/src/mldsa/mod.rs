@@ -680,7 +680,8 @@ impl<P: Params> SigningKey<P> {
             b.ntt(p);
             off += 416;
         }
-        if bad != 0 {
+        // Validity of the encoding is returned as an error: public.
+        if crate::ct::declassify(bad) != 0 {
             return Err(Error::InvalidEncoding { algorithm: P::NAME, reason: "s1 or s2 coefficient out of range" });
         }
         Ok(out)
@@ -827,7 +828,8 @@ impl<P: Params> SigningKey<P> {
                 b.invntt(zj);
                 bad |= b.z_finish(zj, &st.y.as_ref()[j], P::GAMMA1 - P::BETA);
             }
-            if core::hint::black_box(bad) != 0 {
+            // The rejection decision is public (FIPS 204: the number of attempts may leak).
+            if crate::ct::declassify(bad) != 0 {
                 continue;
             }
             // r = w − c·s2, ‖LowBits(r)‖∞ < γ2 − β; keep r in w and HighBits(r) in w1.
@@ -837,7 +839,8 @@ impl<P: Params> SigningKey<P> {
                 let (wi, w1i) = (&mut st.w.as_mut()[i], &mut st.w1.as_mut()[i]);
                 bad |= b.r_finish(wi, w1i, &st.tmp, P::GAMMA2, P::GAMMA2 - P::BETA);
             }
-            if core::hint::black_box(bad) != 0 {
+            // The rejection decision is public (FIPS 204: the number of attempts may leak).
+            if crate::ct::declassify(bad) != 0 {
                 continue;
             }
             // ‖c·t0‖∞ < γ2; h = MakeHint(−c·t0, r + c·t0) = [HighBits(r + c·t0) ≠ HighBits(r)], at most ω ones.
@@ -849,7 +852,8 @@ impl<P: Params> SigningKey<P> {
                 bad |= bad_i;
                 ones += ones_i;
             }
-            if core::hint::black_box(bad) != 0 || ones as usize > P::OMEGA {
+            // As above; the hint weight of an accepted signature is in the signature itself.
+            if crate::ct::declassify(bad) != 0 || crate::ct::declassify(ones) as usize > P::OMEGA {
                 continue;
             }
             // Accepted: encode (c̃, z, h).

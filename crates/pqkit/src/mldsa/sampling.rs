@@ -368,6 +368,9 @@ pub fn expand_mask(
 /// SampleInBall (Algorithm 29): a polynomial with τ coefficients ±1 and the rest 0, from c̃. The challenge is
 /// public once the signature is released (c̃ is part of it).
 pub fn sample_in_ball(backend: Checked<Backend>, ctilde: &[u8], tau: usize) -> Poly {
+    // c̃ is part of the signature (also sampled on rejected attempts, whose count is public: FIPS 204 and
+    // docs/hardening.md), so the positions it selects are public.
+    crate::ct::declassify_ref(ctilde);
     let mut h = Shake256::with_backend(backend.sha3());
     h.update(ctilde);
     let mut rd = h.finalize_xof();

@@ -668,7 +668,8 @@ impl<P: Params> DecapsulationKey<P> {
         Error::check_length(P::NAME, "decapsulation key", P::DK_LEN, bytes.len())?;
         let k = P::K;
         let h = hash_h(&bytes[384 * k..768 * k + 32]);
-        if !crate::ct::eq(&h, &bytes[768 * k + 32..768 * k + 64]) {
+        // Validity of the key encoding is returned as an error: public.
+        if !crate::ct::declassify(crate::ct::eq(&h, &bytes[768 * k + 32..768 * k + 64])) {
             return Err(Error::InvalidEncoding { algorithm: P::NAME, reason: "decapsulation key hash check failed" });
         }
         let mut b = P::DkBytes::zeroed();

@@ -48,7 +48,8 @@ impl Scalar {
         let w = limbs_from_be(b);
         let (_, borrow) = sbb4(&w, &N.m);
         let s = Scalar::from_canonical_limbs(&w);
-        if borrow == 1 { Some(s) } else { None }
+        // Range validity: a key error, or an ECDSA candidate rejection (probability ~2^-32): public.
+        if crate::ct::declassify(borrow) == 1 { Some(s) } else { None }
     }
 
     /// The big-endian value reduced modulo n (any 256-bit value is below 2n).

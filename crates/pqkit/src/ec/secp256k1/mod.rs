@@ -73,7 +73,8 @@ impl core::fmt::Debug for AffinePoint {
 /// The affine point of a projective result, `None` for the identity (constant-time inversion).
 fn affine(p: &group::Proj) -> Option<AffinePoint> {
     let (a, identity) = p.to_affine();
-    if identity != 0 { None } else { Some(AffinePoint(a)) }
+    // The identity as a result is an error or a candidate rejection: public.
+    if crate::ct::declassify(identity) != 0 { None } else { Some(AffinePoint(a)) }
 }
 
 impl PrimeCurve for Secp256k1 {
@@ -98,7 +99,8 @@ impl PrimeCurve for Secp256k1 {
 
     fn scalar_from_canonical(bytes: &[u8; 32]) -> Option<Scalar> {
         let (s, ok) = Scalar::from_bytes_checked(bytes);
-        if ok == 0 { None } else { Some(s) }
+        // Range validity: a key error, or an ECDSA candidate rejection (probability ~2^-128): public.
+        if crate::ct::declassify(ok) == 0 { None } else { Some(s) }
     }
     fn scalar_from_reduced(bytes: &[u8; 32]) -> Scalar {
         Scalar::from_bytes_reduced(bytes)

@@ -378,13 +378,15 @@ impl<C: PrimeCurve> SigningKey<C> {
             let k = C::scalar_from_canonical(&t);
             t.zeroize();
             let Some(mut k) = k else { continue };
-            if C::scalar_is_zero(&k) {
+            // Nonce candidate rejection (RFC 6979 retry): public.
+            if crate::ct::declassify(C::scalar_is_zero(&k)) {
                 continue;
             }
             // r = x(k·G) mod n.
             let Some(big_r) = C::mul_base(backend, &k) else { continue };
             let r = C::scalar_from_reduced(&C::affine_coordinates(&big_r).0);
-            if C::scalar_is_zero(&r) {
+            // r is output.
+            if crate::ct::declassify(C::scalar_is_zero(&r)) {
                 continue;
             }
             // s = k⁻¹ (z + r·d) mod n.
@@ -396,11 +398,13 @@ impl<C: PrimeCurve> SigningKey<C> {
             kinv.zeroize();
             rd.zeroize();
             sum.zeroize();
-            if C::scalar_is_zero(&s) {
+            // s is output.
+            if crate::ct::declassify(C::scalar_is_zero(&s)) {
                 continue;
             }
             // s is public from here on: the branch reveals nothing secret.
-            let s = if C::NORMALIZE_S && C::scalar_is_high(&s) { C::scalar_neg(&s) } else { s };
+            // Low-s normalisation of the output s: public.
+            let s = if C::NORMALIZE_S && crate::ct::declassify(C::scalar_is_high(&s)) { C::scalar_neg(&s) } else { s };
             return Signature {
                 r: C::scalar_to_bytes(&r),
                 s: C::scalar_to_bytes(&s),

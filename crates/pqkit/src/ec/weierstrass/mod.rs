@@ -331,7 +331,8 @@ impl<C: PrimeCurve> SecretKey<C> {
         b.zeroize();
         let range = Error::InvalidEncoding { algorithm: C::NAME, reason: "secret key: not in [1, n - 1]" };
         let Some(mut d) = d else { return Err(range) };
-        if C::scalar_is_zero(&d) {
+        // Validity is returned as an error: public.
+        if crate::ct::declassify(C::scalar_is_zero(&d)) {
             return Err(range);
         }
         match C::mul_base(backend, &d) {
