@@ -34,7 +34,7 @@
 //! - `std` (default): `std::io` adapters and OS randomness; implies `alloc`.
 //! - `alloc`: APIs that return a `Vec`.
 //! - `rustcrypto`: the RustCrypto traits (`aead`, `cipher`, `digest`, `signature`, `kem`) on pqkit's types, in
-//!   [`rustcrypto`](crate::rustcrypto) (listed there with the trait crates' versions).
+//!   `pqkit::rustcrypto` (listed there with the trait crates' versions).
 //!
 //! Without either, the crate is `no_std` and allocation-free.
 #![no_std]
