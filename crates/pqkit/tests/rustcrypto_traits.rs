@@ -751,23 +751,27 @@ fn signature_rsa_matches_rustcrypto() {
     assert_ne!(salted, randomized_sign_bytes::<_, pqkit::rustcrypto::RsaSignature>(&ours, 6, b"msg"));
 }
 
+/// An RNG that always fails.
+struct Broken;
+
+impl rand_core::TryRng for Broken {
+    type Error = std::io::Error;
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        Err(std::io::Error::other("broken"))
+    }
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        Err(std::io::Error::other("broken"))
+    }
+    fn try_fill_bytes(&mut self, _: &mut [u8]) -> Result<(), Self::Error> {
+        Err(std::io::Error::other("broken"))
+    }
+}
+
+impl rand_core::TryCryptoRng for Broken {}
+
 /// A failing RNG makes randomized signing fail (and returns no signature).
 #[test]
 fn signature_failing_rng_is_an_error() {
-    struct Broken;
-    impl rand_core::TryRng for Broken {
-        type Error = std::io::Error;
-        fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
-            Err(std::io::Error::other("broken"))
-        }
-        fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
-            Err(std::io::Error::other("broken"))
-        }
-        fn try_fill_bytes(&mut self, _: &mut [u8]) -> Result<(), Self::Error> {
-            Err(std::io::Error::other("broken"))
-        }
-    }
-    impl rand_core::TryCryptoRng for Broken {}
     let (sk, _) = pqkit::mldsa::MlDsa44SigningKey::from_seed(&[1; 32]);
     assert!(RandomizedSigner::<pqkit::mldsa::MlDsa44Signature>::try_sign_with_rng(&sk, &mut Broken, b"m").is_err());
     let ec = pqkit::ec::p256::SigningKey::from_bytes(&[7; 32]).unwrap();
@@ -832,7 +836,9 @@ fn kem_mlkem_generate_and_bad_key() {
     use pqkit::mlkem::MlKem768;
     use pqkit::rustcrypto::crypto_common::Generate;
     use pqkit::rustcrypto::kem::Decapsulator;
+    assert!(pqkit::rustcrypto::KemDecapsulationKey::<MlKem768>::try_generate_from_rng(&mut Broken).is_err());
     let dk = pqkit::rustcrypto::KemDecapsulationKey::<MlKem768>::generate_from_rng(&mut rng(73));
+    assert_eq!(format!("{dk:?}"), "KemDecapsulationKey<ML-KEM-768> { .. }", "Debug shows no key material");
     let ek = dk.encapsulation_key().clone();
     let (ct, k) = ek.encapsulate_with_rng(&mut rng(74));
     assert_eq!(dk.decapsulate(&ct), k);

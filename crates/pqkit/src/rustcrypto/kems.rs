@@ -49,6 +49,9 @@ impl<P: Params> From<DecapsulationKey<P>> for KemDecapsulationKey<P> {
     }
 }
 
+/// The native key inside wipes itself on drop; the encapsulation key is public.
+impl<P: Params> zeroize::ZeroizeOnDrop for KemDecapsulationKey<P> {}
+
 impl<P: Params> core::fmt::Debug for KemDecapsulationKey<P> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(f, "KemDecapsulationKey<{}> {{ .. }}", P::NAME)

@@ -283,12 +283,12 @@ mod rsa_impl {
 
     /// Turns the trait's fallible RNG into the infallible one pqkit's RSA calls take: a failure fills zeros
     /// and is remembered, and the caller then discards the signature and reports the error.
-    struct Checked<'a, R: ?Sized> {
+    struct FailureRecorder<'a, R: ?Sized> {
         rng: &'a mut R,
         failed: bool,
     }
 
-    impl<R: TryCryptoRng + ?Sized> rand_core::TryRng for Checked<'_, R> {
+    impl<R: TryCryptoRng + ?Sized> rand_core::TryRng for FailureRecorder<'_, R> {
         type Error = Infallible;
 
         fn try_next_u32(&mut self) -> Result<u32, Infallible> {
@@ -312,7 +312,7 @@ mod rsa_impl {
         }
     }
 
-    impl<R: TryCryptoRng + ?Sized> rand_core::TryCryptoRng for Checked<'_, R> {}
+    impl<R: TryCryptoRng + ?Sized> rand_core::TryCryptoRng for FailureRecorder<'_, R> {}
 
     #[cfg(feature = "std")]
     impl Signer<RsaSignature> for pss::SigningKey {
@@ -325,7 +325,7 @@ mod rsa_impl {
     impl RandomizedSigner<RsaSignature> for pss::SigningKey {
         /// RSASSA-PSS with the salt drawn from `rng`.
         fn try_sign_with_rng<R: TryCryptoRng + ?Sized>(&self, rng: &mut R, msg: &[u8]) -> Result<RsaSignature, Error> {
-            let mut checked = Checked { rng, failed: false };
+            let mut checked = FailureRecorder { rng, failed: false };
             let sig = pss::SigningKey::sign_with_rng(self, msg, &mut checked).map_err(err)?;
             if checked.failed {
                 return Err(Error::new());
