@@ -5,7 +5,7 @@
 //! REPORT.md, report.json and SVG charts. See the crate README for the methodology.
 //!
 //! Layout: [`registry`] (what is measured), [`algs`] (one adapter module per algorithm family),
-//! [`harness`] (check and timing), [`stats`], [`report`] (outputs), [`env`] (environment header),
+//! [`harness`] (check and timing), [`stats`], [`report`] (outputs), [`env`](mod@env) (environment header),
 //! [`alloc_count`] (the counting global allocator).
 #![deny(unsafe_code)]
 

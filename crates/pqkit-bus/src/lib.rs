@@ -112,7 +112,7 @@ pub enum Error {
     },
     /// A receive or request timed out.
     Timeout,
-    /// An agent holds more than [`MAX_PUBLISHERS`](crate::MAX_PUBLISHERS) live publisher handles on one subject
+    /// An agent holds more than [`MAX_PUBLISHERS`] live publisher handles on one subject
     /// (each handle owns a sequence stream of the sender key).
     TooManyPublishers {
         /// The subject.

@@ -21,6 +21,7 @@
 //! | [`ec`] | elliptic curves: X25519 (RFC 7748), Ed25519/Ed25519ctx/Ed25519ph (RFC 8032) |
 //! | [`rsa`] | RSA 2048/3072/4096: PSS and PKCS#1 v1.5 signatures, OAEP and PKCS#1 v1.5 encryption |
 //! | [`rng`] | the ChaCha20/12/8 CSPRNG (`rand_core` traits) and OS randomness |
+//! | `rustcrypto` | (feature `rustcrypto`) the RustCrypto traits on pqkit's types |
 //! | [`ct`] | constant-time comparison and selection |
 //! | [`error`] | the one error type, [`Error`] |
 //!
@@ -32,6 +33,8 @@
 //! ## Features
 //! - `std` (default): `std::io` adapters and OS randomness; implies `alloc`.
 //! - `alloc`: APIs that return a `Vec`.
+//! - `rustcrypto`: the RustCrypto traits (`aead`, `cipher`, `digest`, `signature`, `kem`) on pqkit's types, in
+//!   `pqkit::rustcrypto` (listed there with the trait crates' versions).
 //!
 //! Without either, the crate is `no_std` and allocation-free.
 #![no_std]
@@ -64,6 +67,11 @@ pub mod poly1305;
 pub mod rng;
 #[cfg(feature = "alloc")]
 pub mod rsa;
+// --- rustcrypto feature (issue 21)
+#[cfg(feature = "rustcrypto")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rustcrypto")))]
+pub mod rustcrypto;
+// --- end rustcrypto feature
 pub mod threefish;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86;

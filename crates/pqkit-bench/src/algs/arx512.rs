@@ -42,7 +42,7 @@ pub struct ThreefishCtr {
 }
 
 impl ThreefishCtr {
-    /// Keyed with [`KEY64`] and [`NONCE56`].
+    /// Keyed with [`KEY64`] and [`NONCE16`] (the tweak).
     pub fn new() -> Self {
         ThreefishCtr {
             cipher: threefish::Threefish512::new_with_tweak(&KEY64, &NONCE16),

@@ -497,7 +497,7 @@ fn next_key(base: &[u8; 32], counter: &mut u64) -> [u8; 32] {
     k
 }
 
-/// The ECDSA rows ("<name> ECDSA": keygen, sign, verify) and the ECDH row ("<name> ECDH": derive) of one curve.
+/// The ECDSA rows (`"<name> ECDSA"`: keygen, sign, verify) and the ECDH row (`"<name> ECDH"`: derive) of one curve.
 /// `no_keygen` names the implementations without a keygen row.
 pub fn curve_algorithms(
     name: &str,

@@ -328,6 +328,12 @@ macro_rules! stream_cipher_type {
             pub fn backend(&self) -> Checked<Backend> {
                 self.0.backend
             }
+
+            /// The largest position: the keystream bytes from the starting counter to the counter's end.
+            #[cfg(feature = "rustcrypto")]
+            pub(crate) fn max_position(&self) -> u64 {
+                self.0.pos.max_position()
+            }
         }
 
         impl StreamCipher for $ty {

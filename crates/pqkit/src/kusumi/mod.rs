@@ -111,6 +111,12 @@ impl Kusumi512 {
         self.backend
     }
 
+    /// The largest position: the keystream bytes from the starting counter to the counter's end.
+    #[cfg(feature = "rustcrypto")]
+    pub(crate) fn max_position(&self) -> u64 {
+        self.pos.max_position()
+    }
+
     /// The 100-byte keystream block at an absolute block counter (the AEAD takes its Poly1305 key from block 0).
     pub(crate) fn keystream_block(&self, counter: u64) -> [u8; BLOCK] {
         soft::block(&self.key, &self.nonce, counter)

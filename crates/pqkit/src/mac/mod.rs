@@ -126,6 +126,11 @@ impl<H: Hasher> Hmac<H> {
         self
     }
 
+    /// Forgets everything passed to [`update`](Self::update) and starts over with the same key.
+    pub fn reset(&mut self) {
+        self.running = self.inner_start.clone();
+    }
+
     /// Returns the tag of everything passed to [`update`](Self::update) and starts over with the same key.
     pub fn finalize_reset(&mut self) -> H::Output {
         let tag = H::hmac_outer(&self.outer_start, &mut self.running);

@@ -225,7 +225,8 @@ pub trait Params: sealed::Sealed + Copy + fmt::Debug + Default + Eq + 'static {
 macro_rules! param_set {
     ($(#[$doc:meta])* $name:ident, $label:expr, k = $k:expr, eta1 = $eta1:expr, du = $du:expr, dv = $dv:expr) => {
         $(#[$doc])*
-        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+        // Ord: the `kem` crate's `Kem` trait (feature `rustcrypto`) asks it of the parameter-set type.
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub struct $name;
         impl sealed::Sealed for $name {}
         impl Params for $name {

@@ -149,6 +149,12 @@ impl Threefish512Ctr {
     pub fn backend(&self) -> Checked<Backend> {
         self.backend
     }
+
+    /// The largest position: the keystream bytes from the starting counter to the counter's end.
+    #[cfg(feature = "rustcrypto")]
+    pub(crate) fn max_position(&self) -> u64 {
+        self.pos.max_position()
+    }
 }
 
 impl StreamCipher for Threefish512Ctr {

@@ -22,8 +22,8 @@
 //!   derivation with the peer set once.
 //!
 //! Raw calls use the declarations of `openssl-sys`; the few public OpenSSL 3 functions it lacks are declared
-//! once, here. `OSSL_PARAM` arrays are built here too, in Rust ([`Param`] for set-up, [`octets`], [`int`] and
-//! [`end`] for the parameters passed per operation), with the layout OpenSSL's `OSSL_PARAM_construct_*` give.
+//! once, here. `OSSL_PARAM` arrays are built here too, in Rust ([`Param`] for set-up, `octets`, `int` and
+//! `end` for the parameters passed per operation), with the layout OpenSSL's `OSSL_PARAM_construct_*` give.
 #![allow(unsafe_code)]
 
 mod cipher;

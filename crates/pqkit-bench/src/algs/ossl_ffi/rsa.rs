@@ -60,7 +60,7 @@ enum Operation {
     Decrypt,
 }
 
-/// An RSA key (private, or public only) with one lazily made operation context per [`Operation`].
+/// An RSA key (private, or public only) with one lazily made operation context per `Operation`.
 pub struct Rsa {
     pkey: RsaPkey,
     ctxs: Mutex<Vec<(Operation, PkeyCtx)>>,
