@@ -1532,6 +1532,28 @@ impl PartialEq for Message {
 impl Eq for Message {}
 
 impl Message {
+    /// A message opened by a transport (the NATS one): already authenticated and decrypted.
+    #[cfg(feature = "nats")]
+    pub(crate) fn opened(
+        topic: &str,
+        reply: Option<&str>,
+        sender: AgentId,
+        priority: Priority,
+        seq: u64,
+        payload: &[u8],
+    ) -> Message {
+        Message {
+            kind: Kind::Plain,
+            epoch: 0,
+            topic: Arc::from(topic),
+            reply: reply.map(Arc::from),
+            sender,
+            priority,
+            seq,
+            body: Body::from_slice(payload, 0),
+        }
+    }
+
     /// The subject it was published on.
     pub fn subject(&self) -> &str {
         &self.topic
