@@ -290,12 +290,17 @@ async fn server_killed_and_restarted_mid_stream_durable_topics_lose_nothing() {
         (got, d)
     });
     rx.await.unwrap();
+    assert!(!publisher.is_finished(), "the server must die mid-stream");
     s.kill();
     tokio::time::sleep(Duration::from_millis(300)).await;
     s.restart();
     publisher.await.unwrap();
     let (got, mut d) = consumer.await.unwrap();
     assert_eq!(got, (0..N).collect::<Vec<_>>(), "every message, once, in order");
+    // Both clients went through a reconnect (the statistic counts connections made).
+    for a in [&alice, &bob] {
+        assert!(a.client().statistics().connects.load(std::sync::atomic::Ordering::Relaxed) >= 2);
+    }
     assert_eq!(alice.metrics().published, u64::from(N));
     assert_eq!(bob.metrics().received, u64::from(N));
     assert_eq!(d.recv_timeout(Duration::from_millis(300)).await.unwrap_err(), Error::Timeout);
@@ -351,4 +356,49 @@ async fn a_killed_client_resumes_from_its_last_acknowledged_sequence() {
         assert_eq!(d.recv_timeout(T).await.unwrap().payload(), i.to_be_bytes());
     }
     assert_eq!(d.recv_timeout(Duration::from_millis(300)).await.unwrap_err(), Error::Timeout);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_key_server_refuses_replayed_forged_and_unknown_requests() {
+    let s = NatsServer::start();
+    let ks = key_server(&s.url(), Policy::allow_all()).await;
+    let wire = plain(&s.url()).await;
+    let mut tap = wire.subscribe("_PQKIT.>").await.unwrap();
+    wire.flush().await.unwrap();
+    let alice = NatsAgent::connect(&s.url(), &ident("alice", 1), ks.id()).await.unwrap();
+    alice.publish("k.x", b"x", Priority::Normal).await.unwrap(); // one sender-key request
+    let mut req = None;
+    while req.is_none() {
+        let m = tap.next().await.unwrap();
+        if m.subject.as_str().ends_with(".req") {
+            req = Some(m);
+        }
+    }
+    let req = req.unwrap();
+    let subject = req.subject.to_string();
+    let before = ks.metrics();
+    assert_eq!(before.send_grants, 1);
+    // Replayed: the session window refuses it, no second grant.
+    let r = wire.request(subject.clone(), req.payload.clone()).await.unwrap();
+    assert_eq!(&r.payload[..], [0xFF]);
+    // Corrupted: the tag fails.
+    let mut bad = req.payload.to_vec();
+    bad[30] ^= 1;
+    bad[16 + 7] = bad[16 + 7].wrapping_add(5); // a fresh counter, so only the tag can refuse it
+    let r = wire.request(subject.clone(), bad.into()).await.unwrap();
+    assert_eq!(&r.payload[..], [0xFF]);
+    // Unknown session: refused with its own status (the agent must reconnect).
+    let mut unknown = req.payload.to_vec();
+    unknown[0] ^= 0xFF;
+    let r = wire.request(subject.clone(), unknown.into()).await.unwrap();
+    assert_eq!(&r.payload[..], [3]);
+    // A handshake message 3 for a token the key server never issued.
+    let r = wire.request(subject.replace(".req", ".hs3"), vec![0u8; 64].into()).await.unwrap();
+    assert_eq!(&r.payload[..], [0xFF]);
+    let after = ks.metrics();
+    assert_eq!(after.send_grants, 1);
+    assert_eq!(after.refused, before.refused + 3, "{after:?}");
+    // The genuine session still works.
+    alice.publish("k.y", b"y", Priority::Normal).await.unwrap();
+    assert_eq!(ks.metrics().send_grants, 2);
 }
