@@ -1532,16 +1532,18 @@ impl PartialEq for Message {
 impl Eq for Message {}
 
 impl Message {
-    /// A message opened by a transport (the NATS one): already authenticated and decrypted.
+    /// A message opened by a transport (the NATS one): already authenticated and decrypted; takes the payload's
+    /// buffer (no copy when it is not stored inline).
     #[cfg(feature = "nats")]
-    pub(crate) fn opened(
+    pub(crate) fn opened_owned(
         topic: &str,
         reply: Option<&str>,
         sender: AgentId,
         priority: Priority,
         seq: u64,
-        payload: &[u8],
+        payload: Vec<u8>,
     ) -> Message {
+        let body = if payload.len() <= INLINE { Body::from_slice(&payload, 0) } else { Body::Heap(payload) };
         Message {
             kind: Kind::Plain,
             epoch: 0,
@@ -1550,7 +1552,7 @@ impl Message {
             sender,
             priority,
             seq,
-            body: Body::from_slice(payload, 0),
+            body,
         }
     }
 

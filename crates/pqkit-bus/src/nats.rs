@@ -546,7 +546,8 @@ struct SendKey {
     next: AtomicU64,
 }
 
-type RecvKeyId = (AgentId, String, u32);
+/// Receive keys by key scope, then (sender, epoch): looked up by `&str` without allocating.
+type RecvKeys = HashMap<String, HashMap<(AgentId, u32), Arc<Aes256Gcm>>>;
 
 struct AgentInner {
     client: async_nats::Client,
@@ -556,7 +557,7 @@ struct AgentInner {
     opts: NatsOptions,
     session: Mutex<AgentSession>,
     send_keys: Mutex<HashMap<String, Arc<SendKey>>>,
-    recv_keys: Mutex<HashMap<RecvKeyId, Arc<Aes256Gcm>>>,
+    recv_keys: Mutex<RecvKeys>,
     inbox: String,
     pending: Mutex<HashMap<String, tokio::sync::oneshot::Sender<Result<Message>>>>,
     inbox_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
@@ -585,7 +586,11 @@ impl std::fmt::Debug for NatsAgent {
 
 /// Replay windows of one subscription, per (sender, key scope, epoch, stream).
 #[derive(Default)]
-struct Windows(HashMap<(AgentId, String, u32, u32), Window>);
+struct Windows {
+    /// By key scope, then (sender, epoch, stream).
+    map: HashMap<String, HashMap<(AgentId, u32, u32), Window>>,
+    len: usize,
+}
 
 impl NatsAgent {
     /// Connects to NATS at `url` (`nats://host:port`, or `tls://`; a comma-separated list for a cluster) and runs
@@ -991,8 +996,8 @@ impl AgentInner {
     }
 
     async fn recv_key(&self, sender: AgentId, topic: &str, epoch: u32) -> Result<Arc<Aes256Gcm>> {
-        let id = (sender, scope_of(topic).to_string(), epoch);
-        if let Some(k) = lock(&self.recv_keys).get(&id) {
+        let scope = scope_of(topic);
+        if let Some(k) = lock(&self.recv_keys).get(scope).and_then(|m| m.get(&(sender, epoch))) {
             return Ok(k.clone());
         }
         let mut body = vec![OP_RECV];
@@ -1010,10 +1015,10 @@ impl AgentInner {
         let k = Arc::new(Aes256Gcm::new(&a)?);
         zeroize::Zeroize::zeroize(&mut a);
         let mut keys = lock(&self.recv_keys);
-        if keys.len() >= MAX_KEYS {
+        if keys.values().map(HashMap::len).sum::<usize>() >= MAX_KEYS {
             keys.clear();
         }
-        keys.insert(id, k.clone());
+        keys.entry(scope.to_string()).or_default().insert((sender, epoch), k.clone());
         Ok(k)
     }
 
@@ -1042,11 +1047,12 @@ impl AgentInner {
         }
         let reply = std::str::from_utf8(&bytes[m.reply.clone()]).map_err(|_| Error::Malformed { reason: "reply" })?;
         let stream = (m.seq >> COUNTER_BITS) as u32;
-        let wid = (m.sender, scope_of(topic).to_string(), m.epoch, stream);
-        if let Some(w) = windows.0.get(&wid) {
-            w.check(m.seq)?;
-        } else if windows.0.len() >= MAX_WINDOWS {
-            return Err(Error::Replayed { seq: m.seq });
+        let scope = scope_of(topic);
+        let wid = (m.sender, m.epoch, stream);
+        match windows.map.get(scope).and_then(|w| w.get(&wid)) {
+            Some(w) => w.check(m.seq)?,
+            None if windows.len >= MAX_WINDOWS => return Err(Error::Replayed { seq: m.seq }),
+            None => {}
         }
         let key = self.recv_key(m.sender, topic, m.epoch).await?;
         let mut body = bytes[m.reply.end..].to_vec();
@@ -1054,9 +1060,18 @@ impl AgentInner {
         let (ct, tag) = body.split_at_mut(n);
         key.open_in_place_detached(&envelope::nonce(Kind::Publish, m.priority, m.seq), &bytes[..m.aad_len()], ct, tag)
             .map_err(|_| Error::AuthFailed)?;
-        windows.0.entry(wid).or_default().commit(m.seq);
+        let per_scope = match windows.map.get_mut(scope) {
+            Some(w) => w,
+            None => windows.map.entry(scope.to_string()).or_default(),
+        };
+        let w = per_scope.entry(wid).or_insert_with(|| {
+            windows.len += 1;
+            Window::default()
+        });
+        w.commit(m.seq);
+        body.truncate(n);
         let reply = (!reply.is_empty()).then_some(reply);
-        Ok(Message::opened(topic, reply, m.sender, m.priority, m.seq, &body[..n]))
+        Ok(Message::opened_owned(topic, reply, m.sender, m.priority, m.seq, body))
     }
 }
 
