@@ -143,7 +143,12 @@ async fn send_pqkit(p: &Pqkit, subject: &str, size: usize) -> R<(Duration, u64)>
     });
     let mut msg = vec![0u8; size];
     for i in 0..N {
-        credit.acquire().await.map_err(e)?.forget();
+        // A lost message (core NATS is at-most-once) ends the receiver with an error; do not wait for it.
+        tokio::time::timeout(Duration::from_secs(35), credit.acquire())
+            .await
+            .map_err(|_| format!("{subject}: the receiver stopped (messages lost)"))?
+            .map_err(e)?
+            .forget();
         msg[0] = i as u8;
         p.alice.publish(subject, &msg, Priority::Normal).await.map_err(e)?;
     }
@@ -178,7 +183,12 @@ async fn send_plain(
     });
     let mut msg = vec![0u8; size];
     for i in 0..N {
-        credit.acquire().await.map_err(e)?.forget();
+        // A lost message (core NATS is at-most-once) ends the receiver with an error; do not wait for it.
+        tokio::time::timeout(Duration::from_secs(35), credit.acquire())
+            .await
+            .map_err(|_| format!("{subject}: the receiver stopped (messages lost)"))?
+            .map_err(e)?
+            .forget();
         msg[0] = i as u8;
         pubc.publish(subject.to_string(), msg.clone().into()).await.map_err(e)?;
     }
