@@ -48,6 +48,10 @@ struct Cli {
     /// could not be capped.
     #[arg(long, value_name = "TIER")]
     isa: Option<String>,
+    /// Issue 19: run only the NATS section (pqkit-bus sealed vs plain async-nats on the same server, wall
+    /// clock) against the server at URL, or `auto` to start a local `nats-server -js`; writes NATS.md.
+    #[arg(long, value_name = "URL|auto")]
+    nats: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -63,6 +67,9 @@ fn main() -> ExitCode {
         if std::env::var(pqkit_bench::isa::APPLIED).as_deref() != Ok(cap.name()) {
             return pqkit_bench::isa::rerun(cap);
         }
+    }
+    if let Some(url) = &cli.nats {
+        return run_nats(url, !cli.full, &cli.out);
     }
     let algs = pqkit_bench::algs::all();
     if cli.list {
@@ -166,6 +173,53 @@ fn main() -> ExitCode {
     }
     if cli.fail_on_regression && !out.regressions.is_empty() {
         return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
+
+/// `--nats`: the NATS section alone (algs/bus_nats.rs), printed and written to `<out>/NATS.md`.
+fn run_nats(url: &str, quick: bool, out: &std::path::Path) -> ExitCode {
+    use pqkit_bench::algs::bus_nats;
+    let local = if url == "auto" {
+        match bus_nats::start_local() {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        None
+    };
+    let url = local.as_ref().map_or(url.to_string(), |s| s.url.clone());
+    let env = pqkit_bench::env::Environment::collect();
+    let rows = match bus_nats::run(&url, quick) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(3);
+        }
+    };
+    let header = format!(
+        "{} ({} cores, {}), features {}, tier {}, {}; {}; server {} ({}); {} UTC, revision {}.",
+        env.cpu_model,
+        env.cores,
+        env.os,
+        env.cpu_features,
+        env.isa,
+        env.rustc,
+        if quick { "--quick" } else { "--full" },
+        url,
+        if local.is_some() { "started by this run" } else { "given with --nats" },
+        env.date_utc,
+        env.git_revision
+    );
+    let md = bus_nats::markdown(&rows, &header);
+    println!("{md}");
+    let _ = std::fs::create_dir_all(out);
+    if let Err(e) = std::fs::write(out.join("NATS.md"), &md) {
+        eprintln!("error: {}: {e}", out.join("NATS.md").display());
+        return ExitCode::from(2);
     }
     ExitCode::SUCCESS
 }

@@ -1532,6 +1532,30 @@ impl PartialEq for Message {
 impl Eq for Message {}
 
 impl Message {
+    /// A message opened by a transport (the NATS one): already authenticated and decrypted; takes the payload's
+    /// buffer (no copy when it is not stored inline).
+    #[cfg(feature = "nats")]
+    pub(crate) fn opened_owned(
+        topic: &str,
+        reply: Option<&str>,
+        sender: AgentId,
+        priority: Priority,
+        seq: u64,
+        payload: Vec<u8>,
+    ) -> Message {
+        let body = if payload.len() <= INLINE { Body::from_slice(&payload, 0) } else { Body::Heap(payload) };
+        Message {
+            kind: Kind::Plain,
+            epoch: 0,
+            topic: Arc::from(topic),
+            reply: reply.map(Arc::from),
+            sender,
+            priority,
+            seq,
+            body,
+        }
+    }
+
     /// The subject it was published on.
     pub fn subject(&self) -> &str {
         &self.topic

@@ -34,6 +34,8 @@ mod bus;
 pub mod envelope;
 pub mod handshake;
 pub mod identity;
+#[cfg(feature = "nats")]
+pub mod nats;
 pub mod policy;
 pub mod queue;
 pub mod subject;
@@ -123,6 +125,11 @@ pub enum Error {
         /// Why.
         reason: &'static str,
     },
+    /// The NATS transport failed (connection, request, JetStream); nothing was delivered unauthenticated.
+    Transport {
+        /// The transport's message.
+        reason: String,
+    },
 }
 
 impl From<pqkit::Error> for Error {
@@ -160,6 +167,7 @@ impl fmt::Display for Error {
                 crate::MAX_PUBLISHERS
             ),
             Error::Handshake { reason } => write!(f, "pqkit-bus: handshake failed: {reason}"),
+            Error::Transport { reason } => write!(f, "pqkit-bus: NATS transport: {reason}"),
         }
     }
 }

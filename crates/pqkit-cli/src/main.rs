@@ -9,6 +9,7 @@
 //! Exit codes: 0 success, 1 authentication or verification failure, 2 usage or input error.
 
 mod bench;
+mod bus; // issue 19: pqkit agent / pqkit bus (pqkit-bus over NATS)
 mod ec;
 mod fileenc;
 mod format;
@@ -102,6 +103,10 @@ enum Command {
     Rsa(rsa::RsaArgs),
     /// pqkit's own throughput figures on this machine (the comparison with peers is pqkit-bench).
     Bench(bench::BenchArgs),
+    /// Agent identities for pqkit-bus: `agent keygen`, `agent id`.
+    Agent(bus::AgentArgs),
+    /// pqkit-bus over NATS: `bus keyserver`, `bus pub`, `bus sub` (sealed end to end).
+    Bus(bus::BusArgs),
     /// Show the CPU features pqkit detected, the cap in force (PQKIT_CPU) and the backend each family uses.
     Cpu,
 }
@@ -142,6 +147,8 @@ fn run(cli: Cli) -> CliResult {
         Command::Rand(a) => kat::rand(a),
         Command::Rsa(a) => rsa::run(a),
         Command::Bench(a) => bench::run(a),
+        Command::Agent(a) => bus::agent(a),
+        Command::Bus(a) => bus::bus(a),
         Command::Cpu => {
             use pqkit::cpu;
             let cap = cpu::cap();

@@ -11,6 +11,7 @@ pub mod aead_ops;
 pub mod aes_gcm;
 pub mod arx512;
 pub mod bus;
+pub mod bus_nats; // issue 19: `pqkit-bench --nats` (wall clock, its own loop; not in `all()`)
 pub mod chacha;
 pub mod ec;
 pub mod ecdsa;

@@ -1,0 +1,1227 @@
+//! The NATS transport (feature `nats`, issue 19): agents in many processes and machines, over a NATS server or
+//! cluster, with the server seeing only sealed envelopes. Design and what the server still learns:
+//! `docs/bus.md` §9.
+//!
+//! - A [`KeyServer`] (one process, any machine that reaches NATS) holds the [`Policy`] and the topic epoch
+//!   secrets. Agents run the same authenticated hybrid handshake with it as with the in-process broker
+//!   ([`crate::handshake`]), carried in NATS requests, and then ask it for keys over the resulting session.
+//! - A [`NatsAgent`] publishes envelopes (the v1 wire format of [`crate::envelope`], kind `publish`) sealed under
+//!   its own per-topic sender key straight onto the NATS subject of the topic; subscribers fetch the sender's
+//!   key for that topic and epoch from the key server, which grants it only if the policy lets the subscriber
+//!   subscribe to the topic and the sender publish on it. Priority, sender and sequence travel in the
+//!   authenticated header.
+//! - Request/reply uses NATS inboxes (`_INBOX.<agent id hex>.<token>`), with NATS "no responders".
+//! - Durable topics are JetStream streams: [`NatsAgent::declare_durable`], [`NatsAgent::publish_durable`]
+//!   (acknowledged by the server, retried with the same envelope and message id) and
+//!   [`NatsAgent::subscribe_durable`] (a durable pull consumer; duplicates removed by stream sequence and by the
+//!   envelope's replay window).
+//!
+//! ```no_run
+//! # async fn demo() -> pqkit_bus::Result<()> {
+//! use pqkit_bus::nats::{KeyServer, NatsAgent};
+//! use pqkit_bus::{Identity, Policy, Priority};
+//! let ks = KeyServer::new(Identity::generate("keys")?, Policy::allow_all()).serve("nats://127.0.0.1:4222").await?;
+//! let alice = NatsAgent::connect("nats://127.0.0.1:4222", &Identity::generate("alice")?, ks.id()).await?;
+//! let bob = NatsAgent::connect("nats://127.0.0.1:4222", &Identity::generate("bob")?, ks.id()).await?;
+//! let mut sub = bob.subscribe("greetings.*").await?;
+//! alice.publish("greetings.bob", b"hello", Priority::Normal).await?;
+//! let m = sub.recv().await?;
+//! assert_eq!((m.payload(), m.sender()), (&b"hello"[..], alice.id()));
+//! # Ok(()) }
+//! ```
+
+use crate::envelope::{self, Header, Kind, MAX_PAYLOAD, TAG_LEN};
+use crate::handshake;
+use crate::identity::{AgentId, Identity};
+use crate::policy::Policy;
+use crate::queue::Priority;
+use crate::subject::{matches, validate_pattern, validate_subject};
+use crate::{Error, Message, Metrics, Result};
+use async_nats::jetstream;
+use futures_util::StreamExt;
+use pqkit::aead::{Aead, Aes256Gcm};
+use pqkit::hash::sha2::Sha256;
+use pqkit::kdf::Hkdf;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+use zeroize::Zeroizing;
+
+/// Subjects under this prefix are the key server's (`_PQKIT.ks.<key server id hex>.{hs1,hs3,req}`); no topic
+/// key is ever granted for them.
+pub const CONTROL_PREFIX: &str = "_PQKIT.";
+/// Bits of the envelope sequence that count within one stream (the rest is the stream id the key server
+/// handed out with the sender key, as in the in-process bus).
+const COUNTER_BITS: u32 = 40;
+/// Stream ids per (topic, epoch): after this many sender-key grants the epoch rotates.
+const MAX_STREAMS: u32 = 1 << 24;
+/// Replay windows a subscription keeps (one per sender stream and epoch); past this, new streams are refused.
+const MAX_WINDOWS: usize = 1 << 16;
+/// Keys an agent caches (sender keys it opens with, per sender, topic and epoch); the cache is emptied past it.
+const MAX_KEYS: usize = 1 << 14;
+/// Handshakes the key server keeps half-open (between message 1 and 3); the oldest is dropped past it.
+const MAX_PENDING: usize = 1024;
+/// Sessions the key server keeps; the least recently used is dropped past it (that agent must reconnect).
+const MAX_SESSIONS: usize = 1 << 16;
+const HELLO_AAD: &[u8] = b"pqkit-bus ks hello v1";
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn transport(e: impl std::fmt::Display) -> Error {
+    Error::Transport { reason: e.to_string() }
+}
+
+fn random<const N: usize>() -> Result<Zeroizing<[u8; N]>> {
+    let mut b = Zeroizing::new([0u8; N]);
+    pqkit::rng::fill_os(b.as_mut())?;
+    Ok(b)
+}
+
+fn ks_subject(ks: &AgentId, op: &str) -> String {
+    format!("_PQKIT.ks.{}.{op}", ks.to_hex())
+}
+
+/// The key scope of a subject: the subject itself, except replies: every `_INBOX.<id>.<token>` of one
+/// requester shares the scope `_INBOX.<id>`, so a responder needs one grant per requester, not per request.
+fn scope_of(topic: &str) -> &str {
+    if let Some(rest) = topic.strip_prefix("_INBOX.")
+        && let Some(dot) = rest.find('.')
+    {
+        return &topic[..7 + dot];
+    }
+    topic
+}
+
+fn derive_send_key(secret: &[u8; 32], sender: &AgentId, scope: &str) -> Result<Zeroizing<[u8; 32]>> {
+    let hk = Hkdf::<Sha256>::new(b"pqkit-bus nats send v1", secret);
+    let mut info = Vec::with_capacity(16 + scope.len());
+    info.extend_from_slice(&sender.0);
+    info.extend_from_slice(scope.as_bytes());
+    let mut k = Zeroizing::new([0u8; 32]);
+    hk.expand(&info, k.as_mut())?;
+    Ok(k)
+}
+
+/// Session-request nonce: `0x00000000 || counter (8)`; each direction has its own key.
+fn req_nonce(ctr: u64) -> [u8; 12] {
+    let mut n = [0u8; 12];
+    n[4..].copy_from_slice(&ctr.to_be_bytes());
+    n
+}
+
+/// A 64-entry sliding replay window (IPsec / DTLS), as on the in-process publish leg.
+#[derive(Default, Clone, Copy)]
+struct Window {
+    top: u64,
+    bits: u64,
+    any: bool,
+}
+
+impl Window {
+    fn check(&self, seq: u64) -> Result<()> {
+        if !self.any || seq > self.top {
+            return Ok(());
+        }
+        let d = self.top - seq;
+        if d >= 64 || self.bits & (1u64 << d) != 0 { Err(Error::Replayed { seq }) } else { Ok(()) }
+    }
+    fn commit(&mut self, seq: u64) {
+        if !self.any {
+            *self = Window { top: seq, bits: 1, any: true };
+        } else if seq > self.top {
+            let s = seq - self.top;
+            self.bits = if s >= 64 { 0 } else { self.bits << s };
+            self.bits |= 1;
+            self.top = seq;
+        } else {
+            self.bits |= 1u64 << (self.top - seq);
+        }
+    }
+}
+
+// Key-server status codes (first byte of a sealed answer).
+const ST_OK: u8 = 0;
+const ST_UNAUTHORISED: u8 = 1;
+const ST_EXPIRED: u8 = 2;
+const ST_UNKNOWN: u8 = 3;
+const ST_MALFORMED: u8 = 4;
+// Request operations.
+const OP_SEND: u8 = 1;
+const OP_RECV: u8 = 2;
+
+// ---------------------------------------------------------------------------------------------------------
+// Key server
+
+/// Counters of a running key server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeyServerMetrics {
+    /// Completed handshakes (sessions opened).
+    pub handshakes: u64,
+    /// Sender keys granted to publishers.
+    pub send_grants: u64,
+    /// Sender keys granted to subscribers (to open with).
+    pub recv_grants: u64,
+    /// Requests refused: failed handshakes, unknown sessions, bad tags, replays, policy refusals.
+    pub refused: u64,
+}
+
+#[derive(Default)]
+struct KsCounters {
+    handshakes: AtomicU64,
+    send_grants: AtomicU64,
+    recv_grants: AtomicU64,
+    refused: AtomicU64,
+}
+
+/// The key server of a NATS deployment: holds the policy and every topic's epoch secrets, authenticates agents
+/// with the hybrid handshake, and grants sender keys. It is trusted exactly as the in-process broker is (it is
+/// the key server); the NATS server is not trusted with anything but delivery.
+pub struct KeyServer {
+    identity: Identity,
+    policy: Policy,
+    rotate_after: Duration,
+    keep_epochs: usize,
+}
+
+impl std::fmt::Debug for KeyServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyServer").field("identity", self.identity.public()).finish_non_exhaustive()
+    }
+}
+
+struct KsSession {
+    peer: AgentId,
+    send: Aes256Gcm,
+    recv: Aes256Gcm,
+    window: Window,
+    used: Instant,
+}
+
+struct EpochKey {
+    epoch: u32,
+    secret: Zeroizing<[u8; 32]>,
+    started: Instant,
+    next_stream: u32,
+}
+
+struct KsState {
+    identity: Identity,
+    policy: Policy,
+    rotate_after: Duration,
+    keep_epochs: usize,
+    pending: HashMap<[u8; 16], (handshake::Responder, Instant)>,
+    sessions: HashMap<[u8; 16], KsSession>,
+    /// Per key scope, the kept epochs, oldest first (older ones are dropped: their secrets zeroize).
+    scopes: HashMap<String, Vec<EpochKey>>,
+    counters: Arc<KsCounters>,
+}
+
+/// A running key server; dropping it (or [`shutdown`](Self::shutdown)) stops it.
+pub struct KeyServerHandle {
+    id: AgentId,
+    counters: Arc<KsCounters>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for KeyServerHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyServerHandle").field("id", &self.id).finish_non_exhaustive()
+    }
+}
+
+impl KeyServerHandle {
+    /// The key server's [`AgentId`]: agents pin it when they connect.
+    pub fn id(&self) -> AgentId {
+        self.id
+    }
+    /// A snapshot of the counters.
+    pub fn metrics(&self) -> KeyServerMetrics {
+        let c = &self.counters;
+        let r = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        KeyServerMetrics {
+            handshakes: r(&c.handshakes),
+            send_grants: r(&c.send_grants),
+            recv_grants: r(&c.recv_grants),
+            refused: r(&c.refused),
+        }
+    }
+    /// Runs until the task ends (it ends only if its NATS subscription does).
+    pub async fn wait(&mut self) {
+        let _ = (&mut self.task).await;
+    }
+    /// Stops serving (sessions and epoch secrets are dropped and zeroized).
+    pub fn shutdown(self) {}
+}
+
+impl Drop for KeyServerHandle {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl KeyServer {
+    /// A key server with `identity` (agents pin its id) and `policy`; epochs rotate every 10 minutes and the
+    /// current and previous epoch are kept.
+    pub fn new(identity: Identity, policy: Policy) -> KeyServer {
+        KeyServer { identity, policy, rotate_after: Duration::from_secs(600), keep_epochs: 2 }
+    }
+    /// Rotate each topic's epoch after this age (checked at each grant).
+    pub fn rotate_after(mut self, d: Duration) -> Self {
+        self.rotate_after = d;
+        self
+    }
+    /// How many epochs of each topic to keep (at least 2: the current and the previous). Durable topics need
+    /// more: a subscriber returning after `n - 1` rotations can no longer open what it missed (`Expired`).
+    pub fn keep_epochs(mut self, n: usize) -> Self {
+        self.keep_epochs = n.max(2);
+        self
+    }
+    /// The key server's id.
+    pub fn id(&self) -> AgentId {
+        self.identity.id()
+    }
+
+    /// Connects to NATS at `url` and serves on `_PQKIT.ks.<id hex>.*` in a tokio task.
+    pub async fn serve(self, url: &str) -> Result<KeyServerHandle> {
+        let client =
+            async_nats::ConnectOptions::new().name("pqkit-bus key server").connect(url).await.map_err(transport)?;
+        let id = self.identity.id();
+        let prefix = format!("_PQKIT.ks.{}.", id.to_hex());
+        let mut sub = client.subscribe(format!("{prefix}*")).await.map_err(transport)?;
+        client.flush().await.map_err(transport)?;
+        let counters = Arc::new(KsCounters::default());
+        let mut st = KsState {
+            identity: self.identity,
+            policy: self.policy,
+            rotate_after: self.rotate_after,
+            keep_epochs: self.keep_epochs,
+            pending: HashMap::new(),
+            sessions: HashMap::new(),
+            scopes: HashMap::new(),
+            counters: counters.clone(),
+        };
+        let c2 = client.clone();
+        let task = tokio::spawn(async move {
+            while let Some(msg) = sub.next().await {
+                let Some(reply) = msg.reply.clone() else { continue };
+                let op = msg.subject.as_str().strip_prefix(prefix.as_str()).unwrap_or("");
+                let answer = match op {
+                    "hs1" => st.hs1(&msg.payload),
+                    "hs3" => st.hs3(&msg.payload),
+                    "req" => st.req(&msg.payload),
+                    _ => None,
+                };
+                match answer {
+                    Some(a) => {
+                        let _ = c2.publish(reply, a.into()).await;
+                    }
+                    None => {
+                        st.counters.refused.fetch_add(1, Ordering::Relaxed);
+                        let _ = c2.publish(reply, vec![0xFF].into()).await;
+                    }
+                }
+            }
+        });
+        Ok(KeyServerHandle { id, counters, task })
+    }
+}
+
+impl KsState {
+    /// Handshake message 1 → `0 || token (16) || message 2`.
+    fn hs1(&mut self, m1: &[u8]) -> Option<Vec<u8>> {
+        let (rs, m2) = handshake::respond(&self.identity, m1).ok()?;
+        let token = *random::<16>().ok()?;
+        let now = Instant::now();
+        self.pending.retain(|_, (_, t)| now.duration_since(*t) < Duration::from_secs(30));
+        if self.pending.len() >= MAX_PENDING
+            && let Some(k) = self.pending.iter().min_by_key(|(_, (_, t))| *t).map(|(k, _)| *k)
+        {
+            self.pending.remove(&k);
+        }
+        self.pending.insert(token, (rs, now));
+        let mut out = Vec::with_capacity(17 + m2.len());
+        out.push(ST_OK);
+        out.extend_from_slice(&token);
+        out.extend_from_slice(&m2);
+        Some(out)
+    }
+
+    /// `token (16) || message 3` → `0 || session id (16) || tag(hello)`, or `1` if the policy does not know
+    /// the agent.
+    fn hs3(&mut self, b: &[u8]) -> Option<Vec<u8>> {
+        if b.len() < 16 {
+            return None;
+        }
+        let token: [u8; 16] = b[..16].try_into().ok()?;
+        let (rs, _) = self.pending.remove(&token)?;
+        let (keys, peer) = rs.finish(&b[16..]).ok()?;
+        if !self.policy.knows(&peer.id()) {
+            self.counters.refused.fetch_add(1, Ordering::Relaxed);
+            return Some(vec![ST_UNAUTHORISED]);
+        }
+        let sid = *random::<16>().ok()?;
+        let mut aad = HELLO_AAD.to_vec();
+        aad.extend_from_slice(&sid);
+        let tag = keys.send.seal(&[0u8; 12], &aad, b"").ok()?;
+        if self.sessions.len() >= MAX_SESSIONS
+            && let Some(k) = self.sessions.iter().min_by_key(|(_, s)| s.used).map(|(k, _)| *k)
+        {
+            self.sessions.remove(&k);
+        }
+        self.sessions.insert(
+            sid,
+            KsSession {
+                peer: peer.id(),
+                send: keys.send,
+                recv: keys.recv,
+                window: Window::default(),
+                used: Instant::now(),
+            },
+        );
+        self.counters.handshakes.fetch_add(1, Ordering::Relaxed);
+        let mut out = vec![ST_OK];
+        out.extend_from_slice(&sid);
+        out.extend_from_slice(&tag);
+        Some(out)
+    }
+
+    /// `session id (16) || counter (8) || sealed request` → `0 || sealed answer`; `3` for an unknown session.
+    fn req(&mut self, b: &[u8]) -> Option<Vec<u8>> {
+        if b.len() < 24 + TAG_LEN + 1 {
+            return None;
+        }
+        let sid: [u8; 16] = b[..16].try_into().ok()?;
+        let ctr = u64::from_be_bytes(b[16..24].try_into().ok()?);
+        let Some(s) = self.sessions.get_mut(&sid) else { return Some(vec![ST_UNKNOWN]) };
+        s.window.check(ctr).ok()?;
+        let mut body = Zeroizing::new(b[24..b.len() - TAG_LEN].to_vec());
+        s.recv.open_in_place_detached(&req_nonce(ctr), &b[..24], &mut body, &b[b.len() - TAG_LEN..]).ok()?;
+        s.window.commit(ctr);
+        s.used = Instant::now();
+        let peer = s.peer;
+        let mut answer = Zeroizing::new(self.op(peer, &body).unwrap_or_else(|st| vec![st]));
+        let s = self.sessions.get(&sid)?;
+        let tag = s.send.seal_in_place_detached(&req_nonce(ctr), &b[..24], &mut answer).ok()?;
+        let mut out = Vec::with_capacity(1 + answer.len() + TAG_LEN);
+        out.push(ST_OK);
+        out.extend_from_slice(&answer);
+        out.extend_from_slice(&tag);
+        Some(out)
+    }
+
+    fn refuse(&self, st: u8) -> u8 {
+        self.counters.refused.fetch_add(1, Ordering::Relaxed);
+        st
+    }
+
+    fn op(&mut self, peer: AgentId, body: &[u8]) -> std::result::Result<Vec<u8>, u8> {
+        match body.first() {
+            // 1 || rotate_from (4) || topic
+            Some(&OP_SEND) if body.len() > 5 => {
+                let rotate_from = u32::from_be_bytes([body[1], body[2], body[3], body[4]]);
+                let topic = std::str::from_utf8(&body[5..]).map_err(|_| ST_MALFORMED)?;
+                validate_subject(topic).map_err(|_| ST_MALFORMED)?;
+                if topic.starts_with(CONTROL_PREFIX) || !self.policy.may_publish(&peer, topic) {
+                    return Err(self.refuse(ST_UNAUTHORISED));
+                }
+                let scope = scope_of(topic).to_string();
+                let (rotate_after, keep) = (self.rotate_after, self.keep_epochs);
+                let epochs = self.scopes.entry(scope.clone()).or_default();
+                let due = match epochs.last() {
+                    None => true,
+                    Some(e) => {
+                        e.started.elapsed() >= rotate_after
+                            || (rotate_from != 0 && rotate_from == e.epoch)
+                            || e.next_stream >= MAX_STREAMS
+                    }
+                };
+                if due {
+                    let epoch = epochs.last().map_or(1, |e| e.epoch.saturating_add(1));
+                    if epochs.last().is_none_or(|e| e.epoch < epoch) {
+                        let secret = random::<32>().map_err(|_| ST_UNKNOWN)?;
+                        epochs.push(EpochKey { epoch, secret, started: Instant::now(), next_stream: 0 });
+                    }
+                    while epochs.len() > keep {
+                        epochs.remove(0);
+                    }
+                }
+                let e = epochs.last_mut().ok_or(ST_UNKNOWN)?;
+                if e.next_stream >= MAX_STREAMS {
+                    return Err(ST_EXPIRED);
+                }
+                let stream = e.next_stream;
+                e.next_stream += 1;
+                let key = derive_send_key(&e.secret, &peer, &scope).map_err(|_| ST_UNKNOWN)?;
+                let mut out = vec![ST_OK];
+                out.extend_from_slice(&e.epoch.to_be_bytes());
+                out.extend_from_slice(&stream.to_be_bytes());
+                out.extend_from_slice(key.as_ref());
+                self.counters.send_grants.fetch_add(1, Ordering::Relaxed);
+                Ok(out)
+            }
+            // 2 || sender (16) || epoch (4) || topic
+            Some(&OP_RECV) if body.len() > 21 => {
+                let sender = AgentId(body[1..17].try_into().map_err(|_| ST_MALFORMED)?);
+                let epoch = u32::from_be_bytes([body[17], body[18], body[19], body[20]]);
+                let topic = std::str::from_utf8(&body[21..]).map_err(|_| ST_MALFORMED)?;
+                validate_subject(topic).map_err(|_| ST_MALFORMED)?;
+                if topic.starts_with(CONTROL_PREFIX)
+                    || !self.policy.may_subscribe(&peer, topic)
+                    || !self.policy.may_publish(&sender, topic)
+                {
+                    return Err(self.refuse(ST_UNAUTHORISED));
+                }
+                let scope = scope_of(topic);
+                let Some(epochs) = self.scopes.get(scope) else { return Err(self.refuse(ST_UNKNOWN)) };
+                let Some(e) = epochs.iter().find(|e| e.epoch == epoch) else {
+                    let oldest = epochs.first().map_or(0, |e| e.epoch);
+                    return Err(self.refuse(if epoch < oldest { ST_EXPIRED } else { ST_UNKNOWN }));
+                };
+                let key = derive_send_key(&e.secret, &sender, scope).map_err(|_| ST_UNKNOWN)?;
+                let mut out = vec![ST_OK];
+                out.extend_from_slice(key.as_ref());
+                self.counters.recv_grants.fetch_add(1, Ordering::Relaxed);
+                Ok(out)
+            }
+            _ => Err(self.refuse(ST_MALFORMED)),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Agents
+
+/// Options of a [`NatsAgent`].
+#[derive(Clone, Copy, Debug)]
+pub struct NatsOptions {
+    /// Ask the key server for a new epoch after this many messages under one sender key (default 2^24, at most
+    /// 2^39).
+    pub rotate_after_messages: u64,
+    /// How long a durable consumer waits for an acknowledgement before the server redelivers (default 2 s):
+    /// also how long a restarted subscriber waits for what its predecessor held unacknowledged.
+    pub ack_wait: Duration,
+    /// How long [`NatsAgent::publish_durable`] retries (server down, no acknowledgement) before it gives up
+    /// (default 30 s).
+    pub durable_retry: Duration,
+}
+
+impl Default for NatsOptions {
+    fn default() -> Self {
+        NatsOptions {
+            rotate_after_messages: 1 << 24,
+            ack_wait: Duration::from_secs(2),
+            durable_retry: Duration::from_secs(30),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Counters {
+    published: AtomicU64,
+    received: AtomicU64,
+    duplicates: AtomicU64,
+    malformed: AtomicU64,
+    auth_failed: AtomicU64,
+    replayed: AtomicU64,
+    expired: AtomicU64,
+    unknown_key: AtomicU64,
+    unauthorised: AtomicU64,
+}
+
+struct AgentSession {
+    sid: [u8; 16],
+    send: Aes256Gcm,
+    recv: Aes256Gcm,
+    ctr: u64,
+}
+
+/// A sender key granted for one scope: its epoch, this holder's stream, and the stream's counter.
+struct SendKey {
+    epoch: u32,
+    stream: u32,
+    aead: Aes256Gcm,
+    next: AtomicU64,
+}
+
+/// Receive keys by key scope, then (sender, epoch): looked up by `&str` without allocating.
+type RecvKeys = HashMap<String, HashMap<(AgentId, u32), Arc<Aes256Gcm>>>;
+
+struct AgentInner {
+    client: async_nats::Client,
+    js: jetstream::Context,
+    id: AgentId,
+    ks: AgentId,
+    opts: NatsOptions,
+    session: Mutex<AgentSession>,
+    send_keys: Mutex<HashMap<String, Arc<SendKey>>>,
+    recv_keys: Mutex<RecvKeys>,
+    inbox: String,
+    pending: Mutex<HashMap<String, tokio::sync::oneshot::Sender<Result<Message>>>>,
+    inbox_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    counters: Counters,
+}
+
+impl Drop for AgentInner {
+    fn drop(&mut self) {
+        if let Some(t) = lock(&self.inbox_task).take() {
+            t.abort();
+        }
+    }
+}
+
+/// An agent connected to a NATS server (or cluster) and authenticated to a [`KeyServer`]. Cheap to clone.
+#[derive(Clone)]
+pub struct NatsAgent {
+    inner: Arc<AgentInner>,
+}
+
+impl std::fmt::Debug for NatsAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NatsAgent").field("id", &self.inner.id).finish_non_exhaustive()
+    }
+}
+
+/// Replay windows of one subscription, per (sender, key scope, epoch, stream).
+#[derive(Default)]
+struct Windows {
+    /// By key scope, then (sender, epoch, stream).
+    map: HashMap<String, HashMap<(AgentId, u32, u32), Window>>,
+    len: usize,
+}
+
+impl NatsAgent {
+    /// Connects to NATS at `url` (`nats://host:port`, or `tls://`; a comma-separated list for a cluster) and runs
+    /// the authenticated handshake with the key server whose id is `key_server` (pinned: any other responder is
+    /// refused).
+    pub async fn connect(url: &str, identity: &Identity, key_server: AgentId) -> Result<NatsAgent> {
+        Self::connect_with(url, identity, key_server, NatsOptions::default()).await
+    }
+
+    /// [`connect`](Self::connect) with options.
+    pub async fn connect_with(
+        url: &str,
+        identity: &Identity,
+        key_server: AgentId,
+        opts: NatsOptions,
+    ) -> Result<NatsAgent> {
+        let client = async_nats::ConnectOptions::new()
+            .name(format!("pqkit-bus agent {}", identity.id()))
+            .connect(url)
+            .await
+            .map_err(transport)?;
+        let session = Self::handshake(&client, identity, key_server).await?;
+        let mut js = jetstream::new(client.clone());
+        js.set_timeout(Duration::from_secs(2));
+        let id = identity.id();
+        let inbox = format!("_INBOX.{}", id.to_hex());
+        let mut inbox_sub = client.subscribe(format!("{inbox}.*")).await.map_err(transport)?;
+        let inner = Arc::new(AgentInner {
+            client,
+            js,
+            id,
+            ks: key_server,
+            opts: NatsOptions { rotate_after_messages: opts.rotate_after_messages.clamp(1, 1 << 39), ..opts },
+            session: Mutex::new(session),
+            send_keys: Mutex::new(HashMap::new()),
+            recv_keys: Mutex::new(HashMap::new()),
+            inbox,
+            pending: Mutex::new(HashMap::new()),
+            inbox_task: Mutex::new(None),
+            counters: Counters::default(),
+        });
+        let weak: Weak<AgentInner> = Arc::downgrade(&inner);
+        let task = tokio::spawn(async move {
+            let mut windows = Windows::default();
+            while let Some(msg) = inbox_sub.next().await {
+                let Some(a) = weak.upgrade() else { break };
+                let token = msg.subject.as_str().rsplit('.').next().unwrap_or("").to_string();
+                let r = if msg.status == Some(async_nats::StatusCode::NO_RESPONDERS) {
+                    Err(Error::NoResponders { subject: String::new() })
+                } else {
+                    a.open(msg.subject.as_str(), &msg.payload, &mut windows).await
+                };
+                if let Some(tx) = lock(&a.pending).remove(&token) {
+                    let _ = tx.send(r);
+                }
+            }
+        });
+        *lock(&inner.inbox_task) = Some(task);
+        inner.client.flush().await.map_err(transport)?;
+        Ok(NatsAgent { inner })
+    }
+
+    async fn handshake(client: &async_nats::Client, identity: &Identity, ks: AgentId) -> Result<AgentSession> {
+        let bad = |reason| Error::Handshake { reason };
+        let (st, m1) = handshake::initiate()?;
+        let r = client.request(ks_subject(&ks, "hs1"), m1.into()).await.map_err(transport)?;
+        let p = &r.payload;
+        if p.len() < 17 || p[0] != ST_OK {
+            return Err(bad("the key server refused message 1"));
+        }
+        let (keys, _, m3) = st.finish(identity, &p[17..], Some(ks))?;
+        let mut b = p[1..17].to_vec();
+        b.extend_from_slice(&m3);
+        let r = client.request(ks_subject(&ks, "hs3"), b.into()).await.map_err(transport)?;
+        let p = &r.payload;
+        if p.first() == Some(&ST_UNAUTHORISED) {
+            return Err(Error::Unauthorised { action: "connect", subject: String::new() });
+        }
+        if p.len() != 1 + 16 + TAG_LEN || p[0] != ST_OK {
+            return Err(bad("the key server refused message 3"));
+        }
+        let sid: [u8; 16] = p[1..17].try_into().map_err(|_| bad("session id"))?;
+        let mut aad = HELLO_AAD.to_vec();
+        aad.extend_from_slice(&sid);
+        keys.recv
+            .open(&[0u8; 12], &aad, &p[17..])
+            .map_err(|_| bad("the session confirmation does not authenticate"))?;
+        Ok(AgentSession { sid, send: keys.send, recv: keys.recv, ctr: 0 })
+    }
+
+    /// The agent's id.
+    pub fn id(&self) -> AgentId {
+        self.inner.id
+    }
+
+    /// The key server this agent is pinned to.
+    pub fn key_server(&self) -> AgentId {
+        self.inner.ks
+    }
+
+    /// The underlying NATS client (for flushing, connection state, and tests).
+    pub fn client(&self) -> &async_nats::Client {
+        &self.inner.client
+    }
+
+    /// A snapshot of this agent's counters: `published` (sent), `received` (handed to the application) and
+    /// every rejection by reason (`rejected_replayed` also counts duplicates removed on durable topics).
+    pub fn metrics(&self) -> Metrics {
+        let c = &self.inner.counters;
+        let r = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        Metrics {
+            published: r(&c.published),
+            delivered: r(&c.received),
+            received: r(&c.received),
+            rejected_malformed: r(&c.malformed),
+            rejected_auth: r(&c.auth_failed),
+            rejected_replayed: r(&c.replayed),
+            rejected_expired: r(&c.expired),
+            rejected_unknown_key: r(&c.unknown_key),
+            rejected_unauthorised: r(&c.unauthorised),
+            ..Metrics::default()
+        }
+    }
+
+    /// Duplicates removed on durable subscriptions (redeliveries; not attacks).
+    pub fn duplicates(&self) -> u64 {
+        self.inner.counters.duplicates.load(Ordering::Relaxed)
+    }
+
+    /// Seals `payload` for `subject` into a publish envelope without sending it (for transports and tests).
+    pub async fn seal(
+        &self,
+        subject: &str,
+        payload: &[u8],
+        priority: Priority,
+        reply_to: Option<&str>,
+    ) -> Result<Vec<u8>> {
+        self.inner.seal(subject, payload, priority, reply_to).await
+    }
+
+    /// Publishes one sealed message on `subject` (the NATS subject is the topic). Returns once the client
+    /// queued it; [`flush`](Self::flush) waits until the server has it.
+    pub async fn publish(&self, subject: &str, payload: &[u8], priority: Priority) -> Result<()> {
+        let env = self.inner.seal(subject, payload, priority, None).await?;
+        self.inner.client.publish(subject.to_string(), env.into()).await.map_err(transport)?;
+        self.inner.counters.published.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Publishes with a reply-to subject (sealed in the header and set as the NATS reply subject).
+    pub async fn publish_with_reply(
+        &self,
+        subject: &str,
+        payload: &[u8],
+        priority: Priority,
+        reply_to: &str,
+    ) -> Result<()> {
+        let env = self.inner.seal(subject, payload, priority, Some(reply_to)).await?;
+        self.inner
+            .client
+            .publish_with_reply(subject.to_string(), reply_to.to_string(), env.into())
+            .await
+            .map_err(transport)?;
+        self.inner.counters.published.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Waits until the NATS server has everything published so far.
+    pub async fn flush(&self) -> Result<()> {
+        self.inner.client.flush().await.map_err(transport)
+    }
+
+    /// Request/reply over a NATS inbox (`_INBOX.<id hex>.<token>`): publishes `payload` with that reply-to and
+    /// waits up to `timeout` for the first reply. [`Error::NoResponders`] when the server reports nobody
+    /// subscribed, [`Error::Timeout`] when nobody answers in time.
+    pub async fn request(&self, subject: &str, payload: &[u8], timeout: Duration) -> Result<Message> {
+        let token = format!("{:016x}", u64::from_be_bytes(*random::<8>()?));
+        let inbox = format!("{}.{token}", self.inner.inbox);
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        lock(&self.inner.pending).insert(token.clone(), tx);
+        let r = async {
+            self.publish_with_reply(subject, payload, Priority::Normal, &inbox).await?;
+            match tokio::time::timeout(timeout, rx).await {
+                Err(_) => Err(Error::Timeout),
+                Ok(Err(_)) => Err(Error::Closed),
+                Ok(Ok(Err(Error::NoResponders { .. }))) => Err(Error::NoResponders { subject: subject.into() }),
+                Ok(Ok(r)) => r,
+            }
+        }
+        .await;
+        lock(&self.inner.pending).remove(&token);
+        r
+    }
+
+    /// Answers a request: publishes `payload`, sealed, to the message's reply-to subject.
+    pub async fn reply(&self, request: &Message, payload: &[u8]) -> Result<()> {
+        let to = request.reply_to().ok_or(Error::InvalidSubject { subject: String::new(), reason: "no reply-to" })?;
+        self.publish(to, payload, request.priority()).await
+    }
+
+    /// Subscribes to `pattern` (NATS wildcards). Keys are fetched from the key server when a sender's first
+    /// envelope arrives; it grants them only if the policy lets this agent subscribe to the topic.
+    pub async fn subscribe(&self, pattern: &str) -> Result<NatsSubscription> {
+        validate_pattern(pattern)?;
+        if pattern.starts_with(CONTROL_PREFIX) {
+            return Err(Error::Unauthorised { action: "subscribe", subject: pattern.into() });
+        }
+        let sub = self.inner.client.subscribe(pattern.to_string()).await.map_err(transport)?;
+        self.inner.client.flush().await.map_err(transport)?;
+        Ok(NatsSubscription { agent: self.inner.clone(), sub, pattern: pattern.into(), windows: Windows::default() })
+    }
+
+    /// Declares a durable stream named `name` capturing `subjects` (JetStream, file storage, duplicate window
+    /// 2 minutes). Idempotent. Messages on those subjects are stored sealed.
+    pub async fn declare_durable(&self, name: &str, subjects: &[&str]) -> Result<()> {
+        for s in subjects {
+            validate_pattern(s)?;
+        }
+        self.inner
+            .js
+            .get_or_create_stream(jetstream::stream::Config {
+                name: name.to_string(),
+                subjects: subjects.iter().map(|s| s.to_string()).collect(),
+                storage: jetstream::stream::StorageType::File,
+                duplicate_window: Duration::from_secs(120),
+                ..Default::default()
+            })
+            .await
+            .map_err(transport)?;
+        Ok(())
+    }
+
+    /// Publishes on a durable subject and waits for the server's acknowledgement; on a timeout or a lost
+    /// connection it retries the *same* envelope with the same `Nats-Msg-Id` (so the server stores it once)
+    /// for up to [`NatsOptions::durable_retry`]. Returns the stream sequence.
+    pub async fn publish_durable(&self, subject: &str, payload: &[u8], priority: Priority) -> Result<u64> {
+        let env = self.inner.seal(subject, payload, priority, None).await?;
+        let m = envelope::parse(&env)?;
+        let msg_id = format!("{}.{}.{}", m.sender.to_hex(), m.epoch, m.seq);
+        let deadline = Instant::now() + self.inner.opts.durable_retry;
+        loop {
+            let mut h = async_nats::HeaderMap::new();
+            h.insert("Nats-Msg-Id", msg_id.as_str());
+            let r = match self.inner.js.publish_with_headers(subject.to_string(), h, env.clone().into()).await {
+                Ok(fut) => fut.await.map_err(transport),
+                Err(e) => Err(transport(e)),
+            };
+            match r {
+                Ok(ack) => {
+                    self.inner.counters.published.fetch_add(1, Ordering::Relaxed);
+                    return Ok(ack.sequence);
+                }
+                Err(e) if Instant::now() >= deadline => return Err(e),
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        }
+    }
+
+    /// Subscribes to `pattern` on the durable stream `stream` through the durable consumer `consumer`: a
+    /// subscriber that was away gets what it missed, in order, and resumes after the last message it
+    /// acknowledged. Each message is acknowledged when it is handed to the application; redeliveries are
+    /// removed by stream sequence and by the envelope's replay window.
+    pub async fn subscribe_durable(&self, stream: &str, consumer: &str, pattern: &str) -> Result<DurableSubscription> {
+        validate_pattern(pattern)?;
+        let s = self.inner.js.get_stream(stream).await.map_err(transport)?;
+        let c = s
+            .get_or_create_consumer(
+                consumer,
+                jetstream::consumer::pull::Config {
+                    durable_name: Some(consumer.to_string()),
+                    filter_subject: pattern.to_string(),
+                    ack_policy: jetstream::consumer::AckPolicy::Explicit,
+                    ack_wait: self.inner.opts.ack_wait,
+                    ..Default::default()
+                },
+            )
+            .await
+            .map_err(transport)?;
+        Ok(DurableSubscription {
+            agent: self.inner.clone(),
+            consumer: c,
+            messages: None,
+            pattern: pattern.into(),
+            windows: Windows::default(),
+            last: 0,
+        })
+    }
+}
+
+impl AgentInner {
+    fn count(&self, e: &Error) {
+        let c = &self.counters;
+        let a = match e {
+            Error::Malformed { .. } | Error::PayloadTooLarge { .. } | Error::InvalidSubject { .. } => &c.malformed,
+            Error::AuthFailed => &c.auth_failed,
+            Error::Replayed { .. } => &c.replayed,
+            Error::Expired { .. } => &c.expired,
+            Error::UnknownKey => &c.unknown_key,
+            Error::Unauthorised { .. } => &c.unauthorised,
+            _ => return,
+        };
+        a.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// One sealed request to the key server; returns the answer's body after its status byte.
+    async fn ks_request(&self, body: &[u8]) -> Result<Vec<u8>> {
+        let (msg, ctr, head) = {
+            let mut s = lock(&self.session);
+            s.ctr += 1;
+            let ctr = s.ctr;
+            let mut head = [0u8; 24];
+            head[..16].copy_from_slice(&s.sid);
+            head[16..].copy_from_slice(&ctr.to_be_bytes());
+            let mut sealed = body.to_vec();
+            let tag = s.send.seal_in_place_detached(&req_nonce(ctr), &head, &mut sealed)?;
+            let mut m = head.to_vec();
+            m.extend_from_slice(&sealed);
+            m.extend_from_slice(&tag);
+            (m, ctr, head)
+        };
+        let r = self.client.request(ks_subject(&self.ks, "req"), msg.into()).await.map_err(transport)?;
+        let p = &r.payload;
+        if p.len() < 1 + 1 + TAG_LEN || p[0] != ST_OK {
+            return Err(Error::Handshake { reason: "the key server does not know this session (reconnect)" });
+        }
+        let mut ans = Zeroizing::new(p[1..p.len() - TAG_LEN].to_vec());
+        lock(&self.session)
+            .recv
+            .open_in_place_detached(&req_nonce(ctr), &head, &mut ans, &p[p.len() - TAG_LEN..])
+            .map_err(|_| Error::AuthFailed)?;
+        match ans[0] {
+            ST_OK => Ok(ans[1..].to_vec()),
+            ST_UNAUTHORISED => Err(Error::Unauthorised { action: "key", subject: String::new() }),
+            ST_EXPIRED => Err(Error::Expired { epoch: 0 }),
+            ST_UNKNOWN => Err(Error::UnknownKey),
+            _ => Err(Error::Malformed { reason: "the key server did not understand the request" }),
+        }
+    }
+
+    /// The sender key for `subject`'s scope, asking the key server when there is none or it is used up.
+    async fn send_key(&self, subject: &str) -> Result<Arc<SendKey>> {
+        let scope = scope_of(subject);
+        let mut rotate_from = 0;
+        if let Some(k) = lock(&self.send_keys).get(scope) {
+            if k.next.load(Ordering::Relaxed) < self.opts.rotate_after_messages {
+                return Ok(k.clone());
+            }
+            rotate_from = k.epoch;
+        }
+        let mut body = vec![OP_SEND];
+        body.extend_from_slice(&rotate_from.to_be_bytes());
+        body.extend_from_slice(subject.as_bytes());
+        let a = self.ks_request(&body).await.map_err(|e| match e {
+            Error::Unauthorised { .. } => Error::Unauthorised { action: "publish", subject: subject.into() },
+            e => e,
+        })?;
+        if a.len() != 4 + 4 + 32 {
+            return Err(Error::Malformed { reason: "sender-key grant has the wrong length" });
+        }
+        let epoch = u32::from_be_bytes([a[0], a[1], a[2], a[3]]);
+        let stream = u32::from_be_bytes([a[4], a[5], a[6], a[7]]);
+        let k = Arc::new(SendKey { epoch, stream, aead: Aes256Gcm::new(&a[8..40])?, next: AtomicU64::new(0) });
+        let mut a = a;
+        zeroize::Zeroize::zeroize(&mut a);
+        lock(&self.send_keys).insert(scope.to_string(), k.clone());
+        Ok(k)
+    }
+
+    async fn seal(&self, subject: &str, payload: &[u8], priority: Priority, reply: Option<&str>) -> Result<Vec<u8>> {
+        validate_subject(subject)?;
+        if payload.len() > MAX_PAYLOAD {
+            return Err(Error::PayloadTooLarge { len: payload.len() });
+        }
+        if let Some(r) = reply {
+            validate_subject(r)?;
+        }
+        let (k, n) = loop {
+            let k = self.send_key(subject).await?;
+            let n = k.next.fetch_add(1, Ordering::Relaxed);
+            if n < self.opts.rotate_after_messages {
+                break (k, n);
+            }
+        };
+        let seq = (u64::from(k.stream) << COUNTER_BITS) | n;
+        let h = Header {
+            kind: Kind::Publish,
+            priority,
+            epoch: k.epoch,
+            seq,
+            sender: self.id,
+            sub: 0,
+            topic: subject,
+            reply: reply.unwrap_or(""),
+        };
+        let hl = h.len();
+        let mut buf = Vec::with_capacity(hl + payload.len() + TAG_LEN);
+        h.append(&mut buf);
+        buf.extend_from_slice(payload);
+        let (aad, body) = buf.split_at_mut(hl);
+        let tag = k.aead.seal_in_place_detached(&envelope::nonce(Kind::Publish, priority, seq), aad, body)?;
+        buf.extend_from_slice(&tag);
+        Ok(buf)
+    }
+
+    async fn recv_key(&self, sender: AgentId, topic: &str, epoch: u32) -> Result<Arc<Aes256Gcm>> {
+        let scope = scope_of(topic);
+        if let Some(k) = lock(&self.recv_keys).get(scope).and_then(|m| m.get(&(sender, epoch))) {
+            return Ok(k.clone());
+        }
+        let mut body = vec![OP_RECV];
+        body.extend_from_slice(&sender.0);
+        body.extend_from_slice(&epoch.to_be_bytes());
+        body.extend_from_slice(topic.as_bytes());
+        let mut a = self.ks_request(&body).await.map_err(|e| match e {
+            Error::Unauthorised { .. } => Error::Unauthorised { action: "subscribe", subject: topic.into() },
+            Error::Expired { .. } => Error::Expired { epoch },
+            e => e,
+        })?;
+        if a.len() != 32 {
+            return Err(Error::Malformed { reason: "receive grant has the wrong length" });
+        }
+        let k = Arc::new(Aes256Gcm::new(&a)?);
+        zeroize::Zeroize::zeroize(&mut a);
+        let mut keys = lock(&self.recv_keys);
+        if keys.values().map(HashMap::len).sum::<usize>() >= MAX_KEYS {
+            keys.clear();
+        }
+        keys.entry(scope.to_string()).or_default().insert((sender, epoch), k.clone());
+        Ok(k)
+    }
+
+    /// Checks and opens one envelope that arrived on NATS subject `subject`. Counts rejections.
+    async fn open(&self, subject: &str, bytes: &[u8], windows: &mut Windows) -> Result<Message> {
+        let r = self.open_inner(subject, bytes, windows).await;
+        match &r {
+            Ok(_) => {
+                self.counters.received.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(e) => self.count(e),
+        }
+        r
+    }
+
+    async fn open_inner(&self, subject: &str, bytes: &[u8], windows: &mut Windows) -> Result<Message> {
+        let m = envelope::parse(bytes)?;
+        if m.kind != Kind::Publish {
+            return Err(Error::Malformed { reason: "not a publish envelope" });
+        }
+        let topic = std::str::from_utf8(&bytes[m.topic.clone()]).map_err(|_| Error::Malformed { reason: "topic" })?;
+        if topic != subject {
+            // The sealed topic is authenticated; the NATS subject is not. A message moved to another subject
+            // is refused rather than delivered under a subject its sender did not choose.
+            return Err(Error::Malformed { reason: "NATS subject differs from the sealed topic" });
+        }
+        let reply = std::str::from_utf8(&bytes[m.reply.clone()]).map_err(|_| Error::Malformed { reason: "reply" })?;
+        let stream = (m.seq >> COUNTER_BITS) as u32;
+        let scope = scope_of(topic);
+        let wid = (m.sender, m.epoch, stream);
+        match windows.map.get(scope).and_then(|w| w.get(&wid)) {
+            Some(w) => w.check(m.seq)?,
+            None if windows.len >= MAX_WINDOWS => return Err(Error::Replayed { seq: m.seq }),
+            None => {}
+        }
+        let key = self.recv_key(m.sender, topic, m.epoch).await?;
+        let mut body = bytes[m.reply.end..].to_vec();
+        let n = body.len() - TAG_LEN;
+        let (ct, tag) = body.split_at_mut(n);
+        key.open_in_place_detached(&envelope::nonce(Kind::Publish, m.priority, m.seq), &bytes[..m.aad_len()], ct, tag)
+            .map_err(|_| Error::AuthFailed)?;
+        let per_scope = match windows.map.get_mut(scope) {
+            Some(w) => w,
+            None => windows.map.entry(scope.to_string()).or_default(),
+        };
+        let w = per_scope.entry(wid).or_insert_with(|| {
+            windows.len += 1;
+            Window::default()
+        });
+        w.commit(m.seq);
+        body.truncate(n);
+        let reply = (!reply.is_empty()).then_some(reply);
+        Ok(Message::opened_owned(topic, reply, m.sender, m.priority, m.seq, body))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Subscriptions
+
+/// [`AgentInner::open`], retried while the key server cannot be reached (the NATS connection is down or being
+/// re-established), until `limit` if one is given.
+async fn open_retrying(
+    agent: &AgentInner,
+    subject: &str,
+    bytes: &[u8],
+    windows: &mut Windows,
+    limit: Option<Instant>,
+) -> Result<Message> {
+    loop {
+        match agent.open(subject, bytes, windows).await {
+            Err(Error::Transport { .. }) if limit.is_none_or(|l| Instant::now() < l) => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            r => return r,
+        }
+    }
+}
+
+/// A subscription over NATS (core, not durable). Dropping it unsubscribes.
+pub struct NatsSubscription {
+    agent: Arc<AgentInner>,
+    sub: async_nats::Subscriber,
+    pattern: String,
+    windows: Windows,
+}
+
+impl std::fmt::Debug for NatsSubscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NatsSubscription").field("pattern", &self.pattern).finish_non_exhaustive()
+    }
+}
+
+impl NatsSubscription {
+    /// The pattern.
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    /// Waits for the next message that authenticates; forged, replayed, corrupted, unauthorised or wrongly
+    /// keyed envelopes are dropped and counted in the agent's [`metrics`](NatsAgent::metrics). NATS messages
+    /// are delivered in the order the server sends them (NATS has no priorities; the priority is in the
+    /// authenticated header for the application). [`Error::Closed`] when the subscription ends.
+    pub async fn recv(&mut self) -> Result<Message> {
+        loop {
+            let msg = self.sub.next().await.ok_or(Error::Closed)?;
+            if !matches(&self.pattern, msg.subject.as_str()) {
+                continue;
+            }
+            let limit = Some(Instant::now() + Duration::from_secs(10));
+            if let Ok(m) =
+                open_retrying(&self.agent, msg.subject.as_str(), &msg.payload, &mut self.windows, limit).await
+            {
+                return Ok(m);
+            }
+        }
+    }
+
+    /// [`recv`](Self::recv) with a timeout ([`Error::Timeout`]).
+    pub async fn recv_timeout(&mut self, timeout: Duration) -> Result<Message> {
+        tokio::time::timeout(timeout, self.recv()).await.map_err(|_| Error::Timeout)?
+    }
+
+    /// Unsubscribes.
+    pub async fn unsubscribe(mut self) -> Result<()> {
+        self.sub.unsubscribe().await.map_err(transport)
+    }
+}
+
+/// A subscription to a durable (JetStream) topic through a named durable consumer.
+pub struct DurableSubscription {
+    agent: Arc<AgentInner>,
+    consumer: jetstream::consumer::Consumer<jetstream::consumer::pull::Config>,
+    messages: Option<jetstream::consumer::pull::Stream>,
+    pattern: String,
+    windows: Windows,
+    last: u64,
+}
+
+impl std::fmt::Debug for DurableSubscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DurableSubscription").field("pattern", &self.pattern).field("last", &self.last).finish()
+    }
+}
+
+impl DurableSubscription {
+    /// The stream sequence of the last message handed to the application (0 before the first).
+    pub fn last_sequence(&self) -> u64 {
+        self.last
+    }
+
+    /// The stream sequence up to which the server has every acknowledgement of this consumer.
+    pub async fn ack_floor(&mut self) -> Result<u64> {
+        Ok(self.consumer.info().await.map_err(transport)?.ack_floor.stream_sequence)
+    }
+
+    /// Waits for the next message, in stream order: acknowledged to the server, then handed over. Reconnects
+    /// the pull stream after a server restart. Duplicates (redeliveries) are removed; forged, replayed,
+    /// corrupted or wrongly keyed envelopes are acknowledged away (never redelivered) and counted.
+    pub async fn recv(&mut self) -> Result<Message> {
+        loop {
+            if self.messages.is_none() {
+                match self.consumer.messages().await {
+                    Ok(s) => self.messages = Some(s),
+                    Err(_) => {
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        continue;
+                    }
+                }
+            }
+            let Some(s) = self.messages.as_mut() else { continue };
+            let msg = match s.next().await {
+                Some(Ok(m)) => m,
+                Some(Err(_)) | None => {
+                    // Missed heartbeats, a lost connection or a closed stream: start a new pull stream.
+                    self.messages = None;
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            let Ok(seq) = msg.info().map(|i| i.stream_sequence) else {
+                let _ = msg.ack().await;
+                continue;
+            };
+            if seq <= self.last {
+                self.agent.counters.duplicates.fetch_add(1, Ordering::Relaxed);
+                let _ = msg.ack().await;
+                continue;
+            }
+            let r = open_retrying(&self.agent, msg.subject.as_str(), &msg.payload, &mut self.windows, None).await;
+            if matches!(r, Err(Error::Transport { .. })) {
+                // Not acknowledged: the server redelivers it after `ack_wait`.
+                continue;
+            }
+            let _ = msg.ack().await;
+            if let Ok(m) = r {
+                self.last = seq;
+                return Ok(m);
+            }
+        }
+    }
+
+    /// [`recv`](Self::recv) with a timeout ([`Error::Timeout`]).
+    pub async fn recv_timeout(&mut self, timeout: Duration) -> Result<Message> {
+        tokio::time::timeout(timeout, self.recv()).await.map_err(|_| Error::Timeout)?
+    }
+}

@@ -1,0 +1,404 @@
+//! pqkit-bus over a real NATS server (issue 19). Every test starts its own `nats-server` (tests/common).
+mod common;
+
+use common::nats_server::NatsServer;
+use std::net::TcpStream;
+
+#[test]
+fn test_server_starts_restarts_and_stops() {
+    let mut s = NatsServer::start();
+    let port = s.port();
+    assert!(TcpStream::connect(("127.0.0.1", port)).is_ok());
+    s.kill();
+    assert!(TcpStream::connect(("127.0.0.1", port)).is_err(), "killed server still accepts");
+    s.restart();
+    assert!(TcpStream::connect(("127.0.0.1", port)).is_ok(), "restarted server on the same port");
+    drop(s);
+    assert!(TcpStream::connect(("127.0.0.1", port)).is_err(), "server outlived its handle");
+}
+
+use futures_util::StreamExt;
+use pqkit_bus::envelope::{self, Kind};
+use pqkit_bus::nats::{KeyServer, KeyServerHandle, NatsAgent, NatsOptions};
+use pqkit_bus::{Error, Identity, Policy, Priority};
+use std::time::{Duration, Instant};
+
+fn ident(name: &str, seed: u8) -> Identity {
+    Identity::from_seed(name, &[seed; 32]).unwrap()
+}
+
+async fn key_server(url: &str, policy: Policy) -> KeyServerHandle {
+    KeyServer::new(ident("keys", 200), policy).serve(url).await.unwrap()
+}
+
+/// A plain async-nats client: what the NATS server (or anyone on the wire) sees and can inject.
+async fn plain(url: &str) -> async_nats::Client {
+    async_nats::connect(url).await.unwrap()
+}
+
+const T: Duration = Duration::from_secs(5);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sealed_publish_subscribe_and_the_server_sees_only_ciphertext() {
+    let s = NatsServer::start();
+    let ks = key_server(&s.url(), Policy::allow_all()).await;
+    let alice = NatsAgent::connect(&s.url(), &ident("alice", 1), ks.id()).await.unwrap();
+    let bob = NatsAgent::connect(&s.url(), &ident("bob", 2), ks.id()).await.unwrap();
+    let wire = plain(&s.url()).await;
+    let mut tap = wire.subscribe("greet.>").await.unwrap();
+    let mut sub = bob.subscribe("greet.*").await.unwrap();
+    wire.flush().await.unwrap();
+    let secret = b"attack at dawn, the eastern gate";
+    alice.publish("greet.bob", secret, Priority::High).await.unwrap();
+    let m = sub.recv_timeout(T).await.unwrap();
+    assert_eq!(m.payload(), secret);
+    assert_eq!(m.sender(), alice.id());
+    assert_eq!(m.priority(), Priority::High);
+    assert_eq!(m.subject(), "greet.bob");
+    // What NATS carried: the envelope, with the subject and the header in clear, the payload sealed.
+    let raw = tap.next().await.unwrap();
+    assert_eq!(raw.subject.as_str(), "greet.bob");
+    assert!(!raw.payload.windows(6).any(|w| w == b"attack"), "plaintext visible to the server");
+    let meta = envelope::parse(&raw.payload).unwrap();
+    assert_eq!((meta.kind, meta.priority, meta.sender), (Kind::Publish, Priority::High, alice.id()));
+    assert_eq!(raw.payload.len(), meta.payload.end + 16);
+    assert_eq!(meta.payload.len(), secret.len(), "the size is visible (no padding)");
+    // Several messages keep their order and priorities, and nobody rejected anything.
+    for (i, p) in [Priority::Low, Priority::Critical, Priority::Normal].into_iter().enumerate() {
+        alice.publish("greet.bob", &[i as u8; 3], p).await.unwrap();
+    }
+    for (i, p) in [Priority::Low, Priority::Critical, Priority::Normal].into_iter().enumerate() {
+        let m = sub.recv_timeout(T).await.unwrap();
+        assert_eq!((m.payload(), m.priority()), (&[i as u8; 3][..], p));
+    }
+    assert_eq!(bob.metrics().received, 4);
+    assert_eq!(bob.metrics().rejected(), 0);
+    assert_eq!(alice.metrics().published, 4);
+    let km = ks.metrics();
+    assert_eq!(km.handshakes, 2);
+    assert_eq!((km.send_grants, km.recv_grants), (1, 1), "one grant each way, then cached");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_reply_over_nats_inboxes() {
+    let s = NatsServer::start();
+    let ks = key_server(&s.url(), Policy::allow_all()).await;
+    let client = NatsAgent::connect(&s.url(), &ident("client", 3), ks.id()).await.unwrap();
+    let service = NatsAgent::connect(&s.url(), &ident("service", 4), ks.id()).await.unwrap();
+    // Nobody subscribed: NATS says "no responders".
+    let e = client.request("math.double", b"x", T).await.unwrap_err();
+    assert_eq!(e, Error::NoResponders { subject: "math.double".into() });
+    let mut sub = service.subscribe("math.double").await.unwrap();
+    let svc = service.clone();
+    let task = tokio::spawn(async move {
+        for _ in 0..3 {
+            let req = sub.recv().await.unwrap();
+            assert!(req.reply_to().unwrap().starts_with(&format!("_INBOX.{}.", req.sender().to_hex())));
+            let n = u32::from_be_bytes(req.payload().try_into().unwrap());
+            svc.reply(&req, &(2 * n).to_be_bytes()).await.unwrap();
+        }
+        sub
+    });
+    for n in [1u32, 21, 1000] {
+        let r = client.request("math.double", &n.to_be_bytes(), T).await.unwrap();
+        assert_eq!(r.payload(), (2 * n).to_be_bytes());
+        assert_eq!(r.sender(), service.id());
+    }
+    let _sub = task.await.unwrap();
+    // A subscriber that does not answer: timeout.
+    let e = client.request("math.double", b"late", Duration::from_millis(300)).await.unwrap_err();
+    assert_eq!(e, Error::Timeout);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_policy_decides_who_gets_keys() {
+    let s = NatsServer::start();
+    let (a, b, c, stranger) = (ident("alice", 1), ident("bob", 2), ident("carol", 5), ident("mallory", 6));
+    let policy = Policy::new()
+        .allow(a.id(), &["orders.>"], &[])
+        .unwrap()
+        .allow(b.id(), &[], &["orders.*"])
+        .unwrap()
+        .allow(c.id(), &["chat.>"], &["chat.>"])
+        .unwrap();
+    let ks = key_server(&s.url(), policy).await;
+    // Not in the policy: refused at the handshake.
+    let e = NatsAgent::connect(&s.url(), &stranger, ks.id()).await.unwrap_err();
+    assert_eq!(e, Error::Unauthorised { action: "connect", subject: String::new() });
+    // Pinned to a key server that is not there.
+    assert!(NatsAgent::connect(&s.url(), &a, ident("other", 9).id()).await.is_err());
+    let alice = NatsAgent::connect(&s.url(), &a, ks.id()).await.unwrap();
+    let bob = NatsAgent::connect(&s.url(), &b, ks.id()).await.unwrap();
+    let carol = NatsAgent::connect(&s.url(), &c, ks.id()).await.unwrap();
+    // Carol may not publish on orders.*: no key.
+    let e = carol.publish("orders.new", b"x", Priority::Normal).await.unwrap_err();
+    assert_eq!(e, Error::Unauthorised { action: "publish", subject: "orders.new".into() });
+    // NATS itself lets carol subscribe, but the key server gives her no key: nothing is delivered, and the
+    // refusal is counted.
+    let mut spy = carol.subscribe("orders.*").await.unwrap();
+    let mut sub = bob.subscribe("orders.*").await.unwrap();
+    alice.publish("orders.new", b"order 1", Priority::Normal).await.unwrap();
+    assert_eq!(sub.recv_timeout(T).await.unwrap().payload(), b"order 1");
+    assert_eq!(spy.recv_timeout(Duration::from_millis(500)).await.unwrap_err(), Error::Timeout);
+    assert_eq!(carol.metrics().rejected_unauthorised, 1);
+    assert_eq!(carol.metrics().received, 0);
+    // Control subjects are not topics.
+    assert!(matches!(carol.subscribe("_PQKIT.>").await, Err(Error::Unauthorised { .. })));
+    assert!(ks.metrics().refused >= 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forged_replayed_and_corrupted_injections_are_rejected_and_counted() {
+    let s = NatsServer::start();
+    let ks = key_server(&s.url(), Policy::allow_all()).await;
+    let alice = NatsAgent::connect(&s.url(), &ident("alice", 1), ks.id()).await.unwrap();
+    let bob = NatsAgent::connect(&s.url(), &ident("bob", 2), ks.id()).await.unwrap();
+    let wire = plain(&s.url()).await;
+    let mut tap = wire.subscribe("inj.x").await.unwrap();
+    let mut sub = bob.subscribe("inj.*").await.unwrap();
+    wire.flush().await.unwrap();
+    alice.publish("inj.x", b"first legit", Priority::Normal).await.unwrap();
+    assert_eq!(sub.recv_timeout(T).await.unwrap().payload(), b"first legit");
+    let raw = tap.next().await.unwrap().payload.to_vec();
+    let meta = envelope::parse(&raw).unwrap();
+    let forge = |epoch: u32, seq: u64| {
+        let h = envelope::Header {
+            kind: Kind::Publish,
+            priority: Priority::Critical,
+            epoch,
+            seq,
+            sender: alice.id(),
+            sub: 0,
+            topic: "inj.x",
+            reply: "",
+        };
+        let mut v = Vec::new();
+        h.append(&mut v);
+        v.extend_from_slice(b"pay the bearer 1000");
+        v.extend_from_slice(&[0x5A; 16]);
+        v
+    };
+    // A fresh envelope bob has not seen yet (sealed by alice, not sent): its corruptions must fail the tag, not
+    // the replay window.
+    let fresh = alice.seal("inj.x", b"fresh", Priority::Normal, None).await.unwrap();
+    let fm = envelope::parse(&fresh).unwrap();
+    let mut corrupt_body = fresh.clone();
+    corrupt_body[fm.payload.start] ^= 1;
+    let mut corrupt_tag = fresh.clone();
+    *corrupt_tag.last_mut().unwrap() ^= 0x80;
+    let mut corrupt_header = fresh.clone();
+    corrupt_header[2] = Priority::Critical as u8; // the priority is authenticated
+    let injections: Vec<(&str, Vec<u8>)> = vec![
+        ("inj.x", raw.clone()),                      // replay of a delivered message
+        ("inj.x", corrupt_body),                     // corrupted payload: auth
+        ("inj.x", corrupt_tag),                      // corrupted tag: auth
+        ("inj.x", corrupt_header),                   // raised priority: auth
+        ("inj.x", forge(meta.epoch, meta.seq + 50)), // forged in alice's name: auth
+        ("inj.x", forge(777, 0)),                    // forged under an epoch nobody has: unknown key
+        ("inj.x", raw[..30].to_vec()),               // truncated: malformed
+        ("inj.y", raw.clone()),                      // moved to another subject: malformed
+        ("inj.x", b"random garbage, not an envelope at all, long enough to parse".to_vec()), // malformed
+        ("inj.x", fresh.clone()),                    // genuine (whoever relays it): delivered once
+        ("inj.x", fresh),                            // and its replay: rejected
+    ];
+    for (subject, bytes) in injections {
+        wire.publish(subject, bytes.into()).await.unwrap();
+    }
+    wire.flush().await.unwrap();
+    assert_eq!(sub.recv_timeout(T).await.unwrap().payload(), b"fresh");
+    alice.publish("inj.x", b"second legit", Priority::Low).await.unwrap();
+    // Everything injected before it was dropped: the next delivery is the second legitimate message.
+    let m = sub.recv_timeout(T).await.unwrap();
+    assert_eq!((m.payload(), m.priority()), (&b"second legit"[..], Priority::Low));
+    let mt = bob.metrics();
+    assert_eq!(mt.rejected_replayed, 2, "{mt:?}");
+    assert_eq!(mt.rejected_auth, 4, "{mt:?}");
+    assert_eq!(mt.rejected_unknown_key, 1, "{mt:?}");
+    assert_eq!(mt.rejected_malformed, 3, "{mt:?}");
+    assert_eq!(mt.rejected(), 10);
+    assert_eq!(mt.received, 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn durable_topic_a_returning_subscriber_gets_what_it_missed_once_and_in_order() {
+    let s = NatsServer::start();
+    let ks = key_server(&s.url(), Policy::allow_all()).await;
+    let alice = NatsAgent::connect(&s.url(), &ident("alice", 1), ks.id()).await.unwrap();
+    let bob = NatsAgent::connect(&s.url(), &ident("bob", 2), ks.id()).await.unwrap();
+    alice.declare_durable("ORDERS", &["orders.>"]).await.unwrap();
+    let wire = plain(&s.url()).await;
+    let mut tap = wire.subscribe("orders.>").await.unwrap();
+    wire.flush().await.unwrap();
+    // Bob's consumer exists, then bob goes away.
+    drop(bob.subscribe_durable("ORDERS", "bob", "orders.>").await.unwrap());
+    let mut last = 0;
+    for i in 0u32..20 {
+        let seq = alice.publish_durable("orders.eu", &i.to_be_bytes(), Priority::Normal).await.unwrap();
+        assert!(seq > last);
+        last = seq;
+    }
+    // At-least-once on the wire: the same envelope stored again (a publisher retry whose id fell out of the
+    // server's duplicate window, or an attacker's replay) reaches the stream a second time.
+    let copy = tap.next().await.unwrap().payload;
+    let js = async_nats::jetstream::new(wire.clone());
+    let ack = js.publish("orders.eu", copy).await.unwrap().await.unwrap();
+    assert_eq!(ack.sequence, 21, "stored a second time");
+    let mut d = bob.subscribe_durable("ORDERS", "bob", "orders.>").await.unwrap();
+    for i in 0u32..20 {
+        let m = d.recv_timeout(T).await.unwrap();
+        assert_eq!(m.payload(), i.to_be_bytes());
+        assert_eq!(d.last_sequence(), u64::from(i) + 1);
+    }
+    // Exactly once to the application: the second copy is rejected by the replay window.
+    assert_eq!(d.recv_timeout(Duration::from_millis(500)).await.unwrap_err(), Error::Timeout);
+    assert_eq!(bob.metrics().received, 20);
+    assert_eq!(bob.metrics().rejected_replayed, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_killed_and_restarted_mid_stream_durable_topics_lose_nothing() {
+    let mut s = NatsServer::start();
+    let url = s.url();
+    let ks = key_server(&url, Policy::allow_all()).await;
+    let opts = NatsOptions { durable_retry: Duration::from_secs(20), ..Default::default() };
+    let alice = NatsAgent::connect_with(&url, &ident("alice", 1), ks.id(), opts).await.unwrap();
+    let bob = NatsAgent::connect_with(&url, &ident("bob", 2), ks.id(), opts).await.unwrap();
+    alice.declare_durable("JOBS", &["jobs.>"]).await.unwrap();
+    let mut d = bob.subscribe_durable("JOBS", "bob", "jobs.>").await.unwrap();
+    let mut core = bob.subscribe("live.>").await.unwrap();
+    const N: u32 = 300;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let a = alice.clone();
+    let publisher = tokio::spawn(async move {
+        let mut tx = Some(tx);
+        for i in 0..N {
+            a.publish_durable("jobs.run", &i.to_be_bytes(), Priority::Normal).await.unwrap();
+            if i == N / 3 {
+                tx.take().unwrap().send(()).unwrap();
+            }
+            if i % 16 == 0 {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+        }
+    });
+    let consumer = tokio::spawn(async move {
+        let mut got = Vec::new();
+        while got.len() < N as usize {
+            let m = d.recv_timeout(Duration::from_secs(30)).await.unwrap();
+            got.push(u32::from_be_bytes(m.payload().try_into().unwrap()));
+        }
+        (got, d)
+    });
+    rx.await.unwrap();
+    assert!(!publisher.is_finished(), "the server must die mid-stream");
+    s.kill();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    s.restart();
+    publisher.await.unwrap();
+    let (got, mut d) = consumer.await.unwrap();
+    assert_eq!(got, (0..N).collect::<Vec<_>>(), "every message, once, in order");
+    // Both clients went through a reconnect (the statistic counts connections made).
+    for a in [&alice, &bob] {
+        assert!(a.client().statistics().connects.load(std::sync::atomic::Ordering::Relaxed) >= 2);
+    }
+    assert_eq!(alice.metrics().published, u64::from(N));
+    assert_eq!(bob.metrics().received, u64::from(N));
+    assert_eq!(d.recv_timeout(Duration::from_millis(300)).await.unwrap_err(), Error::Timeout);
+    // Core (non-durable) subscriptions come back with the reconnected client.
+    let deadline = Instant::now() + T;
+    loop {
+        alice.publish("live.ping", b"after restart", Priority::Normal).await.unwrap();
+        match core.recv_timeout(Duration::from_millis(200)).await {
+            Ok(m) => {
+                assert_eq!(m.payload(), b"after restart");
+                break;
+            }
+            Err(e) => assert!(Instant::now() < deadline, "core subscription did not come back: {e}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_client_resumes_from_its_last_acknowledged_sequence() {
+    let s = NatsServer::start();
+    let url = s.url();
+    let ks = key_server(&url, Policy::allow_all()).await;
+    let alice = NatsAgent::connect(&url, &ident("alice", 1), ks.id()).await.unwrap();
+    alice.declare_durable("EVENTS", &["events.>"]).await.unwrap();
+    for i in 0u32..30 {
+        alice.publish_durable("events.e", &i.to_be_bytes(), Priority::Normal).await.unwrap();
+    }
+    let bob_id = ident("bob", 2);
+    let floor = {
+        let bob = NatsAgent::connect(&url, &bob_id, ks.id()).await.unwrap();
+        let mut d = bob.subscribe_durable("EVENTS", "bob", "events.>").await.unwrap();
+        for i in 0u32..10 {
+            assert_eq!(d.recv_timeout(T).await.unwrap().payload(), i.to_be_bytes());
+        }
+        bob.flush().await.unwrap();
+        let deadline = Instant::now() + T;
+        let mut floor = d.ack_floor().await.unwrap();
+        while floor < 10 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            floor = d.ack_floor().await.unwrap();
+        }
+        floor
+        // Killed: the agent and its subscription vanish without unsubscribing; it held more messages
+        // (prefetched, unacknowledged) that the server redelivers after `ack_wait`.
+    };
+    assert_eq!(floor, 10, "the server holds the acknowledgements of what was handed over");
+    let bob = NatsAgent::connect(&url, &bob_id, ks.id()).await.unwrap();
+    let mut d = bob.subscribe_durable("EVENTS", "bob", "events.>").await.unwrap();
+    let m = d.recv_timeout(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(m.payload(), 10u32.to_be_bytes(), "resumes right after the last acknowledged message");
+    assert_eq!(d.last_sequence(), floor + 1);
+    for i in 11u32..30 {
+        assert_eq!(d.recv_timeout(T).await.unwrap().payload(), i.to_be_bytes());
+    }
+    assert_eq!(d.recv_timeout(Duration::from_millis(300)).await.unwrap_err(), Error::Timeout);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_key_server_refuses_replayed_forged_and_unknown_requests() {
+    let s = NatsServer::start();
+    let ks = key_server(&s.url(), Policy::allow_all()).await;
+    let wire = plain(&s.url()).await;
+    let mut tap = wire.subscribe("_PQKIT.>").await.unwrap();
+    wire.flush().await.unwrap();
+    let alice = NatsAgent::connect(&s.url(), &ident("alice", 1), ks.id()).await.unwrap();
+    alice.publish("k.x", b"x", Priority::Normal).await.unwrap(); // one sender-key request
+    let mut req = None;
+    while req.is_none() {
+        let m = tap.next().await.unwrap();
+        if m.subject.as_str().ends_with(".req") {
+            req = Some(m);
+        }
+    }
+    let req = req.unwrap();
+    let subject = req.subject.to_string();
+    let before = ks.metrics();
+    assert_eq!(before.send_grants, 1);
+    // Replayed: the session window refuses it, no second grant.
+    let r = wire.request(subject.clone(), req.payload.clone()).await.unwrap();
+    assert_eq!(&r.payload[..], [0xFF]);
+    // Corrupted: the tag fails.
+    let mut bad = req.payload.to_vec();
+    bad[30] ^= 1;
+    bad[16 + 7] = bad[16 + 7].wrapping_add(5); // a fresh counter, so only the tag can refuse it
+    let r = wire.request(subject.clone(), bad.into()).await.unwrap();
+    assert_eq!(&r.payload[..], [0xFF]);
+    // Unknown session: refused with its own status (the agent must reconnect).
+    let mut unknown = req.payload.to_vec();
+    unknown[0] ^= 0xFF;
+    let r = wire.request(subject.clone(), unknown.into()).await.unwrap();
+    assert_eq!(&r.payload[..], [3]);
+    // A handshake message 3 for a token the key server never issued.
+    let r = wire.request(subject.replace(".req", ".hs3"), vec![0u8; 64].into()).await.unwrap();
+    assert_eq!(&r.payload[..], [0xFF]);
+    let after = ks.metrics();
+    assert_eq!(after.send_grants, 1);
+    assert_eq!(after.refused, before.refused + 3, "{after:?}");
+    // The genuine session still works.
+    alice.publish("k.y", b"y", Priority::Normal).await.unwrap();
+    assert_eq!(ks.metrics().send_grants, 2);
+}

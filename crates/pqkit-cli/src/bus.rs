@@ -1,0 +1,315 @@
+//! Agent and bus commands (issue 19): pqkit-bus over NATS from a terminal.
+//!
+//! - `pqkit agent keygen --name NAME -o FILE`: a new agent identity (name and a 32-byte seed from which the
+//!   ML-DSA-65 and Ed25519 keys derive), mode 0600; prints `id <hex>`. `pqkit agent id FILE` prints it again.
+//! - `pqkit bus keyserver --identity FILE (--policy FILE | --allow-all)`: serves keys on NATS until killed;
+//!   prints `keyserver <id hex>` then `ready`.
+//! - `pqkit bus pub --identity FILE --key-server ID SUBJECT [MESSAGE]`: publishes MESSAGE, or each line of
+//!   stdin, sealed (`--durable STREAM` through JetStream, acknowledged).
+//! - `pqkit bus sub --identity FILE --key-server ID PATTERN [--count N]`: prints `subject sender priority:
+//!   payload` per message (`--durable STREAM --consumer NAME` for a durable topic).
+//!
+//! `--nats URL` (default `$NATS_URL`, else `nats://127.0.0.1:4222`). Exit codes as everywhere: 2 for usage,
+//! input, connection or authorisation errors.
+//!
+//! Identity file: `pqkit-bus agent v1\nname <name>\nseed <64 hex>\n`. Policy file: one rule per line,
+//! `<agent id hex> pub <pattern>[,<pattern>...] sub <pattern>[,<pattern>...]` (`-` for none); `#` comments.
+
+use crate::pq::{print_line, read_file, write_new};
+use crate::{CliError, CliResult};
+use clap::{Args, Subcommand, ValueEnum};
+use pqkit_bus::nats::{KeyServer, NatsAgent};
+use pqkit_bus::{AgentId, Identity, Policy, Priority};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use zeroize::Zeroizing;
+
+const HEADER: &str = "pqkit-bus agent v1";
+
+impl From<pqkit_bus::Error> for CliError {
+    fn from(e: pqkit_bus::Error) -> Self {
+        CliError::Usage(e.to_string())
+    }
+}
+
+#[derive(Args)]
+pub struct AgentArgs {
+    #[command(subcommand)]
+    cmd: AgentCmd,
+}
+
+#[derive(Subcommand)]
+enum AgentCmd {
+    /// Write a new agent identity (mode 0600) and print its id.
+    Keygen {
+        /// The agent's name (1 to 64 bytes, no control characters).
+        #[arg(long)]
+        name: String,
+        /// Where to write the identity.
+        #[arg(long, short = 'o', value_name = "FILE")]
+        out: PathBuf,
+        /// Replace an existing file.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Print the id of an identity file.
+    Id {
+        /// The identity file.
+        file: PathBuf,
+    },
+}
+
+#[derive(Args)]
+pub struct BusArgs {
+    #[command(subcommand)]
+    cmd: BusCmd,
+}
+
+#[derive(Args)]
+struct Conn {
+    /// The NATS server(s): a URL, or a comma-separated list for a cluster.
+    #[arg(long, value_name = "URL", env = "NATS_URL", default_value = "nats://127.0.0.1:4222")]
+    nats: String,
+    /// This agent's identity file (`pqkit agent keygen`).
+    #[arg(long, value_name = "FILE")]
+    identity: PathBuf,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Prio {
+    Low,
+    Normal,
+    High,
+    Critical,
+}
+
+#[derive(Subcommand)]
+enum BusCmd {
+    /// Run the key server: authenticates agents and grants topic keys by the policy, until killed.
+    Keyserver {
+        #[command(flatten)]
+        conn: Conn,
+        /// The policy file.
+        #[arg(long, value_name = "FILE", required_unless_present = "allow_all")]
+        policy: Option<PathBuf>,
+        /// Every authenticated agent may publish and subscribe everywhere (closed deployments, trials).
+        #[arg(long, conflicts_with = "policy")]
+        allow_all: bool,
+    },
+    /// Publish MESSAGE, or each line of stdin, sealed.
+    Pub {
+        #[command(flatten)]
+        conn: Conn,
+        /// The key server's id (hex, from `pqkit agent id`).
+        #[arg(long, value_name = "ID")]
+        key_server: String,
+        /// Priority, carried in the authenticated header.
+        #[arg(long, value_enum, default_value = "normal")]
+        priority: Prio,
+        /// Publish through the JetStream stream STREAM (it must capture SUBJECT; --declare creates it), waiting
+        /// for each acknowledgement.
+        #[arg(long, value_name = "STREAM")]
+        durable: Option<String>,
+        /// With --durable: declare the stream over these subjects first (comma-separated patterns).
+        #[arg(long, value_name = "PATTERNS", requires = "durable")]
+        declare: Option<String>,
+        /// The subject.
+        subject: String,
+        /// The message; each line of stdin if absent.
+        message: Option<String>,
+    },
+    /// Print the messages on PATTERN: `subject sender-id priority: payload`.
+    Sub {
+        #[command(flatten)]
+        conn: Conn,
+        /// The key server's id (hex, from `pqkit agent id`).
+        #[arg(long, value_name = "ID")]
+        key_server: String,
+        /// Exit after N messages.
+        #[arg(long, value_name = "N")]
+        count: Option<u64>,
+        /// Read the durable stream STREAM through the durable consumer --consumer (resumes where it stopped).
+        #[arg(long, value_name = "STREAM", requires = "consumer")]
+        durable: Option<String>,
+        /// The durable consumer's name.
+        #[arg(long, value_name = "NAME", requires = "durable")]
+        consumer: Option<String>,
+        /// The pattern (NATS wildcards `*`, `>`).
+        pattern: String,
+    },
+}
+
+fn write_identity(name: &str, seed: &[u8; 32]) -> Zeroizing<Vec<u8>> {
+    Zeroizing::new(format!("{HEADER}\nname {name}\nseed {}\n", hex::encode(seed)).into_bytes())
+}
+
+/// Reads an identity file.
+fn read_identity(path: &Path) -> CliResult<Identity> {
+    let bad = |why: &str| CliError::usage(format!("{}: not a pqkit-bus identity file ({why})", path.display()));
+    let data = read_file(path)?;
+    let text = std::str::from_utf8(&data).map_err(|_| bad("not UTF-8"))?;
+    let mut lines = text.lines();
+    if lines.next() != Some(HEADER) {
+        return Err(bad("first line"));
+    }
+    let name = lines.next().and_then(|l| l.strip_prefix("name ")).ok_or_else(|| bad("name line"))?;
+    let seed_hex = lines.next().and_then(|l| l.strip_prefix("seed ")).ok_or_else(|| bad("seed line"))?;
+    let seed = Zeroizing::new(hex::decode(seed_hex.trim()).map_err(|_| bad("seed is not hex"))?);
+    let seed: Zeroizing<[u8; 32]> =
+        Zeroizing::new(seed.as_slice().try_into().map_err(|_| bad("seed is not 32 bytes"))?);
+    Identity::from_seed(name, &seed).map_err(|e| CliError::usage(format!("{}: {e}", path.display())))
+}
+
+fn parse_id(opt: &str, s: &str) -> CliResult<AgentId> {
+    let v = hex::decode(s.trim()).map_err(|_| CliError::usage(format!("{opt}: not valid hex")))?;
+    let a: [u8; 16] = v.try_into().map_err(|_| CliError::usage(format!("{opt}: an agent id is 16 bytes (32 hex)")))?;
+    Ok(AgentId(a))
+}
+
+fn split(p: &str) -> Vec<&str> {
+    if p == "-" { Vec::new() } else { p.split(',').filter(|s| !s.is_empty()).collect() }
+}
+
+/// Reads a policy file: `<id hex> pub <patterns> sub <patterns>` per line.
+fn read_policy(path: &Path) -> CliResult<Policy> {
+    let data = read_file(path)?;
+    let text = std::str::from_utf8(&data).map_err(|_| CliError::usage(format!("{}: not UTF-8", path.display())))?;
+    let mut policy = Policy::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let at = |why: &str| CliError::usage(format!("{}:{}: {why}", path.display(), i + 1));
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() != 5 || f[1] != "pub" || f[3] != "sub" {
+            return Err(at("expected `<agent id hex> pub <patterns> sub <patterns>`"));
+        }
+        let id = parse_id("agent id", f[0]).map_err(|_| at("the agent id is not 32 hex digits"))?;
+        policy = policy.allow(id, &split(f[2]), &split(f[4])).map_err(|e| at(&e.to_string()))?;
+    }
+    Ok(policy)
+}
+
+fn prio(p: Prio) -> Priority {
+    match p {
+        Prio::Low => Priority::Low,
+        Prio::Normal => Priority::Normal,
+        Prio::High => Priority::High,
+        Prio::Critical => Priority::Critical,
+    }
+}
+
+fn runtime() -> CliResult<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::io("tokio runtime", e))
+}
+
+pub fn agent(a: AgentArgs) -> CliResult {
+    match a.cmd {
+        AgentCmd::Keygen { name, out, force } => {
+            let mut seed = Zeroizing::new([0u8; 32]);
+            pqkit::rng::fill_os(seed.as_mut())?;
+            let id = Identity::from_seed(&name, &seed)?;
+            write_new(&out, &write_identity(&name, &seed), force, true)?;
+            print_line(&format!("id {}", id.id()))
+        }
+        AgentCmd::Id { file } => print_line(&read_identity(&file)?.id().to_hex()),
+    }
+}
+
+pub fn bus(a: BusArgs) -> CliResult {
+    runtime()?.block_on(async move {
+        match a.cmd {
+            BusCmd::Keyserver { conn, policy, allow_all } => {
+                let identity = read_identity(&conn.identity)?;
+                let policy = match (policy, allow_all) {
+                    (_, true) => Policy::allow_all(),
+                    (Some(p), false) => read_policy(&p)?,
+                    (None, false) => return Err(CliError::usage("--policy FILE or --allow-all")),
+                };
+                let mut ks = KeyServer::new(identity, policy).serve(&conn.nats).await?;
+                print_line(&format!("keyserver {}", ks.id()))?;
+                print_line("ready")?;
+                ks.wait().await;
+                Err(CliError::usage("the key server's NATS subscription ended"))
+            }
+            BusCmd::Pub { conn, key_server, priority, durable, declare, subject, message } => {
+                let ks = parse_id("--key-server", &key_server)?;
+                let identity = read_identity(&conn.identity)?;
+                let agent = NatsAgent::connect(&conn.nats, &identity, ks).await?;
+                if let (Some(stream), Some(subjects)) = (&durable, &declare) {
+                    agent.declare_durable(stream, &split(subjects)).await?;
+                }
+                let p = prio(priority);
+                let send = |m: Vec<u8>| {
+                    let agent = &agent;
+                    let subject = &subject;
+                    let durable = durable.is_some();
+                    async move {
+                        if durable {
+                            agent.publish_durable(subject, &m, p).await.map(|_| ())
+                        } else {
+                            agent.publish(subject, &m, p).await
+                        }
+                    }
+                };
+                match message {
+                    Some(m) => send(m.into_bytes()).await?,
+                    None => {
+                        for line in std::io::stdin().lock().lines() {
+                            send(line.map_err(|e| CliError::io("stdin", e))?.into_bytes()).await?;
+                        }
+                    }
+                }
+                agent.flush().await?;
+                Ok(())
+            }
+            BusCmd::Sub { conn, key_server, count, durable, consumer, pattern } => {
+                let ks = parse_id("--key-server", &key_server)?;
+                let identity = read_identity(&conn.identity)?;
+                let agent = NatsAgent::connect(&conn.nats, &identity, ks).await?;
+                let print = |m: pqkit_bus::Message| -> CliResult {
+                    let mut o = std::io::stdout().lock();
+                    writeln!(
+                        o,
+                        "{} {} {:?}: {}",
+                        m.subject(),
+                        m.sender(),
+                        m.priority(),
+                        String::from_utf8_lossy(m.payload())
+                    )
+                    .and_then(|_| o.flush())
+                    .map_err(|e| CliError::io("stdout", e))
+                };
+                let mut n = 0u64;
+                match (durable, consumer) {
+                    (Some(stream), Some(name)) => {
+                        let mut sub = agent.subscribe_durable(&stream, &name, &pattern).await?;
+                        eprintln!("subscribed {pattern} (durable {stream}/{name})");
+                        while count.is_none_or(|c| n < c) {
+                            print(sub.recv().await?)?;
+                            n += 1;
+                        }
+                    }
+                    _ => {
+                        let mut sub = agent.subscribe(&pattern).await?;
+                        eprintln!("subscribed {pattern}");
+                        while count.is_none_or(|c| n < c) {
+                            print(sub.recv().await?)?;
+                            n += 1;
+                        }
+                    }
+                }
+                let m = agent.metrics();
+                if m.rejected() > 0 {
+                    eprintln!("rejected {} envelope(s): {m:?}", m.rejected());
+                }
+                Ok(())
+            }
+        }
+    })
+}

@@ -1,0 +1,142 @@
+//! `pqkit agent` and `pqkit bus` against a real nats-server (issue 19): two agents talk sealed through the
+//! command line, with a key server in a third process.
+#[path = "../../pqkit-bus/tests/common/nats_server.rs"]
+mod nats_server;
+
+use nats_server::NatsServer;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn pqkit() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pqkit"))
+}
+
+struct Killed(Child);
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn keygen(dir: &std::path::Path, name: &str) -> (std::path::PathBuf, String) {
+    let path = dir.join(format!("{name}.key"));
+    let out = pqkit().args(["agent", "keygen", "--name", name, "-o"]).arg(&path).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let line = String::from_utf8(out.stdout).unwrap();
+    let id = line.trim().strip_prefix("id ").unwrap().to_string();
+    assert_eq!(id.len(), 32);
+    // `agent id` reads the same id back.
+    let out = pqkit().args(["agent", "id"]).arg(&path).output().unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap().trim(), id);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+    (path, id)
+}
+
+/// Reads lines from `r` until one satisfies `f` (10 s).
+fn wait_line(r: &mut impl BufRead, f: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut line = String::new();
+    while Instant::now() < deadline {
+        line.clear();
+        if r.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        if f(line.trim()) {
+            return line.trim().to_string();
+        }
+    }
+    panic!("expected line not seen (last: {line:?})");
+}
+
+#[test]
+fn two_agents_talk_sealed_through_the_cli() {
+    let s = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (ks_key, ks_id) = keygen(dir.path(), "keys");
+    let (alice, alice_id) = keygen(dir.path(), "alice");
+    let (bob, bob_id) = keygen(dir.path(), "bob");
+    let (eve, _) = keygen(dir.path(), "eve");
+    // Policy: alice publishes chat.>, bob subscribes chat.>, eve is unknown.
+    let policy = dir.path().join("policy.txt");
+    std::fs::write(&policy, format!("# who may do what\n{alice_id} pub chat.> sub -\n{bob_id} pub - sub chat.>\n"))
+        .unwrap();
+    let mut ks = Killed(
+        pqkit()
+            .args(["bus", "keyserver", "--nats", &s.url(), "--identity"])
+            .arg(&ks_key)
+            .arg("--policy")
+            .arg(&policy)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut ks_out = BufReader::new(ks.0.stdout.take().unwrap());
+    assert_eq!(wait_line(&mut ks_out, |l| l.starts_with("keyserver ")), format!("keyserver {ks_id}"));
+    wait_line(&mut ks_out, |l| l == "ready");
+
+    let mut sub = Killed(
+        pqkit()
+            .args(["bus", "sub", "--nats", &s.url(), "--key-server", &ks_id, "--count", "2", "--identity"])
+            .arg(&bob)
+            .arg("chat.>")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut sub_err = BufReader::new(sub.0.stderr.take().unwrap());
+    wait_line(&mut sub_err, |l| l == "subscribed chat.>");
+
+    // One message from the argument, two lines from stdin (the subscriber stops after two).
+    let out = pqkit()
+        .args(["bus", "pub", "--nats", &s.url(), "--key-server", &ks_id, "--priority", "high", "--identity"])
+        .arg(&alice)
+        .args(["chat.room", "hello bob"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut p = pqkit()
+        .args(["bus", "pub", "--nats", &s.url(), "--key-server", &ks_id, "--identity"])
+        .arg(&alice)
+        .arg("chat.room")
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    p.stdin.take().unwrap().write_all(b"second line\n").unwrap();
+    assert!(p.wait().unwrap().success());
+
+    let mut text = String::new();
+    sub.0.stdout.take().unwrap().read_to_string(&mut text).unwrap();
+    assert!(sub.0.wait().unwrap().success());
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines,
+        [format!("chat.room {alice_id} High: hello bob"), format!("chat.room {alice_id} Normal: second line")]
+    );
+
+    // Refusals exit 2 with a clear message: an agent the policy does not know, a publish the policy forbids,
+    // a key server id that is not there, a bad identity file.
+    let run = |args: &[&str], id: &std::path::Path| {
+        let o = pqkit().args(args).arg("--identity").arg(id).output().unwrap();
+        (o.status.code(), String::from_utf8_lossy(&o.stderr).to_string())
+    };
+    let (code, err) = run(&["bus", "pub", "--nats", &s.url(), "--key-server", &ks_id, "chat.room", "x"], &eve);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("does not allow connect"), "{err}");
+    let (code, err) = run(&["bus", "pub", "--nats", &s.url(), "--key-server", &ks_id, "other.topic", "x"], &alice);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("does not allow publish `other.topic`"), "{err}");
+    let (code, _) = run(&["bus", "pub", "--nats", &s.url(), "--key-server", &bob_id, "chat.room", "x"], &alice);
+    assert_eq!(code, Some(2));
+    let (code, err) = run(&["bus", "pub", "--nats", &s.url(), "--key-server", &ks_id, "chat.room", "x"], &policy);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("not a pqkit-bus identity file"), "{err}");
+    drop(ks);
+}
