@@ -264,3 +264,27 @@ fn tampering_and_unknown_kem() {
         .code(2)
         .stderr(predicate::str::contains("not a pqkit identity file"));
 }
+
+/// The worked example of docs/file-format.md, committed as data: this pqkit must keep decrypting it.
+#[test]
+fn documented_example_decrypts() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let out = dir.path().join("out.txt");
+    pqkit()
+        .arg("decrypt")
+        .arg(data.join("recipient-example.pqk"))
+        .arg("-i")
+        .arg(data.join("recipient-example.id"))
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    assert_eq!(fs::read(&out).unwrap(), b"attack at dawn\n");
+    let doc = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/file-format.md")).unwrap();
+    let id = fs::read_to_string(data.join("recipient-example.id")).unwrap();
+    let seed_line = id.lines().find(|l| l.starts_with("PQKIT-XWING-IDENTITY-1:")).unwrap();
+    assert!(doc.contains(seed_line), "the documented identity is the committed one");
+    let file = fs::read(data.join("recipient-example.pqk")).unwrap();
+    assert!(doc.contains(&hex::encode(&file[1141..1189])), "the documented wrapped key is the committed file's");
+}
