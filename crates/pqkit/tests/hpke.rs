@@ -324,3 +324,69 @@ fn rejections() {
     // Debug never shows secrets.
     assert_eq!(format!("{sk:?}"), "hpke::PrivateKey(DHKEM(X25519, HKDF-SHA256)) { .. }");
 }
+
+/// Differential against the `hpke` crate on random keys and messages: the same `DeriveKeyPair`, and each side
+/// opens the other's messages and derives the same exports, for every KEM both implement and three AEADs.
+#[test]
+fn differential_hpke_crate() {
+    use hpke::{Deserializable, Kem as _, OpModeR, OpModeS, Serializable};
+    use rand::rngs::StdRng;
+    use rand::{Rng, RngExt, SeedableRng};
+
+    macro_rules! one {
+        ($kem:ty, $aead:ty, $ours:expr, $our_aead:expr, $r:expr) => {{
+            type K = hpke::kdf::HkdfSha256;
+            let r: &mut StdRng = $r;
+            let mut ikm = [0u8; 64];
+            r.fill_bytes(&mut ikm);
+            let (rsk, rpk) = <$kem>::derive_keypair(&ikm);
+            let (sk, pk) = $ours.derive_key_pair(&ikm).unwrap();
+            // The hpke crate serializes X25519 keys clamped; the RFC's vectors (and pqkit) keep the derived bytes.
+            // Both are the same key, since X25519 clamps at use.
+            let mut ours_sk = sk.to_bytes().to_vec();
+            if $ours == Kem::DhKemX25519HkdfSha256 {
+                ours_sk[0] &= 248;
+                ours_sk[31] = (ours_sk[31] & 127) | 64;
+            }
+            assert_eq!(&ours_sk[..], &rsk.to_bytes()[..], "{:?}: DeriveKeyPair sk", $ours);
+            assert_eq!(pk.as_bytes(), &rpk.to_bytes()[..], "{:?}: DeriveKeyPair pk", $ours);
+            let suite = Suite::new($ours, Kdf::HkdfSha256, $our_aead);
+            let len = r.random_range(0..3000);
+            let mut msg = vec![0u8; len];
+            r.fill_bytes(&mut msg);
+            let info: [u8; 8] = r.random();
+            // pqkit -> hpke crate.
+            let (enc, mut tx) = suite.setup_sender(&pk, &info, SenderMode::Base).unwrap();
+            let theirs_enc = <$kem as hpke::Kem>::EncappedKey::from_bytes(&enc).unwrap();
+            let mut rx = hpke::setup_receiver::<$aead, K, $kem>(&OpModeR::Base, &rsk, &theirs_enc, &info).unwrap();
+            for i in 0..3u8 {
+                let ct = tx.seal(&[i], &msg).unwrap();
+                assert_eq!(rx.open(&ct, &[i]).unwrap(), msg);
+            }
+            let mut e1 = [0u8; 48];
+            rx.export(b"exp", &mut e1).unwrap();
+            assert_eq!(&tx.export(b"exp", 48).unwrap()[..], &e1[..]);
+            // hpke crate -> pqkit.
+            let (enc, ct) =
+                hpke::single_shot_seal::<$aead, K, $kem>(&OpModeS::Base, &rpk, &info, &msg, b"aad").unwrap();
+            let pt = suite.open(&enc.to_bytes(), &sk, &info, b"aad", &ct, RecipientMode::Base).unwrap();
+            assert_eq!(pt, msg);
+        }};
+    }
+
+    let mut r = StdRng::seed_from_u64(0x48504b45);
+    for _ in 0..4 {
+        one!(
+            hpke::kem::X25519HkdfSha256,
+            hpke::aead::ChaCha20Poly1305,
+            Kem::DhKemX25519HkdfSha256,
+            Aead::ChaCha20Poly1305,
+            &mut r
+        );
+        one!(hpke::kem::X25519HkdfSha256, hpke::aead::AesGcm128, Kem::DhKemX25519HkdfSha256, Aead::Aes128Gcm, &mut r);
+        one!(hpke::kem::MlKem768, hpke::aead::AesGcm256, Kem::MlKem768, Aead::Aes256Gcm, &mut r);
+        one!(hpke::kem::MlKem1024, hpke::aead::ChaCha20Poly1305, Kem::MlKem1024, Aead::ChaCha20Poly1305, &mut r);
+        one!(hpke::kem::XWing, hpke::aead::ChaCha20Poly1305, Kem::XWing, Aead::ChaCha20Poly1305, &mut r);
+        one!(hpke::kem::XWing, hpke::aead::AesGcm128, Kem::XWing, Aead::Aes128Gcm, &mut r);
+    }
+}
