@@ -34,7 +34,9 @@ use crate::ec::x25519::{X25519PublicKey, X25519SecretKey};
 use crate::mlkem::{self, MlKem768};
 use crate::{Error, Result};
 use core::fmt;
-use zeroize::{Zeroize, Zeroizing};
+use zeroize::Zeroize;
+#[cfg(feature = "std")]
+use zeroize::Zeroizing;
 
 const ALG: &str = "X25519MLKEM768";
 
