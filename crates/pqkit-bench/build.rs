@@ -36,6 +36,9 @@ const PEERS: &[&str] = &[
     "flume",
     "crossbeam-channel",
     "tokio",
+    // h-hpke: hybrid KEM and HPKE peers.
+    "x-wing",
+    "hpke",
 ];
 
 fn main() {

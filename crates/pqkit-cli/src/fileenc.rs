@@ -3,6 +3,7 @@
 
 use crate::format::{self, FileAlg, read_full};
 use crate::outfile::AtomicOut;
+use crate::recipient;
 use crate::{CliError, CliResult};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -106,6 +107,14 @@ pub struct EncryptArgs {
     alg: FileAlg,
     #[command(flatten)]
     key: KeyArgs,
+    /// Encrypt to this recipient (a `pqkit-xwing1...` string printed by `pqkit keygen --alg xwing`) instead of a
+    /// key or passphrase; repeat for several recipients. Writes a version-2 file.
+    #[arg(long = "recipient", short = 'r', value_name = "RECIPIENT", conflicts_with_all = ["key", "passphrase_file"])]
+    recipients: Vec<String>,
+    /// Encrypt to every recipient listed in FILE (one per line; blank lines and `#` comments ignored);
+    /// repeatable, and combines with -r.
+    #[arg(long = "recipients-file", short = 'R', value_name = "FILE", conflicts_with_all = ["key", "passphrase_file"])]
+    recipients_files: Vec<PathBuf>,
     /// Argon2id memory in KiB (passphrase only). Default 65536 (64 MiB), RFC 9106's second recommendation.
     #[arg(long, value_name = "KIB", default_value_t = 65536)]
     argon2_memory: u32,
@@ -127,6 +136,10 @@ pub struct DecryptArgs {
     input: Option<PathBuf>,
     #[command(flatten)]
     key: KeyArgs,
+    /// Identity file (from `pqkit keygen --alg xwing`) for a file encrypted to recipients; repeatable (each is
+    /// tried).
+    #[arg(long = "identity", short = 'i', value_name = "IDENTITY", conflicts_with_all = ["key", "passphrase_file"])]
+    identities: Vec<PathBuf>,
     #[command(flatten)]
     limits: LimitArgs,
     #[command(flatten)]
@@ -322,7 +335,15 @@ pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
 const SEGS_PER_THREAD: usize = 8;
 
 pub fn encrypt(a: EncryptArgs) -> CliResult {
-    let source = if a.key.key.is_some() {
+    // h-hpke: recipients (version-2 files), parsed before anything is opened or written.
+    let mut recipients = Vec::new();
+    for r in &a.recipients {
+        recipients.push(recipient::parse_recipient(r)?);
+    }
+    for f in &a.recipients_files {
+        recipients.extend(recipient::read_recipients_file(f)?);
+    }
+    let source = if a.key.key.is_some() || !recipients.is_empty() {
         KeySource::Key
     } else {
         a.limits.check(a.argon2_memory, a.argon2_passes, a.argon2_lanes, "--argon2-*: the")?;
@@ -332,9 +353,15 @@ pub fn encrypt(a: EncryptArgs) -> CliResult {
     let (mut input, in_name, in_len) = open_input(&a.input)?;
     let (mut out, out_name) = sink(&a.input, &a.common.output, &a.key, a.common.force, false)?;
     let header = format::new_header(a.alg, source)?;
-    let key = file_key(&header, &a.key, true)?;
+    let (prefix, key) = if recipients.is_empty() {
+        (Vec::new(), file_key(&header, &a.key, true)?)
+    } else {
+        let (prefix, raw) = recipient::wrap(&recipients)?;
+        (prefix, FileKey::from_key(&header, &raw[..])?)
+    };
     let pool = pool(a.common.threads)?;
     let pb = progress(a.common.quiet, in_len);
+    recipient::write_prefix(out.writer(), &prefix, &out_name)?;
     out.writer().write_all(header.as_bytes()).map_err(|e| CliError::io(&out_name, e))?;
 
     let batch = pool.current_num_threads() * SEGS_PER_THREAD;
@@ -420,12 +447,52 @@ fn segment_error(e: pqkit::Error, g: u64, last: bool, passphrase: bool) -> CliEr
 
 pub fn decrypt(a: DecryptArgs) -> CliResult {
     let (mut input, in_name, in_len) = open_input(&a.input)?;
-    let header = Header::read_from(&mut input).map_err(|e| header_error(&in_name, e))?;
-    let passphrase = matches!(header.key_source(), KeySource::Argon2id { .. });
-    if let KeySource::Argon2id { m_cost, t_cost, p_cost } = header.key_source() {
-        a.limits.check(m_cost, t_cost, p_cost, &format!("{in_name}: the header asks for an"))?;
+    // h-hpke: a version-2 file starts with the recipient section; version 1 is read as before.
+    let mut first = [0u8; 9];
+    let n = read_full(&mut input, &mut first).map_err(|e| CliError::io(&in_name, e))?;
+    let magic = n == first.len() && first[..8] == pqkit::aead::stream::MAGIC;
+    if magic && first[8] != pqkit::aead::stream::VERSION && first[8] != recipient::VERSION {
+        return Err(CliError::auth(format!(
+            "{in_name}: unsupported format version {} (this pqkit reads versions 1 and 2) or corrupted header",
+            first[8]
+        )));
     }
-    let key = file_key(&header, &a.key, false)?;
+    let v2 = magic && first[8] == recipient::VERSION;
+    if let Some(d) = a.common.output.as_ref()
+        && let Some(id) = a.identities.iter().find(|i| same_file(i, d))
+    {
+        return Err(CliError::usage(format!("{}: this is an identity file: refusing to overwrite it", id.display())));
+    }
+    let (header, key, passphrase) = if v2 {
+        if a.identities.is_empty() {
+            return Err(CliError::usage(format!("{in_name}: this file is encrypted to recipients: pass -i IDENTITY")));
+        }
+        let ids = a.identities.iter().map(|p| recipient::read_identity(p)).collect::<CliResult<Vec<_>>>()?;
+        let raw = recipient::unwrap(&mut input, &in_name, first.to_vec(), &ids)?;
+        let header = Header::read_from(&mut input).map_err(|e| header_error(&in_name, e))?;
+        if header.key_source() != KeySource::Key {
+            return Err(CliError::auth(format!(
+                "{in_name}: corrupted header: the inner header of a recipient file must use a raw key"
+            )));
+        }
+        let key = FileKey::from_key(&header, &raw[..])?;
+        (header, key, false)
+    } else {
+        input = Box::new(std::io::Cursor::new(first[..n].to_vec()).chain(input));
+        let header = Header::read_from(&mut input).map_err(|e| header_error(&in_name, e))?;
+        if !a.identities.is_empty() {
+            return Err(CliError::usage(format!(
+                "{in_name}: this file was not encrypted to a recipient (it uses a key file or a passphrase): drop -i"
+            )));
+        }
+        let passphrase = matches!(header.key_source(), KeySource::Argon2id { .. });
+        if let KeySource::Argon2id { m_cost, t_cost, p_cost } = header.key_source() {
+            a.limits.check(m_cost, t_cost, p_cost, &format!("{in_name}: the header asks for an"))?;
+        }
+        let key = file_key(&header, &a.key, false)?;
+        (header, key, passphrase)
+    };
+    let _ = &header;
     let (mut out, out_name) = sink(&a.input, &a.common.output, &a.key, a.common.force, true)?;
     let pool = pool(a.common.threads)?;
     let pb = progress(a.common.quiet, in_len);

@@ -70,10 +70,16 @@ pub fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
 
 /// `pqkit keygen`: 32 random bytes, written as `PQKIT-KEY-V1:<64 hex>\n` with mode 0600.
 pub fn keygen(path: &Path, force: bool) -> CliResult {
-    let name = path.display().to_string();
     let mut key = Zeroizing::new([0u8; 32]);
     pqkit::rng::fill_os(&mut key[..]).map_err(|e| CliError::usage(e.to_string()))?;
     let text = Zeroizing::new(format!("{KEYFILE_PREFIX}{}\n", hex::encode(&key[..])));
+    write_new_secret_file(path, text.as_bytes(), force)
+}
+
+/// Writes `data` to a new file with mode 0600, refusing symlinks and devices, and an existing file unless
+/// `force`.
+pub fn write_new_secret_file(path: &Path, data: &[u8], force: bool) -> CliResult {
+    let name = path.display().to_string();
     crate::outfile::refuse_special(path)?;
     if force && path.symlink_metadata().is_ok() {
         std::fs::remove_file(path).map_err(|e| CliError::io(&name, e))?;
@@ -92,7 +98,7 @@ pub fn keygen(path: &Path, force: bool) -> CliResult {
             CliError::io(&name, e)
         }
     })?;
-    f.write_all(text.as_bytes()).and_then(|_| f.sync_all()).map_err(|e| CliError::io(&name, e))?;
+    f.write_all(data).and_then(|_| f.sync_all()).map_err(|e| CliError::io(&name, e))?;
     Ok(())
 }
 

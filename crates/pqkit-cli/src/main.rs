@@ -17,6 +17,7 @@ mod hashcmd;
 mod kat;
 mod outfile;
 mod pq;
+mod recipient; // h-hpke: X-Wing identities, recipients, version-2 files
 mod rsa;
 
 use clap::{Args, Parser, Subcommand};
@@ -120,9 +121,10 @@ struct KeygenArgs {
     #[arg(long)]
     force: bool,
     /// An RSA key pair instead of a symmetric key: the private key (PKCS#8 PEM, mode 0600) to --out, the public
-    /// key (SubjectPublicKeyInfo PEM) to --pub.
+    /// key (SubjectPublicKeyInfo PEM) to --pub; or `xwing`: an identity file (mode 0600) to --out for
+    /// `decrypt -i`, its recipient string (for `encrypt -r`) printed on stdout.
     #[arg(long)]
-    alg: Option<rsa::KeyAlg>,
+    alg: Option<recipient::KeygenAlg>,
     /// Where to write the RSA public key (with --alg).
     #[arg(long = "pub", value_name = "FILE", requires = "alg")]
     public: Option<PathBuf>,
@@ -133,7 +135,11 @@ fn run(cli: Cli) -> CliResult {
         Command::Encrypt(a) => fileenc::encrypt(a),
         Command::Decrypt(a) => fileenc::decrypt(a),
         Command::Keygen(a) => match a.alg {
-            Some(alg) => rsa::keygen(alg, &a.out, a.public.as_deref(), a.force),
+            Some(alg) => match alg.rsa() {
+                Some(r) => rsa::keygen(r, &a.out, a.public.as_deref(), a.force),
+                None if a.public.is_some() => Err(CliError::usage("--pub is for RSA key pairs, not --alg xwing")),
+                None => recipient::keygen(&a.out, a.force),
+            },
             None => format::keygen(&a.out, a.force),
         },
         Command::Kem(a) => pq::kem(a),

@@ -19,6 +19,8 @@
 //! | [`mlkem`] | ML-KEM-512/768/1024 (FIPS 203) key encapsulation |
 //! | [`mldsa`] | ML-DSA-44/65/87 signatures (FIPS 204), pure, HashML-DSA and external-μ |
 //! | [`ec`] | elliptic curves: X25519 (RFC 7748), Ed25519/Ed25519ctx/Ed25519ph (RFC 8032) |
+//! | [`hybrid`] | hybrid post-quantum KEMs: X25519MLKEM768 (TLS) and X-Wing (ML-KEM-768 + X25519) |
+//! | [`hpke`] | Hybrid Public Key Encryption (RFC 9180) with DHKEM(X25519), ML-KEM and X-Wing |
 //! | [`rsa`] | RSA 2048/3072/4096: PSS and PKCS#1 v1.5 signatures, OAEP and PKCS#1 v1.5 encryption |
 //! | [`rng`] | the ChaCha20/12/8 CSPRNG (`rand_core` traits) and OS randomness |
 //! | `rustcrypto` | (feature `rustcrypto`) the RustCrypto traits on pqkit's types |
@@ -58,6 +60,11 @@ pub mod dispatch;
 pub mod ec;
 pub mod error;
 pub mod hash;
+// -- h-hpke: hybrid KEMs and HPKE (issue 20) --
+#[cfg(feature = "alloc")]
+pub mod hpke;
+pub mod hybrid;
+// -- end h-hpke --
 pub mod kdf;
 pub mod kusumi;
 pub mod mac;

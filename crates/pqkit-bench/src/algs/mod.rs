@@ -16,6 +16,7 @@ pub mod chacha;
 pub mod ec;
 pub mod ecdsa;
 pub mod hash;
+pub mod hybrid; // h-hpke
 pub mod kdf;
 pub mod ossl_ffi;
 pub mod pq;
@@ -36,6 +37,7 @@ pub fn all() -> Vec<Algorithm> {
     v.extend(kdf::algorithms());
     v.extend(arx512::algorithms());
     v.extend(pq::algorithms());
+    v.extend(hybrid::algorithms()); // h-hpke
     v.extend(ec::algorithms());
     v.extend(ecdsa::algorithms());
     v.extend(secp256k1::algorithms());

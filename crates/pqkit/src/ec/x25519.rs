@@ -77,6 +77,24 @@ pub fn x25519_with_backend(backend: Checked<Backend>, scalar: &[u8; 32], u: &[u8
     if crate::ct::declassify(crate::ct::eq(&out, &[0u8; 32])) { Err(ZERO_SHARED) } else { Ok(out) }
 }
 
+/// The X25519 function without the all-zero check, for constructions that specify none (X-Wing hashes the
+/// result together with the ML-KEM secret, so a small-order share cannot fix the combined secret; its
+/// decapsulation must never fail). The scalar is clamped here.
+pub(crate) fn x25519_unchecked(scalar: &[u8; 32], u: &[u8; 32]) -> [u8; 32] {
+    let mut k = clamp(scalar);
+    let out = curve25519::x25519(Backend::detect(), &k, u);
+    k.zeroize();
+    out
+}
+
+/// The X25519 public key (u-coordinate of k·9) of the scalar `scalar` (clamped here), constant time.
+pub(crate) fn x25519_base(scalar: &[u8; 32]) -> [u8; 32] {
+    let mut k = clamp(scalar);
+    let out = curve25519::x25519_base(Backend::detect(), &k);
+    k.zeroize();
+    out
+}
+
 /// An X25519 secret key: 32 bytes, clamped at use. Zeroized on drop; `Debug` prints nothing of it.
 #[derive(Clone)]
 pub struct X25519SecretKey {
