@@ -74,6 +74,22 @@ fn transport(e: impl std::fmt::Display) -> Error {
     Error::Transport { reason: e.to_string() }
 }
 
+/// Returns once the NATS server has processed everything this connection sent before (a SUB in particular).
+/// The server handles one connection's operations in order, so a message published to a fresh subject and
+/// received back proves it. `flush` alone only empties the client's socket buffer: a request from another
+/// connection could still reach the server before the subscription and get "no responders" (seen in CI).
+async fn sync_with_server(client: &async_nats::Client) -> Result<()> {
+    let probe = format!("{CONTROL_PREFIX}sync.{}", client.new_inbox().trim_start_matches("_INBOX."));
+    let mut sub = client.subscribe(probe.clone()).await.map_err(transport)?;
+    client.publish(probe, Vec::new().into()).await.map_err(transport)?;
+    client.flush().await.map_err(transport)?;
+    match tokio::time::timeout(std::time::Duration::from_secs(10), sub.next()).await {
+        Ok(Some(_)) => Ok(()),
+        Ok(None) => Err(transport("connection closed while waiting for the NATS server's round trip")),
+        Err(_) => Err(transport("no round trip from the NATS server within 10 s")),
+    }
+}
+
 fn random<const N: usize>() -> Result<Zeroizing<[u8; N]>> {
     let mut b = Zeroizing::new([0u8; N]);
     pqkit::rng::fill_os(b.as_mut())?;
@@ -291,7 +307,7 @@ impl KeyServer {
         let id = self.identity.id();
         let prefix = format!("_PQKIT.ks.{}.", id.to_hex());
         let mut sub = client.subscribe(format!("{prefix}*")).await.map_err(transport)?;
-        client.flush().await.map_err(transport)?;
+        sync_with_server(&client).await?;
         let counters = Arc::new(KsCounters::default());
         let mut st = KsState {
             identity: self.identity,
@@ -792,14 +808,15 @@ impl NatsAgent {
     }
 
     /// Subscribes to `pattern` (NATS wildcards). Keys are fetched from the key server when a sender's first
-    /// envelope arrives; it grants them only if the policy lets this agent subscribe to the topic.
+    /// envelope arrives; it grants them only if the policy lets this agent subscribe to the topic. Returns once
+    /// the NATS server has registered the subscription, so a message published after it returns is delivered.
     pub async fn subscribe(&self, pattern: &str) -> Result<NatsSubscription> {
         validate_pattern(pattern)?;
         if pattern.starts_with(CONTROL_PREFIX) {
             return Err(Error::Unauthorised { action: "subscribe", subject: pattern.into() });
         }
         let sub = self.inner.client.subscribe(pattern.to_string()).await.map_err(transport)?;
-        self.inner.client.flush().await.map_err(transport)?;
+        sync_with_server(&self.inner.client).await?;
         Ok(NatsSubscription { agent: self.inner.clone(), sub, pattern: pattern.into(), windows: Windows::default() })
     }
 
