@@ -12,14 +12,17 @@ fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The directory holding libpqkit_ffi.{a,so}: the profile directory above this test binary's `deps/`.
+/// The directory holding libpqkit_ffi.{a,so} as built for this test run: `cargo test` leaves them in `deps/`
+/// next to the test binary; `cargo build` also copies them up to the profile directory (`target/<profile>`).
+/// `deps/` comes first, so a stale copy left by an earlier `cargo build` is never the one tested.
 fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
-    let dir = exe.parent().and_then(Path::parent).expect("target/<profile>").to_path_buf();
-    for lib in ["libpqkit_ffi.a", "libpqkit_ffi.so"] {
-        assert!(dir.join(lib).exists(), "{} not found next to the test binary: build with cargo first", lib);
-    }
-    dir
+    let deps = exe.parent().expect("target/<profile>/deps").to_path_buf();
+    let profile = deps.parent().map(Path::to_path_buf);
+    let has_both = |d: &Path| ["libpqkit_ffi.a", "libpqkit_ffi.so"].iter().all(|lib| d.join(lib).exists());
+    std::iter::once(deps.clone()).chain(profile).find(|d| has_both(d)).unwrap_or_else(|| {
+        panic!("libpqkit_ffi.a and .so not found in {} or its parent: build with cargo first", deps.display())
+    })
 }
 
 fn scratch(name: &str) -> PathBuf {
