@@ -16,11 +16,14 @@
 //!   associated data at most 2^61 - 1 bytes.
 //! - Opening hashes the ciphertext while decrypting it, then compares tags in constant time
 //!   ([`crate::ct::eq`]); on a mismatch the buffer is re-encrypted, so it holds the ciphertext again, and the
-//!   error is [`Error::AuthenticationFailed`]. No plaintext is released.
+//!   error is [`Error::AuthenticationFailed`]. Out of place ([`Aead::open_detached_into`]) the output is zeroed
+//!   instead. No plaintext is released.
+//! - [`Aead::seal_detached_into`] / [`Aead::open_detached_into`] run the same kernels as the in-place methods
+//!   (one code path: in place is the case output = input), reading the input and writing the output in one pass.
 //! - Tags are always 16 bytes; shorter tags are rejected.
 
 use super::{Aead, TAG_LEN};
-use crate::aes::{Backend, GcmKey, inc32};
+use crate::aes::{Backend, GcmKey, InOut, inc32};
 use crate::dispatch::Checked;
 use crate::{Error, Result};
 use zeroize::Zeroize;
@@ -48,10 +51,18 @@ fn seal_core(
     rule: Nonces,
     nonce: &[u8],
     aad: &[u8],
-    buf: &mut [u8],
+    mut buf: InOut<'_>,
 ) -> Result<[u8; TAG_LEN]> {
-    let j0 = prepare(alg, k, rule, nonce, aad, buf.len())?;
-    Ok(k.seal_full(&j0, aad, buf))
+    match prepare(alg, k, rule, nonce, aad, buf.len()) {
+        Ok(j0) => Ok(k.seal_full(&j0, aad, buf)),
+        Err(e) => {
+            // In place the buffer is untouched (the plaintext stays); out of place the output is zeroed.
+            if let InOut::Split(_, out) = &mut buf {
+                out.zeroize();
+            }
+            Err(e)
+        }
+    }
 }
 
 fn open_core(
@@ -60,22 +71,46 @@ fn open_core(
     rule: Nonces,
     nonce: &[u8],
     aad: &[u8],
-    buf: &mut [u8],
+    mut buf: InOut<'_>,
     tag: &[u8],
 ) -> Result<()> {
-    Error::check_length(alg, "tag", TAG_LEN, tag.len())?;
-    let j0 = prepare(alg, k, rule, nonce, aad, buf.len())?;
-    // Hash the ciphertext and decrypt in one pass; on a bad tag, encrypt again to restore the ciphertext.
-    let mut expected = k.open_full(&j0, aad, buf);
+    let j0 = match Error::check_length(alg, "tag", TAG_LEN, tag.len())
+        .and_then(|()| prepare(alg, k, rule, nonce, aad, buf.len()))
+    {
+        Ok(j0) => j0,
+        Err(e) => {
+            // In place the buffer is untouched (the ciphertext stays); out of place the output is zeroed.
+            if let InOut::Split(_, out) = &mut buf {
+                out.zeroize();
+            }
+            return Err(e);
+        }
+    };
+    // Hash the ciphertext and decrypt in one pass; on a bad tag, encrypt again to restore the ciphertext (in
+    // place) or wipe the output (out of place).
+    let in_place = matches!(buf, InOut::InPlace(_));
+    let mut expected = k.open_full(&j0, aad, reborrow(&mut buf));
     // The tag check's outcome is returned to the caller: public.
     let ok = crate::ct::declassify(crate::ct::eq(&expected, tag));
     expected.zeroize();
     if ok {
         Ok(())
     } else {
-        let mut dummy = 0u128;
-        k.seal(&inc32(&j0), &mut dummy, buf);
+        if in_place {
+            let mut dummy = 0u128;
+            k.seal(&inc32(&j0), &mut dummy, buf.out());
+        } else {
+            buf.out().zeroize();
+        }
         Err(Error::AuthenticationFailed { algorithm: alg })
+    }
+}
+
+/// A shorter-lived `InOut` over the same buffers, so the caller keeps `buf` after the kernel consumed the copy.
+fn reborrow<'a>(buf: &'a mut InOut<'_>) -> InOut<'a> {
+    match buf {
+        InOut::InPlace(b) => InOut::InPlace(b),
+        InOut::Split(s, d) => InOut::Split(s, d),
     }
 }
 
@@ -204,11 +239,43 @@ macro_rules! gcm_type {
             const NONCE_LEN: usize = NONCE_LEN;
 
             fn seal_in_place_detached(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> Result<[u8; TAG_LEN]> {
-                seal_core($alg, &self.key, self.nonces, nonce, aad, buf)
+                seal_core($alg, &self.key, self.nonces, nonce, aad, InOut::InPlace(buf))
             }
 
             fn open_in_place_detached(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<()> {
-                open_core($alg, &self.key, self.nonces, nonce, aad, buf, tag)
+                open_core($alg, &self.key, self.nonces, nonce, aad, InOut::InPlace(buf), tag)
+            }
+
+            /// One pass: the kernels read `input` and write `out` (see [`Aead::seal_detached_into`]).
+            fn seal_detached_into(
+                &self,
+                nonce: &[u8],
+                aad: &[u8],
+                input: &[u8],
+                out: &mut [u8],
+            ) -> Result<[u8; TAG_LEN]> {
+                if let Err(e) = super::check_output_len($alg, input.len(), out.len()) {
+                    out.zeroize();
+                    return Err(e);
+                }
+                seal_core($alg, &self.key, self.nonces, nonce, aad, InOut::split(input, out))
+            }
+
+            /// One pass: the kernels read `input` and write `out`; on a bad tag `out` is zeroed (see
+            /// [`Aead::open_detached_into`]).
+            fn open_detached_into(
+                &self,
+                nonce: &[u8],
+                aad: &[u8],
+                input: &[u8],
+                tag: &[u8],
+                out: &mut [u8],
+            ) -> Result<()> {
+                if let Err(e) = super::check_output_len($alg, input.len(), out.len()) {
+                    out.zeroize();
+                    return Err(e);
+                }
+                open_core($alg, &self.key, self.nonces, nonce, aad, InOut::split(input, out), tag)
             }
         }
 

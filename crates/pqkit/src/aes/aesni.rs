@@ -7,7 +7,7 @@
 #![allow(unsafe_code)]
 #![allow(clippy::needless_range_loop)] // indexed round loops read like the specification
 
-use super::{Backend, HTable, RoundKeys};
+use super::{Backend, HTable, InOut, RoundKeys};
 use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
@@ -239,21 +239,25 @@ pub(super) fn ghash(backend: Checked<Backend>, htab: &HTable, state: &mut u128, 
 
 // --- GCM ------------------------------------------------------------------------------------------------------
 
-/// Encrypts (`SEAL`) or decrypts `buf` in CTR mode from the byte-reversed counter `c` and absorbs the
-/// ciphertext into the GHASH state `y`, which it returns.
+/// Encrypts (`SEAL`) or decrypts the `len` bytes at `src` into `dst` in CTR mode from the byte-reversed counter
+/// `c` and absorbs the ciphertext into the GHASH state `y`, which it returns. Every chunk is read from `src`
+/// before its output is written, so `src == dst` (in place) is the same code.
+///
+/// # Safety
+/// `src` must be valid for reading and `dst` for writing `len` bytes; they are equal or do not overlap.
 #[inline]
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
-fn gcm_core<const NR: usize, const SEAL: bool>(
+unsafe fn gcm_core<const NR: usize, const SEAL: bool>(
     k: &[__m128i; 15],
     htab: &HTable,
     mut c: __m128i,
     mut y: __m128i,
-    buf: &mut [u8],
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
 ) -> __m128i {
     let one = _mm_set_epi32(0, 0, 0, 1);
-    let len = buf.len();
     let full = len / 128;
-    let p = buf.as_mut_ptr();
     // Ciphertext of the previous chunk, still to be hashed (seal only).
     let mut prev = [_mm_setzero_si128(); 8];
     for i in 0..full {
@@ -262,21 +266,21 @@ fn gcm_core<const NR: usize, const SEAL: bool>(
             *x = bswap(c);
             c = _mm_add_epi32(c, one);
         }
-        // SAFETY: chunk i spans bytes [128 i, 128 i + 128) of `buf`, in bounds since i < len / 128.
-        let src: [__m128i; 8] = core::array::from_fn(|j| unsafe { _mm_loadu_si128(p.add(128 * i + 16 * j).cast()) });
+        // SAFETY: chunk i spans bytes [128 i, 128 i + 128) of the input, in bounds since i < len / 128.
+        let inp: [__m128i; 8] = core::array::from_fn(|j| unsafe { _mm_loadu_si128(src.add(128 * i + 16 * j).cast()) });
         if SEAL {
             if i > 0 {
                 y = ghash_n(htab, y, &prev, 8);
             }
         } else {
-            let x: [__m128i; 8] = core::array::from_fn(|j| bswap(src[j]));
+            let x: [__m128i; 8] = core::array::from_fn(|j| bswap(inp[j]));
             y = ghash_n(htab, y, &x, 8);
         }
         enc8::<NR>(k, &mut b);
         for j in 0..8 {
-            let o = _mm_xor_si128(b[j], src[j]);
-            // SAFETY: same chunk as the loads above.
-            unsafe { _mm_storeu_si128(p.add(128 * i + 16 * j).cast(), o) };
+            let o = _mm_xor_si128(b[j], inp[j]);
+            // SAFETY: the same chunk of the output, `len` bytes like the input.
+            unsafe { _mm_storeu_si128(dst.add(128 * i + 16 * j).cast(), o) };
             if SEAL {
                 prev[j] = bswap(o);
             }
@@ -287,9 +291,9 @@ fn gcm_core<const NR: usize, const SEAL: bool>(
     }
     let rem = len - 128 * full;
     if rem > 0 {
-        let tail = &mut buf[128 * full..];
         let mut t = [0u8; 128];
-        t[..rem].copy_from_slice(tail);
+        // SAFETY: the input's last `rem` bytes start at 128 full; `t` has room for rem < 128 bytes.
+        unsafe { core::ptr::copy_nonoverlapping(src.add(128 * full), t.as_mut_ptr(), rem) };
         let n = rem.div_ceil(16);
         let tp = t.as_mut_ptr();
         if !SEAL {
@@ -315,7 +319,8 @@ fn gcm_core<const NR: usize, const SEAL: bool>(
                 _mm_storeu_si128(tp.add(16 * j).cast(), _mm_xor_si128(v, *kb));
             }
         }
-        tail.copy_from_slice(&t[..rem]);
+        // SAFETY: the output's last `rem` bytes start at 128 full; `t` holds rem bytes.
+        unsafe { core::ptr::copy_nonoverlapping(t.as_ptr(), dst.add(128 * full), rem) };
         if SEAL {
             t[rem..].fill(0);
             // SAFETY: `t` is 128 bytes.
@@ -333,12 +338,15 @@ fn gcm_impl<const NR: usize, const SEAL: bool>(
     htab: &HTable,
     ctr: &[u8; 16],
     state: &mut u128,
-    buf: &mut [u8],
+    buf: &mut InOut<'_>,
 ) {
     let k = load_keys(&keys.enc);
     // SAFETY: `ctr` is 16 bytes.
     let c = bswap(unsafe { _mm_loadu_si128(ctr.as_ptr().cast()) });
-    let y = gcm_core::<NR, SEAL>(&k, htab, c, load_state(state), buf);
+    let len = buf.len();
+    let (src, dst) = buf.ptrs();
+    // SAFETY: `InOut::ptrs` gives an input readable and an output writable for `len` bytes, equal or disjoint.
+    let y = unsafe { gcm_core::<NR, SEAL>(&k, htab, c, load_state(state), src, dst, len) };
     store_state(state, y);
 }
 
@@ -350,7 +358,7 @@ fn gcm_full<const NR: usize, const SEAL: bool>(
     htab: &HTable,
     j0: &[u8; 16],
     aad: &[u8],
-    buf: &mut [u8],
+    mut buf: InOut<'_>,
 ) -> [u8; 16] {
     let k = load_keys(&keys.enc);
     // SAFETY: `j0` is 16 bytes.
@@ -362,8 +370,11 @@ fn gcm_full<const NR: usize, const SEAL: bool>(
     if !aad.is_empty() {
         y = ghash_data(htab, y, aad);
     }
-    y = gcm_core::<NR, SEAL>(&k, htab, c, y, buf);
-    let lens = _mm_set_epi64x((aad.len() as u64 * 8) as i64, (buf.len() as u64 * 8) as i64);
+    let len = buf.len();
+    let (src, dst) = buf.ptrs();
+    // SAFETY: `InOut::ptrs` gives an input readable and an output writable for `len` bytes, equal or disjoint.
+    y = unsafe { gcm_core::<NR, SEAL>(&k, htab, c, y, src, dst, len) };
+    let lens = _mm_set_epi64x((aad.len() as u64 * 8) as i64, (len as u64 * 8) as i64);
     y = ghash_n(htab, y, &[lens], 1);
     let tag = _mm_xor_si128(bswap(y), ek);
     let mut out = [0u8; 16];
@@ -380,7 +391,7 @@ pub(super) fn full<const SEAL: bool>(
     htab: &HTable,
     j0: &[u8; 16],
     aad: &[u8],
-    buf: &mut [u8],
+    buf: InOut<'_>,
 ) -> [u8; 16] {
     assert!(backend.covers(Backend::AesNi));
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::AesNi, so the CPU has AES, PCLMULQDQ,
@@ -401,7 +412,7 @@ pub(super) fn gcm<const SEAL: bool>(
     htab: &HTable,
     ctr: &[u8; 16],
     state: &mut u128,
-    buf: &mut [u8],
+    buf: &mut InOut<'_>,
 ) {
     assert!(backend.covers(Backend::AesNi));
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::AesNi, so the CPU has AES, PCLMULQDQ,

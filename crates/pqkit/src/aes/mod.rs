@@ -247,6 +247,68 @@ pub(crate) fn inc32(b: &[u8; 16]) -> [u8; 16] {
     r
 }
 
+/// The data of one GCM pass: one buffer transformed in place, or an input read and an output of the same length
+/// written (out of place, in one pass: no copy first). The two buffers of `Split` cannot overlap (they are a
+/// shared and an exclusive borrow), so a backend may read `src` and write `dst` in any order.
+pub(crate) enum InOut<'a> {
+    /// Input and output are this buffer.
+    InPlace(&'a mut [u8]),
+    /// Input `.0`, output `.1`; the caller checked that the lengths are equal.
+    Split(&'a [u8], &'a mut [u8]),
+}
+
+impl<'a> InOut<'a> {
+    /// Two buffers of equal length (checked by the AEAD front; a mismatch here is a bug, so it panics).
+    pub(crate) fn split(src: &'a [u8], dst: &'a mut [u8]) -> Self {
+        assert_eq!(src.len(), dst.len(), "GCM: input and output lengths differ");
+        InOut::Split(src, dst)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            InOut::InPlace(b) => b.len(),
+            InOut::Split(s, _) => s.len(),
+        }
+    }
+
+    /// Raw pointers for the vector backends: `(src, dst)`, both valid for `len()` bytes (reading `src`, writing
+    /// `dst`) for as long as `self` is borrowed. In place they are the same pointer; otherwise they point to two
+    /// non-overlapping buffers. Used only with `unsafe` in the backend files.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pub(crate) fn ptrs(&mut self) -> (*const u8, *mut u8) {
+        match self {
+            InOut::InPlace(b) => {
+                let p = b.as_mut_ptr();
+                (p as *const u8, p)
+            }
+            InOut::Split(s, d) => (s.as_ptr(), d.as_mut_ptr()),
+        }
+    }
+
+    /// The portable path's single loop: calls `f` on consecutive output chunks of `n` bytes (the last may be
+    /// shorter), each holding the input's bytes when `f` sees it. Out of place, each chunk is copied from the
+    /// input just before `f` transforms it, so the data is read and written once (the chunk stays in L1).
+    pub(crate) fn for_each_chunk(&mut self, n: usize, mut f: impl FnMut(&mut [u8])) {
+        match self {
+            InOut::InPlace(b) => b.chunks_mut(n).for_each(f),
+            InOut::Split(s, d) => {
+                for (s, d) in s.chunks(n).zip(d.chunks_mut(n)) {
+                    d.copy_from_slice(s);
+                    f(d);
+                }
+            }
+        }
+    }
+
+    /// The output buffer.
+    pub(crate) fn out(&mut self) -> &mut [u8] {
+        match self {
+            InOut::InPlace(b) => b,
+            InOut::Split(_, d) => d,
+        }
+    }
+}
+
 /// Everything GCM needs for one key: round keys, the powers of H and the backend.
 #[derive(Clone)]
 pub(crate) struct GcmKey {
@@ -308,8 +370,8 @@ impl GcmKey {
         }
     }
 
-    /// GCM after J0 is known: encrypts `buf` and returns the tag.
-    pub(crate) fn seal_full(&self, j0: &[u8; 16], aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
+    /// GCM after J0 is known: encrypts `io` (in place or from its input to its output) and returns the tag.
+    pub(crate) fn seal_full(&self, j0: &[u8; 16], aad: &[u8], buf: InOut<'_>) -> [u8; 16] {
         match self.backend.get() {
             #[cfg(target_arch = "x86_64")]
             Backend::AesNi => aesni::full::<true>(self.backend, &self.keys, &self.htab, j0, aad, buf),
@@ -321,9 +383,10 @@ impl GcmKey {
         }
     }
 
-    /// GCM after J0 is known: hashes and decrypts `buf` and returns the expected tag (the caller compares it
-    /// and restores the ciphertext on a mismatch).
-    pub(crate) fn open_full(&self, j0: &[u8; 16], aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
+    /// GCM after J0 is known: hashes and decrypts `io` (in place or from its input to its output) and returns
+    /// the expected tag (the caller compares it and, on a mismatch, restores the ciphertext in place or wipes the
+    /// output).
+    pub(crate) fn open_full(&self, j0: &[u8; 16], aad: &[u8], buf: InOut<'_>) -> [u8; 16] {
         match self.backend.get() {
             #[cfg(target_arch = "x86_64")]
             Backend::AesNi => aesni::full::<false>(self.backend, &self.keys, &self.htab, j0, aad, buf),
@@ -338,7 +401,7 @@ impl GcmKey {
     /// The portable path. Kept out of line: inlined into the AEAD front's dispatch it grew that caller's stack
     /// frame, and the shifted stack layout cost the VAES backend's 64-byte seal 10% on Sapphire Rapids.
     #[inline(never)]
-    fn full_generic<const SEAL: bool>(&self, j0: &[u8; 16], aad: &[u8], buf: &mut [u8]) -> [u8; 16] {
+    fn full_generic<const SEAL: bool>(&self, j0: &[u8; 16], aad: &[u8], mut buf: InOut<'_>) -> [u8; 16] {
         // E(K, J0) first: it is independent of the bulk work, so it can overlap with it.
         let mut ek = *j0;
         self.encrypt_block(&mut ek);
@@ -347,14 +410,11 @@ impl GcmKey {
         if !aad.is_empty() {
             self.ghash(&mut s, aad);
         }
-        if SEAL {
-            self.seal(&ctr, &mut s, buf);
-        } else {
-            self.open(&ctr, &mut s, buf);
-        }
+        let len = buf.len();
+        self.gcm::<SEAL>(&ctr, &mut s, &mut buf);
         let mut lens = [0u8; 16];
         lens[..8].copy_from_slice(&(aad.len() as u64 * 8).to_be_bytes());
-        lens[8..].copy_from_slice(&(buf.len() as u64 * 8).to_be_bytes());
+        lens[8..].copy_from_slice(&(len as u64 * 8).to_be_bytes());
         self.ghash_block(&mut s, &lens);
         let mut tag = s.to_be_bytes();
         for (t, e) in tag.iter_mut().zip(ek.iter()) {
@@ -379,16 +439,17 @@ impl GcmKey {
     /// CTR-encrypts `buf` starting at counter block `ctr` (32-bit counter, wrapping as inc32 does) and absorbs
     /// the ciphertext into the GHASH state.
     pub(crate) fn seal(&self, ctr: &[u8; 16], state: &mut u128, buf: &mut [u8]) {
-        self.gcm::<true>(ctr, state, buf)
+        self.gcm::<true>(ctr, state, &mut InOut::InPlace(buf))
     }
 
     /// Absorbs the ciphertext in `buf` into the GHASH state and CTR-decrypts it.
+    #[cfg(test)]
     pub(crate) fn open(&self, ctr: &[u8; 16], state: &mut u128, buf: &mut [u8]) {
-        self.gcm::<false>(ctr, state, buf)
+        self.gcm::<false>(ctr, state, &mut InOut::InPlace(buf))
     }
 
     #[inline]
-    fn gcm<const SEAL: bool>(&self, ctr: &[u8; 16], state: &mut u128, buf: &mut [u8]) {
+    fn gcm<const SEAL: bool>(&self, ctr: &[u8; 16], state: &mut u128, buf: &mut InOut<'_>) {
         match self.backend.get() {
             #[cfg(target_arch = "x86_64")]
             Backend::AesNi => aesni::gcm::<SEAL>(self.backend, &self.keys, &self.htab, ctr, state, buf),
@@ -396,13 +457,21 @@ impl GcmKey {
             Backend::Vaes => vaes::gcm::<SEAL>(self.backend, &self.keys, &self.htab, ctr, state, buf),
             #[cfg(target_arch = "x86_64")]
             Backend::Vaes256 => vaes256::gcm::<SEAL>(self.backend, &self.keys, &self.htab, ctr, state, buf),
-            _ if SEAL => {
-                soft::ctr(&self.keys, ctr, buf);
-                ghash_soft::ghash(&self.htab, state, buf);
-            }
+            // One pass over 256-byte chunks (a multiple of the block, so only the last chunk can be partial and
+            // GHASH pads only there): seal encrypts then hashes the ciphertext, open hashes it then decrypts.
             _ => {
-                ghash_soft::ghash(&self.htab, state, buf);
-                soft::ctr(&self.keys, ctr, buf);
+                let mut c = *ctr;
+                buf.for_each_chunk(256, |chunk| {
+                    if SEAL {
+                        soft::ctr(&self.keys, &c, chunk);
+                        ghash_soft::ghash(&self.htab, state, chunk);
+                    } else {
+                        ghash_soft::ghash(&self.htab, state, chunk);
+                        soft::ctr(&self.keys, &c, chunk);
+                    }
+                    let n = u32::from_be_bytes([c[12], c[13], c[14], c[15]]).wrapping_add(16);
+                    c[12..].copy_from_slice(&n.to_be_bytes());
+                });
             }
         }
     }

@@ -12,7 +12,7 @@
 #![allow(unsafe_code)]
 #![allow(clippy::needless_range_loop)] // indexed round loops read like the specification
 
-use super::{Backend, HTable, RoundKeys, aesni};
+use super::{Backend, HTable, InOut, RoundKeys, aesni};
 use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
@@ -206,7 +206,7 @@ macro_rules! load_ct {
 }
 
 /// The last round with key `zmm$k` XORed with the input first (AESENCLAST ends with the key XOR, so this is the
-/// keystream XOR for free), and the store.
+/// keystream XOR for free), and the store to the output, `{d}` bytes from the input (0 in place).
 #[rustfmt::skip]
 macro_rules! last {
     ($k:literal) => {
@@ -219,10 +219,10 @@ macro_rules! last {
             "vaesenclast zmm1, zmm1, zmm10\n",
             "vaesenclast zmm2, zmm2, zmm11\n",
             "vaesenclast zmm3, zmm3, zmm15\n",
-            "vmovdqu64 zmmword ptr [{p}], zmm0\n",
-            "vmovdqu64 zmmword ptr [{p} + 64], zmm1\n",
-            "vmovdqu64 zmmword ptr [{p} + 128], zmm2\n",
-            "vmovdqu64 zmmword ptr [{p} + 192], zmm3\n",
+            "vmovdqu64 zmmword ptr [{p} + {d}], zmm0\n",
+            "vmovdqu64 zmmword ptr [{p} + {d} + 64], zmm1\n",
+            "vmovdqu64 zmmword ptr [{p} + {d} + 128], zmm2\n",
+            "vmovdqu64 zmmword ptr [{p} + {d} + 192], zmm3\n",
         )
     };
 }
@@ -249,8 +249,10 @@ macro_rules! next {
 /// unused) so that one operand list serves both key sizes.
 macro_rules! bulk_asm {
     ($st:ident, $body:expr) => {
-        // SAFETY: `p..end` is the caller's buffer, a nonzero multiple of 256 bytes, read and written only
-        // through {p} in 256-byte steps until {p} == {end}; {h} points to the 4 zmm of H^16..H^1;
+        // SAFETY: `p..end` is the caller's input, a nonzero multiple of 256 bytes, read only through {p} in
+        // 256-byte steps until {p} == {end}; the output is as long and starts {d} bytes further (0 in place), and
+        // is written only through {p} + {d}, after the same chunk's input was read; {h} points to the 4 zmm of
+        // H^16..H^1;
         // {four} and {pc} to 64-byte constants. Every register written is an output or clobber; no stack use.
         unsafe {
             core::arch::asm!(
@@ -258,6 +260,7 @@ macro_rules! bulk_asm {
                 "2:",
                 $body,
                 p = inout(reg) $st.p => _,
+                d = in(reg) $st.d,
                 end = in(reg) $st.end,
                 h = in(reg) $st.h,
                 four = in(reg) $st.four,
@@ -285,8 +288,10 @@ macro_rules! bulk_asm {
 
 /// Operands of the assembly main loop.
 struct Bulk {
-    p: *mut u8,
-    end: *mut u8,
+    p: *const u8,
+    end: *const u8,
+    /// Output minus input, in bytes (0 in place).
+    d: isize,
     h: *const u128,
     four: *const Const64,
     inc: *const [Const64; 4],
@@ -476,7 +481,7 @@ fn gcm_full<const NR: usize, const SEAL: bool>(
     htab: &HTable,
     j0: &[u8; 16],
     aad: &[u8],
-    buf: &mut [u8],
+    mut buf: InOut<'_>,
 ) -> [u8; 16] {
     let k = load_keys(&keys.enc);
     let h = load_htab16(htab);
@@ -489,8 +494,11 @@ fn gcm_full<const NR: usize, const SEAL: bool>(
         y = ghash_data(&h, htab, y, aad);
     }
     let ek;
-    (y, ek) = gcm_core::<NR, SEAL>(&k, &h, htab, j, c0, y, buf);
-    let lens = _mm_set_epi64x((aad.len() as u64 * 8) as i64, (buf.len() as u64 * 8) as i64);
+    let len = buf.len();
+    let (src, dst) = buf.ptrs();
+    // SAFETY: `InOut::ptrs` gives an input readable and an output writable for `len` bytes, equal or disjoint.
+    (y, ek) = unsafe { gcm_core::<NR, SEAL>(&k, &h, htab, j, c0, y, src, dst, len) };
+    let lens = _mm_set_epi64x((aad.len() as u64 * 8) as i64, (len as u64 * 8) as i64);
     y = aesni::ghash_n(htab, y, &[lens], 1);
     let tag = _mm_xor_si128(_mm_shuffle_epi8(y, rev), ek);
     let mut out = [0u8; 16];
@@ -504,7 +512,7 @@ fn gcm_impl<const NR: usize, const SEAL: bool>(
     htab: &HTable,
     ctr: &[u8; 16],
     state: &mut u128,
-    buf: &mut [u8],
+    buf: &mut InOut<'_>,
 ) {
     let k = load_keys(&keys.enc);
     let h = load_htab16(htab);
@@ -518,29 +526,38 @@ fn gcm_impl<const NR: usize, const SEAL: bool>(
             _mm_loadu_si128((state as *const u128).cast()),
         )
     };
-    let (y, _) = gcm_core::<NR, SEAL>(&k, &h, htab, _mm_setzero_si128(), c0, y, buf);
+    let len = buf.len();
+    let (src, dst) = buf.ptrs();
+    // SAFETY: `InOut::ptrs` gives an input readable and an output writable for `len` bytes, equal or disjoint.
+    let (y, _) = unsafe { gcm_core::<NR, SEAL>(&k, &h, htab, _mm_setzero_si128(), c0, y, src, dst, len) };
     // SAFETY: a u128 is 16 writable bytes.
     unsafe { _mm_storeu_si128((state as *mut u128).cast(), y) };
 }
 
-/// The stitched 16-block loop over `chunk` (a nonzero multiple of 256 bytes): CTR from the byte-reversed counters
-/// in `base`, GHASH into `y` (lane 0) of the previous chunk's ciphertext `prev` (seal; returned updated with
-/// this loop's last chunk) or of each chunk's own ciphertext (open).
+/// The stitched 16-block loop over the `len` bytes (a nonzero multiple of 256) at `src`, output to `dst`: CTR
+/// from the byte-reversed counters in `base`, GHASH into `y` (lane 0) of the previous chunk's ciphertext `prev`
+/// (seal; returned updated with this loop's last chunk) or of each chunk's own ciphertext (open).
+///
+/// # Safety
+/// `src` must be valid for reading and `dst` for writing `len` bytes; they are equal or do not overlap.
 #[inline]
-fn bulk<const NR: usize, const SEAL: bool>(
+#[allow(clippy::too_many_arguments)]
+unsafe fn bulk<const NR: usize, const SEAL: bool>(
     k: &[__m512i; 15],
     htab: &HTable,
     y: __m512i,
     base: __m512i,
     prev: [__m512i; 4],
-    chunk: &mut [u8],
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
 ) -> (__m512i, __m512i, [__m512i; 4]) {
-    debug_assert!(!chunk.is_empty() && chunk.len().is_multiple_of(256));
-    let p = chunk.as_mut_ptr();
+    debug_assert!(len > 0 && len.is_multiple_of(256));
     let mut st = Bulk {
-        p,
-        // SAFETY: one past the end of `chunk`.
-        end: unsafe { p.add(chunk.len()) },
+        p: src,
+        // SAFETY: one past the end of the input.
+        end: unsafe { src.add(len) },
+        d: (dst as isize).wrapping_sub(src as isize),
         h: htab.h.as_ptr(),
         four: &FOUR,
         inc: &BE_INC,
@@ -586,17 +603,24 @@ fn bulk<const NR: usize, const SEAL: bool>(
     (st.y, bswap(st.base), st.x)
 }
 
-/// CTR from counter `c0` (byte-reversed) over `buf`, GHASH of the ciphertext into `y`; also returns E(K, `j`)
-/// (computed first, so its latency hides behind the bulk work).
+/// CTR from counter `c0` (byte-reversed) over the `len` bytes at `src` into `dst`, GHASH of the ciphertext into
+/// `y`; also returns E(K, `j`) (computed first, so its latency hides behind the bulk work). Each chunk's input is
+/// read before its output is written, so in place (`src == dst`) is the same code.
+///
+/// # Safety
+/// `src` must be valid for reading and `dst` for writing `len` bytes; they are equal or do not overlap.
 #[inline]
-fn gcm_core<const NR: usize, const SEAL: bool>(
+#[allow(clippy::too_many_arguments)]
+unsafe fn gcm_core<const NR: usize, const SEAL: bool>(
     k: &[__m512i; 15],
     h: &([__m512i; 4], [__m512i; 4]),
     htab: &HTable,
     j: __m128i,
     c0: __m128i,
     mut y: __m128i,
-    buf: &mut [u8],
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
 ) -> (__m128i, __m128i) {
     let mut ek = _mm_xor_si128(j, _mm512_castsi512_si128(k[0]));
     for r in 1..NR {
@@ -607,9 +631,7 @@ fn gcm_core<const NR: usize, const SEAL: bool>(
     let mut base = _mm512_add_epi32(_mm512_broadcast_i32x4(c0), _mm512_set_epi32(0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0));
     let four = _mm512_broadcast_i32x4(_mm_set_epi32(0, 0, 0, 4));
     let sixteen = _mm512_broadcast_i32x4(_mm_set_epi32(0, 0, 0, 16));
-    let len = buf.len();
     let full = len / 256;
-    let p = buf.as_mut_ptr();
     let mut prev = [_mm512_setzero_si512(); 4];
     let mut i = 0;
     if SEAL && full > 0 {
@@ -618,10 +640,10 @@ fn gcm_core<const NR: usize, const SEAL: bool>(
         base = _mm512_add_epi32(base, sixteen);
         enc16::<NR>(k, &mut b);
         for j in 0..4 {
-            // SAFETY: chunk 0 spans bytes [0, 256) of `buf`, in bounds since full > 0.
+            // SAFETY: chunk 0 spans bytes [0, 256) of input and output, in bounds since full > 0.
             unsafe {
-                let o = _mm512_xor_si512(b[j], _mm512_loadu_si512(p.add(64 * j).cast()));
-                _mm512_storeu_si512(p.add(64 * j).cast(), o);
+                let o = _mm512_xor_si512(b[j], _mm512_loadu_si512(src.add(64 * j).cast()));
+                _mm512_storeu_si512(dst.add(64 * j).cast(), o);
                 prev[j] = bswap(o);
             }
         }
@@ -629,8 +651,19 @@ fn gcm_core<const NR: usize, const SEAL: bool>(
     }
     if i < full {
         let yz;
-        let chunks = &mut buf[256 * i..256 * full];
-        (yz, base, prev) = bulk::<NR, SEAL>(k, htab, _mm512_zextsi128_si512(y), base, prev, chunks);
+        // SAFETY: chunks i..full of input and output, in bounds since i < full.
+        (yz, base, prev) = unsafe {
+            bulk::<NR, SEAL>(
+                k,
+                htab,
+                _mm512_zextsi128_si512(y),
+                base,
+                prev,
+                src.add(256 * i),
+                dst.add(256 * i),
+                256 * (full - i),
+            )
+        };
         y = _mm512_castsi512_si128(yz);
     }
     if SEAL && full > 0 {
@@ -638,13 +671,13 @@ fn gcm_core<const NR: usize, const SEAL: bool>(
     }
     let rem = len - 256 * full;
     if rem > 0 {
-        // SAFETY: the tail starts at byte 256 * full and has `rem` bytes.
-        let tp = unsafe { p.add(256 * full) };
-        // SAFETY: `tp` is readable for `rem` bytes.
-        let src = unsafe { load_tail(tp, rem) };
+        // SAFETY: the tail starts at byte 256 * full of input and output and has `rem` bytes.
+        let (sp, tp) = unsafe { (src.add(256 * full), dst.add(256 * full)) };
+        // SAFETY: `sp` is readable for `rem` bytes.
+        let inp = unsafe { load_tail(sp, rem) };
         let n = rem.div_ceil(16);
         if !SEAL {
-            let x: [__m512i; 4] = core::array::from_fn(|j| bswap(src[j]));
+            let x: [__m512i; 4] = core::array::from_fn(|j| bswap(inp[j]));
             y = ghash_n(htab, y, &x, n);
         }
         let mut b = counters(base, four, sixteen);
@@ -671,7 +704,7 @@ fn gcm_core<const NR: usize, const SEAL: bool>(
         for j in 0..4 {
             let m = tail_mask(rem, j);
             if m != 0 {
-                let o = _mm512_maskz_mov_epi8(m, _mm512_xor_si512(b[j], src[j]));
+                let o = _mm512_maskz_mov_epi8(m, _mm512_xor_si512(b[j], inp[j]));
                 // SAFETY: the mask enables only bytes below `rem`, inside the tail.
                 unsafe { _mm512_mask_storeu_epi8(tp.add(64 * j).cast(), m, o) };
                 ct[j] = bswap(o);
@@ -693,7 +726,7 @@ pub(super) fn full<const SEAL: bool>(
     htab: &HTable,
     j0: &[u8; 16],
     aad: &[u8],
-    buf: &mut [u8],
+    buf: InOut<'_>,
 ) -> [u8; 16] {
     assert!(backend.covers(Backend::Vaes));
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Vaes, so the CPU has every feature
@@ -721,7 +754,7 @@ pub(super) fn gcm<const SEAL: bool>(
     htab: &HTable,
     ctr: &[u8; 16],
     state: &mut u128,
-    buf: &mut [u8],
+    buf: &mut InOut<'_>,
 ) {
     assert!(backend.covers(Backend::Vaes));
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Vaes, so the CPU has every feature

@@ -20,7 +20,7 @@
 #![allow(unsafe_code)]
 #![allow(clippy::needless_range_loop)] // indexed round loops read like the specification
 
-use super::{Backend, HTable, RoundKeys};
+use super::{Backend, HTable, InOut, RoundKeys};
 use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
@@ -85,8 +85,9 @@ const fn consts() -> Consts {
 static CONSTS: Consts = consts();
 
 // ---------------------------------------------------------------------------------------------------------------
-// The 16-block main loop in inline assembly. Operands: {p} the chunk being transformed in place, {g} the chunk
-// being hashed (seal: {p} - 256, the previous chunk's ciphertext; open: {p}), {end} the end of the chunks, {h} the
+// The 16-block main loop in inline assembly. Operands: {p} the input chunk, {d} the distance to its output chunk
+// (0 in place), {g} the chunk being hashed (seal: {p} + {d} - 256, the previous chunk's ciphertext; open: {p}),
+// {end} the end of the input chunks, {h} the
 // powers H^16..H^1 (ymm pair j = H^(16-2j), H^(15-2j)), {k} the key schedule (16-byte round keys), {c} CONSTS,
 // {cb} the last byte of block 0's counter. ymm15 holds the counters of blocks 0 and 1 in block byte order.
 // ---------------------------------------------------------------------------------------------------------------
@@ -228,8 +229,8 @@ macro_rules! ctr16 {
     };
 }
 
-/// The last round with the round key at byte offset `$o` XORed with the input first, the store, and the step to
-/// the next chunk.
+/// The last round with the round key at byte offset `$o` XORed with the input first, the store to the output
+/// (`{d}` bytes from the input, 0 in place), and the step to the next chunk.
 #[rustfmt::skip]
 macro_rules! last {
     ($o:literal) => {
@@ -251,14 +252,14 @@ macro_rules! last {
             "vpxor ymm14, ymm8, ymmword ptr [{p} + 224]\n",
             "vaesenclast ymm6, ymm6, ymm13\n",
             "vaesenclast ymm7, ymm7, ymm14\n",
-            "vmovdqu ymmword ptr [{p}], ymm0\n",
-            "vmovdqu ymmword ptr [{p} + 32], ymm1\n",
-            "vmovdqu ymmword ptr [{p} + 64], ymm2\n",
-            "vmovdqu ymmword ptr [{p} + 96], ymm3\n",
-            "vmovdqu ymmword ptr [{p} + 128], ymm4\n",
-            "vmovdqu ymmword ptr [{p} + 160], ymm5\n",
-            "vmovdqu ymmword ptr [{p} + 192], ymm6\n",
-            "vmovdqu ymmword ptr [{p} + 224], ymm7\n",
+            "vmovdqu ymmword ptr [{p} + {d}], ymm0\n",
+            "vmovdqu ymmword ptr [{p} + {d} + 32], ymm1\n",
+            "vmovdqu ymmword ptr [{p} + {d} + 64], ymm2\n",
+            "vmovdqu ymmword ptr [{p} + {d} + 96], ymm3\n",
+            "vmovdqu ymmword ptr [{p} + {d} + 128], ymm4\n",
+            "vmovdqu ymmword ptr [{p} + {d} + 160], ymm5\n",
+            "vmovdqu ymmword ptr [{p} + {d} + 192], ymm6\n",
+            "vmovdqu ymmword ptr [{p} + {d} + 224], ymm7\n",
             "add {p}, 256\n",
             "add {g}, 256\n",
             "cmp {p}, {end}\n",
@@ -269,9 +270,11 @@ macro_rules! last {
 
 /// Operands of the assembly loop.
 struct Bulk {
-    p: *mut u8,
+    p: *const u8,
+    /// Output minus input, in bytes (0 in place).
+    d: isize,
     g: *const u8,
-    end: *mut u8,
+    end: *const u8,
     h: *const u128,
     k: *const [u8; 16],
     cb: u32,
@@ -281,9 +284,11 @@ struct Bulk {
 
 macro_rules! bulk_asm {
     ($st:ident, $body:expr) => {
-        // SAFETY: `{p}..{end}` is the caller's buffer, a nonzero multiple of 256 bytes, read and written only
-        // through {p} in 256-byte steps until {p} == {end}; {g} runs over 256-byte chunks that are readable (the
-        // caller's buffer, the chunk before {p} for seal); {h} points to the 16 powers of H (256 bytes), {k} to
+        // SAFETY: `{p}..{end}` is the caller's input, a nonzero multiple of 256 bytes, read only through {p} in
+        // 256-byte steps until {p} == {end}; the output is as long and starts {d} bytes further (0 in place), and
+        // is written only through {p} + {d}, after the same chunk's input was read; {g} runs over 256-byte chunks
+        // that are readable (seal: the output chunk before {p} + {d}, already written; open: the input chunk at
+        // {p}); {h} points to the 16 powers of H (256 bytes), {k} to
         // the 15 round keys (240 bytes) and {c} to CONSTS (448 bytes). Every register written is an output or a
         // clobber; no stack use.
         unsafe {
@@ -292,6 +297,7 @@ macro_rules! bulk_asm {
                 "2:",
                 $body,
                 p = inout(reg) $st.p => _,
+                d = in(reg) $st.d,
                 g = inout(reg) $st.g => _,
                 end = in(reg) $st.end,
                 h = in(reg) $st.h,
@@ -542,18 +548,19 @@ fn advance(ctr: __m256i, n: i32) -> __m256i {
     _mm256_add_epi32(ctr, _mm256_set_epi32(0, 0, 0, n, 0, 0, 0, n))
 }
 
-/// The last `rem` (1..=255) bytes at `p`: CTR with counters from `ctr`, and the ciphertext blocks added to the
-/// sums with powers from H^pow down, `y` folded into the first.
+/// The last `rem` (1..=255) bytes at `p`, output to `q`: CTR with counters from `ctr`, and the ciphertext blocks
+/// added to the sums with powers from H^pow down, `y` folded into the first.
 ///
 /// # Safety
-/// `p` must be valid for reading and writing `rem` bytes.
+/// `p` must be valid for reading and `q` for writing `rem` bytes; they are equal or do not overlap.
 #[inline]
 #[allow(clippy::too_many_arguments)]
 unsafe fn tail<const NR: usize, const SEAL: bool>(
     keys: &RoundKeys,
     htab: &HTable,
     ctr: __m256i,
-    p: *mut u8,
+    p: *const u8,
+    q: *mut u8,
     rem: usize,
     a: &mut Acc,
     pow: usize,
@@ -573,7 +580,7 @@ unsafe fn tail<const NR: usize, const SEAL: bool>(
     for i in 0..full {
         let o = _mm256_xor_si256(b[i], d[i]);
         // SAFETY: bytes [32 i, 32 i + 32) are below `rem`.
-        unsafe { _mm256_storeu_si256(p.add(32 * i).cast(), o) };
+        unsafe { _mm256_storeu_si256(q.add(32 * i).cast(), o) };
         x[i] = bswap(o);
     }
     let part = rem % 32;
@@ -584,8 +591,8 @@ unsafe fn tail<const NR: usize, const SEAL: bool>(
         let mut t = [0u8; 32];
         // SAFETY: `t` is 32 writable bytes.
         unsafe { _mm256_storeu_si256(t.as_mut_ptr().cast(), o) };
-        // SAFETY: bytes [32 full, rem) of the buffer are writable, and `t` holds `part` < 32 bytes.
-        unsafe { core::ptr::copy_nonoverlapping(t.as_ptr(), p.add(32 * full), part) };
+        // SAFETY: bytes [32 full, rem) of the output are writable, and `t` holds `part` < 32 bytes.
+        unsafe { core::ptr::copy_nonoverlapping(t.as_ptr(), q.add(32 * full), part) };
         wipe(&mut t);
         x[full] = bswap(o);
     }
@@ -594,19 +601,26 @@ unsafe fn tail<const NR: usize, const SEAL: bool>(
     }
 }
 
-/// CTR over `buf` from counter `c0` (byte-reversed) and GHASH of the ciphertext into `y`, after the associated
-/// data `aad` and before the lengths block `lens` when given. Returns the new GHASH state.
+/// CTR over the `len` bytes at `src` into `dst` from counter `c0` (byte-reversed) and GHASH of the ciphertext
+/// into `y`, after the associated data `aad` and before the lengths block `lens` when given. Returns the new
+/// GHASH state. Each chunk's input is read before its output is written, so in place (`src == dst`) is the same
+/// code.
+///
+/// # Safety
+/// `src` must be valid for reading and `dst` for writing `len` bytes; they are equal or do not overlap.
 #[inline]
-fn crypt<const NR: usize, const SEAL: bool>(
+#[allow(clippy::too_many_arguments)]
+unsafe fn crypt<const NR: usize, const SEAL: bool>(
     keys: &RoundKeys,
     htab: &HTable,
     c0: __m128i,
     mut y: __m128i,
     aad: &[u8],
-    buf: &mut [u8],
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
     lens: Option<__m128i>,
 ) -> __m128i {
-    let len = buf.len();
     let full = len / 256;
     let rem = len % 256;
     let nb = rem.div_ceil(16);
@@ -619,7 +633,6 @@ fn crypt<const NR: usize, const SEAL: bool>(
     }
     // Lanes: counters c0 and c0 + 1.
     let mut ctr = _mm256_add_epi32(_mm256_broadcastsi128_si256(c0), _mm256_set_epi32(0, 0, 0, 1, 0, 0, 0, 0));
-    let p = buf.as_mut_ptr();
     if full > 0 {
         let mut i = 0;
         if SEAL {
@@ -627,24 +640,26 @@ fn crypt<const NR: usize, const SEAL: bool>(
             let mut b = counters(ctr);
             enc_n::<NR, 8>(keys, &mut b);
             for j in 0..8 {
-                // SAFETY: chunk 0 spans bytes [0, 256) of `buf`, in bounds since full > 0.
+                // SAFETY: chunk 0 spans bytes [0, 256) of input and output, in bounds since full > 0.
                 unsafe {
-                    let o = _mm256_xor_si256(b[j], _mm256_loadu_si256(p.add(32 * j).cast()));
-                    _mm256_storeu_si256(p.add(32 * j).cast(), o);
+                    let o = _mm256_xor_si256(b[j], _mm256_loadu_si256(src.add(32 * j).cast()));
+                    _mm256_storeu_si256(dst.add(32 * j).cast(), o);
                 }
             }
             ctr = advance(ctr, 16);
             i = 1;
         }
         if i < full {
-            // SAFETY: chunk i starts inside `buf` (i < full).
-            let start = unsafe { p.add(256 * i) };
+            // SAFETY: chunk i starts inside the input (i < full).
+            let start = unsafe { src.add(256 * i) };
             let mut st = Bulk {
                 p: start,
-                // SAFETY: seal hashes the chunk before (i = 1, so it is chunk 0); open hashes its own.
-                g: if SEAL { unsafe { start.sub(256) } } else { start },
-                // SAFETY: one past the last full chunk, inside or one past the end of `buf`.
-                end: unsafe { p.add(256 * full) },
+                d: (dst as isize).wrapping_sub(src as isize),
+                // SAFETY: seal hashes the output chunk before (i = 1, so it is chunk 0, already written); open
+                // hashes its own input chunk.
+                g: if SEAL { unsafe { dst.add(256 * (i - 1)) } } else { start },
+                // SAFETY: one past the last full chunk, inside or one past the end of the input.
+                end: unsafe { src.add(256 * full) },
                 h: htab.h.as_ptr(),
                 k: keys.enc.as_ptr(),
                 cb: _mm256_cvtsi256_si32(ctr) as u32 & 0xff,
@@ -672,8 +687,9 @@ fn crypt<const NR: usize, const SEAL: bool>(
             ctr = bswap(st.base);
         }
         if SEAL {
-            // SAFETY: the last full chunk is 256 readable bytes of `buf`.
-            let x = unsafe { load_blocks(p.add(256 * (full - 1)), 256) }.map(|v| bswap(v));
+            // SAFETY: the last full chunk of the output is 256 bytes, written above (readable: `dst` is
+            // exclusively ours for `len` bytes).
+            let x = unsafe { load_blocks(dst.add(256 * (full - 1)), 256) }.map(|v| bswap(v));
             let mut a = acc_zero();
             acc_regs(&mut a, htab, &x, 16, 16, y);
             y = acc_reduce(&a);
@@ -696,8 +712,8 @@ fn crypt<const NR: usize, const SEAL: bool>(
         pow -= ab;
     }
     if rem > 0 {
-        // SAFETY: the tail is the last `rem` bytes of `buf`.
-        unsafe { tail::<NR, SEAL>(keys, htab, ctr, p.add(256 * full), rem, &mut a, pow, y) };
+        // SAFETY: the tail is the last `rem` bytes of input and output.
+        unsafe { tail::<NR, SEAL>(keys, htab, ctr, src.add(256 * full), dst.add(256 * full), rem, &mut a, pow, y) };
         y = _mm_setzero_si128();
     }
     if let Some(l) = lens {
@@ -733,7 +749,7 @@ fn gcm_full<const NR: usize, const SEAL: bool>(
     htab: &HTable,
     j0: &[u8; 16],
     aad: &[u8],
-    buf: &mut [u8],
+    mut buf: InOut<'_>,
 ) -> [u8; 16] {
     let rev = _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     // SAFETY: `j0` is 16 bytes.
@@ -741,8 +757,11 @@ fn gcm_full<const NR: usize, const SEAL: bool>(
     // Independent of the bulk work, so its latency hides behind it.
     let ek = enc1::<NR>(keys, j);
     let c0 = _mm_add_epi32(_mm_shuffle_epi8(j, rev), _mm_set_epi32(0, 0, 0, 1));
-    let lens = _mm_set_epi64x((aad.len() as u64 * 8) as i64, (buf.len() as u64 * 8) as i64);
-    let y = crypt::<NR, SEAL>(keys, htab, c0, _mm_setzero_si128(), aad, buf, Some(lens));
+    let len = buf.len();
+    let (src, dst) = buf.ptrs();
+    let lens = _mm_set_epi64x((aad.len() as u64 * 8) as i64, (len as u64 * 8) as i64);
+    // SAFETY: `InOut::ptrs` gives an input readable and an output writable for `len` bytes, equal or disjoint.
+    let y = unsafe { crypt::<NR, SEAL>(keys, htab, c0, _mm_setzero_si128(), aad, src, dst, len, Some(lens)) };
     let tag = _mm_xor_si128(_mm_shuffle_epi8(y, rev), ek);
     let mut out = [0u8; 16];
     // SAFETY: `out` is 16 writable bytes.
@@ -755,14 +774,17 @@ fn gcm_impl<const NR: usize, const SEAL: bool>(
     htab: &HTable,
     ctr: &[u8; 16],
     state: &mut u128,
-    buf: &mut [u8],
+    buf: &mut InOut<'_>,
 ) {
     let rev = _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     // SAFETY: `ctr` is 16 bytes and `state` a u128.
     let (c0, y) = unsafe {
         (_mm_shuffle_epi8(_mm_loadu_si128(ctr.as_ptr().cast()), rev), _mm_loadu_si128((state as *const u128).cast()))
     };
-    let y = crypt::<NR, SEAL>(keys, htab, c0, y, &[], buf, None);
+    let len = buf.len();
+    let (src, dst) = buf.ptrs();
+    // SAFETY: `InOut::ptrs` gives an input readable and an output writable for `len` bytes, equal or disjoint.
+    let y = unsafe { crypt::<NR, SEAL>(keys, htab, c0, y, &[], src, dst, len, None) };
     // SAFETY: a u128 is 16 writable bytes.
     unsafe { _mm_storeu_si128((state as *mut u128).cast(), y) };
 }
@@ -789,7 +811,7 @@ pub(super) fn full<const SEAL: bool>(
     htab: &HTable,
     j0: &[u8; 16],
     aad: &[u8],
-    buf: &mut [u8],
+    buf: InOut<'_>,
 ) -> [u8; 16] {
     assert!(backend.covers(Backend::Vaes256));
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Vaes256, so the CPU has every feature
@@ -817,7 +839,7 @@ pub(super) fn gcm<const SEAL: bool>(
     htab: &HTable,
     ctr: &[u8; 16],
     state: &mut u128,
-    buf: &mut [u8],
+    buf: &mut InOut<'_>,
 ) {
     assert!(backend.covers(Backend::Vaes256));
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Vaes256, so the CPU has every feature
