@@ -2,7 +2,6 @@
 
 use crate::{Fail, FfiResult, PqkitStatus, guard, guard_free, input, output, unknown_alg, write_out};
 use pqkit::aead::{Aead, Aes128Gcm, Aes256Gcm, ChaCha20Poly1305, Kusumi512Poly1305, XChaCha20Poly1305};
-use zeroize::Zeroize;
 
 /// Length of every AEAD tag, in bytes. A sealed message is `ciphertext || tag`, `PQKIT_AEAD_TAG_LEN` bytes
 /// longer than the plaintext.
@@ -73,23 +72,25 @@ impl Keyed {
         })
     }
 
-    fn seal(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> pqkit::Result<[u8; PQKIT_AEAD_TAG_LEN]> {
+    /// Out of place (AES-GCM in one pass, no copy first); on error the library zeroes `out`.
+    fn seal(&self, nonce: &[u8], aad: &[u8], input: &[u8], out: &mut [u8]) -> pqkit::Result<[u8; PQKIT_AEAD_TAG_LEN]> {
         match self {
-            Keyed::C(a) => a.seal_in_place_detached(nonce, aad, buf),
-            Keyed::X(a) => a.seal_in_place_detached(nonce, aad, buf),
-            Keyed::G128(a) => a.seal_in_place_detached(nonce, aad, buf),
-            Keyed::G256(a) => a.seal_in_place_detached(nonce, aad, buf),
-            Keyed::K(a) => a.seal_in_place_detached(nonce, aad, buf),
+            Keyed::C(a) => a.seal_detached_into(nonce, aad, input, out),
+            Keyed::X(a) => a.seal_detached_into(nonce, aad, input, out),
+            Keyed::G128(a) => a.seal_detached_into(nonce, aad, input, out),
+            Keyed::G256(a) => a.seal_detached_into(nonce, aad, input, out),
+            Keyed::K(a) => a.seal_detached_into(nonce, aad, input, out),
         }
     }
 
-    fn open(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> pqkit::Result<()> {
+    /// Out of place; on a bad tag (or any error) the library zeroes `out` before returning.
+    fn open(&self, nonce: &[u8], aad: &[u8], input: &[u8], tag: &[u8], out: &mut [u8]) -> pqkit::Result<()> {
         match self {
-            Keyed::C(a) => a.open_in_place_detached(nonce, aad, buf, tag),
-            Keyed::X(a) => a.open_in_place_detached(nonce, aad, buf, tag),
-            Keyed::G128(a) => a.open_in_place_detached(nonce, aad, buf, tag),
-            Keyed::G256(a) => a.open_in_place_detached(nonce, aad, buf, tag),
-            Keyed::K(a) => a.open_in_place_detached(nonce, aad, buf, tag),
+            Keyed::C(a) => a.open_detached_into(nonce, aad, input, tag, out),
+            Keyed::X(a) => a.open_detached_into(nonce, aad, input, tag, out),
+            Keyed::G128(a) => a.open_detached_into(nonce, aad, input, tag, out),
+            Keyed::G256(a) => a.open_detached_into(nonce, aad, input, tag, out),
+            Keyed::K(a) => a.open_detached_into(nonce, aad, input, tag, out),
         }
     }
 }
@@ -184,14 +185,9 @@ pub unsafe extern "C" fn pqkit_aead_seal(
         // SAFETY: out is writable for out_cap >= needed bytes and does not overlap the inputs (caller's contract).
         let out = unsafe { output(out, needed, "out") }?;
         let (body, tag_out) = out.split_at_mut(pt.len());
-        body.copy_from_slice(pt);
-        match h.aead.seal(nonce, aad, body) {
-            Ok(tag) => tag_out.copy_from_slice(&tag),
-            Err(e) => {
-                body.zeroize();
-                return Err(e.into());
-            }
-        }
+        // Out of place: the library reads `pt` and writes `body` (and zeroes it on error).
+        let tag = h.aead.seal(nonce, aad, pt, body)?;
+        tag_out.copy_from_slice(&tag);
         // SAFETY: out_len checked non-NULL; valid for a write by the caller's contract.
         unsafe { write_out(out_len, needed, "out_len") }
     })
@@ -250,10 +246,8 @@ pub unsafe extern "C" fn pqkit_aead_open(
         }
         // SAFETY: out is writable for out_cap >= ct.len() bytes and does not overlap the inputs.
         let out = unsafe { output(out, ct.len(), "out") }?;
-        out.copy_from_slice(ct);
-        if let Err(e) = h.aead.open(nonce, aad, out, tag) {
-            // The library leaves the ciphertext there; wipe it so the caller's buffer holds nothing of the message.
-            out.zeroize();
+        // Out of place: on a bad tag the library zeroes `out` before returning, so it holds nothing of the message.
+        if let Err(e) = h.aead.open(nonce, aad, ct, tag, out) {
             // SAFETY: out_len checked non-NULL; valid for a write by the caller's contract.
             unsafe { write_out(out_len, 0, "out_len")? };
             return Err(e.into());
