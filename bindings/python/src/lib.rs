@@ -79,23 +79,26 @@ enum Keyed {
 }
 
 impl Keyed {
-    fn seal(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> pqkit::Result<[u8; TAG_LEN]> {
+    /// Out of place: reads `input`, writes `out` (AES-GCM in one pass; the others copy first). On error `out`
+    /// is zeroed by the library.
+    fn seal(&self, nonce: &[u8], aad: &[u8], input: &[u8], out: &mut [u8]) -> pqkit::Result<[u8; TAG_LEN]> {
         match self {
-            Keyed::C(a) => a.seal_in_place_detached(nonce, aad, buf),
-            Keyed::X(a) => a.seal_in_place_detached(nonce, aad, buf),
-            Keyed::G128(a) => a.seal_in_place_detached(nonce, aad, buf),
-            Keyed::G256(a) => a.seal_in_place_detached(nonce, aad, buf),
-            Keyed::K(a) => a.seal_in_place_detached(nonce, aad, buf),
+            Keyed::C(a) => a.seal_detached_into(nonce, aad, input, out),
+            Keyed::X(a) => a.seal_detached_into(nonce, aad, input, out),
+            Keyed::G128(a) => a.seal_detached_into(nonce, aad, input, out),
+            Keyed::G256(a) => a.seal_detached_into(nonce, aad, input, out),
+            Keyed::K(a) => a.seal_detached_into(nonce, aad, input, out),
         }
     }
 
-    fn open(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> pqkit::Result<()> {
+    /// Out of place; on a bad tag (or any error) `out` is zeroed by the library.
+    fn open(&self, nonce: &[u8], aad: &[u8], input: &[u8], tag: &[u8], out: &mut [u8]) -> pqkit::Result<()> {
         match self {
-            Keyed::C(a) => a.open_in_place_detached(nonce, aad, buf, tag),
-            Keyed::X(a) => a.open_in_place_detached(nonce, aad, buf, tag),
-            Keyed::G128(a) => a.open_in_place_detached(nonce, aad, buf, tag),
-            Keyed::G256(a) => a.open_in_place_detached(nonce, aad, buf, tag),
-            Keyed::K(a) => a.open_in_place_detached(nonce, aad, buf, tag),
+            Keyed::C(a) => a.open_detached_into(nonce, aad, input, tag, out),
+            Keyed::X(a) => a.open_detached_into(nonce, aad, input, tag, out),
+            Keyed::G128(a) => a.open_detached_into(nonce, aad, input, tag, out),
+            Keyed::G256(a) => a.open_detached_into(nonce, aad, input, tag, out),
+            Keyed::K(a) => a.open_detached_into(nonce, aad, input, tag, out),
         }
     }
 
@@ -111,8 +114,9 @@ impl Keyed {
 }
 
 /// A new `bytes` of `len` bytes whose first `prefix.len()` bytes are a copy of `prefix` and whose rest is
-/// filled by `fill` (called with the whole buffer, prefix included). Unlike `PyBytes::new_with` the buffer is not
-/// zeroed first: for megabyte messages that pass over memory costs as much as a tenth of the AEAD itself.
+/// zeroed, then filled by `fill` (called with the whole buffer, prefix included). The zeroing is needed because a
+/// `&mut [u8]` must not cover uninitialised memory; the AEADs pass no prefix (the library writes the output out of
+/// place), so for them this is one `memset` of the new object instead of a copy of the input.
 ///
 /// If `fill` fails, the object is dropped unseen (its bytes never reach Python), after `fill` wiped what it
 /// must.
@@ -137,8 +141,8 @@ fn bytes_from_prefix<'py>(
     }
     // SAFETY: buf is valid for len >= prefix.len() bytes and does not overlap prefix (a fresh allocation).
     unsafe { core::ptr::copy_nonoverlapping(prefix.as_ptr(), buf, prefix.len()) };
-    // SAFETY: the bytes after the prefix are initialised here (zeroed) only when there are any, so the slice
-    // below covers initialised memory; for the AEADs that is just the 16-byte tag.
+    // SAFETY: the bytes after the prefix are initialised here (zeroed), so the slice below covers initialised
+    // memory.
     unsafe { core::ptr::write_bytes(buf.add(prefix.len()), 0, len - prefix.len()) };
     // SAFETY: buf holds len initialised bytes, exclusively ours until obj is returned.
     let slice = unsafe { core::slice::from_raw_parts_mut(buf, len) };
@@ -158,13 +162,14 @@ fn aead_encrypt<'py>(
     let aad = aad.unwrap_or_default();
     let n = data.len();
     let total = n.checked_add(TAG_LEN).ok_or_else(|| MessageTooLong::new_err("message too long"))?;
-    bytes_from_prefix(py, total, data, |out: &mut [u8]| {
+    // Out of place: the library reads `data` and writes the new bytes object directly (one pass for AES-GCM).
+    bytes_from_prefix(py, total, &[], |out: &mut [u8]| {
         let r = maybe_detach(py, n, || {
             let (body, tag_out) = out.split_at_mut(n);
-            let r = k.seal(nonce, aad, body);
-            match &r {
-                Ok(tag) => tag_out.copy_from_slice(tag),
-                Err(_) => body.zeroize(),
+            // On an error the library zeroes `body`.
+            let r = k.seal(nonce, aad, data, body);
+            if let Ok(tag) = &r {
+                tag_out.copy_from_slice(tag);
             }
             r.map(|_| ())
         });
@@ -190,15 +195,9 @@ fn aead_decrypt<'py>(
         }));
     }
     let (ct, tag) = data.split_at(data.len() - TAG_LEN);
-    bytes_from_prefix(py, ct.len(), ct, |out: &mut [u8]| {
-        let r = maybe_detach(py, ct.len(), || {
-            let r = k.open(nonce, aad, out, tag);
-            if r.is_err() {
-                out.zeroize();
-            }
-            r
-        });
-        r.map_err(err)
+    bytes_from_prefix(py, ct.len(), &[], |out: &mut [u8]| {
+        // Out of place; on a bad tag the library zeroes `out` before returning, and the object is dropped unseen.
+        maybe_detach(py, ct.len(), || k.open(nonce, aad, ct, tag, out)).map_err(err)
     })
 }
 
