@@ -1,7 +1,10 @@
 //! ChaCha family: RFC 8439 and draft-irtf-cfrg-xchacha-03 known answers, differential tests against RustCrypto's
 //! `chacha20` for every backend this CPU runs, and every rejection path.
 
-use chacha20::cipher::{KeyIvInit, StreamCipher as _, StreamCipherSeek as _};
+// RustCrypto's StreamCipher/StreamCipherSeek are imported only where the reference calls them (`reference`):
+// with pqkit's `rustcrypto` feature pqkit's types implement them too, and a file-wide import next to
+// pqkit::cipher::StreamCipher would make every `apply_keystream` on a pqkit type ambiguous (E0034).
+use chacha20::cipher::KeyIvInit;
 use pqkit::Error;
 use pqkit::chacha::{Backend, ChaCha8, ChaCha12, ChaCha20, ChaCha20Legacy, XChaCha20, hchacha20};
 use pqkit::cipher::StreamCipher;
@@ -276,6 +279,8 @@ impl Variant {
             data.iter_mut().zip(&buf).for_each(|(d, k)| *d ^= k);
         };
         let stream = || u64::from_le_bytes(nonce.try_into().unwrap());
+        // Only RustCrypto types below: their traits are in scope here alone.
+        use chacha20::cipher::{StreamCipher as _, StreamCipherSeek as _};
         match self {
             Variant::Ietf => {
                 let mut c = chacha20::ChaCha20::new_from_slices(key, nonce).unwrap();
