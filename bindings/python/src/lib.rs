@@ -79,27 +79,43 @@ enum Keyed {
 }
 
 impl Keyed {
-    /// Out of place: reads `input`, writes `out` (AES-GCM in one pass; the others copy first). On error `out`
-    /// is zeroed by the library.
-    fn seal(&self, nonce: &[u8], aad: &[u8], input: &[u8], out: &mut [u8]) -> pqkit::Result<[u8; TAG_LEN]> {
-        match self {
-            Keyed::C(a) => a.seal_detached_into(nonce, aad, input, out),
-            Keyed::X(a) => a.seal_detached_into(nonce, aad, input, out),
-            Keyed::G128(a) => a.seal_detached_into(nonce, aad, input, out),
-            Keyed::G256(a) => a.seal_detached_into(nonce, aad, input, out),
-            Keyed::K(a) => a.seal_detached_into(nonce, aad, input, out),
-        }
+    /// True where the library seals and opens out of place in one pass (AES-GCM). The binding then hands it the
+    /// input and a fresh output; for the others (whose out-of-place form is the trait's copy-then-in-place
+    /// default) it copies the input into the new object itself and works in place, which saves zeroing it.
+    fn one_pass(&self) -> bool {
+        matches!(self, Keyed::G128(_) | Keyed::G256(_))
     }
 
-    /// Out of place; on a bad tag (or any error) `out` is zeroed by the library.
+    /// Seals `input` into `out` (`out` holds a copy of `input` already when `!one_pass()`). On error `out` is
+    /// zeroed.
+    fn seal(&self, nonce: &[u8], aad: &[u8], input: &[u8], out: &mut [u8]) -> pqkit::Result<[u8; TAG_LEN]> {
+        let r = match self {
+            Keyed::C(a) => a.seal_in_place_detached(nonce, aad, out),
+            Keyed::X(a) => a.seal_in_place_detached(nonce, aad, out),
+            Keyed::G128(a) => a.seal_detached_into(nonce, aad, input, out),
+            Keyed::G256(a) => a.seal_detached_into(nonce, aad, input, out),
+            Keyed::K(a) => a.seal_in_place_detached(nonce, aad, out),
+        };
+        if r.is_err() {
+            out.zeroize();
+        }
+        r
+    }
+
+    /// Opens `input` into `out` (`out` holds a copy of `input` already when `!one_pass()`). On a bad tag (or any
+    /// error) `out` is zeroed before this returns.
     fn open(&self, nonce: &[u8], aad: &[u8], input: &[u8], tag: &[u8], out: &mut [u8]) -> pqkit::Result<()> {
-        match self {
-            Keyed::C(a) => a.open_detached_into(nonce, aad, input, tag, out),
-            Keyed::X(a) => a.open_detached_into(nonce, aad, input, tag, out),
+        let r = match self {
+            Keyed::C(a) => a.open_in_place_detached(nonce, aad, out, tag),
+            Keyed::X(a) => a.open_in_place_detached(nonce, aad, out, tag),
             Keyed::G128(a) => a.open_detached_into(nonce, aad, input, tag, out),
             Keyed::G256(a) => a.open_detached_into(nonce, aad, input, tag, out),
-            Keyed::K(a) => a.open_detached_into(nonce, aad, input, tag, out),
+            Keyed::K(a) => a.open_in_place_detached(nonce, aad, out, tag),
+        };
+        if r.is_err() {
+            out.zeroize();
         }
+        r
     }
 
     fn name(&self) -> &'static str {
@@ -115,8 +131,9 @@ impl Keyed {
 
 /// A new `bytes` of `len` bytes whose first `prefix.len()` bytes are a copy of `prefix` and whose rest is
 /// zeroed, then filled by `fill` (called with the whole buffer, prefix included). The zeroing is needed because a
-/// `&mut [u8]` must not cover uninitialised memory; the AEADs pass no prefix (the library writes the output out of
-/// place), so for them this is one `memset` of the new object instead of a copy of the input.
+/// `&mut [u8]` must not cover uninitialised memory. AES-GCM passes no prefix (the library writes the output out
+/// of place), so for it this is one `memset` of the new object instead of a copy of the input; the other AEADs
+/// pass the input as the prefix and work in place (no zeroing beyond the 16-byte tag).
 ///
 /// If `fill` fails, the object is dropped unseen (its bytes never reach Python), after `fill` wiped what it
 /// must.
@@ -162,11 +179,13 @@ fn aead_encrypt<'py>(
     let aad = aad.unwrap_or_default();
     let n = data.len();
     let total = n.checked_add(TAG_LEN).ok_or_else(|| MessageTooLong::new_err("message too long"))?;
-    // Out of place: the library reads `data` and writes the new bytes object directly (one pass for AES-GCM).
-    bytes_from_prefix(py, total, &[], |out: &mut [u8]| {
+    // AES-GCM: the library reads `data` and writes the new bytes object directly (one pass). The others: the
+    // input is copied into the object and sealed there.
+    let prefix = if k.one_pass() { &[][..] } else { data };
+    bytes_from_prefix(py, total, prefix, |out: &mut [u8]| {
         let r = maybe_detach(py, n, || {
             let (body, tag_out) = out.split_at_mut(n);
-            // On an error the library zeroes `body`.
+            // On an error `body` is zeroed.
             let r = k.seal(nonce, aad, data, body);
             if let Ok(tag) = &r {
                 tag_out.copy_from_slice(tag);
@@ -195,8 +214,9 @@ fn aead_decrypt<'py>(
         }));
     }
     let (ct, tag) = data.split_at(data.len() - TAG_LEN);
-    bytes_from_prefix(py, ct.len(), &[], |out: &mut [u8]| {
-        // Out of place; on a bad tag the library zeroes `out` before returning, and the object is dropped unseen.
+    let prefix = if k.one_pass() { &[][..] } else { ct };
+    bytes_from_prefix(py, ct.len(), prefix, |out: &mut [u8]| {
+        // On a bad tag `out` is zeroed before `open` returns, and the object is dropped unseen.
         maybe_detach(py, ct.len(), || k.open(nonce, aad, ct, tag, out)).map_err(err)
     })
 }
