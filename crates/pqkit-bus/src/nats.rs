@@ -64,6 +64,8 @@ const MAX_KEYS: usize = 1 << 14;
 const MAX_PENDING: usize = 1024;
 /// Sessions the key server keeps; the least recently used is dropped past it (that agent must reconnect).
 const MAX_SESSIONS: usize = 1 << 16;
+/// Default messages buffered per subscription by the NATS client ([`NatsOptions::subscription_capacity`]).
+pub const SUBSCRIPTION_CAPACITY: usize = 1 << 16;
 const HELLO_AAD: &[u8] = b"pqkit-bus ks hello v1";
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -522,6 +524,9 @@ pub struct NatsOptions {
     /// How long [`NatsAgent::publish_durable`] retries (server down, no acknowledgement) before it gives up
     /// (default 30 s).
     pub durable_retry: Duration,
+    /// Messages the NATS client buffers per subscription before it drops them as a slow consumer (core NATS is
+    /// at-most-once; default 65,536, async-nats's own default). Raise it for bursty topics with slow readers.
+    pub subscription_capacity: usize,
 }
 
 impl Default for NatsOptions {
@@ -530,6 +535,7 @@ impl Default for NatsOptions {
             rotate_after_messages: 1 << 24,
             ack_wait: Duration::from_secs(2),
             durable_retry: Duration::from_secs(30),
+            subscription_capacity: SUBSCRIPTION_CAPACITY,
         }
     }
 }
@@ -625,6 +631,7 @@ impl NatsAgent {
     ) -> Result<NatsAgent> {
         let client = async_nats::ConnectOptions::new()
             .name(format!("pqkit-bus agent {}", identity.id()))
+            .subscription_capacity(opts.subscription_capacity.max(1))
             .connect(url)
             .await
             .map_err(transport)?;
