@@ -290,16 +290,25 @@ fn expected_sum() -> u64 {
 
 /// Runs the section against `url`; `quick` takes fewer samples.
 pub fn run(url: &str, quick: bool) -> R<Vec<Row>> {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(e)?;
-    rt.block_on(run_async(url, quick))
+    run_filtered(url, quick, None)
 }
 
-async fn run_async(url: &str, quick: bool) -> R<Vec<Row>> {
+/// [`run`], only the rows whose name starts with `filter` (e.g. `send_10k-64`, `request_reply`) when given.
+pub fn run_filtered(url: &str, quick: bool, filter: Option<&str>) -> R<Vec<Row>> {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(e)?;
+    rt.block_on(run_async(url, quick, filter))
+}
+
+async fn run_async(url: &str, quick: bool, filter: Option<&str>) -> R<Vec<Row>> {
+    let want = |name: &str| filter.is_none_or(|f| name.starts_with(f));
     let p = pqkit_agents(url).await?;
     let pubc = async_nats::connect(url).await.map_err(e)?;
     let subc = async_nats::connect(url).await.map_err(e)?;
     let mut rows = Vec::new();
     for size in SIZES {
+        if !want(&format!("send_10k-{size}")) {
+            continue;
+        }
         let samples = match (quick, size) {
             (true, 65536) => 3,
             (true, _) => 5,
@@ -332,8 +341,12 @@ async fn run_async(url: &str, quick: bool) -> R<Vec<Row>> {
         }
         rows.push(row);
     }
-    rows.push(request_reply(&p, &pubc, &subc, if quick { 3000 } else { 20000 }).await?);
-    rows.push(durable(&p, &pubc, url, if quick { 1 } else { 3 }).await?);
+    if want("request_reply-64") {
+        rows.push(request_reply(&p, &pubc, &subc, if quick { 3000 } else { 20000 }).await?);
+    }
+    if want("durable_send_10k-64") {
+        rows.push(durable(&p, &pubc, url, if quick { 1 } else { 3 }).await?);
+    }
     Ok(rows)
 }
 
