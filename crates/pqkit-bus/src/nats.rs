@@ -992,6 +992,19 @@ impl AgentInner {
     }
 
     /// The sender key for `subject`'s scope, asking the key server when there is none or it is used up.
+    /// The cached sender key for `subject`'s scope if it has messages left (`None`: ask the key server).
+    fn send_key_cached(&self, subject: &str) -> Result<Option<Arc<SendKey>>> {
+        let scope = scope_of(subject);
+        let k = match lock(&self.send_keys).get(scope) {
+            Some(k) if k.next.load(Ordering::Relaxed) < self.opts.rotate_after_messages => k.clone(),
+            _ => return Ok(None),
+        };
+        if scope.len() != subject.len() {
+            validate_subject(subject)?;
+        }
+        Ok(Some(k))
+    }
+
     /// Checks `subject` unless it is a scope already granted (it was checked then).
     async fn send_key(&self, subject: &str) -> Result<Arc<SendKey>> {
         let scope = scope_of(subject);
@@ -1037,7 +1050,12 @@ impl AgentInner {
             validate_subject(r)?;
         }
         let (k, n) = loop {
-            let k = self.send_key(subject).await?;
+            // The key-server round trip is a large future; boxed, it does not grow (and get copied with)
+            // every publish's future. The cached key, the common case, is taken without it.
+            let k = match self.send_key_cached(subject)? {
+                Some(k) => k,
+                None => Box::pin(self.send_key(subject)).await?,
+            };
             let n = k.next.fetch_add(1, Ordering::Relaxed);
             if n < self.opts.rotate_after_messages {
                 break (k, n);
@@ -1149,7 +1167,7 @@ impl AgentInner {
                 None if windows.len >= MAX_WINDOWS => return Err(Error::Replayed { seq: m.seq }),
                 None => Window::default(),
             };
-            let key = self.recv_key(m.sender, topic, m.epoch).await?;
+            let key = Box::pin(self.recv_key(m.sender, topic, m.epoch)).await?;
             key.open_in_place_detached(&nonce, aad, out, tag).map_err(|_| Error::AuthFailed)?;
             let per_scope = match windows.map.get_mut(scope) {
                 Some(w) => w,
