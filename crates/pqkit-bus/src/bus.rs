@@ -1532,28 +1532,19 @@ impl PartialEq for Message {
 impl Eq for Message {}
 
 impl Message {
-    /// A message opened by a transport (the NATS one): already authenticated and decrypted; takes the payload's
-    /// buffer (no copy when it is not stored inline).
+    /// A message opened by a transport (the NATS one): already authenticated and decrypted, with a shared topic
+    /// (a subscription reuses the `Arc` of the topic it saw last) and a payload borrowed from the caller (copied inline when short, else into one `Vec`).
     #[cfg(feature = "nats")]
-    pub(crate) fn opened_owned(
-        topic: &str,
+    pub(crate) fn opened_shared(
+        topic: Arc<str>,
         reply: Option<&str>,
         sender: AgentId,
         priority: Priority,
         seq: u64,
-        payload: Vec<u8>,
+        payload: &[u8],
     ) -> Message {
-        let body = if payload.len() <= INLINE { Body::from_slice(&payload, 0) } else { Body::Heap(payload) };
-        Message {
-            kind: Kind::Plain,
-            epoch: 0,
-            topic: Arc::from(topic),
-            reply: reply.map(Arc::from),
-            sender,
-            priority,
-            seq,
-            body,
-        }
+        let body = if payload.len() <= INLINE { Body::from_slice(payload, 0) } else { Body::Heap(payload.to_vec()) };
+        Message { kind: Kind::Plain, epoch: 0, topic, reply: reply.map(Arc::from), sender, priority, seq, body }
     }
 
     /// The subject it was published on.

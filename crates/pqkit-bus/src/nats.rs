@@ -64,6 +64,8 @@ const MAX_KEYS: usize = 1 << 14;
 const MAX_PENDING: usize = 1024;
 /// Sessions the key server keeps; the least recently used is dropped past it (that agent must reconnect).
 const MAX_SESSIONS: usize = 1 << 16;
+/// Default messages buffered per subscription by the NATS client ([`NatsOptions::subscription_capacity`]).
+pub const SUBSCRIPTION_CAPACITY: usize = 1 << 16;
 const HELLO_AAD: &[u8] = b"pqkit-bus ks hello v1";
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -522,6 +524,9 @@ pub struct NatsOptions {
     /// How long [`NatsAgent::publish_durable`] retries (server down, no acknowledgement) before it gives up
     /// (default 30 s).
     pub durable_retry: Duration,
+    /// Messages the NATS client buffers per subscription before it drops them as a slow consumer (core NATS is
+    /// at-most-once; default 65,536, async-nats's own default). Raise it for bursty topics with slow readers.
+    pub subscription_capacity: usize,
 }
 
 impl Default for NatsOptions {
@@ -530,6 +535,7 @@ impl Default for NatsOptions {
             rotate_after_messages: 1 << 24,
             ack_wait: Duration::from_secs(2),
             durable_retry: Duration::from_secs(30),
+            subscription_capacity: SUBSCRIPTION_CAPACITY,
         }
     }
 }
@@ -606,6 +612,43 @@ struct Windows {
     /// By key scope, then (sender, epoch, stream).
     map: HashMap<String, HashMap<(AgentId, u32, u32), Window>>,
     len: usize,
+    /// The entry the last message used, with its key: a stream of messages from one sender on one topic opens
+    /// without a lock or a hash lookup. Its window is the authoritative copy while it is hot and is written
+    /// back to `map` before any other entry is used.
+    hot: Option<Hot>,
+    /// The topic of the last message, shared by the messages handed over (one allocation per topic change).
+    last_topic: Option<Arc<str>>,
+}
+
+struct Hot {
+    scope: String,
+    wid: (AgentId, u32, u32),
+    window: Window,
+    key: Arc<Aes256Gcm>,
+}
+
+impl Windows {
+    /// Writes the hot window back into the map (before the map is read or another entry becomes hot).
+    fn cool(&mut self) {
+        if let Some(h) = self.hot.take() {
+            let per_scope = match self.map.get_mut(h.scope.as_str()) {
+                Some(w) => w,
+                None => self.map.entry(h.scope.clone()).or_default(),
+            };
+            per_scope.insert(h.wid, h.window);
+        }
+    }
+
+    fn topic(&mut self, topic: &str) -> Arc<str> {
+        match &self.last_topic {
+            Some(t) if &**t == topic => t.clone(),
+            _ => {
+                let t: Arc<str> = Arc::from(topic);
+                self.last_topic = Some(t.clone());
+                t
+            }
+        }
+    }
 }
 
 impl NatsAgent {
@@ -625,6 +668,7 @@ impl NatsAgent {
     ) -> Result<NatsAgent> {
         let client = async_nats::ConnectOptions::new()
             .name(format!("pqkit-bus agent {}", identity.id()))
+            .subscription_capacity(opts.subscription_capacity.max(1))
             .connect(url)
             .await
             .map_err(transport)?;
@@ -948,14 +992,36 @@ impl AgentInner {
     }
 
     /// The sender key for `subject`'s scope, asking the key server when there is none or it is used up.
+    /// The cached sender key for `subject`'s scope if it has messages left (`None`: ask the key server).
+    fn send_key_cached(&self, subject: &str) -> Result<Option<Arc<SendKey>>> {
+        let scope = scope_of(subject);
+        let k = match lock(&self.send_keys).get(scope) {
+            Some(k) if k.next.load(Ordering::Relaxed) < self.opts.rotate_after_messages => k.clone(),
+            _ => return Ok(None),
+        };
+        if scope.len() != subject.len() {
+            validate_subject(subject)?;
+        }
+        Ok(Some(k))
+    }
+
+    /// Checks `subject` unless it is a scope already granted (it was checked then).
     async fn send_key(&self, subject: &str) -> Result<Arc<SendKey>> {
         let scope = scope_of(subject);
         let mut rotate_from = 0;
+        let mut checked = false;
         if let Some(k) = lock(&self.send_keys).get(scope) {
             if k.next.load(Ordering::Relaxed) < self.opts.rotate_after_messages {
+                if scope.len() != subject.len() {
+                    validate_subject(subject)?;
+                }
                 return Ok(k.clone());
             }
             rotate_from = k.epoch;
+            checked = scope.len() == subject.len();
+        }
+        if !checked {
+            validate_subject(subject)?;
         }
         let mut body = vec![OP_SEND];
         body.extend_from_slice(&rotate_from.to_be_bytes());
@@ -977,7 +1043,6 @@ impl AgentInner {
     }
 
     async fn seal(&self, subject: &str, payload: &[u8], priority: Priority, reply: Option<&str>) -> Result<Vec<u8>> {
-        validate_subject(subject)?;
         if payload.len() > MAX_PAYLOAD {
             return Err(Error::PayloadTooLarge { len: payload.len() });
         }
@@ -985,7 +1050,12 @@ impl AgentInner {
             validate_subject(r)?;
         }
         let (k, n) = loop {
-            let k = self.send_key(subject).await?;
+            // The key-server round trip is a large future; boxed, it does not grow (and get copied with)
+            // every publish's future. The cached key, the common case, is taken without it.
+            let k = match self.send_key_cached(subject)? {
+                Some(k) => k,
+                None => Box::pin(self.send_key(subject)).await?,
+            };
             let n = k.next.fetch_add(1, Ordering::Relaxed);
             if n < self.opts.rotate_after_messages {
                 break (k, n);
@@ -1066,29 +1136,52 @@ impl AgentInner {
         let stream = (m.seq >> COUNTER_BITS) as u32;
         let scope = scope_of(topic);
         let wid = (m.sender, m.epoch, stream);
-        match windows.map.get(scope).and_then(|w| w.get(&wid)) {
-            Some(w) => w.check(m.seq)?,
-            None if windows.len >= MAX_WINDOWS => return Err(Error::Replayed { seq: m.seq }),
-            None => {}
-        }
-        let key = self.recv_key(m.sender, topic, m.epoch).await?;
-        let mut body = bytes[m.reply.end..].to_vec();
-        let n = body.len() - TAG_LEN;
-        let (ct, tag) = body.split_at_mut(n);
-        key.open_in_place_detached(&envelope::nonce(Kind::Publish, m.priority, m.seq), &bytes[..m.aad_len()], ct, tag)
-            .map_err(|_| Error::AuthFailed)?;
-        let per_scope = match windows.map.get_mut(scope) {
-            Some(w) => w,
-            None => windows.map.entry(scope.to_string()).or_default(),
+        let nonce = envelope::nonce(Kind::Publish, m.priority, m.seq);
+        let (aad, sealed) = bytes.split_at(m.aad_len());
+        let (ct, tag) = sealed.split_at(sealed.len() - TAG_LEN);
+        // Decrypt into a stack buffer when the payload fits the message's inline body (no allocation), else
+        // into one `Vec`; nothing is handed over unless the tag verifies.
+        let mut small = [0u8; 128];
+        let mut large = Vec::new();
+        let out: &mut [u8] = if ct.len() <= small.len() {
+            let o = &mut small[..ct.len()];
+            o.copy_from_slice(ct);
+            o
+        } else {
+            large.extend_from_slice(ct);
+            &mut large
         };
-        let w = per_scope.entry(wid).or_insert_with(|| {
-            windows.len += 1;
-            Window::default()
-        });
-        w.commit(m.seq);
-        body.truncate(n);
+        let hot = windows.hot.as_ref().is_some_and(|h| h.wid == wid && h.scope == scope);
+        if hot {
+            let h = windows.hot.as_mut().ok_or(Error::UnknownKey)?;
+            h.window.check(m.seq)?;
+            h.key.open_in_place_detached(&nonce, aad, out, tag).map_err(|_| Error::AuthFailed)?;
+            h.window.commit(m.seq);
+        } else {
+            windows.cool();
+            let mut window = match windows.map.get(scope).and_then(|w| w.get(&wid)) {
+                Some(w) => {
+                    w.check(m.seq)?;
+                    *w
+                }
+                None if windows.len >= MAX_WINDOWS => return Err(Error::Replayed { seq: m.seq }),
+                None => Window::default(),
+            };
+            let key = Box::pin(self.recv_key(m.sender, topic, m.epoch)).await?;
+            key.open_in_place_detached(&nonce, aad, out, tag).map_err(|_| Error::AuthFailed)?;
+            let per_scope = match windows.map.get_mut(scope) {
+                Some(w) => w,
+                None => windows.map.entry(scope.to_string()).or_default(),
+            };
+            if per_scope.remove(&wid).is_none() {
+                windows.len += 1;
+            }
+            window.commit(m.seq);
+            windows.hot = Some(Hot { scope: scope.to_string(), wid, window, key });
+        }
         let reply = (!reply.is_empty()).then_some(reply);
-        Ok(Message::opened_owned(topic, reply, m.sender, m.priority, m.seq, body))
+        let topic = windows.topic(topic);
+        Ok(Message::opened_shared(topic, reply, m.sender, m.priority, m.seq, out))
     }
 }
 
@@ -1096,17 +1189,21 @@ impl AgentInner {
 // Subscriptions
 
 /// [`AgentInner::open`], retried while the key server cannot be reached (the NATS connection is down or being
-/// re-established), until `limit` if one is given.
+/// re-established), for at most `limit` after the first failure if one is given.
 async fn open_retrying(
     agent: &AgentInner,
     subject: &str,
     bytes: &[u8],
     windows: &mut Windows,
-    limit: Option<Instant>,
+    limit: Option<Duration>,
 ) -> Result<Message> {
+    // The deadline is taken at the first failure only: the common case reads no clock.
+    let mut deadline = None;
     loop {
         match agent.open(subject, bytes, windows).await {
-            Err(Error::Transport { .. }) if limit.is_none_or(|l| Instant::now() < l) => {
+            Err(Error::Transport { .. })
+                if limit.is_none_or(|l| Instant::now() < *deadline.get_or_insert_with(|| Instant::now() + l)) =>
+            {
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
             r => return r,
@@ -1144,7 +1241,7 @@ impl NatsSubscription {
             if !matches(&self.pattern, msg.subject.as_str()) {
                 continue;
             }
-            let limit = Some(Instant::now() + Duration::from_secs(10));
+            let limit = Some(Duration::from_secs(10));
             if let Ok(m) =
                 open_retrying(&self.agent, msg.subject.as_str(), &msg.payload, &mut self.windows, limit).await
             {

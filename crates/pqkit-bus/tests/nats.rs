@@ -402,3 +402,32 @@ async fn the_key_server_refuses_replayed_forged_and_unknown_requests() {
     alice.publish("k.y", b"y", Priority::Normal).await.unwrap();
     assert_eq!(ks.metrics().send_grants, 2);
 }
+
+/// Payload sizes around the receive path's boundaries (inline body 80 B, stack decryption up to 128 B, heap
+/// above) round-trip exactly, and a corrupted large envelope is rejected like a small one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn payload_sizes_around_the_receive_buffers_round_trip() {
+    let s = NatsServer::start();
+    let ks = key_server(&s.url(), Policy::allow_all()).await;
+    let alice = NatsAgent::connect(&s.url(), &ident("alice", 1), ks.id()).await.unwrap();
+    let bob = NatsAgent::connect(&s.url(), &ident("bob", 2), ks.id()).await.unwrap();
+    let wire = plain(&s.url()).await;
+    let mut sub = bob.subscribe("sizes.>").await.unwrap();
+    let sizes = [0usize, 1, 79, 80, 81, 127, 128, 129, 4096, 70_000];
+    for (i, &n) in sizes.iter().enumerate() {
+        let p: Vec<u8> = (0..n).map(|j| (j * 31 + i) as u8).collect();
+        // Alternate two topics so the hot entry and the topic cache switch back and forth.
+        let topic = if i % 2 == 0 { "sizes.a" } else { "sizes.b.c" };
+        alice.publish(topic, &p, Priority::Normal).await.unwrap();
+        let m = sub.recv_timeout(T).await.unwrap();
+        assert_eq!((m.payload(), m.subject()), (&p[..], topic), "size {n}");
+    }
+    let mut big = alice.seal("sizes.a", &vec![3u8; 70_000], Priority::Normal, None).await.unwrap();
+    big[1000] ^= 4;
+    wire.publish("sizes.a", big.into()).await.unwrap();
+    wire.flush().await.unwrap();
+    alice.publish("sizes.a", b"after", Priority::Normal).await.unwrap();
+    assert_eq!(sub.recv_timeout(T).await.unwrap().payload(), b"after");
+    assert_eq!(bob.metrics().rejected_auth, 1);
+    assert_eq!(bob.metrics().received, sizes.len() as u64 + 1);
+}
