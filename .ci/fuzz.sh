@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 secs=${FUZZ_SECONDS:-20}
-targets=(stream_decrypt stream_roundtrip ec_weierstrass ec_25519 mlkem mldsa bus_envelope bus_ingest rsa)
+targets=(stream_decrypt stream_roundtrip ec_weierstrass ec_25519 mlkem mldsa bus_envelope bus_ingest rsa cli_checklist cli_hex)
 
 if ! cargo +nightly --version >/dev/null 2>&1; then
   echo "ERROR: the fuzz job needs the nightly Rust toolchain (cargo-fuzz uses -Z flags)." >&2
