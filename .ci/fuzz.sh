@@ -2,12 +2,12 @@
 # Fuzzing job (issue 18 item 3): builds every cargo-fuzz target in fuzz/ and runs each for FUZZ_SECONDS
 # (default 20) seeded from its committed corpus fuzz/corpus/TARGET. A crash or a failed property fails the job
 # and prints the reproducer (its bytes and the command that replays it). Needs the nightly toolchain and
-# cargo-fuzz; fails loudly when either is missing. Whole job, build included: about 3-4 minutes on 2 cores.
+# cargo-fuzz; fails loudly when either is missing. Whole job, build included: about 5 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 secs=${FUZZ_SECONDS:-20}
-targets=(stream_decrypt stream_roundtrip ec_weierstrass ec_25519 mlkem mldsa bus_envelope bus_ingest rsa)
+targets=(stream_decrypt stream_roundtrip ec_weierstrass ec_25519 mlkem mldsa bus_envelope bus_ingest rsa cli_checklist cli_hex)
 
 if ! cargo +nightly --version >/dev/null 2>&1; then
   echo "ERROR: the fuzz job needs the nightly Rust toolchain (cargo-fuzz uses -Z flags)." >&2

@@ -146,7 +146,7 @@ pub fn ed25519_verify(vk: &Path, sig: &Path, ctx: &[u8], input: &Option<PathBuf>
     let sig_bytes = if raw.len() == ed25519::SIGNATURE_LEN {
         raw.to_vec()
     } else {
-        match std::str::from_utf8(&raw).ok().and_then(|s| hex::decode(s.trim()).ok()) {
+        match pqkit_cli::parse::hex::decode_file(&raw) {
             Some(v) => v,
             None => raw.to_vec(),
         }
@@ -293,7 +293,7 @@ pub fn ecdsa_sign<C: PrimeCurve>(
 /// An ECDSA signature file: DER or P1363 (`r || s`, 64 bytes), raw or in hex.
 fn read_ecdsa_signature<C: PrimeCurve>(path: &Path) -> CliResult<ws::Signature<C>> {
     let raw = read_file(path)?;
-    let hexed = std::str::from_utf8(&raw).ok().and_then(|s| hex::decode(s.trim()).ok());
+    let hexed = pqkit_cli::parse::hex::decode_file(&raw);
     let bytes: &[u8] = hexed.as_deref().unwrap_or(&raw);
     ws::Signature::<C>::from_der(bytes)
         .or_else(

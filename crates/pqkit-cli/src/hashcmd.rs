@@ -8,6 +8,7 @@ use pqkit::hash::blake2::{Blake2b, Blake2s};
 use pqkit::hash::sha2::{Sha224, Sha256, Sha384, Sha512, Sha512_224, Sha512_256};
 use pqkit::hash::sha3::{Sha3_224, Sha3_256, Sha3_384, Sha3_512, Shake128, Shake256};
 use pqkit::hash::skein::Skein512;
+use pqkit_cli::parse::checklist::{escape, format_line, lines, parse_line};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -225,43 +226,6 @@ fn path_of(b: &[u8]) -> PathBuf {
     }
 }
 
-/// GNU coreutils escaping: a name holding `\`, newline or carriage return gets a leading `\` on its line and
-/// those characters written as `\\`, `\n`, `\r`. Returns the prefix and the name.
-fn escape(name: &[u8]) -> (&'static str, Vec<u8>) {
-    if !name.iter().any(|&c| matches!(c, b'\\' | b'\n' | b'\r')) {
-        return ("", name.to_vec());
-    }
-    let mut out = Vec::with_capacity(name.len() + 4);
-    for &c in name {
-        match c {
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            c => out.push(c),
-        }
-    }
-    ("\\", out)
-}
-
-/// The inverse of [`escape`]; `None` for an unknown escape or a trailing `\` (an improperly formatted line).
-fn unescape(name: &[u8]) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(name.len());
-    let mut it = name.iter();
-    while let Some(&c) = it.next() {
-        if c == b'\\' {
-            match it.next()? {
-                b'n' => out.push(b'\n'),
-                b'r' => out.push(b'\r'),
-                b'\\' => out.push(b'\\'),
-                _ => return None,
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    Some(out)
-}
-
 fn files_or_stdin(files: &[PathBuf]) -> Vec<PathBuf> {
     if files.is_empty() { vec![PathBuf::from("-")] } else { files.to_vec() }
 }
@@ -287,11 +251,7 @@ pub fn run(a: HashArgs) -> CliResult {
     for f in files_or_stdin(&a.files) {
         match digest_path(a.alg, a.len, &f) {
             Ok(d) => {
-                let (pre, name) = escape(&name_bytes(&f));
-                let mut line = format!("{pre}{}  ", hex::encode(d)).into_bytes();
-                line.extend_from_slice(&name);
-                line.push(b'\n');
-                out.write_all(&line).map_err(|e| CliError::io("stdout", e))?;
+                out.write_all(&format_line(&d, &name_bytes(&f))).map_err(|e| CliError::io("stdout", e))?;
             }
             Err(e) => {
                 // Keep going like sha256sum; report each failure.
@@ -303,23 +263,6 @@ pub fn run(a: HashArgs) -> CliResult {
     }
     out.flush().map_err(|e| CliError::io("stdout", e))?;
     if err { Err(CliError::usage("some files could not be read")) } else { Ok(()) }
-}
-
-/// One line of a check list: `[\]HEX  NAME` or `[\]HEX *NAME`.
-fn parse_line(line: &[u8], want_len: usize) -> Option<(Vec<u8>, Vec<u8>)> {
-    let (esc, rest) = match line.strip_prefix(b"\\") {
-        Some(r) => (true, r),
-        None => (false, line),
-    };
-    let sp = rest.iter().position(|&c| c == b' ')?;
-    let (h, n) = (&rest[..sp], &rest[sp + 1..]);
-    let n = n.strip_prefix(b" ").or_else(|| n.strip_prefix(b"*"))?;
-    if n.is_empty() || h.len() != 2 * want_len {
-        return None;
-    }
-    let d = hex::decode(h).ok()?;
-    let name = if esc { unescape(n)? } else { n.to_vec() };
-    Some((d, name))
 }
 
 /// `--check`, with sha256sum's semantics and exit codes: 0 when every listed file matched; 1 when a digest
@@ -353,14 +296,10 @@ fn check(a: &HashArgs) -> CliResult {
             continue;
         }
         let mut lines_ok = 0usize;
-        for (lineno, line) in data.split(|&c| c == b'\n').enumerate() {
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            if line.is_empty() || line.starts_with(b"#") {
-                continue;
-            }
+        for (lineno, line) in lines(&data) {
             let Some((want, name)) = parse_line(line, want_len) else {
                 if a.warn {
-                    eprintln!("pqkit: {lname}: {}: improperly formatted {:?} checksum line", lineno + 1, a.alg);
+                    eprintln!("pqkit: {lname}: {lineno}: improperly formatted {:?} checksum line", a.alg);
                 }
                 malformed += 1;
                 continue;

@@ -20,16 +20,14 @@ use zeroize::Zeroizing;
 
 /// Decodes a hex argument; the error names the option, never its value (it may be a key).
 fn unhex(opt: &str, s: &str) -> CliResult<Zeroizing<Vec<u8>>> {
-    let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-    hex::decode(&s).map(Zeroizing::new).map_err(|_| CliError::usage(format!("{opt}: not valid hex")))
+    pqkit_cli::parse::hex::decode_spaced(s).ok_or_else(|| CliError::usage(format!("{opt}: not valid hex")))
 }
 
 fn read_stdin(hex_in: bool) -> CliResult<Zeroizing<Vec<u8>>> {
     let mut v = Zeroizing::new(Vec::new());
     std::io::stdin().lock().read_to_end(&mut v).map_err(|e| CliError::io("stdin", e))?;
     if hex_in {
-        let s = std::str::from_utf8(&v).map_err(|_| CliError::usage("stdin: not valid hex"))?;
-        return unhex("stdin", s);
+        return pqkit_cli::parse::hex::decode_stdin(&v).ok_or_else(|| CliError::usage("stdin: not valid hex"));
     }
     Ok(v)
 }

@@ -210,13 +210,13 @@ enum SignCmd {
 
 /// Decodes a hex option of an exact length (if given); the error names the option, never its value.
 pub(crate) fn unhex(opt: &str, s: &str, len: Option<usize>) -> CliResult<Zeroizing<Vec<u8>>> {
-    let v = Zeroizing::new(hex::decode(s.trim()).map_err(|_| CliError::usage(format!("{opt}: not valid hex")))?);
-    if let Some(n) = len
-        && v.len() != n
-    {
-        return Err(CliError::usage(format!("{opt}: expected {n} bytes, got {}", v.len())));
-    }
-    Ok(v)
+    use pqkit_cli::parse::hex::{HexError, decode_exact};
+    decode_exact(s, len).map_err(|e| match e {
+        HexError::NotHex => CliError::usage(format!("{opt}: not valid hex")),
+        HexError::WrongLength { expected, actual } => {
+            CliError::usage(format!("{opt}: expected {expected} bytes, got {actual}"))
+        }
+    })
 }
 
 pub(crate) fn read_file(path: &Path) -> CliResult<Zeroizing<Vec<u8>>> {
@@ -420,7 +420,7 @@ fn sig_verify<P: mldsa::Params>(vk: &Path, sig: &Path, ctx: &[u8], input: &Optio
     let sig_bytes = if raw.len() == P::SIG_LEN {
         raw.to_vec()
     } else {
-        match std::str::from_utf8(&raw).ok().and_then(|s| hex::decode(s.trim()).ok()) {
+        match pqkit_cli::parse::hex::decode_file(&raw) {
             Some(v) => v,
             None => raw.to_vec(),
         }

@@ -240,7 +240,7 @@ pub fn verify(scheme: Scheme, hash: SigHash, vk: &Path, sig: &Path, input: &Opti
     let sig_bytes = if raw.len() == key.size() {
         raw.to_vec()
     } else {
-        match std::str::from_utf8(&raw).ok().and_then(|s| hex::decode(s.trim()).ok()) {
+        match pqkit_cli::parse::hex::decode_file(&raw) {
             Some(v) => v,
             None => raw.to_vec(),
         }

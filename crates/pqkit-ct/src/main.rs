@@ -21,9 +21,12 @@ use pqkit::aead::aes_gcm::Aes256Gcm;
 use pqkit::aead::chacha20poly1305::ChaCha20Poly1305;
 use pqkit::ec::{ed25519, p256, secp256k1, x25519};
 use pqkit::hash::sha2::Sha256;
+use pqkit::hpke::{Aead as HpkeAead, Kdf, Kem, RecipientMode, SenderMode, Suite};
+use pqkit::hybrid::{x25519mlkem768, xwing};
 use pqkit::mac::Hmac;
 use pqkit::mldsa::{MlDsa65, Params as _, SigningKey as MlDsaSigningKey};
 use pqkit::mlkem::{Ciphertext, DecapsulationKey, MlKem768};
+use pqkit::rsa::{RsaPrivateKey, oaep, pkcs1v15, pss};
 use std::hint::black_box;
 use valgrind::{public, secret};
 
@@ -209,6 +212,137 @@ macro_rules! weierstrass {
 weierstrass!(p256_sign, p256_ecdh, p256, "P-256");
 weierstrass!(secp256k1_sign, secp256k1_ecdh, secp256k1, "secp256k1");
 
+/// The 2048-bit test key of the benchmarks (PKCS#8 DER made with `openssl genpkey`): a real key, imported
+/// again below from its components with every private component marked secret.
+const RSA_2048_PK8: &[u8] = include_bytes!("../../pqkit-bench/src/algs/rsa_keys/rsa-2048.pk8.der");
+
+/// The RSA-2048 private key with d, p, q, dP, dQ and qInv marked secret before the import, so the import's
+/// consistency check, the Montgomery constants of p and q, and every private operation run on secrets. The
+/// blinding factors are drawn inside the library, which marks them secret itself under `--cfg pqkit_ct_check`
+/// (`pqkit::ct::classify_ref`); n and e are public.
+fn rsa_key() -> RsaPrivateKey {
+    let k = RsaPrivateKey::from_pkcs8_der(RSA_2048_PK8).expect("RSA test key");
+    let (n, e) = (k.public_key().n(), k.public_key().e());
+    let (d, p, q, dp, dq, qinv) = (k.d(), k.p(), k.q(), k.dp(), k.dq(), k.qinv());
+    for s in [&d, &p, &q, &dp, &dq, &qinv] {
+        secret(&s[..]);
+    }
+    RsaPrivateKey::from_crt_components(&n, &e, &d, &p, &q, &dp, &dq, &qinv).expect("RSA import")
+}
+
+/// RSASSA-PSS (SHA-256) and RSASSA-PKCS1-v1_5 (SHA-256) signing with a secret RSA-2048 key; the signatures
+/// are public outputs.
+fn rsa_sign() {
+    let key = rsa_key();
+    let msg: [u8; 100] = bytes(23);
+    let signer = pss::SigningKey::new(key.clone()).expect("PSS key");
+    let sig = signer.sign(&msg).expect("PSS sign");
+    public(&sig[..]);
+    check(signer.verifying_key().verify(&msg, &sig).is_ok(), "RSA-PSS signature verifies");
+    let signer = pkcs1v15::SigningKey::new(key).expect("PKCS#1 v1.5 key");
+    let sig = signer.sign(&msg).expect("PKCS#1 v1.5 sign");
+    public(&sig[..]);
+    check(signer.verifying_key().verify(&msg, &sig).is_ok(), "RSA PKCS#1 v1.5 signature verifies");
+}
+
+/// RSAES-OAEP (SHA-256) decryption of a valid ciphertext (the message is the public output) and of a tampered
+/// one (the single "decryption error" is the public outcome).
+fn rsa_oaep_decrypt() {
+    let key = rsa_key();
+    let msg: [u8; 40] = bytes(24);
+    let ct = oaep::encrypt(key.public_key(), &msg).expect("OAEP encrypt");
+    let pt = oaep::decrypt(&key, &ct).expect("OAEP decrypt");
+    public(&pt[..]);
+    check(pt[..] == msg[..], "RSA-OAEP round trip");
+    let mut bad = ct;
+    bad[100] ^= 1;
+    check(oaep::decrypt(&key, &bad).is_err(), "RSA-OAEP tampered ciphertext rejected");
+}
+
+/// RSAES-PKCS1-v1_5 decryption with implicit rejection: a valid ciphertext gives the message, a tampered one
+/// a synthetic message; neither path may branch on the padding's validity. Only the output (and so its
+/// length) is public.
+fn rsa_pkcs1v15_decrypt() {
+    let key = rsa_key();
+    let msg: [u8; 48] = bytes(25);
+    let ct = pkcs1v15::encrypt(key.public_key(), &msg).expect("PKCS#1 v1.5 encrypt");
+    let pt = pkcs1v15::decrypt(&key, &ct).expect("PKCS#1 v1.5 decrypt");
+    public(&pt[..]);
+    check(pt[..] == msg[..], "RSA PKCS#1 v1.5 round trip");
+    let mut bad = ct;
+    bad[100] ^= 1;
+    let synth = pkcs1v15::decrypt(&key, &bad).expect("implicit rejection never fails");
+    public(&synth[..]);
+    check(synth[..] != msg[..], "RSA PKCS#1 v1.5 implicit rejection");
+}
+
+/// X25519MLKEM768 decapsulation, valid and tampered ML-KEM part. Secret: the 96-byte seed (d, z and the
+/// X25519 scalar); the key share (ek, X25519 public key) is public.
+fn x25519mlkem768_decaps() {
+    let seed: [u8; 96] = bytes(26);
+    secret(&seed);
+    let dk = x25519mlkem768::DecapsulationKey::from_seed(&seed).expect("seed");
+    let ek = dk.encapsulation_key().to_bytes();
+    public(&ek);
+    let ek = x25519mlkem768::EncapsulationKey::from_bytes(&ek).expect("ek");
+    let (ct, ss) = ek.encapsulate_deterministic(&bytes(27)).expect("encaps");
+    let got = dk.decapsulate(&ct).expect("decaps");
+    public(got.as_bytes());
+    check(got.as_bytes() == ss.as_bytes(), "X25519MLKEM768 decapsulation");
+    let mut bad = *ct.as_bytes();
+    bad[17] ^= 4;
+    let bad = x25519mlkem768::Ciphertext::from_bytes(&bad).expect("ct");
+    let rej = dk.decapsulate(&bad).expect("decaps");
+    public(rej.as_bytes());
+    check(rej.as_bytes() != ss.as_bytes(), "X25519MLKEM768 implicit rejection");
+}
+
+/// X-Wing decapsulation, valid and tampered ML-KEM part. Secret: the 32-byte seed.
+fn xwing_decaps() {
+    let seed: [u8; 32] = bytes(28);
+    secret(&seed);
+    let dk = xwing::DecapsulationKey::from_seed(&seed);
+    let ek = dk.encapsulation_key().to_bytes();
+    public(&ek);
+    let ek = xwing::EncapsulationKey::from_bytes(&ek).expect("ek");
+    let (ct, ss) = ek.encapsulate_deterministic(&bytes(29));
+    let got = dk.decapsulate(&ct);
+    public(got.as_bytes());
+    check(got.as_bytes() == ss.as_bytes(), "X-Wing decapsulation");
+    let mut bad = *ct.as_bytes();
+    bad[17] ^= 4;
+    let bad = xwing::Ciphertext::from_bytes(&bad).expect("ct");
+    let rej = dk.decapsulate(&bad);
+    public(rej.as_bytes());
+    check(rej.as_bytes() != ss.as_bytes(), "X-Wing implicit rejection");
+}
+
+/// HPKE base-mode single-shot open with the recipient's private key secret; a tampered ciphertext's
+/// rejection is the AEAD's public tag decision.
+fn hpke_open(kem: Kem, seed: u8) {
+    let suite = Suite::new(kem, Kdf::HkdfSha256, HpkeAead::ChaCha20Poly1305);
+    let mut sk = vec![0u8; kem.private_key_len()];
+    sk.iter_mut().zip(bytes::<64>(seed)).for_each(|(o, b)| *o = b);
+    let pk = pqkit::hpke::PrivateKey::from_bytes(kem, &sk).expect("sk").public_key();
+    let (enc, ct) = suite.seal(&pk, b"info", b"aad", b"hpke ct message", SenderMode::Base).expect("seal");
+    secret(&sk[..]);
+    let sk = pqkit::hpke::PrivateKey::from_bytes(kem, &sk).expect("sk");
+    let pt = suite.open(&enc, &sk, b"info", b"aad", &ct, RecipientMode::Base).expect("open");
+    public(&pt[..]);
+    check(pt == b"hpke ct message", "HPKE open");
+    let mut bad = ct;
+    bad[0] ^= 1;
+    check(suite.open(&enc, &sk, b"info", b"aad", &bad, RecipientMode::Base).is_err(), "HPKE forged open");
+}
+
+fn hpke_x25519_open() {
+    hpke_open(Kem::DhKemX25519HkdfSha256, 30);
+}
+
+fn hpke_xwing_open() {
+    hpke_open(Kem::XWing, 31);
+}
+
 /// The self-test: a deliberately secret-dependent branch and table index that the job must flag.
 #[inline(never)]
 fn leaky_lookup(table: &[u8; 256], secret_byte: u8) -> u8 {
@@ -239,6 +373,13 @@ const OPS: &[Op] = &[
     ("p256-ecdh", p256_ecdh),
     ("secp256k1-sign", secp256k1_sign),
     ("secp256k1-ecdh", secp256k1_ecdh),
+    ("rsa2048-sign", rsa_sign),
+    ("rsa2048-oaep-decrypt", rsa_oaep_decrypt),
+    ("rsa2048-pkcs1v15-decrypt", rsa_pkcs1v15_decrypt),
+    ("x25519mlkem768-decaps", x25519mlkem768_decaps),
+    ("xwing-decaps", xwing_decaps),
+    ("hpke-x25519-open", hpke_x25519_open),
+    ("hpke-xwing-open", hpke_xwing_open),
 ];
 
 fn main() {

@@ -45,6 +45,17 @@ pub(crate) fn declassify_ref<T: ?Sized>(v: &T) {
     let _ = v;
 }
 
+/// The converse of [`declassify_ref`]: the memory of `v` is secret from here on. For secrets a function makes
+/// itself rather than receives (RSA's blinding factors, drawn from the OS), so that the constant-time job
+/// checks their handling too. A no-op in normal builds.
+#[inline(always)]
+pub(crate) fn classify_ref<T: ?Sized>(v: &T) {
+    #[cfg(all(pqkit_ct_check, target_arch = "x86_64"))]
+    valgrind::make_undefined(v);
+    #[cfg(not(all(pqkit_ct_check, target_arch = "x86_64")))]
+    let _ = v;
+}
+
 /// Valgrind's `MAKE_MEM_DEFINED` client request (valgrind.h's documented x86_64 protocol: the preamble of four
 /// `rol rdi` summing to 128 bits, then `xchg rbx, rbx`; `rax` points at the request block, the result comes
 /// back in `rdx`). Outside valgrind the sequence is a no-op. Compiled only with `--cfg pqkit_ct_check`.
@@ -54,9 +65,22 @@ mod valgrind {
     /// `VG_USERREQ_TOOL_BASE('M', 'C') + 2`: `VG_USERREQ__MAKE_MEM_DEFINED`.
     const MAKE_MEM_DEFINED: u64 = (((b'M' as u64) << 24) | ((b'C' as u64) << 16)) + 2;
 
+    /// `VG_USERREQ_TOOL_BASE('M', 'C') + 1`: `VG_USERREQ__MAKE_MEM_UNDEFINED`.
+    const MAKE_MEM_UNDEFINED: u64 = (((b'M' as u64) << 24) | ((b'C' as u64) << 16)) + 1;
+
     #[inline(never)]
     pub(super) fn make_defined<T: ?Sized>(v: &T) {
-        let block = [MAKE_MEM_DEFINED, v as *const T as *const u8 as u64, core::mem::size_of_val(v) as u64, 0, 0, 0];
+        request(MAKE_MEM_DEFINED, v);
+    }
+
+    #[inline(never)]
+    pub(super) fn make_undefined<T: ?Sized>(v: &T) {
+        request(MAKE_MEM_UNDEFINED, v);
+    }
+
+    #[inline(always)]
+    fn request<T: ?Sized>(code: u64, v: &T) {
+        let block = [code, v as *const T as *const u8 as u64, core::mem::size_of_val(v) as u64, 0, 0, 0];
         // SAFETY: the sequence rotates rdi by 128 bits in total (leaving it unchanged), exchanges rbx with itself
         // and reads the six-word block through rax (a valid pointer to `block`, which outlives the asm); it writes
         // rdx (declared) and the flags. Under valgrind the request changes only memcheck's shadow state of the

@@ -291,6 +291,8 @@ fn add_assign(a: &mut Poly, b: &Poly) {
 /// K-PKE.KeyGen(d) (FIPS 203 Algorithm 13): writes `ek_pke` (384k + 32 bytes) and `dk_pke` (384k bytes).
 fn kpke_keygen(be: Checked<Backend>, k: usize, eta1: usize, d: &[u8; 32], ek: &mut [u8], dk_pke: &mut [u8]) {
     let (rho, mut sigma) = hash_g(&[d, &[k as u8]]);
+    // ρ is public (it is the last 32 bytes of ek); SampleNTT's rejection sampling on its XOF output branches.
+    crate::ct::declassify_ref(&rho);
     let mut a = [Poly::ZERO; 16];
     let mut noise = [Poly::ZERO; 9];
     let mut jobs = [Job::Matrix { idx: 0, a: 0, b: 0 }; 25];

@@ -8,9 +8,13 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 /// All-ones if `bit` is 1, zero if it is 0 (`bit` must be 0 or 1).
+///
+/// The value barrier is on the mask, not on the bit: with it on the bit, LLVM still knew the mask to be 0 or
+/// all-ones and compiled the selections `(a & !m) | (b & m)` into branches on the secret bit (the constant-time
+/// job found it in `mont_mul_n`, `mont_sqr_n`, `cond_sub`, `cond_add` and the table scan `select`).
 #[inline(always)]
 pub(crate) fn mask(bit: u64) -> u64 {
-    0u64.wrapping_sub(core::hint::black_box(bit) & 1)
+    core::hint::black_box(0u64.wrapping_sub(bit & 1))
 }
 
 /// 1 if `x` is zero, else 0, without a branch.

@@ -194,7 +194,8 @@ fn fit(v: &[u64], l: usize, reason: &'static str) -> Result<Vec<u64>> {
             hi |= w;
         }
     }
-    if bigint::is_zero_u64(hi) == 0 {
+    // A key-import validity verdict, returned as an error: public.
+    if crate::ct::declassify(bigint::is_zero_u64(hi)) == 0 {
         out.zeroize();
         return Err(param(reason));
     }
@@ -289,19 +290,22 @@ impl RsaPrivateKey {
         let pv = fit(&parse_secret(p, "p")?, l, "prime p must be smaller than n")?;
         let qv = fit(&parse_secret(q, "q")?, l, "prime q must be smaller than n")?;
         // Trim to the limbs the primes need (their sizes are public: k/2-ish).
-        let lp = bigint::limbs_for_bits(bigint::bits_ct(&pv)).max(1);
-        let lq = bigint::limbs_for_bits(bigint::bits_ct(&qv)).max(1);
+        // The limb counts of p and q are public (they follow from the key size), so they are declassified here
+        // once: every loop over the limbs of p and q depends on them.
+        let lp = crate::ct::declassify(bigint::limbs_for_bits(bigint::bits_ct(&pv)).max(1));
+        let lq = crate::ct::declassify(bigint::limbs_for_bits(bigint::bits_ct(&qv)).max(1));
         let pv = fit(&pv, lp, "p")?;
         let qv = fit(&qv, lq, "q")?;
-        if (pv[0] & qv[0] & 1) == 0 {
+        // Key-import validity verdicts below are returned as errors: public.
+        if crate::ct::declassify(pv[0] & qv[0] & 1) == 0 {
             return Err(param("primes p and q must be odd"));
         }
         let mut three = vec![0u64; 1];
         three[0] = 3;
-        if bigint::lt(&pv, &three) == 1 || bigint::lt(&qv, &three) == 1 {
+        if crate::ct::declassify(bigint::lt(&pv, &three) | bigint::lt(&qv, &three)) == 1 {
             return Err(param("primes p and q must be at least 3"));
         }
-        if bigint::eq(&pv, &qv) == 1 {
+        if crate::ct::declassify(bigint::eq(&pv, &qv)) == 1 {
             return Err(param("primes p and q must differ"));
         }
         if public.bits > MAX_PRIVATE_BITS {
@@ -312,10 +316,11 @@ impl RsaPrivateKey {
 
     fn parse_d(public: &RsaPublicKey, d: &[u8]) -> Result<Vec<u64>> {
         let dv = fit(&parse_secret(d, "d")?, public.n.len(), "private exponent d must be less than n")?;
-        if bigint::lt(&dv, &public.n) == 0 {
+        // Key-import validity verdicts, returned as errors: public.
+        if crate::ct::declassify(bigint::lt(&dv, &public.n)) == 0 {
             return Err(param("private exponent d must be less than n"));
         }
-        if bigint::is_zero(&dv) == 1 {
+        if crate::ct::declassify(bigint::is_zero(&dv)) == 1 {
             return Err(param("private exponent d must be positive"));
         }
         Ok(dv)
@@ -342,7 +347,8 @@ impl RsaPrivateKey {
     fn check(&self) -> Result<()> {
         let n = &self.public.n;
         let pq = Zeroizing::new(bigint::mul(&self.p, &self.q));
-        if bigint::eq(&pq, n) == 0 {
+        // The key check's verdicts are returned as errors: public.
+        if crate::ct::declassify(bigint::eq(&pq, n)) == 0 {
             return Err(param("n must equal p * q"));
         }
         let pm1 = Zeroizing::new(minus_one(&self.p));
@@ -353,17 +359,17 @@ impl RsaPrivateKey {
         one[0] = 1;
         let ok_p = bigint::is_zero(&bigint::rem_ct(&de, &pm1));
         let ok_q = bigint::is_zero(&bigint::rem_ct(&de, &qm1));
-        if (ok_p & ok_q) == 0 {
+        if crate::ct::declassify(ok_p & ok_q) == 0 {
             return Err(param("d * e must be 1 modulo lcm(p - 1, q - 1)"));
         }
         let dp = Zeroizing::new(bigint::rem_ct(&self.d, &pm1));
         let dq = Zeroizing::new(bigint::rem_ct(&self.d, &qm1));
-        if (bigint::eq(&dp, &self.dp) & bigint::eq(&dq, &self.dq)) == 0 {
+        if crate::ct::declassify(bigint::eq(&dp, &self.dp) & bigint::eq(&dq, &self.dq)) == 0 {
             return Err(param("CRT exponents must be dp = d mod (p - 1) and dq = d mod (q - 1)"));
         }
         let t = Zeroizing::new(bigint::mul(&self.qinv, &self.q));
         let r = Zeroizing::new(bigint::rem_ct(&t, &self.p));
-        if (bigint::lt(&self.qinv, &self.p) & bigint::eq(&r, &one)) == 0 {
+        if crate::ct::declassify(bigint::lt(&self.qinv, &self.p) & bigint::eq(&r, &one)) == 0 {
             return Err(param("CRT coefficient must be qinv = q^-1 mod p"));
         }
         Ok(())
@@ -384,6 +390,12 @@ impl RsaPrivateKey {
     pub fn d(&self) -> Zeroizing<Vec<u8>> {
         self.export(&self.d)
     }
+    /// I2OSP(d, k): d as exactly k big-endian bytes (k = the modulus size), in constant time (unlike
+    /// [`d`](Self::d), whose minimal encoding strips leading zero bytes with a data-dependent loop).
+    pub(super) fn d_padded(&self) -> Zeroizing<Vec<u8>> {
+        Zeroizing::new(to_be(&self.d, self.public.size()))
+    }
+
     /// The prime p.
     pub fn p(&self) -> Zeroizing<Vec<u8>> {
         self.export(&self.p)
@@ -448,6 +460,9 @@ impl RsaPrivateKey {
             let rm = Zeroizing::new(ctx.to_mont(&r));
             let mut rs = Zeroizing::new(vec![0u64; l]);
             ctx.mul(&mut rs, &rm, &s); // r·s mod n
+            // r·s is public: s is uniform in [1, n) and secret, so r·s is uniform and independent of r; the
+            // variable-time inversion below learns nothing about r (or s) from it.
+            crate::ct::declassify_ref(&rs[..]);
             let Some(inv) = bigint::inv_mod_odd_vartime(&rs, &public.n) else {
                 continue; // gcd(r·s, n) ≠ 1: only if r or s shares a prime with n
             };
@@ -470,7 +485,8 @@ impl RsaPrivateKey {
         r_inv.zeroize();
         // Fault check: m^e must give back c.
         let back = public.pow_e(&m);
-        if bigint::eq(&back, &c) == 0 {
+        // The fault check's verdict is public: m^e is c, a public input, unless the computation faulted.
+        if crate::ct::declassify(bigint::eq(&back, &c)) == 0 {
             return Err(Error::InvalidParameter { algorithm: ALG, reason: "private operation failed its check" });
         }
         Ok(Zeroizing::new(to_be(&m, public.size())))
@@ -485,9 +501,13 @@ impl RsaPrivateKey {
         let extra = 8 * k - public.bits;
         loop {
             fill_random(&mut buf, self, input, which)?;
+            // The blinding factors are secret: the constant-time job checks their handling too.
+            crate::ct::classify_ref(&buf[..]);
             buf[0] &= 0xff >> extra;
             let v = from_be(&buf, public.n.len()).expect("fits");
-            if bigint::lt(&v, &public.n) == 1 && bigint::is_zero(&v) == 0 {
+            // Rejection sampling: a rejected candidate is discarded, so whether one was rejected says nothing
+            // about the accepted value (public).
+            if crate::ct::declassify(bigint::lt(&v, &public.n) & (1 ^ bigint::is_zero(&v))) == 1 {
                 return Ok(v);
             }
         }

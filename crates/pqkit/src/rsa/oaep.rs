@@ -118,9 +118,14 @@ impl Oaep {
             found |= nz;
         }
         good &= found & first_is_one;
-        if core::hint::black_box(good) == 0 {
+        // OAEP's verdict is public by design (RFC 8017 §7.1.2: one "decryption error" for every failure, after
+        // a decoding that ran in constant time); what must not leak is which check failed.
+        if crate::ct::declassify(good) == 0 {
             return Err(fail);
         }
+        // The message's position, and so its length, is public once the decryption succeeded: it is the
+        // length of the output.
+        let one_at = crate::ct::declassify(one_at);
         Ok(Zeroizing::new(db[one_at + 1..].to_vec()))
     }
 }

@@ -268,9 +268,8 @@ fn decrypt_inner(key: &RsaPrivateKey, ciphertext: &[u8]) -> Result<(Zeroizing<Ve
     let em = key.raw_private(ciphertext)?;
 
     // KDK = HMAC-SHA-256(key = SHA-256(I2OSP(d, k)), msg = C).
-    let d = key.d();
-    let mut d_pad = Zeroizing::new(vec![0u8; k]);
-    d_pad[k - d.len()..].copy_from_slice(&d);
+    // I2OSP(d, k) in constant time (the minimal encoding of `key.d()` would branch on d's leading zero bytes).
+    let d_pad = key.d_padded();
     let mut dh = Sha256::digest(&d_pad);
     let mut kdk = Hmac::<Sha256>::new(&dh).mac(ciphertext);
     dh.zeroize();
@@ -313,6 +312,10 @@ fn decrypt_inner(key: &RsaPrivateKey, ciphertext: &[u8]) -> Result<(Zeroizing<Ve
     for ((o, &e), &s) in buf.iter_mut().zip(em.iter()).zip(synth.iter()) {
         *o = (e & sel) | (s & !sel);
     }
+    // The output's length is public: the caller receives a message of exactly this length. It was selected in
+    // constant time between the real and the synthetic length, so revealing it does not branch on `good`: an
+    // invalid padding gives a pseudo-random length that only the holder of d can predict.
+    let out_len = crate::ct::declassify(out_len);
     let out = Zeroizing::new(buf[k - out_len..].to_vec());
     Ok((out, good))
 }
