@@ -461,8 +461,8 @@ impl RsaPrivateKey {
         let xp = Zeroizing::new(cp.reduce_to_mont(c));
         let xq = Zeroizing::new(cq.reduce_to_mont(c));
         // m1·R mod p, m2·R mod q
-        let m1 = Zeroizing::new(cp.pow_ct(&xp, &self.dp));
-        let m2m = Zeroizing::new(cq.pow_ct(&xq, &self.dq));
+        let (m1, m2m) = MontCtx::pow_ct_pair(cp, &xp, &self.dp, cq, &xq, &self.dq);
+        let (m1, m2m) = (Zeroizing::new(m1), Zeroizing::new(m2m));
         let m2 = Zeroizing::new(cq.leave_mont(&m2m));
         // h = (m1 − m2)·qinv mod p, computed as Mont((m1 − m2)·R) · qinv.
         let mut diff = Zeroizing::new(m1.to_vec());
