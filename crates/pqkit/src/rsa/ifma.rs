@@ -1,7 +1,7 @@
 //! The AVX-512 IFMA backend of the RSA exponentiation: radix 2^52, one modulus limb per 64-bit lane, and the
 //! two CRT halves computed in one loop.
 //!
-//! `vpmadd52luq` / `vpmadd52huq` add the low / high 52 bits of the 104-bit products of eight lane pairs to eight
+//! `vpmadd52luq` / `vpmadd52huq` add the low / high 52 bits of the 104-bit products of four lane pairs to four
 //! 64-bit accumulators. A Montgomery product is word-serial (one multiplier digit b_i per step, as CIOS): per step,
 //! add the low halves of `a·b_i`, derive the reduction digit u from lane 0 (scalar), add the low halves of `u·m`,
 //! drop lane 0 (now a multiple of 2^52; its carry goes into the new lane 0) by shifting every lane down one
@@ -19,7 +19,9 @@
 //! idea as OpenSSL's `rsaz_amm52x20_x2`; this code is our own).
 //!
 //! Sizes: moduli of 16, 24 and 32 64-bit limbs (1024-, 1536- and 2048-bit primes: RSA-2048, 3072 and 4096),
-//! N = 20, 30 and 40 digits in 3, 4 and 5 vectors. Constant time: the step count, the window count and the table
+//! N = 20, 30 and 40 digits in 5, 8 and 10 256-bit vectors (AVX-512VL forms: Zen 4 runs two 256-bit IFMA
+//! operations per cycle and one 512-bit one, so 256-bit vectors waste no lanes at N = 20, where 512-bit ones
+//! would carry 24). Constant time: the step count, the window count and the table
 //! scan depend on the (public) sizes only; the table is read by a full masked scan.
 #![allow(unsafe_code)]
 
@@ -36,7 +38,7 @@ use crate::dispatch::Checked;
 
 /// 2^52 − 1.
 const M52: u64 = (1 << 52) - 1;
-/// Digits held by a [`Digits`] (6 vectors of 8 lanes: the largest size, 40 digits, needs 5).
+/// Digits held by a [`Digits`] (12 vectors of 4 lanes: the largest size, 40 digits, needs 10).
 const CAP: usize = 48;
 /// Window width of the exponentiation (as the 64-bit backend).
 const W: usize = 5;
@@ -188,19 +190,19 @@ fn finish(ctx: &IfmaCtx, x: &Digits) -> Vec<u64> {
 }
 
 /// Dispatches on the size to the fixed-size exponentiation.
-#[target_feature(enable = "avx512f,avx512ifma")]
+#[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
 unsafe fn pow_k<const K: usize>(ctx: &[&IfmaCtx; K], base: &[&[u64]; K], exp: &[&[u64]; K], out: &mut [Digits; K]) {
     // SAFETY (all three): the caller's proof of AVX512F + AVX512IFMA carries over.
     match ctx[0].digits() {
-        20 => unsafe { pow_n::<20, 3, K>(ctx, base, exp, out) },
-        30 => unsafe { pow_n::<30, 4, K>(ctx, base, exp, out) },
-        _ => unsafe { pow_n::<40, 5, K>(ctx, base, exp, out) },
+        20 => unsafe { pow_n::<20, 5, K>(ctx, base, exp, out) },
+        30 => unsafe { pow_n::<30, 8, K>(ctx, base, exp, out) },
+        _ => unsafe { pow_n::<40, 10, K>(ctx, base, exp, out) },
     }
 }
 
 /// The fixed-window exponentiation on `K` independent (modulus, base, exponent) triples at once, `N` digits in
 /// `V` vectors.
-#[target_feature(enable = "avx512f,avx512ifma")]
+#[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
 unsafe fn pow_n<const N: usize, const V: usize, const K: usize>(
     ctx: &[&IfmaCtx; K],
     base: &[&[u64]; K],
@@ -274,28 +276,28 @@ unsafe fn pow_n<const N: usize, const V: usize, const K: usize>(
 }
 
 /// `out = table[idx][k]`, reading every entry (constant time in `idx`).
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx512f,avx512vl")]
 unsafe fn select<const V: usize, const K: usize>(out: &mut Digits, table: &[[Digits; K]], k: usize, idx: u64) {
-    let mut acc = [_mm512_setzero_si512(); V];
-    let want = _mm512_set1_epi64(idx as i64);
+    let mut acc = [_mm256_setzero_si256(); V];
+    let want = _mm256_set1_epi64x(idx as i64);
     for (i, entry) in table.iter().enumerate() {
-        let here = _mm512_cmpeq_epi64_mask(_mm512_set1_epi64(i as i64), want);
+        let here = _mm256_cmpeq_epi64_mask(_mm256_set1_epi64x(i as i64), want);
         for (v, a) in acc.iter_mut().enumerate() {
-            // SAFETY: `entry[k]` is a 64-byte-aligned Digits of CAP ≥ 8V words; vector v covers words 8v..8v+8.
-            let x = unsafe { _mm512_load_si512(entry[k].0.as_ptr().add(8 * v).cast()) };
-            *a = _mm512_mask_or_epi64(*a, here, *a, x);
+            // SAFETY: `entry[k]` is a 64-byte-aligned Digits of CAP ≥ 4V words; vector v covers words 4v..4v+4.
+            let x = unsafe { _mm256_load_si256(entry[k].0.as_ptr().add(4 * v).cast()) };
+            *a = _mm256_mask_or_epi64(*a, here, *a, x);
         }
     }
     for (v, a) in acc.iter().enumerate() {
         // SAFETY: as the load above, into `out`.
-        unsafe { _mm512_store_si512(out.0.as_mut_ptr().add(8 * v).cast(), *a) };
+        unsafe { _mm256_store_si256(out.0.as_mut_ptr().add(4 * v).cast(), *a) };
     }
 }
 
 /// The almost Montgomery product of `K` independent triples: `out_k = a_k·b_k·R^-1 mod m_k`, below 2m_k for
 /// inputs below 2m_k (R = 2^(52N) > 4m_k), as normalised digits. Digits N.. of every input are zero.
 #[inline]
-#[target_feature(enable = "avx512f,avx512ifma")]
+#[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
 unsafe fn amm<const N: usize, const V: usize, const K: usize>(
     out: &mut [Digits; K],
     a: &[Digits; K],
@@ -303,41 +305,41 @@ unsafe fn amm<const N: usize, const V: usize, const K: usize>(
     m: &[Digits; K],
     k0: &[u64; K],
 ) {
-    let zero = _mm512_setzero_si512();
+    let zero = _mm256_setzero_si256();
     let mut acc = [[zero; V]; K];
     let mut av = [[zero; V]; K];
     let mut mv = [[zero; V]; K];
     for k in 0..K {
         for v in 0..V {
-            // SAFETY: 64-byte-aligned Digits of CAP ≥ 8V words.
+            // SAFETY: 64-byte-aligned Digits of CAP ≥ 4V words.
             unsafe {
-                av[k][v] = _mm512_load_si512(a[k].0.as_ptr().add(8 * v).cast());
-                mv[k][v] = _mm512_load_si512(m[k].0.as_ptr().add(8 * v).cast());
+                av[k][v] = _mm256_load_si256(a[k].0.as_ptr().add(4 * v).cast());
+                mv[k][v] = _mm256_load_si256(m[k].0.as_ptr().add(4 * v).cast());
             }
         }
     }
     for i in 0..N {
         for k in 0..K {
-            let bi = _mm512_set1_epi64(b[k].0[i] as i64);
+            let bi = _mm256_set1_epi64x(b[k].0[i] as i64);
             for v in 0..V {
-                acc[k][v] = _mm512_madd52lo_epu64(acc[k][v], av[k][v], bi);
+                acc[k][v] = _mm256_madd52lo_epu64(acc[k][v], av[k][v], bi);
             }
-            let x = _mm_cvtsi128_si64(_mm512_castsi512_si128(acc[k][0])) as u64;
+            let x = _mm_cvtsi128_si64(_mm256_castsi256_si128(acc[k][0])) as u64;
             let u = x.wrapping_mul(k0[k]) & M52;
-            let uv = _mm512_set1_epi64(u as i64);
+            let uv = _mm256_set1_epi64x(u as i64);
             for v in 0..V {
-                acc[k][v] = _mm512_madd52lo_epu64(acc[k][v], mv[k][v], uv);
+                acc[k][v] = _mm256_madd52lo_epu64(acc[k][v], mv[k][v], uv);
             }
             // Lane 0 is now x + lo52(m_0·u) ≡ 0 (mod 2^52): keep its carry, drop it, shift every lane down.
             let carry = (x + (m[k].0[0].wrapping_mul(u) & M52)) >> 52;
             for v in 0..V - 1 {
-                acc[k][v] = _mm512_alignr_epi64::<1>(acc[k][v + 1], acc[k][v]);
+                acc[k][v] = _mm256_alignr_epi64::<1>(acc[k][v + 1], acc[k][v]);
             }
-            acc[k][V - 1] = _mm512_alignr_epi64::<1>(zero, acc[k][V - 1]);
-            acc[k][0] = _mm512_mask_add_epi64(acc[k][0], 1, acc[k][0], _mm512_set1_epi64(carry as i64));
+            acc[k][V - 1] = _mm256_alignr_epi64::<1>(zero, acc[k][V - 1]);
+            acc[k][0] = _mm256_mask_add_epi64(acc[k][0], 1, acc[k][0], _mm256_set1_epi64x(carry as i64));
             for v in 0..V {
-                acc[k][v] = _mm512_madd52hi_epu64(acc[k][v], av[k][v], bi);
-                acc[k][v] = _mm512_madd52hi_epu64(acc[k][v], mv[k][v], uv);
+                acc[k][v] = _mm256_madd52hi_epu64(acc[k][v], av[k][v], bi);
+                acc[k][v] = _mm256_madd52hi_epu64(acc[k][v], mv[k][v], uv);
             }
         }
     }
@@ -345,7 +347,7 @@ unsafe fn amm<const N: usize, const V: usize, const K: usize>(
         let mut raw = Digits::ZERO;
         for v in 0..V {
             // SAFETY: as the loads above, into a local Digits.
-            unsafe { _mm512_store_si512(raw.0.as_mut_ptr().add(8 * v).cast(), acc[k][v]) };
+            unsafe { _mm256_store_si256(raw.0.as_mut_ptr().add(4 * v).cast(), acc[k][v]) };
         }
         let mut c = 0u64;
         for j in 0..N {

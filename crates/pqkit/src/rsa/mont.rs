@@ -26,7 +26,7 @@ crate::dispatch::backends! {
         Bmi2Adx: [BMI2, ADX],
         /// AVX-512 IFMA exponentiation in radix 2^52 for 1024-, 1536- and 2048-bit moduli, both CRT halves in one
         /// loop (`ifma.rs`); products and squares outside the exponentiation, and other sizes, use `Bmi2Adx`.
-        Ifma: [BMI2, ADX, AVX512F, AVX512IFMA],
+        Ifma: [BMI2, ADX, AVX512F, AVX512VL, AVX512IFMA],
     }
 }
 
