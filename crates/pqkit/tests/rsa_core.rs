@@ -443,3 +443,33 @@ fn wycheproof_pkcs1_key_material_and_raw_values() {
     assert!(valid > 30, "only {valid} valid vectors");
     assert!(rejected > 0);
 }
+
+/// The blinding pair is cached per key, squared between uses and replaced after a fixed number of operations:
+/// every result across several refreshes, and from threads sharing one key (which contend for the cache), must
+/// still be exactly c^d mod n.
+#[test]
+fn blinding_reuse_refresh_and_threads() {
+    let key = RsaPrivateKey::generate(2048, &mut rng(9)).unwrap();
+    let pk = key.public_key().clone();
+    let n = big(&pk.n());
+    let d = big(&key.d());
+    let k = pk.size();
+    let run = |key: &RsaPrivateKey, seed: u8, count: usize| {
+        let mut r = rng(seed);
+        for _ in 0..count {
+            let m = random_below(&n, k, &mut r);
+            let s = key.raw_private(&pad(&m, k)).unwrap();
+            assert_eq!(big(&s), m.modpow(&d, &n));
+        }
+    };
+    // 100 sequential operations: more than three refreshes of the cached pair.
+    run(&key, 10, 100);
+    // A clone starts with its own (empty) cache and agrees.
+    run(&key.clone(), 11, 5);
+    std::thread::scope(|s| {
+        for t in 0..3u8 {
+            let (key, run) = (&key, &run);
+            s.spawn(move || run(key, 20 + t, 40));
+        }
+    });
+}

@@ -150,6 +150,44 @@ pub struct RsaPrivateKey {
     qinv: Vec<u64>,
     ctx_p: MontCtx,
     ctx_q: MontCtx,
+    /// Blinding factors kept between private operations (see [`Blinding`]).
+    #[cfg(feature = "std")]
+    blinding: BlindingCache,
+}
+
+/// A pair of blinding factors in the Montgomery domain of n: `Mont(r^e)` and `Mont(r^-1)` for a secret random r.
+///
+/// Fresh factors cost a modular inversion (about a quarter of a 2048-bit private operation), so, as OpenSSL's
+/// `BN_BLINDING` does, a pair is reused in the next operation only after squaring both (r → r²: still
+/// `(r²)^e` and `(r²)^-1`, two Montgomery squarings), and replaced by a fresh random pair after
+/// [`BLINDING_USES`] operations. No value of r is used twice; each squared r is as secret as r.
+struct Blinding {
+    r_e: Vec<u64>,
+    r_inv: Vec<u64>,
+    uses: u32,
+}
+
+impl Drop for Blinding {
+    fn drop(&mut self) {
+        self.r_e.zeroize();
+        self.r_inv.zeroize();
+    }
+}
+
+/// Operations one random blinding pair serves (squared between uses) before a fresh one is drawn.
+const BLINDING_USES: u32 = 32;
+
+/// The per-key blinding state: a mutex, so concurrent private operations on one key each get their own factors
+/// (a thread that finds it locked draws a fresh pair instead of waiting). A clone of the key starts empty.
+#[cfg(feature = "std")]
+#[derive(Default)]
+struct BlindingCache(std::sync::Mutex<Option<Blinding>>);
+
+#[cfg(feature = "std")]
+impl Clone for BlindingCache {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
 }
 
 impl Drop for RsaPrivateKey {
@@ -339,7 +377,19 @@ impl RsaPrivateKey {
     ) -> Result<Self> {
         let ctx_p = MontCtx::new(&p);
         let ctx_q = MontCtx::new(&q);
-        let key = RsaPrivateKey { public, d, p, q, dp, dq, qinv, ctx_p, ctx_q };
+        let key = RsaPrivateKey {
+            public,
+            d,
+            p,
+            q,
+            dp,
+            dq,
+            qinv,
+            ctx_p,
+            ctx_q,
+            #[cfg(feature = "std")]
+            blinding: BlindingCache::default(),
+        };
         key.check()?;
         Ok(key)
     }
@@ -423,8 +473,8 @@ impl RsaPrivateKey {
         let xp = Zeroizing::new(cp.reduce_to_mont(c));
         let xq = Zeroizing::new(cq.reduce_to_mont(c));
         // m1·R mod p, m2·R mod q
-        let m1 = Zeroizing::new(cp.pow_ct(&xp, &self.dp));
-        let m2m = Zeroizing::new(cq.pow_ct(&xq, &self.dq));
+        let (m1, m2m) = MontCtx::pow_ct_pair(cp, &xp, &self.dp, cq, &xq, &self.dq);
+        let (m1, m2m) = (Zeroizing::new(m1), Zeroizing::new(m2m));
         let m2 = Zeroizing::new(cq.leave_mont(&m2m));
         // h = (m1 − m2)·qinv mod p, computed as Mont((m1 − m2)·R) · qinv.
         let mut diff = Zeroizing::new(m1.to_vec());
@@ -443,18 +493,70 @@ impl RsaPrivateKey {
         out
     }
 
-    /// RSADP / RSASP1: `input^d mod n`, with CRT (Garner), base blinding (a fresh random r per call: the
-    /// exponentiation sees `c·r^e`, the result is multiplied by r^-1, computed by a variable-time inversion of
-    /// the randomly blinded `r·s` and multiplication by s), constant time in every secret, and the result
-    /// checked with the public operation before release. `input` is exactly [`size`](RsaPublicKey::size)
-    /// bytes holding an integer less than n.
+    /// RSADP / RSASP1: `input^d mod n`, with CRT (Garner), base blinding (the exponentiation sees `c·r^e`
+    /// for a secret random r, the result is multiplied by r^-1; see [`Blinding`] for how pairs are drawn and
+    /// reused), constant time in every secret, and the result checked with the public operation before
+    /// release. `input` is exactly [`size`](RsaPublicKey::size) bytes holding an integer less than n.
     pub fn raw_private(&self, input: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
         let public = &self.public;
         let c = public.parse_input(input)?;
         let ctx = &public.ctx;
         let l = public.n.len();
-        // Blinding factors.
-        let (r_e, r_inv) = loop {
+        let mut b = self.take_blinding(input)?;
+        let mut cb = Zeroizing::new(vec![0u64; l]);
+        ctx.mul(&mut cb, &b.r_e, &c); // c·r^e mod n
+        let mb = Zeroizing::new(self.crt(&cb));
+        let mut m = Zeroizing::new(vec![0u64; l]);
+        ctx.mul(&mut m, &mb, &b.r_inv); // m·r·Mont(r^-1)·R^-1 = m
+        b.uses += 1;
+        self.put_blinding(b);
+        // Fault check: m^e must give back c.
+        let back = public.pow_e(&m);
+        // The fault check's verdict is public: m^e is c, a public input, unless the computation faulted.
+        if crate::ct::declassify(bigint::eq(&back, &c)) == 0 {
+            return Err(Error::InvalidParameter { algorithm: ALG, reason: "private operation failed its check" });
+        }
+        Ok(Zeroizing::new(to_be(&m, public.size())))
+    }
+
+    /// Blinding factors for one private operation: the cached pair squared (if one is cached, not locked by
+    /// another thread, and not used up), else a fresh random pair. The pair returned is used once.
+    fn take_blinding(&self, input: &[u8]) -> Result<Blinding> {
+        #[cfg(feature = "std")]
+        if let Ok(mut slot) = self.blinding.0.try_lock() {
+            if let Some(mut b) = slot.take() {
+                if b.uses < BLINDING_USES {
+                    let ctx = &self.public.ctx;
+                    let mut t = Zeroizing::new(vec![0u64; ctx.limbs()]);
+                    ctx.sqr(&mut t, &b.r_e);
+                    b.r_e.copy_from_slice(&t);
+                    ctx.sqr(&mut t, &b.r_inv);
+                    b.r_inv.copy_from_slice(&t);
+                    return Ok(b);
+                }
+            }
+        }
+        self.fresh_blinding(input)
+    }
+
+    /// Keeps `b` for the next operation (std only; without std every operation draws a fresh pair).
+    fn put_blinding(&self, b: Blinding) {
+        #[cfg(feature = "std")]
+        if let Ok(mut slot) = self.blinding.0.try_lock() {
+            *slot = Some(b);
+        }
+        #[cfg(not(feature = "std"))]
+        drop(b);
+    }
+
+    /// A fresh pair: `Mont(r^e)` and `Mont(r^-1)` for a random r in [1, n). r^-1 comes from a variable-time
+    /// inversion of the randomly blinded `r·s` (s random too), multiplied by s, so the inversion's timing
+    /// reveals nothing about r.
+    fn fresh_blinding(&self, input: &[u8]) -> Result<Blinding> {
+        let public = &self.public;
+        let ctx = &public.ctx;
+        let l = public.n.len();
+        loop {
             let r = Zeroizing::new(self.random_below_n(input, 0)?);
             let s = Zeroizing::new(self.random_below_n(input, 1)?);
             let rm = Zeroizing::new(ctx.to_mont(&r));
@@ -468,28 +570,12 @@ impl RsaPrivateKey {
             };
             let inv = Zeroizing::new(inv);
             let invm = Zeroizing::new(ctx.to_mont(&inv));
-            let mut r_inv = vec![0u64; l];
+            let mut r_inv = Zeroizing::new(vec![0u64; l]);
             ctx.mul(&mut r_inv, &invm, &s); // (r·s)^-1·s = r^-1
+            let r_inv = ctx.to_mont(&r_inv); // Mont(r^-1)
             let r_e = ctx.pow_vartime(&rm, public.e); // Mont(r^e)
-            break (r_e, r_inv);
-        };
-        let mut cb = Zeroizing::new(vec![0u64; l]);
-        ctx.mul(&mut cb, &r_e, &c); // c·r^e mod n
-        let mb = Zeroizing::new(self.crt(&cb));
-        let mbm = Zeroizing::new(ctx.to_mont(&mb));
-        let mut m = Zeroizing::new(vec![0u64; l]);
-        ctx.mul(&mut m, &mbm, &r_inv);
-        let mut r_e = r_e;
-        let mut r_inv = r_inv;
-        r_e.zeroize();
-        r_inv.zeroize();
-        // Fault check: m^e must give back c.
-        let back = public.pow_e(&m);
-        // The fault check's verdict is public: m^e is c, a public input, unless the computation faulted.
-        if crate::ct::declassify(bigint::eq(&back, &c)) == 0 {
-            return Err(Error::InvalidParameter { algorithm: ALG, reason: "private operation failed its check" });
+            return Ok(Blinding { r_e, r_inv, uses: 0 });
         }
-        Ok(Zeroizing::new(to_be(&m, public.size())))
     }
 
     /// A uniformly random integer in [1, n), from OS randomness (with `std`) or, without it, from a

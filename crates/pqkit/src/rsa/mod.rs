@@ -13,6 +13,8 @@
 mod bigint;
 mod digest;
 pub mod encoding;
+#[cfg(target_arch = "x86_64")]
+mod ifma;
 mod key;
 mod mont;
 pub mod oaep;

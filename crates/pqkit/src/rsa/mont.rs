@@ -24,6 +24,9 @@ crate::dispatch::backends! {
         /// x86_64 BMI2 + ADX: each row of the product and of the reduction is a `mulx` loop with the two carry
         /// chains of `adcx`/`adox`, in `asm!`.
         Bmi2Adx: [BMI2, ADX],
+        /// AVX-512 IFMA exponentiation in radix 2^52 for 1024-, 1536- and 2048-bit moduli, both CRT halves in one
+        /// loop (`ifma.rs`); products and squares outside the exponentiation, and other sizes, use `Bmi2Adx`.
+        Ifma: [BMI2, ADX, AVX512F, AVX512VL, AVX512IFMA],
     }
 }
 
@@ -40,6 +43,9 @@ pub(crate) struct MontCtx {
     pub(crate) r2: Vec<u64>,
     /// The arithmetic backend.
     pub(crate) backend: crate::dispatch::Checked<Backend>,
+    /// The IFMA constants, when the backend is `Ifma` and the size is one it handles.
+    #[cfg(target_arch = "x86_64")]
+    ifma: Option<super::ifma::IfmaCtx>,
 }
 
 impl Drop for MontCtx {
@@ -90,7 +96,17 @@ impl MontCtx {
                 one = x.clone();
             }
         }
-        MontCtx { m: m.to_vec(), m0inv, one, r2: x, backend }
+        #[cfg(target_arch = "x86_64")]
+        let ifma = if backend.covers(Backend::Ifma) { super::ifma::IfmaCtx::new(m, m0inv) } else { None };
+        MontCtx {
+            m: m.to_vec(),
+            m0inv,
+            one,
+            r2: x,
+            backend,
+            #[cfg(target_arch = "x86_64")]
+            ifma,
+        }
     }
 
     pub(crate) fn limbs(&self) -> usize {
@@ -101,7 +117,7 @@ impl MontCtx {
     /// CIOS, portable.
     pub(crate) fn mul(&self, out: &mut [u64], a: &[u64], b: &[u64]) {
         #[cfg(target_arch = "x86_64")]
-        if self.backend.get() == Backend::Bmi2Adx {
+        if self.backend.covers(Backend::Bmi2Adx) {
             return super::x86_64::mul(self.backend, out, a, b, &self.m, self.m0inv);
         }
         // Fixed sizes for the common primes and moduli, so the compiler unrolls and drops bounds checks.
@@ -119,7 +135,7 @@ impl MontCtx {
     /// separate Montgomery reduction; about 3/4 of the multiplications of [`mul`](Self::mul).
     pub(crate) fn sqr(&self, out: &mut [u64], a: &[u64]) {
         #[cfg(target_arch = "x86_64")]
-        if self.backend.get() == Backend::Bmi2Adx {
+        if self.backend.covers(Backend::Bmi2Adx) {
             return super::x86_64::sqr(self.backend, out, a, &self.m, self.m0inv);
         }
         match self.m.len() {
@@ -191,6 +207,45 @@ impl MontCtx {
     /// `base^exp` with `base` in Montgomery form, result in Montgomery form. Constant time in `base`, `exp`
     /// and `m`: a fixed 5-bit window over all `exp.len()·64` bits, the table read by a full scan with masks.
     pub(crate) fn pow_ct(&self, base: &[u64], exp: &[u64]) -> Vec<u64> {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(ic) = &self.ifma {
+            let mut x = self.leave_mont(base);
+            let mut r = super::ifma::pow(self.backend, ic, &x, exp);
+            let out = self.to_mont(&r);
+            x.zeroize();
+            r.zeroize();
+            return out;
+        }
+        self.pow_ct_limbs(base, exp)
+    }
+
+    /// `(a^ea, b^eb)` in two contexts (the CRT halves), as two [`pow_ct`](Self::pow_ct) calls; with the IFMA
+    /// backend and two moduli and exponents of the same size, both in one loop.
+    pub(crate) fn pow_ct_pair(
+        ca: &MontCtx,
+        a: &[u64],
+        ea: &[u64],
+        cb: &MontCtx,
+        b: &[u64],
+        eb: &[u64],
+    ) -> (Vec<u64>, Vec<u64>) {
+        #[cfg(target_arch = "x86_64")]
+        if let (Some(ia), Some(ib)) = (&ca.ifma, &cb.ifma) {
+            if ca.limbs() == cb.limbs() && ea.len() == eb.len() {
+                let (mut xa, mut xb) = (ca.leave_mont(a), cb.leave_mont(b));
+                let [mut ra, mut rb] = super::ifma::pow2(ca.backend, [ia, ib], [&xa, &xb], [ea, eb]);
+                let out = (ca.to_mont(&ra), cb.to_mont(&rb));
+                for v in [&mut xa, &mut xb, &mut ra, &mut rb] {
+                    v.zeroize();
+                }
+                return out;
+            }
+        }
+        (ca.pow_ct(a, ea), cb.pow_ct(b, eb))
+    }
+
+    /// [`pow_ct`](Self::pow_ct) with the 64-bit-limb products.
+    fn pow_ct_limbs(&self, base: &[u64], exp: &[u64]) -> Vec<u64> {
         const W: usize = 5;
         let l = self.limbs();
         let tsize = 1 << W;
@@ -491,6 +546,58 @@ mod tests {
                     assert_eq!(to_big(&got), ab.modpow(&to_big(&e), &mb));
                     let got = ctx.leave_mont(&ctx.pow_vartime(&ctx.to_mont(&a), 65537));
                     assert_eq!(to_big(&got), ab.modpow(&BigUint::from(65537u32), &mb));
+                }
+            }
+        }
+    }
+
+    /// The paired exponentiation (both CRT halves in one loop on the IFMA backend) against num-bigint, for every
+    /// backend and every size the IFMA code handles, with a base of 0, 1, m − 1 and random values; and the
+    /// fallback for moduli of different sizes.
+    #[test]
+    fn pow_pair_differential() {
+        let mut seed = 0x5eed_0002u64;
+        let cpu = crate::cpu::features();
+        if cpu.has(crate::cpu::Features::AVX512F | crate::cpu::Features::AVX512IFMA) {
+            assert!(Backend::available().any(|b| b == Backend::Ifma), "the IFMA backend must be tested here");
+        }
+        let odd = |seed: &mut u64, bits: usize| {
+            let l = bigint::limbs_for_bits(bits);
+            let mut m = limbs(seed, l);
+            m[0] |= 1;
+            let top = bits - 64 * (l - 1);
+            m[l - 1] &= u64::MAX >> (64 - top);
+            m[l - 1] |= 1 << (top - 1);
+            m
+        };
+        for (ba, bb) in [(1024usize, 1024usize), (1536, 1536), (2048, 2048), (1024, 1000), (1024, 1536)] {
+            for backend in Backend::available() {
+                for trial in 0..3 {
+                    let (ma, mb) = (odd(&mut seed, ba), odd(&mut seed, bb));
+                    let (ca, cb) = (MontCtx::with_backend(&ma, backend), MontCtx::with_backend(&mb, backend));
+                    let (bigma, bigmb) = (to_big(&ma), to_big(&mb));
+                    let pick = |seed: &mut u64, m: &BigUint, l: usize| match trial {
+                        0 => from_big(&(m - 1u8), l),
+                        1 if l == 16 => vec![0u64; l],
+                        1 => from_big(&BigUint::from(1u8), l),
+                        _ => from_big(&(to_big(&limbs(seed, l)) % m), l),
+                    };
+                    let a = pick(&mut seed, &bigma, ma.len());
+                    let b = pick(&mut seed, &bigmb, mb.len());
+                    let el = ma.len().min(mb.len());
+                    let (ea, eb) = (limbs(&mut seed, el), limbs(&mut seed, el));
+                    let (ra, rb) = MontCtx::pow_ct_pair(&ca, &ca.to_mont(&a), &ea, &cb, &cb.to_mont(&b), &eb);
+                    assert_eq!(
+                        to_big(&ca.leave_mont(&ra)),
+                        to_big(&a).modpow(&to_big(&ea), &bigma),
+                        "{backend:?} {ba}"
+                    );
+                    assert_eq!(
+                        to_big(&cb.leave_mont(&rb)),
+                        to_big(&b).modpow(&to_big(&eb), &bigmb),
+                        "{backend:?} {bb}"
+                    );
+                    assert!(to_big(&ra) < bigma && to_big(&rb) < bigmb);
                 }
             }
         }

@@ -120,7 +120,21 @@ pub(super) fn mul(backend: Checked<Backend>, out: &mut [u64], a: &[u64], b: &[u6
     assert!(backend.covers(Backend::Bmi2Adx));
     let n = m.len();
     assert!((1..=MAX_LIMBS).contains(&n) && a.len() >= n && b.len() >= n && out.len() >= n);
-    let mut t = [0u64; 2 * MAX_LIMBS + 1];
+    // The scratch is zero-filled on every call: size it to the modulus (a 2 KiB fill per product cost about
+    // 5% of a 2048-bit private operation).
+    match n {
+        ..=16 => mul_w::<32>(out, a, b, m, m0inv),
+        ..=32 => mul_w::<64>(out, a, b, m, m0inv),
+        ..=64 => mul_w::<128>(out, a, b, m, m0inv),
+        _ => mul_w::<{ 2 * MAX_LIMBS }>(out, a, b, m, m0inv),
+    }
+}
+
+/// [`mul`] with a `W`-word scratch, `W ≥ 2n`.
+#[inline(always)]
+fn mul_w<const W: usize>(out: &mut [u64], a: &[u64], b: &[u64], m: &[u64], m0inv: u64) {
+    let n = m.len();
+    let mut t = [0u64; W];
     for i in 0..n {
         t[i + n] = addmul_row(&mut t[i..i + n], &b[..n], a[i]);
     }
@@ -134,7 +148,19 @@ pub(super) fn sqr(backend: Checked<Backend>, out: &mut [u64], a: &[u64], m: &[u6
     assert!(backend.covers(Backend::Bmi2Adx));
     let n = m.len();
     assert!((1..=MAX_LIMBS).contains(&n) && a.len() >= n && out.len() >= n);
-    let mut t = [0u64; 2 * MAX_LIMBS + 1];
+    match n {
+        ..=16 => sqr_w::<32>(out, a, m, m0inv),
+        ..=32 => sqr_w::<64>(out, a, m, m0inv),
+        ..=64 => sqr_w::<128>(out, a, m, m0inv),
+        _ => sqr_w::<{ 2 * MAX_LIMBS }>(out, a, m, m0inv),
+    }
+}
+
+/// [`sqr`] with a `W`-word scratch, `W ≥ 2n`.
+#[inline(always)]
+fn sqr_w<const W: usize>(out: &mut [u64], a: &[u64], m: &[u64], m0inv: u64) {
+    let n = m.len();
+    let mut t = [0u64; W];
     for i in 0..n - 1 {
         t[i + n] = addmul_row(&mut t[2 * i + 1..i + n], &a[i + 1..n], a[i]);
     }

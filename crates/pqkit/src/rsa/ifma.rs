@@ -1,0 +1,363 @@
+//! The AVX-512 IFMA backend of the RSA exponentiation: radix 2^52, one modulus limb per 64-bit lane, and the
+//! two CRT halves computed in one loop.
+//!
+//! `vpmadd52luq` / `vpmadd52huq` add the low / high 52 bits of the 104-bit products of four lane pairs to four
+//! 64-bit accumulators. A Montgomery product is word-serial (one multiplier digit b_i per step, as CIOS): per step,
+//! add the low halves of `a·b_i`, derive the reduction digit u from lane 0 (scalar), add the low halves of `u·m`,
+//! drop lane 0 (now a multiple of 2^52; its carry goes into the new lane 0) by shifting every lane down one
+//! (`valignq`), then add the high halves of both products, which belong one lane up and so land in place. Lanes
+//! are not carried between steps (each grows by less than 2^54 per step, so 40 steps stay below 2^60); one scalar
+//! carry pass normalises the result to 52-bit limbs.
+//!
+//! This is the "almost Montgomery multiplication" (AMM): with R = 2^(52·N) > 4m, inputs below 2m give an output
+//! below 2m, so no conditional subtraction is needed inside the exponentiation; only the final conversion out of
+//! the domain (a product by 1, whose result is at most m) is followed by one constant-time subtraction.
+//!
+//! The serial part of a step (lane 0 to u to the broadcast of u to the next products) is about 20 cycles of
+//! latency, so one exponentiation alone would leave the multipliers idle. The CRT exponentiations mod p and mod q
+//! are independent: [`pow2`] runs both in one loop (`K = 2`), and the out-of-order core overlaps them (the same
+//! idea as OpenSSL's `rsaz_amm52x20_x2`; this code is our own).
+//!
+//! Sizes: moduli of 16, 24 and 32 64-bit limbs (1024-, 1536- and 2048-bit primes: RSA-2048, 3072 and 4096),
+//! N = 20, 30 and 40 digits in 5, 8 and 10 256-bit vectors (AVX-512VL forms: Zen 4 runs two 256-bit IFMA
+//! operations per cycle and one 512-bit one, so 256-bit vectors waste no lanes at N = 20, where 512-bit ones
+//! would carry 24). Constant time: the step count, the window count and the table
+//! scan depend on the (public) sizes only; the table is read by a full masked scan.
+#![allow(unsafe_code)]
+
+#[cfg(target_arch = "x86_64")]
+use core::arch::x86_64::*;
+
+use alloc::vec;
+use alloc::vec::Vec;
+use zeroize::Zeroize;
+
+use super::bigint;
+use super::mont::Backend;
+use crate::dispatch::Checked;
+
+/// 2^52 − 1.
+const M52: u64 = (1 << 52) - 1;
+/// Digits held by a [`Digits`] (12 vectors of 4 lanes: the largest size, 40 digits, needs 10).
+const CAP: usize = 48;
+/// Window width of the exponentiation (as the 64-bit backend).
+const W: usize = 5;
+
+/// A number in radix 2^52, one digit per 64-bit word, aligned for vector loads.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+pub(super) struct Digits([u64; CAP]);
+
+impl Zeroize for Digits {
+    fn zeroize(&mut self) {
+        self.0.zeroize();
+    }
+}
+
+impl Digits {
+    const ZERO: Digits = Digits([0; CAP]);
+
+    /// From 64-bit limbs (little-endian), `n` digits.
+    fn from_limbs(x: &[u64], n: usize) -> Digits {
+        let mut d = Digits::ZERO;
+        for (i, slot) in d.0[..n].iter_mut().enumerate() {
+            let bit = 52 * i;
+            let (w, s) = (bit / 64, bit % 64);
+            let lo = x.get(w).copied().unwrap_or(0) >> s;
+            let hi = if s > 12 { x.get(w + 1).copied().unwrap_or(0) << (64 - s) } else { 0 };
+            *slot = (lo | hi) & M52;
+        }
+        d
+    }
+
+    /// To `l` 64-bit limbs (the value must fit).
+    fn to_limbs(&self, l: usize) -> Vec<u64> {
+        let mut out = vec![0u64; l];
+        for (i, &digit) in self.0.iter().enumerate() {
+            let bit = 52 * i;
+            let (w, s) = (bit / 64, bit % 64);
+            if w < l {
+                out[w] |= digit << s;
+            }
+            if s > 12 && w + 1 < l {
+                out[w + 1] |= digit >> (64 - s);
+            }
+        }
+        out
+    }
+}
+
+/// A modulus prepared for this backend: its digits, −m^-1 mod 2^52 and R^2 mod m for R = 2^(52·N).
+#[derive(Clone)]
+pub(super) struct IfmaCtx {
+    m: Digits,
+    k0: u64,
+    rr: Digits,
+    /// 64-bit limbs of m.
+    limbs: usize,
+}
+
+impl Drop for IfmaCtx {
+    fn drop(&mut self) {
+        self.m.zeroize();
+        self.k0.zeroize();
+        self.rr.zeroize();
+    }
+}
+
+/// Digits for a modulus of `l` 64-bit limbs, if this backend handles that size.
+fn digits_for(l: usize) -> Option<usize> {
+    match l {
+        16 => Some(20),
+        24 => Some(30),
+        32 => Some(40),
+        _ => None,
+    }
+}
+
+impl IfmaCtx {
+    /// The constants for the odd modulus `m` (64-bit limbs), or `None` for a size this backend does not handle.
+    /// Constant time in `m`. `m0inv` is −m^-1 mod 2^64 (its low 52 bits are −m^-1 mod 2^52).
+    pub(super) fn new(m: &[u64], m0inv: u64) -> Option<IfmaCtx> {
+        let n = digits_for(m.len())?;
+        let rr = bigint_pow2_mod(m, 2 * 52 * n);
+        Some(IfmaCtx { m: Digits::from_limbs(m, n), k0: m0inv & M52, rr: Digits::from_limbs(&rr, n), limbs: m.len() })
+    }
+
+    fn digits(&self) -> usize {
+        digits_for(self.limbs).expect("checked in new")
+    }
+}
+
+/// 2^k mod m by doubling with a constant-time conditional subtraction (constant time in m).
+fn bigint_pow2_mod(m: &[u64], k: usize) -> Vec<u64> {
+    let l = m.len();
+    let mut x = vec![0u64; l];
+    x[0] = 1;
+    let ge = 1 ^ bigint::lt(&x, m);
+    bigint::cond_sub(&mut x, m, ge);
+    for _ in 0..k {
+        let top = x[l - 1] >> 63;
+        let mut c = 0u64;
+        for w in x.iter_mut() {
+            let nc = *w >> 63;
+            *w = (*w << 1) | c;
+            c = nc;
+        }
+        let lt = bigint::lt(&x, m);
+        bigint::cond_sub(&mut x, m, top | (1 ^ lt));
+    }
+    x
+}
+
+/// `base^exp mod m` for one modulus: `base` (64-bit limbs, `< m`) and the result in normal form (not Montgomery).
+pub(super) fn pow(backend: Checked<Backend>, ctx: &IfmaCtx, base: &[u64], exp: &[u64]) -> Vec<u64> {
+    assert!(backend.covers(Backend::Ifma));
+    let mut out = [Digits::ZERO];
+    let e = [exp];
+    // SAFETY: `backend` is a Checked covering Backend::Ifma, so the CPU has AVX512F and AVX512IFMA.
+    unsafe { pow_k::<1>(&[ctx], &[base], &e, &mut out) };
+    let r = finish(ctx, &out[0]);
+    out.zeroize();
+    r
+}
+
+/// [`pow`] for two moduli of the same size and two exponents of the same length, in one loop (the CRT halves).
+pub(super) fn pow2(
+    backend: Checked<Backend>,
+    ctx: [&IfmaCtx; 2],
+    base: [&[u64]; 2],
+    exp: [&[u64]; 2],
+) -> [Vec<u64>; 2] {
+    assert!(backend.covers(Backend::Ifma));
+    assert!(ctx[0].limbs == ctx[1].limbs && exp[0].len() == exp[1].len());
+    let mut out = [Digits::ZERO; 2];
+    // SAFETY: as in `pow`.
+    unsafe { pow_k::<2>(&ctx, &base, &exp, &mut out) };
+    let r = [finish(ctx[0], &out[0]), finish(ctx[1], &out[1])];
+    out.zeroize();
+    r
+}
+
+/// From the digits of a value `≤ m` to 64-bit limbs `< m` (one constant-time subtraction for the value m).
+fn finish(ctx: &IfmaCtx, x: &Digits) -> Vec<u64> {
+    let mut r = x.to_limbs(ctx.limbs);
+    let mut m = ctx.m.to_limbs(ctx.limbs);
+    let ge = 1 ^ bigint::lt(&r, &m);
+    bigint::cond_sub(&mut r, &m, ge);
+    m.zeroize();
+    r
+}
+
+/// Dispatches on the size to the fixed-size exponentiation.
+#[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+unsafe fn pow_k<const K: usize>(ctx: &[&IfmaCtx; K], base: &[&[u64]; K], exp: &[&[u64]; K], out: &mut [Digits; K]) {
+    // SAFETY (all three): the caller's proof of AVX512F + AVX512IFMA carries over.
+    match ctx[0].digits() {
+        20 => unsafe { pow_n::<20, 5, K>(ctx, base, exp, out) },
+        30 => unsafe { pow_n::<30, 8, K>(ctx, base, exp, out) },
+        _ => unsafe { pow_n::<40, 10, K>(ctx, base, exp, out) },
+    }
+}
+
+/// The fixed-window exponentiation on `K` independent (modulus, base, exponent) triples at once, `N` digits in
+/// `V` vectors.
+#[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+unsafe fn pow_n<const N: usize, const V: usize, const K: usize>(
+    ctx: &[&IfmaCtx; K],
+    base: &[&[u64]; K],
+    exp: &[&[u64]; K],
+    out: &mut [Digits; K],
+) {
+    let m: [Digits; K] = core::array::from_fn(|k| ctx[k].m);
+    let k0: [u64; K] = core::array::from_fn(|k| ctx[k].k0);
+    let rr: [Digits; K] = core::array::from_fn(|k| ctx[k].rr);
+    let mut one = [Digits::ZERO; K];
+    for o in one.iter_mut() {
+        o.0[0] = 1;
+    }
+    let tsize = 1usize << W;
+    // table[i][k]: base_k^i · R mod m_k (below 2m_k)
+    let mut table: Vec<[Digits; K]> = vec![[Digits::ZERO; K]; tsize];
+    let mut b = [Digits::ZERO; K];
+    for k in 0..K {
+        b[k] = Digits::from_limbs(base[k], N);
+    }
+    let mut t = [Digits::ZERO; K];
+    // SAFETY (every `amm` call below): this function's target features are the ones `amm` needs.
+    unsafe {
+        amm::<N, V, K>(&mut t, &rr, &one, &m, &k0); // R mod m
+        table[0] = t;
+        amm::<N, V, K>(&mut t, &b, &rr, &m, &k0); // base·R mod m
+        table[1] = t;
+        for i in 2..tsize {
+            let prev = table[i - 1];
+            amm::<N, V, K>(&mut t, &prev, &table[1], &m, &k0);
+            table[i] = t;
+        }
+    }
+    let nbits = exp[0].len() * 64;
+    let nwin = nbits.div_ceil(W);
+    let mut acc = table[0];
+    let mut sel = [Digits::ZERO; K];
+    for w in (0..nwin).rev() {
+        if w + 1 != nwin {
+            for _ in 0..W {
+                let a = acc;
+                // SAFETY: as above.
+                unsafe { amm::<N, V, K>(&mut acc, &a, &a, &m, &k0) };
+            }
+        }
+        for k in 0..K {
+            let mut idx = 0u64;
+            for bit_in in 0..W {
+                let bit = w * W + bit_in;
+                if bit < nbits {
+                    idx |= ((exp[k][bit / 64] >> (bit % 64)) & 1) << bit_in;
+                }
+            }
+            // SAFETY: as above.
+            unsafe { select::<V, K>(&mut sel[k], &table, k, idx) };
+        }
+        let a = acc;
+        // SAFETY: as above.
+        unsafe { amm::<N, V, K>(&mut acc, &a, &sel, &m, &k0) };
+    }
+    // Out of the domain: acc·1·R^-1, at most m.
+    // SAFETY: as above.
+    unsafe { amm::<N, V, K>(out, &acc, &one, &m, &k0) };
+    for entry in table.iter_mut() {
+        entry.zeroize();
+    }
+    acc.zeroize();
+    sel.zeroize();
+    t.zeroize();
+    b.zeroize();
+}
+
+/// `out = table[idx][k]`, reading every entry (constant time in `idx`).
+#[target_feature(enable = "avx512f,avx512vl")]
+unsafe fn select<const V: usize, const K: usize>(out: &mut Digits, table: &[[Digits; K]], k: usize, idx: u64) {
+    let mut acc = [_mm256_setzero_si256(); V];
+    let want = _mm256_set1_epi64x(idx as i64);
+    for (i, entry) in table.iter().enumerate() {
+        let here = _mm256_cmpeq_epi64_mask(_mm256_set1_epi64x(i as i64), want);
+        for (v, a) in acc.iter_mut().enumerate() {
+            // SAFETY: `entry[k]` is a 64-byte-aligned Digits of CAP ≥ 4V words; vector v covers words 4v..4v+4.
+            let x = unsafe { _mm256_load_si256(entry[k].0.as_ptr().add(4 * v).cast()) };
+            *a = _mm256_mask_or_epi64(*a, here, *a, x);
+        }
+    }
+    for (v, a) in acc.iter().enumerate() {
+        // SAFETY: as the load above, into `out`.
+        unsafe { _mm256_store_si256(out.0.as_mut_ptr().add(4 * v).cast(), *a) };
+    }
+}
+
+/// The almost Montgomery product of `K` independent triples: `out_k = a_k·b_k·R^-1 mod m_k`, below 2m_k for
+/// inputs below 2m_k (R = 2^(52N) > 4m_k), as normalised digits. Digits N.. of every input are zero.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+unsafe fn amm<const N: usize, const V: usize, const K: usize>(
+    out: &mut [Digits; K],
+    a: &[Digits; K],
+    b: &[Digits; K],
+    m: &[Digits; K],
+    k0: &[u64; K],
+) {
+    let zero = _mm256_setzero_si256();
+    let mut acc = [[zero; V]; K];
+    let mut av = [[zero; V]; K];
+    let mut mv = [[zero; V]; K];
+    for k in 0..K {
+        for v in 0..V {
+            // SAFETY: 64-byte-aligned Digits of CAP ≥ 4V words.
+            unsafe {
+                av[k][v] = _mm256_load_si256(a[k].0.as_ptr().add(4 * v).cast());
+                mv[k][v] = _mm256_load_si256(m[k].0.as_ptr().add(4 * v).cast());
+            }
+        }
+    }
+    for i in 0..N {
+        for k in 0..K {
+            let bi = _mm256_set1_epi64x(b[k].0[i] as i64);
+            for v in 0..V {
+                acc[k][v] = _mm256_madd52lo_epu64(acc[k][v], av[k][v], bi);
+            }
+            let x = _mm_cvtsi128_si64(_mm256_castsi256_si128(acc[k][0])) as u64;
+            let u = x.wrapping_mul(k0[k]) & M52;
+            let uv = _mm256_set1_epi64x(u as i64);
+            for v in 0..V {
+                acc[k][v] = _mm256_madd52lo_epu64(acc[k][v], mv[k][v], uv);
+            }
+            // Lane 0 is now x + lo52(m_0·u) ≡ 0 (mod 2^52): keep its carry, drop it, shift every lane down.
+            let carry = (x + (m[k].0[0].wrapping_mul(u) & M52)) >> 52;
+            for v in 0..V - 1 {
+                acc[k][v] = _mm256_alignr_epi64::<1>(acc[k][v + 1], acc[k][v]);
+            }
+            acc[k][V - 1] = _mm256_alignr_epi64::<1>(zero, acc[k][V - 1]);
+            acc[k][0] = _mm256_mask_add_epi64(acc[k][0], 1, acc[k][0], _mm256_set1_epi64x(carry as i64));
+            for v in 0..V {
+                acc[k][v] = _mm256_madd52hi_epu64(acc[k][v], av[k][v], bi);
+                acc[k][v] = _mm256_madd52hi_epu64(acc[k][v], mv[k][v], uv);
+            }
+        }
+    }
+    for k in 0..K {
+        let mut raw = Digits::ZERO;
+        for v in 0..V {
+            // SAFETY: as the loads above, into a local Digits.
+            unsafe { _mm256_store_si256(raw.0.as_mut_ptr().add(4 * v).cast(), acc[k][v]) };
+        }
+        let mut c = 0u64;
+        for j in 0..N {
+            let s = raw.0[j] + c;
+            out[k].0[j] = s & M52;
+            c = s >> 52;
+        }
+        for j in N..CAP {
+            out[k].0[j] = 0;
+        }
+        raw.zeroize();
+    }
+}
