@@ -28,7 +28,7 @@
 //!
 //! All backends produce bit-identical results; the SIMD ones fall back to `soft` for short inputs and tails.
 //! A SIMD backend only pays off on runs of whole blocks of a few hundred bytes or more (IFMA from 384 bytes,
-//! 256 once a state has its powers of `r`; AVX2 from 256), so streaming callers should hand over large
+//! 256 once a state has its powers of `r`; AVX2 from 512), so streaming callers should hand over large
 //! pieces. Nothing here allocates, and the key, accumulator, powers of `r` and buffer are zeroized on drop.
 
 mod soft;
