@@ -36,13 +36,16 @@ const MIN_LEN: usize = 512;
 
 const M26: u64 = (1 << 26) - 1;
 
-/// Offsets in `Core::powers` (all filled together, on the first long input or the first `chain2`):
-/// `[0..3]` `r^16` in radix 2^44 (for the stitched scalar chains), `[R8..R8 + 5]` the limbs of `r^8` in radix 2^26,
+/// Offsets in `Core::powers`: `[0..3]` `r^16` in radix 2^44 (for the stitched scalar chains, filled by [`r16`]);
+/// filled together on the first long input by [`fill_powers`]: `[R8..R8 + 5]` the limbs of `r^8` in radix 2^26,
 /// `[LAST..LAST + 20]` the last-step powers, `powers[LAST + 4 limb + lane]` = limb `limb` of the power lane `lane`
-/// needs: `r^4, r^2, r^3, r^1` (lanes hold blocks 0, 2, 1, 3). Lane 0 is also the `r^4` of the merge.
+/// needs: `r^4, r^2, r^3, r^1` (lanes hold blocks 0, 2, 1, 3). Lane 0 is also the `r^4` of the merge. Then
+/// [`R8_44`].
 const R8: usize = 3;
 const LAST: usize = 8;
-const _: () = assert!(LAST + 20 <= POWERS_LEN);
+/// `r^8` in radix 2^44 (`powers[R8_44..R8_44 + 3]`), from which [`r16`] squares `r^16` when needed later.
+const R8_44: usize = 28;
+const _: () = assert!(R8_44 + 3 <= POWERS_LEN);
 
 /// Absorbs whole blocks (`data.len()` a multiple of 16) for a state whose (checked) backend is `Avx2`.
 pub(super) fn blocks(backend: Checked<Backend>, core: &mut Core, data: &[u8]) {
@@ -50,7 +53,7 @@ pub(super) fn blocks(backend: Checked<Backend>, core: &mut Core, data: &[u8]) {
         soft::blocks(&mut core.h, &core.r, data);
         return;
     }
-    fill_powers(core);
+    fill_powers(core, false);
     let vec_len = data.len() & !63;
     assert!(backend.covers(Backend::Avx2));
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2, the
@@ -59,14 +62,24 @@ pub(super) fn blocks(backend: Checked<Backend>, core: &mut Core, data: &[u8]) {
     soft::blocks(&mut core.h, &core.r, &data[vec_len..]);
 }
 
-/// `r^16` in radix 2^44, computed once per state with the rest of the table and kept in `core.powers[..3]`.
+/// `r^16` in radix 2^44 for the AEAD's stitched scalar chains, computed once per state (only there: the vector
+/// loop does not need it) and kept in `core.powers[..3]`; from the stored `r^8` if the table is filled, else
+/// filled with it.
 pub(super) fn r16(core: &mut Core) -> [u64; 3] {
-    fill_powers(core);
+    if !core.r16_ready {
+        if core.powers_ready {
+            let r8 = [core.powers[R8_44], core.powers[R8_44 + 1], core.powers[R8_44 + 2]];
+            core.powers[..3].copy_from_slice(&soft::normalize44(soft::mul44(r8, r8)));
+            core.r16_ready = true;
+        } else {
+            fill_powers(core, true);
+        }
+    }
     [core.powers[0], core.powers[1], core.powers[2]]
 }
 
-/// Fills the table of powers of `r` (see [`R8`]) unless it is ready.
-fn fill_powers(core: &mut Core) {
+/// Fills the table of powers of `r` (see [`R8`]) unless it is ready, and `r^16` too if `with_r16`.
+fn fill_powers(core: &mut Core, with_r16: bool) {
     if core.powers_ready {
         return;
     }
@@ -75,8 +88,11 @@ fn fill_powers(core: &mut Core) {
     let r3 = soft::mul44(r2, r);
     let r4 = soft::mul44(r2, r2);
     let r8 = soft::mul44(r4, r4);
-    let r16 = soft::normalize44(soft::mul44(r8, r8));
-    core.powers[..3].copy_from_slice(&r16);
+    if with_r16 {
+        core.powers[..3].copy_from_slice(&soft::normalize44(soft::mul44(r8, r8)));
+        core.r16_ready = true;
+    }
+    core.powers[R8_44..R8_44 + 3].copy_from_slice(&r8);
     core.powers[R8..R8 + 5].copy_from_slice(&to26(soft::from44(r8)));
     for (lane, p) in [r4, r2, r3, r].into_iter().enumerate() {
         let limbs = to26(soft::from44(p));

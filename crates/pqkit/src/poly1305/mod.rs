@@ -64,20 +64,23 @@ crate::dispatch::backends! {
     }
 }
 
-/// Length of the backend table of powers of `r` (the largest need: AVX2's `r^16` in radix 2^44 and `r^1..r^4`,
-/// `r^8` in radix 2^26, 28 words; IFMA's `r^1..r^8` and `r^16`, 3 limbs each, take 27).
-pub(crate) const POWERS_LEN: usize = 28;
+/// Length of the backend table of powers of `r` (the largest need: AVX2's `r^16` and `r^8` in radix 2^44 and
+/// `r^1..r^4`, `r^8` in radix 2^26, 31 words; IFMA's `r^1..r^8` and `r^16`, 3 limbs each, take 27).
+pub(crate) const POWERS_LEN: usize = 31;
 
 /// The arithmetic state shared with the backends.
 ///
 /// `h` is the accumulator and `r` the clamped key half, both in the radix-2^64 form of `soft.rs`; `powers` is a
-/// backend-specific table of powers of `r`, filled on the first long input (`powers_ready`).
+/// backend-specific table of powers of `r`, filled on the first long input (`powers_ready`; the AVX2 backend fills
+/// its scalar `r^16` separately, only for the AEAD's stitched loop, and marks it with `r16_ready`).
 pub(crate) struct Core {
     pub(crate) h: [u64; 3],
     pub(crate) r: [u64; 2],
     pub(crate) powers: [u64; POWERS_LEN],
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(crate) powers_ready: bool,
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pub(crate) r16_ready: bool,
 }
 
 impl Core {
@@ -132,7 +135,13 @@ impl Poly1305 {
     #[doc(hidden)]
     pub fn new_with_backend(key: &[u8; KEY_LEN], backend: Checked<Backend>) -> Self {
         Poly1305 {
-            core: Core { h: [0; 3], r: soft::load_r(key), powers: [0; POWERS_LEN], powers_ready: false },
+            core: Core {
+                h: [0; 3],
+                r: soft::load_r(key),
+                powers: [0; POWERS_LEN],
+                powers_ready: false,
+                r16_ready: false,
+            },
             s: soft::load_s(key),
             buf: [0; 16],
             buf_len: 0,
@@ -216,7 +225,7 @@ impl Drop for Poly1305 {
     fn drop(&mut self) {
         crate::ct::wipe(&mut self.core.h);
         crate::ct::wipe(&mut self.core.r);
-        if self.core.powers_ready {
+        if self.core.powers_ready || self.core.r16_ready {
             crate::ct::wipe(&mut self.core.powers);
         }
         crate::ct::wipe(&mut self.s);
