@@ -22,14 +22,13 @@
 //! backend chosen once by `Backend::detect` (the one dispatch mechanism, [`crate::dispatch`]; a backend forced by
 //! name that this CPU cannot run is an [`Error::BackendUnavailable`] from `Backend::X.checked()`):
 //! - `soft`: portable radix-2^64 arithmetic (two limbs plus a few bits) with `u128` products;
-//! - `avx2`: for AVX2 machines, the portable block step on four independent chains with `mulx`, joined by
-//!   multiplications by `r^16` (the serial scalar chain is latency-bound; four of them run near the multiplier's
-//!   throughput);
+//! - `avx2`: AVX2, radix 2^26, four blocks per step in the lanes of `ymm` registers with `r^1..r^4`, two
+//!   interleaved accumulators stepping by `r^8` (one alone is bound by its own dependency chain);
 //! - `ifma`: AVX-512 IFMA (52-bit multiply-add), radix 2^44, eight blocks per step with `r^1..r^8`.
 //!
 //! All backends produce bit-identical results; the SIMD ones fall back to `soft` for short inputs and tails.
 //! A SIMD backend only pays off on runs of whole blocks of a few hundred bytes or more (IFMA from 384 bytes,
-//! 256 once a state has its powers of `r`; the AVX2 chains from 1 KiB), so streaming callers should hand over large
+//! 256 once a state has its powers of `r`; AVX2 from 512), so streaming callers should hand over large
 //! pieces. Nothing here allocates, and the key, accumulator, powers of `r` and buffer are zeroized on drop.
 
 mod soft;
@@ -56,7 +55,8 @@ crate::dispatch::backends! {
     pub enum Backend for "Poly1305" {
         /// Portable 64-bit code.
         Soft: [],
-        /// AVX2 machines: two scalar `mulx` chains (see `avx2.rs`).
+        /// AVX2 machines: radix 2^26 in `ymm` lanes (see `avx2.rs`). BMI1 and BMI2 stay in the list (every
+        /// AVX2 CPU has them; the scalar `mulx` backend this replaced needed them).
         Avx2: [AVX2, BMI1, BMI2],
         /// AVX-512 IFMA, eight blocks at a time. `ifma.rs` enables AVX-512 F and IFMA; VL (on every CPU with
         /// IFMA) stays required, as it was before the dispatch mechanism.
@@ -64,20 +64,23 @@ crate::dispatch::backends! {
     }
 }
 
-/// Length of the backend table of powers of `r` (the largest need: IFMA's `r^1..r^8` and `r^16`, 3 limbs each;
-/// the AVX2 backend keeps `r^16` in the first three).
-pub(crate) const POWERS_LEN: usize = 27;
+/// Length of the backend table of powers of `r` (the largest need: AVX2's `r^16` and `r^8` in radix 2^44 and
+/// `r^1..r^4`, `r^8` in radix 2^26, 31 words; IFMA's `r^1..r^8` and `r^16`, 3 limbs each, take 27).
+pub(crate) const POWERS_LEN: usize = 31;
 
 /// The arithmetic state shared with the backends.
 ///
 /// `h` is the accumulator and `r` the clamped key half, both in the radix-2^64 form of `soft.rs`; `powers` is a
-/// backend-specific table of powers of `r`, filled on the first long input (`powers_ready`).
+/// backend-specific table of powers of `r`, filled on the first long input (`powers_ready`; the AVX2 backend fills
+/// its scalar `r^16` separately, only for the AEAD's stitched loop, and marks it with `r16_ready`).
 pub(crate) struct Core {
     pub(crate) h: [u64; 3],
     pub(crate) r: [u64; 2],
     pub(crate) powers: [u64; POWERS_LEN],
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(crate) powers_ready: bool,
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pub(crate) r16_ready: bool,
 }
 
 impl Core {
@@ -132,7 +135,13 @@ impl Poly1305 {
     #[doc(hidden)]
     pub fn new_with_backend(key: &[u8; KEY_LEN], backend: Checked<Backend>) -> Self {
         Poly1305 {
-            core: Core { h: [0; 3], r: soft::load_r(key), powers: [0; POWERS_LEN], powers_ready: false },
+            core: Core {
+                h: [0; 3],
+                r: soft::load_r(key),
+                powers: [0; POWERS_LEN],
+                powers_ready: false,
+                r16_ready: false,
+            },
             s: soft::load_s(key),
             buf: [0; 16],
             buf_len: 0,
@@ -216,7 +225,7 @@ impl Drop for Poly1305 {
     fn drop(&mut self) {
         crate::ct::wipe(&mut self.core.h);
         crate::ct::wipe(&mut self.core.r);
-        if self.core.powers_ready {
+        if self.core.powers_ready || self.core.r16_ready {
             crate::ct::wipe(&mut self.core.powers);
         }
         crate::ct::wipe(&mut self.s);

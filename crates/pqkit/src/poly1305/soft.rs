@@ -208,34 +208,6 @@ pub(super) fn r16_44(r: &[u64; 2]) -> [u64; 3] {
     normalize44(k)
 }
 
-/// Absorbs whole runs of `16 N` blocks (`256 N` bytes) on `N` independent chains: chain 0 continues the
-/// accumulator over blocks 0..16 of a run, chain `c` starts from zero on blocks `16 c .. 16 c + 16`, and then
-/// `h = (..((h_0 · r^16 + h_1) · r^16 + h_2)..) · r^16 + h_(N-1)`, which is the serial Horner value. The `N` serial
-/// multiply chains overlap, so this runs up to `N` times the speed of [`blocks`] where the multiplier's latency,
-/// not its throughput, bounds the loop. `r16` is [`r16_44`].
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-pub(super) fn blocks_chains<const N: usize>(h: &mut [u64; 3], r: &[u64; 2], r16: &[u64; 3], data: &[u8]) {
-    debug_assert!(data.len().is_multiple_of(256 * N));
-    let word = |b: &[u8], i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
-    let mut a = *h;
-    for run in data.chunks_exact(256 * N) {
-        let mut acc = [[0u64; 3]; N];
-        acc[0] = a;
-        for k in 0..16 {
-            for (c, x) in acc.iter_mut().enumerate() {
-                let at = 256 * c + 16 * k;
-                *x = absorb_words(*x, *r, word(run, at), word(run, at + 8), 1);
-            }
-        }
-        a = acc[0];
-        for x in &acc[1..] {
-            a = add_reduce(mul_by44(a, *r16), *x);
-        }
-    }
-    *h = a;
-}
-
 /// Limbs that fit their nominal widths (`h0, h1 < 2^44`, `h2 <= 2^42`), for re-splitting by bit extraction.
 #[cfg(target_arch = "x86_64")]
 pub(super) fn normalize44(h: [u64; 3]) -> [u64; 3] {

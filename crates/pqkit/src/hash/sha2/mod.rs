@@ -8,8 +8,8 @@
 //!
 //! ## Backends
 //! The one dispatch mechanism ([`crate::dispatch`], through `Backend::detect`) picks the implementation once:
-//! portable code; SHA-NI for SHA-224/256; AVX2 message-schedule vectorization for the SHA-512 family, or with
-//! AVX-512VL a schedule of the next four blocks interleaved with the scalar rounds of the current ones. A
+//! portable code; SHA-NI for SHA-224/256; for the SHA-512 family, a schedule of the next four blocks on vector
+//! registers (AVX2, or AVX-512VL) interleaved with the scalar rounds of the current ones. A
 //! backend forced by name is checked (`Backend::X.checked()`): one this CPU cannot run is an error.
 
 mod soft;
