@@ -318,27 +318,33 @@ unsafe fn amm<const N: usize, const V: usize, const K: usize>(
             }
         }
     }
+    // Lane 0 lives in a scalar register: `low[k]` is its exact value. The vector lane 0 is never read (it gets the
+    // same low and high halves the scalar adds, and is dropped by the next shift), so the serial path of a step is
+    // scalar (add, multiply by k0, mask) plus one broadcast, the products by u, the shift and one lane extraction.
+    let mut low = [0u64; K];
     for i in 0..N {
         for k in 0..K {
-            let bi = _mm256_set1_epi64x(b[k].0[i] as i64);
-            for v in 0..V {
-                acc[k][v] = _mm256_madd52lo_epu64(acc[k][v], av[k][v], bi);
-            }
-            let x = _mm_cvtsi128_si64(_mm256_castsi256_si128(acc[k][0])) as u64;
-            let u = x.wrapping_mul(k0[k]) & M52;
+            let bi = b[k].0[i];
+            let bv = _mm256_set1_epi64x(bi as i64);
+            // Exact lane-0 sum with the full 104-bit products a_0·b_i and m_0·u: its high part is the carry into
+            // lane 1 (the high halves of both products included).
+            let t = low[k] as u128 + a[k].0[0] as u128 * bi as u128;
+            let u = (t as u64).wrapping_mul(k0[k]) & M52;
             let uv = _mm256_set1_epi64x(u as i64);
+            let carry = ((t + m[k].0[0] as u128 * u as u128) >> 52) as u64;
             for v in 0..V {
+                acc[k][v] = _mm256_madd52lo_epu64(acc[k][v], av[k][v], bv);
                 acc[k][v] = _mm256_madd52lo_epu64(acc[k][v], mv[k][v], uv);
             }
-            // Lane 0 is now x + lo52(m_0·u) ≡ 0 (mod 2^52): keep its carry, drop it, shift every lane down.
-            let carry = (x + (m[k].0[0].wrapping_mul(u) & M52)) >> 52;
+            // Drop lane 0 (its value is `carry`·2^52 in `t`), shift every lane down, read the new lane 0.
             for v in 0..V - 1 {
                 acc[k][v] = _mm256_alignr_epi64::<1>(acc[k][v + 1], acc[k][v]);
             }
             acc[k][V - 1] = _mm256_alignr_epi64::<1>(zero, acc[k][V - 1]);
-            acc[k][0] = _mm256_mask_add_epi64(acc[k][0], 1, acc[k][0], _mm256_set1_epi64x(carry as i64));
+            low[k] = carry + _mm_cvtsi128_si64(_mm256_castsi256_si128(acc[k][0])) as u64;
+            // The high halves belong one lane up: after the shift, in place (lane 0's are already in `carry`).
             for v in 0..V {
-                acc[k][v] = _mm256_madd52hi_epu64(acc[k][v], av[k][v], bi);
+                acc[k][v] = _mm256_madd52hi_epu64(acc[k][v], av[k][v], bv);
                 acc[k][v] = _mm256_madd52hi_epu64(acc[k][v], mv[k][v], uv);
             }
         }
@@ -349,6 +355,7 @@ unsafe fn amm<const N: usize, const V: usize, const K: usize>(
             // SAFETY: as the loads above, into a local Digits.
             unsafe { _mm256_store_si256(raw.0.as_mut_ptr().add(4 * v).cast(), acc[k][v]) };
         }
+        raw.0[0] = low[k];
         let mut c = 0u64;
         for j in 0..N {
             let s = raw.0[j] + c;
@@ -360,4 +367,5 @@ unsafe fn amm<const N: usize, const V: usize, const K: usize>(
         }
         raw.zeroize();
     }
+    low.zeroize();
 }
