@@ -3,7 +3,8 @@
 //!
 //! Layout (one file per concern):
 //! - `bigint` / `mont`: the fixed-size big-integer core (Montgomery arithmetic, constant-time exponentiation)
-//!   and its backends;
+//!   and its backends: `x86_64` (BMI2/ADX `mulx` rows) and `ifma` (AVX-512 IFMA, radix 2^52, both CRT
+//!   exponentiations in one loop);
 //! - `prime`: FIPS 186-5 probable-prime generation;
 //! - `key`: [`RsaPublicKey`] and [`RsaPrivateKey`]: generation, import from components, the key check, and the
 //!   raw RSA operations (the private one with CRT, blinding and a check against the public one);
