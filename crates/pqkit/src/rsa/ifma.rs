@@ -71,7 +71,7 @@ impl Digits {
     }
 
     /// To `l` 64-bit limbs (the value must fit).
-    fn to_limbs(&self, l: usize) -> Vec<u64> {
+    fn limbs64(&self, l: usize) -> Vec<u64> {
         let mut out = vec![0u64; l];
         for (i, &digit) in self.0.iter().enumerate() {
             let bit = 52 * i;
@@ -120,34 +120,13 @@ impl IfmaCtx {
     /// Constant time in `m`. `m0inv` is −m^-1 mod 2^64 (its low 52 bits are −m^-1 mod 2^52).
     pub(super) fn new(m: &[u64], m0inv: u64) -> Option<IfmaCtx> {
         let n = digits_for(m.len())?;
-        let rr = bigint_pow2_mod(m, 2 * 52 * n);
+        let rr = super::mont::pow2_mod(m, 2 * 52 * n);
         Some(IfmaCtx { m: Digits::from_limbs(m, n), k0: m0inv & M52, rr: Digits::from_limbs(&rr, n), limbs: m.len() })
     }
 
     fn digits(&self) -> usize {
         digits_for(self.limbs).expect("checked in new")
     }
-}
-
-/// 2^k mod m by doubling with a constant-time conditional subtraction (constant time in m).
-fn bigint_pow2_mod(m: &[u64], k: usize) -> Vec<u64> {
-    let l = m.len();
-    let mut x = vec![0u64; l];
-    x[0] = 1;
-    let ge = 1 ^ bigint::lt(&x, m);
-    bigint::cond_sub(&mut x, m, ge);
-    for _ in 0..k {
-        let top = x[l - 1] >> 63;
-        let mut c = 0u64;
-        for w in x.iter_mut() {
-            let nc = *w >> 63;
-            *w = (*w << 1) | c;
-            c = nc;
-        }
-        let lt = bigint::lt(&x, m);
-        bigint::cond_sub(&mut x, m, top | (1 ^ lt));
-    }
-    x
 }
 
 /// `base^exp mod m` for one modulus: `base` (64-bit limbs, `< m`) and the result in normal form (not Montgomery).
@@ -181,8 +160,8 @@ pub(super) fn pow2(
 
 /// From the digits of a value `≤ m` to 64-bit limbs `< m` (one constant-time subtraction for the value m).
 fn finish(ctx: &IfmaCtx, x: &Digits) -> Vec<u64> {
-    let mut r = x.to_limbs(ctx.limbs);
-    let mut m = ctx.m.to_limbs(ctx.limbs);
+    let mut r = x.limbs64(ctx.limbs);
+    let mut m = ctx.m.limbs64(ctx.limbs);
     let ge = 1 ^ bigint::lt(&r, &m);
     bigint::cond_sub(&mut r, &m, ge);
     m.zeroize();
@@ -192,10 +171,12 @@ fn finish(ctx: &IfmaCtx, x: &Digits) -> Vec<u64> {
 /// Dispatches on the size to the fixed-size exponentiation.
 #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
 unsafe fn pow_k<const K: usize>(ctx: &[&IfmaCtx; K], base: &[&[u64]; K], exp: &[&[u64]; K], out: &mut [Digits; K]) {
-    // SAFETY (all three): the caller's proof of AVX512F + AVX512IFMA carries over.
     match ctx[0].digits() {
+        // SAFETY: this function's target features (the caller's proof) are the ones pow_n needs.
         20 => unsafe { pow_n::<20, 5, K>(ctx, base, exp, out) },
+        // SAFETY: as above.
         30 => unsafe { pow_n::<30, 8, K>(ctx, base, exp, out) },
+        // SAFETY: as above.
         _ => unsafe { pow_n::<40, 10, K>(ctx, base, exp, out) },
     }
 }
@@ -224,7 +205,7 @@ unsafe fn pow_n<const N: usize, const V: usize, const K: usize>(
         b[k] = Digits::from_limbs(base[k], N);
     }
     let mut t = [Digits::ZERO; K];
-    // SAFETY (every `amm` call below): this function's target features are the ones `amm` needs.
+    // SAFETY: this function's target features are the ones `amm` needs (as for every `amm` call below).
     unsafe {
         amm::<N, V, K>(&mut t, &rr, &one, &m, &k0); // R mod m
         table[0] = t;
@@ -298,6 +279,7 @@ unsafe fn select<const V: usize, const K: usize>(out: &mut Digits, table: &[[Dig
 /// inputs below 2m_k (R = 2^(52N) > 4m_k), as normalised digits. Digits N.. of every input are zero.
 #[inline]
 #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+#[allow(clippy::needless_range_loop)] // the lanes are shifted across neighbouring vectors: acc[k][v + 1] into acc[k][v]
 unsafe fn amm<const N: usize, const V: usize, const K: usize>(
     out: &mut [Digits; K],
     a: &[Digits; K],

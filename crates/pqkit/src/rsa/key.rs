@@ -494,7 +494,7 @@ impl RsaPrivateKey {
     }
 
     /// RSADP / RSASP1: `input^d mod n`, with CRT (Garner), base blinding (the exponentiation sees `c·r^e`
-    /// for a secret random r, the result is multiplied by r^-1; see [`Blinding`] for how pairs are drawn and
+    /// for a secret random r, the result is multiplied by r^-1; see `Blinding` for how pairs are drawn and
     /// reused), constant time in every secret, and the result checked with the public operation before
     /// release. `input` is exactly [`size`](RsaPublicKey::size) bytes holding an integer less than n.
     pub fn raw_private(&self, input: &[u8]) -> Result<Zeroizing<Vec<u8>>> {
@@ -523,18 +523,17 @@ impl RsaPrivateKey {
     /// another thread, and not used up), else a fresh random pair. The pair returned is used once.
     fn take_blinding(&self, input: &[u8]) -> Result<Blinding> {
         #[cfg(feature = "std")]
-        if let Ok(mut slot) = self.blinding.0.try_lock() {
-            if let Some(mut b) = slot.take() {
-                if b.uses < BLINDING_USES {
-                    let ctx = &self.public.ctx;
-                    let mut t = Zeroizing::new(vec![0u64; ctx.limbs()]);
-                    ctx.sqr(&mut t, &b.r_e);
-                    b.r_e.copy_from_slice(&t);
-                    ctx.sqr(&mut t, &b.r_inv);
-                    b.r_inv.copy_from_slice(&t);
-                    return Ok(b);
-                }
-            }
+        if let Ok(mut slot) = self.blinding.0.try_lock()
+            && let Some(mut b) = slot.take()
+            && b.uses < BLINDING_USES
+        {
+            let ctx = &self.public.ctx;
+            let mut t = Zeroizing::new(vec![0u64; ctx.limbs()]);
+            ctx.sqr(&mut t, &b.r_e);
+            b.r_e.copy_from_slice(&t);
+            ctx.sqr(&mut t, &b.r_inv);
+            b.r_inv.copy_from_slice(&t);
+            return Ok(b);
         }
         self.fresh_blinding(input)
     }

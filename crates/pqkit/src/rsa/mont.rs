@@ -73,29 +73,10 @@ impl MontCtx {
             inv = inv.wrapping_mul(2u64.wrapping_sub(m[0].wrapping_mul(inv)));
         }
         let m0inv = inv.wrapping_neg();
-        // R mod m, then R^2 mod m, by doubling with a constant-time conditional subtraction.
-        let mut x = vec![0u64; l];
-        x[0] = 1;
-        // 1 < m unless m = 1 (rejected by callers); make it 1 mod m anyway.
-        let ge = 1 ^ bigint::lt(&x, m);
-        cond_sub(&mut x, m, ge);
-        let mut one = Vec::new();
-        for i in 0..2 * 64 * l {
-            let top = x[l - 1] >> 63;
-            let mut c = 0u64;
-            for w in x.iter_mut() {
-                let nc = *w >> 63;
-                *w = (*w << 1) | c;
-                c = nc;
-            }
-            // x (with the carried-out bit `top`) >= m ?
-            let lt = bigint::lt(&x, m);
-            let sub = top | (1 ^ lt);
-            cond_sub(&mut x, m, sub);
-            if i + 1 == 64 * l {
-                one = x.clone();
-            }
-        }
+        // R mod m, then R^2 mod m, by doubling.
+        let one = pow2_mod(m, 64 * l);
+        let mut x = one.clone();
+        double_mod(&mut x, m, 64 * l);
         #[cfg(target_arch = "x86_64")]
         let ifma = if backend.covers(Backend::Ifma) { super::ifma::IfmaCtx::new(m, m0inv) } else { None };
         MontCtx {
@@ -230,16 +211,17 @@ impl MontCtx {
         eb: &[u64],
     ) -> (Vec<u64>, Vec<u64>) {
         #[cfg(target_arch = "x86_64")]
-        if let (Some(ia), Some(ib)) = (&ca.ifma, &cb.ifma) {
-            if ca.limbs() == cb.limbs() && ea.len() == eb.len() {
-                let (mut xa, mut xb) = (ca.leave_mont(a), cb.leave_mont(b));
-                let [mut ra, mut rb] = super::ifma::pow2(ca.backend, [ia, ib], [&xa, &xb], [ea, eb]);
-                let out = (ca.to_mont(&ra), cb.to_mont(&rb));
-                for v in [&mut xa, &mut xb, &mut ra, &mut rb] {
-                    v.zeroize();
-                }
-                return out;
+        if let (Some(ia), Some(ib)) = (&ca.ifma, &cb.ifma)
+            && ca.limbs() == cb.limbs()
+            && ea.len() == eb.len()
+        {
+            let (mut xa, mut xb) = (ca.leave_mont(a), cb.leave_mont(b));
+            let [mut ra, mut rb] = super::ifma::pow2(ca.backend, [ia, ib], [&xa, &xb], [ea, eb]);
+            let out = (ca.to_mont(&ra), cb.to_mont(&rb));
+            for v in [&mut xa, &mut xb, &mut ra, &mut rb] {
+                v.zeroize();
             }
+            return out;
         }
         (ca.pow_ct(a, ea), cb.pow_ct(b, eb))
     }
@@ -299,6 +281,35 @@ impl MontCtx {
             }
         }
         acc
+    }
+}
+
+/// `2^k mod m` for an odd `m > 1` (1 reduced, then [`double_mod`]), constant time in `m`.
+pub(super) fn pow2_mod(m: &[u64], k: usize) -> Vec<u64> {
+    let mut x = vec![0u64; m.len()];
+    x[0] = 1;
+    // 1 < m unless m = 1 (rejected by callers); make it 1 mod m anyway.
+    let ge = 1 ^ bigint::lt(&x, m);
+    cond_sub(&mut x, m, ge);
+    double_mod(&mut x, m, k);
+    x
+}
+
+/// `x = x·2^k mod m` for `x < m`, by doubling with a constant-time conditional subtraction (constant time in
+/// `x` and `m`; `k` is public).
+pub(super) fn double_mod(x: &mut [u64], m: &[u64], k: usize) {
+    let l = m.len();
+    for _ in 0..k {
+        let top = x[l - 1] >> 63;
+        let mut c = 0u64;
+        for w in x.iter_mut() {
+            let nc = *w >> 63;
+            *w = (*w << 1) | c;
+            c = nc;
+        }
+        // x (with the carried-out bit `top`) >= m ?
+        let lt = bigint::lt(x, m);
+        cond_sub(x, m, top | (1 ^ lt));
     }
 }
 

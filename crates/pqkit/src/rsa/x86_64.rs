@@ -123,9 +123,9 @@ pub(super) fn mul(backend: Checked<Backend>, out: &mut [u64], a: &[u64], b: &[u6
     // The scratch is zero-filled on every call: size it to the modulus (a 2 KiB fill per product cost about
     // 5% of a 2048-bit private operation).
     match n {
-        ..=16 => mul_w::<32>(out, a, b, m, m0inv),
-        ..=32 => mul_w::<64>(out, a, b, m, m0inv),
-        ..=64 => mul_w::<128>(out, a, b, m, m0inv),
+        0..=16 => mul_w::<32>(out, a, b, m, m0inv),
+        17..=32 => mul_w::<64>(out, a, b, m, m0inv),
+        33..=64 => mul_w::<128>(out, a, b, m, m0inv),
         _ => mul_w::<{ 2 * MAX_LIMBS }>(out, a, b, m, m0inv),
     }
 }
@@ -149,9 +149,9 @@ pub(super) fn sqr(backend: Checked<Backend>, out: &mut [u64], a: &[u64], m: &[u6
     let n = m.len();
     assert!((1..=MAX_LIMBS).contains(&n) && a.len() >= n && out.len() >= n);
     match n {
-        ..=16 => sqr_w::<32>(out, a, m, m0inv),
-        ..=32 => sqr_w::<64>(out, a, m, m0inv),
-        ..=64 => sqr_w::<128>(out, a, m, m0inv),
+        0..=16 => sqr_w::<32>(out, a, m, m0inv),
+        17..=32 => sqr_w::<64>(out, a, m, m0inv),
+        33..=64 => sqr_w::<128>(out, a, m, m0inv),
         _ => sqr_w::<{ 2 * MAX_LIMBS }>(out, a, m, m0inv),
     }
 }
