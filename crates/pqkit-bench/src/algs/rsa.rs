@@ -722,14 +722,13 @@ pub fn impls() -> Vec<Arc<dyn RsaImpl>> {
     v
 }
 
-/// Keys per implementation in the keygen rows, `(--full, --quick)`: at least 50 everywhere except 4096 bits
-/// under `--quick`, where 51 keys of every implementation take minutes (about half a second to a second and a
-/// half per key each): 21 there, and the row says so.
+/// Keys per implementation in the keygen rows, `(--full, --quick)`: at least 50 everywhere (the issue asks for the
+/// median of at least 50 keys; key generation times vary widely from key to key). 4096-bit keys take about half
+/// a second each for the peers, so that row alone adds a minute or two to a `--quick` run.
 fn key_counts(bits: usize) -> (usize, usize) {
     match bits {
         2048 => (101, 51),
-        3072 => (51, 51),
-        _ => (51, 21),
+        _ => (51, 51),
     }
 }
 

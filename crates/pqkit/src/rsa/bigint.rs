@@ -321,13 +321,28 @@ pub(crate) fn trailing_zeros_ct(a: &[u64]) -> u64 {
     tz
 }
 
-/// `a >>= s` for a secret shift `s < 64·len`, constant time (one conditional one-bit shift per bit position).
+/// `a >>= s` for a secret shift `s < 64·len`, constant time: a barrel shifter, one masked stage per bit of `s`
+/// (whole limbs by 1, 2, 4, … then bits by 1, 2, 4, … 32).
 pub(crate) fn shr_ct(a: &mut [u64], s: u64) {
-    let mut sh = a.to_vec();
-    for k in 0..64 * a.len() as u64 {
-        sh.copy_from_slice(a);
-        shr1(&mut sh);
-        cond_copy(a, &sh, (k.wrapping_sub(s) >> 63) & 1);
+    let n = a.len();
+    let mut sh = vec![0u64; n];
+    let mut w = 1usize;
+    let mut k = 6;
+    while w < n {
+        for i in 0..n {
+            sh[i] = if i + w < n { a[i + w] } else { 0 };
+        }
+        cond_copy(a, &sh, (s >> k) & 1);
+        w <<= 1;
+        k += 1;
+    }
+    for b in 0..6 {
+        let d = 1u32 << b;
+        for i in 0..n {
+            let hi = if i + 1 < n { a[i + 1] << (64 - d) } else { 0 };
+            sh[i] = (a[i] >> d) | hi;
+        }
+        cond_copy(a, &sh, (s >> b) & 1);
     }
     crate::ct::wipe(&mut sh);
 }
@@ -502,6 +517,20 @@ mod tests {
                 want = ((want << 64) | w as u128) % s as u128;
             }
             assert_eq!(rem_small(&a, s) as u128, want, "s = {s}");
+        }
+    }
+
+    #[test]
+    fn shr_ct_matches_plain_shift() {
+        let a = [0x0123_4567_89ab_cdefu64, 0xfedc_ba98_7654_3210, 0xdead_beef_0bad_f00d, 0x8000_0000_0000_0001, 7];
+        for s in 0..(64 * a.len() as u64) {
+            let mut got = a.to_vec();
+            shr_ct(&mut got, s);
+            let mut want = a.to_vec();
+            for _ in 0..s {
+                shr1(&mut want);
+            }
+            assert_eq!(got, want, "shift {s}");
         }
     }
 

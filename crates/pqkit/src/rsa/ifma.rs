@@ -118,10 +118,14 @@ fn digits_for(l: usize) -> Option<usize> {
 impl IfmaCtx {
     /// The constants for the odd modulus `m` (64-bit limbs), or `None` for a size this backend does not handle.
     /// Constant time in `m`. `m0inv` is −m^-1 mod 2^64 (its low 52 bits are −m^-1 mod 2^52).
-    pub(super) fn new(m: &[u64], m0inv: u64) -> Option<IfmaCtx> {
+    /// `pow2(k)` must return 2^k mod m (called once, with k = 2·52·digits ≥ 128·L).
+    pub(super) fn new(m: &[u64], m0inv: u64, pow2: impl FnOnce(usize) -> Vec<u64>) -> Option<IfmaCtx> {
         let n = digits_for(m.len())?;
-        let rr = super::mont::pow2_mod(m, 2 * 52 * n);
-        Some(IfmaCtx { m: Digits::from_limbs(m, n), k0: m0inv & M52, rr: Digits::from_limbs(&rr, n), limbs: m.len() })
+        let mut rr = pow2(2 * 52 * n);
+        let ctx =
+            IfmaCtx { m: Digits::from_limbs(m, n), k0: m0inv & M52, rr: Digits::from_limbs(&rr, n), limbs: m.len() };
+        rr.zeroize();
+        Some(ctx)
     }
 
     fn digits(&self) -> usize {

@@ -73,21 +73,52 @@ impl MontCtx {
             inv = inv.wrapping_mul(2u64.wrapping_sub(m[0].wrapping_mul(inv)));
         }
         let m0inv = inv.wrapping_neg();
-        // R mod m, then R^2 mod m, by doubling.
-        let one = pow2_mod(m, 64 * l);
-        let mut x = one.clone();
-        double_mod(&mut x, m, 64 * l);
-        #[cfg(target_arch = "x86_64")]
-        let ifma = if backend.covers(Backend::Ifma) { super::ifma::IfmaCtx::new(m, m0inv) } else { None };
-        MontCtx {
+        // R mod m: when the top bit of m is set (every RSA modulus and prime: their sizes are multiples of 64
+        // bits), m > R/2, so R mod m = R − m, the two's complement of m. Otherwise by doubling. The branch is on
+        // the bit length of m, which is public.
+        let one = if m[l - 1] >> 63 == 1 {
+            let mut x = vec![0u64; l];
+            bigint::sub_assign(&mut x, m);
+            x
+        } else {
+            pow2_mod(m, 64 * l)
+        };
+        let mut ctx = MontCtx {
             m: m.to_vec(),
             m0inv,
             one,
-            r2: x,
+            r2: vec![0u64; l],
             backend,
             #[cfg(target_arch = "x86_64")]
-            ifma,
+            ifma: None,
+        };
+        // R^2 mod m is the Montgomery form of 2^(64·L): a few squarings and doublings instead of 64·L doublings.
+        ctx.r2 = ctx.pow2_mont(64 * l);
+        #[cfg(target_arch = "x86_64")]
+        if backend.covers(Backend::Ifma) {
+            // The IFMA constant 2^k mod m (k ≥ 64·L) is the Montgomery form of 2^(k − 64·L).
+            ctx.ifma = super::ifma::IfmaCtx::new(m, m0inv, |k| ctx.pow2_mont(k - 64 * l));
         }
+        ctx
+    }
+
+    /// The Montgomery form of 2^e (that is, 2^e·R mod m) for a public `e`: left-to-right square-and-double
+    /// from R mod m, constant time in `m`.
+    fn pow2_mont(&self, e: usize) -> Vec<u64> {
+        let mut x = self.one.clone();
+        if e == 0 {
+            return x;
+        }
+        let mut t = vec![0u64; self.limbs()];
+        for i in (0..usize::BITS - e.leading_zeros()).rev() {
+            self.sqr(&mut t, &x);
+            core::mem::swap(&mut x, &mut t);
+            if (e >> i) & 1 == 1 {
+                double_mod(&mut x, &self.m, 1);
+            }
+        }
+        t.zeroize();
+        x
     }
 
     pub(crate) fn limbs(&self) -> usize {
