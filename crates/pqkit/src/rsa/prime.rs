@@ -39,10 +39,6 @@ const fn sieve() -> [u32; SMALL_COUNT] {
     out
 }
 
-fn small_primes() -> &'static [u32] {
-    &SMALL_PRIMES
-}
-
 /// Consecutive small primes whose product `m` stays below 2^32, with `mu = floor(2^64 / m)` for the
 /// Barrett step of [`residues`] (public constants, computed at compile time).
 #[derive(Clone, Copy)]
@@ -278,7 +274,7 @@ mod tests {
 
     #[test]
     fn table_is_primes() {
-        let t = small_primes();
+        let t = &SMALL_PRIMES[..];
         assert_eq!(t[0], 3);
         assert_eq!(t[t.len() - 1], 16381);
     }
@@ -306,7 +302,7 @@ mod tests {
         use rand_core::Rng;
         let mut rng = crate::rng::ChaCha20Rng::from_key([9; 32]);
         let plain = |w: &[u64]| {
-            small_primes().iter().all(|&s| {
+            SMALL_PRIMES.iter().all(|&s| {
                 let mut r = 0u128;
                 for &x in w.iter().rev() {
                     r = ((r << 64) | x as u128) % s as u128;
