@@ -596,6 +596,50 @@ mod tests {
     /// The paired exponentiation (both CRT halves in one loop on the IFMA backend) against num-bigint, for every
     /// backend and every size the IFMA code handles, with a base of 0, 1, m − 1 and random values; and the
     /// fallback for moduli of different sizes.
+    /// Moduli at the edges of the reduction's carries (R − 1, just above R/2, alternating words) with operands
+    /// m − 1, 1, 0 and random values: every backend's product and square equal num-bigint's, at the sizes with
+    /// dedicated reduction code (16, 24, 32 limbs) and one without.
+    #[test]
+    fn product_carry_edges() {
+        let mut seed = 0x5eed_cafe_u64;
+        for l in [16usize, 24, 32, 20] {
+            let mut near_half = vec![0u64; l];
+            near_half[0] = 1;
+            near_half[l - 1] = 1 << 63;
+            let all_ones = vec![u64::MAX; l];
+            let mut alt = vec![0xaaaa_aaaa_aaaa_aaabu64; l];
+            alt[l - 1] |= 1 << 63;
+            for m in [all_ones, near_half, alt] {
+                let mb = to_big(&m);
+                let mut m1 = m.clone();
+                m1[0] -= 1;
+                let mut one = vec![0u64; l];
+                one[0] = 1;
+                let mut rnd = limbs(&mut seed, l);
+                rnd[l - 1] &= u64::MAX >> 2;
+                let r_inv = {
+                    let r = BigUint::from(1u8) << (64 * l);
+                    r.modinv(&mb).unwrap()
+                };
+                for backend in crate::dispatch::Checked::<Backend>::all() {
+                    let ctx = MontCtx::with_backend(&m, backend);
+                    for a in [&m1, &one, &rnd] {
+                        for b in [&m1, &one, &rnd] {
+                            let mut out = vec![0u64; l];
+                            ctx.mul(&mut out, a, b);
+                            let want = (to_big(a) * to_big(b) * &r_inv) % &mb;
+                            assert_eq!(to_big(&out), want, "{backend:?} mul, {l} limbs");
+                        }
+                        let mut out = vec![0u64; l];
+                        ctx.sqr(&mut out, a);
+                        let want = (to_big(a) * to_big(a) * &r_inv) % &mb;
+                        assert_eq!(to_big(&out), want, "{backend:?} sqr, {l} limbs");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn pow_pair_differential() {
         let mut seed = 0x5eed_0002u64;
