@@ -552,7 +552,7 @@ impl Inner {
             }
         }
         if full > 0 {
-            return Err(Error::QueueFull { subject: out.topic.to_string(), full });
+            return Err(Error::QueueFull { subject: out.route.topic.to_string(), full });
         }
         Ok(n)
     }
@@ -580,7 +580,7 @@ impl Inner {
             }
         }
         if full > 0 {
-            return Err(Error::QueueFull { subject: out.topic.to_string(), full });
+            return Err(Error::QueueFull { subject: out.route.topic.to_string(), full });
         }
         Ok(n)
     }
@@ -606,16 +606,13 @@ impl Inner {
                 slot.published.fetch_add(1, Ordering::Relaxed);
             }
         }
-        let topic_arc: Arc<str> = Arc::from(topic);
-        let reply_arc: Option<Arc<str>> = (!reply.is_empty()).then(|| Arc::from(reply));
-        let subs = self.matching(topic);
-        let out = Outgoing {
-            priority: m.priority,
+        let route = Arc::new(Route {
+            topic: Arc::from(topic),
             sender: m.sender,
-            topic: &topic_arc,
-            reply: reply_arc.as_ref(),
-            payload: &buf[m.payload.clone()],
-        };
+            reply: (!reply.is_empty()).then(|| reply.into()),
+        });
+        let subs = self.matching(topic);
+        let out = Outgoing { priority: m.priority, route: &route, payload: &buf[m.payload.clone()] };
         self.route(&subs, &out)
     }
 }
@@ -695,11 +692,18 @@ fn with_aad<R>(h: &Header<'_>, f: impl FnOnce(&[u8]) -> R) -> R {
     }
 }
 
+/// Who sent a message and where: one shared allocation per publisher handle (a new one only for a message
+/// with a reply-to), so a queued [`Message`] carries one pointer for all three and stays small.
+#[derive(Debug, PartialEq, Eq)]
+struct Route {
+    topic: Arc<str>,
+    sender: AgentId,
+    reply: Option<Box<str>>,
+}
+
 struct Outgoing<'a> {
     priority: Priority,
-    sender: AgentId,
-    topic: &'a Arc<str>,
-    reply: Option<&'a Arc<str>>,
+    route: &'a Arc<Route>,
     payload: &'a [u8],
 }
 
@@ -747,8 +751,14 @@ struct SubShared {
 impl SubState {
     #[inline]
     fn live_dec(&mut self, epoch: u32) {
+        self.live_sub(epoch, 1);
+    }
+
+    /// `n` queued messages of delivery epoch `epoch` left the queue.
+    #[inline]
+    fn live_sub(&mut self, epoch: u32, n: u64) {
         if let Some(x) = self.live.iter_mut().find(|x| x.0 == epoch) {
-            x.1 = x.1.saturating_sub(1);
+            x.1 = x.1.saturating_sub(n);
         }
         while self.live.front().is_some_and(|x| x.1 == 0) {
             self.live.pop_front();
@@ -880,10 +890,10 @@ impl SubShared {
                 priority: out.priority,
                 epoch: k.epoch,
                 seq,
-                sender: out.sender,
+                sender: out.route.sender,
                 sub: self.id,
-                topic: out.topic,
-                reply: out.reply.map_or("", |r| r),
+                topic: &out.route.topic,
+                reply: out.route.reply.as_deref().unwrap_or(""),
             };
             let nonce = envelope::nonce(Kind::Deliver, out.priority, seq);
             let Ok(tag) = with_aad(&h, |aad| k.aead.seal_in_place_detached(&nonce, aad, body.as_mut())) else {
@@ -894,19 +904,7 @@ impl SubShared {
         } else {
             (Kind::Plain, 0, 0)
         };
-        st.q.push(
-            out.priority,
-            Message {
-                kind,
-                epoch,
-                seq,
-                sender: out.sender,
-                priority: out.priority,
-                topic: out.topic.clone(),
-                reply: out.reply.cloned(),
-                body,
-            },
-        );
+        st.q.push(out.priority, Message { kind, epoch, seq, priority: out.priority, route: out.route.clone(), body });
         if kind == Kind::Deliver {
             match st.live.back_mut() {
                 Some((e, n)) if *e == epoch => *n += 1,
@@ -1186,9 +1184,11 @@ impl Agent {
         let c = &self.core;
         let (slot, _) = c.inner.grant_send(c.public.id(), subject)?;
         let key = if c.inner.sealed { Some(Stream::take(c.send_key(&slot.topic)?, subject)?) } else { None };
+        let topic: Arc<str> = Arc::from(subject);
         Ok(Publisher {
             agent: c.clone(),
-            topic: Arc::from(subject),
+            plain_route: Arc::new(Route { topic: topic.clone(), sender: c.public.id(), reply: None }),
+            topic,
             slot,
             key,
             route_gen: 0,
@@ -1325,6 +1325,8 @@ impl Agent {
 pub struct Publisher {
     agent: Arc<AgentCore>,
     topic: Arc<str>,
+    /// The route of this handle's messages without a reply-to (shared by all of them).
+    plain_route: Arc<Route>,
     slot: Arc<SenderSlot>,
     key: Option<Stream>,
     route_gen: u64,
@@ -1429,6 +1431,17 @@ impl Publisher {
         Ok(hl..end)
     }
 
+    /// The route of a message: the shared one, or a new one with the reply-to (already validated).
+    #[inline]
+    fn route_for(&self, reply_to: Option<&str>) -> Arc<Route> {
+        match reply_to {
+            None => self.plain_route.clone(),
+            Some(r) => {
+                Arc::new(Route { topic: self.topic.clone(), sender: self.plain_route.sender, reply: Some(r.into()) })
+            }
+        }
+    }
+
     /// Publishes one message; returns how many subscriptions it reached. With `Block` subscribers that are
     /// full, waits for room.
     #[inline]
@@ -1443,13 +1456,10 @@ impl Publisher {
             if payload.len() > MAX_PAYLOAD {
                 return Err(Error::PayloadTooLarge { len: payload.len() });
             }
-            let reply: Option<Arc<str>> = match reply_to {
-                Some(r) => {
-                    validate_subject(r)?;
-                    Some(Arc::from(r))
-                }
-                None => None,
-            };
+            if let Some(r) = reply_to {
+                validate_subject(r)?;
+            }
+            let route = self.route_for(reply_to);
             self.slot.published.fetch_add(1, Ordering::Relaxed);
             let inner = &self.agent.inner;
             let g = inner.gen_.load(Ordering::Acquire);
@@ -1457,25 +1467,13 @@ impl Publisher {
                 self.route = inner.matching(&self.topic);
                 self.route_gen = g;
             }
-            let out = Outgoing {
-                priority,
-                sender: self.agent.public.id(),
-                topic: &self.topic,
-                reply: reply.as_ref(),
-                payload,
-            };
+            let out = Outgoing { priority, route: &route, payload };
             return inner.route(&self.route, &out);
         }
         let hl = self.build(payload, priority, reply_to)?;
         let r = self.broker_accept(hl, priority, reply_to.map_or(0, str::len))?;
-        let reply: Option<Arc<str>> = reply_to.map(Arc::from);
-        let out = Outgoing {
-            priority,
-            sender: self.agent.public.id(),
-            topic: &self.topic,
-            reply: reply.as_ref(),
-            payload: &self.buf[r],
-        };
+        let route = self.route_for(reply_to);
+        let out = Outgoing { priority, route: &route, payload: &self.buf[r] };
         self.agent.inner.route(&self.route, &out)
     }
 
@@ -1483,13 +1481,7 @@ impl Publisher {
     pub async fn publish_async(&mut self, payload: &[u8], priority: Priority) -> Result<usize> {
         let hl = self.build(payload, priority, None)?;
         let r = self.broker_accept(hl, priority, 0)?;
-        let out = Outgoing {
-            priority,
-            sender: self.agent.public.id(),
-            topic: &self.topic,
-            reply: None,
-            payload: &self.buf[r],
-        };
+        let out = Outgoing { priority, route: &self.plain_route, payload: &self.buf[r] };
         let route = self.route.clone();
         self.agent.inner.route_async(&route, &out).await
     }
@@ -1500,9 +1492,7 @@ impl Publisher {
 pub struct Message {
     kind: Kind,
     epoch: u32,
-    topic: Arc<str>,
-    reply: Option<Arc<str>>,
-    sender: AgentId,
+    route: Arc<Route>,
     priority: Priority,
     seq: u64,
     body: Body,
@@ -1511,8 +1501,8 @@ pub struct Message {
 impl std::fmt::Debug for Message {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Message")
-            .field("topic", &self.topic)
-            .field("sender", &self.sender)
+            .field("topic", &self.route.topic)
+            .field("sender", &self.route.sender)
             .field("priority", &self.priority)
             .field("len", &self.body.as_slice().len())
             .finish()
@@ -1521,12 +1511,7 @@ impl std::fmt::Debug for Message {
 
 impl PartialEq for Message {
     fn eq(&self, o: &Self) -> bool {
-        self.topic == o.topic
-            && self.reply == o.reply
-            && self.sender == o.sender
-            && self.priority == o.priority
-            && self.seq == o.seq
-            && self.payload() == o.payload()
+        self.route == o.route && self.priority == o.priority && self.seq == o.seq && self.payload() == o.payload()
     }
 }
 impl Eq for Message {}
@@ -1544,20 +1529,21 @@ impl Message {
         payload: &[u8],
     ) -> Message {
         let body = if payload.len() <= INLINE { Body::from_slice(payload, 0) } else { Body::Heap(payload.to_vec()) };
-        Message { kind: Kind::Plain, epoch: 0, topic, reply: reply.map(Arc::from), sender, priority, seq, body }
+        let route = Arc::new(Route { topic, sender, reply: reply.map(Into::into) });
+        Message { kind: Kind::Plain, epoch: 0, route, priority, seq, body }
     }
 
     /// The subject it was published on.
     pub fn subject(&self) -> &str {
-        &self.topic
+        &self.route.topic
     }
     /// The reply-to subject, if any.
     pub fn reply_to(&self) -> Option<&str> {
-        self.reply.as_deref()
+        self.route.reply.as_deref()
     }
     /// The authenticated sender (vouched for by the broker, which checked the sender's own key).
     pub fn sender(&self) -> AgentId {
-        self.sender
+        self.route.sender
     }
     /// The priority.
     pub fn priority(&self) -> Priority {
@@ -1665,7 +1651,7 @@ impl Subscription {
         let m = self.inner.counted(envelope::parse(envelope))?;
         let topic: Arc<str> = Arc::from(std::str::from_utf8(&envelope[m.topic.clone()]).unwrap_or("?"));
         let reply = std::str::from_utf8(&envelope[m.reply.clone()]).unwrap_or("");
-        let reply: Option<Arc<str>> = (!reply.is_empty()).then(|| Arc::from(reply));
+        let route = Arc::new(Route { topic, sender: m.sender, reply: (!reply.is_empty()).then(|| reply.into()) });
         if m.sub != self.shared.id && m.kind == Kind::Deliver {
             return self.inner.counted(Err(Error::UnknownKey));
         }
@@ -1675,9 +1661,7 @@ impl Subscription {
             priority: m.priority,
             epoch: m.epoch,
             seq: m.seq,
-            sender: m.sender,
-            topic,
-            reply,
+            route,
             body: Body::from_slice(&envelope[m.payload.start..body_end], 0),
         };
         let mut st = lock(&self.shared.state);
@@ -1701,10 +1685,10 @@ impl Subscription {
             priority: e.priority,
             epoch: e.epoch,
             seq: e.seq,
-            sender: e.sender,
+            sender: e.route.sender,
             sub: if e.kind == Kind::Deliver { self.shared.id } else { 0 },
-            topic: &e.topic,
-            reply: e.reply.as_deref().unwrap_or(""),
+            topic: &e.route.topic,
+            reply: e.route.reply.as_deref().unwrap_or(""),
         };
         let mut v = Vec::with_capacity(h.len() + e.body.as_slice().len());
         h.append(&mut v);
@@ -1770,10 +1754,10 @@ impl Subscription {
                     priority: p,
                     epoch: e.epoch,
                     seq: e.seq,
-                    sender: e.sender,
+                    sender: e.route.sender,
                     sub,
-                    topic: &e.topic,
-                    reply: e.reply.as_deref().unwrap_or(""),
+                    topic: &e.route.topic,
+                    reply: e.route.reply.as_deref().unwrap_or(""),
                 };
                 let (ct, tag) = body.split_at_mut(n);
                 let nonce = envelope::nonce(Kind::Deliver, p, e.seq);
@@ -1795,14 +1779,25 @@ impl Subscription {
         }
         // The oldest delivery epoch still needed: by this batch or by anything left queued.
         let floor = st.live.front().map(|x| x.0);
-        let mut n = 0;
-        while n < max {
-            let Some((_, x)) = st.q.pop() else { break };
-            if x.kind == Kind::Deliver {
-                st.live_dec(x.epoch);
+        let start = out.len();
+        let n = st.q.pop_batch(out, max);
+        if !st.live.is_empty() {
+            // Count the taken deliveries off their epochs, one run of equal epochs at a time.
+            let mut run: Option<(u32, u64)> = None;
+            for x in out[start..].iter().filter(|x| x.kind == Kind::Deliver) {
+                match run.as_mut() {
+                    Some((e, c)) if *e == x.epoch => *c += 1,
+                    _ => {
+                        if let Some((e, c)) = run.take() {
+                            st.live_sub(e, c);
+                        }
+                        run = Some((x.epoch, 1));
+                    }
+                }
             }
-            out.push(x);
-            n += 1;
+            if let Some((e, c)) = run {
+                st.live_sub(e, c);
+            }
         }
         let grants = std::mem::take(&mut st.grants);
         if n > 0 {
