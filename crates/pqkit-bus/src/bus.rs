@@ -974,7 +974,7 @@ impl Bus {
         let session = if inner.sealed {
             let (st, m1) = handshake::initiate()?;
             let (rs, m2) = handshake::respond(&inner.identity, &m1)?;
-            let (ka, _broker, m3) = st.finish(identity, &m2, Some(inner.identity.id()))?;
+            let (ka, m3) = st.finish_pinned(identity, &m2, inner.identity.public())?;
             let (kb, peer) = rs.finish(&m3)?;
             if !inner.policy.knows(&peer.id()) {
                 return inner.counted(Err(Error::Unauthorised { action: "connect", subject: String::new() }));

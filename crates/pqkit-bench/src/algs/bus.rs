@@ -17,7 +17,8 @@
 //!   (priority, arrival).
 //! - `fanout-100-<mode>`: 100 messages of 64 B published to 100 subscribers (10,000 deliveries), drained.
 //! - `handshake`: a full authenticated handshake, both sides (ML-KEM-768 + X25519, ML-DSA-65 + Ed25519 over
-//!   the transcript), identities built outside timing.
+//!   the transcript), identities built outside timing; the initiator pins the responder's public identity (as
+//!   `Bus::connect` pins the broker's), the responder decodes and checks the initiator's.
 //!
 //! Agreement: every candidate writes the number of messages received and the sum of their first bytes.
 
@@ -402,7 +403,9 @@ fn handshake() -> Algorithm {
             Ok(Box::new(move |_: &mut [u8], out: &mut Vec<u8>| {
                 let (st, m1) = initiate().map_err(e)?;
                 let (rs, m2) = respond(&b, &m1).map_err(e)?;
-                let (_ka, _pb, m3) = st.finish(&a, &m2, Some(b.id())).map_err(e)?;
+                // The initiator pins the responder's whole public identity, as an agent pins its broker's
+                // (`Bus::connect`).
+                let (_ka, m3) = st.finish_pinned(&a, &m2, b.public()).map_err(e)?;
                 let (_kb, pa) = rs.finish(&m3).map_err(e)?;
                 if pa.id() != a.id() {
                     return Err("handshake proved the wrong identity".into());
