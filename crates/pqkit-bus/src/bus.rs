@@ -557,6 +557,47 @@ impl Inner {
         Ok(n)
     }
 
+    /// [`route`](Self::route) for a batch of plain messages of one route and priority: each subscription's
+    /// lock is taken once for the whole batch (released only while a `Block` queue waits for room).
+    fn route_batch<P: AsRef<[u8]>>(
+        &self,
+        subs: &[Arc<SubShared>],
+        route: &Arc<Route>,
+        priority: Priority,
+        payloads: &[P],
+    ) -> Result<usize> {
+        let mut n = 0;
+        let mut full = 0;
+        for s in subs {
+            let mut st = lock(&s.state);
+            for p in payloads {
+                let out = Outgoing { priority, route, payload: p.as_ref() };
+                loop {
+                    match s.try_enqueue(&mut st, self, &out) {
+                        Enq::Full if s.backpressure == Backpressure::Block => {
+                            st.send_waiters += 1;
+                            st = s.not_full.wait(st).unwrap_or_else(|e| e.into_inner());
+                            st.send_waiters -= 1;
+                        }
+                        Enq::Full => {
+                            full += 1;
+                            break;
+                        }
+                        Enq::Done => {
+                            n += 1;
+                            break;
+                        }
+                        Enq::Dropped | Enq::Closed => break,
+                    }
+                }
+            }
+        }
+        if full > 0 {
+            return Err(Error::QueueFull { subject: route.topic.to_string(), full });
+        }
+        Ok(n)
+    }
+
     /// [`route`](Self::route) for async publishers: waits on `Block` queues without blocking the thread.
     async fn route_async(&self, subs: &[Arc<SubShared>], out: &Outgoing<'_>) -> Result<usize> {
         let mut n = 0;
@@ -1475,6 +1516,52 @@ impl Publisher {
         let route = self.route_for(reply_to);
         let out = Outgoing { priority, route: &route, payload: &self.buf[r] };
         self.agent.inner.route(&self.route, &out)
+    }
+
+    /// Publishes several messages of one priority, in order; returns the number of deliveries (messages ×
+    /// subscriptions reached).
+    ///
+    /// Plain mode: each subscription's queue lock is taken once for the whole batch instead of once per
+    /// message, and the metrics are counted once; a subscriber sees the batch in order and whole (a concurrent
+    /// receiver waits for the batch to be queued, so keep batches modest, e.g. up to a few hundred). Back-pressure
+    /// applies per message as in [`publish`](Self::publish): `Block` waits (releasing the lock), `DropOldest`
+    /// drops, `Fail` refuses and [`Error::QueueFull`] is returned after the whole batch reached every other
+    /// subscriber (its `full` counts refused deliveries).
+    ///
+    /// Sealed mode: every message is still sealed, authenticated by the broker and re-sealed for each
+    /// subscriber on its own (the security of section 3 of docs/bus.md is per message), so this is
+    /// [`publish`](Self::publish) in a loop with the same `Fail` accounting; any other error stops it, the
+    /// messages before it having been published. A payload over 1 MiB fails the whole batch before anything
+    /// is published, in both modes.
+    pub fn publish_batch<P: AsRef<[u8]>>(&mut self, payloads: &[P], priority: Priority) -> Result<usize> {
+        if let Some(p) = payloads.iter().find(|p| p.as_ref().len() > MAX_PAYLOAD) {
+            return Err(Error::PayloadTooLarge { len: p.as_ref().len() });
+        }
+        if self.agent.inner.sealed {
+            let (mut n, mut full) = (0, 0);
+            for p in payloads {
+                match self.publish_with_reply(p.as_ref(), priority, None) {
+                    Ok(k) => n += k,
+                    Err(Error::QueueFull { full: f, .. }) => full += f,
+                    Err(e) => return Err(e),
+                }
+            }
+            if full > 0 {
+                return Err(Error::QueueFull { subject: self.topic.to_string(), full });
+            }
+            return Ok(n);
+        }
+        if payloads.is_empty() {
+            return Ok(0);
+        }
+        self.slot.published.fetch_add(payloads.len() as u64, Ordering::Relaxed);
+        let inner = &self.agent.inner;
+        let g = inner.gen_.load(Ordering::Acquire);
+        if g != self.route_gen {
+            self.route = inner.matching(&self.topic);
+            self.route_gen = g;
+        }
+        inner.route_batch(&self.route, &self.plain_route, priority, payloads)
     }
 
     /// Async publish: waits on full `Block` subscribers without blocking the thread.
