@@ -331,6 +331,9 @@ struct SlotKey {
 struct SenderSlot {
     topic: Arc<TopicState>,
     published: AtomicU64,
+    /// Plain-mode publisher handles' own counters (each has one writer, so counting is a plain store, not a
+    /// read-modify-write); folded into `published` when the handle drops, under this lock.
+    handles: Mutex<Vec<Arc<AtomicU64>>>,
     keys: Mutex<Vec<SlotKey>>,
 }
 
@@ -432,6 +435,7 @@ impl Inner {
                     Arc::new(SenderSlot {
                         topic: ts.clone(),
                         published: AtomicU64::new(0),
+                        handles: Mutex::new(Vec::new()),
                         keys: Mutex::new(Vec::new()),
                     })
                 })
@@ -1074,7 +1078,9 @@ impl Bus {
             rejected_unauthorised: r(&c.unauthorised),
         };
         for s in lock(&i.slots).values() {
+            let h = lock(&s.handles);
             m.published += s.published.load(Ordering::Relaxed);
+            m.published += h.iter().map(|c| c.load(Ordering::Relaxed)).sum::<u64>();
         }
         for s in i.subs.read().unwrap_or_else(|e| e.into_inner()).values() {
             let st = lock(&s.state);
@@ -1226,7 +1232,10 @@ impl Agent {
         let (slot, _) = c.inner.grant_send(c.public.id(), subject)?;
         let key = if c.inner.sealed { Some(Stream::take(c.send_key(&slot.topic)?, subject)?) } else { None };
         let topic: Arc<str> = Arc::from(subject);
+        let count = Arc::new(AtomicU64::new(0));
+        lock(&slot.handles).push(count.clone());
         Ok(Publisher {
+            count,
             agent: c.clone(),
             plain_route: Arc::new(Route { topic: topic.clone(), sender: c.public.id(), reply: None }),
             topic,
@@ -1368,11 +1377,22 @@ pub struct Publisher {
     topic: Arc<str>,
     /// The route of this handle's messages without a reply-to (shared by all of them).
     plain_route: Arc<Route>,
+    /// Messages this handle published in plain mode (this handle is its only writer; see `SenderSlot`).
+    count: Arc<AtomicU64>,
     slot: Arc<SenderSlot>,
     key: Option<Stream>,
     route_gen: u64,
     route: Arc<[Arc<SubShared>]>,
     buf: Vec<u8>,
+}
+
+impl Drop for Publisher {
+    fn drop(&mut self) {
+        // Fold this handle's count into the slot's, under the lock `metrics` reads both under.
+        let mut h = lock(&self.slot.handles);
+        h.retain(|c| !Arc::ptr_eq(c, &self.count));
+        self.slot.published.fetch_add(self.count.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
 }
 
 impl std::fmt::Debug for Publisher {
@@ -1461,7 +1481,7 @@ impl Publisher {
             inner.accept(&self.slot, &m, &mut self.buf)?;
             len - TAG_LEN
         } else {
-            self.slot.published.fetch_add(1, Ordering::Relaxed);
+            self.count_published(1);
             self.buf.len()
         };
         let g = inner.gen_.load(Ordering::Acquire);
@@ -1470,6 +1490,12 @@ impl Publisher {
             self.route_gen = g;
         }
         Ok(hl..end)
+    }
+
+    /// Counts `n` plain-mode publications: one writer per counter, so a load and a store.
+    #[inline]
+    fn count_published(&self, n: u64) {
+        self.count.store(self.count.load(Ordering::Relaxed) + n, Ordering::Relaxed);
     }
 
     /// The route of a message: the shared one, or a new one with the reply-to (already validated).
@@ -1501,7 +1527,7 @@ impl Publisher {
                 validate_subject(r)?;
             }
             let route = self.route_for(reply_to);
-            self.slot.published.fetch_add(1, Ordering::Relaxed);
+            self.count_published(1);
             let inner = &self.agent.inner;
             let g = inner.gen_.load(Ordering::Acquire);
             if g != self.route_gen {
@@ -1554,7 +1580,7 @@ impl Publisher {
         if payloads.is_empty() {
             return Ok(0);
         }
-        self.slot.published.fetch_add(payloads.len() as u64, Ordering::Relaxed);
+        self.count_published(payloads.len() as u64);
         let inner = &self.agent.inner;
         let g = inner.gen_.load(Ordering::Acquire);
         if g != self.route_gen {
@@ -1908,6 +1934,12 @@ impl Subscription {
     pub fn recv_batch(&mut self, out: &mut Vec<Message>, max: usize) -> Result<usize> {
         let start = out.len();
         self.take(out, max)?;
+        if self.ring.is_none() && out[start..].iter().all(|m| m.kind == Kind::Plain) {
+            // A plain subscription and only plain entries: nothing to open or reject.
+            let n = out.len() - start;
+            self.shared.received.fetch_add(n as u64, Ordering::Relaxed);
+            return Ok(n);
+        }
         let mut w = start;
         for i in start..out.len() {
             if self.open(&mut out[i]).is_ok() {

@@ -659,3 +659,23 @@ fn publish_batch_delivers_in_order_with_priorities_and_back_pressure() {
         assert_eq!(bus.metrics().published, 6);
     }
 }
+
+#[test]
+fn plain_publish_counts_survive_dropped_handles() {
+    let bus = Bus::builder(Policy::allow_all()).plain().build().unwrap();
+    let a = bus.connect(alice()).unwrap();
+    let mut sub = a.subscribe("cnt").unwrap();
+    let mut p = a.publisher("cnt").unwrap();
+    p.publish(b"1", Priority::Normal).unwrap();
+    p.publish_batch(&[b"2", b"3"], Priority::Normal).unwrap();
+    a.publish("cnt", b"4", Priority::Normal).unwrap();
+    assert_eq!(bus.metrics().published, 4);
+    drop(p);
+    assert_eq!(bus.metrics().published, 4, "a dropped handle's count is kept");
+    let mut q = a.publisher("cnt").unwrap();
+    q.publish(b"5", Priority::Normal).unwrap();
+    let mut v = Vec::new();
+    assert_eq!(sub.recv_batch(&mut v, 10).unwrap(), 5);
+    let m = bus.metrics();
+    assert_eq!((m.published, m.delivered, m.received), (5, 5, 5));
+}
