@@ -6,7 +6,7 @@
 //!   -> {id_I, sig_I(h2)}
 //! ```
 //!
-//! ML-KEM-768 + X25519 ephemeral key exchange combined with HKDF-SHA256 over a SHA3-256 transcript hash, both
+//! ML-KEM-768 + X25519 ephemeral key exchange combined with HKDF-SHA256 over a SHA-256 transcript hash, both
 //! identities proven with ML-DSA-65 + Ed25519 signatures over the transcript and sent encrypted. The result is
 //! a pair of AES-256-GCM session keys, one per direction.
 
@@ -15,7 +15,6 @@ use crate::{AgentId, Error, Result};
 use pqkit::aead::{Aead, Aes256Gcm};
 use pqkit::ec::x25519::{X25519PublicKey, X25519SecretKey};
 use pqkit::hash::sha2::Sha256;
-use pqkit::hash::sha3::Sha3_256;
 use pqkit::kdf::Hkdf;
 use pqkit::mlkem::{Ciphertext, DecapsulationKey, EncapsulationKey, MlKem768};
 use zeroize::Zeroizing;
@@ -130,8 +129,8 @@ pub fn respond(identity: &Identity, m1: &[u8]) -> Result<(Responder, Vec<u8>)> {
     let xr = x.public_key();
     let ss_dh = x.diffie_hellman(&pe)?;
     let (ct, ss_kem) = ek.encapsulate()?;
-    let mut t = Sha3_256::new();
-    t.update(b"pqkit-bus hs v1");
+    let mut t = Sha256::new();
+    t.update(b"pqkit-bus hs v2");
     t.update(m1);
     t.update(xr.as_bytes());
     t.update(ct.as_bytes());
@@ -151,7 +150,7 @@ pub fn respond(identity: &Identity, m1: &[u8]) -> Result<(Responder, Vec<u8>)> {
     m2.extend_from_slice(ct.as_bytes());
     m2.extend_from_slice(&boxed);
     m2.extend_from_slice(&tag);
-    let mut t2 = Sha3_256::new();
+    let mut t2 = Sha256::new();
     t2.update(h1.as_ref());
     t2.update(&m2);
     let h2 = t2.finalize();
@@ -181,6 +180,13 @@ fn read_identity(plain: &[u8], label: &[u8], h: &[u8]) -> Result<PublicIdentity>
     Ok(id)
 }
 
+/// What the initiator requires of the responder's identity.
+enum Expect<'a> {
+    Anyone,
+    Id(AgentId),
+    Pinned(&'a PublicIdentity),
+}
+
 impl Initiator {
     /// Processes message 2 and answers as `identity`. With `expect = Some(id)` the responder must prove that
     /// identity. Returns the session keys, the responder's identity and message 3.
@@ -190,6 +196,29 @@ impl Initiator {
         m2: &[u8],
         expect: Option<AgentId>,
     ) -> Result<(SessionKeys, PublicIdentity, Vec<u8>)> {
+        self.finish_inner(identity, m2, expect.map_or(Expect::Anyone, Expect::Id))
+    }
+
+    /// [`finish`](Self::finish) against a responder whose whole public identity the initiator already holds
+    /// (an agent connecting to its broker): the identity in message 2 must be byte for byte the pinned one's
+    /// encoding, and its signatures are checked with the pinned, already parsed keys, so the identity is not
+    /// decoded, re-parsed and re-hashed. Returns the session keys and message 3.
+    pub fn finish_pinned(
+        self,
+        identity: &Identity,
+        m2: &[u8],
+        responder: &PublicIdentity,
+    ) -> Result<(SessionKeys, Vec<u8>)> {
+        let (k, _, m3) = self.finish_inner(identity, m2, Expect::Pinned(responder))?;
+        Ok((k, m3))
+    }
+
+    fn finish_inner(
+        self,
+        identity: &Identity,
+        m2: &[u8],
+        expect: Expect<'_>,
+    ) -> Result<(SessionKeys, PublicIdentity, Vec<u8>)> {
         let body = header(m2, 2)?;
         if body.len() < 32 + CT_LEN + 16 {
             return Err(bad("message 2 truncated"));
@@ -198,8 +227,8 @@ impl Initiator {
         let ct = Ciphertext::<MlKem768>::from_bytes(&body[32..32 + CT_LEN])?;
         let ss_kem = self.dk.decapsulate(&ct);
         let ss_dh = self.x.diffie_hellman(&pr)?;
-        let mut t = Sha3_256::new();
-        t.update(b"pqkit-bus hs v1");
+        let mut t = Sha256::new();
+        t.update(b"pqkit-bus hs v2");
         t.update(&self.m1);
         t.update(pr.as_bytes());
         t.update(ct.as_bytes());
@@ -207,13 +236,31 @@ impl Initiator {
         let d = derive(h1.as_ref(), ss_kem.as_bytes(), ss_dh.as_bytes())?;
         let mut sealed = body[32 + CT_LEN..].to_vec();
         let plain = open_box(&d.k_r, h1.as_ref(), &mut sealed)?;
-        let peer = read_identity(plain, b"pqkit-bus hs sig R", h1.as_ref())?;
-        if let Some(want) = expect
-            && peer.id() != want
-        {
-            return Err(bad("the responder is not the expected identity"));
-        }
-        let mut t2 = Sha3_256::new();
+        let peer = match expect {
+            Expect::Pinned(pinned) => {
+                let mut enc = Vec::with_capacity(2048);
+                pinned.encode(&mut enc);
+                if !plain.starts_with(&enc) {
+                    return Err(bad("the responder is not the expected identity"));
+                }
+                if plain.len() != enc.len() + SIG_LEN {
+                    return Err(bad("identity box has the wrong length"));
+                }
+                let mut tbs = b"pqkit-bus hs sig R".to_vec();
+                tbs.extend_from_slice(h1.as_ref());
+                pinned.verify(&tbs, &plain[enc.len()..]).map_err(|_| bad("transcript signature does not verify"))?;
+                pinned.clone()
+            }
+            Expect::Id(want) => {
+                let peer = read_identity(plain, b"pqkit-bus hs sig R", h1.as_ref())?;
+                if peer.id() != want {
+                    return Err(bad("the responder is not the expected identity"));
+                }
+                peer
+            }
+            Expect::Anyone => read_identity(plain, b"pqkit-bus hs sig R", h1.as_ref())?,
+        };
+        let mut t2 = Sha256::new();
         t2.update(h1.as_ref());
         t2.update(m2);
         let h2 = t2.finalize();
@@ -264,6 +311,35 @@ mod tests {
         let sealed = ka.send.seal(&[1; 12], b"", b"ping").unwrap();
         assert_eq!(kb.recv.open(&[1; 12], b"", &sealed).unwrap(), b"ping");
         assert!(kb.send.open(&[1; 12], b"", &sealed).is_err());
+    }
+
+    #[test]
+    fn pinned_responder_is_checked_byte_for_byte() {
+        let (a, b) = ids();
+        let c = Identity::from_seed("resp", &[9; 32]).unwrap();
+        // The pinned path agrees with the decoding path.
+        let (st, m1) = initiate().unwrap();
+        let (rs, m2) = respond(&b, &m1).unwrap();
+        let (ka, m3) = st.finish_pinned(&a, &m2, b.public()).unwrap();
+        let (kb, peer_a) = rs.finish(&m3).unwrap();
+        assert_eq!(peer_a.id(), a.id());
+        let sealed = ka.send.seal(&[2; 12], b"", b"ping").unwrap();
+        assert_eq!(kb.recv.open(&[2; 12], b"", &sealed).unwrap(), b"ping");
+        // Another responder (even one with the same name) is refused with the exact error.
+        let (st, m1) = initiate().unwrap();
+        let (_, m2) = respond(&c, &m1).unwrap();
+        match st.finish_pinned(&a, &m2, b.public()) {
+            Err(Error::Handshake { reason }) => assert_eq!(reason, "the responder is not the expected identity"),
+            other => panic!("wrong result {:?}", other.map(|_| ())),
+        }
+        // A tampered box fails authentication before any identity check.
+        let (st, m1) = initiate().unwrap();
+        let (_, mut m2) = respond(&b, &m1).unwrap();
+        m2[5 + 32 + CT_LEN + 100] ^= 1;
+        match st.finish_pinned(&a, &m2, b.public()) {
+            Err(Error::Handshake { reason }) => assert_eq!(reason, "sealed identity does not authenticate"),
+            other => panic!("wrong result {:?}", other.map(|_| ())),
+        }
     }
 
     #[test]

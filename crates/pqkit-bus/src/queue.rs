@@ -129,6 +129,50 @@ impl<T> PriorityQueue<T> {
     }
 }
 
+impl<T> PriorityQueue<T> {
+    /// Moves up to `max` messages to the end of `out`, in exactly the order repeated [`pop`](Self::pop)
+    /// calls would give, with the same aging; returns how many. Runs of one level are moved in bulk: while
+    /// no lower level is due, the highest non-empty level is served `k` times in a row, where `k` is the
+    /// smallest number of skips any non-empty lower level still has before it reaches [`AGING_LIMIT`].
+    pub fn pop_batch(&mut self, out: &mut Vec<T>, max: usize) -> usize {
+        let mut n = 0;
+        while n < max && self.len > 0 {
+            if let Some(l) = (0..LEVELS).find(|&l| self.skips[l] >= AGING_LIMIT && !self.levels[l].is_empty()) {
+                // An aged level is served once, as `pop` does.
+                let Some(item) = self.levels[l].pop_front() else { break };
+                out.push(item);
+                self.len -= 1;
+                n += 1;
+                self.skips[l] = 0;
+                for m in 0..l {
+                    if !self.levels[m].is_empty() {
+                        self.skips[m] += 1;
+                    }
+                }
+                continue;
+            }
+            let Some(h) = (0..LEVELS).rev().find(|&l| !self.levels[l].is_empty()) else { break };
+            // Serves of `h` before some non-empty lower level reaches the limit (none is at it now).
+            let budget = (0..h)
+                .filter(|&m| !self.levels[m].is_empty())
+                .map(|m| AGING_LIMIT.saturating_sub(self.skips[m]).max(1) as usize)
+                .min()
+                .unwrap_or(usize::MAX);
+            let k = budget.min(self.levels[h].len()).min(max - n);
+            out.extend(self.levels[h].drain(..k));
+            self.len -= k;
+            n += k;
+            self.skips[h] = 0;
+            for m in 0..h {
+                if !self.levels[m].is_empty() {
+                    self.skips[m] += k as u32;
+                }
+            }
+        }
+        n
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,6 +220,38 @@ mod tests {
         for p in 0..4u32 {
             let lv: Vec<u32> = order.iter().copied().filter(|&x| x / 1000 == p).collect();
             assert!(lv.windows(2).all(|w| w[0] < w[1]));
+        }
+    }
+
+    /// `pop_batch` gives exactly the order and aging state of repeated `pop`, for random pushes interleaved
+    /// with batches of random sizes.
+    #[test]
+    fn pop_batch_equals_repeated_pop() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut rnd = move |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for _ in 0..300 {
+            let (mut a, mut b) = (PriorityQueue::new(), PriorityQueue::new());
+            let mut next = 0u32;
+            for _ in 0..20 {
+                for _ in 0..rnd(60) {
+                    let p = Priority::ALL[rnd(4) as usize];
+                    a.push(p, next);
+                    b.push(p, next);
+                    next += 1;
+                }
+                let max = rnd(70) as usize;
+                let mut got = Vec::new();
+                let n = a.pop_batch(&mut got, max);
+                let want: Vec<u32> = std::iter::from_fn(|| b.pop().map(|x| x.1)).take(max).collect();
+                assert_eq!(n, got.len());
+                assert_eq!(got, want);
+                assert_eq!((a.len(), a.skips), (b.len(), b.skips));
+            }
         }
     }
 

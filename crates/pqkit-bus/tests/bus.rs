@@ -616,3 +616,66 @@ mod fuzz {
         }
     }
 }
+
+#[test]
+fn publish_batch_delivers_in_order_with_priorities_and_back_pressure() {
+    for sealed in [false, true] {
+        let b = Bus::builder(Policy::allow_all());
+        let bus = if sealed { b } else { b.plain() }.build().unwrap();
+        let a = bus.connect(alice()).unwrap();
+        let mut all = a.subscribe("batch.>").unwrap();
+        let mut small =
+            a.subscribe_with("batch.x", SubOptions { capacity: Some(3), backpressure: Backpressure::Fail }).unwrap();
+        let mut p = a.publisher("batch.x").unwrap();
+        let payloads: Vec<Vec<u8>> = (0..5u8).map(|i| vec![i; 1 + i as usize]).collect();
+        // Two subscribers, the small one refuses the last two: 5 + 3 deliveries, then QueueFull for 2.
+        assert_eq!(
+            p.publish_batch(&payloads, Priority::Low),
+            Err(Error::QueueFull { subject: "batch.x".into(), full: 2 })
+        );
+        // The small queue is full: refused there, delivered to the other.
+        assert_eq!(
+            p.publish_batch(&[b"hi"], Priority::Critical),
+            Err(Error::QueueFull { subject: "batch.x".into(), full: 1 })
+        );
+        assert_eq!(p.publish_batch::<&[u8]>(&[], Priority::Critical).unwrap(), 0);
+        let mut v = Vec::new();
+        assert_eq!(all.recv_batch(&mut v, 100).unwrap(), 6);
+        assert_eq!(v[0].payload(), b"hi", "the critical message first");
+        for (i, m) in v[1..].iter().enumerate() {
+            assert_eq!((m.payload(), m.priority(), m.sender()), (&payloads[i][..], Priority::Low, a.id()));
+        }
+        v.clear();
+        assert_eq!(small.recv_batch(&mut v, 100).unwrap(), 3);
+        assert_eq!(v.iter().map(|m| m.payload()).collect::<Vec<_>>(), [&payloads[0][..], &payloads[1], &payloads[2]]);
+        let m = bus.metrics();
+        assert_eq!((m.published, m.delivered, m.received, m.refused, m.rejected()), (6, 9, 9, 3, 0), "sealed {sealed}");
+        // Too large a payload fails before anything is published (plain; sealed stops at it).
+        let big = vec![0u8; envelope::MAX_PAYLOAD + 1];
+        assert_eq!(
+            p.publish_batch(&[&big[..]], Priority::Low),
+            Err(Error::PayloadTooLarge { len: envelope::MAX_PAYLOAD + 1 })
+        );
+        assert_eq!(bus.metrics().published, 6);
+    }
+}
+
+#[test]
+fn plain_publish_counts_survive_dropped_handles() {
+    let bus = Bus::builder(Policy::allow_all()).plain().build().unwrap();
+    let a = bus.connect(alice()).unwrap();
+    let mut sub = a.subscribe("cnt").unwrap();
+    let mut p = a.publisher("cnt").unwrap();
+    p.publish(b"1", Priority::Normal).unwrap();
+    p.publish_batch(&[b"2", b"3"], Priority::Normal).unwrap();
+    a.publish("cnt", b"4", Priority::Normal).unwrap();
+    assert_eq!(bus.metrics().published, 4);
+    drop(p);
+    assert_eq!(bus.metrics().published, 4, "a dropped handle's count is kept");
+    let mut q = a.publisher("cnt").unwrap();
+    q.publish(b"5", Priority::Normal).unwrap();
+    let mut v = Vec::new();
+    assert_eq!(sub.recv_batch(&mut v, 10).unwrap(), 5);
+    let m = bus.metrics();
+    assert_eq!((m.published, m.delivered, m.received), (5, 5, 5));
+}

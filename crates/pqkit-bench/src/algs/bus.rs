@@ -7,6 +7,9 @@
 //!   by one subscriber: every message is published (peers: sent), then all are drained (pqkit: `recv_batch`;
 //!   peers: `try_recv` until empty) on the same thread. Sealed: publisher seal + broker open + broker re-seal
 //!   under the subscriber's pairwise key + subscriber open, AES-256-GCM (docs/bus.md §3).
+//! - `send_10k-plain-batch`: as `send_10k-plain`, but pqkit publishes through `Publisher::publish_batch` in
+//!   batches of 100 (one queue lock per batch); the peers send one by one as in `send_10k` (they have no batch
+//!   send).
 //! - `send_10k-<mode>-producers-<P>`: P producer threads each publish 10,000 messages (each through its own
 //!   agent) on the one subject concurrently, then one subscriber drains all P × 10,000. The measuring thread
 //!   is producer 0 and spins while it waits for the others, so its CPU clock covers the wall time.
@@ -17,7 +20,8 @@
 //!   (priority, arrival).
 //! - `fanout-100-<mode>`: 100 messages of 64 B published to 100 subscribers (10,000 deliveries), drained.
 //! - `handshake`: a full authenticated handshake, both sides (ML-KEM-768 + X25519, ML-DSA-65 + Ed25519 over
-//!   the transcript), identities built outside timing.
+//!   the transcript), identities built outside timing; the initiator pins the responder's public identity (as
+//!   `Bus::connect` pins the broker's), the responder decodes and checks the initiator's.
 //!
 //! Agreement: every candidate writes the number of messages received and the sum of their first bytes.
 
@@ -233,6 +237,47 @@ fn tokio_broadcast_send() -> Candidate {
     })
 }
 
+/// Messages per `Publisher::publish_batch` call in the `send_10k-plain-batch` row.
+pub const BATCH: usize = 100;
+
+/// pqkit-bus plain, publishing through `Publisher::publish_batch` in batches of [`BATCH`] (the payloads of a
+/// batch are built in a stack array inside the timed loop, as the peers build theirs one by one).
+fn pqkit_send_batch() -> Candidate {
+    Candidate::new("pqkit", format!("{} (pqkit-bus, publish_batch of {BATCH})", pqkit_version()), move |_| {
+        let bus = bus(false)?;
+        let sub_agent = bus.connect(&ident("subscriber", 200)?).map_err(e)?;
+        let mut sub = sub_agent.subscribe("bench.send").map_err(e)?;
+        let a = bus.connect(&ident("producer", 0)?).map_err(e)?;
+        let mut p = a.publisher("bench.send").map_err(e)?;
+        let mut buf = Vec::with_capacity(N);
+        Ok(Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
+            let _keep = &bus;
+            let base = payload(data, 0);
+            let mut chunk = [[0u8; LEN]; BATCH];
+            for c in 0..N / BATCH {
+                for (j, m) in chunk.iter_mut().enumerate() {
+                    *m = payload(&base, c * BATCH + j);
+                }
+                p.publish_batch(&chunk, Priority::Normal).map_err(e)?;
+            }
+            let (c, s) = drain(&mut sub, &mut buf, N)?;
+            digest(out, c, s);
+            Ok(())
+        }) as Box<dyn Op>)
+    })
+}
+
+/// `send_10k` plain with pqkit publishing in batches; the peers are the same as in `send_10k` (none of them
+/// has a batch send: each sends message by message, then drains with `try_recv`).
+fn send_10k_batch() -> Algorithm {
+    Algorithm::fixed("pqkit-bus", "send_10k-plain-batch", LEN)
+        .with(pqkit_send_batch())
+        .with(crossbeam_send(1))
+        .with(flume_send())
+        .with(tokio_mpsc_send())
+        .with(tokio_broadcast_send())
+}
+
 fn send_10k(sealed: bool) -> Algorithm {
     let mode = if sealed { "sealed" } else { "plain" };
     Algorithm::fixed("pqkit-bus", &format!("send_10k-{mode}"), LEN)
@@ -402,7 +447,9 @@ fn handshake() -> Algorithm {
             Ok(Box::new(move |_: &mut [u8], out: &mut Vec<u8>| {
                 let (st, m1) = initiate().map_err(e)?;
                 let (rs, m2) = respond(&b, &m1).map_err(e)?;
-                let (_ka, _pb, m3) = st.finish(&a, &m2, Some(b.id())).map_err(e)?;
+                // The initiator pins the responder's whole public identity, as an agent pins its broker's
+                // (`Bus::connect`).
+                let (_ka, m3) = st.finish_pinned(&a, &m2, b.public()).map_err(e)?;
                 let (_kb, pa) = rs.finish(&m3).map_err(e)?;
                 if pa.id() != a.id() {
                     return Err("handshake proved the wrong identity".into());
@@ -419,6 +466,7 @@ pub fn algorithms() -> Vec<Algorithm> {
     vec![
         send_10k(false),
         send_10k(true),
+        send_10k_batch(),
         scaling(false, 1),
         scaling(false, 2),
         scaling(true, 1),

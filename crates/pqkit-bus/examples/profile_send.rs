@@ -1,0 +1,57 @@
+//! A profiling loop for the in-process `send_10k` workload (10,000 × 64 B published on one subject, then
+//! drained by one subscriber), repeated; and `aead`: AES-256-GCM seal + open of 64 B under a 54-byte header,
+//! the bus's crypto floor per pass. Not a benchmark (pqkit-bench measures, with peers); it prints nothing
+//! timed. Use it under `perf`:
+//!
+//! ```text
+//! perf stat -e task-clock target/release/examples/profile_send sealed 300   # CPU ms / 3e6 = ns per message
+//! perf record -g target/release/examples/profile_send plain 1000
+//! ```
+use pqkit::aead::{Aead, Aes256Gcm};
+use pqkit_bus::{Bus, Identity, Policy, Priority};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let mode = args.next().unwrap_or_else(|| "sealed".into());
+    let iters: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(300);
+    if mode == "aead" {
+        let k = Aes256Gcm::new(&[7u8; 32])?;
+        let aad = [1u8; 54];
+        let mut buf = [0u8; 64];
+        for i in 0..iters as u64 * 10_000 {
+            let mut nonce = [0u8; 12];
+            nonce[4..].copy_from_slice(&i.to_be_bytes());
+            let tag = k.seal_in_place_detached(&nonce, &aad, &mut buf)?;
+            k.open_in_place_detached(&nonce, &aad, &mut buf, &tag)?;
+        }
+        println!("{} seal + open pairs", iters * 10_000);
+        return Ok(());
+    }
+    let b = Bus::builder(Policy::allow_all()).capacity(1 << 16);
+    let bus = if mode == "plain" { b.plain() } else { b }.build()?;
+    let s = bus.connect(&Identity::from_seed("subscriber", &[200; 32])?)?;
+    let mut sub = s.subscribe("bench.send")?;
+    let a = bus.connect(&Identity::from_seed("producer", &[0; 32])?)?;
+    let mut p = a.publisher("bench.send")?;
+    let mut buf = Vec::with_capacity(10_000);
+    let mut sum = 0u64;
+    for _ in 0..iters {
+        for i in 0..10_000usize {
+            let mut m = [0u8; 64];
+            m[0] = i as u8;
+            p.publish(&m, Priority::Normal)?;
+        }
+        let mut got = 0;
+        while got < 10_000 {
+            buf.clear();
+            let n = sub.recv_batch(&mut buf, 10_000)?;
+            if n == 0 {
+                return Err("a message was lost".into());
+            }
+            got += n;
+            sum += buf.iter().map(|m| u64::from(m.payload()[0])).sum::<u64>();
+        }
+    }
+    println!("{mode}: {} messages received (checksum {sum})", iters * 10_000);
+    Ok(())
+}
