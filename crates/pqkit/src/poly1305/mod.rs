@@ -246,6 +246,9 @@ impl core::fmt::Debug for Poly1305 {
 pub(crate) struct Chain2 {
     r: [u64; 2],
     r16: [u64; 3],
+    /// `r^14`, for the 28-block runs of the AEAD's medium path ([`Poly1305::chain2_medium`]); zero otherwise,
+    /// and then never used (`chain2_end` asserts which runs a key serves).
+    r14: Option<[u64; 3]>,
 }
 
 /// The two accumulators of a run in progress (see [`Chain2`]).
@@ -257,6 +260,9 @@ impl Drop for Chain2 {
     fn drop(&mut self) {
         crate::ct::wipe(&mut self.r);
         crate::ct::wipe(&mut self.r16);
+        if let Some(r14) = &mut self.r14 {
+            crate::ct::wipe(r14);
+        }
     }
 }
 
@@ -280,7 +286,14 @@ impl Poly1305 {
             Backend::Avx2 => avx2::r16(&mut self.core),
             _ => soft::r16_44(&self.core.r),
         };
-        Chain2 { r: self.core.r, r16 }
+        Chain2 { r: self.core.r, r16, r14: None }
+    }
+
+    /// The key for two-chain runs of 16 pairs and of 14 (computes `r^14` and `r^16`), for the AEAD's medium
+    /// path.
+    pub(crate) fn chain2_medium(&self) -> Chain2 {
+        let (r14, r16) = soft::r14_r16_44(&self.core.r);
+        Chain2 { r: self.core.r, r16, r14: Some(r14) }
     }
 
     /// Starts a 32-block run: the accumulator and a zero second one. Same preconditions as
@@ -291,10 +304,16 @@ impl Poly1305 {
         [self.core.h, [0; 3]]
     }
 
-    /// Ends a 32-block run: `h = h_1 · r^16 + h_2`.
+    /// Ends a run of `pairs` pairs (16, or 14 with a key from [`chain2_medium`](Self::chain2_medium)):
+    /// `h = h_1 · r^pairs + h_2`.
     #[inline(always)]
-    pub(crate) fn chain2_end(&mut self, chain: &Chain2, acc: Chain2Acc) {
-        self.core.h = soft::add_reduce(soft::mul_by44(acc[0], chain.r16), acc[1]);
+    pub(crate) fn chain2_end(&mut self, chain: &Chain2, acc: Chain2Acc, pairs: usize) {
+        let k = match (pairs, chain.r14) {
+            (16, _) => chain.r16,
+            (14, Some(r14)) => r14,
+            _ => panic!("Poly1305: a two-chain run of {pairs} pairs without its power of r"),
+        };
+        self.core.h = soft::add_reduce(soft::mul_by44(acc[0], k), acc[1]);
     }
 
     /// Absorbs one full 16-byte block, given as its two little-endian words, with the portable scalar code
@@ -306,6 +325,36 @@ impl Poly1305 {
         debug_assert_eq!(self.buf_len, 0);
         self.core.h = soft::absorb_words(self.core.h, self.core.r, m0, m1, 1);
     }
+}
+
+/// The tag of the RFC 8439 AEAD construction in one call, on the portable scalar code: Poly1305 under `key` over
+/// `aad || pad16 || ct || pad16 || le64(aad.len) || le64(ct.len)`. For the AEADs' short messages, where a
+/// streaming state's set-up (its table of powers, its buffer, the dispatch) costs more than the few blocks.
+pub(crate) fn aead_tag(key: &[u8; KEY_LEN], aad: &[u8], ct: &[u8]) -> [u8; TAG_LEN] {
+    let mut r = soft::load_r(key);
+    let mut h = [0u64; 3];
+    let word = |b: &[u8]| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+    for part in [aad, ct] {
+        let mut blocks = part.chunks_exact(16);
+        for b in &mut blocks {
+            h = soft::absorb_words(h, r, word(&b[..8]), word(&b[8..]), 1);
+        }
+        let rest = blocks.remainder();
+        if !rest.is_empty() {
+            // pad16: zeros up to the block, which is then a full one (the 2^128 bit set).
+            let mut b = [0u8; 16];
+            b[..rest.len()].copy_from_slice(rest);
+            h = soft::absorb_words(h, r, word(&b[..8]), word(&b[8..]), 1);
+            crate::ct::wipe(&mut b);
+        }
+    }
+    h = soft::absorb_words(h, r, aad.len() as u64, ct.len() as u64, 1);
+    let mut s = soft::load_s(key);
+    let tag = soft::finalize(h, s);
+    crate::ct::wipe(&mut h);
+    crate::ct::wipe(&mut r);
+    crate::ct::wipe(&mut s);
+    tag
 }
 
 /// One-shot Poly1305: the tag of `message` under the one-time `key`.
