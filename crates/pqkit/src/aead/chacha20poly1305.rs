@@ -175,7 +175,7 @@ const MEDIUM_KS: usize = 4 * 512;
 /// the tag. The keystream from block 0 is written into `ks` in 8-block passes (the last one as a 4-block
 /// row-layout pass when it needs at most four blocks), so block 0, the Poly1305 key, costs no pass of its own.
 /// Pass `i` covers message bytes `512 i - 64 .. 512 i + 448` (the first pass 448 of them); while pass `i` runs,
-/// the integer units hash the ciphertext of pass `i - 1` (28 or 32 blocks, on two chains); the last pass's
+/// the integer units hash the ciphertext of pass `i - 1` (28 blocks on one chain, 32 on two); the last pass's
 /// bytes are hashed after it. With `SEAL`, each pass's keystream is XORed into `buf` right after the pass; without,
 /// `buf` (the ciphertext) is left as it is and the caller XORs in `ks[64..64 + len]` once the tag has checked out.
 #[cfg(target_arch = "x86_64")]
@@ -206,7 +206,8 @@ fn medium<const SEAL: bool>(
         xor_into(&mut buf[region(0)], &ks[64..]);
     }
     if passes > 1 {
-        let chain = mac.chain2_medium();
+        // r^16 only for the two-chain runs (the passes after the second).
+        let chain = mac.chain2_medium(passes > 2);
         for i in 1..passes {
             // Every pass but the last covers whole 16-byte blocks: 448 bytes for the first, 512 after.
             let (done, this) = (region(i - 1), region(i));
@@ -256,6 +257,11 @@ impl chacha::Stitch2 for Job2<'_> {
     #[inline(always)]
     fn pair(&self, acc: &mut Chain2Acc, a: [u64; 2], b: [u64; 2]) {
         self.chain.pair(acc, a, b);
+    }
+
+    #[inline(always)]
+    fn single(&self, acc: &mut Chain2Acc, a: [u64; 2]) {
+        self.chain.single(acc, a);
     }
 
     #[inline(always)]

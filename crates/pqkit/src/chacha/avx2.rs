@@ -247,10 +247,10 @@ impl Side for NoSide {
     fn step(&mut self, _: usize) {}
 }
 
-/// The stitched scalar Poly1305 share of one pass (8-block, or 4-block rows): all `2 n` 16-byte blocks of the
-/// chunk at `src` (`n = pairs`, 16 or 14), as `n` pairs (blocks `k` and `n + k`), pairs `n k / 10 .. n (k + 1) / 10`
-/// after double round `k` (one or two per double round). A local of the pass, so that the accumulators stay in
-/// registers.
+/// The stitched scalar Poly1305 share of one pass (8-block, or 4-block rows): all 32 16-byte blocks of the chunk
+/// at `src` as 16 pairs (blocks `k` and `16 + k`), pairs `16 k / 10 .. 16 (k + 1) / 10` after double round `k` (one
+/// or two per double round); or, for the medium path's 28-block first chunk (`pairs == 14`), its blocks in order
+/// on one chain, two or three per double round. A local of the pass, so that the accumulators stay in registers.
 struct ScalarSide<'a, J: super::Stitch2> {
     job: &'a J,
     acc: J::Acc,
@@ -269,6 +269,13 @@ impl<J: super::Stitch2> Side for ScalarSide<'_, J> {
             // block `j < 2 * pairs` lies inside it; unaligned.
             u64::from_le(unsafe { (src.add(16 * j + 8 * i) as *const u64).read_unaligned() })
         };
+        if pairs == 14 {
+            // The 28-block first chunk of the medium path, on one chain (no join, so no power of r for it).
+            for j in 28 * k / 10..28 * (k + 1) / 10 {
+                self.job.single(&mut self.acc, [word(j, 0), word(j, 1)]);
+            }
+            return;
+        }
         for j in pairs * k / 10..pairs * (k + 1) / 10 {
             let (a, b) = ([word(j, 0), word(j, 1)], [word(pairs + j, 0), word(pairs + j, 1)]);
             self.job.pair(&mut self.acc, a, b);
@@ -367,7 +374,7 @@ fn ks_pass_avx2<J: super::Stitch2>(state: &[u32; 16], skip: u64, out: &mut [u8],
             let side = &mut sd;
             pass!(side);
             let acc = sd.acc;
-            job.end(acc, pairs);
+            job.end(acc, if pairs == 14 { 0 } else { pairs });
         }
     }
 }

@@ -245,10 +245,9 @@ impl core::fmt::Debug for Poly1305 {
 #[cfg(target_arch = "x86_64")]
 pub(crate) struct Chain2 {
     r: [u64; 2],
-    r16: [u64; 3],
-    /// `r^14`, for the 28-block runs of the AEAD's medium path ([`Poly1305::chain2_medium`]); zero otherwise,
-    /// and then never used (`chain2_end` asserts which runs a key serves).
-    r14: Option<[u64; 3]>,
+    /// `r^16`; `None` from [`Poly1305::chain2_medium`] for a message with no 32-block run (`chain2_end` asserts
+    /// that a join has its power).
+    r16: Option<[u64; 3]>,
 }
 
 /// The two accumulators of a run in progress (see [`Chain2`]).
@@ -259,9 +258,8 @@ pub(crate) type Chain2Acc = [[u64; 3]; 2];
 impl Drop for Chain2 {
     fn drop(&mut self) {
         crate::ct::wipe(&mut self.r);
-        crate::ct::wipe(&mut self.r16);
-        if let Some(r14) = &mut self.r14 {
-            crate::ct::wipe(r14);
+        if let Some(r16) = &mut self.r16 {
+            crate::ct::wipe(r16);
         }
     }
 }
@@ -275,6 +273,12 @@ impl Chain2 {
         acc[0] = soft::absorb_words(acc[0], self.r, a[0], a[1], 1);
         acc[1] = soft::absorb_words(acc[1], self.r, b[0], b[1], 1);
     }
+
+    /// Absorbs the next block (words `a`) of a one-chain run on the first accumulator.
+    #[inline(always)]
+    pub(crate) fn single(&self, acc: &mut Chain2Acc, a: [u64; 2]) {
+        acc[0] = soft::absorb_words(acc[0], self.r, a[0], a[1], 1);
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -286,14 +290,13 @@ impl Poly1305 {
             Backend::Avx2 => avx2::r16(&mut self.core),
             _ => soft::r16_44(&self.core.r),
         };
-        Chain2 { r: self.core.r, r16, r14: None }
+        Chain2 { r: self.core.r, r16: Some(r16) }
     }
 
-    /// The key for two-chain runs of 16 pairs and of 14 (computes `r^14` and `r^16`), for the AEAD's medium
-    /// path.
-    pub(crate) fn chain2_medium(&self) -> Chain2 {
-        let (r14, r16) = soft::r14_r16_44(&self.core.r);
-        Chain2 { r: self.core.r, r16, r14: Some(r14) }
+    /// The key for the AEAD's medium path: one-chain runs, and two-chain runs of 16 pairs if `with_r16` (computes
+    /// `r^16` then, on the scalar code).
+    pub(crate) fn chain2_medium(&self, with_r16: bool) -> Chain2 {
+        Chain2 { r: self.core.r, r16: with_r16.then(|| soft::r16_44(&self.core.r)) }
     }
 
     /// Starts a 32-block run: the accumulator and a zero second one. Same preconditions as
@@ -304,16 +307,15 @@ impl Poly1305 {
         [self.core.h, [0; 3]]
     }
 
-    /// Ends a run of `pairs` pairs (16, or 14 with a key from [`chain2_medium`](Self::chain2_medium)):
-    /// `h = h_1 · r^pairs + h_2`.
+    /// Ends a run: of 16 pairs, `h = h_1 · r^16 + h_2`; of blocks on the first chain alone (`pairs == 0`),
+    /// `h = h_1`.
     #[inline(always)]
     pub(crate) fn chain2_end(&mut self, chain: &Chain2, acc: Chain2Acc, pairs: usize) {
-        let k = match (pairs, chain.r14) {
-            (16, _) => chain.r16,
-            (14, Some(r14)) => r14,
+        self.core.h = match (pairs, chain.r16) {
+            (0, _) => acc[0],
+            (16, Some(r16)) => soft::add_reduce(soft::mul_by44(acc[0], r16), acc[1]),
             _ => panic!("Poly1305: a two-chain run of {pairs} pairs without its power of r"),
         };
-        self.core.h = soft::add_reduce(soft::mul_by44(acc[0], k), acc[1]);
     }
 
     /// Absorbs one full 16-byte block, given as its two little-endian words, with the portable scalar code

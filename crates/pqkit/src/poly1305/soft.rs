@@ -208,18 +208,6 @@ pub(super) fn r16_44(r: &[u64; 2]) -> [u64; 3] {
     normalize44(k)
 }
 
-/// `r^14` and `r^16` in radix 2^44 (limbs as [`normalize44`] leaves them), for two-chain hashing of 28- and
-/// 32-block runs.
-#[cfg(target_arch = "x86_64")]
-pub(super) fn r14_r16_44(r: &[u64; 2]) -> ([u64; 3], [u64; 3]) {
-    let r1 = to44([r[0], r[1], 0]);
-    let r2 = mul44(r1, r1);
-    let r4 = mul44(r2, r2);
-    let r6 = mul44(r4, r2);
-    let r8 = mul44(r4, r4);
-    (normalize44(mul44(r8, r6)), normalize44(mul44(r8, r8)))
-}
-
 /// Limbs that fit their nominal widths (`h0, h1 < 2^44`, `h2 <= 2^42`), for re-splitting by bit extraction.
 #[cfg(target_arch = "x86_64")]
 pub(super) fn normalize44(h: [u64; 3]) -> [u64; 3] {
