@@ -6,6 +6,11 @@
 //! decrypted (open). The stitched loops hash one chunk on the integer units (scalar Poly1305) while the vector
 //! units compute the next chunk's keystream; the AVX2 loop hashes every block so, on two independent chains.
 //!
+//! Short messages (at most 192 bytes) take one ChaCha20 call for the Poly1305 key block and the data together and
+//! one straight scalar Poly1305 pass. On AVX2, messages up to 1984 bytes compute their keystream from block 0 on
+//! into a buffer in 8-block passes (so the key block costs no pass of its own), hashing each pass's ciphertext
+//! during the next; open checks the tag before it decrypts anything.
+//!
 //! ## Limits
 //! - One (key, nonce) pair must never seal two messages. With ChaCha20-Poly1305's 12-byte nonce use a counter
 //!   or a sequence number; for random nonces use XChaCha20-Poly1305 (24 bytes).
@@ -79,7 +84,7 @@ impl OnePass {
                     }
                     Some(chacha::StitchLoop::Avx2(b)) => {
                         let chain = self.mac.chain2();
-                        let mut job = Job2 { mac: &mut self.mac, chain };
+                        let mut job = Job2 { mac: &mut self.mac, chain: &chain };
                         chacha::xor20_stitched2::<true, _>(b, &self.state, head, &mut job)
                     }
                     None => {}
@@ -122,7 +127,7 @@ impl OnePass {
                     }
                     Some(chacha::StitchLoop::Avx2(b)) => {
                         let chain = self.mac.chain2();
-                        let mut job = Job2 { mac: &mut self.mac, chain };
+                        let mut job = Job2 { mac: &mut self.mac, chain: &chain };
                         chacha::xor20_stitched2::<false, _>(b, &self.state, head, &mut job)
                     }
                     None => {}
@@ -141,15 +146,81 @@ impl OnePass {
     }
 
     fn finish(mut self, aad_len: usize, ct_len: usize) -> [u8; TAG_LEN] {
-        self.mac.update_padded(&[]);
-        let mut lens = [0u8; 16];
-        lens[..8].copy_from_slice(&(aad_len as u64).to_le_bytes());
-        lens[8..].copy_from_slice(&(ct_len as u64).to_le_bytes());
-        self.mac.update(&lens);
-        let tag = self.mac.finalize();
+        let tag = finish_mac(self.mac, aad_len, ct_len);
         crate::ct::wipe(&mut self.state);
         tag
     }
+}
+
+/// The tag of a MAC that has absorbed `aad || pad16 || ct`: `pad16`, the two lengths, then Poly1305's finish.
+fn finish_mac(mut mac: Poly1305, aad_len: usize, ct_len: usize) -> [u8; TAG_LEN] {
+    mac.update_padded(&[]);
+    let mut lens = [0u8; 16];
+    lens[..8].copy_from_slice(&(aad_len as u64).to_le_bytes());
+    lens[8..].copy_from_slice(&(ct_len as u64).to_le_bytes());
+    mac.update(&lens);
+    mac.finalize()
+}
+
+/// Longest message of the AVX2 medium path ([`medium`]): its keystream, block 0 included, fills at most
+/// [`MEDIUM_KS`] bytes.
+#[cfg(target_arch = "x86_64")]
+const MEDIUM: usize = MEDIUM_KS - 64;
+
+/// The keystream buffer of the AVX2 medium path: four 8-block passes.
+#[cfg(target_arch = "x86_64")]
+const MEDIUM_KS: usize = 4 * 512;
+
+/// Seal (`SEAL`) or the authentication half of open on the AVX2 backend, for `SHORT < len <= MEDIUM`; returns
+/// the tag. The keystream from block 0 is written into `ks` in 8-block passes (the last one as a 4-block
+/// row-layout pass when it needs at most four blocks), so block 0, the Poly1305 key, costs no pass of its own.
+/// Pass `i` covers message bytes `512 i - 64 .. 512 i + 448` (the first pass 448 of them); while pass `i` runs,
+/// the integer units hash the ciphertext of pass `i - 1` (28 blocks on one chain, 32 on two); the last pass's
+/// bytes are hashed after it. With `SEAL`, each pass's keystream is XORed into `buf` right after the pass; without,
+/// `buf` (the ciphertext) is left as it is and the caller XORs in `ks[64..64 + len]` once the tag has checked out.
+#[cfg(target_arch = "x86_64")]
+fn medium<const SEAL: bool>(
+    backend: Checked<Backend>,
+    key: &[u8; 32],
+    nonce: &[u8; 12],
+    aad: &[u8],
+    buf: &mut [u8],
+    ks: &mut [u8; MEDIUM_KS],
+) -> [u8; TAG_LEN] {
+    let len = buf.len();
+    debug_assert!(len > SHORT && len <= MEDIUM);
+    let mut state = chacha::state_ietf(key, 0, nonce);
+    let blocks = 1 + len.div_ceil(64);
+    let passes = blocks.div_ceil(8);
+    // Message bytes covered by pass i, and the bytes of `ks` the pass writes (256 for a last pass of at most
+    // four blocks).
+    let region = |i: usize| (512 * i).saturating_sub(64)..(512 * i + 448).min(len);
+    let out = |i: usize| 512 * i..512 * i + if blocks - 8 * i <= 4 { 256 } else { 512 };
+    chacha::ks_pass2::<Job2>(backend, &state, 0, &mut ks[out(0)], None);
+    let mut otk = [0u8; 32];
+    otk.copy_from_slice(&ks[..32]);
+    let mut mac = Poly1305::new(&otk);
+    crate::ct::wipe(&mut otk);
+    mac.update_padded(aad);
+    if SEAL {
+        xor_into(&mut buf[region(0)], &ks[64..]);
+    }
+    if passes > 1 {
+        // r^16 only for the two-chain runs (the passes after the second).
+        let chain = mac.chain2_medium(passes > 2);
+        for i in 1..passes {
+            // Every pass but the last covers whole 16-byte blocks: 448 bytes for the first, 512 after.
+            let (done, this) = (region(i - 1), region(i));
+            let mut job = Job2 { mac: &mut mac, chain: &chain };
+            chacha::ks_pass2(backend, &state, 8 * i as u64, &mut ks[out(i)], Some((&buf[done], &mut job)));
+            if SEAL {
+                xor_into(&mut buf[this.clone()], &ks[this.start + 64..]);
+            }
+        }
+    }
+    mac.update(&buf[region(passes - 1)]);
+    crate::ct::wipe(&mut state);
+    finish_mac(mac, aad.len(), len)
 }
 
 /// The AVX-512 stitched loop's job: Poly1305 over the ciphertext, the first blocks of each chunk on the scalar
@@ -171,7 +242,7 @@ impl chacha::Stitch for Poly1305 {
 #[cfg(target_arch = "x86_64")]
 struct Job2<'a> {
     mac: &'a mut Poly1305,
-    chain: Chain2,
+    chain: &'a Chain2,
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -189,8 +260,13 @@ impl chacha::Stitch2 for Job2<'_> {
     }
 
     #[inline(always)]
-    fn end(&mut self, acc: Chain2Acc) {
-        self.mac.chain2_end(&self.chain, acc);
+    fn single(&self, acc: &mut Chain2Acc, a: [u64; 2]) {
+        self.chain.single(acc, a);
+    }
+
+    #[inline(always)]
+    fn end(&mut self, acc: Chain2Acc, pairs: usize) {
+        self.mac.chain2_end(self.chain, acc, pairs);
     }
 }
 
@@ -198,21 +274,24 @@ impl chacha::Stitch2 for Job2<'_> {
 /// together: one 4-block pass instead of two, which halves the cost of a short seal or open.
 const SHORT: usize = 192;
 
-/// Keystream blocks 0..=3 for a short message (the first `64 + len` bytes are written), and the pass keyed by
-/// block 0.
-fn short_pass(
-    key: &[u8; 32],
-    nonce: &[u8; 12],
-    aad: &[u8],
-    len: usize,
-    backend: Checked<Backend>,
-) -> ([u8; 64 + SHORT], OnePass) {
+/// Keystream blocks 0..=3 for a short message (the first `64 + len` bytes are written; block 0 keys Poly1305).
+fn short_keystream(key: &[u8; 32], nonce: &[u8; 12], len: usize, backend: Checked<Backend>) -> [u8; 64 + SHORT] {
     debug_assert!(len <= SHORT);
-    let state = chacha::state_ietf(key, 0, nonce);
+    let mut state = chacha::state_ietf(key, 0, nonce);
     let mut ks = [0u8; 64 + SHORT];
     chacha::apply_blocks(backend, 20, &state, &mut ks[..64 + len], false);
-    let p = OnePass::keyed(state, &ks[..64], aad, backend);
-    (ks, p)
+    crate::ct::wipe(&mut state);
+    ks
+}
+
+/// The tag of a short message: the few blocks go straight through the scalar Poly1305, without a streaming
+/// state's set-up, buffering and dispatch.
+fn short_tag(ks: &[u8; 64 + SHORT], aad: &[u8], ct: &[u8]) -> [u8; TAG_LEN] {
+    let mut otk = [0u8; 32];
+    otk.copy_from_slice(&ks[..32]);
+    let tag = crate::poly1305::aead_tag(&otk, aad, ct);
+    crate::ct::wipe(&mut otk);
+    tag
 }
 
 fn xor_into(buf: &mut [u8], ks: &[u8]) {
@@ -235,11 +314,18 @@ fn seal(
 ) -> Result<[u8; TAG_LEN]> {
     check_len(algorithm, buf.len())?;
     if buf.len() <= SHORT {
-        let (mut ks, mut p) = short_pass(key, nonce, aad, buf.len(), backend);
+        let mut ks = short_keystream(key, nonce, buf.len(), backend);
         xor_into(buf, &ks[64..]);
+        let tag = short_tag(&ks, aad, buf);
         crate::ct::wipe(&mut ks);
-        p.mac.update(buf);
-        return Ok(p.finish(aad.len(), buf.len()));
+        return Ok(tag);
+    }
+    #[cfg(target_arch = "x86_64")]
+    if let (Some(chacha::StitchLoop::Avx2(b)), true) = (chacha::stitch(backend), buf.len() <= MEDIUM) {
+        let mut ks = [0u8; MEDIUM_KS];
+        let tag = medium::<true>(b, key, nonce, aad, buf, &mut ks);
+        crate::ct::wipe(&mut ks[..(buf.len() + 64).next_multiple_of(256)]);
+        return Ok(tag);
     }
     let mut p = OnePass::new(key, nonce, aad, backend);
     p.encrypt(buf);
@@ -259,14 +345,26 @@ fn open(
     Error::check_length(algorithm, "tag", TAG_LEN, tag.len())?;
     if buf.len() <= SHORT {
         // The tag is checked before anything is decrypted, so nothing needs restoring on a bad tag.
-        let (mut ks, mut p) = short_pass(key, nonce, aad, buf.len(), backend);
-        p.mac.update(buf);
+        let mut ks = short_keystream(key, nonce, buf.len(), backend);
         // The tag check's outcome is returned to the caller: public.
-        let ok = crate::ct::declassify(crate::ct::eq(&p.finish(aad.len(), buf.len()), tag));
+        let ok = crate::ct::declassify(crate::ct::eq(&short_tag(&ks, aad, buf), tag));
         if ok {
             xor_into(buf, &ks[64..]);
         }
         crate::ct::wipe(&mut ks);
+        return if ok { Ok(()) } else { Err(Error::AuthenticationFailed { algorithm }) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if let (Some(chacha::StitchLoop::Avx2(b)), true) = (chacha::stitch(backend), buf.len() <= MEDIUM) {
+        // Nothing is decrypted before the tag checks out, so nothing needs restoring on a bad tag.
+        let mut ks = [0u8; MEDIUM_KS];
+        let expected = medium::<false>(b, key, nonce, aad, buf, &mut ks);
+        // The tag check's outcome is returned to the caller: public.
+        let ok = crate::ct::declassify(crate::ct::eq(&expected, tag));
+        if ok {
+            xor_into(buf, &ks[64..]);
+        }
+        crate::ct::wipe(&mut ks[..(buf.len() + 64).next_multiple_of(256)]);
         return if ok { Ok(()) } else { Err(Error::AuthenticationFailed { algorithm }) };
     }
     let mut p = OnePass::new(key, nonce, aad, backend);

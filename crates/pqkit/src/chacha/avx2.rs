@@ -128,7 +128,7 @@ fn apply_avx2(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
             ctr = ctr.wrapping_add(8);
             off += rest.min(8 * BLOCK_LEN);
         } else {
-            let ks = blocks4_rows(rounds, state, ctr, &masks);
+            let ks = blocks4_rows(rounds, state, ctr, &masks, &mut NoSide);
             for j in 0..rest.div_ceil(BLOCK_LEN) {
                 // SAFETY: block j starts inside `data`; `out_block` touches at most `rest - 64 j` bytes from there.
                 unsafe { out_block(ptr.add(off + j * BLOCK_LEN), ks[2 * j], ks[2 * j + 1], rest - j * BLOCK_LEN, xor) };
@@ -247,27 +247,37 @@ impl Side for NoSide {
     fn step(&mut self, _: usize) {}
 }
 
-/// The stitched scalar Poly1305 share of one 8-block pass: all 32 16-byte blocks of the chunk at `src`, as 16
-/// pairs (blocks `k` and `16 + k`), pairs `16 k / 10 .. 16 (k + 1) / 10` after double round `k` (one or two per
-/// double round). A local of the pass, so that the accumulators stay in registers.
+/// The stitched scalar Poly1305 share of one pass (8-block, or 4-block rows): all 32 16-byte blocks of the chunk
+/// at `src` as 16 pairs (blocks `k` and `16 + k`), pairs `16 k / 10 .. 16 (k + 1) / 10` after double round `k` (one
+/// or two per double round); or, for the medium path's 28-block first chunk (`pairs == 14`), its blocks in order
+/// on one chain, two or three per double round. A local of the pass, so that the accumulators stay in registers.
 struct ScalarSide<'a, J: super::Stitch2> {
     job: &'a J,
     acc: J::Acc,
     src: *const u8,
+    /// Pairs in the chunk at `src` (`32 * pairs` bytes): 16, or 14 for the medium path's first chunk.
+    pairs: usize,
 }
 
 impl<J: super::Stitch2> Side for ScalarSide<'_, J> {
     #[inline(always)]
     fn step(&mut self, k: usize) {
-        const PAIRS: usize = STITCH_CHUNK / 32;
-        let src = self.src;
+        let (pairs, src) = (self.pairs, self.src);
         let word = |j: usize, i: usize| {
-            // SAFETY: `src` is a whole chunk of the data other than the one the pass writes, and no reference to
-            // it is live (see `xor20_stitched_avx2`); word `i < 2` of block `j < 32` lies inside it; unaligned.
+            // SAFETY: `src` is a whole chunk of `32 * pairs` bytes other than the one the pass writes, and no
+            // mutable reference to it is live (see `xor20_stitched_avx2` and `ks_pass_avx2`); word `i < 2` of
+            // block `j < 2 * pairs` lies inside it; unaligned.
             u64::from_le(unsafe { (src.add(16 * j + 8 * i) as *const u64).read_unaligned() })
         };
-        for j in PAIRS * k / 10..PAIRS * (k + 1) / 10 {
-            let (a, b) = ([word(j, 0), word(j, 1)], [word(PAIRS + j, 0), word(PAIRS + j, 1)]);
+        if pairs == 14 {
+            // The 28-block first chunk of the medium path, on one chain (no join, so no power of r for it).
+            for j in 28 * k / 10..28 * (k + 1) / 10 {
+                self.job.single(&mut self.acc, [word(j, 0), word(j, 1)]);
+            }
+            return;
+        }
+        for j in pairs * k / 10..pairs * (k + 1) / 10 {
+            let (a, b) = ([word(j, 0), word(j, 1)], [word(pairs + j, 0), word(pairs + j, 1)]);
             self.job.pair(&mut self.acc, a, b);
         }
     }
@@ -304,22 +314,76 @@ fn xor20_stitched_avx2<const SEAL: bool, J: super::Stitch2>(state: &[u32; 16], d
             unsafe { blocks8(20, state, ctr, &masks, p, STITCH_CHUNK, true) };
         } else {
             let src = if SEAL { p.wrapping_sub(STITCH_CHUNK) } else { p.wrapping_add(STITCH_CHUNK) } as *const u8;
-            let mut side = ScalarSide { acc: job.begin(), job: &*job, src };
+            let mut side = ScalarSide { acc: job.begin(), job: &*job, src, pairs: STITCH_CHUNK / 32 };
             let (rounds, avail, xor, m) = (20, STITCH_CHUNK, true, &masks);
             let side = &mut side;
             blocks8_body!(rounds, state, ctr, m, p, avail, xor, side);
             let acc = side.acc;
-            job.end(acc);
+            job.end(acc, STITCH_CHUNK / 32);
         }
         ctr = ctr.wrapping_add(8);
     }
 }
 
+/// See [`super::ks_pass2`].
+pub(super) fn ks_pass<J: super::Stitch2>(
+    backend: Checked<Backend>,
+    state: &[u32; 16],
+    skip: u64,
+    out: &mut [u8],
+    side: Option<(&[u8], &mut J)>,
+) {
+    assert!(out.len() == 4 * BLOCK_LEN || out.len() == 8 * BLOCK_LEN);
+    if let Some((src, _)) = &side {
+        assert!(src.len() == 448 || src.len() == STITCH_CHUNK);
+    }
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2, BMI1 and BMI2.
+    unsafe { ks_pass_avx2(state, skip, out, side) }
+}
+
+#[target_feature(enable = "avx2,bmi1,bmi2")]
+fn ks_pass_avx2<J: super::Stitch2>(state: &[u32; 16], skip: u64, out: &mut [u8], side: Option<(&[u8], &mut J)>) {
+    let ctr = (state[12] as u64 | (state[13] as u64) << 32).wrapping_add(skip);
+    let masks = masks();
+    let (rounds, m, xor, avail, p) = (20, &masks, false, out.len(), out.as_mut_ptr());
+    let rows = avail == 4 * BLOCK_LEN;
+    // Writes the keystream over `out` (256 or 512 bytes, checked by `ks_pass`).
+    macro_rules! pass {
+        ($side:ident) => {
+            if rows {
+                let ks = blocks4_rows(rounds, state, ctr, m, $side);
+                for (j, v) in ks.into_iter().enumerate() {
+                    // SAFETY: `out` is 256 bytes here: eight 32-byte stores; unaligned.
+                    unsafe { _mm256_storeu_si256(p.add(32 * j) as *mut __m256i, v) };
+                }
+            } else {
+                blocks8_body!(rounds, state, ctr, m, p, avail, xor, $side);
+            }
+        };
+    }
+    match side {
+        None => {
+            let side = &mut NoSide;
+            pass!(side);
+        }
+        Some((src, job)) => {
+            // `src` is 448 or 512 bytes (checked by `ks_pass`), a borrow disjoint from `out`.
+            let pairs = src.len() / 32;
+            let mut sd = ScalarSide { acc: job.begin(), job: &*job, src: src.as_ptr(), pairs };
+            let side = &mut sd;
+            pass!(side);
+            let acc = sd.acc;
+            job.end(acc, if pairs == 14 { 0 } else { pairs });
+        }
+    }
+}
+
 /// 4 keystream blocks from counter `ctr` in the row layout (one block per 128-bit lane, two per ymm):
-/// block `j` is `out[2j] || out[2j + 1]`.
+/// block `j` is `out[2j] || out[2j + 1]`; `side.step(k)` runs after double round `k`.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn blocks4_rows(rounds: usize, state: &[u32; 16], ctr: u64, m: &Masks) -> [__m256i; 8] {
+fn blocks4_rows<S: Side>(rounds: usize, state: &[u32; 16], ctr: u64, m: &Masks, side: &mut S) -> [__m256i; 8] {
     let row = |r: usize| {
         let s = &state[4 * r..4 * r + 4];
         _mm256_setr_epi32(
@@ -351,7 +415,7 @@ fn blocks4_rows(rounds: usize, state: &[u32; 16], ctr: u64, m: &Masks) -> [__m25
     let d1 = d_row(ctr.wrapping_add(2));
     let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
     let (mut e, mut f, mut g, mut h) = (a0, b0, c0, d1);
-    for _ in 0..rounds / 2 {
+    for k in 0..rounds / 2 {
         qr(&mut a, &mut b, &mut c, &mut d, m);
         qr(&mut e, &mut f, &mut g, &mut h, m);
         // Diagonalise: rotate rows 1, 2, 3 left by 1, 2, 3 words.
@@ -369,6 +433,7 @@ fn blocks4_rows(rounds: usize, state: &[u32; 16], ctr: u64, m: &Masks) -> [__m25
         f = _mm256_shuffle_epi32::<0x93>(f);
         g = _mm256_shuffle_epi32::<0x4e>(g);
         h = _mm256_shuffle_epi32::<0x39>(h);
+        side.step(k);
     }
     a = _mm256_add_epi32(a, a0);
     b = _mm256_add_epi32(b, b0);

@@ -148,8 +148,11 @@ pub(crate) trait Stitch2 {
     fn begin(&mut self) -> Self::Acc;
     /// Blocks `k` and `16 + k` of the chunk (each as its two little-endian words), `k` = 0..16 in order.
     fn pair(&self, acc: &mut Self::Acc, a: [u64; 2], b: [u64; 2]);
-    /// Ends the chunk.
-    fn end(&mut self, acc: Self::Acc);
+    /// Block `k` of a chunk hashed on the first chain alone (the 28-block first chunk of [`ks_pass2`]), in order.
+    fn single(&self, acc: &mut Self::Acc, a: [u64; 2]);
+    /// Ends the chunk: of `2 * pairs` blocks on two chains (16 pairs), or, with `pairs == 0`, of blocks given to
+    /// [`single`](Self::single).
+    fn end(&mut self, acc: Self::Acc, pairs: usize);
 }
 
 /// ChaCha20 (20 rounds) XORed into `data`, a whole number of [`STITCH_CHUNK`]s, from the first-block input
@@ -183,6 +186,23 @@ pub(crate) fn xor20_stitched2<const SEAL: bool, J: Stitch2>(
     job: &mut J,
 ) {
     avx2::xor20_stitched::<SEAL, J>(backend, state, data, job)
+}
+
+/// One AVX2 keystream pass for the AEAD's medium-length path: the 20-round keystream of the `out.len() / 64`
+/// blocks from the block `skip` blocks after `state`'s (the counter carried as in [`apply_blocks`]; `out` is 256 bytes: 4 blocks in the row layout, or 512: one 8-block pass) written
+/// over `out`, with, if `side` is given, every 16-byte block of its data hashed by the job during the pass
+/// ([`Stitch2`]): 512 bytes as 16 pairs on two chains, or 448 bytes (28 blocks) on one chain. `backend` comes from [`stitch`]
+/// (`StitchLoop::Avx2`).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(crate) fn ks_pass2<J: Stitch2>(
+    backend: Checked<Backend>,
+    state: &[u32; 16],
+    skip: u64,
+    out: &mut [u8],
+    side: Option<(&[u8], &mut J)>,
+) {
+    avx2::ks_pass(backend, state, skip, out, side)
 }
 
 /// HChaCha20 (draft-irtf-cfrg-xchacha §2.2): derives a 256-bit subkey from a key and a 128-bit input.

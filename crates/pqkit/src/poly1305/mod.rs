@@ -245,7 +245,9 @@ impl core::fmt::Debug for Poly1305 {
 #[cfg(target_arch = "x86_64")]
 pub(crate) struct Chain2 {
     r: [u64; 2],
-    r16: [u64; 3],
+    /// `r^16`; `None` from [`Poly1305::chain2_medium`] for a message with no 32-block run (`chain2_end` asserts
+    /// that a join has its power).
+    r16: Option<[u64; 3]>,
 }
 
 /// The two accumulators of a run in progress (see [`Chain2`]).
@@ -256,7 +258,9 @@ pub(crate) type Chain2Acc = [[u64; 3]; 2];
 impl Drop for Chain2 {
     fn drop(&mut self) {
         crate::ct::wipe(&mut self.r);
-        crate::ct::wipe(&mut self.r16);
+        if let Some(r16) = &mut self.r16 {
+            crate::ct::wipe(r16);
+        }
     }
 }
 
@@ -269,6 +273,12 @@ impl Chain2 {
         acc[0] = soft::absorb_words(acc[0], self.r, a[0], a[1], 1);
         acc[1] = soft::absorb_words(acc[1], self.r, b[0], b[1], 1);
     }
+
+    /// Absorbs the next block (words `a`) of a one-chain run on the first accumulator.
+    #[inline(always)]
+    pub(crate) fn single(&self, acc: &mut Chain2Acc, a: [u64; 2]) {
+        acc[0] = soft::absorb_words(acc[0], self.r, a[0], a[1], 1);
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -280,7 +290,13 @@ impl Poly1305 {
             Backend::Avx2 => avx2::r16(&mut self.core),
             _ => soft::r16_44(&self.core.r),
         };
-        Chain2 { r: self.core.r, r16 }
+        Chain2 { r: self.core.r, r16: Some(r16) }
+    }
+
+    /// The key for the AEAD's medium path: one-chain runs, and two-chain runs of 16 pairs if `with_r16` (computes
+    /// `r^16` then, on the scalar code).
+    pub(crate) fn chain2_medium(&self, with_r16: bool) -> Chain2 {
+        Chain2 { r: self.core.r, r16: with_r16.then(|| soft::r16_44(&self.core.r)) }
     }
 
     /// Starts a 32-block run: the accumulator and a zero second one. Same preconditions as
@@ -291,10 +307,15 @@ impl Poly1305 {
         [self.core.h, [0; 3]]
     }
 
-    /// Ends a 32-block run: `h = h_1 · r^16 + h_2`.
+    /// Ends a run: of 16 pairs, `h = h_1 · r^16 + h_2`; of blocks on the first chain alone (`pairs == 0`),
+    /// `h = h_1`.
     #[inline(always)]
-    pub(crate) fn chain2_end(&mut self, chain: &Chain2, acc: Chain2Acc) {
-        self.core.h = soft::add_reduce(soft::mul_by44(acc[0], chain.r16), acc[1]);
+    pub(crate) fn chain2_end(&mut self, chain: &Chain2, acc: Chain2Acc, pairs: usize) {
+        self.core.h = match (pairs, chain.r16) {
+            (0, _) => acc[0],
+            (16, Some(r16)) => soft::add_reduce(soft::mul_by44(acc[0], r16), acc[1]),
+            _ => panic!("Poly1305: a two-chain run of {pairs} pairs without its power of r"),
+        };
     }
 
     /// Absorbs one full 16-byte block, given as its two little-endian words, with the portable scalar code
@@ -306,6 +327,36 @@ impl Poly1305 {
         debug_assert_eq!(self.buf_len, 0);
         self.core.h = soft::absorb_words(self.core.h, self.core.r, m0, m1, 1);
     }
+}
+
+/// The tag of the RFC 8439 AEAD construction in one call, on the portable scalar code: Poly1305 under `key` over
+/// `aad || pad16 || ct || pad16 || le64(aad.len) || le64(ct.len)`. For the AEADs' short messages, where a
+/// streaming state's set-up (its table of powers, its buffer, the dispatch) costs more than the few blocks.
+pub(crate) fn aead_tag(key: &[u8; KEY_LEN], aad: &[u8], ct: &[u8]) -> [u8; TAG_LEN] {
+    let mut r = soft::load_r(key);
+    let mut h = [0u64; 3];
+    let word = |b: &[u8]| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+    for part in [aad, ct] {
+        let mut blocks = part.chunks_exact(16);
+        for b in &mut blocks {
+            h = soft::absorb_words(h, r, word(&b[..8]), word(&b[8..]), 1);
+        }
+        let rest = blocks.remainder();
+        if !rest.is_empty() {
+            // pad16: zeros up to the block, which is then a full one (the 2^128 bit set).
+            let mut b = [0u8; 16];
+            b[..rest.len()].copy_from_slice(rest);
+            h = soft::absorb_words(h, r, word(&b[..8]), word(&b[8..]), 1);
+            crate::ct::wipe(&mut b);
+        }
+    }
+    h = soft::absorb_words(h, r, aad.len() as u64, ct.len() as u64, 1);
+    let mut s = soft::load_s(key);
+    let tag = soft::finalize(h, s);
+    crate::ct::wipe(&mut h);
+    crate::ct::wipe(&mut r);
+    crate::ct::wipe(&mut s);
+    tag
 }
 
 /// One-shot Poly1305: the tag of `message` under the one-time `key`.

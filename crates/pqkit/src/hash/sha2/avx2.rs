@@ -100,6 +100,34 @@ unsafe fn step(s: *mut Sched, i: usize) {
     }
 }
 
+/// [`step`] with row `i - 2` given in a register (`prev2`) instead of loaded, returning row `i`: for the first
+/// block's own schedule, where each row is needed two rows later and a store-to-load round trip on that chain made
+/// the schedule, not the rounds, the critical path of a one-block message.
+///
+/// # Safety
+/// As [`step`]; `prev2` must be row `i - 2`.
+#[inline(always)]
+unsafe fn step_reg(s: *mut Sched, i: usize, prev2: __m256i) -> __m256i {
+    debug_assert!((16..80).contains(&i));
+    // SAFETY: as in `step`: rows i-16..i are inside `w` and row i inside `wk`, 32-byte aligned; the caller
+    // guarantees access to `*s` and the target features.
+    unsafe {
+        let p = (&raw mut (*s).w) as *mut [u64; 4];
+        let ld = |j: usize| _mm256_load_si256(p.add(j).cast());
+        let x = ld(i - 15);
+        let s0 = _mm256_xor_si256(_mm256_xor_si256(rotr::<1, 63>(x), rotr::<8, 56>(x)), _mm256_srli_epi64::<7>(x));
+        // Everything but sigma1(row i - 2) first, off the chain.
+        let rest = _mm256_add_epi64(_mm256_add_epi64(ld(i - 16), s0), ld(i - 7));
+        let y = prev2;
+        let s1 = _mm256_xor_si256(_mm256_xor_si256(rotr::<19, 45>(y), rotr::<61, 3>(y)), _mm256_srli_epi64::<6>(y));
+        let w = _mm256_add_epi64(rest, s1);
+        _mm256_store_si256(p.add(i).cast(), w);
+        let wk = _mm256_add_epi64(w, _mm256_set1_epi64x(*K512.get_unchecked(i) as i64));
+        _mm256_store_si256(((&raw mut (*s).wk) as *mut [u64; 4]).add(i).cast(), wk);
+        w
+    }
+}
+
 /// The 80 rounds of block `k` of the group scheduled in `cur`, with `sched()` called after every eight rounds
 /// to interleave the next group's schedule.
 ///
@@ -235,8 +263,15 @@ fn compress(h: &mut [u64; 8], blocks: &[u8]) {
             unsafe {
                 rounds(h, cur, k, || {
                     if own < 80 {
+                        // Rows own - 2 and own - 1 were written a stretch ago; within the stretch each row's
+                        // predecessor-but-one stays in a register.
+                        let p = (&raw const (*cur).w) as *const [u64; 4];
+                        let mut p2 = _mm256_load_si256(p.add(own - 2).cast());
+                        let mut p1 = _mm256_load_si256(p.add(own - 1).cast());
                         for j in own..own + 8 {
-                            step(cur, j);
+                            let w = step_reg(cur, j, p2);
+                            p2 = p1;
+                            p1 = w;
                         }
                         own += 8;
                     } else {
