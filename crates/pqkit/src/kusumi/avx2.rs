@@ -6,8 +6,8 @@
 //! transposes (words 0..7, 8..15, 16..23) plus word 24 stored lane by lane.
 #![allow(unsafe_code)]
 
-use super::Backend;
 use super::lanes::{self, Lanes};
+use super::{BLOCK, Backend};
 use crate::dispatch::Checked;
 use crate::x86::transpose::transpose8x8_epi32;
 use core::arch::x86_64::*;
@@ -99,22 +99,34 @@ impl Lanes<8> for __m256i {
 }
 
 /// The AVX2 loop: whole 8-block chunks, then a shorter tail through a stack buffer. Also the AVX-512 backend's
-/// path for tails of eight blocks or fewer.
+/// path for tails of eight blocks or fewer. Returns true if `data` ends inside a block, whose keystream is then
+/// in `last` (see [`super::xor_blocks`]).
 #[target_feature(enable = "avx2")]
-pub(super) fn xor_blocks_impl(key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [u8]) {
+pub(super) fn xor_blocks_impl(
+    key: &[u32; 16],
+    nonce: &[u32; 3],
+    counter: u64,
+    data: &mut [u8],
+    last: &mut [u8; BLOCK],
+) -> bool {
     // SAFETY: this function is compiled with AVX2 and may only run on a CPU that has it (a `#[target_feature]`
     // function), which is all `__m256i`'s `Lanes` methods need.
     unsafe {
         let (ctr, tail) = lanes::xor_chunks::<__m256i, 8>(key, nonce, counter, data);
-        if !tail.is_empty() {
-            lanes::xor_padded::<__m256i, 8>(key, nonce, ctr, tail);
-        }
+        !tail.is_empty() && lanes::xor_padded::<__m256i, 8>(key, nonce, ctr, tail, last)
     }
 }
 
-/// XORs the keystream of blocks `counter, counter + 1, ...` into `data`.
-pub(super) fn xor_blocks(backend: Checked<Backend>, key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [u8]) {
+/// XORs the keystream of blocks `counter, counter + 1, ...` into `data`; see [`super::xor_blocks`].
+pub(super) fn xor_blocks(
+    backend: Checked<Backend>,
+    key: &[u32; 16],
+    nonce: &[u32; 3],
+    counter: u64,
+    data: &mut [u8],
+    last: &mut [u8; BLOCK],
+) -> bool {
     assert!(backend.covers(Backend::Avx2));
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
-    unsafe { xor_blocks_impl(key, nonce, counter, data) }
+    unsafe { xor_blocks_impl(key, nonce, counter, data, last) }
 }

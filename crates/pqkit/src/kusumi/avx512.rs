@@ -93,26 +93,35 @@ impl Lanes<16> for __m512i {
 }
 
 /// The AVX-512 loop: whole 16-block chunks, then a tail of 9..15 blocks through a stack buffer or a shorter one
-/// through the AVX2 loop.
+/// through the AVX2 loop. Returns true if `data` ends inside a block, whose keystream is then in `last`.
 #[target_feature(enable = "avx512f")]
-fn xor_blocks_impl(key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [u8]) {
+fn xor_blocks_impl(key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [u8], last: &mut [u8; BLOCK]) -> bool {
     // SAFETY: this function is compiled with AVX-512F and may only run on a CPU that has it (a `#[target_feature]`
     // function), which is all `__m512i`'s `Lanes` methods need.
     let (ctr, tail) = unsafe { lanes::xor_chunks::<__m512i, 16>(key, nonce, counter, data) };
-    if !tail.is_empty() && tail.len() <= 8 * BLOCK {
+    if tail.is_empty() {
+        false
+    } else if tail.len() <= 8 * BLOCK {
         // Eight blocks or fewer: the 8-wide AVX2 path wastes less work than a 16-wide batch.
         // (AVX-512F implies AVX2, and Backend::Avx512 requires both.)
-        super::avx2::xor_blocks_impl(key, nonce, ctr, tail);
-    } else if !tail.is_empty() {
+        super::avx2::xor_blocks_impl(key, nonce, ctr, tail, last)
+    } else {
         // SAFETY: as above.
-        unsafe { lanes::xor_padded::<__m512i, 16>(key, nonce, ctr, tail) };
+        unsafe { lanes::xor_padded::<__m512i, 16>(key, nonce, ctr, tail, last) }
     }
 }
 
-/// XORs the keystream of blocks `counter, counter + 1, ...` into `data`.
-pub(super) fn xor_blocks(backend: Checked<Backend>, key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [u8]) {
+/// XORs the keystream of blocks `counter, counter + 1, ...` into `data`; see [`super::xor_blocks`].
+pub(super) fn xor_blocks(
+    backend: Checked<Backend>,
+    key: &[u32; 16],
+    nonce: &[u32; 3],
+    counter: u64,
+    data: &mut [u8],
+    last: &mut [u8; BLOCK],
+) -> bool {
     assert!(backend.covers(Backend::Avx512));
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU has AVX-512F and
     // AVX2.
-    unsafe { xor_blocks_impl(key, nonce, counter, data) }
+    unsafe { xor_blocks_impl(key, nonce, counter, data, last) }
 }

@@ -14,7 +14,6 @@
 
 use super::BLOCK;
 use super::soft::SIGMA;
-use zeroize::Zeroize;
 
 /// A vector of `N` 32-bit lanes and the operations the Kusumi512 body performs on it.
 ///
@@ -159,7 +158,9 @@ pub(super) unsafe fn xor_chunks<'a, V: Lanes<N>, const N: usize>(
 
 /// XORs the keystream of blocks `counter, counter + 1, ...` into `tail` (at most `N` blocks) through an
 /// `N`-block stack buffer, which is wiped afterwards. The unused lanes compute blocks past the end (wrapping
-/// counters); their keystream is discarded.
+/// counters); their keystream is discarded, except that when `tail` ends inside a block, that whole block's
+/// keystream is written to `last` (so the caller's next call, which starts inside it, need not compute it
+/// again) and the function returns true.
 ///
 /// # Safety
 /// The CPU has the instruction set of `V`'s [`Lanes`] implementation.
@@ -169,12 +170,25 @@ pub(super) unsafe fn xor_padded<V: Lanes<N>, const N: usize>(
     nonce: &[u32; 3],
     counter: u64,
     tail: &mut [u8],
-) {
+    last: &mut [u8; BLOCK],
+) -> bool {
     let mut blocks = [[0u8; BLOCK]; N];
     let buf = blocks.as_flattened_mut();
-    buf[..tail.len()].copy_from_slice(tail);
+    let len = tail.len();
+    buf[..len].copy_from_slice(tail);
     // SAFETY: the CPU has `V`'s instruction set (the caller's contract).
     unsafe { xor_chunk::<V, N>(key, nonce, counter, buf) };
-    tail.copy_from_slice(&buf[..tail.len()]);
-    buf.zeroize();
+    let partial = len % BLOCK;
+    if partial != 0 {
+        // Past `len` the buffer held zeros, so it holds pure keystream there; before it, data XOR keystream,
+        // and `tail` still holds the data.
+        let start = len - partial;
+        last.copy_from_slice(&buf[start..start + BLOCK]);
+        for (k, d) in last[..partial].iter_mut().zip(&tail[start..]) {
+            *k ^= d;
+        }
+    }
+    tail.copy_from_slice(&buf[..len]);
+    crate::ct::wipe(buf);
+    partial != 0
 }

@@ -50,17 +50,55 @@ crate::dispatch::backends! {
     }
 }
 
-/// XORs the keystream of blocks `counter, counter + 1, ...` into `data` (last block may be partial).
+/// XORs the keystream of blocks `counter, counter + 1, ...` into `data` (last block may be partial). If `data`
+/// ends inside a block, that block's whole keystream is written to `last` and the result is true.
 ///
 /// `backend` is checked ([`crate::dispatch`]): only a backend this CPU runs can be passed.
 #[inline]
-fn xor_blocks(backend: Checked<Backend>, key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [u8]) {
+fn xor_blocks(
+    backend: Checked<Backend>,
+    key: &[u32; 16],
+    nonce: &[u32; 3],
+    counter: u64,
+    data: &mut [u8],
+    last: &mut [u8; BLOCK],
+) -> bool {
     match backend.get() {
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx512 => avx512::xor_blocks(backend, key, nonce, counter, data),
+        Backend::Avx512 => avx512::xor_blocks(backend, key, nonce, counter, data, last),
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx2 => avx2::xor_blocks(backend, key, nonce, counter, data),
-        _ => soft::xor_blocks(key, nonce, counter, data),
+        Backend::Avx2 => avx2::xor_blocks(backend, key, nonce, counter, data, last),
+        _ => soft::xor_blocks(key, nonce, counter, data, last),
+    }
+}
+
+/// The keystream of the block a bulk pass ended inside. The vector backends compute it anyway (their last batch
+/// covers whole blocks); keeping it saves the next call, which starts inside that block, a single-block
+/// computation on the portable path, the dominant cost of sequential calls of a few KiB.
+#[derive(Clone)]
+struct TailKeystream {
+    counter: u64,
+    valid: bool,
+    ks: [u8; BLOCK],
+}
+
+impl TailKeystream {
+    /// The keystream of block `counter`: the kept one if it is that block's (then forgotten), else computed.
+    fn take(&mut self, key: &[u32; 16], nonce: &[u32; 3], counter: u64) -> [u8; BLOCK] {
+        if self.valid && self.counter == counter {
+            let ks = self.ks;
+            self.forget();
+            ks
+        } else {
+            soft::block(key, nonce, counter)
+        }
+    }
+
+    fn forget(&mut self) {
+        if self.valid {
+            crate::ct::wipe(&mut self.ks);
+            self.valid = false;
+        }
     }
 }
 
@@ -73,6 +111,7 @@ pub struct Kusumi512 {
     nonce: [u32; 3],
     pos: Counter64Position<BLOCK>,
     backend: Checked<Backend>,
+    tail: TailKeystream,
 }
 
 impl Kusumi512 {
@@ -102,7 +141,13 @@ impl Kusumi512 {
         for (w, c) in n.iter_mut().zip(nonce.chunks_exact(4)) {
             *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
         }
-        Ok(Kusumi512 { key: k, nonce: n, pos: Counter64Position::new(counter), backend })
+        Ok(Kusumi512 {
+            key: k,
+            nonce: n,
+            pos: Counter64Position::new(counter),
+            backend,
+            tail: TailKeystream { counter: 0, valid: false, ks: [0; BLOCK] },
+        })
     }
 
     /// The backend this instance uses.
@@ -126,11 +171,18 @@ impl Kusumi512 {
 impl StreamCipher for Kusumi512 {
     fn apply_keystream(&mut self, data: &mut [u8]) -> Result<()> {
         let (key, nonce, backend) = (&self.key, &self.nonce, self.backend);
+        let tail = core::cell::RefCell::new(&mut self.tail);
         self.pos.apply(
             NAME,
             data,
-            |counter| soft::block(key, nonce, counter),
-            |counter, rest| xor_blocks(backend, key, nonce, counter, rest),
+            |counter| tail.borrow_mut().take(key, nonce, counter),
+            |counter, rest| {
+                let mut t = tail.borrow_mut();
+                t.forget();
+                t.valid = xor_blocks(backend, key, nonce, counter, rest, &mut t.ks);
+                // `rest` is non-empty; a kept block is its last, partial one.
+                t.counter = counter.wrapping_add((rest.len() / BLOCK) as u64);
+            },
         )
     }
 
@@ -147,6 +199,7 @@ impl Drop for Kusumi512 {
     fn drop(&mut self) {
         self.key.zeroize();
         self.nonce.zeroize();
+        self.tail.ks.zeroize();
     }
 }
 

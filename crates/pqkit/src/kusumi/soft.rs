@@ -72,16 +72,29 @@ pub(crate) fn block(key: &[u32; 16], nonce: &[u32; 3], counter: u64) -> [u8; BLO
 }
 
 /// XORs the keystream of blocks `counter, counter + 1, ...` into `data` (the last block may be partial).
+/// Returns true if `data` ends inside a block, whose whole keystream is then in `last`.
 ///
 /// The caller guarantees that no block past counter 2^64 - 1 is needed.
-pub(crate) fn xor_blocks(key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [u8]) {
+pub(crate) fn xor_blocks(
+    key: &[u32; 16],
+    nonce: &[u32; 3],
+    counter: u64,
+    data: &mut [u8],
+    last: &mut [u8; BLOCK],
+) -> bool {
+    let mut kept = false;
     for (i, chunk) in data.chunks_mut(BLOCK).enumerate() {
         let mut ks = block(key, nonce, counter.wrapping_add(i as u64));
         for (d, k) in chunk.iter_mut().zip(ks.iter()) {
             *d ^= k;
         }
-        zeroize::Zeroize::zeroize(&mut ks);
+        if chunk.len() < BLOCK {
+            *last = ks;
+            kept = true;
+        }
+        crate::ct::wipe(&mut ks);
     }
+    kept
 }
 
 #[cfg(test)]

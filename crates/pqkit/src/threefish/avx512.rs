@@ -41,20 +41,6 @@ macro_rules! four {
     };
 }
 
-/// The 19 subkeys of the key schedule, eight words each.
-fn subkeys(k: &[u64; 9], t: &[u64; 3]) -> [[u64; 8]; 19] {
-    let mut sk = [[0u64; 8]; 19];
-    for (s, w) in sk.iter_mut().enumerate() {
-        for i in 0..8 {
-            w[i] = k[(s + i) % 9];
-        }
-        w[5] = w[5].wrapping_add(t[s % 3]);
-        w[6] = w[6].wrapping_add(t[(s + 1) % 3]);
-        w[7] = w[7].wrapping_add(s as u64);
-    }
-    sk
-}
-
 #[inline]
 #[target_feature(enable = "avx512f")]
 fn xor8(sk: &[[u64; 8]; 19], counter: u64, chunk: &mut [u8; CHUNK]) {
@@ -88,7 +74,7 @@ fn xor8(sk: &[[u64; 8]; 19], counter: u64, chunk: &mut [u8; CHUNK]) {
 
 #[target_feature(enable = "avx512f")]
 fn xor_blocks_impl(k: &[u64; 9], t: &[u64; 3], counter: u64, data: &mut [u8]) {
-    let mut sk = subkeys(k, t);
+    let mut sk = super::soft::subkeys(k, t);
     let mut ctr = counter;
     let mut chunks = data.chunks_exact_mut(CHUNK);
     for chunk in &mut chunks {

@@ -182,6 +182,20 @@ pub(crate) fn store_words(w: &[u64; 8], b: &mut [u8; 64]) {
     }
 }
 
+/// The 19 subkeys of the key schedule, eight words each.
+pub(crate) fn subkeys(k: &[u64; 9], t: &[u64; 3]) -> [[u64; 8]; 19] {
+    let mut sk = [[0u64; 8]; 19];
+    for (s, w) in sk.iter_mut().enumerate() {
+        for i in 0..8 {
+            w[i] = k[(s + i) % 9];
+        }
+        w[5] = w[5].wrapping_add(t[s % 3]);
+        w[6] = w[6].wrapping_add(t[(s + 1) % 3]);
+        w[7] = w[7].wrapping_add(s as u64);
+    }
+    sk
+}
+
 /// XORs the CTR keystream of blocks `counter, counter + 1, ...` into `data` (the last block may be partial).
 /// The caller guarantees no block past 2^64 - 1 is needed.
 pub(crate) fn xor_blocks(k: &[u64; 9], t: &[u64; 3], counter: u64, data: &mut [u8]) {
