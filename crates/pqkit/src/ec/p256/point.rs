@@ -66,141 +66,147 @@ impl Proj {
 
 /// Algorithm 4: P + Q, complete.
 macro_rules! rcb_add {
-    ($mul:expr, $p:expr, $q:expr) => {{
+    ($mul:expr, $add:expr, $sub:expr, $p:expr, $q:expr) => {{
         let (p, q) = ($p, $q);
         let mul = $mul;
+        let add = $add;
+        let sub = $sub;
         let t0 = mul(&p.x, &q.x);
         let t1 = mul(&p.y, &q.y);
         let t2 = mul(&p.z, &q.z);
-        let t3 = p.x.add(&p.y);
-        let t4 = q.x.add(&q.y);
+        let t3 = add(&p.x, &p.y);
+        let t4 = add(&q.x, &q.y);
         let t3 = mul(&t3, &t4);
-        let t4 = t0.add(&t1);
-        let t3 = t3.sub(&t4);
-        let t4 = p.y.add(&p.z);
-        let x3 = q.y.add(&q.z);
+        let t4 = add(&t0, &t1);
+        let t3 = sub(&t3, &t4);
+        let t4 = add(&p.y, &p.z);
+        let x3 = add(&q.y, &q.z);
         let t4 = mul(&t4, &x3);
-        let x3 = t1.add(&t2);
-        let t4 = t4.sub(&x3);
-        let x3 = p.x.add(&p.z);
-        let y3 = q.x.add(&q.z);
+        let x3 = add(&t1, &t2);
+        let t4 = sub(&t4, &x3);
+        let x3 = add(&p.x, &p.z);
+        let y3 = add(&q.x, &q.z);
         let x3 = mul(&x3, &y3);
-        let y3 = t0.add(&t2);
-        let y3 = x3.sub(&y3);
+        let y3 = add(&t0, &t2);
+        let y3 = sub(&x3, &y3);
         let z3 = mul(&B, &t2);
-        let x3 = y3.sub(&z3);
-        let z3 = x3.add(&x3);
-        let x3 = x3.add(&z3);
-        let z3 = t1.sub(&x3);
-        let x3 = t1.add(&x3);
+        let x3 = sub(&y3, &z3);
+        let z3 = add(&x3, &x3);
+        let x3 = add(&x3, &z3);
+        let z3 = sub(&t1, &x3);
+        let x3 = add(&t1, &x3);
         let y3 = mul(&B, &y3);
-        let t1 = t2.add(&t2);
-        let t2 = t1.add(&t2);
-        let y3 = y3.sub(&t2);
-        let y3 = y3.sub(&t0);
-        let t1 = y3.add(&y3);
-        let y3 = t1.add(&y3);
-        let t1 = t0.add(&t0);
-        let t0 = t1.add(&t0);
-        let t0 = t0.sub(&t2);
+        let t1 = add(&t2, &t2);
+        let t2 = add(&t1, &t2);
+        let y3 = sub(&y3, &t2);
+        let y3 = sub(&y3, &t0);
+        let t1 = add(&y3, &y3);
+        let y3 = add(&t1, &y3);
+        let t1 = add(&t0, &t0);
+        let t0 = add(&t1, &t0);
+        let t0 = sub(&t0, &t2);
         let t1 = mul(&t4, &y3);
         let t2 = mul(&t0, &y3);
         let y3 = mul(&x3, &z3);
-        let y3 = y3.add(&t2);
+        let y3 = add(&y3, &t2);
         let x3 = mul(&t3, &x3);
-        let x3 = x3.sub(&t1);
+        let x3 = sub(&x3, &t1);
         let z3 = mul(&t4, &z3);
         let t1 = mul(&t3, &t0);
-        let z3 = z3.add(&t1);
+        let z3 = add(&z3, &t1);
         Proj { x: x3, y: y3, z: z3 }
     }};
 }
 
 /// Algorithm 5: P + Q for an affine Q (not the identity), complete otherwise.
 macro_rules! rcb_add_affine {
-    ($mul:expr, $p:expr, $q:expr) => {{
+    ($mul:expr, $add:expr, $sub:expr, $p:expr, $q:expr) => {{
         let (p, q) = ($p, $q);
         let mul = $mul;
+        let add = $add;
+        let sub = $sub;
         let t0 = mul(&p.x, &q.x);
         let t1 = mul(&p.y, &q.y);
-        let t3 = q.x.add(&q.y);
-        let t4 = p.x.add(&p.y);
+        let t3 = add(&q.x, &q.y);
+        let t4 = add(&p.x, &p.y);
         let t3 = mul(&t3, &t4);
-        let t4 = t0.add(&t1);
-        let t3 = t3.sub(&t4);
+        let t4 = add(&t0, &t1);
+        let t3 = sub(&t3, &t4);
         let t4 = mul(&q.y, &p.z);
-        let t4 = t4.add(&p.y);
+        let t4 = add(&t4, &p.y);
         let y3 = mul(&q.x, &p.z);
-        let y3 = y3.add(&p.x);
+        let y3 = add(&y3, &p.x);
         let z3 = mul(&B, &p.z);
-        let x3 = y3.sub(&z3);
-        let z3 = x3.add(&x3);
-        let x3 = x3.add(&z3);
-        let z3 = t1.sub(&x3);
-        let x3 = t1.add(&x3);
+        let x3 = sub(&y3, &z3);
+        let z3 = add(&x3, &x3);
+        let x3 = add(&x3, &z3);
+        let z3 = sub(&t1, &x3);
+        let x3 = add(&t1, &x3);
         let y3 = mul(&B, &y3);
-        let t1 = p.z.add(&p.z);
-        let t2 = t1.add(&p.z);
-        let y3 = y3.sub(&t2);
-        let y3 = y3.sub(&t0);
-        let t1 = y3.add(&y3);
-        let y3 = t1.add(&y3);
-        let t1 = t0.add(&t0);
-        let t0 = t1.add(&t0);
-        let t0 = t0.sub(&t2);
+        let t1 = add(&p.z, &p.z);
+        let t2 = add(&t1, &p.z);
+        let y3 = sub(&y3, &t2);
+        let y3 = sub(&y3, &t0);
+        let t1 = add(&y3, &y3);
+        let y3 = add(&t1, &y3);
+        let t1 = add(&t0, &t0);
+        let t0 = add(&t1, &t0);
+        let t0 = sub(&t0, &t2);
         let t1 = mul(&t4, &y3);
         let t2 = mul(&t0, &y3);
         let y3 = mul(&x3, &z3);
-        let y3 = y3.add(&t2);
+        let y3 = add(&y3, &t2);
         let x3 = mul(&t3, &x3);
-        let x3 = x3.sub(&t1);
+        let x3 = sub(&x3, &t1);
         let z3 = mul(&t4, &z3);
         let t1 = mul(&t3, &t0);
-        let z3 = z3.add(&t1);
+        let z3 = add(&z3, &t1);
         Proj { x: x3, y: y3, z: z3 }
     }};
 }
 
 /// Algorithm 6: 2·P, complete.
 macro_rules! rcb_double {
-    ($mul:expr, $sqr:expr, $p:expr) => {{
+    ($mul:expr, $sqr:expr, $add:expr, $sub:expr, $p:expr) => {{
         let p = $p;
         let mul = $mul;
         let sqr = $sqr;
+        let add = $add;
+        let sub = $sub;
         let t0 = sqr(&p.x);
         let t1 = sqr(&p.y);
         let t2 = sqr(&p.z);
         let t3 = mul(&p.x, &p.y);
-        let t3 = t3.add(&t3);
+        let t3 = add(&t3, &t3);
         let z3 = mul(&p.x, &p.z);
-        let z3 = z3.add(&z3);
+        let z3 = add(&z3, &z3);
         let y3 = mul(&B, &t2);
-        let y3 = y3.sub(&z3);
-        let x3 = y3.add(&y3);
-        let y3 = x3.add(&y3);
-        let x3 = t1.sub(&y3);
-        let y3 = t1.add(&y3);
+        let y3 = sub(&y3, &z3);
+        let x3 = add(&y3, &y3);
+        let y3 = add(&x3, &y3);
+        let x3 = sub(&t1, &y3);
+        let y3 = add(&t1, &y3);
         let y3 = mul(&x3, &y3);
         let x3 = mul(&x3, &t3);
-        let t3 = t2.add(&t2);
-        let t2 = t2.add(&t3);
+        let t3 = add(&t2, &t2);
+        let t2 = add(&t2, &t3);
         let z3 = mul(&B, &z3);
-        let z3 = z3.sub(&t2);
-        let z3 = z3.sub(&t0);
-        let t3 = z3.add(&z3);
-        let z3 = z3.add(&t3);
-        let t3 = t0.add(&t0);
-        let t0 = t3.add(&t0);
-        let t0 = t0.sub(&t2);
+        let z3 = sub(&z3, &t2);
+        let z3 = sub(&z3, &t0);
+        let t3 = add(&z3, &z3);
+        let z3 = add(&z3, &t3);
+        let t3 = add(&t0, &t0);
+        let t0 = add(&t3, &t0);
+        let t0 = sub(&t0, &t2);
         let t0 = mul(&t0, &z3);
-        let y3 = y3.add(&t0);
+        let y3 = add(&y3, &t0);
         let t0 = mul(&p.y, &p.z);
-        let t0 = t0.add(&t0);
+        let t0 = add(&t0, &t0);
         let z3 = mul(&t0, &z3);
-        let x3 = x3.sub(&z3);
+        let x3 = sub(&x3, &z3);
         let z3 = mul(&t0, &t1);
-        let z3 = z3.add(&z3);
-        let z3 = z3.add(&z3);
+        let z3 = add(&z3, &z3);
+        let z3 = add(&z3, &z3);
         Proj { x: x3, y: y3, z: z3 }
     }};
 }
@@ -208,19 +214,19 @@ macro_rules! rcb_double {
 /// P + Q.
 #[inline(always)]
 pub(crate) fn add<A: Arith>(p: &Proj, q: &Proj) -> Proj {
-    rcb_add!(A::mul, p, q)
+    rcb_add!(A::mul, A::add, A::sub, p, q)
 }
 
 /// P + Q for an affine Q (not the identity).
 #[inline(always)]
 pub(crate) fn add_affine<A: Arith>(p: &Proj, q: &Aff) -> Proj {
-    rcb_add_affine!(A::mul, p, q)
+    rcb_add_affine!(A::mul, A::add, A::sub, p, q)
 }
 
 /// 2·P.
 #[inline(always)]
 pub(crate) fn double<A: Arith>(p: &Proj) -> Proj {
-    rcb_double!(A::mul, A::sqr, p)
+    rcb_double!(A::mul, A::sqr, A::add, A::sub, p)
 }
 
 /// The affine form, or `None` for the identity (constant time up to that answer: one inversion).
@@ -250,7 +256,15 @@ const fn cmul(a: &Fe, b: &Fe) -> Fe {
 }
 
 const fn cadd(p: &Proj, q: &Proj) -> Proj {
-    rcb_add!(cmul, p, q)
+    rcb_add!(cmul, cfadd, cfsub, p, q)
+}
+
+const fn cfadd(a: &Fe, b: &Fe) -> Fe {
+    a.add(b)
+}
+
+const fn cfsub(a: &Fe, b: &Fe) -> Fe {
+    a.sub(b)
 }
 
 const fn csqr(a: &Fe) -> Fe {
@@ -258,7 +272,7 @@ const fn csqr(a: &Fe) -> Fe {
 }
 
 const fn cdouble(p: &Proj) -> Proj {
-    rcb_double!(cmul, csqr, p)
+    rcb_double!(cmul, csqr, cfadd, cfsub, p)
 }
 
 /// a^(p − 2) by square-and-multiply over the public exponent (compile time only).
@@ -524,17 +538,17 @@ fn jdouble<A: Arith>(p: &Jac) -> Jac {
     let delta = A::sqr(&p.z);
     let gamma = A::sqr(&p.y);
     let beta = A::mul(&p.x, &gamma);
-    let t = A::mul(&p.x.sub(&delta), &p.x.add(&delta));
-    let alpha = t.add(&t).add(&t);
-    let beta4 = beta.add(&beta);
-    let beta4 = beta4.add(&beta4);
-    let x3 = A::sqr(&alpha).sub(&beta4.add(&beta4));
-    let z3 = A::sqr(&p.y.add(&p.z)).sub(&gamma).sub(&delta);
+    let t = A::mul(&A::sub(&p.x, &delta), &A::add(&p.x, &delta));
+    let alpha = A::add(&A::add(&t, &t), &t);
+    let beta4 = A::add(&beta, &beta);
+    let beta4 = A::add(&beta4, &beta4);
+    let x3 = A::sub(&A::sqr(&alpha), &A::add(&beta4, &beta4));
+    let z3 = A::sub(&A::sub(&A::sqr(&A::add(&p.y, &p.z)), &gamma), &delta);
     let g2 = A::sqr(&gamma);
-    let g8 = g2.add(&g2);
-    let g8 = g8.add(&g8);
-    let g8 = g8.add(&g8);
-    let y3 = A::mul(&alpha, &beta4.sub(&x3)).sub(&g8);
+    let g8 = A::add(&g2, &g2);
+    let g8 = A::add(&g8, &g8);
+    let g8 = A::add(&g8, &g8);
+    let y3 = A::sub(&A::mul(&alpha, &A::sub(&beta4, &x3)), &g8);
     Jac { x: x3, y: y3, z: z3 }
 }
 
@@ -546,21 +560,21 @@ fn jadd_affine<A: Arith>(p: &Jac, q: &Aff) -> Jac {
     let z1z1 = A::sqr(&p.z);
     let u2 = A::mul(&q.x, &z1z1);
     let s2 = A::mul(&A::mul(&q.y, &p.z), &z1z1);
-    let h = u2.sub(&p.x);
-    let r = s2.sub(&p.y);
+    let h = A::sub(&u2, &p.x);
+    let r = A::sub(&s2, &p.y);
     if h == Fe::ZERO {
         return if r == Fe::ZERO { jdouble::<A>(p) } else { Jac::IDENTITY };
     }
-    let r = r.add(&r);
+    let r = A::add(&r, &r);
     let hh = A::sqr(&h);
-    let i = hh.add(&hh);
-    let i = i.add(&i);
+    let i = A::add(&hh, &hh);
+    let i = A::add(&i, &i);
     let j = A::mul(&h, &i);
     let v = A::mul(&p.x, &i);
-    let x3 = A::sqr(&r).sub(&j).sub(&v.add(&v));
+    let x3 = A::sub(&A::sub(&A::sqr(&r), &j), &A::add(&v, &v));
     let yj = A::mul(&p.y, &j);
-    let y3 = A::mul(&r, &v.sub(&x3)).sub(&yj.add(&yj));
-    let z3 = A::sqr(&p.z.add(&h)).sub(&z1z1).sub(&hh);
+    let y3 = A::sub(&A::mul(&r, &A::sub(&v, &x3)), &A::add(&yj, &yj));
+    let z3 = A::sub(&A::sub(&A::sqr(&A::add(&p.z, &h)), &z1z1), &hh);
     Jac { x: x3, y: y3, z: z3 }
 }
 
@@ -578,20 +592,20 @@ fn jadd<A: Arith>(p: &Jac, q: &Jac) -> Jac {
     let u2 = A::mul(&q.x, &z1z1);
     let s1 = A::mul(&A::mul(&p.y, &q.z), &z2z2);
     let s2 = A::mul(&A::mul(&q.y, &p.z), &z1z1);
-    let h = u2.sub(&u1);
-    let r = s2.sub(&s1);
+    let h = A::sub(&u2, &u1);
+    let r = A::sub(&s2, &s1);
     if h == Fe::ZERO {
         return if r == Fe::ZERO { jdouble::<A>(p) } else { Jac::IDENTITY };
     }
-    let h2 = h.add(&h);
+    let h2 = A::add(&h, &h);
     let i = A::sqr(&h2);
     let j = A::mul(&h, &i);
-    let r = r.add(&r);
+    let r = A::add(&r, &r);
     let v = A::mul(&u1, &i);
-    let x3 = A::sqr(&r).sub(&j).sub(&v.add(&v));
+    let x3 = A::sub(&A::sub(&A::sqr(&r), &j), &A::add(&v, &v));
     let sj = A::mul(&s1, &j);
-    let y3 = A::mul(&r, &v.sub(&x3)).sub(&sj.add(&sj));
-    let z3 = A::mul(&A::sqr(&p.z.add(&q.z)).sub(&z1z1).sub(&z2z2), &h);
+    let y3 = A::sub(&A::mul(&r, &A::sub(&v, &x3)), &A::add(&sj, &sj));
+    let z3 = A::mul(&A::sub(&A::sub(&A::sqr(&A::add(&p.z, &q.z)), &z1z1), &z2z2), &h);
     Jac { x: x3, y: y3, z: z3 }
 }
 
