@@ -8,8 +8,10 @@
 //!   written in 64 signed radix-16 digits dᵢ ∈ [−8, 8]; k·G = Σ dᵢ·16^i·G with `BASE_TABLE[i][j] =
 //!   (j + 1)·16^i·G` (affine, computed by the compiler): 64 mixed additions and no doubling. Each look-up
 //!   reads all 8 entries of its row and keeps one by masks; the sign is applied by a masked negation of y.
-//! - [`mul`] (constant time): the same recoding, a table of 0·P … 8·P in projective form, 4 doublings and one
-//!   complete addition per digit, every look-up a masked scan of the 9 entries.
+//! - [`mul`] (constant time): the same recoding, a table of 1·P … 8·P in affine form, a Jacobian
+//!   accumulator with 4 doublings (a = −3, 3M + 5S) and one mixed addition (7M + 4S) per digit, every
+//!   look-up a masked scan of the 8 entries; the mixed addition's exceptional cases cannot occur except the
+//!   identity, which masks handle (the argument is at [`mul`]).
 //! - [`verify`] (variable time, public inputs): u1·G + u2·Q by Straus interleaving of width-8 NAF digits of
 //!   u1 over the compile-time table of the odd multiples G … 127·G, and width-5 NAF digits of u2 over
 //!   Q … 15·Q; the final x-coordinate is compared with r in projective form (X = r·Z or X = (r + n)·Z),
@@ -212,6 +214,7 @@ macro_rules! rcb_double {
 }
 
 /// P + Q.
+#[cfg(test)]
 #[inline(always)]
 pub(crate) fn add<A: Arith>(p: &Proj, q: &Proj) -> Proj {
     rcb_add!(A::mul, A::add, A::sub, p, q)
@@ -224,6 +227,7 @@ pub(crate) fn add_affine<A: Arith>(p: &Proj, q: &Aff) -> Proj {
 }
 
 /// 2·P.
+#[cfg(test)]
 #[inline(always)]
 pub(crate) fn double<A: Arith>(p: &Proj) -> Proj {
     rcb_double!(A::mul, A::sqr, A::add, A::sub, p)
@@ -418,48 +422,90 @@ pub(crate) fn mul_base<A: Arith>(k: &Scalar) -> Proj {
     Proj::select(flip, &acc.neg(), &acc)
 }
 
-/// k·P, constant time.
+/// k·P, constant time: 63 windows of four Jacobian doublings and one mixed addition of a table entry.
+///
+/// The table holds 1·P … 8·P in affine form (one safegcd inversion for all eight, Montgomery's trick), so
+/// each window adds with the 7M + 4S mixed formula ([`jadd_affine_ct`]) instead of the 12M complete one.
+/// That formula fails when the accumulator equals ±(the entry) or is the identity; only the identity can
+/// occur here, and it is handled by masks. Proof: before window i the accumulator is V·P with V the
+/// integer value of the digits above i (|V| ≤ 8·(16^(63−i) + … + 1) < 2^255, since k < 2^255 after
+/// [`half_scalar`]); after the doublings it is 16V·P and the entry is d·P, |d| ≤ 8. P has the prime order
+/// n > 2^255 (every point but the identity), so 16V·P = ±d·P means 16V ≡ ±d (mod n), and |16V ∓ d| < n
+/// makes it an integer equality; |d| < 16 then forces V = 0 and d = 0: the identity, and a zero digit,
+/// which keeps the accumulator by mask without using the sum. An identity accumulator takes the entry
+/// (as a Jacobian point) by mask.
 pub(crate) fn mul<A: Arith>(p: &Aff, k: &Scalar) -> Proj {
     let (v, flip) = half_scalar(k);
     let digits = radix16(&v);
-    let mut table = [Proj::IDENTITY; 9];
-    table[1] = Proj::from_affine(p);
-    for j in 2..9 {
-        table[j] = if j % 2 == 0 { double::<A>(&table[j / 2]) } else { add_affine::<A>(&table[j - 1], p) };
-    }
-    let select = |d: i8| -> Proj {
-        let sign = ((d as i64) >> 63) as u64;
-        let abs = ((d as i64 ^ sign as i64) - sign as i64) as u64;
-        let mut out = Proj::IDENTITY;
-        for (j, e) in table.iter().enumerate() {
-            let m = super::field::eq_mask(&[abs, 0, 0, 0], &[j as u64, 0, 0, 0]);
-            out = Proj::select(m, e, &out);
+    let table = affine_multiples::<A>(p);
+    let mut acc = Jac::IDENTITY;
+    for (i, &d) in digits.iter().enumerate().rev() {
+        if i != 63 {
+            for _ in 0..4 {
+                acc = jdouble::<A>(&acc);
+            }
         }
-        Proj::select(sign, &out.neg(), &out)
-    };
-    let mut acc = select(digits[63]);
-    for i in (0..63).rev() {
-        acc = double4::<A>(&acc);
-        acc = add::<A>(&acc, &select(digits[i]));
+        let (e, zero) = lookup_base(&table, d);
+        let sum = jadd_affine_ct::<A>(&acc, &e);
+        let sum = Jac::select(acc.z.is_zero_mask(), &Jac::from_affine(&e), &sum);
+        acc = Jac::select(zero, &acc, &sum);
     }
-    Proj::select(flip, &acc.neg(), &acc)
+    // (X : Y : Z) Jacobian is (X·Z : Y : Z³) projective; the identity keeps Z = 0.
+    let zz = A::sqr(&acc.z);
+    let out = Proj { x: A::mul(&acc.x, &acc.z), y: acc.y, z: A::mul(&zz, &acc.z) };
+    Proj::select(flip, &out.neg(), &out)
 }
 
-/// 16·P, constant time: four Jacobian doublings for a = −3 (3M + 5S each, against 8M + 3S for the
-/// complete doubling), with the change of coordinates on either side: (X : Y : Z) ↦ (X·Z, Y·Z², Z) and
-/// back (X, Y, Z) ↦ (X·Z : Y : Z³). The Jacobian doubling has no exceptional input: it maps Z = 0 to Z = 0,
-/// and no other point reaches Z = 0 (the group has odd order, so no point of order 2). The identity comes
-/// out as (0 : 0 : 0), which the complete addition cannot take; it is replaced by (0 : 1 : 0) by mask.
+/// 1·P … 8·P in affine form: Jacobian doublings and mixed additions (none exceptional: P has order
+/// n > 16), then one inversion of the product of the Z's (Montgomery's trick).
 #[inline(always)]
-fn double4<A: Arith>(p: &Proj) -> Proj {
-    let zz = A::sqr(&p.z);
-    let mut j = Jac { x: A::mul(&p.x, &p.z), y: A::mul(&p.y, &zz), z: p.z };
-    for _ in 0..4 {
-        j = jdouble::<A>(&j);
+fn affine_multiples<A: Arith>(p: &Aff) -> [Aff; 8] {
+    let mut j = [Jac::from_affine(p); 8];
+    j[1] = jdouble::<A>(&j[0]);
+    j[2] = jadd_affine_ct::<A>(&j[1], p);
+    j[3] = jdouble::<A>(&j[1]);
+    j[4] = jadd_affine_ct::<A>(&j[3], p);
+    j[5] = jdouble::<A>(&j[2]);
+    j[6] = jadd_affine_ct::<A>(&j[5], p);
+    j[7] = jdouble::<A>(&j[3]);
+    let mut prefix = [Fe::ONE; 8];
+    let mut acc = Fe::ONE;
+    for (pre, pt) in prefix.iter_mut().zip(j.iter()) {
+        *pre = acc;
+        acc = A::mul(&acc, &pt.z);
     }
-    let zz = A::sqr(&j.z);
-    let out = Proj { x: A::mul(&j.x, &j.z), y: j.y, z: A::mul(&zz, &j.z) };
-    Proj::select(p.z.is_zero_mask(), &Proj::IDENTITY, &out)
+    let mut inv = A::invert(&acc);
+    let mut out = [*p; 8];
+    for ((o, pt), pre) in out.iter_mut().zip(j.iter()).zip(prefix.iter()).rev() {
+        let zinv = A::mul(&inv, pre);
+        inv = A::mul(&inv, &pt.z);
+        let zinv2 = A::sqr(&zinv);
+        *o = Aff { x: A::mul(&pt.x, &zinv2), y: A::mul(&pt.y, &A::mul(&zinv2, &zinv)) };
+    }
+    out
+}
+
+/// P + Q for a Jacobian P and an affine Q, a = −3 (7M + 4S), constant time, without the exceptional
+/// cases: the result is meaningless when P = ±Q or P is the identity, which the callers rule out or
+/// replace by mask (see [`mul`]).
+#[inline(always)]
+fn jadd_affine_ct<A: Arith>(p: &Jac, q: &Aff) -> Jac {
+    let z1z1 = A::sqr(&p.z);
+    let u2 = A::mul(&q.x, &z1z1);
+    let s2 = A::mul(&A::mul(&q.y, &p.z), &z1z1);
+    let h = A::sub(&u2, &p.x);
+    let r = A::sub(&s2, &p.y);
+    let r = A::add(&r, &r);
+    let hh = A::sqr(&h);
+    let i = A::add(&hh, &hh);
+    let i = A::add(&i, &i);
+    let j = A::mul(&h, &i);
+    let v = A::mul(&p.x, &i);
+    let x3 = A::sub(&A::sub(&A::sqr(&r), &j), &A::add(&v, &v));
+    let yj = A::mul(&p.y, &j);
+    let y3 = A::sub(&A::mul(&r, &A::sub(&v, &x3)), &A::add(&yj, &yj));
+    let z3 = A::sub(&A::sub(&A::sqr(&A::add(&p.z, &h)), &z1z1), &hh);
+    Jac { x: x3, y: y3, z: z3 }
 }
 
 /// The width-`w` non-adjacent form of k (canonical limbs): 257 digits, odd or zero, |dᵢ| < 2^(w−1).
@@ -530,6 +576,11 @@ impl Jac {
 
     fn neg(&self) -> Jac {
         Jac { x: self.x, y: self.y.neg(), z: self.z }
+    }
+
+    #[inline(always)]
+    fn select(mask: u64, a: &Jac, b: &Jac) -> Jac {
+        Jac { x: Fe::select(mask, &a.x, &b.x), y: Fe::select(mask, &a.y, &b.y), z: Fe::select(mask, &a.z, &b.z) }
     }
 }
 
@@ -732,6 +783,16 @@ mod tests {
         let mut ks: std::vec::Vec<Scalar> = (0u64..40).map(|v| Scalar::from_canonical_limbs(&[v, 0, 0, 0])).collect();
         ks.push(Scalar::from_canonical_limbs(&[0, 0, 0, 1 << 60]));
         ks.push(Scalar::from_canonical_limbs(&[1, 0, 1, 0]).neg());
+        // n − 1, n − 2 (the recoding's negated half), 2^255 − 1 and 2^255 (either side of the flip), long
+        // runs of ones and of zeros.
+        ks.push(Scalar::from_canonical_limbs(&[1, 0, 0, 0]).neg());
+        ks.push(Scalar::from_canonical_limbs(&[2, 0, 0, 0]).neg());
+        ks.push(Scalar::from_canonical_limbs(&[u64::MAX, u64::MAX, u64::MAX, u64::MAX >> 1]));
+        ks.push(Scalar::from_canonical_limbs(&[0, 0, 0, 1 << 63]));
+        ks.push(Scalar::from_canonical_limbs(&[u64::MAX, u64::MAX, 0, 0]));
+        ks.push(Scalar::from_canonical_limbs(&[0, 0, u64::MAX, u64::MAX >> 1]));
+        ks.push(Scalar::from_canonical_limbs(&[0x8888_8888_8888_8888; 4]));
+        ks.push(Scalar::from_canonical_limbs(&[0x7777_7777_7777_7777; 4]));
         for _ in 0..40 {
             ks.push(Scalar::from_be_reduced(&limbs_to_be(&rng.limbs())));
         }
