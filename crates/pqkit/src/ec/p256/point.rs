@@ -1,12 +1,15 @@
 //! The P-256 group: projective coordinates (X : Y : Z), x = X/Z, y = Y/Z, the identity (0 : 1 : 0), and the
 //! complete formulas of Renes, Costello and Batina ("Complete addition formulas for prime order elliptic
 //! curves", 2016, Algorithms 4, 5 and 6 for a = −3): one formula for every pair of inputs, no exceptions,
-//! no branches — the property the constant-time multiplications need.
+//! no branches. They build the compile-time tables and are the reference of the tests; the run-time
+//! multiplications use the cheaper Jacobian formulas for a = −3, whose exceptional inputs are shown not to
+//! arise (or are masked) where each multiplication is documented.
 //!
 //! ## Multiplications
 //! - [`mul_base`] (constant time): k (or n − k, whichever is below 2^255, the point negated back at the end)
 //!   written in 64 signed radix-16 digits dᵢ ∈ [−8, 8]; k·G = Σ dᵢ·16^i·G with `BASE_TABLE[i][j] =
-//!   (j + 1)·16^i·G` (affine, computed by the compiler): 64 mixed additions and no doubling. Each look-up
+//!   (j + 1)·16^i·G` (affine, computed by the compiler): 64 mixed Jacobian additions (7M + 4S; its exceptional cases
+//!   cannot occur except the identity, handled by masks: the argument is at [`mul_base`]) and no doubling. Each look-up
 //!   reads all 8 entries of its row and keeps one by masks; the sign is applied by a masked negation of y.
 //! - [`mul`] (constant time): the same recoding, a table of 1·P … 8·P in affine form, a Jacobian
 //!   accumulator with 4 doublings (a = −3, 3M + 5S) and one mixed addition (7M + 4S) per digit, every
@@ -14,7 +17,8 @@
 //!   identity, which masks handle (the argument is at [`mul`]).
 //! - [`verify`] (variable time, public inputs): u1·G + u2·Q by Straus interleaving of width-8 NAF digits of
 //!   u1 over the compile-time table of the odd multiples G … 127·G, and width-5 NAF digits of u2 over
-//!   Q … 15·Q; the final x-coordinate is compared with r in projective form (X = r·Z or X = (r + n)·Z),
+//!   Q … 15·Q (made affine with one inversion, so that both use mixed additions); the final x-coordinate
+//!   is compared with r in projective form (X = r·Z or X = (r + n)·Z),
 //!   without an inversion.
 
 use super::field::{Arith, Fe, P, limbs_from_be, sbb4};
@@ -121,6 +125,7 @@ macro_rules! rcb_add {
 }
 
 /// Algorithm 5: P + Q for an affine Q (not the identity), complete otherwise.
+#[cfg(test)]
 macro_rules! rcb_add_affine {
     ($mul:expr, $add:expr, $sub:expr, $p:expr, $q:expr) => {{
         let (p, q) = ($p, $q);
@@ -221,6 +226,7 @@ pub(crate) fn add<A: Arith>(p: &Proj, q: &Proj) -> Proj {
 }
 
 /// P + Q for an affine Q (not the identity).
+#[cfg(test)]
 #[inline(always)]
 pub(crate) fn add_affine<A: Arith>(p: &Proj, q: &Aff) -> Proj {
     rcb_add_affine!(A::mul, A::add, A::sub, p, q)
@@ -409,17 +415,26 @@ fn lookup_base(row: &[Aff; 8], d: i8) -> (Aff, u64) {
     (out, zero)
 }
 
-/// k·G, constant time.
+/// k·G, constant time: one mixed Jacobian addition (7M + 4S, [`jadd_affine_ct`]) per row of the table.
+///
+/// The mixed formula fails when the accumulator equals ±(the entry) or is the identity; only the identity
+/// can occur, and masks handle it. Proof: before row i the accumulator is V·G with V = Σ_{j<i} dⱼ·16^j,
+/// so |V| ≤ 8·(16^i − 1)/15 < 16^i, and the entry is d·16^i·G with 1 ≤ |d| ≤ 8 (a zero digit keeps the
+/// accumulator by mask without using the sum). V·G = ±d·16^i·G means V ≡ ±d·16^i (mod n), and
+/// |V ∓ d·16^i| < 9·16^i ≤ 9·2^252 < n makes it an integer equality, impossible as |V| < 16^i. An
+/// identity accumulator (all digits below i zero) takes the entry by mask.
 pub(crate) fn mul_base<A: Arith>(k: &Scalar) -> Proj {
     let (v, flip) = half_scalar(k);
     let digits = radix16(&v);
-    let mut acc = Proj::IDENTITY;
+    let mut acc = Jac::IDENTITY;
     for (row, &d) in BASE_TABLE.iter().zip(digits.iter()) {
         let (e, zero) = lookup_base(row, d);
-        let sum = add_affine::<A>(&acc, &e);
-        acc = Proj::select(zero, &acc, &sum);
+        let sum = jadd_affine_ct::<A>(&acc, &e);
+        let sum = Jac::select(acc.z.is_zero_mask(), &Jac::from_affine(&e), &sum);
+        acc = Jac::select(zero, &acc, &sum);
     }
-    Proj::select(flip, &acc.neg(), &acc)
+    let out = acc.projective::<A>();
+    Proj::select(flip, &out.neg(), &out)
 }
 
 /// k·P, constant time: 63 windows of four Jacobian doublings and one mixed addition of a table entry.
@@ -450,9 +465,7 @@ pub(crate) fn mul<A: Arith>(p: &Aff, k: &Scalar) -> Proj {
         let sum = Jac::select(acc.z.is_zero_mask(), &Jac::from_affine(&e), &sum);
         acc = Jac::select(zero, &acc, &sum);
     }
-    // (X : Y : Z) Jacobian is (X·Z : Y : Z³) projective; the identity keeps Z = 0.
-    let zz = A::sqr(&acc.z);
-    let out = Proj { x: A::mul(&acc.x, &acc.z), y: acc.y, z: A::mul(&zz, &acc.z) };
+    let out = acc.projective::<A>();
     Proj::select(flip, &out.neg(), &out)
 }
 
@@ -468,14 +481,20 @@ fn affine_multiples<A: Arith>(p: &Aff) -> [Aff; 8] {
     j[5] = jdouble::<A>(&j[2]);
     j[6] = jadd_affine_ct::<A>(&j[5], p);
     j[7] = jdouble::<A>(&j[3]);
-    let mut prefix = [Fe::ONE; 8];
+    batch_to_affine::<A, 8>(&j)
+}
+
+/// The affine forms of K Jacobian points, none the identity, with one inversion (Montgomery's trick).
+#[inline(always)]
+fn batch_to_affine<A: Arith, const K: usize>(j: &[Jac; K]) -> [Aff; K] {
+    let mut prefix = [Fe::ONE; K];
     let mut acc = Fe::ONE;
     for (pre, pt) in prefix.iter_mut().zip(j.iter()) {
         *pre = acc;
         acc = A::mul(&acc, &pt.z);
     }
     let mut inv = A::invert(&acc);
-    let mut out = [*p; 8];
+    let mut out = [Aff { x: Fe::ZERO, y: Fe::ZERO }; K];
     for ((o, pt), pre) in out.iter_mut().zip(j.iter()).zip(prefix.iter()).rev() {
         let zinv = A::mul(&inv, pre);
         inv = A::mul(&inv, &pt.z);
@@ -574,8 +593,11 @@ impl Jac {
         self.z == Fe::ZERO
     }
 
-    fn neg(&self) -> Jac {
-        Jac { x: self.x, y: self.y.neg(), z: self.z }
+    /// The projective form: (X : Y : Z) Jacobian is (X·Z : Y : Z³); the identity keeps Z = 0.
+    #[inline(always)]
+    fn projective<A: Arith>(&self) -> Proj {
+        let zz = A::sqr(&self.z);
+        Proj { x: A::mul(&self.x, &self.z), y: self.y, z: A::mul(&zz, &self.z) }
     }
 
     #[inline(always)]
@@ -665,11 +687,13 @@ pub(crate) fn verify<A: Arith>(q: &Aff, u1: &Scalar, u2: &Scalar, r: &Scalar) ->
     let n1 = naf(&u1.to_canonical_limbs(), 8);
     let n2 = naf(&u2.to_canonical_limbs(), 5);
     // Q, 3Q, ..., 15Q.
-    let mut qt = [Jac::from_affine(q); 8];
-    let q2 = jdouble::<A>(&qt[0]);
+    let mut qj = [Jac::from_affine(q); 8];
+    let q2 = jdouble::<A>(&qj[0]);
     for j in 1..8 {
-        qt[j] = jadd::<A>(&qt[j - 1], &q2);
+        qj[j] = jadd::<A>(&qj[j - 1], &q2);
     }
+    // Affine, for the cheaper mixed additions (Q has order n, so no multiple here is the identity).
+    let qt = batch_to_affine::<A, 8>(&qj);
     let top = (0..257).rev().find(|&i| n1[i] != 0 || n2[i] != 0);
     let mut acc = Jac::IDENTITY;
     if let Some(top) = top {
@@ -686,9 +710,10 @@ pub(crate) fn verify<A: Arith>(q: &Aff, u1: &Scalar, u2: &Scalar, r: &Scalar) ->
             }
             let d = n2[i];
             if d > 0 {
-                acc = jadd::<A>(&acc, &qt[(d / 2) as usize]);
+                acc = jadd_affine::<A>(&acc, &qt[(d / 2) as usize]);
             } else if d < 0 {
-                acc = jadd::<A>(&acc, &qt[((-d) / 2) as usize].neg());
+                let e = &qt[((-d) / 2) as usize];
+                acc = jadd_affine::<A>(&acc, &Aff { x: e.x, y: e.y.neg() });
             }
         }
     }
@@ -795,6 +820,21 @@ mod tests {
         ks.push(Scalar::from_canonical_limbs(&[0x7777_7777_7777_7777; 4]));
         for _ in 0..40 {
             ks.push(Scalar::from_be_reduced(&limbs_to_be(&rng.limbs())));
+        }
+        // Against plain double-and-add over the complete formulas (the reference, no recoding).
+        let reference = |p: &Aff, k: &Scalar| {
+            let v = k.to_canonical_limbs();
+            let mut acc = Proj::IDENTITY;
+            for i in (0..256).rev() {
+                acc = double::<Soft>(&acc);
+                if (v[i / 64] >> (i % 64)) & 1 == 1 {
+                    acc = add::<Soft>(&acc, &Proj::from_affine(p));
+                }
+            }
+            to_affine::<Soft>(&acc)
+        };
+        for (i, k) in ks.iter().enumerate() {
+            assert_eq!(to_affine::<Soft>(&mul_base::<Soft>(k)), reference(&G, k), "mul_base {i}");
         }
         let p7 = aff(&mul_base::<Soft>(&Scalar::from_canonical_limbs(&[7, 0, 0, 0])));
         for (i, k) in ks.iter().enumerate() {
