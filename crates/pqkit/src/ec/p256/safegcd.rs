@@ -147,6 +147,9 @@ fn update_de(d: &mut [i64; 5], e: &mut [i64; 5], t: &[i64; 4], md: &Mod62) {
 /// a + (m & mask), limbs normalised (the top limb keeps the sign).
 #[inline(always)]
 fn add_masked(a: &[i64; 5], m: &[i64; 5], mask: i64) -> [i64; 5] {
+    // The barrier hides that the mask is 0 or all ones: otherwise LLVM branches on it (valgrind ct job:
+    // `add if negative` became a conditional jump here).
+    let mask = core::hint::black_box(mask);
     let mut r = [0i64; 5];
     let mut c = 0i64;
     for k in 0..5 {
@@ -188,7 +191,8 @@ pub(crate) fn invert(x: &[u64; 4], md: &Mod62) -> [u64; 4] {
     v = add_masked(&v, &md.m, v[4] >> 63);
     let neg_m = [-md.m[0], -md.m[1], -md.m[2], -md.m[3], -md.m[4]];
     let w = add_masked(&v, &neg_m, -1);
-    let keep = w[4] >> 63; // all ones when v − m < 0: keep v
+    // All ones when v − m < 0: keep v (behind the same barrier).
+    let keep = core::hint::black_box(w[4] >> 63);
     for k in 0..5 {
         v[k] = (v[k] & keep) | (w[k] & !keep);
     }
