@@ -230,6 +230,12 @@ pub(crate) fn select(mask: u64, a: &[u64; 4], b: &[u64; 4]) -> [u64; 4] {
 pub(crate) const P: Modulus =
     Modulus::new(hex_limbs("ffffffff00000001000000000000000000000000ffffffffffffffffffffffff"));
 
+/// p in the safegcd inversion's limbs.
+pub(crate) const P62: super::safegcd::Mod62 = super::safegcd::Mod62::new(&P.m);
+
+/// R³ mod p (R = 2^256): a Montgomery product with it turns (a·R)⁻¹ into a⁻¹·R.
+const R3: Fe = Fe(mont_mul(&P.r2, &P.r2, &P));
+
 /// A field element in Montgomery form (a·R mod p), fully reduced.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
 pub(crate) struct Fe(pub(crate) [u64; 4]);
@@ -306,6 +312,16 @@ pub(crate) trait Arith: Copy + 'static {
     fn mul(a: &Fe, b: &Fe) -> Fe;
     /// a².
     fn sqr(a: &Fe) -> Fe;
+    /// a + b (the portable one unless a backend has its own).
+    #[inline(always)]
+    fn add(a: &Fe, b: &Fe) -> Fe {
+        a.add(b)
+    }
+    /// a − b (the portable one unless a backend has its own).
+    #[inline(always)]
+    fn sub(a: &Fe, b: &Fe) -> Fe {
+        a.sub(b)
+    }
 
     /// a^(2^k).
     #[inline(always)]
@@ -317,25 +333,13 @@ pub(crate) trait Arith: Copy + 'static {
         r
     }
 
-    /// a⁻¹ = a^(p − 2) (0 for 0), constant time: an addition chain over the public exponent
-    /// p − 2 = ffffffff 00000001 00000000 00000000 00000000 ffffffff ffffffff fffffffd.
+    /// a⁻¹ (0 for 0), constant time: the safegcd inversion of the Montgomery form a·R gives a⁻¹·R⁻¹, and
+    /// one product with R³ brings it to a⁻¹·R. About a fifth of the cost of the Fermat power a^(p − 2)
+    /// (255 squarings), which it replaced.
+    #[inline(always)]
     fn invert(a: &Fe) -> Fe {
-        let x2 = Self::mul(&Self::sqr(a), a);
-        let x3 = Self::mul(&Self::sqr(&x2), a);
-        let x6 = Self::mul(&Self::sqr_n(&x3, 3), &x3);
-        let x12 = Self::mul(&Self::sqr_n(&x6, 6), &x6);
-        let x15 = Self::mul(&Self::sqr_n(&x12, 3), &x3);
-        let x30 = Self::mul(&Self::sqr_n(&x15, 15), &x15);
-        let x32 = Self::mul(&Self::sqr_n(&x30, 2), &x2);
-        // ffffffff 00000001
-        let mut t = Self::mul(&Self::sqr_n(&x32, 32), a);
-        // 00000000 00000000 00000000 ffffffff
-        t = Self::mul(&Self::sqr_n(&t, 128), &x32);
-        // ffffffff
-        t = Self::mul(&Self::sqr_n(&t, 32), &x32);
-        // fffffffd = 30 ones, 0, 1
-        t = Self::mul(&Self::sqr_n(&t, 30), &x30);
-        Self::mul(&Self::sqr_n(&t, 2), a)
+        let inv = super::safegcd::invert(&a.0, &P62);
+        Self::mul(&Fe(inv), &R3)
     }
 
     /// A square root of a, if a is a square: a^((p + 1)/4) (p ≡ 3 mod 4), checked by squaring. Public
@@ -548,6 +552,10 @@ pub(crate) mod tests {
             assert_eq!(big(&a.add(&b).to_canonical_limbs()), (&va + &vb) % &p, "add {i}");
             assert_eq!(big(&a.sub(&b).to_canonical_limbs()), (&va + &p - &vb) % &p, "sub {i}");
             assert_eq!(big(&a.neg().to_canonical_limbs()), (&p - &va) % &p, "neg {i}");
+            assert_eq!(A::add(&a, &b), a.add(&b), "backend add {i}");
+            assert_eq!(A::sub(&a, &b), a.sub(&b), "backend sub {i}");
+            assert_eq!(A::sub(&b, &a), b.sub(&a), "backend sub {i}");
+            assert_eq!(A::add(&a, &a), a.add(&a), "backend double {i}");
             // Raw Montgomery products of arbitrary reduced limbs.
             let raw = Fe(*wa);
             assert_eq!(big(&A::mul(&raw, &Fe(*wb)).0), (&va * &vb * &rinv) % &p, "raw mul {i}");

@@ -1,18 +1,24 @@
 //! The P-256 group: projective coordinates (X : Y : Z), x = X/Z, y = Y/Z, the identity (0 : 1 : 0), and the
 //! complete formulas of Renes, Costello and Batina ("Complete addition formulas for prime order elliptic
 //! curves", 2016, Algorithms 4, 5 and 6 for a = −3): one formula for every pair of inputs, no exceptions,
-//! no branches — the property the constant-time multiplications need.
+//! no branches. They build the compile-time tables and are the reference of the tests; the run-time
+//! multiplications use the cheaper Jacobian formulas for a = −3, whose exceptional inputs are shown not to
+//! arise (or are masked) where each multiplication is documented.
 //!
 //! ## Multiplications
 //! - [`mul_base`] (constant time): k (or n − k, whichever is below 2^255, the point negated back at the end)
 //!   written in 64 signed radix-16 digits dᵢ ∈ [−8, 8]; k·G = Σ dᵢ·16^i·G with `BASE_TABLE[i][j] =
-//!   (j + 1)·16^i·G` (affine, computed by the compiler): 64 mixed additions and no doubling. Each look-up
+//!   (j + 1)·16^i·G` (affine, computed by the compiler): 64 mixed Jacobian additions (7M + 4S; its exceptional cases
+//!   cannot occur except the identity, handled by masks: the argument is at [`mul_base`]) and no doubling. Each look-up
 //!   reads all 8 entries of its row and keeps one by masks; the sign is applied by a masked negation of y.
-//! - [`mul`] (constant time): the same recoding, a table of 0·P … 8·P in projective form, 4 doublings and one
-//!   complete addition per digit, every look-up a masked scan of the 9 entries.
+//! - [`mul`] (constant time): the same recoding, a table of 1·P … 8·P in affine form, a Jacobian
+//!   accumulator with 4 doublings (a = −3, 3M + 5S) and one mixed addition (7M + 4S) per digit, every
+//!   look-up a masked scan of the 8 entries; the mixed addition's exceptional cases cannot occur except the
+//!   identity, which masks handle (the argument is at [`mul`]).
 //! - [`verify`] (variable time, public inputs): u1·G + u2·Q by Straus interleaving of width-8 NAF digits of
 //!   u1 over the compile-time table of the odd multiples G … 127·G, and width-5 NAF digits of u2 over
-//!   Q … 15·Q; the final x-coordinate is compared with r in projective form (X = r·Z or X = (r + n)·Z),
+//!   Q … 15·Q (made affine with one inversion, so that both use mixed additions); the final x-coordinate
+//!   is compared with r in projective form (X = r·Z or X = (r + n)·Z),
 //!   without an inversion.
 
 use super::field::{Arith, Fe, P, limbs_from_be, sbb4};
@@ -66,161 +72,171 @@ impl Proj {
 
 /// Algorithm 4: P + Q, complete.
 macro_rules! rcb_add {
-    ($mul:expr, $p:expr, $q:expr) => {{
+    ($mul:expr, $add:expr, $sub:expr, $p:expr, $q:expr) => {{
         let (p, q) = ($p, $q);
         let mul = $mul;
+        let add = $add;
+        let sub = $sub;
         let t0 = mul(&p.x, &q.x);
         let t1 = mul(&p.y, &q.y);
         let t2 = mul(&p.z, &q.z);
-        let t3 = p.x.add(&p.y);
-        let t4 = q.x.add(&q.y);
+        let t3 = add(&p.x, &p.y);
+        let t4 = add(&q.x, &q.y);
         let t3 = mul(&t3, &t4);
-        let t4 = t0.add(&t1);
-        let t3 = t3.sub(&t4);
-        let t4 = p.y.add(&p.z);
-        let x3 = q.y.add(&q.z);
+        let t4 = add(&t0, &t1);
+        let t3 = sub(&t3, &t4);
+        let t4 = add(&p.y, &p.z);
+        let x3 = add(&q.y, &q.z);
         let t4 = mul(&t4, &x3);
-        let x3 = t1.add(&t2);
-        let t4 = t4.sub(&x3);
-        let x3 = p.x.add(&p.z);
-        let y3 = q.x.add(&q.z);
+        let x3 = add(&t1, &t2);
+        let t4 = sub(&t4, &x3);
+        let x3 = add(&p.x, &p.z);
+        let y3 = add(&q.x, &q.z);
         let x3 = mul(&x3, &y3);
-        let y3 = t0.add(&t2);
-        let y3 = x3.sub(&y3);
+        let y3 = add(&t0, &t2);
+        let y3 = sub(&x3, &y3);
         let z3 = mul(&B, &t2);
-        let x3 = y3.sub(&z3);
-        let z3 = x3.add(&x3);
-        let x3 = x3.add(&z3);
-        let z3 = t1.sub(&x3);
-        let x3 = t1.add(&x3);
+        let x3 = sub(&y3, &z3);
+        let z3 = add(&x3, &x3);
+        let x3 = add(&x3, &z3);
+        let z3 = sub(&t1, &x3);
+        let x3 = add(&t1, &x3);
         let y3 = mul(&B, &y3);
-        let t1 = t2.add(&t2);
-        let t2 = t1.add(&t2);
-        let y3 = y3.sub(&t2);
-        let y3 = y3.sub(&t0);
-        let t1 = y3.add(&y3);
-        let y3 = t1.add(&y3);
-        let t1 = t0.add(&t0);
-        let t0 = t1.add(&t0);
-        let t0 = t0.sub(&t2);
+        let t1 = add(&t2, &t2);
+        let t2 = add(&t1, &t2);
+        let y3 = sub(&y3, &t2);
+        let y3 = sub(&y3, &t0);
+        let t1 = add(&y3, &y3);
+        let y3 = add(&t1, &y3);
+        let t1 = add(&t0, &t0);
+        let t0 = add(&t1, &t0);
+        let t0 = sub(&t0, &t2);
         let t1 = mul(&t4, &y3);
         let t2 = mul(&t0, &y3);
         let y3 = mul(&x3, &z3);
-        let y3 = y3.add(&t2);
+        let y3 = add(&y3, &t2);
         let x3 = mul(&t3, &x3);
-        let x3 = x3.sub(&t1);
+        let x3 = sub(&x3, &t1);
         let z3 = mul(&t4, &z3);
         let t1 = mul(&t3, &t0);
-        let z3 = z3.add(&t1);
+        let z3 = add(&z3, &t1);
         Proj { x: x3, y: y3, z: z3 }
     }};
 }
 
 /// Algorithm 5: P + Q for an affine Q (not the identity), complete otherwise.
+#[cfg(test)]
 macro_rules! rcb_add_affine {
-    ($mul:expr, $p:expr, $q:expr) => {{
+    ($mul:expr, $add:expr, $sub:expr, $p:expr, $q:expr) => {{
         let (p, q) = ($p, $q);
         let mul = $mul;
+        let add = $add;
+        let sub = $sub;
         let t0 = mul(&p.x, &q.x);
         let t1 = mul(&p.y, &q.y);
-        let t3 = q.x.add(&q.y);
-        let t4 = p.x.add(&p.y);
+        let t3 = add(&q.x, &q.y);
+        let t4 = add(&p.x, &p.y);
         let t3 = mul(&t3, &t4);
-        let t4 = t0.add(&t1);
-        let t3 = t3.sub(&t4);
+        let t4 = add(&t0, &t1);
+        let t3 = sub(&t3, &t4);
         let t4 = mul(&q.y, &p.z);
-        let t4 = t4.add(&p.y);
+        let t4 = add(&t4, &p.y);
         let y3 = mul(&q.x, &p.z);
-        let y3 = y3.add(&p.x);
+        let y3 = add(&y3, &p.x);
         let z3 = mul(&B, &p.z);
-        let x3 = y3.sub(&z3);
-        let z3 = x3.add(&x3);
-        let x3 = x3.add(&z3);
-        let z3 = t1.sub(&x3);
-        let x3 = t1.add(&x3);
+        let x3 = sub(&y3, &z3);
+        let z3 = add(&x3, &x3);
+        let x3 = add(&x3, &z3);
+        let z3 = sub(&t1, &x3);
+        let x3 = add(&t1, &x3);
         let y3 = mul(&B, &y3);
-        let t1 = p.z.add(&p.z);
-        let t2 = t1.add(&p.z);
-        let y3 = y3.sub(&t2);
-        let y3 = y3.sub(&t0);
-        let t1 = y3.add(&y3);
-        let y3 = t1.add(&y3);
-        let t1 = t0.add(&t0);
-        let t0 = t1.add(&t0);
-        let t0 = t0.sub(&t2);
+        let t1 = add(&p.z, &p.z);
+        let t2 = add(&t1, &p.z);
+        let y3 = sub(&y3, &t2);
+        let y3 = sub(&y3, &t0);
+        let t1 = add(&y3, &y3);
+        let y3 = add(&t1, &y3);
+        let t1 = add(&t0, &t0);
+        let t0 = add(&t1, &t0);
+        let t0 = sub(&t0, &t2);
         let t1 = mul(&t4, &y3);
         let t2 = mul(&t0, &y3);
         let y3 = mul(&x3, &z3);
-        let y3 = y3.add(&t2);
+        let y3 = add(&y3, &t2);
         let x3 = mul(&t3, &x3);
-        let x3 = x3.sub(&t1);
+        let x3 = sub(&x3, &t1);
         let z3 = mul(&t4, &z3);
         let t1 = mul(&t3, &t0);
-        let z3 = z3.add(&t1);
+        let z3 = add(&z3, &t1);
         Proj { x: x3, y: y3, z: z3 }
     }};
 }
 
 /// Algorithm 6: 2·P, complete.
 macro_rules! rcb_double {
-    ($mul:expr, $sqr:expr, $p:expr) => {{
+    ($mul:expr, $sqr:expr, $add:expr, $sub:expr, $p:expr) => {{
         let p = $p;
         let mul = $mul;
         let sqr = $sqr;
+        let add = $add;
+        let sub = $sub;
         let t0 = sqr(&p.x);
         let t1 = sqr(&p.y);
         let t2 = sqr(&p.z);
         let t3 = mul(&p.x, &p.y);
-        let t3 = t3.add(&t3);
+        let t3 = add(&t3, &t3);
         let z3 = mul(&p.x, &p.z);
-        let z3 = z3.add(&z3);
+        let z3 = add(&z3, &z3);
         let y3 = mul(&B, &t2);
-        let y3 = y3.sub(&z3);
-        let x3 = y3.add(&y3);
-        let y3 = x3.add(&y3);
-        let x3 = t1.sub(&y3);
-        let y3 = t1.add(&y3);
+        let y3 = sub(&y3, &z3);
+        let x3 = add(&y3, &y3);
+        let y3 = add(&x3, &y3);
+        let x3 = sub(&t1, &y3);
+        let y3 = add(&t1, &y3);
         let y3 = mul(&x3, &y3);
         let x3 = mul(&x3, &t3);
-        let t3 = t2.add(&t2);
-        let t2 = t2.add(&t3);
+        let t3 = add(&t2, &t2);
+        let t2 = add(&t2, &t3);
         let z3 = mul(&B, &z3);
-        let z3 = z3.sub(&t2);
-        let z3 = z3.sub(&t0);
-        let t3 = z3.add(&z3);
-        let z3 = z3.add(&t3);
-        let t3 = t0.add(&t0);
-        let t0 = t3.add(&t0);
-        let t0 = t0.sub(&t2);
+        let z3 = sub(&z3, &t2);
+        let z3 = sub(&z3, &t0);
+        let t3 = add(&z3, &z3);
+        let z3 = add(&z3, &t3);
+        let t3 = add(&t0, &t0);
+        let t0 = add(&t3, &t0);
+        let t0 = sub(&t0, &t2);
         let t0 = mul(&t0, &z3);
-        let y3 = y3.add(&t0);
+        let y3 = add(&y3, &t0);
         let t0 = mul(&p.y, &p.z);
-        let t0 = t0.add(&t0);
+        let t0 = add(&t0, &t0);
         let z3 = mul(&t0, &z3);
-        let x3 = x3.sub(&z3);
+        let x3 = sub(&x3, &z3);
         let z3 = mul(&t0, &t1);
-        let z3 = z3.add(&z3);
-        let z3 = z3.add(&z3);
+        let z3 = add(&z3, &z3);
+        let z3 = add(&z3, &z3);
         Proj { x: x3, y: y3, z: z3 }
     }};
 }
 
 /// P + Q.
+#[cfg(test)]
 #[inline(always)]
 pub(crate) fn add<A: Arith>(p: &Proj, q: &Proj) -> Proj {
-    rcb_add!(A::mul, p, q)
+    rcb_add!(A::mul, A::add, A::sub, p, q)
 }
 
 /// P + Q for an affine Q (not the identity).
+#[cfg(test)]
 #[inline(always)]
 pub(crate) fn add_affine<A: Arith>(p: &Proj, q: &Aff) -> Proj {
-    rcb_add_affine!(A::mul, p, q)
+    rcb_add_affine!(A::mul, A::add, A::sub, p, q)
 }
 
 /// 2·P.
+#[cfg(test)]
 #[inline(always)]
 pub(crate) fn double<A: Arith>(p: &Proj) -> Proj {
-    rcb_double!(A::mul, A::sqr, p)
+    rcb_double!(A::mul, A::sqr, A::add, A::sub, p)
 }
 
 /// The affine form, or `None` for the identity (constant time up to that answer: one inversion).
@@ -250,7 +266,15 @@ const fn cmul(a: &Fe, b: &Fe) -> Fe {
 }
 
 const fn cadd(p: &Proj, q: &Proj) -> Proj {
-    rcb_add!(cmul, p, q)
+    rcb_add!(cmul, cfadd, cfsub, p, q)
+}
+
+const fn cfadd(a: &Fe, b: &Fe) -> Fe {
+    a.add(b)
+}
+
+const fn cfsub(a: &Fe, b: &Fe) -> Fe {
+    a.sub(b)
 }
 
 const fn csqr(a: &Fe) -> Fe {
@@ -258,7 +282,7 @@ const fn csqr(a: &Fe) -> Fe {
 }
 
 const fn cdouble(p: &Proj) -> Proj {
-    rcb_double!(cmul, csqr, p)
+    rcb_double!(cmul, csqr, cfadd, cfsub, p)
 }
 
 /// a^(p − 2) by square-and-multiply over the public exponent (compile time only).
@@ -391,61 +415,116 @@ fn lookup_base(row: &[Aff; 8], d: i8) -> (Aff, u64) {
     (out, zero)
 }
 
-/// k·G, constant time.
+/// k·G, constant time: one mixed Jacobian addition (7M + 4S, [`jadd_affine_ct`]) per row of the table.
+///
+/// The mixed formula fails when the accumulator equals ±(the entry) or is the identity; only the identity
+/// can occur, and masks handle it. Proof: before row i the accumulator is V·G with V = Σ_{j<i} dⱼ·16^j,
+/// so |V| ≤ 8·(16^i − 1)/15 < 16^i, and the entry is d·16^i·G with 1 ≤ |d| ≤ 8 (a zero digit keeps the
+/// accumulator by mask without using the sum). V·G = ±d·16^i·G means V ≡ ±d·16^i (mod n), and
+/// |V ∓ d·16^i| < 9·16^i ≤ 9·2^252 < n makes it an integer equality, impossible as |V| < 16^i. An
+/// identity accumulator (all digits below i zero) takes the entry by mask.
 pub(crate) fn mul_base<A: Arith>(k: &Scalar) -> Proj {
     let (v, flip) = half_scalar(k);
     let digits = radix16(&v);
-    let mut acc = Proj::IDENTITY;
+    let mut acc = Jac::IDENTITY;
     for (row, &d) in BASE_TABLE.iter().zip(digits.iter()) {
         let (e, zero) = lookup_base(row, d);
-        let sum = add_affine::<A>(&acc, &e);
-        acc = Proj::select(zero, &acc, &sum);
+        let sum = jadd_affine_ct::<A>(&acc, &e);
+        let sum = Jac::select(acc.z.is_zero_mask(), &Jac::from_affine(&e), &sum);
+        acc = Jac::select(zero, &acc, &sum);
     }
-    Proj::select(flip, &acc.neg(), &acc)
+    let out = acc.projective::<A>();
+    Proj::select(flip, &out.neg(), &out)
 }
 
-/// k·P, constant time.
+/// k·P, constant time: 63 windows of four Jacobian doublings and one mixed addition of a table entry.
+///
+/// The table holds 1·P … 8·P in affine form (one safegcd inversion for all eight, Montgomery's trick), so
+/// each window adds with the 7M + 4S mixed formula ([`jadd_affine_ct`]) instead of the 12M complete one.
+/// That formula fails when the accumulator equals ±(the entry) or is the identity; only the identity can
+/// occur here, and it is handled by masks. Proof: before window i the accumulator is V·P with V the
+/// integer value of the digits above i (|V| ≤ 8·(16^(63−i) + … + 1) < 2^255, since k < 2^255 after
+/// [`half_scalar`]); after the doublings it is 16V·P and the entry is d·P, |d| ≤ 8. P has the prime order
+/// n > 2^255 (every point but the identity), so 16V·P = ±d·P means 16V ≡ ±d (mod n), and |16V ∓ d| < n
+/// makes it an integer equality; |d| < 16 then forces V = 0 and d = 0: the identity, and a zero digit,
+/// which keeps the accumulator by mask without using the sum. An identity accumulator takes the entry
+/// (as a Jacobian point) by mask.
 pub(crate) fn mul<A: Arith>(p: &Aff, k: &Scalar) -> Proj {
     let (v, flip) = half_scalar(k);
     let digits = radix16(&v);
-    let mut table = [Proj::IDENTITY; 9];
-    table[1] = Proj::from_affine(p);
-    for j in 2..9 {
-        table[j] = if j % 2 == 0 { double::<A>(&table[j / 2]) } else { add_affine::<A>(&table[j - 1], p) };
-    }
-    let select = |d: i8| -> Proj {
-        let sign = ((d as i64) >> 63) as u64;
-        let abs = ((d as i64 ^ sign as i64) - sign as i64) as u64;
-        let mut out = Proj::IDENTITY;
-        for (j, e) in table.iter().enumerate() {
-            let m = super::field::eq_mask(&[abs, 0, 0, 0], &[j as u64, 0, 0, 0]);
-            out = Proj::select(m, e, &out);
+    let table = affine_multiples::<A>(p);
+    let mut acc = Jac::IDENTITY;
+    for (i, &d) in digits.iter().enumerate().rev() {
+        if i != 63 {
+            for _ in 0..4 {
+                acc = jdouble::<A>(&acc);
+            }
         }
-        Proj::select(sign, &out.neg(), &out)
-    };
-    let mut acc = select(digits[63]);
-    for i in (0..63).rev() {
-        acc = double4::<A>(&acc);
-        acc = add::<A>(&acc, &select(digits[i]));
+        let (e, zero) = lookup_base(&table, d);
+        let sum = jadd_affine_ct::<A>(&acc, &e);
+        let sum = Jac::select(acc.z.is_zero_mask(), &Jac::from_affine(&e), &sum);
+        acc = Jac::select(zero, &acc, &sum);
     }
-    Proj::select(flip, &acc.neg(), &acc)
+    let out = acc.projective::<A>();
+    Proj::select(flip, &out.neg(), &out)
 }
 
-/// 16·P, constant time: four Jacobian doublings for a = −3 (3M + 5S each, against 8M + 3S for the
-/// complete doubling), with the change of coordinates on either side: (X : Y : Z) ↦ (X·Z, Y·Z², Z) and
-/// back (X, Y, Z) ↦ (X·Z : Y : Z³). The Jacobian doubling has no exceptional input: it maps Z = 0 to Z = 0,
-/// and no other point reaches Z = 0 (the group has odd order, so no point of order 2). The identity comes
-/// out as (0 : 0 : 0), which the complete addition cannot take; it is replaced by (0 : 1 : 0) by mask.
+/// 1·P … 8·P in affine form: Jacobian doublings and mixed additions (none exceptional: P has order
+/// n > 16), then one inversion of the product of the Z's (Montgomery's trick).
 #[inline(always)]
-fn double4<A: Arith>(p: &Proj) -> Proj {
-    let zz = A::sqr(&p.z);
-    let mut j = Jac { x: A::mul(&p.x, &p.z), y: A::mul(&p.y, &zz), z: p.z };
-    for _ in 0..4 {
-        j = jdouble::<A>(&j);
+fn affine_multiples<A: Arith>(p: &Aff) -> [Aff; 8] {
+    let mut j = [Jac::from_affine(p); 8];
+    j[1] = jdouble::<A>(&j[0]);
+    j[2] = jadd_affine_ct::<A>(&j[1], p);
+    j[3] = jdouble::<A>(&j[1]);
+    j[4] = jadd_affine_ct::<A>(&j[3], p);
+    j[5] = jdouble::<A>(&j[2]);
+    j[6] = jadd_affine_ct::<A>(&j[5], p);
+    j[7] = jdouble::<A>(&j[3]);
+    batch_to_affine::<A, 8>(&j)
+}
+
+/// The affine forms of K Jacobian points, none the identity, with one inversion (Montgomery's trick).
+#[inline(always)]
+fn batch_to_affine<A: Arith, const K: usize>(j: &[Jac; K]) -> [Aff; K] {
+    let mut prefix = [Fe::ONE; K];
+    let mut acc = Fe::ONE;
+    for (pre, pt) in prefix.iter_mut().zip(j.iter()) {
+        *pre = acc;
+        acc = A::mul(&acc, &pt.z);
     }
-    let zz = A::sqr(&j.z);
-    let out = Proj { x: A::mul(&j.x, &j.z), y: j.y, z: A::mul(&zz, &j.z) };
-    Proj::select(p.z.is_zero_mask(), &Proj::IDENTITY, &out)
+    let mut inv = A::invert(&acc);
+    let mut out = [Aff { x: Fe::ZERO, y: Fe::ZERO }; K];
+    for ((o, pt), pre) in out.iter_mut().zip(j.iter()).zip(prefix.iter()).rev() {
+        let zinv = A::mul(&inv, pre);
+        inv = A::mul(&inv, &pt.z);
+        let zinv2 = A::sqr(&zinv);
+        *o = Aff { x: A::mul(&pt.x, &zinv2), y: A::mul(&pt.y, &A::mul(&zinv2, &zinv)) };
+    }
+    out
+}
+
+/// P + Q for a Jacobian P and an affine Q, a = −3 (7M + 4S), constant time, without the exceptional
+/// cases: the result is meaningless when P = ±Q or P is the identity, which the callers rule out or
+/// replace by mask (see [`mul`]).
+#[inline(always)]
+fn jadd_affine_ct<A: Arith>(p: &Jac, q: &Aff) -> Jac {
+    let z1z1 = A::sqr(&p.z);
+    let u2 = A::mul(&q.x, &z1z1);
+    let s2 = A::mul(&A::mul(&q.y, &p.z), &z1z1);
+    let h = A::sub(&u2, &p.x);
+    let r = A::sub(&s2, &p.y);
+    let r = A::add(&r, &r);
+    let hh = A::sqr(&h);
+    let i = A::add(&hh, &hh);
+    let i = A::add(&i, &i);
+    let j = A::mul(&h, &i);
+    let v = A::mul(&p.x, &i);
+    let x3 = A::sub(&A::sub(&A::sqr(&r), &j), &A::add(&v, &v));
+    let yj = A::mul(&p.y, &j);
+    let y3 = A::sub(&A::mul(&r, &A::sub(&v, &x3)), &A::add(&yj, &yj));
+    let z3 = A::sub(&A::sub(&A::sqr(&A::add(&p.z, &h)), &z1z1), &hh);
+    Jac { x: x3, y: y3, z: z3 }
 }
 
 /// The width-`w` non-adjacent form of k (canonical limbs): 257 digits, odd or zero, |dᵢ| < 2^(w−1).
@@ -514,8 +593,16 @@ impl Jac {
         self.z == Fe::ZERO
     }
 
-    fn neg(&self) -> Jac {
-        Jac { x: self.x, y: self.y.neg(), z: self.z }
+    /// The projective form: (X : Y : Z) Jacobian is (X·Z : Y : Z³); the identity keeps Z = 0.
+    #[inline(always)]
+    fn projective<A: Arith>(&self) -> Proj {
+        let zz = A::sqr(&self.z);
+        Proj { x: A::mul(&self.x, &self.z), y: self.y, z: A::mul(&zz, &self.z) }
+    }
+
+    #[inline(always)]
+    fn select(mask: u64, a: &Jac, b: &Jac) -> Jac {
+        Jac { x: Fe::select(mask, &a.x, &b.x), y: Fe::select(mask, &a.y, &b.y), z: Fe::select(mask, &a.z, &b.z) }
     }
 }
 
@@ -524,17 +611,17 @@ fn jdouble<A: Arith>(p: &Jac) -> Jac {
     let delta = A::sqr(&p.z);
     let gamma = A::sqr(&p.y);
     let beta = A::mul(&p.x, &gamma);
-    let t = A::mul(&p.x.sub(&delta), &p.x.add(&delta));
-    let alpha = t.add(&t).add(&t);
-    let beta4 = beta.add(&beta);
-    let beta4 = beta4.add(&beta4);
-    let x3 = A::sqr(&alpha).sub(&beta4.add(&beta4));
-    let z3 = A::sqr(&p.y.add(&p.z)).sub(&gamma).sub(&delta);
+    let t = A::mul(&A::sub(&p.x, &delta), &A::add(&p.x, &delta));
+    let alpha = A::add(&A::add(&t, &t), &t);
+    let beta4 = A::add(&beta, &beta);
+    let beta4 = A::add(&beta4, &beta4);
+    let x3 = A::sub(&A::sqr(&alpha), &A::add(&beta4, &beta4));
+    let z3 = A::sub(&A::sub(&A::sqr(&A::add(&p.y, &p.z)), &gamma), &delta);
     let g2 = A::sqr(&gamma);
-    let g8 = g2.add(&g2);
-    let g8 = g8.add(&g8);
-    let g8 = g8.add(&g8);
-    let y3 = A::mul(&alpha, &beta4.sub(&x3)).sub(&g8);
+    let g8 = A::add(&g2, &g2);
+    let g8 = A::add(&g8, &g8);
+    let g8 = A::add(&g8, &g8);
+    let y3 = A::sub(&A::mul(&alpha, &A::sub(&beta4, &x3)), &g8);
     Jac { x: x3, y: y3, z: z3 }
 }
 
@@ -546,21 +633,21 @@ fn jadd_affine<A: Arith>(p: &Jac, q: &Aff) -> Jac {
     let z1z1 = A::sqr(&p.z);
     let u2 = A::mul(&q.x, &z1z1);
     let s2 = A::mul(&A::mul(&q.y, &p.z), &z1z1);
-    let h = u2.sub(&p.x);
-    let r = s2.sub(&p.y);
+    let h = A::sub(&u2, &p.x);
+    let r = A::sub(&s2, &p.y);
     if h == Fe::ZERO {
         return if r == Fe::ZERO { jdouble::<A>(p) } else { Jac::IDENTITY };
     }
-    let r = r.add(&r);
+    let r = A::add(&r, &r);
     let hh = A::sqr(&h);
-    let i = hh.add(&hh);
-    let i = i.add(&i);
+    let i = A::add(&hh, &hh);
+    let i = A::add(&i, &i);
     let j = A::mul(&h, &i);
     let v = A::mul(&p.x, &i);
-    let x3 = A::sqr(&r).sub(&j).sub(&v.add(&v));
+    let x3 = A::sub(&A::sub(&A::sqr(&r), &j), &A::add(&v, &v));
     let yj = A::mul(&p.y, &j);
-    let y3 = A::mul(&r, &v.sub(&x3)).sub(&yj.add(&yj));
-    let z3 = A::sqr(&p.z.add(&h)).sub(&z1z1).sub(&hh);
+    let y3 = A::sub(&A::mul(&r, &A::sub(&v, &x3)), &A::add(&yj, &yj));
+    let z3 = A::sub(&A::sub(&A::sqr(&A::add(&p.z, &h)), &z1z1), &hh);
     Jac { x: x3, y: y3, z: z3 }
 }
 
@@ -578,20 +665,20 @@ fn jadd<A: Arith>(p: &Jac, q: &Jac) -> Jac {
     let u2 = A::mul(&q.x, &z1z1);
     let s1 = A::mul(&A::mul(&p.y, &q.z), &z2z2);
     let s2 = A::mul(&A::mul(&q.y, &p.z), &z1z1);
-    let h = u2.sub(&u1);
-    let r = s2.sub(&s1);
+    let h = A::sub(&u2, &u1);
+    let r = A::sub(&s2, &s1);
     if h == Fe::ZERO {
         return if r == Fe::ZERO { jdouble::<A>(p) } else { Jac::IDENTITY };
     }
-    let h2 = h.add(&h);
+    let h2 = A::add(&h, &h);
     let i = A::sqr(&h2);
     let j = A::mul(&h, &i);
-    let r = r.add(&r);
+    let r = A::add(&r, &r);
     let v = A::mul(&u1, &i);
-    let x3 = A::sqr(&r).sub(&j).sub(&v.add(&v));
+    let x3 = A::sub(&A::sub(&A::sqr(&r), &j), &A::add(&v, &v));
     let sj = A::mul(&s1, &j);
-    let y3 = A::mul(&r, &v.sub(&x3)).sub(&sj.add(&sj));
-    let z3 = A::mul(&A::sqr(&p.z.add(&q.z)).sub(&z1z1).sub(&z2z2), &h);
+    let y3 = A::sub(&A::mul(&r, &A::sub(&v, &x3)), &A::add(&sj, &sj));
+    let z3 = A::mul(&A::sub(&A::sub(&A::sqr(&A::add(&p.z, &q.z)), &z1z1), &z2z2), &h);
     Jac { x: x3, y: y3, z: z3 }
 }
 
@@ -600,11 +687,13 @@ pub(crate) fn verify<A: Arith>(q: &Aff, u1: &Scalar, u2: &Scalar, r: &Scalar) ->
     let n1 = naf(&u1.to_canonical_limbs(), 8);
     let n2 = naf(&u2.to_canonical_limbs(), 5);
     // Q, 3Q, ..., 15Q.
-    let mut qt = [Jac::from_affine(q); 8];
-    let q2 = jdouble::<A>(&qt[0]);
+    let mut qj = [Jac::from_affine(q); 8];
+    let q2 = jdouble::<A>(&qj[0]);
     for j in 1..8 {
-        qt[j] = jadd::<A>(&qt[j - 1], &q2);
+        qj[j] = jadd::<A>(&qj[j - 1], &q2);
     }
+    // Affine, for the cheaper mixed additions (Q has order n, so no multiple here is the identity).
+    let qt = batch_to_affine::<A, 8>(&qj);
     let top = (0..257).rev().find(|&i| n1[i] != 0 || n2[i] != 0);
     let mut acc = Jac::IDENTITY;
     if let Some(top) = top {
@@ -621,9 +710,10 @@ pub(crate) fn verify<A: Arith>(q: &Aff, u1: &Scalar, u2: &Scalar, r: &Scalar) ->
             }
             let d = n2[i];
             if d > 0 {
-                acc = jadd::<A>(&acc, &qt[(d / 2) as usize]);
+                acc = jadd_affine::<A>(&acc, &qt[(d / 2) as usize]);
             } else if d < 0 {
-                acc = jadd::<A>(&acc, &qt[((-d) / 2) as usize].neg());
+                let e = &qt[((-d) / 2) as usize];
+                acc = jadd_affine::<A>(&acc, &Aff { x: e.x, y: e.y.neg() });
             }
         }
     }
@@ -718,8 +808,33 @@ mod tests {
         let mut ks: std::vec::Vec<Scalar> = (0u64..40).map(|v| Scalar::from_canonical_limbs(&[v, 0, 0, 0])).collect();
         ks.push(Scalar::from_canonical_limbs(&[0, 0, 0, 1 << 60]));
         ks.push(Scalar::from_canonical_limbs(&[1, 0, 1, 0]).neg());
+        // n − 1, n − 2 (the recoding's negated half), 2^255 − 1 and 2^255 (either side of the flip), long
+        // runs of ones and of zeros.
+        ks.push(Scalar::from_canonical_limbs(&[1, 0, 0, 0]).neg());
+        ks.push(Scalar::from_canonical_limbs(&[2, 0, 0, 0]).neg());
+        ks.push(Scalar::from_canonical_limbs(&[u64::MAX, u64::MAX, u64::MAX, u64::MAX >> 1]));
+        ks.push(Scalar::from_canonical_limbs(&[0, 0, 0, 1 << 63]));
+        ks.push(Scalar::from_canonical_limbs(&[u64::MAX, u64::MAX, 0, 0]));
+        ks.push(Scalar::from_canonical_limbs(&[0, 0, u64::MAX, u64::MAX >> 1]));
+        ks.push(Scalar::from_canonical_limbs(&[0x8888_8888_8888_8888; 4]));
+        ks.push(Scalar::from_canonical_limbs(&[0x7777_7777_7777_7777; 4]));
         for _ in 0..40 {
             ks.push(Scalar::from_be_reduced(&limbs_to_be(&rng.limbs())));
+        }
+        // Against plain double-and-add over the complete formulas (the reference, no recoding).
+        let reference = |p: &Aff, k: &Scalar| {
+            let v = k.to_canonical_limbs();
+            let mut acc = Proj::IDENTITY;
+            for i in (0..256).rev() {
+                acc = double::<Soft>(&acc);
+                if (v[i / 64] >> (i % 64)) & 1 == 1 {
+                    acc = add::<Soft>(&acc, &Proj::from_affine(p));
+                }
+            }
+            to_affine::<Soft>(&acc)
+        };
+        for (i, k) in ks.iter().enumerate() {
+            assert_eq!(to_affine::<Soft>(&mul_base::<Soft>(k)), reference(&G, k), "mul_base {i}");
         }
         let p7 = aff(&mul_base::<Soft>(&Scalar::from_canonical_limbs(&[7, 0, 0, 0])));
         for (i, k) in ks.iter().enumerate() {

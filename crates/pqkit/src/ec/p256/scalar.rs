@@ -1,6 +1,6 @@
 //! Integers modulo the P-256 group order
 //! n = ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551, in Montgomery form (the portable
-//! 4×64-bit code of [`super::field`]), constant time except [`Scalar::invert_vartime`].
+//! 4×64-bit code of [`super::field`]), constant time.
 
 use super::field::{
     Modulus, add_mod, eq_mask, hex_limbs, limbs_from_be, limbs_to_be, mont_mul, sbb4, sub_if_ge, sub_mod,
@@ -10,6 +10,12 @@ use zeroize::Zeroize;
 /// The group order n.
 pub(crate) const N: Modulus =
     Modulus::new(hex_limbs("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551"));
+
+/// n in the safegcd inversion's limbs.
+const N62: super::safegcd::Mod62 = super::safegcd::Mod62::new(&N.m);
+
+/// R³ mod n (R = 2^256): a Montgomery product with it turns (a·R)⁻¹ into a⁻¹·R.
+const N_R3: Scalar = Scalar(mont_mul(&N.r2, &N.r2, &N));
 
 /// (n − 1)/2: the largest "low" s.
 const HALF_N: [u64; 4] = {
@@ -35,6 +41,7 @@ impl Zeroize for Scalar {
 }
 
 impl Scalar {
+    #[cfg(test)]
     pub(crate) const ZERO: Scalar = Scalar([0; 4]);
 
     /// The scalar with this canonical value (below n).
@@ -94,86 +101,23 @@ impl Scalar {
         borrow == 1
     }
 
-    /// a⁻¹ = a^(n − 2) (0 for 0), constant time: a fixed 4-bit window over the public exponent.
+    /// a⁻¹ (0 for 0), constant time: safegcd (Bernstein–Yang) on the Montgomery form a·R gives
+    /// a⁻¹·R⁻¹, and one product with R³ brings it to a⁻¹·R.
     pub(crate) fn invert(&self) -> Scalar {
-        self.invert_with(|a, b| a.mul(b), |a| a.mul(a))
+        self.invert_with(|a, b| a.mul(b))
     }
 
-    /// [`invert`](Self::invert) with the product `mul` and the square `sqr` (a backend's).
+    /// [`invert`](Self::invert) with the product `mul` (a backend's).
     #[inline(always)]
-    pub(crate) fn invert_with(
-        &self,
-        mul: impl Fn(&Scalar, &Scalar) -> Scalar,
-        sqr: impl Fn(&Scalar) -> Scalar,
-    ) -> Scalar {
-        // Powers a^0 .. a^15.
-        let mut pow = [Scalar(N.r); 16];
-        for i in 1..16 {
-            pow[i] = mul(&pow[i - 1], self);
-        }
-        let e = sbb4(&N.m, &[2, 0, 0, 0]).0;
-        let mut r = Scalar(N.r);
-        for i in (0..64).rev() {
-            for _ in 0..4 {
-                r = sqr(&r);
-            }
-            // The window is a digit of the public exponent: indexing by it reveals nothing secret.
-            let w = ((e[i / 16] >> (4 * (i % 16))) & 15) as usize;
-            r = mul(&r, &pow[w]);
-        }
-        pow.zeroize();
-        r
+    pub(crate) fn invert_with(&self, mul: impl Fn(&Scalar, &Scalar) -> Scalar) -> Scalar {
+        let inv = Scalar(super::safegcd::invert(&self.0, &N62));
+        mul(&inv, &N_R3)
     }
 
-    /// a⁻¹ (0 for 0), variable time: the binary extended Euclidean algorithm. Public inputs only.
+    /// a⁻¹ (0 for 0) for public values (verification's s). The constant-time [`invert`](Self::invert) is
+    /// faster than the binary extended Euclidean algorithm that was here, so this is the same function.
     pub(crate) fn invert_vartime(&self) -> Scalar {
-        // Work on the canonical value; the result a⁻¹ is converted back into Montgomery form.
-        let a = self.to_canonical_limbs();
-        if a == [0; 4] {
-            return Scalar::ZERO;
-        }
-        let m = N.m;
-        let (mut u, mut v) = (a, m);
-        // Invariants: x1·a ≡ u, x2·a ≡ v (mod n), values below n.
-        let (mut x1, mut x2) = ([1u64, 0, 0, 0], [0u64; 4]);
-        let one = [1u64, 0, 0, 0];
-        while u != one && v != one {
-            while u[0] & 1 == 0 {
-                u = shr1(&u, 0);
-                x1 = half_mod(&x1, &m);
-            }
-            while v[0] & 1 == 0 {
-                v = shr1(&v, 0);
-                x2 = half_mod(&x2, &m);
-            }
-            let (d, borrow) = sbb4(&u, &v);
-            if borrow == 0 {
-                u = d;
-                x1 = sub_mod(&x1, &x2, &m);
-            } else {
-                v = sbb4(&v, &u).0;
-                x2 = sub_mod(&x2, &x1, &m);
-            }
-        }
-        let inv = if u == one { x1 } else { x2 };
-        Scalar::from_canonical_limbs(&inv)
-    }
-}
-
-/// x / 2 with `hi` shifted into the top bit.
-#[inline]
-fn shr1(x: &[u64; 4], hi: u64) -> [u64; 4] {
-    [(x[0] >> 1) | (x[1] << 63), (x[1] >> 1) | (x[2] << 63), (x[2] >> 1) | (x[3] << 63), (x[3] >> 1) | (hi << 63)]
-}
-
-/// x / 2 mod m (m odd): x or x + m, whichever is even, halved.
-#[inline]
-fn half_mod(x: &[u64; 4], m: &[u64; 4]) -> [u64; 4] {
-    if x[0] & 1 == 0 {
-        shr1(x, 0)
-    } else {
-        let (s, c) = super::field::adc4(x, m);
-        shr1(&s, c)
+        self.invert()
     }
 }
 

@@ -2,8 +2,10 @@
 //! scalars) with `mulx` (BMI2) and the two carry chains of `adcx`/`adox` (ADX), in `asm!`.
 //!
 //! ## The products
-//! The field product ([`mul_p`]) is specialised to p: the full 512-bit product, then a reduction that needs
-//! one `mulx` per round (see its comment). The scalar product is the generic one:
+//! The field product ([`mul_p`]) is specialised to p: each of its four rows is followed by its reduction
+//! round, which needs one `mulx` (see its comment), and the final subtraction of p is chosen by `cmov`
+//! inside the same block, so a product is one `asm!` block from loads to result. The scalar product is the
+//! generic one:
 //! word-by-word Montgomery (CIOS), four rows: each row adds a·bᵢ to the 6-word accumulator — the low
 //! halves of `mulx`'s products on the overflow-flag chain (`adox`), the high halves on the carry-flag chain
 //! (`adcx`), so the two run interleaved — then q = t₀·(−m⁻¹) and adds q·m the same way, which clears the
@@ -20,7 +22,7 @@
 //! `asm!` block only ever runs on a CPU that has both.
 #![allow(unsafe_code)]
 
-use super::field::{Arith, Fe, Modulus, P};
+use super::field::{Arith, Fe, Modulus};
 use super::point::Aff;
 use super::scalar::{N, Scalar};
 use super::{Backend, generic};
@@ -112,137 +114,198 @@ fn mont_mul(a: &[u64; 4], b: &[u64; 4], m: &Modulus) -> [u64; 4] {
     super::field::sub_if_ge(&[r0, r1, r2, r3], r4, &m.m)
 }
 
-/// a·b·2^−256 mod p, specialised to p = 2^256 − 2^224 + 2^192 + 2^96 − 1: the 512-bit product (row 0 on one
-/// carry chain, rows 1–3 with the low halves on `adox` and the high halves on `adcx`), then four reduction
-/// rounds that each add q·p for q the low word (−p⁻¹ ≡ 1 mod 2^64): q·2^32 one word up by a shift pair and
-/// q·p₃ three words up by one `mulx` (see `field::reduce_p`, the portable version). Registers only except
-/// the loads of a and b; the result, below 2p, gets one conditional subtraction by mask.
+/// One row of the field product, interleaved with its reduction round (see [`mul_p`]): the accumulator
+/// words l0..l5 (l5 cleared here) take a·b[off], then q = l0 (−p⁻¹ ≡ 1 mod 2^64) adds q·p, which clears l0:
+/// q·2^32 into l1..l2 by a shift pair (q·(2^64 − 1) + q·(2^32 − 1)·2^64, words 0 and 1 of p) and q·p₃ into
+/// l3..l4 by one `mulx`; l0 is then free and becomes the next row's top word.
+macro_rules! prow {
+    ($off:literal, $l0:literal, $l1:literal, $l2:literal, $l3:literal, $l4:literal, $l5:literal) => {
+        concat!(
+            "xor ",
+            $l5,
+            "d, ",
+            $l5,
+            "d\n",
+            "mov rdx, [rdi + ",
+            $off,
+            "]\n",
+            "mulx rcx, rax, [rsi]\n",
+            "adox ",
+            $l0,
+            ", rax\n",
+            "adcx ",
+            $l1,
+            ", rcx\n",
+            "mulx rcx, rax, [rsi + 8]\n",
+            "adox ",
+            $l1,
+            ", rax\n",
+            "adcx ",
+            $l2,
+            ", rcx\n",
+            "mulx rcx, rax, [rsi + 16]\n",
+            "adox ",
+            $l2,
+            ", rax\n",
+            "adcx ",
+            $l3,
+            ", rcx\n",
+            "mulx rcx, rax, [rsi + 24]\n",
+            "adox ",
+            $l3,
+            ", rax\n",
+            "adcx ",
+            $l4,
+            ", rcx\n",
+            "mov eax, 0\n",
+            "adcx ",
+            $l5,
+            ", rax\n",
+            "adox ",
+            $l4,
+            ", rax\n",
+            "adox ",
+            $l5,
+            ", rax\n",
+            // Reduction round, q = l0.
+            "mov rdx, ",
+            $l0,
+            "\n",
+            "mulx r15, rcx, r14\n",
+            "mov rax, ",
+            $l0,
+            "\n",
+            "shl rax, 32\n",
+            "shr ",
+            $l0,
+            ", 32\n",
+            "add ",
+            $l1,
+            ", rax\n",
+            "adc ",
+            $l2,
+            ", ",
+            $l0,
+            "\n",
+            "adc ",
+            $l3,
+            ", rcx\n",
+            "adc ",
+            $l4,
+            ", r15\n",
+            "adc ",
+            $l5,
+            ", 0\n",
+        )
+    };
+}
+/// a·b·2^−256 mod p for a, b below p, specialised to p = 2^256 − 2^224 + 2^192 + 2^96 − 1: four rows, each
+/// the product a·bᵢ on the two carry chains (low halves of `mulx` on `adox`, high halves on `adcx`) and then
+/// one reduction round on a plain `adc` chain (the portable `field::reduce_p` does the same rounds after
+/// the whole product). The accumulator rotates through r8..r13 so that no word moves. The result, below
+/// 2p, gets one subtraction of p kept or dropped by `cmov` on the borrow, inside the block: registers only
+/// except the loads of a and b, no branch.
 #[inline(always)]
 fn mul_p(a: &[u64; 4], b: &[u64; 4]) -> [u64; 4] {
-    let (r0, r1, r2, r3, top): (u64, u64, u64, u64, u64);
+    let (r0, r1, r2, r3): (u64, u64, u64, u64);
     // SAFETY: BMI2 and ADX are present (module docs: this code runs only below entry points that asserted a
     // Checked backend covering Bmi2Adx). The block reads 4 words at each of `a` and `b` (valid references),
     // writes only the registers it declares, and does not touch the stack.
     unsafe {
         asm!(
-            "mov rdx, [rdi]",
-            "mulx r9, r8, [rsi]",
-            "mulx r10, rax, [rsi + 8]",
-            "add r9, rax",
-            "mulx r11, rax, [rsi + 16]",
-            "adc r10, rax",
-            "mulx r12, rax, [rsi + 24]",
-            "adc r11, rax",
-            "adc r12, 0",
-            "mov rdx, [rdi + 8]",
-            "xor eax, eax",
-            "mulx rcx, rax, [rsi + 0]",
-            "adox r9, rax",
-            "adcx r10, rcx",
-            "mulx rcx, rax, [rsi + 8]",
-            "adox r10, rax",
-            "adcx r11, rcx",
-            "mulx rcx, rax, [rsi + 16]",
-            "adox r11, rax",
-            "adcx r12, rcx",
-            "mulx r13, rax, [rsi + 24]",
-            "adox r12, rax",
-            "mov eax, 0",
-            "adcx r13, rax",
-            "adox r13, rax",
-            "mov rdx, [rdi + 16]",
-            "xor eax, eax",
-            "mulx rcx, rax, [rsi + 0]",
-            "adox r10, rax",
-            "adcx r11, rcx",
-            "mulx rcx, rax, [rsi + 8]",
-            "adox r11, rax",
-            "adcx r12, rcx",
-            "mulx rcx, rax, [rsi + 16]",
-            "adox r12, rax",
-            "adcx r13, rcx",
-            "mulx r14, rax, [rsi + 24]",
-            "adox r13, rax",
-            "mov eax, 0",
-            "adcx r14, rax",
-            "adox r14, rax",
-            "mov rdx, [rdi + 24]",
-            "xor eax, eax",
-            "mulx rcx, rax, [rsi + 0]",
-            "adox r11, rax",
-            "adcx r12, rcx",
-            "mulx rcx, rax, [rsi + 8]",
-            "adox r12, rax",
-            "adcx r13, rcx",
-            "mulx rcx, rax, [rsi + 16]",
-            "adox r13, rax",
-            "adcx r14, rcx",
-            "mulx r15, rax, [rsi + 24]",
-            "adox r14, rax",
-            "mov eax, 0",
-            "adcx r15, rax",
-            "adox r15, rax",
-            "mov rsi, 0xffffffff00000001",
-            "xor edi, edi",
-            "mov rdx, r8",
-            "mov rax, r8",
-            "shl rax, 32",
-            "mov rcx, r8",
-            "shr rcx, 32",
-            "add r9, rax",
-            "adc r10, rcx",
-            "mulx rcx, rax, rsi",
-            "adc r11, rax",
-            "adc r12, rcx",
-            "adc r13, 0",
-            "adc r14, 0",
-            "adc r15, 0",
-            "adc rdi, 0",
-            "mov rdx, r9",
-            "mov rax, r9",
-            "shl rax, 32",
-            "mov rcx, r9",
-            "shr rcx, 32",
-            "add r10, rax",
-            "adc r11, rcx",
-            "mulx rcx, rax, rsi",
-            "adc r12, rax",
-            "adc r13, rcx",
-            "adc r14, 0",
-            "adc r15, 0",
-            "adc rdi, 0",
-            "mov rdx, r10",
-            "mov rax, r10",
-            "shl rax, 32",
-            "mov rcx, r10",
-            "shr rcx, 32",
-            "add r11, rax",
-            "adc r12, rcx",
-            "mulx rcx, rax, rsi",
-            "adc r13, rax",
-            "adc r14, rcx",
-            "adc r15, 0",
-            "adc rdi, 0",
-            "mov rdx, r11",
-            "mov rax, r11",
-            "shl rax, 32",
-            "mov rcx, r11",
-            "shr rcx, 32",
-            "add r12, rax",
-            "adc r13, rcx",
-            "mulx rcx, rax, rsi",
-            "adc r14, rax",
-            "adc r15, rcx",
-            "adc rdi, 0",
+            "xor r8d, r8d", "xor r9d, r9d", "xor r10d, r10d", "xor r11d, r11d", "xor r12d, r12d",
+            "mov r14, 0xffffffff00000001",
+            prow!("0", "r8", "r9", "r10", "r11", "r12", "r13"),
+            prow!("8", "r9", "r10", "r11", "r12", "r13", "r8"),
+            prow!("16", "r10", "r11", "r12", "r13", "r8", "r9"),
+            prow!("24", "r11", "r12", "r13", "r8", "r9", "r10"),
+            // The result is r12, r13, r8, r9 with the top word r10: subtract p, keep the original on a borrow.
+            "mov esi, 0xffffffff",
+            "mov rax, r12", "mov rcx, r13", "mov rdx, r8", "mov r15, r9",
+            "sub rax, -1",
+            "sbb rcx, rsi",
+            "sbb rdx, 0",
+            "sbb r15, r14",
+            "sbb r10, 0",
+            "cmovc rax, r12", "cmovc rcx, r13", "cmovc rdx, r8", "cmovc r15, r9",
             inout("rsi") a.as_ptr() => _,
-            inout("rdi") b.as_ptr() => top,
-            out("rax") _, out("rcx") _, out("rdx") _,
-            out("r8") _, out("r9") _, out("r10") _, out("r11") _,
-            out("r12") r0, out("r13") r1, out("r14") r2, out("r15") r3,
+            in("rdi") b.as_ptr(),
+            out("rax") r0, out("rcx") r1, out("rdx") r2, out("r15") r3,
+            out("r8") _, out("r9") _, out("r10") _, out("r11") _, out("r12") _, out("r13") _, out("r14") _,
             options(pure, readonly, nostack),
         );
     }
-    super::field::sub_if_ge(&[r0, r1, r2, r3], top, &P.m)
+    [r0, r1, r2, r3]
+}
+
+/// a + b mod p for a, b below p: the sum (with its carry word), one subtraction of p kept by `cmov` when it
+/// does not borrow. Registers only except the loads of b; no branch.
+#[inline(always)]
+fn add_p(a: &[u64; 4], b: &[u64; 4]) -> [u64; 4] {
+    let [mut r0, mut r1, mut r2, mut r3] = *a;
+    // SAFETY: plain integer instructions (no extension needed); the block reads 4 words at `b` (a valid
+    // reference), writes only the registers it declares, and does not touch the stack.
+    unsafe {
+        asm!(
+            "xor {top:e}, {top:e}",
+            "add {r0}, [{b}]",
+            "adc {r1}, [{b} + 8]",
+            "adc {r2}, [{b} + 16]",
+            "adc {r3}, [{b} + 24]",
+            "adc {top}, 0",
+            "mov {t0}, {r0}",
+            "mov {t1}, {r1}",
+            "mov {t2}, {r2}",
+            "mov {t3}, {r3}",
+            "mov {b:e}, 0xffffffff",
+            "mov {p3}, 0xffffffff00000001",
+            "sub {t0}, -1",
+            "sbb {t1}, {b}",
+            "sbb {t2}, 0",
+            "sbb {t3}, {p3}",
+            "sbb {top}, 0",
+            "cmovnc {r0}, {t0}",
+            "cmovnc {r1}, {t1}",
+            "cmovnc {r2}, {t2}",
+            "cmovnc {r3}, {t3}",
+            r0 = inout(reg) r0, r1 = inout(reg) r1, r2 = inout(reg) r2, r3 = inout(reg) r3,
+            b = inout(reg) b.as_ptr() => _,
+            t0 = out(reg) _, t1 = out(reg) _, t2 = out(reg) _, t3 = out(reg) _,
+            top = out(reg) _, p3 = out(reg) _,
+            options(pure, readonly, nostack),
+        );
+    }
+    [r0, r1, r2, r3]
+}
+
+/// a − b mod p for a, b below p: the difference, then p masked by its borrow (`sbb` of a register with
+/// itself) added back. Registers only except the loads of b; no branch.
+#[inline(always)]
+fn sub_p(a: &[u64; 4], b: &[u64; 4]) -> [u64; 4] {
+    let [mut r0, mut r1, mut r2, mut r3] = *a;
+    // SAFETY: plain integer instructions (no extension needed); the block reads 4 words at `b` (a valid
+    // reference), writes only the registers it declares, and does not touch the stack.
+    unsafe {
+        asm!(
+            "sub {r0}, [{b}]",
+            "sbb {r1}, [{b} + 8]",
+            "sbb {r2}, [{b} + 16]",
+            "sbb {r3}, [{b} + 24]",
+            "sbb {m}, {m}",
+            "mov {t1:e}, {m:e}",
+            "mov {t3}, 0xffffffff00000001",
+            "and {t3}, {m}",
+            "add {r0}, {m}",
+            "adc {r1}, {t1}",
+            "adc {r2}, 0",
+            "adc {r3}, {t3}",
+            r0 = inout(reg) r0, r1 = inout(reg) r1, r2 = inout(reg) r2, r3 = inout(reg) r3,
+            b = in(reg) b.as_ptr(),
+            m = out(reg) _, t1 = out(reg) _, t3 = out(reg) _,
+            options(pure, readonly, nostack),
+        );
+    }
+    [r0, r1, r2, r3]
 }
 
 /// The BMI2/ADX arithmetic.
@@ -257,6 +320,14 @@ impl Arith for Adx {
     #[inline(always)]
     fn sqr(a: &Fe) -> Fe {
         Fe(mul_p(&a.0, &a.0))
+    }
+    #[inline(always)]
+    fn add(a: &Fe, b: &Fe) -> Fe {
+        Fe(add_p(&a.0, &b.0))
+    }
+    #[inline(always)]
+    fn sub(a: &Fe, b: &Fe) -> Fe {
+        Fe(sub_p(&a.0, &b.0))
     }
 }
 
@@ -297,7 +368,7 @@ pub(super) fn scalar_mul(backend: Checked<Backend>, a: &Scalar, b: &Scalar) -> S
 /// a⁻¹ mod n (constant time) with this backend.
 pub(super) fn scalar_invert(backend: Checked<Backend>, a: &Scalar) -> Scalar {
     assert!(backend.covers(Backend::Bmi2Adx));
-    a.invert_with(scalar_mul_adx, |x| scalar_mul_adx(x, x))
+    a.invert_with(scalar_mul_adx)
 }
 
 #[cfg(test)]
