@@ -29,6 +29,9 @@ use std::time::{Duration, Instant};
 
 /// Default messages per checkpoint (`N`).
 pub const DEFAULT_EVERY: u64 = 256;
+/// Default largest batch in envelope bytes: a checkpoint follows once this much is unsigned, so a publisher of
+/// large messages that waits for its subscriber (a credit window of a few MiB) does not wait for `T`.
+pub const DEFAULT_MAX_BYTES: usize = 256 << 10;
 /// Default longest wait between the first unsigned message and its checkpoint (`T`).
 pub const DEFAULT_AFTER: Duration = Duration::from_millis(5);
 const CHAIN_LABEL: &[u8] = b"pqkit-bus nats chain v1";
@@ -44,11 +47,13 @@ pub struct Checkpoints {
     pub every: u64,
     /// Sign at the latest this long after the first unsigned message (`T`, default 5 ms).
     pub after: Duration,
+    /// Sign once the batch's envelopes total this many bytes (default 256 KiB).
+    pub max_bytes: usize,
 }
 
 impl Default for Checkpoints {
     fn default() -> Self {
-        Checkpoints { every: DEFAULT_EVERY, after: DEFAULT_AFTER }
+        Checkpoints { every: DEFAULT_EVERY, after: DEFAULT_AFTER, max_bytes: DEFAULT_MAX_BYTES }
     }
 }
 
@@ -136,6 +141,7 @@ pub struct Chain {
     first: u64,
     last: u64,
     count: u64,
+    bytes: usize,
     c: [u8; 32],
     since: Option<Instant>,
 }
@@ -149,12 +155,22 @@ impl Default for Chain {
 impl Chain {
     /// An empty chain.
     pub fn new() -> Chain {
-        Chain { epoch: 0, first: 0, last: 0, count: 0, c: [0; 32], since: None }
+        Chain { epoch: 0, first: 0, last: 0, count: 0, bytes: 0, c: [0; 32], since: None }
     }
 
     /// Messages chained since the last checkpoint.
     pub fn pending(&self) -> u64 {
         self.count
+    }
+
+    /// Envelope bytes chained since the last checkpoint.
+    pub fn pending_bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Whether `cfg` asks for a checkpoint now (by count or by bytes; the timer handles `after`).
+    pub fn full(&self, cfg: &Checkpoints) -> bool {
+        self.count >= cfg.every || self.bytes >= cfg.max_bytes
     }
 
     /// The pending batch's (epoch, first, last sequence), if any.
@@ -184,6 +200,7 @@ impl Chain {
         self.c = chain_next(&self.c, &envelope_digest(envelope));
         self.last = seq;
         self.count += 1;
+        self.bytes += envelope.len();
     }
 
     /// Signs the pending batch into a checkpoint envelope and empties the chain (`None` if nothing is pending).
@@ -462,24 +479,22 @@ impl<T> Verifier<T> {
         }
         // The identity must be the sender's (its AgentId is recomputed from its keys) and sign the checkpoint.
         let id_bytes = &bytes[cm.identity.clone()];
-        let cached = self.ids.get(&sender).filter(|(enc, _)| enc.as_slice() == id_bytes).map(|(_, p)| p.clone());
-        let public = match cached {
-            Some(p) => p,
-            None => match PublicIdentity::decode(id_bytes) {
+        if self.ids.get(&sender).is_none_or(|(enc, _)| enc.as_slice() != id_bytes) {
+            match PublicIdentity::decode(id_bytes) {
                 Ok((p, n)) if n == id_bytes.len() && p.id() == sender => {
                     if self.ids.len() >= MAX_IDENTITIES {
                         self.ids.clear();
                     }
-                    self.ids.insert(sender, (id_bytes.to_vec(), p.clone()));
-                    p
+                    self.ids.insert(sender, (id_bytes.to_vec(), p));
                 }
                 _ => {
                     self.tally.auth += 1;
                     self.discard.push(token);
                     return;
                 }
-            },
-        };
+            }
+        }
+        let Some((_, public)) = self.ids.get(&sender) else { return };
         let mut signed = Vec::with_capacity(CHECKPOINT_LABEL.len() + cm.signed.len());
         signed.extend_from_slice(CHECKPOINT_LABEL);
         signed.extend_from_slice(&bytes[cm.signed.clone()]);
@@ -579,6 +594,14 @@ mod tests {
         let mut signed = CHECKPOINT_LABEL.to_vec();
         signed.extend_from_slice(&cp[cm.signed.clone()]);
         a.public().verify(&signed, &cp[cm.signature.clone()]).unwrap();
+        // Full by count or by bytes.
+        let cfg = Checkpoints { every: 3, max_bytes: 2 * e1.len() + 1, ..Checkpoints::default() };
+        let mut ch = Chain::new();
+        ch.push(&a.id(), "t", 1, 10, &e1);
+        ch.push(&a.id(), "t", 1, 11, &e2);
+        assert_eq!((ch.pending_bytes(), ch.full(&cfg)), (e1.len() + e2.len(), false));
+        assert!(ch.full(&Checkpoints { every: 2, ..cfg }));
+        assert!(ch.full(&Checkpoints { max_bytes: e1.len() + e2.len(), ..cfg }));
         assert!(build(&a, "t", 1, 5, 4, &want).is_err());
         assert!(build(&a, "t", 1, 5, (1 << 40) | 5, &want).is_err());
     }

@@ -955,6 +955,8 @@ impl NatsAgent {
             pattern: pattern.into(),
             windows: Windows::default(),
             auth: None,
+            timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
+            armed: None,
         })
     }
 
@@ -1021,7 +1023,7 @@ impl NatsAgent {
             g.durable = true;
             let first = g.chain.pending() == 0;
             g.chain.push(&self.inner.id, subject, epoch, seq, &env);
-            if g.chain.pending() >= g.cfg.every {
+            if g.chain.full(&g.cfg) {
                 self.inner.emit_checkpoint(subject, &mut g).await?;
             } else if first {
                 self.inner.timer_wake.notify_one();
@@ -1143,7 +1145,7 @@ impl AgentInner {
         };
         r.map_err(transport)?;
         self.counters.published.fetch_add(1, Ordering::Relaxed);
-        if sign_now || reply.is_some() || g.chain.pending() >= g.cfg.every {
+        if sign_now || reply.is_some() || g.chain.full(&g.cfg) {
             self.emit_checkpoint(subject, &mut g).await?;
         } else if first {
             self.timer_wake.notify_one();
@@ -1498,6 +1500,9 @@ pub struct NatsSubscription {
     windows: Windows,
     /// Sender authentication (signed checkpoints) when on.
     auth: Option<Verifier<()>>,
+    /// The verifier's next deadline, as one timer reset only when the deadline moves (not one per message).
+    timer: std::pin::Pin<Box<tokio::time::Sleep>>,
+    armed: Option<Instant>,
 }
 
 /// Whether `bytes` is a checkpoint envelope (kind byte 4): it is verified by the subscription, not opened.
@@ -1555,10 +1560,20 @@ impl NatsSubscription {
                 deadline = v.next_deadline();
             }
             let next = match deadline {
-                Some(d) => match tokio::time::timeout_at(d.into(), self.sub.next()).await {
-                    Ok(n) => n,
-                    Err(_) => continue,
-                },
+                Some(d) => {
+                    if self.armed != Some(d) {
+                        self.timer.as_mut().reset(d.into());
+                        self.armed = Some(d);
+                    }
+                    tokio::select! {
+                        biased;
+                        n = self.sub.next() => n,
+                        _ = &mut self.timer => {
+                            self.armed = None;
+                            continue;
+                        }
+                    }
+                }
                 None => self.sub.next().await,
             };
             let msg = next.ok_or(Error::Closed)?;

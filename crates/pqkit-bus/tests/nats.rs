@@ -449,7 +449,7 @@ async fn payload_sizes_around_the_receive_buffers_round_trip() {
 use pqkit_bus::checkpoint::{self, Checkpoints, SenderAuth};
 
 /// Checkpoint settings that never fire by themselves (the test signs with `flush_checkpoints`).
-const BY_HAND: Checkpoints = Checkpoints { every: 1000, after: Duration::from_secs(60) };
+const BY_HAND: Checkpoints = Checkpoints { every: 1000, after: Duration::from_secs(60), max_bytes: 1 << 30 };
 
 fn auth(timeout_ms: u64) -> SenderAuth {
     SenderAuth { timeout: Duration::from_millis(timeout_ms), ..SenderAuth::default() }
@@ -613,7 +613,7 @@ async fn durable_catch_up_and_restart_with_checkpoints() {
     let opts = NatsOptions { ack_wait: Duration::from_secs(1), ..Default::default() };
     let alice = NatsAgent::connect_with(&url, &ident("alice", 1), ks.id(), opts).await.unwrap();
     alice.declare_durable("AUD", &["aud.>"]).await.unwrap();
-    alice.sign_checkpoints("aud.>", Checkpoints { every: 8, after: Duration::from_millis(5) }).unwrap();
+    alice.sign_checkpoints("aud.>", Checkpoints { every: 8, ..Checkpoints::default() }).unwrap();
     let bob_id = ident("bob", 2);
     {
         let bob = NatsAgent::connect_with(&url, &bob_id, ks.id(), opts).await.unwrap();
