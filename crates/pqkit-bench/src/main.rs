@@ -69,7 +69,7 @@ fn main() -> ExitCode {
         }
     }
     if let Some(url) = &cli.nats {
-        return run_nats(url, !cli.full, &cli.out);
+        return run_nats(url, !cli.full, &cli.out, &cli.only);
     }
     let algs = pqkit_bench::algs::all();
     if cli.list {
@@ -178,7 +178,7 @@ fn main() -> ExitCode {
 }
 
 /// `--nats`: the NATS section alone (algs/bus_nats.rs), printed and written to `<out>/NATS.md`.
-fn run_nats(url: &str, quick: bool, out: &std::path::Path) -> ExitCode {
+fn run_nats(url: &str, quick: bool, out: &std::path::Path, only: &[String]) -> ExitCode {
     use pqkit_bench::algs::bus_nats;
     let local = if url == "auto" {
         match bus_nats::start_local() {
@@ -193,7 +193,7 @@ fn run_nats(url: &str, quick: bool, out: &std::path::Path) -> ExitCode {
     };
     let url = local.as_ref().map_or(url.to_string(), |s| s.url.clone());
     let env = pqkit_bench::env::Environment::collect();
-    let rows = match bus_nats::run(&url, quick) {
+    let rows = match bus_nats::run_only(&url, quick, only) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");

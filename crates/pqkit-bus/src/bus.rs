@@ -208,6 +208,8 @@ pub struct Metrics {
     pub rejected_unknown_key: u64,
     /// Operations or envelopes refused by the policy.
     pub rejected_unauthorised: u64,
+    /// Messages no valid signed checkpoint covered in time (NATS sender authentication, docs/bus.md §9).
+    pub rejected_unsigned: u64,
 }
 
 impl Metrics {
@@ -219,6 +221,7 @@ impl Metrics {
             + self.rejected_expired
             + self.rejected_unknown_key
             + self.rejected_unauthorised
+            + self.rejected_unsigned
     }
 }
 
@@ -1076,6 +1079,7 @@ impl Bus {
             rejected_expired: r(&c.expired),
             rejected_unknown_key: r(&c.unknown_key),
             rejected_unauthorised: r(&c.unauthorised),
+            rejected_unsigned: 0,
         };
         for s in lock(&i.slots).values() {
             let h = lock(&s.handles);

@@ -3,7 +3,7 @@
 //! | offset | size | field |
 //! |---|---|---|
 //! | 0 | 1 | version = 1 |
-//! | 1 | 1 | kind: 1 publish, 2 deliver, 3 plain |
+//! | 1 | 1 | kind: 1 publish, 2 deliver, 3 plain, 4 checkpoint |
 //! | 2 | 1 | priority 0..=3 |
 //! | 3 | 1 | flags = 0 |
 //! | 4 | 4 | epoch (BE) |
@@ -16,8 +16,21 @@
 //! | .. | n | payload (ciphertext when sealed) |
 //! | end-16 | 16 | AES-256-GCM tag (sealed kinds) |
 //!
-//! [`parse`] is total: any byte string gives `Ok` or an [`Error::Malformed`], never a panic.
+//! A **checkpoint** (kind 4, NATS sender authentication, docs/bus.md §9) has the same fixed header with
+//! priority 0, the *last* sequence it covers in the sequence field, subscription id 0 and no reply-to; its
+//! body is not sealed but signed (no tag):
+//!
+//! | size | field |
+//! |---|---|
+//! | 8 | first sequence covered (BE; same 24-bit stream as the last) |
+//! | 32 | chain value `c_last` |
+//! | 1 + n + 1952 + 32 | the sender's public identity (`PublicIdentity::encode`) |
+//! | 3373 | hybrid signature (ML-DSA-65 then Ed25519) over `"pqkit-bus nats checkpoint v1" \|\| everything before it` |
+//!
+//! [`parse`] is total: any byte string gives `Ok` or an [`Error::Malformed`], never a panic; so is
+//! [`parse_checkpoint`], which also splits a checkpoint's body (it checks structure, not the signature).
 
+use crate::identity::{MLDSA_PK_LEN, SIG_LEN};
 use crate::queue::Priority;
 use crate::subject::{MAX_SUBJECT_LEN, validate_subject};
 use crate::{AgentId, Error, Result};
@@ -42,12 +55,15 @@ pub enum Kind {
     Deliver = 2,
     /// Unsealed (plain mode only).
     Plain = 3,
+    /// A signed checkpoint over a batch of publish envelopes (NATS sender authentication, [`parse_checkpoint`]).
+    /// Never sealed; refused by the in-process bus.
+    Checkpoint = 4,
 }
 
 impl Kind {
     /// Whether the body ends in a tag.
     pub fn sealed(self) -> bool {
-        self != Kind::Plain
+        matches!(self, Kind::Publish | Kind::Deliver)
     }
 }
 
@@ -97,6 +113,7 @@ pub fn parse(b: &[u8]) -> Result<Meta> {
         1 => Kind::Publish,
         2 => Kind::Deliver,
         3 => Kind::Plain,
+        4 => Kind::Checkpoint,
         _ => return Err(malformed("unknown kind")),
     };
     let priority = Priority::from_u8(b[2]).ok_or(malformed("priority above 3"))?;
@@ -132,7 +149,59 @@ pub fn parse(b: &[u8]) -> Result<Meta> {
     if kind != Kind::Deliver && sub != 0 {
         return Err(malformed("subscription id set outside a delivery"));
     }
+    if kind == Kind::Checkpoint && (b[2] != 0 || r != 0) {
+        return Err(malformed("checkpoint with a priority or a reply-to"));
+    }
     Ok(Meta { kind, priority, epoch, seq, sender: AgentId(sender), sub, topic, reply, payload })
+}
+
+/// Domain separation of the checkpoint signature (signed: this label, then the checkpoint up to its signature).
+pub const CHECKPOINT_LABEL: &[u8] = b"pqkit-bus nats checkpoint v1";
+/// Bits of a sequence number that count within one stream (the top 24 bits are the stream id).
+pub const STREAM_SHIFT: u32 = 40;
+
+/// A parsed checkpoint envelope; ranges index the envelope it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckpointMeta {
+    /// The header (kind [`Kind::Checkpoint`]; `meta.seq` is the last sequence covered).
+    pub meta: Meta,
+    /// The first sequence covered (same stream as `meta.seq`, not above it).
+    pub first: u64,
+    /// The chain value over the covered envelopes.
+    pub chain: [u8; 32],
+    /// The sender's encoded public identity (structure checked here, keys decoded by the caller).
+    pub identity: Range<usize>,
+    /// The signed bytes (everything before the signature; the signature also covers [`CHECKPOINT_LABEL`]).
+    pub signed: Range<usize>,
+    /// The hybrid signature.
+    pub signature: Range<usize>,
+}
+
+/// Parses a checkpoint envelope (structure only: the signature, the identity's keys and its binding to the
+/// sender are the caller's to check). Total: `Ok` or [`Error::Malformed`], never a panic.
+pub fn parse_checkpoint(b: &[u8]) -> Result<CheckpointMeta> {
+    let meta = parse(b)?;
+    if meta.kind != Kind::Checkpoint {
+        return Err(malformed("not a checkpoint"));
+    }
+    let body = &b[meta.payload.clone()];
+    if body.len() < 8 + 32 + 1 {
+        return Err(malformed("checkpoint body truncated"));
+    }
+    let first = u64::from_be_bytes(body[..8].try_into().map_err(|_| malformed("checkpoint first sequence"))?);
+    let mut chain = [0u8; 32];
+    chain.copy_from_slice(&body[8..40]);
+    let id_len = 1 + body[40] as usize + MLDSA_PK_LEN + 32;
+    if body.len() != 40 + id_len + SIG_LEN {
+        return Err(malformed("checkpoint body length does not match its identity and signature"));
+    }
+    if first > meta.seq || first >> STREAM_SHIFT != meta.seq >> STREAM_SHIFT {
+        return Err(malformed("checkpoint range is empty or spans two streams"));
+    }
+    let at = meta.payload.start;
+    let identity = at + 40..at + 40 + id_len;
+    let signature = identity.end..b.len();
+    Ok(CheckpointMeta { signed: 0..identity.end, meta, first, chain, identity, signature })
 }
 
 /// The fields of a header to write.
@@ -264,6 +333,87 @@ mod tests {
             let mut v = good.clone();
             f(&mut v);
             assert!(matches!(parse(&v), Err(Error::Malformed { .. })), "{name}");
+        }
+    }
+
+    #[cfg(feature = "nats")]
+    fn checkpoint_sample() -> Vec<u8> {
+        let id = crate::Identity::from_seed("alice", &[1; 32]).unwrap();
+        crate::checkpoint::build(&id, "a.b.c", 7, (3 << STREAM_SHIFT) | 1, (3 << STREAM_SHIFT) | 9, &[5; 32]).unwrap()
+    }
+
+    #[cfg(feature = "nats")]
+    #[test]
+    fn checkpoint_round_trip_and_malformations() {
+        let v = checkpoint_sample();
+        let c = parse_checkpoint(&v).unwrap();
+        assert_eq!(c.meta.kind, Kind::Checkpoint);
+        assert_eq!((c.first, c.meta.seq, c.meta.epoch, c.chain), ((3 << 40) | 1, (3 << 40) | 9, 7, [5; 32]));
+        assert_eq!(&v[c.meta.topic.clone()], b"a.b.c");
+        assert_eq!(c.signature.len(), SIG_LEN);
+        assert_eq!(c.signed.end, c.identity.end);
+        // The other kinds are not checkpoints, and a checkpoint is not any other kind.
+        assert!(matches!(parse_checkpoint(&sample(Kind::Publish)), Err(Error::Malformed { .. })));
+        assert!(!Kind::Checkpoint.sealed());
+        type Mutation = Box<dyn Fn(&mut Vec<u8>)>;
+        let at = c.meta.payload.start;
+        let cases: Vec<(&str, Mutation)> = vec![
+            ("priority set", Box::new(|v| v[2] = 1)),
+            ("sub set", Box::new(|v| v[39] = 1)),
+            ("one byte short", Box::new(|v| v.truncate(v.len() - 1))),
+            ("one byte long", Box::new(|v| v.push(0))),
+            ("body truncated", Box::new(move |v| v.truncate(at + 20))),
+            ("name length", Box::new(move |v| v[at + 40] ^= 1)),
+            ("first above last", Box::new(move |v| v[at + 7] = 10)),
+            ("first in another stream", Box::new(move |v| v[at + 2] = 4)),
+        ];
+        for (name, f) in cases {
+            let mut w = v.clone();
+            f(&mut w);
+            assert!(matches!(parse_checkpoint(&w), Err(Error::Malformed { .. })), "{name}");
+        }
+        // A reply-to on a checkpoint.
+        let mut w = Vec::new();
+        let h = Header {
+            kind: Kind::Checkpoint,
+            priority: Priority::Low,
+            epoch: 1,
+            seq: 1,
+            sender: AgentId([1; 16]),
+            sub: 0,
+            topic: "a",
+            reply: "b",
+        };
+        h.append(&mut w);
+        w.extend_from_slice(&v[c.meta.payload.clone()]);
+        assert!(matches!(parse(&w), Err(Error::Malformed { .. })));
+    }
+
+    #[cfg(feature = "nats")]
+    proptest! {
+        #[test]
+        fn mutated_checkpoints_never_panic(i in 0usize..6000, x in any::<u8>(), cut in 0usize..6000) {
+            let mut v = checkpoint_sample();
+            let i = i % v.len();
+            v[i] ^= x;
+            v.truncate(v.len().saturating_sub(cut));
+            if let Ok(c) = parse_checkpoint(&v) {
+                prop_assert!(c.signature.end == v.len() && c.identity.end == c.signature.start);
+                prop_assert!(c.meta.topic.end <= c.identity.start && c.first <= c.meta.seq);
+            }
+        }
+
+        #[test]
+        fn random_bytes_with_the_checkpoint_kind_never_panic(b in proptest::collection::vec(any::<u8>(), 0..6000)) {
+            let mut b = b;
+            if b.len() > 3 {
+                b[0] = VERSION;
+                b[1] = Kind::Checkpoint as u8;
+                b[2] = 0;
+                b[3] = 0;
+            }
+            let _ = parse(&b);
+            let _ = parse_checkpoint(&b);
         }
     }
 

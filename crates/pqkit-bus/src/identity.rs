@@ -133,6 +133,8 @@ impl PublicIdentity {
 }
 
 /// An agent's identity: its name and hybrid signing keys (zeroized on drop; `Debug` shows only the public part).
+/// A clone is a second copy of the secret keys (the NATS agent keeps one to sign checkpoints), zeroized on drop too.
+#[derive(Clone)]
 pub struct Identity {
     mldsa: MlDsa65SigningKey,
     ed: ed25519::SigningKey,

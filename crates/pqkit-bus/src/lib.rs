@@ -31,6 +31,8 @@
 #![warn(missing_docs)]
 
 mod bus;
+#[cfg(feature = "nats")]
+pub mod checkpoint;
 pub mod envelope;
 pub mod handshake;
 pub mod identity;

@@ -30,6 +30,7 @@
 //! # Ok(()) }
 //! ```
 
+use crate::checkpoint::{Chain, Checkpoints, SenderAuth, Tally, Verifier};
 use crate::envelope::{self, Header, Kind, MAX_PAYLOAD, TAG_LEN};
 use crate::handshake;
 use crate::identity::{AgentId, Identity};
@@ -551,6 +552,8 @@ struct Counters {
     expired: AtomicU64,
     unknown_key: AtomicU64,
     unauthorised: AtomicU64,
+    unsigned: AtomicU64,
+    checkpoints: AtomicU64,
 }
 
 struct AgentSession {
@@ -566,6 +569,21 @@ struct SendKey {
     stream: u32,
     aead: Aes256Gcm,
     next: AtomicU64,
+}
+
+/// The publisher's chain of one checkpointed topic (its lock also keeps seal, chain and send in one order).
+struct TopicChain {
+    chain: Chain,
+    cfg: Checkpoints,
+    /// Some message of the pending batch went through JetStream: so does its checkpoint.
+    durable: bool,
+}
+
+/// Checkpoint rules (patterns that opt in) and the running chains per topic.
+#[derive(Default)]
+struct Signing {
+    rules: Vec<(String, Checkpoints)>,
+    chains: HashMap<String, Arc<tokio::sync::Mutex<TopicChain>>>,
 }
 
 /// Receive keys by key scope, then (sender, epoch): looked up by `&str` without allocating.
@@ -584,11 +602,22 @@ struct AgentInner {
     pending: Mutex<HashMap<String, tokio::sync::oneshot::Sender<Result<Message>>>>,
     inbox_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
     counters: Counters,
+    /// The agent's identity (signs checkpoints).
+    identity: Arc<Identity>,
+    signing: Mutex<Signing>,
+    /// Set once a rule exists: publishes on an agent without rules never take the signing lock.
+    signing_on: std::sync::atomic::AtomicBool,
+    /// Wakes the checkpoint timer task when a batch starts.
+    timer_wake: Arc<tokio::sync::Notify>,
+    timer_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl Drop for AgentInner {
     fn drop(&mut self) {
         if let Some(t) = lock(&self.inbox_task).take() {
+            t.abort();
+        }
+        if let Some(t) = lock(&self.timer_task).take() {
             t.abort();
         }
     }
@@ -691,6 +720,11 @@ impl NatsAgent {
             pending: Mutex::new(HashMap::new()),
             inbox_task: Mutex::new(None),
             counters: Counters::default(),
+            identity: Arc::new(identity.clone()),
+            signing: Mutex::new(Signing::default()),
+            signing_on: std::sync::atomic::AtomicBool::new(false),
+            timer_wake: Arc::new(tokio::sync::Notify::new()),
+            timer_task: Mutex::new(None),
         });
         let weak: Weak<AgentInner> = Arc::downgrade(&inner);
         let task = tokio::spawn(async move {
@@ -701,7 +735,7 @@ impl NatsAgent {
                 let r = if msg.status == Some(async_nats::StatusCode::NO_RESPONDERS) {
                     Err(Error::NoResponders { subject: String::new() })
                 } else {
-                    a.open(msg.subject.as_str(), &msg.payload, &mut windows).await
+                    a.open(msg.subject.as_str(), &msg.payload, &mut windows, true).await
                 };
                 if let Some(tx) = lock(&a.pending).remove(&token) {
                     let _ = tx.send(r);
@@ -771,8 +805,14 @@ impl NatsAgent {
             rejected_expired: r(&c.expired),
             rejected_unknown_key: r(&c.unknown_key),
             rejected_unauthorised: r(&c.unauthorised),
+            rejected_unsigned: r(&c.unsigned),
             ..Metrics::default()
         }
+    }
+
+    /// Checkpoints this agent signed and published.
+    pub fn checkpoints_sent(&self) -> u64 {
+        self.inner.counters.checkpoints.load(Ordering::Relaxed)
     }
 
     /// Duplicates removed on durable subscriptions (redeliveries; not attacks).
@@ -794,10 +834,55 @@ impl NatsAgent {
     /// Publishes one sealed message on `subject` (the NATS subject is the topic). Returns once the client
     /// queued it; [`flush`](Self::flush) waits until the server has it.
     pub async fn publish(&self, subject: &str, payload: &[u8], priority: Priority) -> Result<()> {
+        if let Some(tc) = self.inner.chain_for(subject) {
+            return self.inner.send_chained(&tc, subject, payload, priority, None, false).await;
+        }
         let env = self.inner.seal(subject, payload, priority, None).await?;
         self.inner.client.publish(subject.to_string(), env.into()).await.map_err(transport)?;
         self.inner.counters.published.fetch_add(1, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// Opts the topics matching `pattern` (NATS wildcards) into **signed checkpoints** (sender authentication
+    /// against other members, docs/bus.md §9): every envelope this agent publishes on such a topic is chained,
+    /// and a checkpoint signed with the agent's hybrid identity follows every `cfg.every` messages or
+    /// `cfg.after` after the first unsigned one (a timer task signs for a quiet topic; [`close`](Self::close)
+    /// or [`flush_checkpoints`](Self::flush_checkpoints) sign what is pending). Subscribers that turned sender
+    /// authentication on ([`subscribe_authenticated`](Self::subscribe_authenticated)) deliver only what a
+    /// checkpoint covers; others ignore checkpoints. Reply subjects (`_INBOX.*`) are never checkpointed (they
+    /// are member-proof already). The first rule matching a subject applies. A request on a checkpointed topic
+    /// is signed at once (one signature per request, no wait for the timer).
+    pub fn sign_checkpoints(&self, pattern: &str, cfg: Checkpoints) -> Result<()> {
+        validate_pattern(pattern)?;
+        let cfg = Checkpoints { every: cfg.every.max(1), ..cfg };
+        lock(&self.inner.signing).rules.push((pattern.to_string(), cfg));
+        self.inner.signing_on.store(true, Ordering::Release);
+        let mut t = lock(&self.inner.timer_task);
+        if t.is_none() {
+            let weak = Arc::downgrade(&self.inner);
+            let wake = self.inner.timer_wake.clone();
+            *t = Some(tokio::spawn(checkpoint_timer(weak, wake)));
+        }
+        Ok(())
+    }
+
+    /// Signs and publishes a checkpoint for every pending batch now.
+    pub async fn flush_checkpoints(&self) -> Result<()> {
+        let chains: Vec<(String, Arc<tokio::sync::Mutex<TopicChain>>)> =
+            lock(&self.inner.signing).chains.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        for (topic, tc) in chains {
+            let mut g = tc.lock().await;
+            self.inner.emit_checkpoint(&topic, &mut g).await?;
+        }
+        Ok(())
+    }
+
+    /// Signs what is pending ([`flush_checkpoints`](Self::flush_checkpoints)) and waits until the NATS server
+    /// has everything published so far. Call it before dropping an agent that signs checkpoints, so that its
+    /// last batch is covered.
+    pub async fn close(&self) -> Result<()> {
+        self.flush_checkpoints().await?;
+        self.flush().await
     }
 
     /// Publishes with a reply-to subject (sealed in the header and set as the NATS reply subject).
@@ -808,6 +893,9 @@ impl NatsAgent {
         priority: Priority,
         reply_to: &str,
     ) -> Result<()> {
+        if let Some(tc) = self.inner.chain_for(subject) {
+            return self.inner.send_chained(&tc, subject, payload, priority, Some(reply_to), false).await;
+        }
         let env = self.inner.seal(subject, payload, priority, Some(reply_to)).await?;
         self.inner
             .client
@@ -861,7 +949,43 @@ impl NatsAgent {
         }
         let sub = self.inner.client.subscribe(pattern.to_string()).await.map_err(transport)?;
         sync_with_server(&self.inner.client).await?;
-        Ok(NatsSubscription { agent: self.inner.clone(), sub, pattern: pattern.into(), windows: Windows::default() })
+        Ok(NatsSubscription {
+            agent: self.inner.clone(),
+            sub,
+            pattern: pattern.into(),
+            windows: Windows::default(),
+            auth: None,
+            timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
+            armed: None,
+        })
+    }
+
+    /// [`subscribe`](Self::subscribe) with **sender authentication** on (docs/bus.md §9): a message is handed
+    /// over only when a checkpoint signed by its sender's identity (whose `AgentId` is recomputed from the keys
+    /// it carries) covers it and the chain over the envelopes matches, so no other member of the topic can make
+    /// this subscriber accept a message in a publisher's name. Publishers must opt the topic in
+    /// ([`sign_checkpoints`](Self::sign_checkpoints)); anything else is rejected after `auth.timeout`
+    /// (`rejected_unsigned`). Adds up to the publisher's `after` plus a signature and a verification of latency;
+    /// memory is bounded by `auth`'s limits.
+    pub async fn subscribe_authenticated(&self, pattern: &str, auth: SenderAuth) -> Result<NatsSubscription> {
+        let mut s = self.subscribe(pattern).await?;
+        s.auth = Some(Verifier::new(auth));
+        Ok(s)
+    }
+
+    /// [`subscribe_durable`](Self::subscribe_durable) with sender authentication on (see
+    /// [`subscribe_authenticated`](Self::subscribe_authenticated)): checkpoints are stored in the stream with the
+    /// messages they cover, so a subscriber that was away verifies what it missed.
+    pub async fn subscribe_durable_authenticated(
+        &self,
+        stream: &str,
+        consumer: &str,
+        pattern: &str,
+        auth: SenderAuth,
+    ) -> Result<DurableSubscription> {
+        let mut s = self.subscribe_durable(stream, consumer, pattern).await?;
+        s.auth = Some(Verifier::new(auth));
+        Ok(s)
     }
 
     /// Declares a durable stream named `name` capturing `subjects` (JetStream, file storage, duplicate window
@@ -888,26 +1012,30 @@ impl NatsAgent {
     /// connection it retries the *same* envelope with the same `Nats-Msg-Id` (so the server stores it once)
     /// for up to [`NatsOptions::durable_retry`]. Returns the stream sequence.
     pub async fn publish_durable(&self, subject: &str, payload: &[u8], priority: Priority) -> Result<u64> {
+        if let Some(tc) = self.inner.chain_for(subject) {
+            let mut g = tc.lock().await;
+            let (env, epoch, seq) = self.inner.seal_meta(subject, payload, priority, None).await?;
+            if !g.chain.accepts(epoch, seq) {
+                self.inner.emit_checkpoint(subject, &mut g).await?;
+            }
+            let n = self.inner.js_store(subject, &env, &format!("{}.{epoch}.{seq}", self.inner.id.to_hex())).await?;
+            self.inner.counters.published.fetch_add(1, Ordering::Relaxed);
+            g.durable = true;
+            let first = g.chain.pending() == 0;
+            g.chain.push(&self.inner.id, subject, epoch, seq, &env);
+            if g.chain.full(&g.cfg) {
+                self.inner.emit_checkpoint(subject, &mut g).await?;
+            } else if first {
+                self.inner.timer_wake.notify_one();
+            }
+            return Ok(n);
+        }
         let env = self.inner.seal(subject, payload, priority, None).await?;
         let m = envelope::parse(&env)?;
         let msg_id = format!("{}.{}.{}", m.sender.to_hex(), m.epoch, m.seq);
-        let deadline = Instant::now() + self.inner.opts.durable_retry;
-        loop {
-            let mut h = async_nats::HeaderMap::new();
-            h.insert("Nats-Msg-Id", msg_id.as_str());
-            let r = match self.inner.js.publish_with_headers(subject.to_string(), h, env.clone().into()).await {
-                Ok(fut) => fut.await.map_err(transport),
-                Err(e) => Err(transport(e)),
-            };
-            match r {
-                Ok(ack) => {
-                    self.inner.counters.published.fetch_add(1, Ordering::Relaxed);
-                    return Ok(ack.sequence);
-                }
-                Err(e) if Instant::now() >= deadline => return Err(e),
-                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-            }
-        }
+        let n = self.inner.js_store(subject, &env, &msg_id).await?;
+        self.inner.counters.published.fetch_add(1, Ordering::Relaxed);
+        Ok(n)
     }
 
     /// Subscribes to `pattern` on the durable stream `stream` through the durable consumer `consumer`: a
@@ -937,11 +1065,149 @@ impl NatsAgent {
             pattern: pattern.into(),
             windows: Windows::default(),
             last: 0,
+            auth: None,
         })
     }
 }
 
+/// The checkpoint timer of an agent that signs checkpoints: signs every batch whose first unsigned message is
+/// older than its topic's `after`, sleeping until the next such moment or until a batch starts.
+async fn checkpoint_timer(weak: Weak<AgentInner>, wake: Arc<tokio::sync::Notify>) {
+    loop {
+        let next = {
+            let Some(a) = weak.upgrade() else { return };
+            let chains: Vec<(String, Arc<tokio::sync::Mutex<TopicChain>>)> =
+                lock(&a.signing).chains.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let mut next: Option<Instant> = None;
+            for (topic, tc) in chains {
+                let mut g = tc.lock().await;
+                let Some(since) = g.chain.since() else { continue };
+                let due = since + g.cfg.after;
+                if due <= Instant::now() {
+                    // A failure (connection down) leaves the batch pending: retried on the next pass.
+                    if a.emit_checkpoint(&topic, &mut g).await.is_err() {
+                        let retry = Instant::now() + Duration::from_millis(50);
+                        next = Some(next.map_or(retry, |d| d.min(retry)));
+                    }
+                } else {
+                    next = Some(next.map_or(due, |d| d.min(due)));
+                }
+            }
+            next
+        };
+        match next {
+            Some(d) => {
+                let _ = tokio::time::timeout_at(d.into(), wake.notified()).await;
+            }
+            None => wake.notified().await,
+        }
+    }
+}
+
 impl AgentInner {
+    /// The chain of `subject` if a checkpoint rule covers it (never for `_INBOX.*`).
+    fn chain_for(&self, subject: &str) -> Option<Arc<tokio::sync::Mutex<TopicChain>>> {
+        if !self.signing_on.load(Ordering::Acquire) || subject.starts_with("_INBOX.") {
+            return None;
+        }
+        let mut sg = lock(&self.signing);
+        if let Some(c) = sg.chains.get(subject) {
+            return Some(c.clone());
+        }
+        let cfg = sg.rules.iter().find(|(p, _)| matches(p, subject)).map(|(_, c)| *c)?;
+        validate_subject(subject).ok()?;
+        let c = Arc::new(tokio::sync::Mutex::new(TopicChain { chain: Chain::new(), cfg, durable: false }));
+        sg.chains.insert(subject.to_string(), c.clone());
+        Some(c)
+    }
+
+    /// Seals, chains and publishes one message on a checkpointed topic (under the topic's chain lock, so the
+    /// chain order is the order on the wire); signs when the batch is full or `sign_now`.
+    async fn send_chained(
+        &self,
+        tc: &tokio::sync::Mutex<TopicChain>,
+        subject: &str,
+        payload: &[u8],
+        priority: Priority,
+        reply: Option<&str>,
+        sign_now: bool,
+    ) -> Result<()> {
+        let mut g = tc.lock().await;
+        let (env, epoch, seq) = self.seal_meta(subject, payload, priority, reply).await?;
+        if !g.chain.accepts(epoch, seq) {
+            self.emit_checkpoint(subject, &mut g).await?;
+        }
+        let first = g.chain.pending() == 0;
+        g.chain.push(&self.id, subject, epoch, seq, &env);
+        let r = match reply {
+            Some(r) => self.client.publish_with_reply(subject.to_string(), r.to_string(), env.into()).await,
+            None => self.client.publish(subject.to_string(), env.into()).await,
+        };
+        r.map_err(transport)?;
+        self.counters.published.fetch_add(1, Ordering::Relaxed);
+        if sign_now || reply.is_some() || g.chain.full(&g.cfg) {
+            self.emit_checkpoint(subject, &mut g).await?;
+        } else if first {
+            self.timer_wake.notify_one();
+        }
+        Ok(())
+    }
+
+    /// Signs the pending batch of `topic` (if any) and publishes its checkpoint on the topic's subject (through
+    /// JetStream, acknowledged and retried like [`NatsAgent::publish_durable`], when the batch was durable).
+    async fn emit_checkpoint(&self, topic: &str, g: &mut TopicChain) -> Result<()> {
+        let Some((epoch, last)) = g.chain.range().map(|(e, _, l)| (e, l)) else { return Ok(()) };
+        let saved = g.chain.clone();
+        let Some(cp) = g.chain.checkpoint(&self.identity, topic)? else { return Ok(()) };
+        let r = if g.durable {
+            self.js_store(topic, &cp, &format!("{}.{epoch}.{last}.ckpt", self.id.to_hex())).await.map(|_| ())
+        } else {
+            self.client.publish(topic.to_string(), cp.into()).await.map_err(transport)
+        };
+        if r.is_err() {
+            // Not sent: keep the batch so a later attempt signs it (nothing is lost on a transient failure).
+            g.chain = saved;
+            return r;
+        }
+        g.durable = false;
+        self.counters.checkpoints.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Stores one envelope in JetStream with `msg_id` (deduplicated by the server), retrying until acknowledged
+    /// or [`NatsOptions::durable_retry`] has passed. Returns the stream sequence.
+    async fn js_store(&self, subject: &str, env: &[u8], msg_id: &str) -> Result<u64> {
+        let deadline = Instant::now() + self.opts.durable_retry;
+        let body = env.to_vec();
+        loop {
+            let mut h = async_nats::HeaderMap::new();
+            h.insert("Nats-Msg-Id", msg_id);
+            let r = match self.js.publish_with_headers(subject.to_string(), h, body.clone().into()).await {
+                Ok(fut) => fut.await.map_err(transport),
+                Err(e) => Err(transport(e)),
+            };
+            match r {
+                Ok(ack) => return Ok(ack.sequence),
+                Err(e) if Instant::now() >= deadline => return Err(e),
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        }
+    }
+
+    fn tally(&self, t: Tally) {
+        let c = &self.counters;
+        for (a, n) in [
+            (&c.unsigned, t.unsigned),
+            (&c.auth_failed, t.auth),
+            (&c.replayed, t.replayed),
+            (&c.malformed, t.malformed),
+        ] {
+            if n > 0 {
+                a.fetch_add(n, Ordering::Relaxed);
+            }
+        }
+    }
+
     fn count(&self, e: &Error) {
         let c = &self.counters;
         let a = match e {
@@ -1043,6 +1309,17 @@ impl AgentInner {
     }
 
     async fn seal(&self, subject: &str, payload: &[u8], priority: Priority, reply: Option<&str>) -> Result<Vec<u8>> {
+        Ok(self.seal_meta(subject, payload, priority, reply).await?.0)
+    }
+
+    /// [`seal`](Self::seal), also returning the envelope's epoch and sequence.
+    async fn seal_meta(
+        &self,
+        subject: &str,
+        payload: &[u8],
+        priority: Priority,
+        reply: Option<&str>,
+    ) -> Result<(Vec<u8>, u32, u64)> {
         if payload.len() > MAX_PAYLOAD {
             return Err(Error::PayloadTooLarge { len: payload.len() });
         }
@@ -1079,7 +1356,7 @@ impl AgentInner {
         let (aad, body) = buf.split_at_mut(hl);
         let tag = k.aead.seal_in_place_detached(&envelope::nonce(Kind::Publish, priority, seq), aad, body)?;
         buf.extend_from_slice(&tag);
-        Ok(buf)
+        Ok((buf, k.epoch, seq))
     }
 
     async fn recv_key(&self, sender: AgentId, topic: &str, epoch: u32) -> Result<Arc<Aes256Gcm>> {
@@ -1109,12 +1386,15 @@ impl AgentInner {
         Ok(k)
     }
 
-    /// Checks and opens one envelope that arrived on NATS subject `subject`. Counts rejections.
-    async fn open(&self, subject: &str, bytes: &[u8], windows: &mut Windows) -> Result<Message> {
+    /// Checks and opens one envelope that arrived on NATS subject `subject`. Counts rejections, and the
+    /// message as received if `handed_over` (a message held for a checkpoint is counted when released).
+    async fn open(&self, subject: &str, bytes: &[u8], windows: &mut Windows, handed_over: bool) -> Result<Message> {
         let r = self.open_inner(subject, bytes, windows).await;
         match &r {
             Ok(_) => {
-                self.counters.received.fetch_add(1, Ordering::Relaxed);
+                if handed_over {
+                    self.counters.received.fetch_add(1, Ordering::Relaxed);
+                }
             }
             Err(e) => self.count(e),
         }
@@ -1196,11 +1476,12 @@ async fn open_retrying(
     bytes: &[u8],
     windows: &mut Windows,
     limit: Option<Duration>,
+    handed_over: bool,
 ) -> Result<Message> {
     // The deadline is taken at the first failure only: the common case reads no clock.
     let mut deadline = None;
     loop {
-        match agent.open(subject, bytes, windows).await {
+        match agent.open(subject, bytes, windows, handed_over).await {
             Err(Error::Transport { .. })
                 if limit.is_none_or(|l| Instant::now() < *deadline.get_or_insert_with(|| Instant::now() + l)) =>
             {
@@ -1217,6 +1498,32 @@ pub struct NatsSubscription {
     sub: async_nats::Subscriber,
     pattern: String,
     windows: Windows,
+    /// Sender authentication (signed checkpoints) when on.
+    auth: Option<Verifier<()>>,
+    /// The verifier's next deadline, as one timer reset only when the deadline moves (not one per message).
+    timer: std::pin::Pin<Box<tokio::time::Sleep>>,
+    armed: Option<Instant>,
+}
+
+/// Whether `bytes` is a checkpoint envelope (kind byte 4): it is verified by the subscription, not opened.
+fn is_checkpoint(bytes: &[u8]) -> bool {
+    bytes.len() > 1 && bytes[0] == envelope::VERSION && bytes[1] == Kind::Checkpoint as u8
+}
+
+/// The epoch field of an envelope that opened (so its header parsed).
+fn epoch_of(bytes: &[u8]) -> u32 {
+    u32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]])
+}
+
+/// On a subscription without sender authentication a well-formed checkpoint for its subject is ignored (it
+/// authenticates nothing there); anything else with the checkpoint kind is counted as malformed.
+fn skip_checkpoint(agent: &AgentInner, subject: &str, bytes: &[u8]) {
+    match envelope::parse_checkpoint(bytes) {
+        Ok(c) if &bytes[c.meta.topic.clone()] == subject.as_bytes() => {}
+        _ => {
+            agent.counters.malformed.fetch_add(1, Ordering::Relaxed);
+        }
+    }
 }
 
 impl std::fmt::Debug for NatsSubscription {
@@ -1235,17 +1542,62 @@ impl NatsSubscription {
     /// keyed envelopes are dropped and counted in the agent's [`metrics`](NatsAgent::metrics). NATS messages
     /// are delivered in the order the server sends them (NATS has no priorities; the priority is in the
     /// authenticated header for the application). [`Error::Closed`] when the subscription ends.
+    ///
+    /// With sender authentication on ([`NatsAgent::subscribe_authenticated`]) a message is handed over only
+    /// once a valid signed checkpoint of its sender covers it (in sequence order per sender and topic); what no
+    /// checkpoint covers within [`SenderAuth::timeout`] is dropped and counted (`rejected_unsigned`).
     pub async fn recv(&mut self) -> Result<Message> {
         loop {
-            let msg = self.sub.next().await.ok_or(Error::Closed)?;
-            if !matches(&self.pattern, msg.subject.as_str()) {
+            let mut deadline = None;
+            if let Some(v) = self.auth.as_mut() {
+                v.expire(Instant::now());
+                self.agent.tally(v.take_tally());
+                v.take_discarded();
+                if let Some((m, _)) = v.pop() {
+                    self.agent.counters.received.fetch_add(1, Ordering::Relaxed);
+                    return Ok(m);
+                }
+                deadline = v.next_deadline();
+            }
+            let next = match deadline {
+                Some(d) => {
+                    if self.armed != Some(d) {
+                        self.timer.as_mut().reset(d.into());
+                        self.armed = Some(d);
+                    }
+                    tokio::select! {
+                        biased;
+                        n = self.sub.next() => n,
+                        _ = &mut self.timer => {
+                            self.armed = None;
+                            continue;
+                        }
+                    }
+                }
+                None => self.sub.next().await,
+            };
+            let msg = next.ok_or(Error::Closed)?;
+            let subject = msg.subject.as_str();
+            if !matches(&self.pattern, subject) {
+                continue;
+            }
+            if is_checkpoint(&msg.payload) {
+                match self.auth.as_mut() {
+                    Some(v) => {
+                        v.checkpoint(subject, &msg.payload, ());
+                        self.agent.tally(v.take_tally());
+                    }
+                    None => skip_checkpoint(&self.agent, subject, &msg.payload),
+                }
                 continue;
             }
             let limit = Some(Duration::from_secs(10));
-            if let Ok(m) =
-                open_retrying(&self.agent, msg.subject.as_str(), &msg.payload, &mut self.windows, limit).await
-            {
-                return Ok(m);
+            let held = self.auth.is_some();
+            if let Ok(m) = open_retrying(&self.agent, subject, &msg.payload, &mut self.windows, limit, !held).await {
+                match self.auth.as_mut() {
+                    Some(v) => v.push(m, epoch_of(&msg.payload), &msg.payload, (), Instant::now()),
+                    None => return Ok(m),
+                }
             }
         }
     }
@@ -1269,6 +1621,8 @@ pub struct DurableSubscription {
     pattern: String,
     windows: Windows,
     last: u64,
+    /// Sender authentication (signed checkpoints) when on; tokens are the JetStream messages to acknowledge.
+    auth: Option<Verifier<jetstream::Message>>,
 }
 
 impl std::fmt::Debug for DurableSubscription {
@@ -1291,8 +1645,31 @@ impl DurableSubscription {
     /// Waits for the next message, in stream order: acknowledged to the server, then handed over. Reconnects
     /// the pull stream after a server restart. Duplicates (redeliveries) are removed; forged, replayed,
     /// corrupted or wrongly keyed envelopes are acknowledged away (never redelivered) and counted.
+    ///
+    /// With sender authentication on ([`NatsAgent::subscribe_durable_authenticated`]) messages are held until
+    /// a valid checkpoint covers them, as on core subscriptions, and acknowledged **per batch**: a batch's
+    /// messages and its checkpoint are acknowledged when its last message is handed over, so a subscriber that
+    /// restarts in the middle of a batch gets the whole batch again (and verifies it again). Rejected messages
+    /// and checkpoints are acknowledged away. [`last_sequence`](Self::last_sequence) is then the last stream
+    /// sequence processed (held or handed over).
     pub async fn recv(&mut self) -> Result<Message> {
         loop {
+            let mut deadline = None;
+            if let Some(v) = self.auth.as_mut() {
+                v.expire(Instant::now());
+                self.agent.tally(v.take_tally());
+                for t in v.take_discarded() {
+                    let _ = t.ack().await;
+                }
+                if let Some((m, acks)) = v.pop() {
+                    for t in acks {
+                        let _ = t.ack().await;
+                    }
+                    self.agent.counters.received.fetch_add(1, Ordering::Relaxed);
+                    return Ok(m);
+                }
+                deadline = v.next_deadline();
+            }
             if self.messages.is_none() {
                 match self.consumer.messages().await {
                     Ok(s) => self.messages = Some(s),
@@ -1303,7 +1680,14 @@ impl DurableSubscription {
                 }
             }
             let Some(s) = self.messages.as_mut() else { continue };
-            let msg = match s.next().await {
+            let next = match deadline {
+                Some(d) => match tokio::time::timeout_at(d.into(), s.next()).await {
+                    Ok(n) => n,
+                    Err(_) => continue,
+                },
+                None => s.next().await,
+            };
+            let msg = match next {
                 Some(Ok(m)) => m,
                 Some(Err(_)) | None => {
                     // Missed heartbeats, a lost connection or a closed stream: start a new pull stream.
@@ -1321,9 +1705,39 @@ impl DurableSubscription {
                 let _ = msg.ack().await;
                 continue;
             }
-            let r = open_retrying(&self.agent, msg.subject.as_str(), &msg.payload, &mut self.windows, None).await;
+            if is_checkpoint(&msg.payload) {
+                self.last = seq;
+                match self.auth.as_mut() {
+                    Some(v) => {
+                        let (subject, payload) = (msg.subject.to_string(), msg.payload.clone());
+                        v.checkpoint(&subject, &payload, msg);
+                        self.agent.tally(v.take_tally());
+                    }
+                    None => {
+                        skip_checkpoint(&self.agent, msg.subject.as_str(), &msg.payload);
+                        let _ = msg.ack().await;
+                    }
+                }
+                continue;
+            }
+            let held = self.auth.is_some();
+            let r =
+                open_retrying(&self.agent, msg.subject.as_str(), &msg.payload, &mut self.windows, None, !held).await;
             if matches!(r, Err(Error::Transport { .. })) {
                 // Not acknowledged: the server redelivers it after `ack_wait`.
+                continue;
+            }
+            if let Some(v) = self.auth.as_mut() {
+                self.last = seq;
+                match r {
+                    Ok(m) => {
+                        let (epoch, payload) = (epoch_of(&msg.payload), msg.payload.clone());
+                        v.push(m, epoch, &payload, msg, Instant::now());
+                    }
+                    Err(_) => {
+                        let _ = msg.ack().await;
+                    }
+                }
                 continue;
             }
             let _ = msg.ack().await;

@@ -38,6 +38,17 @@ async fn plain(url: &str) -> async_nats::Client {
 
 const T: Duration = Duration::from_secs(5);
 
+/// Returns once the server has processed everything `wire` sent before (a round trip through the server on
+/// that connection; `flush` only empties the client's socket buffer, so a message another connection sends
+/// next could otherwise overtake what `wire` injected: seen under load).
+async fn sync(wire: &async_nats::Client) {
+    let probe = wire.new_inbox();
+    let mut s = wire.subscribe(probe.clone()).await.unwrap();
+    wire.publish(probe, Vec::new().into()).await.unwrap();
+    wire.flush().await.unwrap();
+    tokio::time::timeout(T, s.next()).await.unwrap().unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sealed_publish_subscribe_and_the_server_sees_only_ciphertext() {
     let s = NatsServer::start();
@@ -47,7 +58,7 @@ async fn sealed_publish_subscribe_and_the_server_sees_only_ciphertext() {
     let wire = plain(&s.url()).await;
     let mut tap = wire.subscribe("greet.>").await.unwrap();
     let mut sub = bob.subscribe("greet.*").await.unwrap();
-    wire.flush().await.unwrap();
+    sync(&wire).await;
     let secret = b"attack at dawn, the eastern gate";
     alice.publish("greet.bob", secret, Priority::High).await.unwrap();
     let m = sub.recv_timeout(T).await.unwrap();
@@ -156,7 +167,7 @@ async fn forged_replayed_and_corrupted_injections_are_rejected_and_counted() {
     let wire = plain(&s.url()).await;
     let mut tap = wire.subscribe("inj.x").await.unwrap();
     let mut sub = bob.subscribe("inj.*").await.unwrap();
-    wire.flush().await.unwrap();
+    sync(&wire).await;
     alice.publish("inj.x", b"first legit", Priority::Normal).await.unwrap();
     assert_eq!(sub.recv_timeout(T).await.unwrap().payload(), b"first legit");
     let raw = tap.next().await.unwrap().payload.to_vec();
@@ -204,7 +215,7 @@ async fn forged_replayed_and_corrupted_injections_are_rejected_and_counted() {
     for (subject, bytes) in injections {
         wire.publish(subject, bytes.into()).await.unwrap();
     }
-    wire.flush().await.unwrap();
+    sync(&wire).await;
     assert_eq!(sub.recv_timeout(T).await.unwrap().payload(), b"fresh");
     alice.publish("inj.x", b"second legit", Priority::Low).await.unwrap();
     // Everything injected before it was dropped: the next delivery is the second legitimate message.
@@ -228,7 +239,7 @@ async fn durable_topic_a_returning_subscriber_gets_what_it_missed_once_and_in_or
     alice.declare_durable("ORDERS", &["orders.>"]).await.unwrap();
     let wire = plain(&s.url()).await;
     let mut tap = wire.subscribe("orders.>").await.unwrap();
-    wire.flush().await.unwrap();
+    sync(&wire).await;
     // Bob's consumer exists, then bob goes away.
     drop(bob.subscribe_durable("ORDERS", "bob", "orders.>").await.unwrap());
     let mut last = 0;
@@ -364,7 +375,7 @@ async fn the_key_server_refuses_replayed_forged_and_unknown_requests() {
     let ks = key_server(&s.url(), Policy::allow_all()).await;
     let wire = plain(&s.url()).await;
     let mut tap = wire.subscribe("_PQKIT.>").await.unwrap();
-    wire.flush().await.unwrap();
+    sync(&wire).await;
     let alice = NatsAgent::connect(&s.url(), &ident("alice", 1), ks.id()).await.unwrap();
     alice.publish("k.x", b"x", Priority::Normal).await.unwrap(); // one sender-key request
     let mut req = None;
@@ -425,9 +436,239 @@ async fn payload_sizes_around_the_receive_buffers_round_trip() {
     let mut big = alice.seal("sizes.a", &vec![3u8; 70_000], Priority::Normal, None).await.unwrap();
     big[1000] ^= 4;
     wire.publish("sizes.a", big.into()).await.unwrap();
-    wire.flush().await.unwrap();
+    sync(&wire).await;
     alice.publish("sizes.a", b"after", Priority::Normal).await.unwrap();
     assert_eq!(sub.recv_timeout(T).await.unwrap().payload(), b"after");
     assert_eq!(bob.metrics().rejected_auth, 1);
     assert_eq!(bob.metrics().received, sizes.len() as u64 + 1);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Sender authentication: signed checkpoints (docs/bus.md §9)
+
+use pqkit_bus::checkpoint::{self, Checkpoints, SenderAuth};
+
+/// Checkpoint settings that never fire by themselves (the test signs with `flush_checkpoints`).
+const BY_HAND: Checkpoints = Checkpoints { every: 1000, after: Duration::from_secs(60), max_bytes: 1 << 30 };
+
+fn auth(timeout_ms: u64) -> SenderAuth {
+    SenderAuth { timeout: Duration::from_millis(timeout_ms), ..SenderAuth::default() }
+}
+
+/// Collects `n` raw envelopes from a plain tap.
+async fn take(tap: &mut async_nats::Subscriber, n: usize) -> Vec<Vec<u8>> {
+    let mut v = Vec::new();
+    for _ in 0..n {
+        v.push(tokio::time::timeout(T, tap.next()).await.unwrap().unwrap().payload.to_vec());
+    }
+    v
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_forging_in_a_publishers_name_is_rejected_with_sender_auth() {
+    let s = NatsServer::start();
+    // Everyone may publish and subscribe on `team.>`: bob holds alice's key for it, as any subscriber does.
+    let ks = key_server(&s.url(), Policy::allow_all()).await;
+    let alice = NatsAgent::connect(&s.url(), &ident("alice", 1), ks.id()).await.unwrap();
+    let bob = NatsAgent::connect(&s.url(), &ident("bob", 2), ks.id()).await.unwrap();
+    let carol = NatsAgent::connect(&s.url(), &ident("carol", 5), ks.id()).await.unwrap();
+    let wire = plain(&s.url()).await;
+    alice.sign_checkpoints("team.quiet", Checkpoints::default()).unwrap();
+    alice.sign_checkpoints("team.>", BY_HAND).unwrap();
+    let mut checked = carol.subscribe_authenticated("team.>", auth(400)).await.unwrap();
+    let mut unchecked = bob.subscribe("team.>").await.unwrap();
+    // A quiet topic: one message, and the 5 ms timer signs it without any flush.
+    let t0 = Instant::now();
+    alice.publish("team.quiet", b"hello", Priority::Normal).await.unwrap();
+    let m = checked.recv_timeout(T).await.unwrap();
+    assert_eq!((m.payload(), m.sender()), (&b"hello"[..], alice.id()));
+    assert!(t0.elapsed() >= Duration::from_millis(5), "released before its checkpoint could exist");
+    assert_eq!(unchecked.recv_timeout(T).await.unwrap().payload(), b"hello");
+    assert!(alice.checkpoints_sent() >= 1);
+    // The forgery: an envelope sealed under alice's sender key for `team.pay` that alice never sent. Any
+    // subscriber of the topic holds that key and can make it; here alice's own `seal` makes it (same key, same
+    // bytes a forger would produce), and bob's plain connection injects it.
+    let forged = alice.seal("team.pay", b"pay mallory 1000", Priority::Critical, None).await.unwrap();
+    wire.publish("team.pay", forged.clone().into()).await.unwrap();
+    sync(&wire).await;
+    // Without sender authentication the AEAD accepts it: this is the weakness checkpoints remove.
+    let m = unchecked.recv_timeout(T).await.unwrap();
+    assert_eq!((m.payload(), m.sender()), (&b"pay mallory 1000"[..], alice.id()));
+    // With it, nothing covers the forgery: rejected after the timeout, never delivered.
+    assert_eq!(checked.recv_timeout(Duration::from_millis(800)).await.unwrap_err(), Error::Timeout);
+    assert_eq!(carol.metrics().rejected_unsigned, 1);
+    // A forgery inside one of alice's batches (its sequence between two genuine ones) breaks the batch's chain:
+    // the whole batch is rejected.
+    alice.publish("team.pay", b"genuine 1", Priority::Normal).await.unwrap();
+    alice.flush().await.unwrap();
+    let forged = alice.seal("team.pay", b"pay mallory 2000", Priority::Critical, None).await.unwrap();
+    wire.publish("team.pay", forged.into()).await.unwrap();
+    sync(&wire).await;
+    alice.publish("team.pay", b"genuine 2", Priority::Normal).await.unwrap();
+    alice.flush_checkpoints().await.unwrap();
+    alice.publish("team.pay", b"genuine 3", Priority::Normal).await.unwrap();
+    alice.close().await.unwrap();
+    let m = checked.recv_timeout(T).await.unwrap();
+    assert_eq!(m.payload(), b"genuine 3", "nothing of the forged batch was delivered");
+    let mt = carol.metrics();
+    assert_eq!((mt.rejected_auth, mt.rejected_unsigned, mt.received), (3, 1, 2), "{mt:?}");
+    // The unchecked subscriber got everything, forgeries included, and counted no checkpoint as a rejection.
+    for want in [&b"genuine 1"[..], b"pay mallory 2000", b"genuine 2", b"genuine 3"] {
+        assert_eq!(unchecked.recv_timeout(T).await.unwrap().payload(), want);
+    }
+    assert_eq!(bob.metrics().rejected(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropped_corrupted_reordered_duplicated_and_wrongly_signed_checkpoints() {
+    let s = NatsServer::start();
+    let ks = key_server(&s.url(), Policy::allow_all()).await;
+    let alice_id = ident("alice", 1);
+    let alice = NatsAgent::connect(&s.url(), &alice_id, ks.id()).await.unwrap();
+    let carol = NatsAgent::connect(&s.url(), &ident("carol", 5), ks.id()).await.unwrap();
+    let wire = plain(&s.url()).await;
+    let mut tap = wire.subscribe("cp.x").await.unwrap();
+    sync(&wire).await;
+    alice.sign_checkpoints("cp.>", BY_HAND).unwrap();
+    // Record five batches of two messages and their checkpoints as the server saw them; carol is not
+    // subscribed yet, and the test then plays the wire to her the way a hostile server could.
+    let mut batches = Vec::new();
+    for b in 0u8..5 {
+        for i in 0u8..2 {
+            alice.publish("cp.x", &[b, i], Priority::Normal).await.unwrap();
+        }
+        alice.flush_checkpoints().await.unwrap();
+        let v = take(&mut tap, 3).await;
+        assert_eq!(envelope::parse(&v[2]).unwrap().kind, Kind::Checkpoint);
+        batches.push(v);
+    }
+    let mut sub = carol.subscribe_authenticated("cp.x", auth(400)).await.unwrap();
+    let send = |bytes: &Vec<u8>| {
+        let (w, b) = (wire.clone(), bytes.clone());
+        async move { w.publish("cp.x", b.into()).await.unwrap() }
+    };
+    // 1. Dropped checkpoint: the batch is rejected after the timeout.
+    send(&batches[0][0]).await;
+    send(&batches[0][1]).await;
+    sync(&wire).await;
+    assert_eq!(sub.recv_timeout(Duration::from_millis(800)).await.unwrap_err(), Error::Timeout);
+    assert_eq!(carol.metrics().rejected_unsigned, 2);
+    // 2. Corrupted checkpoint (one bit of the signature): rejected, and its batch after the timeout.
+    let mut bad = batches[1][2].clone();
+    let n = bad.len();
+    bad[n - 100] ^= 1;
+    for e in [&batches[1][0], &batches[1][1], &bad] {
+        send(e).await;
+    }
+    sync(&wire).await;
+    assert_eq!(sub.recv_timeout(Duration::from_millis(800)).await.unwrap_err(), Error::Timeout);
+    let mt = carol.metrics();
+    assert_eq!((mt.rejected_auth, mt.rejected_unsigned, mt.received), (1, 4, 0), "{mt:?}");
+    // 3. Signed by the wrong identity: bob computes the right chain over alice's batch and signs it with his own
+    //    keys, claiming alice as the sender. The identity does not hash to alice's id: rejected.
+    let bob_id = ident("bob", 2);
+    let mut ch = checkpoint::Chain::new();
+    for e in &batches[2][..2] {
+        let m = envelope::parse(e).unwrap();
+        ch.push(&alice.id(), "cp.x", m.epoch, m.seq, e);
+    }
+    let mut wrong = ch.checkpoint(&bob_id, "cp.x").unwrap().unwrap();
+    wrong[16..32].copy_from_slice(&alice.id().0);
+    // And alice's identity in it with bob's signature: the signature does not verify.
+    let cm = envelope::parse_checkpoint(&batches[2][2]).unwrap();
+    let mut swapped = batches[2][2][..cm.signature.start].to_vec();
+    let mut signed = b"pqkit-bus nats checkpoint v1".to_vec();
+    signed.extend_from_slice(&swapped);
+    bob_id.sign(&signed, &mut swapped).unwrap();
+    for e in [&batches[2][0], &batches[2][1], &wrong, &swapped] {
+        send(e).await;
+    }
+    sync(&wire).await;
+    assert_eq!(sub.recv_timeout(Duration::from_millis(800)).await.unwrap_err(), Error::Timeout);
+    let mt = carol.metrics();
+    assert_eq!((mt.rejected_auth, mt.rejected_unsigned, mt.received), (3, 6, 0), "{mt:?}");
+    // 4. Reordered and duplicated: batch 3 and 4's messages, 4's checkpoint before 3's, then 3's again. Both
+    //    batches are released, in sequence order; the duplicate is counted as a replay and not verified again.
+    for e in [&batches[3][0], &batches[3][1], &batches[4][0], &batches[4][1], &batches[4][2], &batches[3][2]] {
+        send(e).await;
+    }
+    send(&batches[3][2]).await;
+    sync(&wire).await;
+    for want in [[3u8, 0], [3, 1], [4, 0], [4, 1]] {
+        assert_eq!(sub.recv_timeout(T).await.unwrap().payload(), want);
+    }
+    // The genuine traffic goes on after all that.
+    alice.publish("cp.x", b"live", Priority::Normal).await.unwrap();
+    alice.flush_checkpoints().await.unwrap();
+    assert_eq!(sub.recv_timeout(T).await.unwrap().payload(), b"live");
+    let mt = carol.metrics();
+    assert_eq!((mt.rejected_auth, mt.rejected_unsigned, mt.rejected_replayed, mt.received), (3, 6, 1, 5), "{mt:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn durable_catch_up_and_restart_with_checkpoints() {
+    let s = NatsServer::start();
+    let url = s.url();
+    let ks = key_server(&url, Policy::allow_all()).await;
+    let opts = NatsOptions { ack_wait: Duration::from_secs(1), ..Default::default() };
+    let alice = NatsAgent::connect_with(&url, &ident("alice", 1), ks.id(), opts).await.unwrap();
+    alice.declare_durable("AUD", &["aud.>"]).await.unwrap();
+    alice.sign_checkpoints("aud.>", Checkpoints { every: 8, ..Checkpoints::default() }).unwrap();
+    let bob_id = ident("bob", 2);
+    {
+        let bob = NatsAgent::connect_with(&url, &bob_id, ks.id(), opts).await.unwrap();
+        drop(bob.subscribe_durable_authenticated("AUD", "bob", "aud.>", auth(5000)).await.unwrap());
+    }
+    // Bob is away: alice publishes 20 messages (batches 0..=7, 8..=15, 16..=19) and a forged one is stored too.
+    for i in 0u32..20 {
+        alice.publish_durable("aud.log", &i.to_be_bytes(), Priority::Normal).await.unwrap();
+    }
+    alice.close().await.unwrap();
+    let forged = alice.seal("aud.log", b"forged", Priority::Normal, None).await.unwrap();
+    let js = async_nats::jetstream::new(plain(&url).await);
+    js.publish("aud.log", forged.into()).await.unwrap().await.unwrap();
+    assert_eq!(alice.checkpoints_sent(), 3);
+    // Bob comes back, takes ten messages and dies in the middle of the second batch.
+    {
+        let bob = NatsAgent::connect_with(&url, &bob_id, ks.id(), opts).await.unwrap();
+        let mut d = bob.subscribe_durable_authenticated("AUD", "bob", "aud.>", auth(5000)).await.unwrap();
+        for i in 0u32..10 {
+            assert_eq!(d.recv_timeout(T).await.unwrap().payload(), i.to_be_bytes());
+        }
+    }
+    // Restarted, he gets the second batch again from its start (acknowledgements are per batch), verified again,
+    // then the rest; the forgery never.
+    let bob = NatsAgent::connect_with(&url, &bob_id, ks.id(), opts).await.unwrap();
+    let mut d = bob.subscribe_durable_authenticated("AUD", "bob", "aud.>", auth(1500)).await.unwrap();
+    for i in 8u32..20 {
+        assert_eq!(d.recv_timeout(Duration::from_secs(10)).await.unwrap().payload(), i.to_be_bytes());
+    }
+    assert_eq!(d.recv_timeout(Duration::from_secs(3)).await.unwrap_err(), Error::Timeout);
+    let mt = bob.metrics();
+    assert_eq!((mt.received, mt.rejected_unsigned, mt.rejected_auth), (12, 1, 0), "{mt:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_reply_on_a_checkpointed_topic_is_signed_at_once() {
+    let s = NatsServer::start();
+    let ks = key_server(&s.url(), Policy::allow_all()).await;
+    let client = NatsAgent::connect(&s.url(), &ident("client", 3), ks.id()).await.unwrap();
+    let service = NatsAgent::connect(&s.url(), &ident("service", 4), ks.id()).await.unwrap();
+    // The timer would wait a minute: the request must not.
+    client.sign_checkpoints("svc.>", BY_HAND).unwrap();
+    let mut sub = service.subscribe_authenticated("svc.echo", auth(2000)).await.unwrap();
+    let svc = service.clone();
+    let task = tokio::spawn(async move {
+        for _ in 0..3 {
+            let req = sub.recv().await.unwrap();
+            svc.reply(&req, req.payload()).await.unwrap();
+        }
+    });
+    for n in 0u8..3 {
+        let r = client.request("svc.echo", &[n; 5], Duration::from_secs(2)).await.unwrap();
+        assert_eq!((r.payload(), r.sender()), (&[n; 5][..], service.id()));
+    }
+    task.await.unwrap();
+    assert_eq!(client.checkpoints_sent(), 3);
+    assert_eq!(service.metrics().rejected(), 0);
 }

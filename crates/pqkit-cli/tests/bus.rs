@@ -140,3 +140,51 @@ fn two_agents_talk_sealed_through_the_cli() {
     assert!(err.contains("not a pqkit-bus identity file"), "{err}");
     drop(ks);
 }
+
+/// `pub --sign` and `sub --sender-auth`: the subscriber prints only what a checkpoint signed by its sender
+/// covers; an unsigned message (what a member holding the publisher's key could inject) is dropped.
+#[test]
+fn sender_authentication_through_the_cli() {
+    let s = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (ks_key, ks_id) = keygen(dir.path(), "keys");
+    let (alice, alice_id) = keygen(dir.path(), "alice");
+    let (bob, _) = keygen(dir.path(), "bob");
+    let mut ks = Killed(
+        pqkit()
+            .args(["bus", "keyserver", "--nats", &s.url(), "--allow-all", "--identity"])
+            .arg(&ks_key)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut ks_out = BufReader::new(ks.0.stdout.take().unwrap());
+    wait_line(&mut ks_out, |l| l == "ready");
+    let mut sub = Killed(
+        pqkit()
+            .args(["bus", "sub", "--nats", &s.url(), "--key-server", &ks_id, "--count", "1", "--sender-auth"])
+            .arg("--identity")
+            .arg(&bob)
+            .arg("signed.>")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut sub_err = BufReader::new(sub.0.stderr.take().unwrap());
+    wait_line(&mut sub_err, |l| l == "subscribed signed.>");
+    for (sign, text) in [(false, "unsigned"), (true, "signed")] {
+        let mut c = pqkit();
+        c.args(["bus", "pub", "--nats", &s.url(), "--key-server", &ks_id, "--identity"]).arg(&alice);
+        if sign {
+            c.arg("--sign");
+        }
+        let out = c.args(["signed.room", text]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let mut text = String::new();
+    sub.0.stdout.take().unwrap().read_to_string(&mut text).unwrap();
+    assert!(sub.0.wait().unwrap().success());
+    assert_eq!(text.lines().collect::<Vec<_>>(), [format!("signed.room {alice_id} Normal: signed")]);
+}

@@ -18,9 +18,16 @@
 //!   `publish_durable` / `subscribe_durable`. Plain: `jetstream::Context::publish` (awaiting the ack) / pull
 //!   consumer `messages()` + `ack`.
 //!
+//! - `send_10k-<size>-ckpt` and `request_reply-64-ckpt`: the same, pqkit with **sender authentication**
+//!   (docs/bus.md §9): the publisher signs checkpoints (`NatsAgent::sign_checkpoints`, defaults N = 256,
+//!   T = 5 ms) and the subscriber holds each message until a checkpoint covers it
+//!   (`subscribe_authenticated`). The `send_10k` samples of the three candidates (sealed, sealed with
+//!   checkpoints, plain) are interleaved in one loop; the request/reply ones too.
+//!
 //! Agreement: a candidate that received every message must have received exactly the bytes sent (the sum of
 //! first bytes); none may receive more than was sent. Losses are counted and reported, not fatal.
 
+use pqkit_bus::checkpoint::{Checkpoints, SenderAuth};
 use pqkit_bus::nats::{KeyServer, KeyServerHandle, NatsAgent};
 use pqkit_bus::{Identity, Policy, Priority};
 use std::path::PathBuf;
@@ -154,6 +161,8 @@ async fn pqkit_agents(url: &str) -> R<Pqkit> {
     let alice =
         NatsAgent::connect(url, &Identity::from_seed("alice", &[1; 32]).map_err(e)?, ks.id()).await.map_err(e)?;
     let bob = NatsAgent::connect(url, &Identity::from_seed("bob", &[2; 32]).map_err(e)?, ks.id()).await.map_err(e)?;
+    // Sender authentication (the `-ckpt` rows) on the `bench.ckpt.>` topics only, with the default N and T.
+    alice.sign_checkpoints("bench.ckpt.>", Checkpoints::default()).map_err(e)?;
     Ok(Pqkit { _ks: ks, alice, bob })
 }
 
@@ -213,9 +222,14 @@ async fn plain_subscribe(subc: &async_nats::Client, subject: &str) -> R<async_na
     Ok(sub)
 }
 
-/// One `send_10k` sample through pqkit-bus: seal, publish, NATS, open.
-async fn send_pqkit(p: &Pqkit, subject: &str, size: usize) -> R<Sample> {
-    let mut sub = p.bob.subscribe(subject).await.map_err(e)?;
+/// One `send_10k` sample through pqkit-bus: seal, publish, NATS, open; with `ckpt` (a `bench.ckpt.` subject)
+/// also chain, sign checkpoints, and hold each message until its checkpoint verifies.
+async fn send_pqkit(p: &Pqkit, subject: &str, size: usize, ckpt: bool) -> R<Sample> {
+    let mut sub = if ckpt {
+        p.bob.subscribe_authenticated(subject, SenderAuth::default()).await.map_err(e)?
+    } else {
+        p.bob.subscribe(subject).await.map_err(e)?
+    };
     let credit = Arc::new(tokio::sync::Semaphore::new(window(size)));
     let c2 = credit.clone();
     let t0 = Instant::now();
@@ -242,7 +256,8 @@ async fn send_pqkit(p: &Pqkit, subject: &str, size: usize) -> R<Sample> {
         msg[0] = i as u8;
         p.alice.publish(subject, &msg, Priority::Normal).await.map_err(e)?;
     }
-    p.alice.flush().await.map_err(e)?;
+    // `close` signs the last batch at once (a plain `flush` when nothing is checkpointed).
+    p.alice.close().await.map_err(e)?;
     let publish = t0.elapsed();
     let (received, sum, last) = rx.await.map_err(e)??;
     Ok(Sample { elapsed: last.saturating_duration_since(t0), publish, received, stalls, sum })
@@ -293,20 +308,27 @@ pub fn run(url: &str, quick: bool) -> R<Vec<Row>> {
     run_filtered(url, quick, None)
 }
 
+/// [`run`], only the rows whose name contains one of `only` (all rows when `only` is empty), e.g.
+/// `send_10k-64,request_reply` (`pqkit-bench --nats auto --only ...`).
+pub fn run_only(url: &str, quick: bool, only: &[String]) -> R<Vec<Row>> {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(e)?;
+    rt.block_on(run_async(url, quick, &|name: &str| only.is_empty() || only.iter().any(|o| name.contains(o.as_str()))))
+}
+
 /// [`run`], only the rows whose name starts with `filter` (e.g. `send_10k-64`, `request_reply`) when given.
 pub fn run_filtered(url: &str, quick: bool, filter: Option<&str>) -> R<Vec<Row>> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().map_err(e)?;
-    rt.block_on(run_async(url, quick, filter))
+    rt.block_on(run_async(url, quick, &|name: &str| filter.is_none_or(|f| name.starts_with(f))))
 }
 
-async fn run_async(url: &str, quick: bool, filter: Option<&str>) -> R<Vec<Row>> {
-    let want = |name: &str| filter.is_none_or(|f| name.starts_with(f));
+async fn run_async(url: &str, quick: bool, want: &dyn Fn(&str) -> bool) -> R<Vec<Row>> {
     let p = pqkit_agents(url).await?;
     let pubc = async_nats::connect(url).await.map_err(e)?;
     let subc = async_nats::connect(url).await.map_err(e)?;
     let mut rows = Vec::new();
     for size in SIZES {
-        if !want(&format!("send_10k-{size}")) {
+        let (sealed, ckpt) = (want(&format!("send_10k-{size}")), want(&format!("send_10k-{size}-ckpt")));
+        if !sealed && !ckpt {
             continue;
         }
         let samples = match (quick, size) {
@@ -316,17 +338,22 @@ async fn run_async(url: &str, quick: bool, filter: Option<&str>) -> R<Vec<Row>> 
             (false, _) => 15,
         };
         let mut row = Row::new(format!("send_10k-{size}"));
-        // One warm-up of each (keys granted, connections warm), then interleaved samples, alternating which
-        // candidate goes first so neither always runs on the warmer (or more loaded) machine.
+        let mut crow = Row::new(format!("send_10k-{size}-ckpt"));
+        // One warm-up of each (keys granted, connections warm), then interleaved samples, rotating which
+        // candidate goes first so none always runs on the warmer (or more loaded) machine.
         for k in 0..=samples {
-            let (sp, sn) = if k % 2 == 0 {
-                let sp = send_pqkit(&p, &format!("bench.sealed.{size}.{k}"), size).await?;
-                (sp, send_plain(&pubc, &subc, &format!("bench.plain.{size}.{k}"), size).await?)
-            } else {
-                let sn = send_plain(&pubc, &subc, &format!("bench.plain.{size}.{k}"), size).await?;
-                (send_pqkit(&p, &format!("bench.sealed.{size}.{k}"), size).await?, sn)
-            };
-            for (who, x) in [("pqkit", &sp), ("async-nats", &sn)] {
+            let (mut sp, mut sc, mut sn) = (None, None, None);
+            for j in 0..3 {
+                match (k + j) % 3 {
+                    0 if sealed => sp = Some(send_pqkit(&p, &format!("bench.sealed.{size}.{k}"), size, false).await?),
+                    1 if ckpt => sc = Some(send_pqkit(&p, &format!("bench.ckpt.{size}.{k}"), size, true).await?),
+                    2 => sn = Some(send_plain(&pubc, &subc, &format!("bench.plain.{size}.{k}"), size).await?),
+                    _ => {}
+                }
+            }
+            let sn = sn.ok_or("no plain sample")?;
+            for (who, x) in [("pqkit", &sp), ("pqkit with checkpoints", &sc), ("async-nats", &Some(sn))] {
+                let Some(x) = x else { continue };
                 // Agreement: with nothing lost every byte pattern must have arrived; a loss is reported, not fatal.
                 if x.received == N && x.sum != expected_sum() {
                     return Err(format!("send_10k-{size}: {who} changed messages"));
@@ -336,13 +363,26 @@ async fn run_async(url: &str, quick: bool, filter: Option<&str>) -> R<Vec<Row>> 
                 }
             }
             if k > 0 {
-                row.push_send(sp, sn);
+                if let Some(sp) = sp {
+                    row.push_send(sp, sn);
+                }
+                if let Some(sc) = sc {
+                    crow.push_send(sc, sn);
+                }
             }
         }
-        rows.push(row);
+        if sealed {
+            rows.push(row);
+        }
+        if ckpt {
+            rows.push(crow);
+        }
     }
-    if want("request_reply-64") {
-        rows.push(request_reply(&p, &pubc, &subc, if quick { 3000 } else { 20000 }).await?);
+    let (rr, rrc) = (want("request_reply-64"), want("request_reply-64-ckpt"));
+    if rr || rrc {
+        let (a, b) = request_reply(&p, &pubc, &subc, if quick { 3000 } else { 20000 }, rr, rrc).await?;
+        rows.extend(a);
+        rows.extend(b);
     }
     if want("durable_send_10k-64") {
         rows.push(durable(&p, &pubc, url, if quick { 1 } else { 3 }).await?);
@@ -350,13 +390,29 @@ async fn run_async(url: &str, quick: bool, filter: Option<&str>) -> R<Vec<Row>> 
     Ok(rows)
 }
 
-async fn request_reply(p: &Pqkit, reqc: &async_nats::Client, repc: &async_nats::Client, n: usize) -> R<Row> {
+/// The request/reply rows: sealed (`rr`) and sealed with checkpoints on the request topic (`rrc`), each
+/// interleaved with plain async-nats.
+async fn request_reply(
+    p: &Pqkit,
+    reqc: &async_nats::Client,
+    repc: &async_nats::Client,
+    n: usize,
+    rr: bool,
+    rrc: bool,
+) -> R<(Option<Row>, Option<Row>)> {
     use futures_util::StreamExt;
     // Responders.
     let mut s = p.bob.subscribe("bench.rr.sealed").await.map_err(e)?;
     let bob = p.bob.clone();
     let t1 = tokio::spawn(async move {
         while let Ok(m) = s.recv().await {
+            let _ = bob.reply(&m, m.payload()).await;
+        }
+    });
+    let mut sc = p.bob.subscribe_authenticated("bench.ckpt.rr", SenderAuth::default()).await.map_err(e)?;
+    let bob = p.bob.clone();
+    let t3 = tokio::spawn(async move {
+        while let Ok(m) = sc.recv().await {
             let _ = bob.reply(&m, m.payload()).await;
         }
     });
@@ -371,18 +427,26 @@ async fn request_reply(p: &Pqkit, reqc: &async_nats::Client, repc: &async_nats::
     });
     repc.flush().await.map_err(e)?;
     let mut row = Row::new("request_reply-64");
+    let mut crow = Row::new("request_reply-64-ckpt");
     let payload = [7u8; 64];
     // A request or reply lost by core NATS (at-most-once) is counted and its round trip left out, for either
     // candidate; the pair is still interleaved.
     const RR_WAIT: Duration = Duration::from_secs(1);
+    let pq = |subject: &'static str| {
+        let alice = p.alice.clone();
+        async move {
+            let t = Instant::now();
+            match alice.request(subject, &payload, RR_WAIT).await {
+                Ok(r) if r.payload() == payload => Ok(Some(t.elapsed())),
+                Ok(_) => Err(format!("request_reply: pqkit answered wrongly on {subject}")),
+                Err(pqkit_bus::Error::Timeout) => Ok(None),
+                Err(x) => Err(format!("request_reply: pqkit on {subject}: {x}")),
+            }
+        }
+    };
     for i in 0..n + 100 {
-        let t = Instant::now();
-        let dp = match p.alice.request("bench.rr.sealed", &payload, RR_WAIT).await {
-            Ok(r) if r.payload() == payload => Some(t.elapsed()),
-            Ok(_) => return Err("request_reply: pqkit answered wrongly".into()),
-            Err(pqkit_bus::Error::Timeout) => None,
-            Err(x) => return Err(format!("request_reply: pqkit: {x}")),
-        };
+        let dp = if rr { pq("bench.rr.sealed").await? } else { None };
+        let dc = if rrc { pq("bench.ckpt.rr").await? } else { None };
         let t = Instant::now();
         let dn = match tokio::time::timeout(RR_WAIT, reqc.request("bench.rr.plain", payload.to_vec().into())).await {
             Ok(Ok(r)) if r.payload[..] == payload => Some(t.elapsed()),
@@ -392,19 +456,25 @@ async fn request_reply(p: &Pqkit, reqc: &async_nats::Client, repc: &async_nats::
             Err(_) => None,
         };
         if i >= 100 {
-            match dp {
-                Some(d) => row.pqkit.push(d.as_nanos() as f64),
-                None => row.lost.0 += 1,
-            }
-            match dn {
-                Some(d) => row.plain.push(d.as_nanos() as f64),
-                None => row.lost.1 += 1,
+            for (on, r, d) in [(rr, &mut row, dp), (rrc, &mut crow, dc)] {
+                if !on {
+                    continue;
+                }
+                match d {
+                    Some(d) => r.pqkit.push(d.as_nanos() as f64),
+                    None => r.lost.0 += 1,
+                }
+                match dn {
+                    Some(d) => r.plain.push(d.as_nanos() as f64),
+                    None => r.lost.1 += 1,
+                }
             }
         }
     }
     t1.abort();
     t2.abort();
-    Ok(row)
+    t3.abort();
+    Ok((rr.then_some(row), rrc.then_some(crow)))
 }
 
 async fn durable(p: &Pqkit, client: &async_nats::Client, _url: &str, samples: usize) -> R<Row> {
@@ -549,6 +619,35 @@ pub fn markdown(rows: &[Row], header: &str) -> String {
                 }
             ));
         }
+    }
+    // The cost of sender authentication: the `-ckpt` rows against the sealed rows of the same run.
+    let mut cost = String::new();
+    for r in rows.iter().filter(|r| r.name.ends_with("-ckpt")) {
+        let base = r.name.trim_end_matches("-ckpt");
+        let Some(b) = rows.iter().find(|x| x.name == base) else { continue };
+        let (mc, mb) = (pct(&r.pqkit, 0.5), pct(&b.pqkit, 0.5));
+        if r.name.starts_with("request_reply") {
+            cost.push_str(&format!(
+                "| {base} p50 | {:.1} µs | {:.1} µs | +{:.1} µs ({:.2}×) |\n",
+                mc / 1e3,
+                mb / 1e3,
+                (mc - mb) / 1e3,
+                mc / mb
+            ));
+        } else {
+            cost.push_str(&format!(
+                "| {base} | {:.1} ms | {:.1} ms | {:.2}× throughput |\n",
+                mc / 1e6,
+                mb / 1e6,
+                mb / mc
+            ));
+        }
+    }
+    if !cost.is_empty() {
+        s.push_str(
+            "\nSender authentication (signed checkpoints, N = 256, T = 5 ms; docs/bus.md §9), same run:\n\n| row | sealed + checkpoints | sealed | checkpoints vs sealed |\n|---|---|---|---|\n",
+        );
+        s.push_str(&cost);
     }
     s
 }
