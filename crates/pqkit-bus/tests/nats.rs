@@ -643,17 +643,23 @@ async fn durable_catch_up_and_restart_with_checkpoints() {
         for i in 0u32..10 {
             assert_eq!(d.recv_timeout(T).await.unwrap().payload(), i.to_be_bytes());
         }
+        bob.flush().await.unwrap();
     }
     // Restarted, he gets the second batch again from its start (acknowledgements are per batch), verified again,
-    // then the rest; the forgery never.
+    // then the rest; the forgery never. The first batch's acknowledgement is sent when the batch is released and
+    // may not have reached the server when bob died (under load it sometimes has not): then the first batch
+    // comes again too, also from its start. Never from the middle of a batch.
     let bob = NatsAgent::connect_with(&url, &bob_id, ks.id(), opts).await.unwrap();
     let mut d = bob.subscribe_durable_authenticated("AUD", "bob", "aud.>", auth(1500)).await.unwrap();
-    for i in 8u32..20 {
+    let first = d.recv_timeout(Duration::from_secs(10)).await.unwrap();
+    let start = u32::from_be_bytes(first.payload().try_into().unwrap());
+    assert!(start == 8 || start == 0, "resumed at {start}, not at a batch start");
+    for i in start + 1..20 {
         assert_eq!(d.recv_timeout(Duration::from_secs(10)).await.unwrap().payload(), i.to_be_bytes());
     }
     assert_eq!(d.recv_timeout(Duration::from_secs(3)).await.unwrap_err(), Error::Timeout);
     let mt = bob.metrics();
-    assert_eq!((mt.received, mt.rejected_unsigned, mt.rejected_auth), (12, 1, 0), "{mt:?}");
+    assert_eq!((mt.received, mt.rejected_unsigned, mt.rejected_auth), (20 - start as u64, 1, 0), "{mt:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
