@@ -12,7 +12,7 @@
 //!
 //! Sealing is one pass over memory: each chunk of a few KiB is encrypted and then fed to Poly1305 while it is
 //! still in cache. Block 0 (the Poly1305 key) is computed in the same vector batch as the first blocks of the
-//! message ([`Head`]), not on its own: one batch instead of two for a short message.
+//! message (`Head`), not on its own: one batch instead of two for a short message.
 
 use super::{Aead, TAG_LEN};
 use crate::cipher::StreamCipher;
