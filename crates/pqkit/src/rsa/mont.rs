@@ -75,8 +75,9 @@ impl MontCtx {
         let m0inv = inv.wrapping_neg();
         // R mod m: when the top bit of m is set (every RSA modulus and prime: their sizes are multiples of 64
         // bits), m > R/2, so R mod m = R − m, the two's complement of m. Otherwise by doubling. The branch is on
-        // the bit length of m, which is public.
-        let one = if m[l - 1] >> 63 == 1 {
+        // the bit length of m, which is public (declassified for the constant-time checker: RSA primes and
+        // moduli always have exactly their nominal size).
+        let one = if crate::ct::declassify(m[l - 1] >> 63) == 1 {
             let mut x = vec![0u64; l];
             bigint::sub_assign(&mut x, m);
             x
