@@ -30,7 +30,8 @@
 //! are compared by folding their canonical encodings.
 //!
 //! P-256 and secp256k1 key generation, signing (ECDSA and BIP-340) and ECDH likewise: complete formulas,
-//! masked table look-ups over whole rows, Fermat inversions; RFC 6979 nonces (HMAC-SHA-256); secp256k1's
+//! masked table look-ups over whole rows, constant-time inversions (P-256: Bernstein–Yang divsteps, the
+//! module `safegcd` shared by every curve; secp256k1: Fermat); RFC 6979 nonces (HMAC-SHA-256); secp256k1's
 //! GLV split for ECDH is constant-time arithmetic with masked negations.
 //!
 //! Verification is variable time: it only handles public data (keys, messages, signatures), and uses
@@ -58,6 +59,7 @@ pub mod ed25519;
 #[cfg(feature = "alloc")]
 pub mod encoding;
 pub mod p256;
+mod safegcd;
 pub mod secp256k1;
 pub mod weierstrass;
 pub mod x25519;

@@ -14,8 +14,6 @@
 pub(crate) mod edwards;
 pub(crate) mod field;
 pub(crate) mod montgomery;
-#[cfg(target_arch = "x86_64")]
-mod safegcd;
 pub(crate) mod scalar;
 #[cfg(target_arch = "x86_64")]
 mod x86_64;

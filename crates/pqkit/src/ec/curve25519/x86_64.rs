@@ -15,7 +15,7 @@
 //!   instead of 16).
 //! - `add`, `sub`: `add`/`adc` (`sub`/`sbb`) chains in `asm!` on registers, the carry folded by mask.
 //! - `mul_small`, selections: plain Rust.
-//! - `inv`: the constant-time Bernstein–Yang divsteps of [`super::safegcd`] (plain Rust, about 1.8× faster
+//! - `inv`: the constant-time Bernstein–Yang divsteps of `ec::safegcd`, shared by every curve (plain Rust, about 1.8× faster
 //!   than Fermat's chain of 254 dependent squarings here).
 //!
 //! The Edwards operations (Ed25519, X25519 public keys) run over `Fe64`. X25519's variable-base ladder
@@ -447,11 +447,15 @@ impl Field for Fe64 {
         Fe64(r)
     }
 
-    /// Bernstein–Yang divsteps ([`super::safegcd`]) instead of Fermat's chain of 254 dependent squarings.
+    /// Bernstein–Yang divsteps ([`crate::ec::safegcd`]) instead of Fermat's chain of 254 dependent
+    /// squarings.
     #[inline]
     fn inv(&self) -> Self {
-        let (w, c) = super::safegcd::invert_words(&self.to_bytes());
-        Fe64::fold(w, c)
+        use crate::ec::safegcd::{Mod62, invert};
+        const P62: Mod62 = Mod62::new(&[!18, !0, !0, (1 << 63) - 1]);
+        // The canonical value (below p), as the inversion requires.
+        let x = Fe64::from_bytes(&self.to_bytes());
+        Fe64(invert(&x.0, &P62))
     }
 
     #[inline(always)]

@@ -19,7 +19,8 @@
 //!   portable `u128` code (also `const fn`, for the tables) and, on x86_64, a BMI2/ADX backend
 //!   (`mulx` + `adcx`/`adox`) for the products, chosen when the CPU has both (see [`Backend`]).
 //! - `scalar`: integers modulo n, Montgomery form, constant time.
-//! - `safegcd`: the constant-time Bernstein–Yang inversion modulo p and modulo n.
+//! - inversions modulo p and modulo n: the constant-time Bernstein–Yang divsteps shared by every curve
+//!   (`ec::safegcd`).
 //! - `point`: the group with the complete formulas of Renes–Costello–Batina (a = −3), the fixed-base
 //!   table (computed by the compiler), the constant-time multiplications and the variable-time verification
 //!   sum.
@@ -32,7 +33,7 @@
 
 mod field;
 mod point;
-mod safegcd;
+use super::safegcd;
 mod scalar;
 #[cfg(target_arch = "x86_64")]
 mod x86_64;

@@ -456,18 +456,10 @@ impl Fe {
         t.square_n(2).mul(self)
     }
 
-    /// `self^-1` (0 maps to 0) in variable time, for public values only (see `inv`).
+    /// `self^-1` (0 maps to 0) in variable time, for public values only ([`crate::ec::safegcd`]).
     pub(crate) fn invert_vartime(&self) -> Fe {
-        const PINV: u64 = {
-            let mut inv: u64 = 1;
-            let mut i = 0;
-            while i < 7 {
-                inv = inv.wrapping_mul(2u64.wrapping_sub(P[0].wrapping_mul(inv)));
-                i += 1;
-            }
-            inv
-        };
-        Fe(super::inv::invert_vartime(&self.normalize(), &P, PINV))
+        const P62: crate::ec::safegcd::Mod62 = crate::ec::safegcd::Mod62::new(&P);
+        Fe(crate::ec::safegcd::invert_vartime(&self.normalize(), &P62))
     }
 
     /// A square root, in constant time: `(mask, r)` with `mask` all ones and `r² = self` when `self` is a

@@ -34,7 +34,6 @@
 
 pub(crate) mod field;
 pub(crate) mod group;
-pub(crate) mod inv;
 pub(crate) mod scalar;
 pub mod schnorr;
 

@@ -255,9 +255,10 @@ impl Scalar {
         Scalar(mont_mul(&r, &[1, 0, 0, 0]))
     }
 
-    /// `self^-1` (0 maps to 0) in variable time, for public values only (see `inv`).
+    /// `self^-1` (0 maps to 0) in variable time, for public values only ([`crate::ec::safegcd`]).
     pub(crate) fn invert_vartime(&self) -> Scalar {
-        Scalar(super::inv::invert_vartime(&self.0, &N, NINV.wrapping_neg()))
+        const N62: crate::ec::safegcd::Mod62 = crate::ec::safegcd::Mod62::new(&N);
+        Scalar(crate::ec::safegcd::invert_vartime(&self.0, &N62))
     }
 
     /// `a` where `mask` is all ones, `b` where it is zero.
