@@ -145,6 +145,25 @@ impl<const BLOCK: usize> Counter64Position<BLOCK> {
         Ok(())
     }
 
+    /// Reserves the next `len` bytes of keystream for a caller that computes them itself (a stitched AEAD pass):
+    /// fails like [`apply`](Self::apply) with [`Error::CounterExhausted`](crate::Error::CounterExhausted)
+    /// (changing nothing) if they would run past the counter range; returns `None` (changing nothing) when the
+    /// position is inside a block; otherwise advances and returns the block counter of their first byte.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pub(crate) fn take_aligned(&mut self, algorithm: &'static str, len: usize) -> Result<Option<u64>> {
+        if !self.pos.is_multiple_of(BLOCK as u64) {
+            return Ok(None);
+        }
+        let end = self.pos as u128 + len as u128;
+        if end > self.capacity() || end > u64::MAX as u128 {
+            return Err(crate::Error::CounterExhausted { algorithm });
+        }
+        let counter = self.counter_at(self.pos);
+        self.uncache();
+        self.pos = end as u64;
+        Ok(Some(counter))
+    }
+
     /// Moves to `position`, or fails with [`Error::MessageTooLong`](crate::Error::MessageTooLong) (changing
     /// nothing) if it lies beyond the counter range.
     pub(crate) fn seek(&mut self, algorithm: &'static str, position: u64) -> Result<()> {

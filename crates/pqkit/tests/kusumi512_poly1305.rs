@@ -87,7 +87,10 @@ fn legacy_vectors_and_the_mod_p_finish() {
 #[test]
 fn matches_independent_construction_on_random_inputs() {
     let mut rng = rand::rng();
-    let lens = (0..=2100usize).chain([4799, 4800, 4801, 6399, 6400, 6401, 9601, 20_000]);
+    // Past 2100: the stitched path's edges (the 1500-byte head, then 800-byte AVX2 or 1600-byte AVX-512 chunks:
+    // fewer than two chunks, exactly two, two plus a partial block, and many) and the 4800-byte bulk chunks.
+    let stitched = [2299, 2300, 2301, 3099, 3100, 3101, 3116, 4699, 4700, 4701, 4716, 5500, 7900, 33_333];
+    let lens = (0..=2100usize).chain([4799, 4800, 4801, 6399, 6400, 6401, 9601, 20_000]).chain(stitched);
     for len in lens {
         let mut key = [0u8; 64];
         let mut nonce = [0u8; 12];

@@ -10,13 +10,17 @@
 //! - A message may be up to (2^64 - 1) * 100 bytes, more than any buffer can hold.
 //! - Opening verifies the tag in constant time before decrypting; on failure the buffer holds the ciphertext.
 //!
-//! Sealing is one pass over memory: each chunk of a few KiB is encrypted and then fed to Poly1305 while it is
-//! still in cache. Block 0 (the Poly1305 key) is computed in the same vector batch as the first blocks of the
+//! Sealing is one pass over memory. On the vector backends it is stitched: while Kusumi512 computes the keystream
+//! of one 8- or 16-block chunk, the scalar Poly1305 hashes the chunk before it, a few blocks between the
+//! quarter rounds, so the integer and vector units work at once (`Kusumi512::xor_stitched`). Otherwise each
+//! chunk of a few KiB is encrypted and then fed to Poly1305 while it is still in cache. Block 0 (the Poly1305 key) is computed in the same vector batch as the first blocks of the
 //! message (`Head`), not on its own: one batch instead of two for a short message.
 
 use super::{Aead, TAG_LEN};
 use crate::cipher::StreamCipher;
 use crate::kusumi::{BLOCK_LEN, Kusumi512};
+#[cfg(target_arch = "x86_64")]
+use crate::kusumi::{STITCH_STEP, Stitch};
 use crate::poly1305::Poly1305;
 use crate::{Error, Result};
 use zeroize::Zeroize;
@@ -101,6 +105,24 @@ impl Drop for Head {
     }
 }
 
+/// Poly1305 as the scalar job of Kusumi512's stitched pass: five blocks per step on the portable scalar code,
+/// whose integer multiplies run beside the vector rounds. The MAC's input is on a 16-byte boundary whenever the
+/// pass runs (see `seal_in_place_detached`).
+#[cfg(target_arch = "x86_64")]
+struct PolyJob<'a>(&'a mut Poly1305);
+
+#[cfg(target_arch = "x86_64")]
+impl Stitch for PolyJob<'_> {
+    #[inline(always)]
+    fn step(&mut self, data: &[u8; STITCH_STEP]) {
+        for b in data.chunks_exact(16) {
+            let m0 = u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
+            let m1 = u64::from_le_bytes(b[8..].try_into().expect("8 bytes"));
+            self.0.scalar_block(m0, m1);
+        }
+    }
+}
+
 /// Feeds the RFC 8439 trailer: zero padding of the ciphertext, then both lengths.
 fn finish(mut mac: Poly1305, aad_len: usize, ct_len: usize) -> Poly1305 {
     let pad = (16 - ct_len % 16) % 16;
@@ -121,10 +143,20 @@ impl Aead for Kusumi512Poly1305 {
         let mut head = Head::new(&self.key, nonce, buf.len())?;
         let mut mac = head.mac();
         mac.update_padded(aad);
-        let (first, rest) = buf.split_at_mut(head.len);
-        head.xor(first);
-        mac.update(first);
-        for chunk in rest.chunks_mut(CHUNK) {
+        let hl = head.len;
+        head.xor(&mut buf[..hl]);
+        // The MAC takes the head's whole 16-byte blocks now and its last `hl % 16` bytes with the bulk, so that
+        // the stitched job starts on a block boundary of the MAC's input (the AAD is padded).
+        let aligned = hl - hl % 16;
+        mac.update(&buf[..aligned]);
+        let region = &mut buf[aligned..];
+        let lead = hl - aligned;
+        #[cfg(target_arch = "x86_64")]
+        let (enc, hashed) = head.cipher.xor_stitched(region, lead, &mut PolyJob(&mut mac))?;
+        #[cfg(not(target_arch = "x86_64"))]
+        let (enc, hashed) = (0, 0);
+        mac.update(&region[hashed..lead + enc]);
+        for chunk in region[lead + enc..].chunks_mut(CHUNK) {
             head.cipher.apply_keystream(chunk)?;
             mac.update(chunk);
         }

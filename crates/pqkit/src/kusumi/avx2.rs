@@ -130,3 +130,36 @@ pub(super) fn xor_blocks(
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { xor_blocks_impl(key, nonce, counter, data, last) }
 }
+
+/// The AEAD's stitched pass on AVX2 (8-block chunks); see [`lanes::xor_stitched`].
+#[target_feature(enable = "avx2")]
+fn xor_stitched_impl<J: super::Stitch>(
+    key: &[u32; 16],
+    nonce: &[u32; 3],
+    counter: u64,
+    data: &mut [u8],
+    lead: usize,
+    chunks: usize,
+    job: &mut J,
+) {
+    // SAFETY: this function is compiled with AVX2 and may only run on a CPU that has it (a `#[target_feature]`
+    // function), which is all `__m256i`'s `Lanes` methods need.
+    unsafe { lanes::xor_stitched::<__m256i, 8, J>(key, nonce, counter, data, lead, chunks, job) }
+}
+
+/// See [`lanes::xor_stitched`] (8-block chunks).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn xor_stitched<J: super::Stitch>(
+    backend: Checked<Backend>,
+    key: &[u32; 16],
+    nonce: &[u32; 3],
+    counter: u64,
+    data: &mut [u8],
+    lead: usize,
+    chunks: usize,
+    job: &mut J,
+) {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
+    unsafe { xor_stitched_impl(key, nonce, counter, data, lead, chunks, job) }
+}

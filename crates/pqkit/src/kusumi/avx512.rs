@@ -125,3 +125,36 @@ pub(super) fn xor_blocks(
     // AVX2.
     unsafe { xor_blocks_impl(key, nonce, counter, data, last) }
 }
+
+/// The AEAD's stitched pass on AVX-512 (16-block chunks); see [`lanes::xor_stitched`].
+#[target_feature(enable = "avx512f")]
+fn xor_stitched_impl<J: super::Stitch>(
+    key: &[u32; 16],
+    nonce: &[u32; 3],
+    counter: u64,
+    data: &mut [u8],
+    lead: usize,
+    chunks: usize,
+    job: &mut J,
+) {
+    // SAFETY: this function is compiled with AVX-512F and may only run on a CPU that has it (a `#[target_feature]`
+    // function), which is all `__m512i`'s `Lanes` methods need.
+    unsafe { lanes::xor_stitched::<__m512i, 16, J>(key, nonce, counter, data, lead, chunks, job) }
+}
+
+/// See [`lanes::xor_stitched`] (16-block chunks).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn xor_stitched<J: super::Stitch>(
+    backend: Checked<Backend>,
+    key: &[u32; 16],
+    nonce: &[u32; 3],
+    counter: u64,
+    data: &mut [u8],
+    lead: usize,
+    chunks: usize,
+    job: &mut J,
+) {
+    assert!(backend.covers(Backend::Avx512));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU has AVX-512F.
+    unsafe { xor_stitched_impl(key, nonce, counter, data, lead, chunks, job) }
+}

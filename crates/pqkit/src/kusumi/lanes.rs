@@ -10,10 +10,46 @@
 //! words at a time ([`Lanes::transpose`]: words 0..7, 8..15, 16..23 for N = 8; words 0..15 for N = 16), each
 //! group row XORed into the data with one unaligned load and store; the words left over (25 mod N: word 24, or
 //! words 16..24) go through [`Lanes::rest`] and [`Lanes::xor_rest`], which each width does its own way.
+//!
+//! [`xor_stitched`] is the AEAD's one-pass loop: while the vector units compute a chunk's keystream, the chunk
+//! before it (already encrypted) goes to a scalar job ([`super::Stitch`], Poly1305) in [`STITCH_STEP`]-byte
+//! steps placed between the quarter rounds ([`Side`]), so that the integer units hash while the vector units
+//! compute.
 #![allow(unsafe_code)]
 
-use super::BLOCK;
 use super::soft::SIGMA;
+use super::{BLOCK, STITCH_STEP, Stitch};
+
+/// Scalar work placed between the quarter rounds of one chunk: step `k` of `N * BLOCK / STITCH_STEP` (10 for
+/// N = 8, after each pass; 20 for N = 16, after the eighth and the last quarter round of each pass).
+pub(super) trait Side {
+    /// Runs step `k`.
+    fn step(&mut self, k: usize);
+}
+
+/// No scalar work: the plain keystream loop.
+pub(super) struct NoSide;
+
+impl Side for NoSide {
+    #[inline(always)]
+    fn step(&mut self, _k: usize) {}
+}
+
+/// Hands the job the `N * BLOCK` bytes of `region`, [`STITCH_STEP`] at a time, step `k` taking bytes
+/// `k * STITCH_STEP ..`.
+struct Hash<'a, J: Stitch> {
+    region: &'a [u8],
+    job: &'a mut J,
+}
+
+impl<J: Stitch> Side for Hash<'_, J> {
+    #[inline(always)]
+    fn step(&mut self, k: usize) {
+        let s: &[u8; STITCH_STEP] =
+            self.region[k * STITCH_STEP..(k + 1) * STITCH_STEP].try_into().expect("a step is STITCH_STEP bytes");
+        self.job.step(s);
+    }
+}
 
 /// A vector of `N` 32-bit lanes and the operations the Kusumi512 body performs on it.
 ///
@@ -58,13 +94,21 @@ macro_rules! qr {
     };
 }
 
-/// Computes blocks `counter .. counter + N` (counters wrap) and XORs them into `chunk`, exactly `N` blocks.
+/// Computes blocks `counter .. counter + N` (counters wrap) and XORs them into `chunk`, exactly `N` blocks,
+/// running `side`'s steps between the quarter rounds.
 ///
 /// # Safety
 /// The CPU has the instruction set of `V`'s [`Lanes`] implementation.
 #[inline(always)]
-unsafe fn xor_chunk<V: Lanes<N>, const N: usize>(key: &[u32; 16], nonce: &[u32; 3], counter: u64, chunk: &mut [u8]) {
+unsafe fn xor_chunk<V: Lanes<N>, const N: usize, S: Side>(
+    key: &[u32; 16],
+    nonce: &[u32; 3],
+    counter: u64,
+    chunk: &mut [u8],
+    side: &mut S,
+) {
     assert_eq!(chunk.len(), N * BLOCK);
+    const { assert!(N == 8 || N == 16) };
     let mut lo = [0u32; N];
     let mut hi = [0u32; N];
     for i in 0..N {
@@ -93,7 +137,7 @@ unsafe fn xor_chunk<V: Lanes<N>, const N: usize>(key: &[u32; 16], nonce: &[u32; 
             }
         }
         s[21] = ctr_hi;
-        for _ in 0..10 {
+        for pass in 0..10 {
             qr!(s, 0, 4, 8, 12);
             qr!(s, 1, 5, 9, 13);
             qr!(s, 2, 6, 10, 14);
@@ -102,6 +146,9 @@ unsafe fn xor_chunk<V: Lanes<N>, const N: usize>(key: &[u32; 16], nonce: &[u32; 
             qr!(s, 17, 21, 1, 5);
             qr!(s, 18, 22, 2, 6);
             qr!(s, 19, 23, 3, 7);
+            if N == 16 {
+                side.step(2 * pass);
+            }
             qr!(s, 0, 5, 10, 15);
             qr!(s, 1, 6, 11, 12);
             qr!(s, 2, 7, 8, 13);
@@ -111,6 +158,7 @@ unsafe fn xor_chunk<V: Lanes<N>, const N: usize>(key: &[u32; 16], nonce: &[u32; 
             qr!(s, 18, 23, 0, 5);
             qr!(s, 19, 20, 1, 6);
             qr!(s, 19, 24, 0, 5);
+            side.step(if N == 16 { 2 * pass + 1 } else { pass });
         }
         for (j, w) in s.iter_mut().enumerate() {
             let add = match j {
@@ -150,7 +198,7 @@ pub(super) unsafe fn xor_chunks<'a, V: Lanes<N>, const N: usize>(
     let mut chunks = data.chunks_exact_mut(N * BLOCK);
     for chunk in &mut chunks {
         // SAFETY: the CPU has `V`'s instruction set (the caller's contract).
-        unsafe { xor_chunk::<V, N>(key, nonce, ctr, chunk) };
+        unsafe { xor_chunk::<V, N, _>(key, nonce, ctr, chunk, &mut NoSide) };
         ctr = ctr.wrapping_add(N as u64);
     }
     (ctr, chunks.into_remainder())
@@ -177,7 +225,7 @@ pub(super) unsafe fn xor_padded<V: Lanes<N>, const N: usize>(
     let len = tail.len();
     buf[..len].copy_from_slice(tail);
     // SAFETY: the CPU has `V`'s instruction set (the caller's contract).
-    unsafe { xor_chunk::<V, N>(key, nonce, counter, buf) };
+    unsafe { xor_chunk::<V, N, _>(key, nonce, counter, buf, &mut NoSide) };
     let partial = len % BLOCK;
     if partial != 0 {
         // Past `len` the buffer held zeros, so it holds pure keystream there; before it, data XOR keystream,
@@ -191,4 +239,39 @@ pub(super) unsafe fn xor_padded<V: Lanes<N>, const N: usize>(
     tail.copy_from_slice(&buf[..len]);
     crate::ct::wipe(buf);
     partial != 0
+}
+
+/// The AEAD's stitched pass: XORs the keystream of blocks `counter, counter + 1, ...` into the `chunks` whole
+/// `N`-block chunks of `data` that start at byte `lead`, and, while computing chunk `i >= 1`, gives `job` the
+/// `N * BLOCK` bytes of `data` starting at `(i - 1) * N * BLOCK` (all written before: the first `lead` bytes,
+/// already encrypted by the caller, and chunk `i - 1`, less its last `lead` bytes). So the job sees
+/// `data[.. (chunks - 1) * N * BLOCK]` in order; the caller hashes the rest.
+///
+/// # Safety
+/// The CPU has the instruction set of `V`'s [`Lanes`] implementation.
+#[inline(always)]
+pub(super) unsafe fn xor_stitched<V: Lanes<N>, const N: usize, J: Stitch>(
+    key: &[u32; 16],
+    nonce: &[u32; 3],
+    counter: u64,
+    data: &mut [u8],
+    lead: usize,
+    chunks: usize,
+    job: &mut J,
+) {
+    let ch = N * BLOCK;
+    assert!(lead < ch && lead + chunks * ch <= data.len());
+    for i in 0..chunks {
+        let (done, todo) = data.split_at_mut(lead + i * ch);
+        let chunk = &mut todo[..ch];
+        let ctr = counter.wrapping_add((i * N) as u64);
+        if i == 0 {
+            // SAFETY: the CPU has `V`'s instruction set (the caller's contract).
+            unsafe { xor_chunk::<V, N, _>(key, nonce, ctr, chunk, &mut NoSide) };
+        } else {
+            let mut side = Hash { region: &done[(i - 1) * ch..i * ch], job: &mut *job };
+            // SAFETY: as above.
+            unsafe { xor_chunk::<V, N, _>(key, nonce, ctr, chunk, &mut side) };
+        }
+    }
 }

@@ -72,6 +72,19 @@ fn xor_blocks(
     }
 }
 
+/// Bytes per step of a stitched pass's scalar job: five 16-byte Poly1305 blocks. A chunk of 8 blocks (800
+/// bytes) is 10 steps, one after each of the 10 passes of the rounds; a chunk of 16 blocks, 20 steps.
+#[cfg(target_arch = "x86_64")]
+pub(crate) const STITCH_STEP: usize = 80;
+
+/// The scalar work of a stitched pass ([`Kusumi512::xor_stitched`]): the AEAD's Poly1305 over ciphertext
+/// already written, run between the quarter rounds so the integer units hash while the vector units compute.
+#[cfg(target_arch = "x86_64")]
+pub(crate) trait Stitch {
+    /// Takes the next [`STITCH_STEP`] bytes.
+    fn step(&mut self, data: &[u8; STITCH_STEP]);
+}
+
 /// The keystream of the block a bulk pass ended inside. The vector backends compute it anyway (their last batch
 /// covers whole blocks); keeping it saves the next call, which starts inside that block, a single-block
 /// computation on the portable path, the dominant cost of sequential calls of a few KiB.
@@ -160,6 +173,43 @@ impl Kusumi512 {
     #[cfg(feature = "rustcrypto")]
     pub(crate) fn max_position(&self) -> u64 {
         self.pos.max_position()
+    }
+
+    /// The AEAD's one-pass sealing loop: encrypts whole vector chunks (8 blocks on AVX2, 16 on AVX-512) of
+    /// `data[lead..]` from the current position, and hands `job` the bytes written before each chunk's
+    /// predecessor ends (`data[..lead]`, which the caller has encrypted, then the ciphertext) while the next
+    /// chunk's keystream is computed. Returns `(e, h)`: `data[lead..lead + e]` is now encrypted (the position
+    /// moved by `e`) and `job` has taken `data[..h]` (`h` a multiple of [`STITCH_STEP`]); the caller hashes
+    /// `data[h..lead + e]` and goes on after it. `(0, 0)`, changing nothing, on the portable backend, when
+    /// the position is inside a block, or when fewer than two chunks fit (nothing to stitch).
+    #[cfg(target_arch = "x86_64")]
+    pub(crate) fn xor_stitched<J: Stitch>(
+        &mut self,
+        data: &mut [u8],
+        lead: usize,
+        job: &mut J,
+    ) -> Result<(usize, usize)> {
+        let n = match self.backend.get() {
+            Backend::Avx512 => 16,
+            Backend::Avx2 => 8,
+            Backend::Soft => return Ok((0, 0)),
+        };
+        let ch = n * BLOCK;
+        let chunks = data.len().saturating_sub(lead) / ch;
+        if chunks < 2 || lead >= ch {
+            return Ok((0, 0));
+        }
+        let Some(counter) = self.pos.take_aligned(NAME, chunks * ch)? else {
+            return Ok((0, 0));
+        };
+        self.tail.forget();
+        let (key, nonce, backend) = (&self.key, &self.nonce, self.backend);
+        if n == 16 {
+            avx512::xor_stitched(backend, key, nonce, counter, data, lead, chunks, job);
+        } else {
+            avx2::xor_stitched(backend, key, nonce, counter, data, lead, chunks, job);
+        }
+        Ok((chunks * ch, (chunks - 1) * ch))
     }
 
     /// The 100-byte keystream block at an absolute block counter (the AEAD takes its Poly1305 key from block 0).
