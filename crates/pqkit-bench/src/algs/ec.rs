@@ -29,7 +29,7 @@
 
 use super::e;
 use super::ossl_ffi as ossl;
-use super::pq::{AnyKey, Id, Named, SigImpl, sig_check};
+use super::pq::{AnyKey, Id, Named, SigImpl};
 use crate::registry::{Algorithm, Candidate, Check, Op, Report};
 use std::sync::Arc;
 
@@ -506,17 +506,6 @@ pub fn ed25519_impls() -> Vec<Arc<dyn SigImpl>> {
     v
 }
 
-/// `base` with a counter XORed into its first 8 bytes: a different key for every keygen call.
-#[inline]
-fn next_key(base: &[u8; 32], counter: &mut u64) -> [u8; 32] {
-    *counter = counter.wrapping_add(1);
-    let mut k = *base;
-    for (b, c) in k.iter_mut().zip(counter.to_le_bytes()) {
-        *b ^= c;
-    }
-    k
-}
-
 /// The two X25519 operations ("keygen", "derive") from a list of implementations.
 pub fn x25519_algorithms(impls: Vec<Arc<dyn DhImpl>>) -> Vec<Algorithm> {
     let mut algs = Vec::new();
@@ -533,7 +522,7 @@ pub fn x25519_algorithms(impls: Vec<Arc<dyn DhImpl>>) -> Vec<Algorithm> {
                         let base = x25519_private_a();
                         let mut counter = 0u64;
                         Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| {
-                            d.keygen(&next_key(&base, &mut counter), out).map(drop)
+                            d.keygen(&super::pq::next_key(&base, &mut counter), out).map(drop)
                         })
                     }
                     _ => d.derive_op(&x25519_private_a(), &x25519_public_b())?,
@@ -549,36 +538,7 @@ pub fn x25519_algorithms(impls: Vec<Arc<dyn DhImpl>>) -> Vec<Algorithm> {
 /// The three Ed25519 operations ("keygen", "sign", "verify" on a [`MSG_LEN`]-byte message) from a list of
 /// implementations, checked by [`sig_check`].
 pub fn ed25519_algorithms(impls: Vec<Arc<dyn SigImpl>>) -> Vec<Algorithm> {
-    let mut algs = Vec::new();
-    for op in ["keygen", "sign", "verify"] {
-        let list = impls.clone();
-        let check = Check::Custom(Box::new(move || sig_check(&list)));
-        let len = if op == "keygen" { 0 } else { MSG_LEN };
-        let mut alg = Algorithm::public_key("Ed25519", op, len, check).reports(&[Report::A]);
-        for s in &impls {
-            let s2 = s.clone();
-            let setup = move |_size: usize| -> Result<Box<dyn Op>, String> {
-                let s = s2.clone();
-                let msg = crate::harness::input_bytes(MSG_LEN);
-                Ok(match op {
-                    "keygen" => {
-                        let mut counter = 0u64;
-                        Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| {
-                            s.keygen(&next_key(&ED25519_SEED, &mut counter), out).map(drop)
-                        })
-                    }
-                    "sign" => {
-                        let sk = s.keygen(&ED25519_SEED, &mut Vec::new())?;
-                        Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| s.sign(&sk, &msg, out))
-                    }
-                    _ => super::pq::verify_op(s, &ED25519_SEED, msg)?,
-                })
-            };
-            alg = alg.with(Candidate::new(s.name(), s.version(), setup));
-        }
-        algs.push(alg);
-    }
-    algs
+    super::pq::curve_sig_rows("Ed25519", &["keygen", "sign", "verify"], &impls, &[])
 }
 
 /// The family's algorithms: X25519, then Ed25519.

@@ -29,7 +29,7 @@
 use super::e;
 use super::ec::DhImpl;
 use super::ossl_ffi as ossl;
-use super::pq::{AnyKey, Id, Named, SigImpl, sig_check};
+use super::pq::{AnyKey, Id, Named, SigImpl};
 use crate::registry::{Algorithm, Candidate, Check, Op, Report};
 use std::ffi::CStr;
 use std::sync::Arc;
@@ -485,18 +485,6 @@ pub fn p256_dh_impls() -> Vec<Arc<dyn DhImpl>> {
     v
 }
 
-/// `base` with a counter XORed into its last 8 bytes: a different key for every keygen call (the first bytes
-/// stay, so the scalar stays below the order).
-#[inline]
-fn next_key(base: &[u8; 32], counter: &mut u64) -> [u8; 32] {
-    *counter = counter.wrapping_add(1);
-    let mut k = *base;
-    for (b, c) in k[24..].iter_mut().zip(counter.to_le_bytes()) {
-        *b ^= c;
-    }
-    k
-}
-
 /// The ECDSA rows (`"<name> ECDSA"`: keygen, sign, verify) and the ECDH row (`"<name> ECDH"`: derive) of one curve.
 /// `no_keygen` names the implementations without a keygen row.
 pub fn curve_algorithms(
@@ -505,39 +493,7 @@ pub fn curve_algorithms(
     dh: Vec<Arc<dyn DhImpl>>,
     no_keygen: &[&str],
 ) -> Vec<Algorithm> {
-    let mut algs = Vec::new();
-    let sig_name = format!("{name} ECDSA");
-    for op in ["keygen", "sign", "verify"] {
-        let list = sig.clone();
-        let check = Check::Custom(Box::new(move || sig_check(&list)));
-        let len = if op == "keygen" { 0 } else { MSG_LEN };
-        let mut alg = Algorithm::public_key(&sig_name, op, len, check).reports(&[Report::A]);
-        for s in &sig {
-            if op == "keygen" && no_keygen.contains(&s.name()) {
-                continue;
-            }
-            let s2 = s.clone();
-            let setup = move |_size: usize| -> Result<Box<dyn Op>, String> {
-                let s = s2.clone();
-                let msg = crate::harness::input_bytes(MSG_LEN);
-                Ok(match op {
-                    "keygen" => {
-                        let mut counter = 0u64;
-                        Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| {
-                            s.keygen(&next_key(&PRIVATE, &mut counter), out).map(drop)
-                        })
-                    }
-                    "sign" => {
-                        let sk = s.keygen(&PRIVATE, &mut Vec::new())?;
-                        Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| s.sign(&sk, &msg, out))
-                    }
-                    _ => super::pq::verify_op(s, &PRIVATE, msg)?,
-                })
-            };
-            alg = alg.with(Candidate::new(s.name(), s.version(), setup));
-        }
-        algs.push(alg);
-    }
+    let mut algs = super::pq::curve_sig_rows(&format!("{name} ECDSA"), &["keygen", "sign", "verify"], &sig, no_keygen);
     let list = dh.clone();
     let check = Check::Custom(Box::new(move || ecdh_check(&list)));
     let mut alg = Algorithm::public_key(&format!("{name} ECDH"), "derive", 0, check).reports(&[Report::A]);

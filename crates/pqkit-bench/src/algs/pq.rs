@@ -795,6 +795,63 @@ pub(crate) fn verify_op(s: Arc<dyn SigImpl>, seed: &[u8; 32], msg: Vec<u8>) -> R
     }))
 }
 
+/// `base` with a counter XORed into its last 8 bytes: a different key for every keygen call (the first bytes
+/// stay, so an elliptic-curve scalar stays below the group order).
+#[inline]
+pub(crate) fn next_key(base: &[u8; 32], counter: &mut u64) -> [u8; 32] {
+    *counter = counter.wrapping_add(1);
+    let mut k = *base;
+    for (b, c) in k[24..].iter_mut().zip(counter.to_le_bytes()) {
+        *b ^= c;
+    }
+    k
+}
+
+/// The rows `name`/`op` of an elliptic-curve signature scheme for each of `ops` ("keygen", "sign", "verify"):
+/// keygen from a fresh key per call ([`next_key`] of [`DSA_SEED`]), sign and verify under the key of
+/// [`DSA_SEED`] over a fixed [`MSG_LEN`]-byte message; checked by [`sig_check`]. The implementations named in
+/// `no_keygen` get no keygen candidate.
+pub(crate) fn curve_sig_rows(
+    name: &str,
+    ops: &[&'static str],
+    impls: &[Arc<dyn SigImpl>],
+    no_keygen: &[&str],
+) -> Vec<Algorithm> {
+    let mut algs = Vec::new();
+    for &op in ops {
+        let list = impls.to_vec();
+        let check = Check::Custom(Box::new(move || sig_check(&list)));
+        let len = if op == "keygen" { 0 } else { MSG_LEN };
+        let mut alg = Algorithm::public_key(name, op, len, check).reports(&[crate::registry::Report::A]);
+        for s in impls {
+            if op == "keygen" && no_keygen.contains(&s.name()) {
+                continue;
+            }
+            let s2 = s.clone();
+            let setup = move |_size: usize| -> Result<Box<dyn Op>, String> {
+                let s = s2.clone();
+                let msg = crate::harness::input_bytes(MSG_LEN);
+                Ok(match op {
+                    "keygen" => {
+                        let mut counter = 0u64;
+                        Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| {
+                            s.keygen(&next_key(&DSA_SEED, &mut counter), out).map(drop)
+                        })
+                    }
+                    "sign" => {
+                        let sk = s.keygen(&DSA_SEED, &mut Vec::new())?;
+                        Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| s.sign(&sk, &msg, out))
+                    }
+                    _ => verify_op(s, &DSA_SEED, msg)?,
+                })
+            };
+            alg = alg.with(Candidate::new(s.name(), s.version(), setup));
+        }
+        algs.push(alg);
+    }
+    algs
+}
+
 /// Builds the three ML-DSA operations from a list of implementations.
 pub fn sig_algorithms(name: &str, impls: Vec<Arc<dyn SigImpl>>) -> Vec<Algorithm> {
     let mut algs = Vec::new();

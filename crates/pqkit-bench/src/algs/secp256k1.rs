@@ -26,7 +26,7 @@
 //!   from its uncompressed output outside timing. These conversions are a few hundred nanoseconds.
 
 use super::e;
-use super::pq::{AnyKey, DSA_SEED, Id, MSG_LEN, Named, SigImpl, sig_check};
+use super::pq::{AnyKey, DSA_SEED, Id, Named, SigImpl};
 use crate::registry::{Algorithm, Candidate, Check, Op, Report};
 use std::sync::Arc;
 
@@ -505,49 +505,9 @@ pub fn ecdh_impls() -> Vec<Arc<dyn EcdhImpl>> {
     v
 }
 
-/// `base` with a counter XORed into its last 8 bytes: a different key for every keygen call (still below n).
-#[inline]
-fn next_key(base: &[u8; 32], counter: &mut u64) -> [u8; 32] {
-    *counter = counter.wrapping_add(1);
-    let mut k = *base;
-    for (b, c) in k[24..].iter_mut().zip(counter.to_le_bytes()) {
-        *b ^= c;
-    }
-    k
-}
-
 /// Signature rows ("keygen" only for ECDSA: the Schnorr key is the same scalar multiplication).
 fn sig_rows(name: &str, ops: &[&'static str], impls: Vec<Arc<dyn SigImpl>>) -> Vec<Algorithm> {
-    let mut algs = Vec::new();
-    for &op in ops {
-        let list = impls.clone();
-        let check = Check::Custom(Box::new(move || sig_check(&list)));
-        let len = if op == "keygen" { 0 } else { MSG_LEN };
-        let mut alg = Algorithm::public_key(name, op, len, check).reports(&[Report::A]);
-        for s in &impls {
-            let s2 = s.clone();
-            let setup = move |_size: usize| -> Result<Box<dyn Op>, String> {
-                let s = s2.clone();
-                let msg = crate::harness::input_bytes(MSG_LEN);
-                Ok(match op {
-                    "keygen" => {
-                        let mut counter = 0u64;
-                        Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| {
-                            s.keygen(&next_key(&SECRET, &mut counter), out).map(drop)
-                        })
-                    }
-                    "sign" => {
-                        let sk = s.keygen(&SECRET, &mut Vec::new())?;
-                        Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| s.sign(&sk, &msg, out))
-                    }
-                    _ => super::pq::verify_op(s, &SECRET, msg)?,
-                })
-            };
-            alg = alg.with(Candidate::new(s.name(), s.version(), setup));
-        }
-        algs.push(alg);
-    }
-    algs
+    super::pq::curve_sig_rows(name, ops, &impls, &[])
 }
 
 /// The family's algorithms: keygen, ECDH, ECDSA sign/verify, Schnorr sign/verify.
