@@ -302,7 +302,7 @@ fn generate_uses_the_rng() {
 
 #[test]
 fn forcing_an_unavailable_backend_is_an_error() {
-    for b in [Backend::Soft, Backend::Bmi2Adx] {
+    for b in [Backend::Soft, Backend::Bmi2Adx, Backend::Bmi2AdxAvx2] {
         let has = pqkit::cpu::features().has(b.required());
         match b.checked() {
             Ok(c) => {

@@ -53,8 +53,10 @@ pub(crate) struct Completed<F> {
     h: F,
 }
 
-/// A point with Z = 1 cached for addition: (y + x, y − x, 2d·x·y).
+/// A point with Z = 1 cached for addition: (y + x, y − x, 2d·x·y). `repr(C)`: backends may read the
+/// coordinates of a table row as one block of memory, in this order.
 #[derive(Clone, Copy)]
+#[repr(C)]
 pub(crate) struct AffineNiels<F> {
     pub(crate) ypx: F,
     pub(crate) ymx: F,
@@ -131,7 +133,7 @@ impl<F: Field> Point<F> {
     }
 
     /// `self + q`, q with Z = 1.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn add_affine(&self, q: &AffineNiels<F>) -> Completed<F> {
         let a = self.y.sub(&self.x).mul(&q.ymx);
         let b = self.y.add(&self.x).mul(&q.ypx);
@@ -234,7 +236,7 @@ impl<F: Field> Projective<F> {
     const IDENTITY: Projective<F> = Projective { x: F::ZERO, y: F::ONE, z: F::ONE };
 
     /// `2·self` (dbl-2008-hwcd with a = −1).
-    #[inline]
+    #[inline(always)]
     fn double(&self) -> Completed<F> {
         let a = self.x.square();
         let b = self.y.square();
@@ -248,12 +250,12 @@ impl<F: Field> Projective<F> {
 }
 
 impl<F: Field> Completed<F> {
-    #[inline]
+    #[inline(always)]
     pub(crate) fn to_projective(self) -> Projective<F> {
         Projective { x: self.e.mul(&self.f), y: self.g.mul(&self.h), z: self.f.mul(&self.g) }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn to_extended(self) -> Point<F> {
         Point { x: self.e.mul(&self.f), y: self.g.mul(&self.h), z: self.f.mul(&self.g), t: self.e.mul(&self.h) }
     }
@@ -265,6 +267,15 @@ impl<F: Field> ProjNiels<F> {
 
 impl<F: Field> AffineNiels<F> {
     const IDENTITY: AffineNiels<F> = AffineNiels { ypx: F::ONE, ymx: F::ONE, xy2d: F::ZERO };
+
+    /// The point in extended coordinates with Z = 4: (2(y+x − (y−x)), 2(y+x + (y−x)), 4, (2x)·(2y)) =
+    /// 4·(x, y, 1, xy). One multiplication, where adding it to the identity would take seven.
+    #[inline(always)]
+    fn to_extended(self) -> Point<F> {
+        let x2 = self.ypx.sub(&self.ymx); // 2x
+        let y2 = self.ypx.add(&self.ymx); // 2y
+        Point { x: x2.mul_small(2), y: y2.mul_small(2), z: F::ONE.mul_small(4), t: x2.mul(&y2) }
+    }
 
     /// All-zero limbs (not a point): the start of a look-up.
     const ZEROS: AffineNiels<F> = AffineNiels { ypx: F::ZERO, ymx: F::ZERO, xy2d: F::ZERO };
@@ -281,7 +292,7 @@ impl<F: Field> AffineNiels<F> {
 
     /// `−self` where `mask` is all ones.
     #[inline(always)]
-    fn cneg(&mut self, mask: Mask) {
+    pub(crate) fn cneg(&mut self, mask: Mask) {
         F::cswap(&mut self.ypx, &mut self.ymx, mask);
         self.xy2d = F::select(&self.xy2d.neg(), &self.xy2d, mask);
     }
@@ -291,7 +302,7 @@ impl<F: Field> AffineNiels<F> {
 /// mask, into all-zero limbs (exactly one of the identity and the 8 entries has its mask set; independent
 /// ORs, unlike a chain of selections, so the compiler can vectorise them), and the negation is by mask.
 #[inline]
-fn lookup<F: Field>(row: &[AffineNiels<F>; 8], d: i8) -> AffineNiels<F> {
+pub(crate) fn lookup<F: Field>(row: &[AffineNiels<F>; 8], d: i8) -> AffineNiels<F> {
     let d = d as i64;
     let neg = d >> 63; // all ones if d < 0
     let abs = ((d ^ neg) - neg) as u8;
@@ -322,20 +333,44 @@ fn radix16(s: &[u8; 32]) -> [i8; 64] {
     d
 }
 
-/// `s·B` for a secret `s` < 2^255 (little-endian), in constant time.
+/// `s·B` for a secret `s` < 2^255 (little-endian), in constant time, with the portable [`lookup`].
+#[inline]
 pub(crate) fn mul_base<F: CurveField>(s: &[u8; 32]) -> Point<F> {
+    mul_base_with(s, lookup::<F>)
+}
+
+/// `s·B` as [`mul_base`], with `lookup` choosing each table entry: a backend passes its own, which must
+/// return what [`lookup`] returns for every row and digit in \[−8, 8\], in constant time (tested per backend).
+#[inline]
+pub(crate) fn mul_base_with<F: CurveField, L>(s: &[u8; 32], lookup: L) -> Point<F>
+where
+    L: Fn(&[AffineNiels<F>; 8], i8) -> AffineNiels<F>,
+{
     debug_assert!(s[31] < 0x80);
     let mut digits = radix16(s);
     let table = F::base_table();
-    let mut acc = Point::IDENTITY;
-    for i in (1..64).step_by(2) {
-        acc = acc.add_affine(&lookup(&table[i / 2], digits[i])).to_extended();
+    // Each entry is looked up one addition ahead (software pipelining): the look-up's loads do not depend
+    // on the accumulator, so they run while the previous addition's products do.
+    // The first entry becomes the accumulator directly (no addition to the identity).
+    let mut acc = lookup(&table[0], digits[1]).to_extended();
+    let mut next = lookup(&table[1], digits[3]);
+    for i in (3..63).step_by(2) {
+        let cur = next;
+        next = lookup(&table[(i + 2) / 2], digits[i + 2]);
+        acc = acc.add_affine(&cur).to_extended();
     }
+    // The last addition before the doublings needs no T (a doubling reads X, Y, Z only).
+    let cur = next;
+    next = lookup(&table[0], digits[0]);
+    let acc = acc.add_affine(&cur).to_projective();
     let acc16 = acc.double().to_projective().double().to_projective().double().to_projective().double();
-    acc = acc16.to_extended();
-    for i in (0..64).step_by(2) {
-        acc = acc.add_affine(&lookup(&table[i / 2], digits[i])).to_extended();
+    let mut acc = acc16.to_extended();
+    for i in (0..62).step_by(2) {
+        let cur = next;
+        next = lookup(&table[(i + 2) / 2], digits[i + 2]);
+        acc = acc.add_affine(&cur).to_extended();
     }
+    acc = acc.add_affine(&next).to_extended();
     crate::ct::wipe(&mut digits);
     acc
 }

@@ -35,6 +35,9 @@ crate::dispatch::backends! {
         /// `adcx`/`adox` (`asm!`), for the Edwards operations; X25519's ladder runs each whole step as
         /// one `asm!` block over a state in memory.
         Bmi2Adx: [BMI2, ADX],
+        /// `Bmi2Adx` with the fixed-base table look-ups (key generation, signing) in AVX2: each entry read
+        /// as three 256-bit words and kept by a vector mask.
+        Bmi2AdxAvx2: [BMI2, ADX, AVX2],
     }
 }
 
@@ -52,10 +55,10 @@ macro_rules! with_field {
         match $backend.get() {
             Backend::Soft => generic::$f::<Fe51>($($arg),*),
             #[cfg(target_arch = "x86_64")]
-            Backend::Bmi2Adx => x86_64::$f($backend, $($arg),*),
+            Backend::Bmi2Adx | Backend::Bmi2AdxAvx2 => x86_64::$f($backend, $($arg),*),
             // Never checked off x86_64 (no CPU there reports BMI2 and ADX).
             #[cfg(not(target_arch = "x86_64"))]
-            Backend::Bmi2Adx => generic::$f::<Fe51>($($arg),*),
+            Backend::Bmi2Adx | Backend::Bmi2AdxAvx2 => generic::$f::<Fe51>($($arg),*),
         }
     };
 }
@@ -134,7 +137,12 @@ mod generic {
     }
 
     pub(super) fn mul_base_affine<F: CurveField>(s: &[u8; 32]) -> ([u8; 32], Affine) {
-        let (x, y) = edwards::mul_base::<F>(s).to_affine();
+        encode_affine(edwards::mul_base::<F>(s))
+    }
+
+    /// The encoding and affine coordinates of `p`.
+    pub(super) fn encode_affine<F: CurveField>(p: Point<F>) -> ([u8; 32], Affine) {
+        let (x, y) = p.to_affine();
         let (x, y) = (x.to_bytes(), y.to_bytes());
         let mut enc = y;
         enc[31] |= (x[0] & 1) << 7;

@@ -33,7 +33,7 @@
 //! `asm!` blocks only ever run on a CPU that has both.
 #![allow(unsafe_code)]
 
-use super::edwards::{AffineNiels, CurveField};
+use super::edwards::{self, AffineNiels, CurveField, Point};
 use super::edwards::{BASE_ODD as BASE_ODD_FE51, BASE_TABLE as BASE_TABLE_FE51};
 use super::field::{Fe51, Field, Mask};
 use super::scalar::Scalar;
@@ -42,7 +42,9 @@ use crate::dispatch::Checked;
 use core::arch::asm;
 
 /// A field element for the BMI2/ADX backend: four little-endian 64-bit limbs, value below 2^256.
+/// `repr(transparent)`: 32 bytes, the limbs in order (the AVX2 look-up reads table rows as memory).
 #[derive(Clone, Copy)]
+#[repr(transparent)]
 struct Fe64([u64; 4]);
 
 impl Fe64 {
@@ -862,10 +864,95 @@ pub(super) fn x25519(backend: Checked<Backend>, k: &[u8; 32], u: &[u8; 32]) -> [
     ladder_asm(k, u)
 }
 
+// ---- The fixed-base look-up in AVX2 ------------------------------------------------------------------
+
+/// [`edwards::lookup`] in AVX2: the entry `d·row[0]` for a digit d in \[−8, 8\]. Every one of the 8 entries
+/// is read as three 256-bit words (y + x, y − x, 2dxy: the `repr(C)` layout of `AffineNiels<Fe64>`, 96
+/// bytes, rows of 8 at a stride of 96) and ANDed with a vector mask from a vector comparison of |d| with a
+/// counter, the results ORed into the identity (1, 1, 0) masked by |d| = 0; the negation for d < 0 is by
+/// mask (`AffineNiels::cneg`). Constant time: the addresses read, the instructions run and the loop count
+/// do not depend on d.
+///
+/// # Safety
+/// The CPU must have AVX2 (callers hold a `Checked<Backend>` covering `Bmi2AdxAvx2`).
+#[target_feature(enable = "avx2")]
+unsafe fn lookup_avx2(row: &[AffineNiels<Fe64>; 8], d: i8) -> AffineNiels<Fe64> {
+    const _: () = assert!(core::mem::size_of::<[AffineNiels<Fe64>; 8]>() == 8 * 96);
+    let d = d as i64;
+    let neg = d >> 63; // all ones if d < 0
+    let abs = (d ^ neg) - neg;
+    let mut r = AffineNiels { ypx: Fe64::ZERO, ymx: Fe64::ZERO, xy2d: Fe64::ZERO };
+    // SAFETY: AVX2 is present (the caller's contract). The block reads the 768 bytes of `row` (a valid
+    // reference; 8 entries of 96 bytes, `repr(C)` of three `repr(transparent)` 32-byte elements), writes the
+    // 96 bytes of the local `r` (same layout), declares every register it changes (clobber_abi("C") covers
+    // the vector registers, whose upper halves vzeroupper clears), and does not use the stack.
+    unsafe {
+        asm!(
+            "vmovq xmm3, {abs}",
+            "vpbroadcastq ymm3, xmm3",      // |d| in every lane
+            "vpxor xmm4, xmm4, xmm4",       // the counter j
+            "vpcmpeqq ymm5, ymm5, ymm5",    // −1 in every lane
+            "vpcmpeqq ymm6, ymm3, ymm4",    // |d| = 0
+            "vpsrlq ymm7, ymm6, 63",        // 1 in every lane where |d| = 0
+            "vpblendd ymm0, ymm4, ymm7, 3", // (1, 0, 0, 0) where |d| = 0: y + x = y − x = 1
+            "vmovdqa ymm1, ymm0",
+            "vpxor xmm2, xmm2, xmm2",       // 2dxy = 0
+            "mov ecx, 8",
+            "2:",
+            "vpsubq ymm4, ymm4, ymm5",      // j += 1
+            "vpcmpeqq ymm6, ymm3, ymm4",    // |d| = j
+            "vpand ymm8, ymm6, [rsi]",
+            "vpand ymm9, ymm6, [rsi + 32]",
+            "vpand ymm10, ymm6, [rsi + 64]",
+            "vpor ymm0, ymm0, ymm8",
+            "vpor ymm1, ymm1, ymm9",
+            "vpor ymm2, ymm2, ymm10",
+            "add rsi, 96",
+            "dec ecx",
+            "jnz 2b",
+            "vmovdqu [rdi], ymm0",
+            "vmovdqu [rdi + 32], ymm1",
+            "vmovdqu [rdi + 64], ymm2",
+            "vzeroupper",
+            abs = in(reg) abs,
+            inout("rsi") row.as_ptr() => _,
+            in("rdi") &mut r as *mut AffineNiels<Fe64>,
+            clobber_abi("C"),
+            options(nostack),
+        );
+    }
+    r.cneg(super::field::mask_from_bit(neg as u64 & 1));
+    r
+}
+
+/// `s·B` over [`Fe64`], with the AVX2 look-up when `backend` covers `Bmi2AdxAvx2`.
+fn mul_base(backend: Checked<Backend>, s: &[u8; 32]) -> Point<Fe64> {
+    // The proof that mulx/adcx/adox may run: every asm! block above relies on it.
+    assert!(backend.covers(Backend::Bmi2Adx));
+    if backend.covers(Backend::Bmi2AdxAvx2) {
+        // SAFETY: the backend covers Bmi2AdxAvx2, so the CPU has AVX2 (the one dispatch mechanism).
+        edwards::mul_base_with(s, |row, d| unsafe { lookup_avx2(row, d) })
+    } else {
+        edwards::mul_base::<Fe64>(s)
+    }
+}
+
+/// X25519(k, 9) through the fixed-base Edwards multiplication (see the generic function).
+pub(super) fn x25519_base(backend: Checked<Backend>, k: &[u8; 32]) -> [u8; 32] {
+    mul_base(backend, k).to_montgomery_u()
+}
+
+/// The encoding of `s·B` (see the generic function).
+pub(super) fn mul_base_compressed(backend: Checked<Backend>, s: &[u8; 32]) -> [u8; 32] {
+    mul_base(backend, s).compress()
+}
+
+/// `s·B`: its encoding and affine coordinates (see the generic function).
+pub(super) fn mul_base_affine(backend: Checked<Backend>, s: &[u8; 32]) -> ([u8; 32], Affine) {
+    generic::encode_affine(mul_base(backend, s))
+}
+
 entry! {
-    x25519_base(k: &[u8; 32]) -> [u8; 32];
-    mul_base_compressed(s: &[u8; 32]) -> [u8; 32];
-    mul_base_affine(s: &[u8; 32]) -> ([u8; 32], Affine);
     decode(b: &[u8; 32], reject_small_order: bool) -> Result<Affine, &'static str>;
     verify_cofactored(a: &Affine, r: &Affine, k: &Scalar, s: &Scalar) -> bool;
     batch_equation(b: &Scalar, terms: &[(Affine, Scalar, Affine, Scalar)]) -> bool;
@@ -917,6 +1004,62 @@ mod tests {
             let want = generic::x25519::<Fe51>(&k, &u);
             assert_eq!(ladder_asm(&k, &u), want, "asm ladder, case {i}");
             assert_eq!(generic::x25519::<Fe64>(&k, &u), want, "generic Fe64 ladder, case {i}");
+        }
+    }
+
+    /// The AVX2 look-up returns what the portable one does, for every row of the table and every digit
+    /// in [−8, 8], and the fixed-base multiplications with either agree with Fe51's on edge and random
+    /// scalars (0, 1, L − 1, L, 2^255 − 1, carry patterns of the signed digits).
+    #[test]
+    fn avx2_lookup_matches_portable() {
+        let Ok(backend) = Backend::Bmi2AdxAvx2.checked() else {
+            assert!(!crate::cpu::features().has(Backend::Bmi2AdxAvx2.required()));
+            return;
+        };
+        assert!(backend.covers(Backend::Bmi2AdxAvx2));
+        for row in BASE_TABLE.iter() {
+            for d in -8i8..=8 {
+                // SAFETY: the backend covers Bmi2AdxAvx2, so the CPU has AVX2.
+                let v = unsafe { lookup_avx2(row, d) };
+                let w = edwards::lookup(row, d);
+                assert_eq!((v.ypx.0, v.ymx.0, v.xy2d.0), (w.ypx.0, w.ymx.0, w.xy2d.0), "digit {d}");
+            }
+        }
+        let mut rng = Xs(0x6464_0005);
+        let l = super::super::scalar::L_BYTES;
+        let mut l_minus_1 = l;
+        l_minus_1[0] -= 1;
+        let mut top = [0xffu8; 32];
+        top[31] = 0x7f;
+        let mut eights = [0x88u8; 32];
+        eights[31] = 0x08;
+        let mut scalars: Vec<[u8; 32]> = std::vec![
+            [0; 32],
+            {
+                let mut o = [0; 32];
+                o[0] = 1;
+                o
+            },
+            l,
+            l_minus_1,
+            top,
+            eights,
+            [0x77; 32]
+        ];
+        for _ in 0..60 {
+            let mut s = rng.bytes();
+            s[31] &= 0x7f;
+            scalars.push(s);
+        }
+        let soft = Backend::Soft.checked().unwrap();
+        let plain = Backend::Bmi2Adx.checked().unwrap();
+        let flat = |(e, a): ([u8; 32], Affine)| (e, a.x, a.y);
+        for s in &scalars {
+            let want = flat(generic::mul_base_affine::<Fe51>(s));
+            assert_eq!(flat(mul_base_affine(backend, s)), want);
+            assert_eq!(flat(mul_base_affine(plain, s)), want);
+            assert_eq!(mul_base_compressed(backend, s), super::super::mul_base_compressed(soft, s));
+            assert_eq!(x25519_base(backend, s), generic::x25519_base::<Fe51>(s));
         }
     }
 
