@@ -1613,8 +1613,8 @@ impl Publisher {
     /// drops, `Fail` refuses and [`Error::QueueFull`] is returned after the whole batch reached every other
     /// subscriber (its `full` counts refused deliveries).
     ///
-    /// Sealed mode: every message is still sealed, authenticated by the broker and re-sealed for each
-    /// subscriber on its own (the security of section 3 of docs/bus.md is per message), so this is
+    /// Sealed mode: every message is still checked by the broker and sealed for each subscriber on its own
+    /// (the security of section 3 of docs/bus.md is per message), so this is
     /// [`publish`](Self::publish) in a loop with the same `Fail` accounting; any other error stops it, the
     /// messages before it having been published. A payload over 1 MiB fails the whole batch before anything
     /// is published, in both modes.
