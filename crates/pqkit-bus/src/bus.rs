@@ -513,11 +513,37 @@ impl Inner {
                 k.windows.resize(stream + 1, Window::default());
             }
             k.windows[stream].commit(m.seq);
-            k.count += 1;
-            let due = k.count >= self.rotate_msgs || (k.count & 1023 == 0 && k.started.elapsed() >= self.rotate_age);
-            rotate_from = due.then_some(k.epoch);
-            // In sealed mode every writer of `published` holds this lock: a plain store, no read-modify-write.
-            slot.published.store(slot.published.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+            rotate_from = self.count_sent(slot, k);
+        }
+        if let Some(e) = rotate_from {
+            self.rotate_topic(&slot.topic, e);
+        }
+        Ok(())
+    }
+
+    /// Counts one message against the sender key `k` of `slot` (called with `slot.keys` held); returns the epoch
+    /// to rotate from when the count or the age is due.
+    #[inline]
+    fn count_sent(&self, slot: &SenderSlot, k: &mut SlotKey) -> Option<u32> {
+        k.count += 1;
+        let due = k.count >= self.rotate_msgs || (k.count & 1023 == 0 && k.started.elapsed() >= self.rotate_age);
+        // In sealed mode every writer of `published` holds `slot.keys`: a plain store, no read-modify-write.
+        slot.published.store(slot.published.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        due.then_some(k.epoch)
+    }
+
+    /// Broker side of a local sealed publish (a method call on the agent's handle, docs/bus.md §3 "Local
+    /// publishes"): no envelope to open; the sender's grant for `epoch` must still be held (current or previous
+    /// epoch, else `Expired` / `UnknownKey`), and the message counts towards rotation.
+    fn accept_local(&self, slot: &SenderSlot, epoch: u32) -> Result<()> {
+        let rotate_from;
+        {
+            let mut keys = lock(&slot.keys);
+            let oldest = keys.first().map(|k| k.epoch).ok_or(Error::UnknownKey)?;
+            let Some(k) = keys.iter_mut().find(|k| k.epoch == epoch) else {
+                return Err(if epoch < oldest { Error::Expired { epoch } } else { Error::UnknownKey });
+            };
+            rotate_from = self.count_sent(slot, k);
         }
         if let Some(e) = rotate_from {
             self.rotate_topic(&slot.topic, e);
@@ -1427,14 +1453,9 @@ impl Publisher {
         if let Some(r) = reply_to {
             validate_subject(r)?;
         }
-        let inner = &self.agent.inner;
-        let (kind, epoch, seq) = if inner.sealed {
-            let cur = self.slot.topic.epoch.load(Ordering::Acquire);
-            if self.key.as_ref().is_none_or(|k| k.key.epoch != cur) {
-                self.key = None;
-                self.key = Some(Stream::take(self.agent.send_key(&self.slot.topic)?, &self.topic)?);
-            }
-            let Some(k) = self.key.as_mut() else { return Err(Error::UnknownKey) };
+        let sealed = self.agent.inner.sealed;
+        let (kind, epoch, seq) = if sealed {
+            let k = self.current_key()?;
             (Kind::Publish, k.key.epoch, k.seq()?)
         } else {
             (Kind::Plain, 0, 0)
@@ -1454,7 +1475,7 @@ impl Publisher {
         h.append(&mut self.buf);
         self.buf.extend_from_slice(payload);
         if let Some(k) = &self.key
-            && inner.sealed
+            && sealed
         {
             let (aad, body) = self.buf.split_at_mut(hl);
             let tag = k.key.aead.seal_in_place_detached(&envelope::nonce(kind, priority, seq), aad, body)?;
@@ -1463,7 +1484,42 @@ impl Publisher {
         Ok(hl)
     }
 
-    /// Broker side of a local publish: authenticates the envelope in `self.buf`, refreshes the routing cache.
+    /// The sender key stream of the topic's current epoch (a new grant, policy-checked by the broker, when the
+    /// epoch moved).
+    #[inline]
+    fn current_key(&mut self) -> Result<&mut Stream> {
+        let cur = self.slot.topic.epoch.load(Ordering::Acquire);
+        if self.key.as_ref().is_none_or(|k| k.key.epoch != cur) {
+            self.key = None;
+            self.key = Some(Stream::take(self.agent.send_key(&self.slot.topic)?, &self.topic)?);
+        }
+        self.key.as_mut().ok_or(Error::UnknownKey)
+    }
+
+    /// Sealed mode, local publish: checks the payload and reply-to, holds the current grant, counts the message
+    /// at the broker (rotation) and refreshes the routing cache. No publish envelope is built (docs/bus.md §3,
+    /// "Local publishes"): the deliver leg seals for each subscriber.
+    #[inline]
+    fn local_accept(&mut self, payload: &[u8], reply_to: Option<&str>) -> Result<()> {
+        if payload.len() > MAX_PAYLOAD {
+            return Err(Error::PayloadTooLarge { len: payload.len() });
+        }
+        if let Some(r) = reply_to {
+            validate_subject(r)?;
+        }
+        let epoch = self.current_key()?.key.epoch;
+        let inner = &self.agent.inner;
+        inner.counted(inner.accept_local(&self.slot, epoch))?;
+        let g = inner.gen_.load(Ordering::Acquire);
+        if g != self.route_gen {
+            self.route = inner.matching(&self.topic);
+            self.route_gen = g;
+        }
+        Ok(())
+    }
+
+    /// Broker side of an envelope built by [`build`](Self::build): authenticates it in `self.buf`, refreshes the
+    /// routing cache.
     /// Returns the plaintext range.
     #[inline]
     fn broker_accept(&mut self, hl: usize, priority: Priority, reply_len: usize) -> Result<std::ops::Range<usize>> {
@@ -1541,10 +1597,9 @@ impl Publisher {
             let out = Outgoing { priority, route: &route, payload };
             return inner.route(&self.route, &out);
         }
-        let hl = self.build(payload, priority, reply_to)?;
-        let r = self.broker_accept(hl, priority, reply_to.map_or(0, str::len))?;
+        self.local_accept(payload, reply_to)?;
         let route = self.route_for(reply_to);
-        let out = Outgoing { priority, route: &route, payload: &self.buf[r] };
+        let out = Outgoing { priority, route: &route, payload };
         self.agent.inner.route(&self.route, &out)
     }
 
@@ -1558,8 +1613,8 @@ impl Publisher {
     /// drops, `Fail` refuses and [`Error::QueueFull`] is returned after the whole batch reached every other
     /// subscriber (its `full` counts refused deliveries).
     ///
-    /// Sealed mode: every message is still sealed, authenticated by the broker and re-sealed for each
-    /// subscriber on its own (the security of section 3 of docs/bus.md is per message), so this is
+    /// Sealed mode: every message is still checked by the broker and sealed for each subscriber on its own
+    /// (the security of section 3 of docs/bus.md is per message), so this is
     /// [`publish`](Self::publish) in a loop with the same `Fail` accounting; any other error stops it, the
     /// messages before it having been published. A payload over 1 MiB fails the whole batch before anything
     /// is published, in both modes.
@@ -1596,9 +1651,13 @@ impl Publisher {
 
     /// Async publish: waits on full `Block` subscribers without blocking the thread.
     pub async fn publish_async(&mut self, payload: &[u8], priority: Priority) -> Result<usize> {
-        let hl = self.build(payload, priority, None)?;
-        let r = self.broker_accept(hl, priority, 0)?;
-        let out = Outgoing { priority, route: &self.plain_route, payload: &self.buf[r] };
+        if self.agent.inner.sealed {
+            self.local_accept(payload, None)?;
+        } else {
+            let hl = self.build(payload, priority, None)?;
+            self.broker_accept(hl, priority, 0)?;
+        }
+        let out = Outgoing { priority, route: &self.plain_route, payload };
         let route = self.route.clone();
         self.agent.inner.route_async(&route, &out).await
     }

@@ -554,28 +554,70 @@ async fn async_publish_waits_on_block() {
 
 #[test]
 fn two_producers_same_agent_never_reuse_a_nonce() {
-    // Two publisher handles of one agent on one topic share the sequence counter: all 2000 messages verify
-    // (a repeated nonce would be caught as a replay by the broker's window).
+    // Two publisher handles of one agent on one topic seal on the wire path (the one that draws sequence
+    // numbers: local publishes build no envelope) concurrently, each interleaving local publishes: all 2000
+    // envelopes verify (a repeated nonce would be caught as a replay by the broker's window), and the 2000
+    // local publishes arrive too.
     let bus = open_bus();
     let a = bus.connect(alice()).unwrap();
     let mut sub = a.subscribe("mt").unwrap();
     let hs: Vec<_> = (0..2)
         .map(|_| {
             let mut p = a.publisher("mt").unwrap();
+            let bus = bus.clone();
             std::thread::spawn(move || {
+                let mut seqs = Vec::new();
                 for i in 0..1000u32 {
+                    let env = p.seal(&i.to_le_bytes(), Priority::Normal, None).unwrap();
+                    seqs.push(seq_of(&env));
+                    assert_eq!(bus.ingest(&env), Ok(1));
                     p.publish(&i.to_le_bytes(), Priority::Normal).unwrap();
                 }
+                seqs
             })
         })
         .collect();
-    for h in hs {
-        h.join().unwrap();
-    }
+    let mut seqs: Vec<u64> = hs.into_iter().flat_map(|h| h.join().unwrap()).collect();
+    seqs.sort_unstable();
+    seqs.dedup();
+    assert_eq!(seqs.len(), 2000, "no sequence number (nonce) was used twice");
     let mut v = Vec::new();
     while sub.recv_batch(&mut v, 4096).unwrap() > 0 {}
-    assert_eq!(v.len(), 2000);
+    assert_eq!(v.len(), 4000);
     assert_eq!(bus.metrics().rejected(), 0);
+}
+
+#[test]
+fn local_sealed_publish_needs_the_grant_and_is_delivered_sealed() {
+    // A local publish builds no publish envelope (docs/bus.md §3, "Local publishes"), but the deliver leg is
+    // sealed: the subscriber's wire form carries a tag under its delivery key, and a member's own local
+    // publishes are delivered under its own name only.
+    let bus = open_bus();
+    let a = bus.connect(alice()).unwrap();
+    let m = bus.connect(mallory()).unwrap();
+    let b = bus.connect(bob()).unwrap();
+    let mut sub = b.subscribe("loc").unwrap();
+    let mut pa = a.publisher("loc").unwrap();
+    let mut pm = m.publisher("loc").unwrap();
+    pa.publish(b"from alice", Priority::High).unwrap();
+    let env = sub.take_envelope().unwrap().expect("a delivery envelope");
+    assert_eq!(env[1], 2, "deliver kind: sealed under the delivery key");
+    assert_eq!(&env[16..32], &a.id().0);
+    assert!(!env.windows(10).any(|w| w == b"from alice"), "the payload is encrypted on the deliver leg");
+    sub.inject(&env).unwrap();
+    pm.publish(b"from mallory", Priority::High).unwrap();
+    let got = sub.recv().unwrap();
+    assert_eq!((got.sender(), got.payload()), (a.id(), &b"from alice"[..]));
+    assert_eq!(sub.recv().unwrap().sender(), m.id());
+    // Delivery envelopes of a local publish are still checked: a flipped tag byte is dropped and counted.
+    pa.publish(b"again", Priority::Low).unwrap();
+    let mut env = sub.take_envelope().unwrap().unwrap();
+    let last = env.len() - 1;
+    env[last] ^= 1;
+    sub.inject(&env).unwrap();
+    assert!(sub.try_recv().unwrap().is_none());
+    assert_eq!(bus.metrics().rejected_auth, 1);
+    // (Local publishes the policy forbids: `policy_refuses_connect_publish_subscribe`.)
 }
 
 mod fuzz {

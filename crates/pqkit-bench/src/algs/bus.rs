@@ -5,8 +5,9 @@
 //! Operations (the names of Krait-Core's table; one "operation" of the harness is the whole workload):
 //! - `send_10k-plain` / `send_10k-sealed`: 10,000 messages of 64 B published on one subject and all received
 //!   by one subscriber: every message is published (peers: sent), then all are drained (pqkit: `recv_batch`;
-//!   peers: `try_recv` until empty) on the same thread. Sealed: publisher seal + broker open + broker re-seal
-//!   under the subscriber's pairwise key + subscriber open, AES-256-GCM (docs/bus.md §3).
+//!   peers: `try_recv` until empty) on the same thread. Sealed: the broker seals under the subscriber's pairwise
+//!   delivery key and the subscriber opens, AES-256-GCM; the local publish itself is a method call on the agent's
+//!   authenticated handle and builds no publish envelope (docs/bus.md §3, "Local publishes").
 //! - `send_10k-plain-batch`: as `send_10k-plain`, but pqkit publishes through `Publisher::publish_batch` in
 //!   batches of 100 (one queue lock per batch); the peers send one by one as in `send_10k` (they have no batch
 //!   send).

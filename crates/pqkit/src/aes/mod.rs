@@ -16,7 +16,9 @@
 //!   previous 16 blocks, one reduction per 16 blocks; short messages hash AAD, data and lengths with one
 //!   reduction.
 //! - [`Backend::Vaes`]: VAES and VPCLMULQDQ on AVX-512: 16 blocks (4 zmm registers) per iteration, counters kept
-//!   in registers, one GHASH reduction per 16 blocks (precomputed H^1..H^16).
+//!   in registers, one GHASH reduction per 16 blocks (precomputed H^1..H^16); short messages (under 256 bytes,
+//!   with associated data, message and lengths block fitting in 16 blocks) hash all of it with one reduction,
+//!   each block multiplied by its own power of H, and run E(K, J0) beside the counter blocks' rounds.
 //!
 //! Round keys are expanded once by portable constant-time code and shared by every backend.
 //!

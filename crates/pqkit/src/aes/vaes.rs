@@ -304,6 +304,14 @@ struct Bulk {
     k: [__m512i; 15],
 }
 
+/// Unreduced GHASH sums of Karatsuba products: low, high and middle terms, four lanes each.
+#[derive(Clone, Copy)]
+struct Sums {
+    lo: __m512i,
+    hi: __m512i,
+    mid: __m512i,
+}
+
 tf! {
 #[inline]
 fn bswap(x: __m512i) -> __m512i {
@@ -489,22 +497,152 @@ fn gcm_full<const NR: usize, const SEAL: bool>(
     // SAFETY: `j0` is 16 bytes.
     let j = unsafe { _mm_loadu_si128(j0.as_ptr().cast()) };
     let c0 = _mm_add_epi32(_mm_shuffle_epi8(j, rev), _mm_set_epi32(0, 0, 0, 1));
+    let len = buf.len();
+    let (src, dst) = buf.ptrs();
+    let lens = _mm_set_epi64x((aad.len() as u64 * 8) as i64, (len as u64 * 8) as i64);
+    if len < 256 && aad.len().div_ceil(16) + len.div_ceil(16) < 16 {
+        // SAFETY: `InOut::ptrs` gives an input readable and an output writable for `len` bytes, equal or
+        // disjoint; `len < 256` and the blocks fit in one aggregated GHASH, as `short` requires.
+        let (y, ek) = unsafe { short::<NR, SEAL>(&k, htab, j, c0, aad, src, dst, len, lens) };
+        let tag = _mm_xor_si128(_mm_shuffle_epi8(y, rev), ek);
+        let mut out = [0u8; 16];
+        // SAFETY: `out` is 16 writable bytes.
+        unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), tag) };
+        return out;
+    }
     let mut y = _mm_setzero_si128();
     if !aad.is_empty() {
         y = ghash_data(&h, htab, y, aad);
     }
     let ek;
-    let len = buf.len();
-    let (src, dst) = buf.ptrs();
     // SAFETY: `InOut::ptrs` gives an input readable and an output writable for `len` bytes, equal or disjoint.
     (y, ek) = unsafe { gcm_core::<NR, SEAL>(&k, &h, htab, j, c0, y, src, dst, len) };
-    let lens = _mm_set_epi64x((aad.len() as u64 * 8) as i64, (len as u64 * 8) as i64);
     y = aesni::ghash_n(htab, y, &[lens], 1);
     let tag = _mm_xor_si128(_mm_shuffle_epi8(y, rev), ek);
     let mut out = [0u8; 16];
     // SAFETY: `out` is 16 writable bytes.
     unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), tag) };
     out
+}
+
+/// Adds block `i` (0..`n`) of `x` (byte-reversed, four per register) times `htab.h[idx + i]` to the sums, unreduced.
+/// Lanes at or past `n` get a zero power (masked loads), so whatever they hold adds nothing. `idx + n <= 16`.
+#[inline]
+fn acc_blocks(s: &mut Sums, htab: &HTable, x: &[__m512i; 4], n: usize, idx: usize) {
+    debug_assert!(idx + n <= 16);
+    for j in 0..n.div_ceil(4) {
+        let lanes = (n - 4 * j).min(4);
+        let m: __mmask8 = ((1u32 << (2 * lanes)) - 1) as u8;
+        // SAFETY: lane l of register j reads entry idx + 4j + l; the mask enables only l < lanes, whose entries
+        // are below idx + n <= 16, inside `htab.h` and `htab.k`.
+        let (h, hk) = unsafe {
+            (
+                _mm512_maskz_loadu_epi64(m, htab.h.as_ptr().add(idx + 4 * j).cast()),
+                _mm512_maskz_loadu_epi64(m, htab.k.as_ptr().add(idx + 4 * j).cast()),
+            )
+        };
+        s.lo = _mm512_xor_si512(s.lo, _mm512_clmulepi64_epi128(x[j], h, 0x00));
+        s.hi = _mm512_xor_si512(s.hi, _mm512_clmulepi64_epi128(x[j], h, 0x11));
+        let xk = _mm512_xor_si512(x[j], _mm512_shuffle_epi32(x[j], _MM_PERM_BADC));
+        s.mid = _mm512_xor_si512(s.mid, _mm512_clmulepi64_epi128(xk, hk, 0x00));
+    }
+}
+
+/// Short messages (`len < 256`, with a + n + 1 <= 16 for a blocks of associated data and n of message): the
+/// whole GHASH under ONE reduction. Block i of the m = a + n + 1 blocks (associated data, ciphertext, lengths)
+/// is multiplied by its own power H^(m - i), the products are summed unreduced and reduced once, which is
+/// GHASH's Horner evaluation rearranged. The message's counter blocks go through the rounds together (only
+/// the registers the message needs), and E(K, J0) runs beside them on one block. Returns (GHASH, E(K, J0)).
+///
+/// # Safety
+/// `src` must be valid for reading and `dst` for writing `len` bytes; they are equal or do not overlap.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+unsafe fn short<const NR: usize, const SEAL: bool>(
+    k: &[__m512i; 15],
+    htab: &HTable,
+    j: __m128i,
+    c0: __m128i,
+    aad: &[u8],
+    src: *const u8,
+    dst: *mut u8,
+    len: usize,
+    lens: __m128i,
+) -> (__m128i, __m128i) {
+    let ab = aad.len().div_ceil(16);
+    let nb = len.div_ceil(16);
+    debug_assert!(len < 256 && ab + nb < 16);
+    let base_idx = 15 - ab - nb;
+    let mut ek = _mm_xor_si128(j, _mm512_castsi512_si128(k[0]));
+    let mut s = Sums { lo: _mm512_setzero_si512(), hi: _mm512_setzero_si512(), mid: _mm512_setzero_si512() };
+    if ab > 0 {
+        // SAFETY: `aad` is readable for its length, below 256 bytes here.
+        let x = unsafe { load_tail(aad.as_ptr(), aad.len()) }.map(|v| bswap(v));
+        acc_blocks(&mut s, htab, &x, ab, base_idx);
+    }
+    if nb > 0 {
+        // SAFETY: the caller guarantees `len` readable bytes at `src`.
+        let inp = unsafe { load_tail(src, len) };
+        if !SEAL {
+            acc_blocks(&mut s, htab, &inp.map(|v| bswap(v)), nb, base_idx + ab);
+        }
+        let base = _mm512_add_epi32(_mm512_broadcast_i32x4(c0), _mm512_set_epi32(0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0));
+        let four = _mm512_broadcast_i32x4(_mm_set_epi32(0, 0, 0, 4));
+        let sixteen = _mm512_broadcast_i32x4(_mm_set_epi32(0, 0, 0, 16));
+        let mut b = counters(base, four, sixteen);
+        // Only as many registers as the message needs go through the rounds, E(K, J0) beside them.
+        macro_rules! rounds {
+            ($n:literal) => {{
+                for x in b[..$n].iter_mut() {
+                    *x = _mm512_xor_si512(*x, k[0]);
+                }
+                for r in 1..NR {
+                    for x in b[..$n].iter_mut() {
+                        *x = _mm512_aesenc_epi128(*x, k[r]);
+                    }
+                    ek = _mm_aesenc_si128(ek, _mm512_castsi512_si128(k[r]));
+                }
+                for x in b[..$n].iter_mut() {
+                    *x = _mm512_aesenclast_epi128(*x, k[NR]);
+                }
+            }};
+        }
+        match nb.div_ceil(4) {
+            1 => rounds!(1),
+            2 => rounds!(2),
+            3 => rounds!(3),
+            _ => rounds!(4),
+        }
+        let mut ct = [_mm512_setzero_si512(); 4];
+        for r in 0..4 {
+            let m = tail_mask(len, r);
+            if m != 0 {
+                let o = _mm512_maskz_mov_epi8(m, _mm512_xor_si512(b[r], inp[r]));
+                // SAFETY: the mask enables only bytes below `len`, inside the output.
+                unsafe { _mm512_mask_storeu_epi8(dst.add(64 * r).cast(), m, o) };
+                ct[r] = bswap(o);
+            }
+        }
+        if SEAL {
+            acc_blocks(&mut s, htab, &ct, nb, base_idx + ab);
+        }
+    } else {
+        for r in 1..NR {
+            ek = _mm_aesenc_si128(ek, _mm512_castsi512_si128(k[r]));
+        }
+    }
+    ek = _mm_aesenclast_si128(ek, _mm512_castsi512_si128(k[NR]));
+    // The lengths block times H^1 (entry 15), on 128 bits, then the Karatsuba fix-up and the one reduction.
+    // SAFETY: entry 15 of `htab.h` and `htab.k` is 16 readable bytes.
+    let (h1, k1) = unsafe { (_mm_loadu_si128(htab.h.as_ptr().add(15).cast()), _mm_loadu_si128(htab.k.as_ptr().add(15).cast())) };
+    let lo = _mm_xor_si128(hxor(s.lo), _mm_clmulepi64_si128(lens, h1, 0x00));
+    let hi = _mm_xor_si128(hxor(s.hi), _mm_clmulepi64_si128(lens, h1, 0x11));
+    let lk = _mm_xor_si128(lens, _mm_shuffle_epi32(lens, 0x4e));
+    let mut mid = _mm_xor_si128(hxor(s.mid), _mm_clmulepi64_si128(lk, k1, 0x00));
+    mid = _mm_ternarylogic_epi64(mid, lo, hi, 0x96);
+    let lo = _mm_xor_si128(lo, _mm_slli_si128(mid, 8));
+    let hi = _mm_xor_si128(hi, _mm_srli_si128(mid, 8));
+    (aesni::reduce(lo, hi), ek)
 }
 
 fn gcm_impl<const NR: usize, const SEAL: bool>(
