@@ -134,3 +134,25 @@ if __name__ == "__main__" and len(__import__("sys").argv) > 1 and __import__("sy
     for l in gen_pass8(__import__("sys").argv[1] == "xor"):
         print(f'            "{l}",')
 
+# ---- `dround`: one double round on register operands (the stitched passes, with other work between rounds) -------
+# ymm0..ymm13 are operands (words 0-7, 12-15, 8, 9 as in `rounds_asm`), {s} holds words 10, 11 at 0 and 32.
+def gen_dround():
+    global lines
+    lines = []
+    def sm(i): return "ymmword ptr [{s} + %d]" % (32 * (i - 10))
+    pair((A[0], B[0], C[0], D[0]), (A[1], B[1], C[1], D[1]))
+    emit(f"vmovdqu ymm14, {sm(10)}"); emit(f"vmovdqu ymm15, {sm(11)}")
+    emit(f"vmovdqu {sm(10)}, {C[0]}"); emit(f"vmovdqu {sm(11)}, {C[1]}")
+    emit(f"vmovdqa {C[0]}, ymm14"); emit(f"vmovdqa {C[1]}, ymm15")
+    # the scratch now holds words 8, 9
+    pair((A[2], B[2], C[0], D[2]), (A[3], B[3], C[1], D[3]))
+    pair((A[0], B[1], C[0], D[3]), (A[1], B[2], C[1], D[0]))
+    emit(f"vmovdqu ymm14, {sm(10)}"); emit(f"vmovdqu ymm15, {sm(11)}")
+    emit(f"vmovdqu {sm(10)}, {C[0]}"); emit(f"vmovdqu {sm(11)}, {C[1]}")
+    emit(f"vmovdqa {C[0]}, ymm14"); emit(f"vmovdqa {C[1]}, ymm15")
+    pair((A[2], B[3], C[0], D[1]), (A[3], B[0], C[1], D[2]))
+    return lines
+
+if __name__ == "__main__" and len(__import__("sys").argv) > 1 and __import__("sys").argv[1] == "dround":
+    for l in gen_dround():
+        print(f'            "{l}",')
