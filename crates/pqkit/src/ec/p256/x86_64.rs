@@ -567,6 +567,15 @@ mod tests {
         assert_eq!(scalar_invert(backend, &a), a.invert());
     }
 
+    #[test]
+    fn adx_jdouble_matches_complete_doubling() {
+        let Ok(backend) = Backend::Bmi2Adx.checked() else {
+            panic!("this test needs a CPU with BMI2, ADX and AVX2 (the CI machines have them)")
+        };
+        assert!(backend.covers(Backend::Bmi2Adx));
+        super::super::point::tests::check_jdouble::<Adx>();
+    }
+
     /// The AVX2 row scan against the portable one, for every index 0..=8 (0 gives entry 0), on a row of
     /// distinct random entries.
     #[test]
