@@ -231,6 +231,95 @@ fn differential_against_p256_crate() {
     }
 }
 
+/// Many random inputs for the two operations whose inner loops were rewritten for speed (ECDH's k·P with the
+/// asm squaring and vector table scan, verification's u1·G + u2·Q), on every backend, against the `p256`
+/// crate: ECDH with random keys and with the scalars whose recodings are edge cases (1, 2, 3, n − 1, n − 2,
+/// n − 3, 2^255 ± 1, long runs of ones and zeros); verification of the `p256` crate's (random-nonce)
+/// signatures (RFC 6979 nonces, one per message), which must pass, and of three corruptions of each (r, s, the message), which must fail
+/// exactly as the `p256` crate says, and under another message.
+#[test]
+fn differential_ecdh_and_verify_many() {
+    let mut rng = StdRng::seed_from_u64(0x9258);
+    let n = h("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551");
+    let minus = |k: u8| {
+        let mut v: [u8; 32] = n.clone().try_into().unwrap();
+        v[31] -= k;
+        v
+    };
+    let small = |k: u8| {
+        let mut v = [0u8; 32];
+        v[31] = k;
+        v
+    };
+    let mut special: Vec<[u8; 32]> = vec![small(1), small(2), small(3), minus(1), minus(2), minus(3)];
+    let mut v = [0xffu8; 32];
+    v[0] = 0x7f;
+    special.push(v); // 2^255 − 1
+    let mut v = [0u8; 32];
+    v[0] = 0x80;
+    special.push(v); // 2^255
+    v[31] = 1;
+    special.push(v); // 2^255 + 1
+    special.push([0x88; 32]);
+    special.push([0x77; 32]);
+    let mut v = [0u8; 32];
+    v[..16].copy_from_slice(&[0xff; 16]);
+    special.push(v); // ones then zeros
+    let mut v = [0xffu8; 32];
+    v[..17].copy_from_slice(&[0; 17]);
+    special.push(v); // zeros then ones
+    for b in Backend::available() {
+        for i in 0..300 {
+            let mut d = [0u8; 32];
+            rng.fill(&mut d[..]);
+            if let Some(s) = special.get(i) {
+                d = *s;
+            }
+            let mut e = [0u8; 32];
+            rng.fill(&mut e[..]);
+            let (Ok(theirs_d), Ok(theirs_e)) = (p256::SecretKey::from_slice(&d), p256::SecretKey::from_slice(&e))
+            else {
+                continue; // a random value at or above n (probability about 2^-32)
+            };
+            let ours = SecretKey::from_bytes_with_backend(b, &d).unwrap();
+            let peer =
+                PublicKey::from_sec1_bytes_with_backend(b, theirs_e.public_key().to_sec1_point(i % 2 == 0).as_bytes())
+                    .unwrap();
+            let ss = ours.diffie_hellman(&peer).unwrap();
+            let tss = p256::ecdh::diffie_hellman(theirs_d.to_nonzero_scalar(), theirs_e.public_key().as_affine());
+            assert_eq!(ss.as_bytes()[..], tss.raw_secret_bytes()[..], "ECDH {b:?} {i}");
+
+            // Verification of the p256 crate's signatures under a key of the special or random scalars.
+            let sk = p256::ecdsa::SigningKey::from_slice(&d).unwrap();
+            let vk =
+                VerifyingKey::from_sec1_bytes_with_backend(b, sk.verifying_key().to_sec1_point(i % 3 == 0).as_bytes())
+                    .unwrap();
+            let mut msg = vec![0u8; rng.random_range(0..200)];
+            rng.fill(&mut msg[..]);
+            let tsig: p256::ecdsa::Signature = sk.sign(&msg);
+            let sig = Signature::from_bytes(&tsig.to_bytes()).unwrap();
+            assert!(vk.verify(&msg, &sig).is_ok(), "verify {b:?} {i}");
+            let tvk = sk.verifying_key();
+            let bits = tsig.to_bytes();
+            for (what, pos) in [("r", 31usize), ("s", 63)] {
+                let mut bad = bits;
+                bad[pos] ^= 1 << (i % 8);
+                let (Ok(ours_bad), Ok(theirs_bad)) =
+                    (Signature::from_bytes(&bad), p256::ecdsa::Signature::from_slice(&bad))
+                else {
+                    continue;
+                };
+                let want = tvk.verify(&msg, &theirs_bad).is_ok();
+                assert!(!want, "the p256 crate accepted a corrupted {what}");
+                assert_eq!(vk.verify(&msg, &ours_bad).is_ok(), want, "corrupted {what} {b:?} {i}");
+            }
+            let mut other = msg.clone();
+            other.push(1);
+            assert!(vk.verify(&other, &sig).is_err(), "other message {b:?} {i}");
+        }
+    }
+}
+
 #[test]
 fn backends_agree() {
     let mut rng = StdRng::seed_from_u64(0x9257);

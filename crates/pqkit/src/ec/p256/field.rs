@@ -333,6 +333,20 @@ pub(crate) trait Arith: Copy + 'static {
         r
     }
 
+    /// Entry `idx − 1` of a row of eight affine points, constant time: every entry is read and the one kept
+    /// by masks; `idx` = 0 gives entry 0 (a stand-in the callers discard by mask). `idx` is at most 8.
+    /// Backends with vector registers scan the row with them.
+    #[inline(always)]
+    fn lookup8(row: &[super::point::Aff; 8], idx: u64) -> super::point::Aff {
+        let mut out = row[0];
+        for (j, e) in row.iter().enumerate() {
+            let m = eq_mask(&[idx, 0, 0, 0], &[j as u64 + 1, 0, 0, 0]);
+            out.x = Fe::select(m, &e.x, &out.x);
+            out.y = Fe::select(m, &e.y, &out.y);
+        }
+        out
+    }
+
     /// a⁻¹ (0 for 0), constant time: the safegcd inversion of the Montgomery form a·R gives a⁻¹·R⁻¹, and
     /// one product with R³ brings it to a⁻¹·R. About a fifth of the cost of the Fermat power a^(p − 2)
     /// (255 squarings), which it replaced.

@@ -401,15 +401,10 @@ fn half_scalar(k: &Scalar) -> ([u64; 4], u64) {
 /// The affine entry |d|·16^i·G of row `row` (the identity's stand-in, entry 0, when d = 0), y negated when
 /// d < 0, and the mask "d was zero". Reads every entry of the row.
 #[inline(always)]
-fn lookup_base(row: &[Aff; 8], d: i8) -> (Aff, u64) {
+fn lookup_base<A: Arith>(row: &[Aff; 8], d: i8) -> (Aff, u64) {
     let sign = ((d as i64) >> 63) as u64; // all ones if negative
     let abs = ((d as i64 ^ sign as i64) - sign as i64) as u64; // |d|
-    let mut out = row[0];
-    for (j, e) in row.iter().enumerate() {
-        let m = super::field::eq_mask(&[abs, 0, 0, 0], &[j as u64 + 1, 0, 0, 0]);
-        out.x = Fe::select(m, &e.x, &out.x);
-        out.y = Fe::select(m, &e.y, &out.y);
-    }
+    let mut out = A::lookup8(row, abs);
     out.y = Fe::select(sign, &out.y.neg(), &out.y);
     let zero = super::field::eq_mask(&[abs, 0, 0, 0], &[0; 4]);
     (out, zero)
@@ -428,7 +423,7 @@ pub(crate) fn mul_base<A: Arith>(k: &Scalar) -> Proj {
     let digits = radix16(&v);
     let mut acc = Jac::IDENTITY;
     for (row, &d) in BASE_TABLE.iter().zip(digits.iter()) {
-        let (e, zero) = lookup_base(row, d);
+        let (e, zero) = lookup_base::<A>(row, d);
         let sum = jadd_affine_ct::<A>(&acc, &e);
         let sum = Jac::select(acc.z.is_zero_mask(), &Jac::from_affine(&e), &sum);
         acc = Jac::select(zero, &acc, &sum);
@@ -460,7 +455,7 @@ pub(crate) fn mul<A: Arith>(p: &Aff, k: &Scalar) -> Proj {
                 acc = jdouble::<A>(&acc);
             }
         }
-        let (e, zero) = lookup_base(&table, d);
+        let (e, zero) = lookup_base::<A>(&table, d);
         let sum = jadd_affine_ct::<A>(&acc, &e);
         let sum = Jac::select(acc.z.is_zero_mask(), &Jac::from_affine(&e), &sum);
         acc = Jac::select(zero, &acc, &sum);
@@ -768,7 +763,7 @@ pub(crate) fn limbs(b: &[u8; 32]) -> [u64; 4] {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     extern crate std;
     use super::super::field::{Soft, limbs_to_be};
     use super::*;
@@ -843,6 +838,30 @@ mod tests {
             assert_eq!(to_affine::<Soft>(&mul::<Soft>(&p7, k)), to_affine::<Soft>(&mul_base::<Soft>(&k7)), "7·{i}");
         }
         assert_eq!(to_affine::<Soft>(&mul::<Soft>(&G, &Scalar::ZERO)), None);
+    }
+
+    /// The Jacobian doubling against the complete doubling over `A`: chains of 8
+    /// doublings from G and from random points, and the identity staying the identity (the Bmi2Adx run is
+    /// in x86_64.rs's tests).
+    pub(crate) fn check_jdouble<A: Arith>() {
+        use super::super::field::tests::Xs;
+        let mut rng = Xs(0x9256_0008);
+        assert!(jdouble::<A>(&Jac::IDENTITY).is_identity());
+        for i in 0..24 {
+            let k = Scalar::from_be_reduced(&limbs_to_be(&rng.limbs()));
+            let p = if i == 0 { G } else { to_affine::<A>(&mul::<A>(&G, &k)).unwrap() };
+            let (mut j, mut r) = (Jac::from_affine(&p), Proj::from_affine(&p));
+            for step in 0..8 {
+                j = jdouble::<A>(&j);
+                r = double::<A>(&r);
+                assert_eq!(to_affine::<A>(&j.projective::<A>()), to_affine::<A>(&r), "{i} {step}");
+            }
+        }
+    }
+
+    #[test]
+    fn jdouble_matches_complete_doubling() {
+        check_jdouble::<Soft>();
     }
 
     /// The Jacobian verification sum agrees with the complete formulas, including the exceptional cases

@@ -10,16 +10,17 @@
 //! halves of `mulx`'s products on the overflow-flag chain (`adox`), the high halves on the carry-flag chain
 //! (`adcx`), so the two run interleaved — then q = t₀·(−m⁻¹) and adds q·m the same way, which clears the
 //! low word, and shifts the accumulator down one word. The result, below 2m, gets one conditional
-//! subtraction of m by `cmov` (no branch). Squaring is the same product in both.
+//! subtraction of m by `cmov` (no branch). The field has its own squaring ([`sqr_p`]: the cross products
+//! once, doubled, ten `mulx` instead of sixteen); the scalars square with the product.
 //!
 //! ## Constant time
 //! No branch and no memory index depends on a value.
 //!
 //! ## Safety
-//! `mulx`, `adcx` and `adox` need BMI2 and ADX. [`Adx`] is private to this file and the generic code only
+//! `mulx`, `adcx` and `adox` need BMI2 and ADX, the table scan AVX2. [`Adx`] is private to this file and the generic code only
 //! ever runs over it inside the entry points at the end of the file, each of which first asserts that its
 //! `Checked<Backend>` covers `Backend::Bmi2Adx` (the one dispatch mechanism, [`crate::dispatch`]): so the
-//! `asm!` block only ever runs on a CPU that has both.
+//! `asm!` blocks and the AVX2 scan only ever run on a CPU that has all three.
 #![allow(unsafe_code)]
 
 use super::field::{Arith, Fe, Modulus};
@@ -238,6 +239,140 @@ fn mul_p(a: &[u64; 4], b: &[u64; 4]) -> [u64; 4] {
     [r0, r1, r2, r3]
 }
 
+/// One reduction round of [`sqr_p`] over the 4-word window l0..l3: q = l0 adds q·p (q·2^32 into l1..l2 by
+/// a shift pair, q·p₃ into l3 and a new top word by one `mulx` with `rdi` = p₃), which clears l0; l0 then
+/// holds the new top word, so the window becomes l1, l2, l3, l0. Uses `rax`, `rcx`, `rdx`, `rsi`.
+macro_rules! sqr_round {
+    ($l0:literal, $l1:literal, $l2:literal, $l3:literal) => {
+        concat!(
+            "mov rdx, ",
+            $l0,
+            "\n",
+            "mulx rcx, rax, rdi\n",
+            "mov rsi, ",
+            $l0,
+            "\n",
+            "shl rsi, 32\n",
+            "shr ",
+            $l0,
+            ", 32\n",
+            "add ",
+            $l1,
+            ", rsi\n",
+            "adc ",
+            $l2,
+            ", ",
+            $l0,
+            "\n",
+            "adc ",
+            $l3,
+            ", rax\n",
+            "adc rcx, 0\n",
+            "mov ",
+            $l0,
+            ", rcx\n",
+        )
+    };
+}
+
+/// a²·2^−256 mod p for a below p, specialised to p like [`mul_p`] but with the squaring's shape: the six
+/// cross products aᵢ·aⱼ (i < j) once, on three rows, then doubled by one `adc` chain, then the four squares
+/// aᵢ² added on the diagonal (10 `mulx` instead of 16). The 512-bit square T = t₀..t₇ is then reduced by four
+/// rounds over its low half only (q = the low word, −p⁻¹ ≡ 1: q·2^32 by a shift pair into the next two
+/// words and q·p₃ by one `mulx`, as in [`mul_p`]), which leaves U = (T mod 2^256 + Q·p)/2^256 ≤ p in four
+/// words without a carry (each round's top word is the high half of q·p₃ plus a carry, below 2^64 − 1); then
+/// U plus the high half (below p, as T < p²) is below 2p, and one subtraction of p is kept by `cmov` when it
+/// does not borrow. Registers only except the loads of a; no branch.
+#[inline(always)]
+fn sqr_p(a: &[u64; 4]) -> [u64; 4] {
+    let (r0, r1, r2, r3): (u64, u64, u64, u64);
+    // SAFETY: BMI2 and ADX are present (module docs: this code runs only below entry points that asserted a
+    // Checked backend covering Bmi2Adx). The block reads 4 words at `a` (a valid reference), writes only
+    // the registers it declares, and does not touch the stack.
+    unsafe {
+        asm!(
+            // Cross products into t1..t6 = r9..r14. Row a0·(a1, a2, a3).
+            "mov rdx, [rsi]",
+            "mulx r10, r9, [rsi + 8]",
+            "mulx r11, rax, [rsi + 16]",
+            "add r10, rax",
+            "mulx r12, rax, [rsi + 24]",
+            "adc r11, rax",
+            "adc r12, 0",
+            // Row a1·(a2, a3): low halves on the overflow chain, high halves on the carry chain.
+            "mov rdx, [rsi + 8]",
+            "xor r13d, r13d",
+            "mulx rcx, rax, [rsi + 16]",
+            "adox r11, rax",
+            "adcx r12, rcx",
+            "mulx rcx, rax, [rsi + 24]",
+            "adox r12, rax",
+            "adcx r13, rcx",
+            "mov eax, 0",
+            "adox r13, rax",
+            // Row a2·a3.
+            "mov rdx, [rsi + 16]",
+            "mulx r14, rax, [rsi + 24]",
+            "add r13, rax",
+            "adc r14, 0",
+            // Doubled (t1..t6 and the carry out into t7, on the carry-flag chain) and the diagonal aᵢ²
+            // added (on the overflow-flag chain), interleaved: each word is doubled, then takes its diagonal
+            // half. mov and mulx leave the flags alone.
+            "xor r15d, r15d",
+            "mov rdx, [rsi]",
+            "mulx rcx, r8, rdx",
+            "adcx r9, r9",
+            "adox r9, rcx",
+            "mov rdx, [rsi + 8]",
+            "mulx rcx, rax, rdx",
+            "adcx r10, r10",
+            "adox r10, rax",
+            "adcx r11, r11",
+            "adox r11, rcx",
+            "mov rdx, [rsi + 16]",
+            "mulx rcx, rax, rdx",
+            "adcx r12, r12",
+            "adox r12, rax",
+            "adcx r13, r13",
+            "adox r13, rcx",
+            "mov rdx, [rsi + 24]",
+            "mulx rcx, rax, rdx",
+            "adcx r14, r14",
+            "adox r14, rax",
+            "adcx r15, r15",
+            "adox r15, rcx",
+            // Four reduction rounds over the low half r8..r11 (the window rotates back to r8..r11).
+            "mov rdi, 0xffffffff00000001",
+            sqr_round!("r8", "r9", "r10", "r11"),
+            sqr_round!("r9", "r10", "r11", "r8"),
+            sqr_round!("r10", "r11", "r8", "r9"),
+            sqr_round!("r11", "r8", "r9", "r10"),
+            // U + the high half, below 2p, with its carry in rax.
+            "xor eax, eax",
+            "add r8, r12",
+            "adc r9, r13",
+            "adc r10, r14",
+            "adc r11, r15",
+            "adc rax, 0",
+            // Subtract p; keep the difference when it does not borrow.
+            "mov r12, r8", "mov r13, r9", "mov r14, r10", "mov r15, r11",
+            "mov ecx, 0xffffffff",
+            "sub r12, -1",
+            "sbb r13, rcx",
+            "sbb r14, 0",
+            "sbb r15, rdi",
+            "sbb rax, 0",
+            "cmovnc r8, r12", "cmovnc r9, r13", "cmovnc r10, r14", "cmovnc r11, r15",
+            inout("rsi") a.as_ptr() => _,
+            out("rax") _, out("rcx") _, out("rdx") _, out("rdi") _,
+            out("r8") r0, out("r9") r1, out("r10") r2, out("r11") r3,
+            out("r12") _, out("r13") _, out("r14") _, out("r15") _,
+            options(pure, readonly, nostack),
+        );
+    }
+    [r0, r1, r2, r3]
+}
+
 /// a + b mod p for a, b below p: the sum (with its carry word), one subtraction of p kept by `cmov` when it
 /// does not borrow. Registers only except the loads of b; no branch.
 #[inline(always)]
@@ -308,6 +443,40 @@ fn sub_p(a: &[u64; 4], b: &[u64; 4]) -> [u64; 4] {
     [r0, r1, r2, r3]
 }
 
+/// Entry `idx − 1` of a row of eight affine points (entry 0 for `idx` = 0), with AVX2: each entry is two
+/// 32-byte loads (x and y), anded with the mask of `idx == j + 1` (`vpcmpeqq` against the broadcast index)
+/// and ored into the result. Every entry is read; no branch or address depends on `idx`.
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+unsafe fn lookup8_avx2(row: &[Aff; 8], idx: u64) -> Aff {
+    use core::arch::x86_64::{
+        __m256i, _mm256_and_si256, _mm256_cmpeq_epi64, _mm256_loadu_si256, _mm256_or_si256, _mm256_set1_epi64x,
+        _mm256_setzero_si256, _mm256_storeu_si256,
+    };
+    // idx = 0 reads as 1 (entry 0, the stand-in of the portable scan): (idx − 1) >> 63 is 1 only for 0.
+    let idx = idx | (idx.wrapping_sub(1) >> 63);
+    let want = _mm256_set1_epi64x(idx as i64);
+    let (mut x, mut y) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+    for (j, e) in row.iter().enumerate() {
+        let m = _mm256_cmpeq_epi64(want, _mm256_set1_epi64x(j as i64 + 1));
+        // SAFETY: e.x.0 and e.y.0 are [u64; 4], 32 readable bytes each; loadu has no alignment requirement.
+        let (ex, ey) = unsafe {
+            (_mm256_loadu_si256(e.x.0.as_ptr().cast::<__m256i>()), _mm256_loadu_si256(e.y.0.as_ptr().cast::<__m256i>()))
+        };
+        x = _mm256_or_si256(x, _mm256_and_si256(m, ex));
+        y = _mm256_or_si256(y, _mm256_and_si256(m, ey));
+    }
+    let mut out = Aff { x: Fe::ZERO, y: Fe::ZERO };
+    // SAFETY: out.x.0 and out.y.0 are [u64; 4], 32 writable bytes each; storeu has no alignment requirement.
+    unsafe {
+        _mm256_storeu_si256(out.x.0.as_mut_ptr().cast::<__m256i>(), x);
+        _mm256_storeu_si256(out.y.0.as_mut_ptr().cast::<__m256i>(), y);
+    }
+    out
+}
+
 /// The BMI2/ADX arithmetic.
 #[derive(Clone, Copy)]
 struct Adx;
@@ -319,7 +488,7 @@ impl Arith for Adx {
     }
     #[inline(always)]
     fn sqr(a: &Fe) -> Fe {
-        Fe(mul_p(&a.0, &a.0))
+        Fe(sqr_p(&a.0))
     }
     #[inline(always)]
     fn add(a: &Fe, b: &Fe) -> Fe {
@@ -328,6 +497,12 @@ impl Arith for Adx {
     #[inline(always)]
     fn sub(a: &Fe, b: &Fe) -> Fe {
         Fe(sub_p(&a.0, &b.0))
+    }
+    #[inline(always)]
+    fn lookup8(row: &[Aff; 8], idx: u64) -> Aff {
+        // SAFETY: AVX2 is present: the backend requires it with BMI2 and ADX (module docs: this code runs only
+        // below entry points that asserted a Checked backend covering Bmi2Adx).
+        unsafe { lookup8_avx2(row, idx) }
     }
 }
 
@@ -390,5 +565,69 @@ mod tests {
         }
         let a = Scalar::from_be_reduced(&[0xab; 32]);
         assert_eq!(scalar_invert(backend, &a), a.invert());
+    }
+
+    #[test]
+    fn adx_jdouble_matches_complete_doubling() {
+        let Ok(backend) = Backend::Bmi2Adx.checked() else {
+            panic!("this test needs a CPU with BMI2, ADX and AVX2 (the CI machines have them)")
+        };
+        assert!(backend.covers(Backend::Bmi2Adx));
+        super::super::point::tests::check_jdouble::<Adx>();
+    }
+
+    /// The AVX2 row scan against the portable one, for every index 0..=8 (0 gives entry 0), on a row of
+    /// distinct random entries.
+    #[test]
+    fn adx_lookup_matches_portable() {
+        let Ok(backend) = Backend::Bmi2Adx.checked() else {
+            panic!("this test needs a CPU with BMI2, ADX and AVX2 (the CI machines have them)")
+        };
+        assert!(backend.covers(Backend::Bmi2Adx));
+        let mut rng = super::super::field::tests::Xs(0x9256_0007);
+        let row: [Aff; 8] = core::array::from_fn(|_| Aff { x: Fe(rng.limbs()), y: Fe(rng.limbs()) });
+        for idx in 0..=8u64 {
+            let want = row[idx.saturating_sub(1) as usize];
+            assert_eq!(<super::super::field::Soft as Arith>::lookup8(&row, idx), want, "portable {idx}");
+            assert_eq!(<Adx as Arith>::lookup8(&row, idx), want, "avx2 {idx}");
+        }
+    }
+
+    /// The dedicated squaring against the portable one (`field::sqr_p`) and the asm product of a value with
+    /// itself: the edge values of the field tests, random values below p, and values with long runs of
+    /// all-ones and zero words (carries through every column of the doubling and the reductions).
+    #[test]
+    fn adx_sqr_matches_portable() {
+        let Ok(backend) = Backend::Bmi2Adx.checked() else {
+            panic!("this test needs a CPU with BMI2 and ADX (the CI machines have both)")
+        };
+        assert!(backend.covers(Backend::Bmi2Adx));
+        let p = super::super::field::P.m;
+        let mut rng = super::super::field::tests::Xs(0x9256_0006);
+        let mut vals = super::super::field::tests::edge_values(&p, &mut rng);
+        let m = u64::MAX;
+        // Below p: p − 1, p − 2^k, words of all ones under a top word below p₃, the largest value with a
+        // top word of p₃ − 1.
+        vals.push([p[0] - 1, p[1], p[2], p[3]]);
+        vals.push([p[0], p[1] - 1, p[2], p[3]]);
+        vals.push([m, m, m, p[3] - 1]);
+        vals.push([m, m, m, 1 << 63]);
+        vals.push([m, m, 0, m >> 1]);
+        vals.push([0, 0, m, m >> 32]);
+        vals.push([m, 0, m, 0]);
+        vals.push([0, m, 0, 1]);
+        for _ in 0..20_000 {
+            let mut v = rng.limbs();
+            if v[3] >= p[3] {
+                v[3] = p[3] - 1;
+            }
+            vals.push(v);
+        }
+        for (i, a) in vals.iter().enumerate() {
+            assert!(super::super::field::sbb4(a, &p).1 == 1, "test value {i} is not below p");
+            let want = super::super::field::sqr_p(a);
+            assert_eq!(sqr_p(a), want, "sqr {i}: {a:x?}");
+            assert_eq!(mul_p(a, a), want, "mul {i}: {a:x?}");
+        }
     }
 }
