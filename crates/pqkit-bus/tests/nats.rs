@@ -353,6 +353,32 @@ async fn a_killed_client_resumes_from_its_last_acknowledged_sequence() {
             tokio::time::sleep(Duration::from_millis(20)).await;
             floor = d.ack_floor().await.unwrap();
         }
+        // The test is about resuming after the acknowledged messages, so bob dies holding *all* the others
+        // (delivered to its pull stream, unacknowledged): then the server redelivers them, in order, to the
+        // next consumer. Under load the prefetch may still be under way here; if bob died with part of it
+        // undelivered, the restarted consumer would get those first and the redeliveries after (seen in a
+        // loaded run: JetStream does not order redeliveries before new deliveries).
+        let js = async_nats::jetstream::new(bob.client().clone());
+        let mut c = js
+            .get_stream("EVENTS")
+            .await
+            .unwrap()
+            .get_consumer::<async_nats::jetstream::consumer::pull::Config>("bob")
+            .await
+            .unwrap();
+        loop {
+            let i = c.info().await.unwrap();
+            if i.num_pending == 0 && i.num_ack_pending == 20 {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "bob's prefetch did not complete: {} pending, {} unacknowledged",
+                i.num_pending,
+                i.num_ack_pending
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         floor
         // Killed: the agent and its subscription vanish without unsubscribing; it held more messages
         // (prefetched, unacknowledged) that the server redelivers after `ack_wait`.
