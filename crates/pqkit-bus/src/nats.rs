@@ -1412,13 +1412,13 @@ impl AgentInner {
             reply: reply.unwrap_or(""),
         };
         let hl = h.len();
-        let mut buf = vec![0u8; hl + payload.len() + TAG_LEN];
-        h.write(&mut buf[..hl]);
-        let (aad, rest) = buf.split_at_mut(hl);
-        let (body, tag_out) = rest.split_at_mut(payload.len());
-        body.copy_from_slice(payload);
+        // One allocation, no zero-fill of the payload's room: header, payload, sealed in place, then the tag.
+        let mut buf = Vec::with_capacity(hl + payload.len() + TAG_LEN);
+        h.append(&mut buf);
+        buf.extend_from_slice(payload);
+        let (aad, body) = buf.split_at_mut(hl);
         let tag = k.aead.seal_in_place_detached(&envelope::nonce(Kind::Publish, priority, seq), aad, body)?;
-        tag_out.copy_from_slice(&tag);
+        buf.extend_from_slice(&tag);
         Ok((buf, k.epoch, seq))
     }
 
