@@ -1072,6 +1072,7 @@ impl NatsAgent {
             pattern: pattern.into(),
             windows: Windows::default(),
             last: 0,
+            done: Processed::default(),
             auth: None,
         })
     }
@@ -1723,8 +1724,46 @@ pub struct DurableSubscription {
     pattern: String,
     windows: Windows,
     last: u64,
+    /// Stream sequences processed (handed over, held, or rejected), to remove redeliveries.
+    done: Processed,
     /// Sender authentication (signed checkpoints) when on; tokens are the JetStream messages to acknowledge.
     auth: Option<Verifier<jetstream::Message>>,
+}
+
+/// The stream sequences a durable subscription has processed: every one at or below `floor`, and those in
+/// `above` (at most [`MAX_PROCESSED`]; past it the lowest move into `floor`). A redelivery is recognised by
+/// its sequence even when it arrives after later ones: after a predecessor on the same consumer died with
+/// part of its prefetch delivered and part not, the server sends the undelivered ones first and redelivers
+/// the others only after `ack_wait` (tested), so "the highest sequence so far" would drop them.
+#[derive(Debug, Default)]
+struct Processed {
+    floor: u64,
+    above: std::collections::BTreeSet<u64>,
+}
+
+/// Sequences a durable subscription remembers above its floor.
+const MAX_PROCESSED: usize = 1 << 16;
+
+impl Processed {
+    fn contains(&self, seq: u64) -> bool {
+        seq <= self.floor || self.above.contains(&seq)
+    }
+    fn insert(&mut self, seq: u64) {
+        if seq <= self.floor {
+            return;
+        }
+        self.above.insert(seq);
+        // Contiguous from the floor: fold in (keeps the set small in the common, in-order case).
+        while self.above.first() == Some(&(self.floor + 1)) {
+            self.above.pop_first();
+            self.floor += 1;
+        }
+        while self.above.len() > MAX_PROCESSED {
+            if let Some(s) = self.above.pop_first() {
+                self.floor = s;
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for DurableSubscription {
@@ -1744,7 +1783,8 @@ impl DurableSubscription {
         Ok(self.consumer.info().await.map_err(transport)?.ack_floor.stream_sequence)
     }
 
-    /// Waits for the next message, in stream order: acknowledged to the server, then handed over. Reconnects
+    /// Waits for the next message, in stream order (except redeliveries of what a predecessor on the same
+    /// consumer died holding, which come after `ack_wait`): acknowledged to the server, then handed over. Reconnects
     /// the pull stream after a server restart. Duplicates (redeliveries) are removed; forged, replayed,
     /// corrupted or wrongly keyed envelopes are acknowledged away (never redelivered) and counted.
     ///
@@ -1802,13 +1842,14 @@ impl DurableSubscription {
                 let _ = msg.ack().await;
                 continue;
             };
-            if seq <= self.last {
+            if self.done.contains(seq) {
                 self.agent.counters.duplicates.fetch_add(1, Ordering::Relaxed);
                 let _ = msg.ack().await;
                 continue;
             }
             if is_checkpoint(&msg.payload) {
                 self.last = seq;
+                self.done.insert(seq);
                 match self.auth.as_mut() {
                     Some(v) => {
                         let (subject, payload) = (msg.subject.to_string(), msg.payload.clone());
@@ -1831,6 +1872,7 @@ impl DurableSubscription {
             }
             if let Some(v) = self.auth.as_mut() {
                 self.last = seq;
+                self.done.insert(seq);
                 match r {
                     Ok(m) => {
                         let (epoch, payload) = (epoch_of(&msg.payload), msg.payload.clone());
@@ -1843,6 +1885,7 @@ impl DurableSubscription {
                 continue;
             }
             let _ = msg.ack().await;
+            self.done.insert(seq);
             if let Ok(m) = r {
                 self.last = seq;
                 return Ok(m);
