@@ -436,3 +436,173 @@ mod tests {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// NATS transport additions (h-nats2; owned by the NATS transport, docs/bus.md §9). Additive only: nothing above
+// this line is changed by this block.
+
+/// [`parse`] for a receiver that already validated a topic: when the envelope's topic bytes equal
+/// `known_topic` (a subject that passed [`validate_subject`] before, such as the topic of the last message the
+/// same subscription opened), its validation is not repeated; otherwise the topic is checked exactly as
+/// [`parse`] checks it. Accepts and rejects exactly what [`parse`] does (tested against it on random and mutated
+/// envelopes), so it is total too. The caller must pass a valid subject (or `""`, which matches no topic).
+pub fn parse_known_topic(b: &[u8], known_topic: &str) -> Result<Meta> {
+    if b.len() < FIXED_LEN {
+        return Err(malformed("shorter than the fixed header"));
+    }
+    let t = u16::from_be_bytes([b[40], b[41]]) as usize;
+    let known = !known_topic.is_empty() && b.get(FIXED_LEN..FIXED_LEN + t) == Some(known_topic.as_bytes());
+    if !known {
+        return parse(b);
+    }
+    if b[0] != VERSION {
+        return Err(malformed("unknown version"));
+    }
+    let kind = match b[1] {
+        1 => Kind::Publish,
+        2 => Kind::Deliver,
+        3 => Kind::Plain,
+        4 => Kind::Checkpoint,
+        _ => return Err(malformed("unknown kind")),
+    };
+    let priority = Priority::from_u8(b[2]).ok_or(malformed("priority above 3"))?;
+    if b[3] != 0 {
+        return Err(malformed("reserved flags set"));
+    }
+    let epoch = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
+    let seq = u64::from_be_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
+    let mut sender = [0u8; 16];
+    sender.copy_from_slice(&b[16..32]);
+    let sub = u64::from_be_bytes([b[32], b[33], b[34], b[35], b[36], b[37], b[38], b[39]]);
+    let r = u16::from_be_bytes([b[42], b[43]]) as usize;
+    // `t` is the known topic's length: 1..=255 already.
+    if r > MAX_SUBJECT_LEN {
+        return Err(malformed("topic or reply-to length out of range"));
+    }
+    let topic = FIXED_LEN..FIXED_LEN + t;
+    let reply = topic.end..topic.end + r;
+    let tag = if kind.sealed() { TAG_LEN } else { 0 };
+    if b.len() < reply.end + tag {
+        return Err(malformed("truncated"));
+    }
+    let payload = reply.end..b.len() - tag;
+    if payload.len() > MAX_PAYLOAD {
+        return Err(malformed("payload longer than 1 MiB"));
+    }
+    if r > 0 {
+        let rs = std::str::from_utf8(&b[reply.clone()]).map_err(|_| malformed("reply-to is not UTF-8"))?;
+        validate_subject(rs).map_err(|_| malformed("reply-to is not a valid subject"))?;
+    }
+    if kind != Kind::Deliver && sub != 0 {
+        return Err(malformed("subscription id set outside a delivery"));
+    }
+    if kind == Kind::Checkpoint && (b[2] != 0 || r != 0) {
+        return Err(malformed("checkpoint with a priority or a reply-to"));
+    }
+    Ok(Meta { kind, priority, epoch, seq, sender: AgentId(sender), sub, topic, reply, payload })
+}
+
+#[cfg(test)]
+mod nats_additions_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn envelope(kind: Kind, topic: &str, reply: &str, body: usize) -> Vec<u8> {
+        let h = Header {
+            kind,
+            priority: Priority::Normal,
+            epoch: 3,
+            seq: 99,
+            sender: AgentId([4; 16]),
+            sub: if kind == Kind::Deliver { 1 } else { 0 },
+            topic,
+            reply,
+        };
+        let mut v = Vec::new();
+        h.append(&mut v);
+        v.resize(v.len() + body + if kind.sealed() { TAG_LEN } else { 0 }, 0xA5);
+        v
+    }
+
+    /// The two parsers agree (same `Meta`, or both malformed) on `b` for every known topic tried.
+    fn agree(b: &[u8]) -> std::result::Result<(), TestCaseError> {
+        let want = parse(b);
+        for known in ["", "a.b.c", "_INBOX.x.y", "t"] {
+            let got = parse_known_topic(b, known);
+            match (&want, &got) {
+                (Ok(x), Ok(y)) => prop_assert_eq!(x, y),
+                (Err(Error::Malformed { .. }), Err(Error::Malformed { .. })) => {}
+                _ => prop_assert!(false, "parse {:?} vs parse_known_topic({:?}) {:?}", want, known, got),
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_known_topic_skips_only_its_own_validation() {
+        let v = envelope(Kind::Publish, "a.b.c", "_INBOX.x.y", 64);
+        assert_eq!(parse_known_topic(&v, "a.b.c").unwrap(), parse(&v).unwrap());
+        assert_eq!(parse_known_topic(&v, "a.b").unwrap(), parse(&v).unwrap());
+        // Every rejection of the fixed header, the reply-to and the lengths still applies with a known topic.
+        type Mutation = Box<dyn Fn(&mut Vec<u8>)>;
+        let cases: Vec<(&str, Mutation)> = vec![
+            ("version", Box::new(|v| v[0] = 2)),
+            ("kind", Box::new(|v| v[1] = 9)),
+            ("priority", Box::new(|v| v[2] = 4)),
+            ("flags", Box::new(|v| v[3] = 1)),
+            ("sub outside deliver", Box::new(|v| v[39] = 1)),
+            ("reply len big", Box::new(|v| v[42] = 1)),
+            ("reply invalid", Box::new(|v| v[FIXED_LEN + 5] = b'.')),
+            ("reply not utf8", Box::new(|v| v[FIXED_LEN + 6] = 0xFF)),
+            ("truncated tag", Box::new(|v| v.truncate(FIXED_LEN + 5 + 10 + 8))),
+            ("short", Box::new(|v| v.truncate(FIXED_LEN - 1))),
+        ];
+        for (name, f) in cases {
+            let mut w = v.clone();
+            f(&mut w);
+            assert!(matches!(parse_known_topic(&w, "a.b.c"), Err(Error::Malformed { .. })), "{name}");
+            assert!(matches!(parse(&w), Err(Error::Malformed { .. })), "{name}");
+        }
+        // A topic that is not the known one is validated: a wildcard topic is refused.
+        let bad = envelope(Kind::Publish, "a.*.c", "", 4);
+        assert!(matches!(parse_known_topic(&bad, "a.b.c"), Err(Error::Malformed { .. })));
+        let cp = envelope(Kind::Checkpoint, "t", "r", 4);
+        assert!(matches!(parse_known_topic(&cp, "t"), Err(Error::Malformed { .. })));
+    }
+
+    proptest! {
+        #[test]
+        fn agrees_with_parse_on_mutated_envelopes(
+            which in 0usize..4, i in 0usize..400, x in any::<u8>(), cut in 0usize..120, body in 0usize..80,
+        ) {
+            let (kind, topic, reply) = [
+                (Kind::Publish, "a.b.c", ""),
+                (Kind::Publish, "_INBOX.x.y", "a.b.c"),
+                (Kind::Deliver, "t", "_INBOX.x.y"),
+                (Kind::Checkpoint, "a.b.c", ""),
+            ][which];
+            let mut v = envelope(kind, topic, reply, body);
+            let i = i % v.len();
+            v[i] ^= x;
+            v.truncate(v.len().saturating_sub(cut));
+            agree(&v)?;
+        }
+
+        #[test]
+        fn agrees_with_parse_on_random_bytes(b in proptest::collection::vec(any::<u8>(), 0..200), t in 0usize..4) {
+            let mut b = b;
+            if b.len() >= FIXED_LEN + 5 {
+                // Often make the topic one of the known ones, so the skipping branch is exercised.
+                let topic = ["a.b.c", "t", "_INBOX.x.y", "a.b.c"][t];
+                b[40] = 0;
+                b[41] = topic.len() as u8;
+                let end = (FIXED_LEN + topic.len()).min(b.len());
+                b[FIXED_LEN..end].copy_from_slice(&topic.as_bytes()[..end - FIXED_LEN]);
+                b[0] = VERSION;
+                b[1] = (t % 4) as u8 + 1;
+                b[3] = 0;
+            }
+            agree(&b)?;
+        }
+    }
+}

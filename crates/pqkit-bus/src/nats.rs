@@ -584,6 +584,8 @@ struct TopicChain {
 struct Signing {
     rules: Vec<(String, Checkpoints)>,
     chains: HashMap<String, Arc<tokio::sync::Mutex<TopicChain>>>,
+    /// Subjects published on that no rule covers (emptied when a rule is added, and past `MAX_KEYS`).
+    unchained: std::collections::HashSet<String>,
 }
 
 /// Receive keys by key scope, then (sender, epoch): looked up by `&str` without allocating.
@@ -855,7 +857,11 @@ impl NatsAgent {
     pub fn sign_checkpoints(&self, pattern: &str, cfg: Checkpoints) -> Result<()> {
         validate_pattern(pattern)?;
         let cfg = Checkpoints { every: cfg.every.max(1), ..cfg };
-        lock(&self.inner.signing).rules.push((pattern.to_string(), cfg));
+        {
+            let mut sg = lock(&self.inner.signing);
+            sg.rules.push((pattern.to_string(), cfg));
+            sg.unchained.clear();
+        }
         self.inner.signing_on.store(true, Ordering::Release);
         let mut t = lock(&self.inner.timer_task);
         if t.is_none() {
@@ -957,6 +963,7 @@ impl NatsAgent {
             auth: None,
             timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
             armed: None,
+            matched: None,
         })
     }
 
@@ -1065,6 +1072,7 @@ impl NatsAgent {
             pattern: pattern.into(),
             windows: Windows::default(),
             last: 0,
+            done: Processed::default(),
             auth: None,
         })
     }
@@ -1111,10 +1119,21 @@ impl AgentInner {
             return None;
         }
         let mut sg = lock(&self.signing);
+        if sg.unchained.contains(subject) {
+            return None;
+        }
         if let Some(c) = sg.chains.get(subject) {
             return Some(c.clone());
         }
-        let cfg = sg.rules.iter().find(|(p, _)| matches(p, subject)).map(|(_, c)| *c)?;
+        let Some(cfg) = sg.rules.iter().find(|(p, _)| matches(p, subject)).map(|(_, c)| *c) else {
+            // Remembered (bounded), so a topic no rule covers costs one lookup per publish, not a pattern match
+            // per rule; a new rule forgets these.
+            if sg.unchained.len() >= MAX_KEYS {
+                sg.unchained.clear();
+            }
+            sg.unchained.insert(subject.to_string());
+            return None;
+        };
         validate_subject(subject).ok()?;
         let c = Arc::new(tokio::sync::Mutex::new(TopicChain { chain: Chain::new(), cfg, durable: false }));
         sg.chains.insert(subject.to_string(), c.clone());
@@ -1312,7 +1331,9 @@ impl AgentInner {
         Ok(self.seal_meta(subject, payload, priority, reply).await?.0)
     }
 
-    /// [`seal`](Self::seal), also returning the envelope's epoch and sequence.
+    /// [`seal`](Self::seal), also returning the envelope's epoch and sequence. With a cached sender key that has
+    /// messages left (the common case) nothing is awaited; the key-server round trip is a boxed future, so it
+    /// does not grow (and get copied with) every publish's future.
     async fn seal_meta(
         &self,
         subject: &str,
@@ -1320,24 +1341,66 @@ impl AgentInner {
         priority: Priority,
         reply: Option<&str>,
     ) -> Result<(Vec<u8>, u32, u64)> {
+        match self.seal_cached(subject, payload, priority, reply)? {
+            Some(r) => Ok(r),
+            None => Box::pin(self.seal_fetching(subject, payload, priority, reply)).await,
+        }
+    }
+
+    fn check_seal_input(payload: &[u8], reply: Option<&str>) -> Result<()> {
         if payload.len() > MAX_PAYLOAD {
             return Err(Error::PayloadTooLarge { len: payload.len() });
         }
         if let Some(r) = reply {
             validate_subject(r)?;
         }
-        let (k, n) = loop {
-            // The key-server round trip is a large future; boxed, it does not grow (and get copied with)
-            // every publish's future. The cached key, the common case, is taken without it.
-            let k = match self.send_key_cached(subject)? {
-                Some(k) => k,
-                None => Box::pin(self.send_key(subject)).await?,
-            };
+        Ok(())
+    }
+
+    /// Seals under the cached sender key; `Ok(None)` when there is none or it is used up (ask the key server).
+    fn seal_cached(
+        &self,
+        subject: &str,
+        payload: &[u8],
+        priority: Priority,
+        reply: Option<&str>,
+    ) -> Result<Option<(Vec<u8>, u32, u64)>> {
+        Self::check_seal_input(payload, reply)?;
+        let Some(k) = self.send_key_cached(subject)? else { return Ok(None) };
+        let n = k.next.fetch_add(1, Ordering::Relaxed);
+        if n >= self.opts.rotate_after_messages {
+            return Ok(None);
+        }
+        self.seal_with(&k, n, subject, payload, priority, reply).map(Some)
+    }
+
+    async fn seal_fetching(
+        &self,
+        subject: &str,
+        payload: &[u8],
+        priority: Priority,
+        reply: Option<&str>,
+    ) -> Result<(Vec<u8>, u32, u64)> {
+        Self::check_seal_input(payload, reply)?;
+        loop {
+            let k = self.send_key(subject).await?;
             let n = k.next.fetch_add(1, Ordering::Relaxed);
             if n < self.opts.rotate_after_messages {
-                break (k, n);
+                return self.seal_with(&k, n, subject, payload, priority, reply);
             }
-        };
+        }
+    }
+
+    /// Seals one envelope under `k` with counter `n` of its stream.
+    fn seal_with(
+        &self,
+        k: &SendKey,
+        n: u64,
+        subject: &str,
+        payload: &[u8],
+        priority: Priority,
+        reply: Option<&str>,
+    ) -> Result<(Vec<u8>, u32, u64)> {
         let seq = (u64::from(k.stream) << COUNTER_BITS) | n;
         let h = Header {
             kind: Kind::Publish,
@@ -1350,6 +1413,7 @@ impl AgentInner {
             reply: reply.unwrap_or(""),
         };
         let hl = h.len();
+        // One allocation, no zero-fill of the payload's room: header, payload, sealed in place, then the tag.
         let mut buf = Vec::with_capacity(hl + payload.len() + TAG_LEN);
         h.append(&mut buf);
         buf.extend_from_slice(payload);
@@ -1388,8 +1452,16 @@ impl AgentInner {
 
     /// Checks and opens one envelope that arrived on NATS subject `subject`. Counts rejections, and the
     /// message as received if `handed_over` (a message held for a checkpoint is counted when released).
+    ///
+    /// The common case (a sender whose key this agent holds) completes without awaiting anything
+    /// ([`open_sync`](Self::open_sync)); only a first message from a sender, topic or epoch waits for the key
+    /// server, in a boxed future, so the per-message future stays small.
     async fn open(&self, subject: &str, bytes: &[u8], windows: &mut Windows, handed_over: bool) -> Result<Message> {
-        let r = self.open_inner(subject, bytes, windows).await;
+        let r = match self.open_sync(subject, bytes, windows, None) {
+            Ok(Some(m)) => Ok(m),
+            Ok(None) => Box::pin(self.open_fetching(subject, bytes, windows)).await,
+            Err(e) => Err(e),
+        };
         match &r {
             Ok(_) => {
                 if handed_over {
@@ -1401,17 +1473,36 @@ impl AgentInner {
         r
     }
 
-    async fn open_inner(&self, subject: &str, bytes: &[u8], windows: &mut Windows) -> Result<Message> {
+    /// The rare path of [`open`](Self::open): asks the key server for the sender's key, then opens with it.
+    async fn open_fetching(&self, subject: &str, bytes: &[u8], windows: &mut Windows) -> Result<Message> {
+        // `open_sync` parsed and checked the envelope and its window already; these cannot fail here.
         let m = envelope::parse(bytes)?;
+        let key = self.recv_key(m.sender, subject, m.epoch).await?;
+        self.open_sync(subject, bytes, windows, Some(key))?.ok_or(Error::UnknownKey)
+    }
+
+    /// Parses, checks and opens one envelope without waiting: `Ok(None)` when the sender's key for its scope
+    /// and epoch is neither hot nor cached (and `fetched` is `None`), after every check that needs no key
+    /// (structure, subject, replay window) has passed. The checks and their order are those of docs/bus.md §9.
+    fn open_sync(
+        &self,
+        subject: &str,
+        bytes: &[u8],
+        windows: &mut Windows,
+        fetched: Option<Arc<Aes256Gcm>>,
+    ) -> Result<Option<Message>> {
+        // The topic of the last message this subscription opened was validated then: not again.
+        let m = envelope::parse_known_topic(bytes, windows.last_topic.as_deref().unwrap_or(""))?;
         if m.kind != Kind::Publish {
             return Err(Error::Malformed { reason: "not a publish envelope" });
         }
-        let topic = std::str::from_utf8(&bytes[m.topic.clone()]).map_err(|_| Error::Malformed { reason: "topic" })?;
-        if topic != subject {
+        if &bytes[m.topic.clone()] != subject.as_bytes() {
             // The sealed topic is authenticated; the NATS subject is not. A message moved to another subject
             // is refused rather than delivered under a subject its sender did not choose.
             return Err(Error::Malformed { reason: "NATS subject differs from the sealed topic" });
         }
+        // The topic's bytes are the subject's: the same valid UTF-8 string.
+        let topic = subject;
         let reply = std::str::from_utf8(&bytes[m.reply.clone()]).map_err(|_| Error::Malformed { reason: "reply" })?;
         let stream = (m.seq >> COUNTER_BITS) as u32;
         let scope = scope_of(topic);
@@ -1447,7 +1538,13 @@ impl AgentInner {
                 None if windows.len >= MAX_WINDOWS => return Err(Error::Replayed { seq: m.seq }),
                 None => Window::default(),
             };
-            let key = Box::pin(self.recv_key(m.sender, topic, m.epoch)).await?;
+            let key = match fetched {
+                Some(k) => k,
+                None => match lock(&self.recv_keys).get(scope).and_then(|k| k.get(&(m.sender, m.epoch))) {
+                    Some(k) => k.clone(),
+                    None => return Ok(None),
+                },
+            };
             key.open_in_place_detached(&nonce, aad, out, tag).map_err(|_| Error::AuthFailed)?;
             let per_scope = match windows.map.get_mut(scope) {
                 Some(w) => w,
@@ -1461,7 +1558,7 @@ impl AgentInner {
         }
         let reply = (!reply.is_empty()).then_some(reply);
         let topic = windows.topic(topic);
-        Ok(Message::opened_shared(topic, reply, m.sender, m.priority, m.seq, out))
+        Ok(Some(Message::opened_shared(topic, reply, m.sender, m.priority, m.seq, out)))
     }
 }
 
@@ -1503,6 +1600,8 @@ pub struct NatsSubscription {
     /// The verifier's next deadline, as one timer reset only when the deadline moves (not one per message).
     timer: std::pin::Pin<Box<tokio::time::Sleep>>,
     armed: Option<Instant>,
+    /// The last NATS subject that matched `pattern` (checked once per change of subject).
+    matched: Option<async_nats::Subject>,
 }
 
 /// Whether `bytes` is a checkpoint envelope (kind byte 4): it is verified by the subscription, not opened.
@@ -1578,8 +1677,12 @@ impl NatsSubscription {
             };
             let msg = next.ok_or(Error::Closed)?;
             let subject = msg.subject.as_str();
-            if !matches(&self.pattern, subject) {
-                continue;
+            // The server delivers only what the pattern matches, but it is not trusted: check, once per subject.
+            if self.matched.as_deref() != Some(subject) {
+                if !matches(&self.pattern, subject) {
+                    continue;
+                }
+                self.matched = Some(msg.subject.clone());
             }
             if is_checkpoint(&msg.payload) {
                 match self.auth.as_mut() {
@@ -1621,8 +1724,46 @@ pub struct DurableSubscription {
     pattern: String,
     windows: Windows,
     last: u64,
+    /// Stream sequences processed (handed over, held, or rejected), to remove redeliveries.
+    done: Processed,
     /// Sender authentication (signed checkpoints) when on; tokens are the JetStream messages to acknowledge.
     auth: Option<Verifier<jetstream::Message>>,
+}
+
+/// The stream sequences a durable subscription has processed: every one at or below `floor`, and those in
+/// `above` (at most [`MAX_PROCESSED`]; past it the lowest move into `floor`). A redelivery is recognised by
+/// its sequence even when it arrives after later ones: after a predecessor on the same consumer died with
+/// part of its prefetch delivered and part not, the server sends the undelivered ones first and redelivers
+/// the others only after `ack_wait` (tested), so "the highest sequence so far" would drop them.
+#[derive(Debug, Default)]
+struct Processed {
+    floor: u64,
+    above: std::collections::BTreeSet<u64>,
+}
+
+/// Sequences a durable subscription remembers above its floor.
+const MAX_PROCESSED: usize = 1 << 16;
+
+impl Processed {
+    fn contains(&self, seq: u64) -> bool {
+        seq <= self.floor || self.above.contains(&seq)
+    }
+    fn insert(&mut self, seq: u64) {
+        if seq <= self.floor {
+            return;
+        }
+        self.above.insert(seq);
+        // Contiguous from the floor: fold in (keeps the set small in the common, in-order case).
+        while self.above.first() == Some(&(self.floor + 1)) {
+            self.above.pop_first();
+            self.floor += 1;
+        }
+        while self.above.len() > MAX_PROCESSED {
+            if let Some(s) = self.above.pop_first() {
+                self.floor = s;
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for DurableSubscription {
@@ -1642,7 +1783,8 @@ impl DurableSubscription {
         Ok(self.consumer.info().await.map_err(transport)?.ack_floor.stream_sequence)
     }
 
-    /// Waits for the next message, in stream order: acknowledged to the server, then handed over. Reconnects
+    /// Waits for the next message, in stream order (except redeliveries of what a predecessor on the same
+    /// consumer died holding, which come after `ack_wait`): acknowledged to the server, then handed over. Reconnects
     /// the pull stream after a server restart. Duplicates (redeliveries) are removed; forged, replayed,
     /// corrupted or wrongly keyed envelopes are acknowledged away (never redelivered) and counted.
     ///
@@ -1700,13 +1842,14 @@ impl DurableSubscription {
                 let _ = msg.ack().await;
                 continue;
             };
-            if seq <= self.last {
+            if self.done.contains(seq) {
                 self.agent.counters.duplicates.fetch_add(1, Ordering::Relaxed);
                 let _ = msg.ack().await;
                 continue;
             }
             if is_checkpoint(&msg.payload) {
                 self.last = seq;
+                self.done.insert(seq);
                 match self.auth.as_mut() {
                     Some(v) => {
                         let (subject, payload) = (msg.subject.to_string(), msg.payload.clone());
@@ -1729,6 +1872,7 @@ impl DurableSubscription {
             }
             if let Some(v) = self.auth.as_mut() {
                 self.last = seq;
+                self.done.insert(seq);
                 match r {
                     Ok(m) => {
                         let (epoch, payload) = (epoch_of(&msg.payload), msg.payload.clone());
@@ -1741,6 +1885,7 @@ impl DurableSubscription {
                 continue;
             }
             let _ = msg.ack().await;
+            self.done.insert(seq);
             if let Ok(m) = r {
                 self.last = seq;
                 return Ok(m);

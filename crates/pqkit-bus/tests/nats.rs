@@ -353,6 +353,32 @@ async fn a_killed_client_resumes_from_its_last_acknowledged_sequence() {
             tokio::time::sleep(Duration::from_millis(20)).await;
             floor = d.ack_floor().await.unwrap();
         }
+        // The test is about resuming after the acknowledged messages, so bob dies holding *all* the others
+        // (delivered to its pull stream, unacknowledged): then the server redelivers them, in order, to the
+        // next consumer. Under load the prefetch may still be under way here; if bob died with part of it
+        // undelivered, the restarted consumer would get those first and the redeliveries after (seen in a
+        // loaded run: JetStream does not order redeliveries before new deliveries).
+        let js = async_nats::jetstream::new(bob.client().clone());
+        let mut c = js
+            .get_stream("EVENTS")
+            .await
+            .unwrap()
+            .get_consumer::<async_nats::jetstream::consumer::pull::Config>("bob")
+            .await
+            .unwrap();
+        loop {
+            let i = c.info().await.unwrap();
+            if i.num_pending == 0 && i.num_ack_pending == 20 {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "bob's prefetch did not complete: {} pending, {} unacknowledged",
+                i.num_pending,
+                i.num_ack_pending
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
         floor
         // Killed: the agent and its subscription vanish without unsubscribing; it held more messages
         // (prefetched, unacknowledged) that the server redelivers after `ack_wait`.
@@ -685,4 +711,45 @@ async fn request_reply_on_a_checkpointed_topic_is_signed_at_once() {
     task.await.unwrap();
     assert_eq!(client.checkpoints_sent(), 3);
     assert_eq!(service.metrics().rejected(), 0);
+}
+
+/// A predecessor on the durable consumer died holding part of the stream delivered and unacknowledged while the
+/// rest was still undelivered: its successor gets the undelivered messages first and the redeliveries after
+/// `ack_wait`, and must hand over every message once (the redeliveries are not duplicates of anything it saw).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redeliveries_after_later_messages_are_not_dropped_as_duplicates() {
+    use async_nats::jetstream::consumer::pull;
+    let s = NatsServer::start();
+    let url = s.url();
+    let ks = key_server(&url, Policy::allow_all()).await;
+    let opts = NatsOptions { ack_wait: Duration::from_millis(500), ..Default::default() };
+    let alice = NatsAgent::connect(&url, &ident("alice", 1), ks.id()).await.unwrap();
+    let bob = NatsAgent::connect_with(&url, &ident("bob", 2), ks.id(), opts).await.unwrap();
+    alice.declare_durable("TASKS", &["tasks.>"]).await.unwrap();
+    drop(bob.subscribe_durable("TASKS", "bob", "tasks.>").await.unwrap());
+    for i in 0u32..20 {
+        alice.publish_durable("tasks.t", &i.to_be_bytes(), Priority::Normal).await.unwrap();
+    }
+    // The predecessor: a plain client on bob's consumer takes the first 5 and dies without acknowledging them.
+    let wire = plain(&url).await;
+    let js = async_nats::jetstream::new(wire.clone());
+    let c = js.get_stream("TASKS").await.unwrap().get_consumer::<pull::Config>("bob").await.unwrap();
+    let mut batch = c.fetch().max_messages(5).messages().await.unwrap();
+    for _ in 0..5 {
+        batch.next().await.unwrap().unwrap();
+    }
+    drop(batch);
+    let mut d = bob.subscribe_durable("TASKS", "bob", "tasks.>").await.unwrap();
+    let mut got = Vec::new();
+    for _ in 0..20 {
+        let m = d.recv_timeout(T).await.unwrap();
+        got.push(u32::from_be_bytes(m.payload().try_into().unwrap()));
+    }
+    // The undelivered ones come first, in order; the redeliveries after them; every message once.
+    assert_eq!(&got[..15], &(5..20).collect::<Vec<_>>()[..], "{got:?}");
+    let mut all = got.clone();
+    all.sort();
+    assert_eq!(all, (0..20).collect::<Vec<_>>(), "{got:?}");
+    assert_eq!(d.recv_timeout(Duration::from_millis(1200)).await.unwrap_err(), Error::Timeout);
+    assert_eq!(bob.metrics().received, 20);
 }

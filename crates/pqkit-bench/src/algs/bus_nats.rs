@@ -59,6 +59,13 @@ pub struct LocalServer {
     pub url: String,
 }
 
+impl LocalServer {
+    /// The server's process id (for profiling its CPU time).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
 impl Drop for LocalServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -147,13 +154,15 @@ fn pct(v: &[f64], p: f64) -> f64 {
     s[(((s.len() - 1) as f64) * p).round() as usize]
 }
 
-struct Pqkit {
+/// The pqkit side of the section: a key server and two agents (publisher alice, subscriber bob).
+pub struct Pqkit {
     _ks: KeyServerHandle,
     alice: NatsAgent,
     bob: NatsAgent,
 }
 
-async fn pqkit_agents(url: &str) -> R<Pqkit> {
+/// Starts a key server and connects the two agents.
+pub async fn pqkit_agents(url: &str) -> R<Pqkit> {
     let ks = KeyServer::new(Identity::from_seed("bench-keys", &[9; 32]).map_err(e)?, Policy::allow_all())
         .serve(url)
         .await
@@ -224,7 +233,7 @@ async fn plain_subscribe(subc: &async_nats::Client, subject: &str) -> R<async_na
 
 /// One `send_10k` sample through pqkit-bus: seal, publish, NATS, open; with `ckpt` (a `bench.ckpt.` subject)
 /// also chain, sign checkpoints, and hold each message until its checkpoint verifies.
-async fn send_pqkit(p: &Pqkit, subject: &str, size: usize, ckpt: bool) -> R<Sample> {
+pub async fn send_pqkit(p: &Pqkit, subject: &str, size: usize, ckpt: bool) -> R<Sample> {
     let mut sub = if ckpt {
         p.bob.subscribe_authenticated(subject, SenderAuth::default()).await.map_err(e)?
     } else {
@@ -264,7 +273,7 @@ async fn send_pqkit(p: &Pqkit, subject: &str, size: usize, ckpt: bool) -> R<Samp
 }
 
 /// One `send_10k` sample through plain async-nats, the same loop as [`send_pqkit`].
-async fn send_plain(pubc: &async_nats::Client, subc: &async_nats::Client, subject: &str, size: usize) -> R<Sample> {
+pub async fn send_plain(pubc: &async_nats::Client, subc: &async_nats::Client, subject: &str, size: usize) -> R<Sample> {
     use futures_util::StreamExt;
     let mut sub = plain_subscribe(subc, subject).await?;
     let credit = Arc::new(tokio::sync::Semaphore::new(window(size)));

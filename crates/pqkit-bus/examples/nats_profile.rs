@@ -1,0 +1,62 @@
+//! A profiling loop for the NATS `send_10k` rows (the pqkit-bench code, crates/pqkit-bench/src/algs/bus_nats.rs):
+//! one candidate only, repeated, against a local `nats-server` it starts. Not a benchmark (pqkit-bench measures
+//! both candidates interleaved); it prints only the messages received. Use it under `perf`:
+//!
+//! ```text
+//! perf stat -e task-clock target/release/examples/nats_profile sealed 64 20   # CPU of this process and the server
+//! perf record -g target/release/examples/nats_profile plain 64 20
+//! ```
+//! Modes: `sealed`, `ckpt` (sealed with signed checkpoints), `plain` (async-nats); then the payload size and
+//! the number of 10,000-message samples.
+#[path = "../../pqkit-bench/src/algs/bus_nats.rs"]
+#[allow(dead_code)] // pqkit-bench uses the whole module; this example only its `send_10k` loops
+mod bus_nats;
+
+fn main() -> Result<(), String> {
+    let mut args = std::env::args().skip(1);
+    let mode = args.next().unwrap_or_else(|| "sealed".into());
+    let size: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(64);
+    let iters: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(20);
+    let server = bus_nats::start_local()?;
+    let url = server.url.clone();
+    let label = mode.clone();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let got = rt.block_on(async move {
+        let p = bus_nats::pqkit_agents(&url).await?;
+        let pubc = async_nats::connect(&url).await.map_err(|e| e.to_string())?;
+        let subc = async_nats::connect(&url).await.map_err(|e| e.to_string())?;
+        let (mut got, mut times) = (0, Vec::new());
+        for k in 0..iters {
+            let s = match mode.as_str() {
+                "plain" => bus_nats::send_plain(&pubc, &subc, &format!("bench.plain.{k}"), size).await?,
+                "ckpt" => bus_nats::send_pqkit(&p, &format!("bench.ckpt.{k}"), size, true).await?,
+                _ => bus_nats::send_pqkit(&p, &format!("bench.sealed.{k}"), size, false).await?,
+            };
+            got += s.received;
+            times.push((s.elapsed.as_secs_f64() * 1e3, s.publish.as_secs_f64() * 1e3));
+            if std::env::var_os("NATS_PROFILE_VERBOSE").is_some() {
+                eprintln!("sample {k}: {:.1} ms, stalls {}", s.elapsed.as_secs_f64() * 1e3, s.stalls);
+            }
+        }
+        Ok::<_, String>((got, times))
+    })?;
+    let (got, mut times) = got;
+    // CPU seconds (user + system) of this process and of the server, from /proc (10 ms ticks).
+    let cpu = |pid: &str| -> f64 {
+        let st = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let f: Vec<&str> = st.rsplit(')').next().unwrap_or("").split_whitespace().collect();
+        let t = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+        (t(11) + t(12)) / 100.0
+    };
+    let (me, srv) = (cpu("self"), cpu(&server.pid().to_string()));
+    eprintln!("cpu: this process {:.2} s, nats-server {:.2} s", me, srv);
+    times.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let med = times.get(times.len() / 2).copied().unwrap_or_default();
+    // Not a benchmark figure: a sanity line for the profile (median sample, ms; first publish to last receive).
+    println!("{label} {size} B: {got} messages received; median sample {:.1} ms (publish side {:.1} ms)", med.0, med.1);
+    Ok(())
+}
