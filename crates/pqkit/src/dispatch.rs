@@ -56,6 +56,18 @@ impl<B: BackendSet> Checked<B> {
         }
     }
 
+    /// For a test of one backend: the proof, or `None` when only a lower `PQKIT_CPU` cap withholds it (the
+    /// uncapped test pass runs the test then). Panics on a CPU that lacks the backend's features, so that a
+    /// test never passes by skipping where the machine cannot run it.
+    #[cfg(test)]
+    pub(crate) fn for_test(backend: B) -> Option<Self> {
+        match Self::new(backend) {
+            Ok(c) => Some(c),
+            Err(_) if backend.required().without(cpu::detected()).is_empty() => None,
+            Err(e) => panic!("this test needs a CPU that runs {backend:?}: {e}"),
+        }
+    }
+
     /// The portable backend, which every CPU runs.
     #[inline]
     pub fn portable() -> Self {

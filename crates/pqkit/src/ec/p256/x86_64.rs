@@ -553,7 +553,7 @@ mod tests {
 
     #[test]
     fn adx_matches_bigint() {
-        let Ok(backend) = Backend::Bmi2Adx.checked() else { return };
+        let Some(backend) = Checked::for_test(Backend::Bmi2Adx) else { return };
         assert!(backend.covers(Backend::Bmi2Adx));
         check_arith::<Adx>();
         // Scalars: against the portable product.
@@ -567,19 +567,9 @@ mod tests {
         assert_eq!(scalar_invert(backend, &a), a.invert());
     }
 
-    /// The Bmi2Adx backend, or `None` when only a lower `PQKIT_CPU` cap withholds it (the uncapped test pass
-    /// runs these tests); a CPU without BMI2, ADX and AVX2 fails the test instead of skipping it.
-    fn adx_backend() -> Option<crate::dispatch::Checked<Backend>> {
-        match Backend::Bmi2Adx.checked() {
-            Ok(b) => Some(b),
-            Err(_) if crate::cpu::detected().has(Backend::Bmi2Adx.required()) => None,
-            Err(_) => panic!("this test needs a CPU with BMI2, ADX and AVX2 (the CI machines have them)"),
-        }
-    }
-
     #[test]
     fn adx_jdouble_matches_complete_doubling() {
-        let Some(backend) = adx_backend() else { return };
+        let Some(backend) = Checked::for_test(Backend::Bmi2Adx) else { return };
         assert!(backend.covers(Backend::Bmi2Adx));
         super::super::point::tests::check_jdouble::<Adx>();
     }
@@ -588,7 +578,7 @@ mod tests {
     /// distinct random entries.
     #[test]
     fn adx_lookup_matches_portable() {
-        let Some(backend) = adx_backend() else { return };
+        let Some(backend) = Checked::for_test(Backend::Bmi2Adx) else { return };
         assert!(backend.covers(Backend::Bmi2Adx));
         let mut rng = super::super::field::tests::Xs(0x9256_0007);
         let row: [Aff; 8] = core::array::from_fn(|_| Aff { x: Fe(rng.limbs()), y: Fe(rng.limbs()) });
@@ -604,7 +594,7 @@ mod tests {
     /// all-ones and zero words (carries through every column of the doubling and the reductions).
     #[test]
     fn adx_sqr_matches_portable() {
-        let Some(backend) = adx_backend() else { return };
+        let Some(backend) = Checked::for_test(Backend::Bmi2Adx) else { return };
         assert!(backend.covers(Backend::Bmi2Adx));
         let p = super::super::field::P.m;
         let mut rng = super::super::field::tests::Xs(0x9256_0006);
