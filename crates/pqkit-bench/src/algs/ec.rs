@@ -2,7 +2,7 @@
 //! message length of the ML-DSA rows), for pqkit, OpenSSL (the vendored 3.6, through its EVP API: see
 //! [`super::ossl_ffi`]), aws-lc-rs, ring and RustCrypto (`x25519-dalek`, `ed25519-dalek`).
 //!
-//! Ed25519 adapters implement [`SigImpl`] from [`super::pq`], and are checked by the same [`sig_check`] as
+//! Ed25519 adapters implement [`SigImpl`] from [`super::pq`], and are checked by the same [`sig_check`](super::pq::sig_check) as
 //! ML-DSA: Ed25519 is deterministic, so every implementation must derive the same public key from the seed and
 //! the same signature, and every implementation verifies every other's signature and rejects a flipped bit.
 //!
@@ -536,7 +536,7 @@ pub fn x25519_algorithms(impls: Vec<Arc<dyn DhImpl>>) -> Vec<Algorithm> {
 }
 
 /// The three Ed25519 operations ("keygen", "sign", "verify" on a [`MSG_LEN`]-byte message) from a list of
-/// implementations, checked by [`sig_check`].
+/// implementations, checked by [`sig_check`](super::pq::sig_check).
 pub fn ed25519_algorithms(impls: Vec<Arc<dyn SigImpl>>) -> Vec<Algorithm> {
     super::pq::curve_sig_rows("Ed25519", &["keygen", "sign", "verify"], &impls, &[])
 }

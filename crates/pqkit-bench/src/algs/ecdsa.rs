@@ -3,7 +3,7 @@
 //! vendored 3.6 through its EVP API: [`super::ossl_ffi`]), aws-lc-rs, ring and RustCrypto (`p256`).
 //!
 //! The adapters implement [`SigImpl`] (keys from the 32-byte private scalar [`PRIVATE`], public keys as
-//! uncompressed SEC1 points, signatures in DER) and are checked by [`sig_check`]: every implementation derives
+//! uncompressed SEC1 points, signatures in DER) and are checked by [`sig_check`](super::pq::sig_check): every implementation derives
 //! the same public key, the deterministic ones (pqkit and RustCrypto, both RFC 6979) sign byte for byte alike,
 //! every implementation verifies every other's signature and rejects a flipped bit. OpenSSL, aws-lc-rs and
 //! ring sign with random nonces. ECDH adapters implement [`DhImpl`]; [`ecdh_check`] has every implementation

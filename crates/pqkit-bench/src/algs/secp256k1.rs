@@ -4,7 +4,7 @@
 //! ECDSA and ECDH, OpenSSL (the vendored 3.6 through its EVP API, the group "secp256k1", by the P-256 rows'
 //! adapter [`super::ecdsa::OsslEc`]). aws-lc-rs and ring have no secp256k1; OpenSSL has no BIP-340.
 //!
-//! ECDSA and Schnorr adapters implement [`SigImpl`] and are checked by [`sig_check`]: every implementation
+//! ECDSA and Schnorr adapters implement [`SigImpl`] and are checked by [`sig_check`](super::pq::sig_check): every implementation
 //! derives the same public key from the fixed secret (SEC1 compressed for ECDSA, x-only for Schnorr) and, all
 //! three signing deterministically (ECDSA: RFC 6979 with low S; Schnorr: BIP-340 with all-zero auxiliary
 //! randomness), the same signature; every implementation verifies every other's signature and rejects a
