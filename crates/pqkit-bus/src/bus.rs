@@ -1586,7 +1586,15 @@ impl Publisher {
             if let Some(r) = reply_to {
                 validate_subject(r)?;
             }
-            let route = self.route_for(reply_to);
+            // The shared route is lent, not cloned: the queue entry takes the one reference it needs.
+            let owned;
+            let route = match reply_to {
+                None => &self.plain_route,
+                Some(_) => {
+                    owned = self.route_for(reply_to);
+                    &owned
+                }
+            };
             self.count_published(1);
             let inner = &self.agent.inner;
             let g = inner.gen_.load(Ordering::Acquire);
@@ -1594,7 +1602,7 @@ impl Publisher {
                 self.route = inner.matching(&self.topic);
                 self.route_gen = g;
             }
-            let out = Outgoing { priority, route: &route, payload };
+            let out = Outgoing { priority, route, payload };
             return inner.route(&self.route, &out);
         }
         self.local_accept(payload, reply_to)?;

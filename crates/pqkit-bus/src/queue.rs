@@ -135,6 +135,19 @@ impl<T> PriorityQueue<T> {
     /// no lower level is due, the highest non-empty level is served `k` times in a row, where `k` is the
     /// smallest number of skips any non-empty lower level still has before it reaches [`AGING_LIMIT`].
     pub fn pop_batch(&mut self, out: &mut Vec<T>, max: usize) -> usize {
+        // The whole queue is one level and fits in the batch, and `out` is empty: hand over the level's buffer
+        // and keep `out`'s (no copy of the messages). With one non-empty level, `pop` would serve it `len`
+        // times in a row and reset its skips; the empty levels' skips are left as they are, as `pop` leaves them.
+        if out.is_empty() && self.len > 0 && self.len <= max {
+            if let Some(h) = (0..LEVELS).find(|&l| self.levels[l].len() == self.len) {
+                let n = self.len;
+                let mine = std::mem::replace(&mut self.levels[h], VecDeque::from(std::mem::take(out)));
+                *out = Vec::from(mine);
+                self.len = 0;
+                self.skips[h] = 0;
+                return n;
+            }
+        }
         let mut n = 0;
         while n < max && self.len > 0 {
             if let Some(l) = (0..LEVELS).find(|&l| self.skips[l] >= AGING_LIMIT && !self.levels[l].is_empty()) {
@@ -237,19 +250,26 @@ mod tests {
         for _ in 0..300 {
             let (mut a, mut b) = (PriorityQueue::new(), PriorityQueue::new());
             let mut next = 0u32;
+            // Some rounds use one level only (the whole-level hand-over of `pop_batch`).
+            let one = rnd(3) == 0;
+            let level = rnd(4) as usize;
             for _ in 0..20 {
                 for _ in 0..rnd(60) {
-                    let p = Priority::ALL[rnd(4) as usize];
+                    let p = Priority::ALL[if one { level } else { rnd(4) as usize }];
                     a.push(p, next);
                     b.push(p, next);
                     next += 1;
                 }
                 let max = rnd(70) as usize;
-                let mut got = Vec::new();
+                // `out` is appended to: sometimes it already holds messages (or only spare capacity).
+                let pre = rnd(3) as u32;
+                let mut got: Vec<u32> = Vec::with_capacity(rnd(100) as usize);
+                got.extend((0..pre).map(|i| u32::MAX - i));
                 let n = a.pop_batch(&mut got, max);
                 let want: Vec<u32> = std::iter::from_fn(|| b.pop().map(|x| x.1)).take(max).collect();
-                assert_eq!(n, got.len());
-                assert_eq!(got, want);
+                assert_eq!(n, got.len() - pre as usize);
+                assert_eq!(got[..pre as usize], (0..pre).map(|i| u32::MAX - i).collect::<Vec<_>>()[..]);
+                assert_eq!(got[pre as usize..], want[..]);
                 assert_eq!((a.len(), a.skips), (b.len(), b.skips));
             }
         }
