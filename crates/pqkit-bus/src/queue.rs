@@ -138,15 +138,17 @@ impl<T> PriorityQueue<T> {
         // The whole queue is one level and fits in the batch, and `out` is empty: hand over the level's buffer
         // and keep `out`'s (no copy of the messages). With one non-empty level, `pop` would serve it `len`
         // times in a row and reset its skips; the empty levels' skips are left as they are, as `pop` leaves them.
-        if out.is_empty() && self.len > 0 && self.len <= max {
-            if let Some(h) = (0..LEVELS).find(|&l| self.levels[l].len() == self.len) {
-                let n = self.len;
-                let mine = std::mem::replace(&mut self.levels[h], VecDeque::from(std::mem::take(out)));
-                *out = Vec::from(mine);
-                self.len = 0;
-                self.skips[h] = 0;
-                return n;
-            }
+        if out.is_empty()
+            && self.len > 0
+            && self.len <= max
+            && let Some(h) = (0..LEVELS).find(|&l| self.levels[l].len() == self.len)
+        {
+            let n = self.len;
+            let mine = std::mem::replace(&mut self.levels[h], VecDeque::from(std::mem::take(out)));
+            *out = Vec::from(mine);
+            self.len = 0;
+            self.skips[h] = 0;
+            return n;
         }
         let mut n = 0;
         while n < max && self.len > 0 {
