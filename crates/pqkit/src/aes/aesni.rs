@@ -230,13 +230,6 @@ pub(super) fn ghash_block(backend: Checked<Backend>, htab: &HTable, state: &mut 
     unsafe { ghash_block_impl(htab, state, block) }
 }
 
-pub(super) fn ghash(backend: Checked<Backend>, htab: &HTable, state: &mut u128, data: &[u8]) {
-    assert!(backend.covers(Backend::AesNi));
-    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::AesNi, so the CPU has AES, PCLMULQDQ,
-    // SSSE3 and SSE4.1, every feature enabled in this file.
-    unsafe { ghash_impl(htab, state, data) }
-}
-
 // --- GCM ------------------------------------------------------------------------------------------------------
 
 /// Encrypts (`SEAL`) or decrypts the `len` bytes at `src` into `dst` in CTR mode from the byte-reversed counter
@@ -383,45 +376,4 @@ fn gcm_full<const NR: usize, const SEAL: bool>(
     out
 }
 
-/// GCM after J0 is known: with `SEAL` encrypts and returns the tag, else hashes, decrypts and returns the
-/// expected tag.
-pub(super) fn full<const SEAL: bool>(
-    backend: Checked<Backend>,
-    keys: &RoundKeys,
-    htab: &HTable,
-    j0: &[u8; 16],
-    aad: &[u8],
-    buf: InOut<'_>,
-) -> [u8; 16] {
-    assert!(backend.covers(Backend::AesNi));
-    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::AesNi, so the CPU has AES, PCLMULQDQ,
-    // SSSE3 and SSE4.1, every feature enabled in this file.
-    unsafe {
-        if keys.nr == 10 {
-            gcm_full::<10, SEAL>(keys, htab, j0, aad, buf)
-        } else {
-            gcm_full::<14, SEAL>(keys, htab, j0, aad, buf)
-        }
-    }
-}
-
-/// AES-GCM's bulk: CTR encryption and GHASH of the ciphertext (`SEAL`), or GHASH then decryption.
-pub(super) fn gcm<const SEAL: bool>(
-    backend: Checked<Backend>,
-    keys: &RoundKeys,
-    htab: &HTable,
-    ctr: &[u8; 16],
-    state: &mut u128,
-    buf: &mut InOut<'_>,
-) {
-    assert!(backend.covers(Backend::AesNi));
-    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::AesNi, so the CPU has AES, PCLMULQDQ,
-    // SSSE3 and SSE4.1, every feature enabled in this file.
-    unsafe {
-        if keys.nr == 10 {
-            gcm_impl::<10, SEAL>(keys, htab, ctr, state, buf)
-        } else {
-            gcm_impl::<14, SEAL>(keys, htab, ctr, state, buf)
-        }
-    }
-}
+gcm_entry_points!(Backend::AesNi);

@@ -30,6 +30,64 @@ use crate::dispatch::Checked;
 use crate::{Error, Result};
 use zeroize::Zeroize;
 
+/// The safe GCM entry points of an x86 backend module: `full` (all of GCM after J0), `ghash` and `gcm` (the
+/// bulk). Each asserts that the checked backend covers `$b`, then calls the module's `gcm_full`, `ghash_impl`
+/// and `gcm_impl`, compiled with the module's `target_feature` set, for AES-128 (10 rounds) or AES-256 (14).
+/// Used by `aesni`, `vaes` and `vaes256`, so the three state their contract once.
+#[cfg(target_arch = "x86_64")]
+macro_rules! gcm_entry_points {
+    ($b:expr) => {
+        /// GCM after J0 is known: with `SEAL` encrypts and returns the tag, else hashes, decrypts and returns
+        /// the expected tag.
+        pub(super) fn full<const SEAL: bool>(
+            backend: Checked<Backend>,
+            keys: &RoundKeys,
+            htab: &HTable,
+            j0: &[u8; 16],
+            aad: &[u8],
+            buf: InOut<'_>,
+        ) -> [u8; 16] {
+            assert!(backend.covers($b));
+            // SAFETY: `backend` is a `Checked` (crate::dispatch) covering `$b`, so the CPU has every feature `$b`
+            // is declared with in `Backend`: every feature the calling module's `target_feature` functions enable.
+            unsafe {
+                if keys.nr == 10 {
+                    gcm_full::<10, SEAL>(keys, htab, j0, aad, buf)
+                } else {
+                    gcm_full::<14, SEAL>(keys, htab, j0, aad, buf)
+                }
+            }
+        }
+
+        /// Absorbs `data` (zero-padded to whole blocks) into the GHASH state.
+        pub(super) fn ghash(backend: Checked<Backend>, htab: &HTable, state: &mut u128, data: &[u8]) {
+            assert!(backend.covers($b));
+            // SAFETY: as in `full`.
+            unsafe { ghash_impl(htab, state, data) }
+        }
+
+        /// AES-GCM's bulk: CTR encryption and GHASH of the ciphertext (`SEAL`), or GHASH then decryption.
+        pub(super) fn gcm<const SEAL: bool>(
+            backend: Checked<Backend>,
+            keys: &RoundKeys,
+            htab: &HTable,
+            ctr: &[u8; 16],
+            state: &mut u128,
+            buf: &mut InOut<'_>,
+        ) {
+            assert!(backend.covers($b));
+            // SAFETY: as in `full`.
+            unsafe {
+                if keys.nr == 10 {
+                    gcm_impl::<10, SEAL>(keys, htab, ctr, state, buf)
+                } else {
+                    gcm_impl::<14, SEAL>(keys, htab, ctr, state, buf)
+                }
+            }
+        }
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 mod aesni;
 pub(crate) mod ghash_soft;
