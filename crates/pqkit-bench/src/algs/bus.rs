@@ -89,6 +89,18 @@ fn drain(sub: &mut pqkit_bus::Subscription, buf: &mut Vec<Message>, want: usize)
     Ok((c, s))
 }
 
+/// Receives with `try_recv` until the channel is empty; gives (count, sum of the first bytes).
+macro_rules! try_drain {
+    ($rx:expr) => {{
+        let (mut c, mut s) = (0u64, 0u64);
+        while let Ok(m) = $rx.try_recv() {
+            c += 1;
+            s += m[0] as u64;
+        }
+        (c, s)
+    }};
+}
+
 /// pqkit-bus, P producers (P = 1: the measuring thread alone).
 fn pqkit_send(sealed: bool, producers: usize) -> Candidate {
     Candidate::new("pqkit", format!("{} (pqkit-bus)", pqkit_version()), move |_| {
@@ -170,72 +182,43 @@ fn crossbeam_send(producers: usize) -> Candidate {
             while done.load(Ordering::Acquire) < gos.len() {
                 std::hint::spin_loop();
             }
-            let (mut c, mut s) = (0u64, 0u64);
-            while let Ok(m) = rx.try_recv() {
-                c += 1;
-                s += m[0] as u64;
-            }
+            let (c, s) = try_drain!(rx);
             digest(out, c, s);
             Ok(())
         }) as Box<dyn Op>)
     })
+}
+
+/// A raw channel in the one-producer `send_10k` topology: `N` sends of a 64-byte array, then `try_recv` until
+/// empty. `$chan` makes the (sender, receiver) pair once, outside the timed operation.
+macro_rules! raw_send {
+    ($name:literal, $krate:literal, $chan:expr) => {
+        Candidate::new($name, v($krate), |_| {
+            #[allow(unused_mut)] // tokio's receivers need `mut` to receive, flume's does not
+            let (tx, mut rx) = $chan;
+            Ok(Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
+                let base = payload(data, 0);
+                for i in 0..N {
+                    tx.send(payload(&base, i)).map_err(e)?;
+                }
+                let (c, s) = try_drain!(rx);
+                digest(out, c, s);
+                Ok(())
+            }) as Box<dyn Op>)
+        })
+    };
 }
 
 fn flume_send() -> Candidate {
-    Candidate::new("flume", v("flume"), |_| {
-        let (tx, rx) = flume::unbounded::<[u8; LEN]>();
-        Ok(Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
-            let base = payload(data, 0);
-            for i in 0..N {
-                tx.send(payload(&base, i)).map_err(e)?;
-            }
-            let (mut c, mut s) = (0u64, 0u64);
-            while let Ok(m) = rx.try_recv() {
-                c += 1;
-                s += m[0] as u64;
-            }
-            digest(out, c, s);
-            Ok(())
-        }) as Box<dyn Op>)
-    })
+    raw_send!("flume", "flume", flume::unbounded::<[u8; LEN]>())
 }
 
 fn tokio_mpsc_send() -> Candidate {
-    Candidate::new("tokio-mpsc", v("tokio"), |_| {
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<[u8; LEN]>();
-        Ok(Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
-            let base = payload(data, 0);
-            for i in 0..N {
-                tx.send(payload(&base, i)).map_err(e)?;
-            }
-            let (mut c, mut s) = (0u64, 0u64);
-            while let Ok(m) = rx.try_recv() {
-                c += 1;
-                s += m[0] as u64;
-            }
-            digest(out, c, s);
-            Ok(())
-        }) as Box<dyn Op>)
-    })
+    raw_send!("tokio-mpsc", "tokio", tokio::sync::mpsc::unbounded_channel::<[u8; LEN]>())
 }
 
 fn tokio_broadcast_send() -> Candidate {
-    Candidate::new("tokio-broadcast", v("tokio"), |_| {
-        let (tx, mut rx) = tokio::sync::broadcast::channel::<[u8; LEN]>(16_384);
-        Ok(Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
-            let base = payload(data, 0);
-            for i in 0..N {
-                tx.send(payload(&base, i)).map_err(e)?;
-            }
-            let (mut c, mut s) = (0u64, 0u64);
-            while let Ok(m) = rx.try_recv() {
-                c += 1;
-                s += m[0] as u64;
-            }
-            digest(out, c, s);
-            Ok(())
-        }) as Box<dyn Op>)
-    })
+    raw_send!("tokio-broadcast", "tokio", tokio::sync::broadcast::channel::<[u8; LEN]>(16_384))
 }
 
 /// Messages per `Publisher::publish_batch` call in the `send_10k-plain-batch` row.
@@ -407,10 +390,9 @@ fn fanout(sealed: bool) -> Algorithm {
                 }
                 let (mut c, mut s) = (0u64, 0u64);
                 for (_, rx) in &chans {
-                    while let Ok(m) = rx.try_recv() {
-                        c += 1;
-                        s += m[0] as u64;
-                    }
+                    let (c1, s1) = try_drain!(rx);
+                    c += c1;
+                    s += s1;
                 }
                 digest(out, c, s);
                 Ok(())
@@ -426,10 +408,9 @@ fn fanout(sealed: bool) -> Algorithm {
                 }
                 let (mut c, mut s) = (0u64, 0u64);
                 for rx in rxs.iter_mut() {
-                    while let Ok(m) = rx.try_recv() {
-                        c += 1;
-                        s += m[0] as u64;
-                    }
+                    let (c1, s1) = try_drain!(rx);
+                    c += c1;
+                    s += s1;
                 }
                 digest(out, c, s);
                 Ok(())
