@@ -14,6 +14,44 @@
 //! backends of those families and are constant time wherever those are. Secret keys and shared secrets
 //! zeroize on drop and never show in `Debug`.
 
+/// A public, fixed-length encoding `pub struct $name([u8; $len])` of a module whose algorithm name is its
+/// `ALG`: `from_bytes` (the only check is the length), `as_bytes`, `AsRef<[u8]>`, and a `Debug` that prints
+/// `$debug` only. `$what` names the value in the error and the docs.
+macro_rules! public_bytes {
+    ($(#[$m:meta])* $name:ident, $len:expr, $what:literal, $debug:literal) => {
+        $(#[$m])*
+        #[derive(Clone, PartialEq, Eq)]
+        pub struct $name([u8; $len]);
+
+        impl $name {
+            #[doc = concat!("Parses a ", $what, "; the only check is the length ([`Error::InvalidLength`]).")]
+            pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+                Error::check_length(ALG, $what, $len, bytes.len())?;
+                let mut c = [0u8; $len];
+                c.copy_from_slice(bytes);
+                Ok($name(c))
+            }
+
+            #[doc = concat!("The encoded ", $what, ".")]
+            pub fn as_bytes(&self) -> &[u8; $len] {
+                &self.0
+            }
+        }
+
+        impl AsRef<[u8]> for $name {
+            fn as_ref(&self) -> &[u8] {
+                &self.0
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str($debug)
+            }
+        }
+    };
+}
+
 pub mod x25519mlkem768;
 pub mod xwing;
 

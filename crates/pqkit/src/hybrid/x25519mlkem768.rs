@@ -188,33 +188,10 @@ impl fmt::Debug for EncapsulationKey {
     }
 }
 
-/// The server's key share: an ML-KEM-768 ciphertext and an X25519 public key (1120 bytes, public).
-#[derive(Clone, PartialEq, Eq)]
-pub struct Ciphertext([u8; CT_LEN]);
-
-impl Ciphertext {
-    /// Parses a server key share; the only check is the length ([`Error::InvalidLength`]).
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        Error::check_length(ALG, "server key share", CT_LEN, bytes.len())?;
-        let mut c = [0u8; CT_LEN];
-        c.copy_from_slice(bytes);
-        Ok(Ciphertext(c))
-    }
-
-    /// The encoded key share.
-    pub fn as_bytes(&self) -> &[u8; CT_LEN] {
-        &self.0
-    }
-}
-
-impl AsRef<[u8]> for Ciphertext {
-    fn as_ref(&self) -> &[u8] {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Ciphertext {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("x25519mlkem768::Ciphertext { .. }")
-    }
-}
+public_bytes!(
+    /// The server's key share: an ML-KEM-768 ciphertext and an X25519 public key (1120 bytes, public).
+    Ciphertext,
+    CT_LEN,
+    "server key share",
+    "x25519mlkem768::Ciphertext { .. }"
+);

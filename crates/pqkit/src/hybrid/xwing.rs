@@ -222,33 +222,10 @@ impl fmt::Debug for EncapsulationKey {
     }
 }
 
-/// An X-Wing ciphertext, `ct_M || ct_X` (1120 bytes, public).
-#[derive(Clone, PartialEq, Eq)]
-pub struct Ciphertext([u8; CT_LEN]);
-
-impl Ciphertext {
-    /// Parses a ciphertext; the only check is the length ([`Error::InvalidLength`]).
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        Error::check_length(ALG, "ciphertext", CT_LEN, bytes.len())?;
-        let mut c = [0u8; CT_LEN];
-        c.copy_from_slice(bytes);
-        Ok(Ciphertext(c))
-    }
-
-    /// The encoded ciphertext.
-    pub fn as_bytes(&self) -> &[u8; CT_LEN] {
-        &self.0
-    }
-}
-
-impl AsRef<[u8]> for Ciphertext {
-    fn as_ref(&self) -> &[u8] {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Ciphertext {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("xwing::Ciphertext { .. }")
-    }
-}
+public_bytes!(
+    /// An X-Wing ciphertext, `ct_M || ct_X` (1120 bytes, public).
+    Ciphertext,
+    CT_LEN,
+    "ciphertext",
+    "xwing::Ciphertext { .. }"
+);
