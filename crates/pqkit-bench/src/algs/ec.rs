@@ -37,13 +37,13 @@ fn key<T: 'static>(k: &AnyKey) -> Result<&T, String> {
     k.downcast_ref::<T>().ok_or_else(|| "key of another implementation".to_string())
 }
 
-fn owned<T: 'static>(k: AnyKey) -> Result<T, String> {
+pub(super) fn owned<T: 'static>(k: AnyKey) -> Result<T, String> {
     k.downcast::<T>().map(|b| *b).map_err(|_| "key of another implementation".to_string())
 }
 
 /// Replaces `out` with `bytes`.
 #[inline]
-fn put(out: &mut Vec<u8>, bytes: &[u8]) {
+pub(super) fn put(out: &mut Vec<u8>, bytes: &[u8]) {
     out.clear();
     out.extend_from_slice(bytes);
 }
@@ -195,25 +195,57 @@ impl Named for AwsX {
 
 impl DhImpl for AwsX {
     fn keygen(&self, private: &[u8; 32], public: &mut Vec<u8>) -> Result<AnyKey, String> {
-        use aws_lc_rs::agreement::{PrivateKey, X25519};
-        let sk = PrivateKey::from_private_key(&X25519, private).map_err(e)?;
+        aws_dh::keygen(&aws_lc_rs::agreement::X25519, private, public)
+    }
+    fn agree(&self, key: AnyKey, peer: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        aws_dh::agree(&aws_lc_rs::agreement::X25519, key, peer, out)
+    }
+    fn derive_op(&self, private: &[u8; 32], peer: &[u8]) -> Result<Box<dyn Op>, String> {
+        aws_dh::derive_op(&aws_lc_rs::agreement::X25519, private, peer)
+    }
+}
+
+/// aws-lc-rs `agreement` for any of its curves (X25519 here, P-256 in `ecdsa`): a `PrivateKey` from the private
+/// bytes, agreements against an `UnparsedPublicKey` (the timed derive parses the peer's key once, outside timing).
+pub(super) mod aws_dh {
+    use super::{AnyKey, Op, e, owned, put};
+    use aws_lc_rs::agreement::{Algorithm, ParsedPublicKey, PrivateKey, UnparsedPublicKey, agree as aws_agree};
+
+    /// [`DhImpl::keygen`](super::DhImpl::keygen) on `alg`.
+    pub(in super::super) fn keygen(
+        alg: &'static Algorithm,
+        private: &[u8; 32],
+        public: &mut Vec<u8>,
+    ) -> Result<AnyKey, String> {
+        let sk = PrivateKey::from_private_key(alg, private).map_err(e)?;
         put(public, sk.compute_public_key().map_err(e)?.as_ref());
         Ok(Box::new(sk))
     }
-    fn agree(&self, key: AnyKey, peer: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-        use aws_lc_rs::agreement::{PrivateKey, UnparsedPublicKey, X25519, agree};
+
+    /// [`DhImpl::agree`](super::DhImpl::agree) on `alg`.
+    pub(in super::super) fn agree(
+        alg: &'static Algorithm,
+        key: AnyKey,
+        peer: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
         let sk = owned::<PrivateKey>(key)?;
-        agree(&sk, UnparsedPublicKey::new(&X25519, peer), "aws-lc-rs agree failed".to_string(), |s| {
+        aws_agree(&sk, UnparsedPublicKey::new(alg, peer), "aws-lc-rs agree failed".to_string(), |s| {
             put(out, s);
             Ok(())
         })
     }
-    fn derive_op(&self, private: &[u8; 32], peer: &[u8]) -> Result<Box<dyn Op>, String> {
-        use aws_lc_rs::agreement::{ParsedPublicKey, PrivateKey, UnparsedPublicKey, X25519, agree};
-        let sk = PrivateKey::from_private_key(&X25519, private).map_err(e)?;
-        let pk = ParsedPublicKey::try_from(UnparsedPublicKey::new(&X25519, peer)).map_err(e)?;
+
+    /// [`DhImpl::derive_op`](super::DhImpl::derive_op) on `alg`.
+    pub(in super::super) fn derive_op(
+        alg: &'static Algorithm,
+        private: &[u8; 32],
+        peer: &[u8],
+    ) -> Result<Box<dyn Op>, String> {
+        let sk = PrivateKey::from_private_key(alg, private).map_err(e)?;
+        let pk = ParsedPublicKey::try_from(UnparsedPublicKey::new(alg, peer)).map_err(e)?;
         Ok(Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| {
-            agree(&sk, pk.clone(), "aws-lc-rs agree failed".to_string(), |s| {
+            aws_agree(&sk, pk.clone(), "aws-lc-rs agree failed".to_string(), |s| {
                 put(out, s);
                 Ok(())
             })

@@ -27,7 +27,7 @@
 //!   a clone of its parsed peer key.
 
 use super::e;
-use super::ec::DhImpl;
+use super::ec::{DhImpl, aws_dh, owned, put};
 use super::ossl_ffi as ossl;
 use super::pq::{AnyKey, Id, Named, SigImpl};
 use crate::registry::{Algorithm, Candidate, Check, Op, Report};
@@ -36,16 +36,6 @@ use std::sync::Arc;
 
 fn key<T: 'static>(k: &AnyKey) -> Result<&T, String> {
     k.downcast_ref::<T>().ok_or_else(|| "key of another implementation".to_string())
-}
-
-fn owned<T: 'static>(k: AnyKey) -> Result<T, String> {
-    k.downcast::<T>().map(|b| *b).map_err(|_| "key of another implementation".to_string())
-}
-
-#[inline]
-fn put(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.clear();
-    out.extend_from_slice(bytes);
 }
 
 /// The fixed private scalar (below the order of every 256-bit curve): the ML-DSA and Ed25519 seed.
@@ -279,29 +269,13 @@ impl SigImpl for AwsP256 {
 
 impl DhImpl for AwsP256 {
     fn keygen(&self, private: &[u8; 32], public: &mut Vec<u8>) -> Result<AnyKey, String> {
-        use aws_lc_rs::agreement::{ECDH_P256, PrivateKey};
-        let sk = PrivateKey::from_private_key(&ECDH_P256, private).map_err(e)?;
-        put(public, sk.compute_public_key().map_err(e)?.as_ref());
-        Ok(Box::new(sk))
+        aws_dh::keygen(&aws_lc_rs::agreement::ECDH_P256, private, public)
     }
     fn agree(&self, key: AnyKey, peer: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-        use aws_lc_rs::agreement::{ECDH_P256, PrivateKey, UnparsedPublicKey, agree};
-        let sk = owned::<PrivateKey>(key)?;
-        agree(&sk, UnparsedPublicKey::new(&ECDH_P256, peer), "aws-lc-rs agree failed".to_string(), |s| {
-            put(out, s);
-            Ok(())
-        })
+        aws_dh::agree(&aws_lc_rs::agreement::ECDH_P256, key, peer, out)
     }
     fn derive_op(&self, private: &[u8; 32], peer: &[u8]) -> Result<Box<dyn Op>, String> {
-        use aws_lc_rs::agreement::{ECDH_P256, ParsedPublicKey, PrivateKey, UnparsedPublicKey, agree};
-        let sk = PrivateKey::from_private_key(&ECDH_P256, private).map_err(e)?;
-        let pk = ParsedPublicKey::try_from(UnparsedPublicKey::new(&ECDH_P256, peer)).map_err(e)?;
-        Ok(Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| {
-            agree(&sk, pk.clone(), "aws-lc-rs agree failed".to_string(), |s| {
-                put(out, s);
-                Ok(())
-            })
-        }))
+        aws_dh::derive_op(&aws_lc_rs::agreement::ECDH_P256, private, peer)
     }
 }
 
