@@ -12,6 +12,16 @@
 #[allow(dead_code)] // pqkit-bench uses the whole module; this example only its `send_10k` loops
 mod bus_nats;
 
+/// CPU time (ns) of every live thread of process `pid` (`self` for this one), from `/proc/<pid>/task/*/schedstat`.
+fn cpu_ns(pid: &str) -> u64 {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return 0 };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next().and_then(|x| x.parse::<u64>().ok()))
+        .sum()
+}
+
 fn main() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     let mode = args.next().unwrap_or_else(|| "sealed".into());
@@ -19,6 +29,7 @@ fn main() -> Result<(), String> {
     let iters: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(20);
     let server = bus_nats::start_local()?;
     let url = server.url.clone();
+    let server_pid = server.pid().to_string();
     let label = mode.clone();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -30,6 +41,7 @@ fn main() -> Result<(), String> {
         let pubc = async_nats::connect(&url).await.map_err(|e| e.to_string())?;
         let subc = async_nats::connect(&url).await.map_err(|e| e.to_string())?;
         let (mut got, mut times) = (0, Vec::new());
+        let before = (cpu_ns("self"), cpu_ns(&server_pid));
         for k in 0..iters {
             let s = match mode.as_str() {
                 "plain" => bus_nats::send_plain(&pubc, &subc, &format!("bench.plain.{k}"), size).await?,
@@ -42,6 +54,15 @@ fn main() -> Result<(), String> {
                 eprintln!("sample {k}: {:.1} ms, stalls {}", s.elapsed.as_secs_f64() * 1e3, s.stalls);
             }
         }
+        let after = (cpu_ns("self"), cpu_ns(&server_pid));
+        // CPU per received message over the sample loop only (not the set-up): this process (publisher and
+        // subscriber), and the server. Nanosecond resolution (schedstat), unlike the 10 ms ticks below.
+        let per = |a: u64, b: u64| (a.saturating_sub(b)) as f64 / (got.max(1) as f64);
+        eprintln!(
+            "cpu per message: this process {:.0} ns, nats-server {:.0} ns",
+            per(after.0, before.0),
+            per(after.1, before.1)
+        );
         Ok::<_, String>((got, times))
     })?;
     let (got, mut times) = got;

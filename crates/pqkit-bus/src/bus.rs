@@ -769,10 +769,24 @@ fn with_aad<R>(h: &Header<'_>, f: impl FnOnce(&[u8]) -> R) -> R {
 /// Who sent a message and where: one shared allocation per publisher handle (a new one only for a message
 /// with a reply-to), so a queued [`Message`] carries one pointer for all three and stays small.
 #[derive(Debug, PartialEq, Eq)]
-struct Route {
+pub(crate) struct Route {
     topic: Arc<str>,
     sender: AgentId,
     reply: Option<Box<str>>,
+}
+
+#[cfg(feature = "nats")]
+impl Route {
+    /// A route for messages a transport opened.
+    pub(crate) fn shared(topic: Arc<str>, sender: AgentId, reply: Option<&str>) -> Arc<Route> {
+        Arc::new(Route { topic, sender, reply: reply.map(Into::into) })
+    }
+    /// Whether this route is `topic` (compared by pointer first), `sender` and `reply`.
+    pub(crate) fn is(&self, topic: &Arc<str>, sender: AgentId, reply: Option<&str>) -> bool {
+        (Arc::ptr_eq(&self.topic, topic) || self.topic == *topic)
+            && self.sender == sender
+            && self.reply.as_deref() == reply
+    }
 }
 
 struct Outgoing<'a> {
@@ -1701,19 +1715,21 @@ impl PartialEq for Message {
 impl Eq for Message {}
 
 impl Message {
-    /// A message opened by a transport (the NATS one): already authenticated and decrypted, with a shared topic
-    /// (a subscription reuses the `Arc` of the topic it saw last) and a payload borrowed from the caller (copied inline when short, else into one `Vec`).
+    /// A message opened by a transport (the NATS one): already authenticated and decrypted, with a route the
+    /// transport keeps (one per sender and topic while they repeat, so a stream of messages allocates no route
+    /// each) and a payload copied inline when short; an owned payload too long for the inline body becomes the
+    /// body without a copy.
     #[cfg(feature = "nats")]
-    pub(crate) fn opened_shared(
-        topic: Arc<str>,
-        reply: Option<&str>,
-        sender: AgentId,
+    pub(crate) fn opened_route(
+        route: Arc<Route>,
         priority: Priority,
         seq: u64,
-        payload: &[u8],
+        payload: std::borrow::Cow<'_, [u8]>,
     ) -> Message {
-        let body = if payload.len() <= INLINE { Body::from_slice(payload, 0) } else { Body::Heap(payload.to_vec()) };
-        let route = Arc::new(Route { topic, sender, reply: reply.map(Into::into) });
+        let body = match payload {
+            std::borrow::Cow::Owned(v) if v.len() > INLINE => Body::Heap(v),
+            p => Body::from_slice(&p, 0),
+        };
         Message { kind: Kind::Plain, epoch: 0, route, priority, seq, body }
     }
 

@@ -547,7 +547,8 @@ mod tests {
             .append(&mut env);
         env.extend_from_slice(body);
         env.extend_from_slice(&[0u8; 16]);
-        (Message::opened_shared(Arc::from(topic), None, sender, Priority::Normal, seq, body), env)
+        let route = crate::bus::Route::shared(Arc::from(topic), sender, None);
+        (Message::opened_route(route, Priority::Normal, seq, body.into()), env)
     }
 
     #[test]

@@ -103,6 +103,12 @@ fn malformed(reason: &'static str) -> Error {
 
 /// Parses and checks an envelope's structure (not its tag).
 pub fn parse(b: &[u8]) -> Result<Meta> {
+    parse_checking(b, true)
+}
+
+/// The whole of [`parse`]; with `check_topic` false the topic's UTF-8 and subject checks are skipped (the caller
+/// knows the topic bytes equal a subject that passed them: [`parse_known_topic`]). Every other check is made.
+fn parse_checking(b: &[u8], check_topic: bool) -> Result<Meta> {
     if b.len() < FIXED_LEN {
         return Err(malformed("shorter than the fixed header"));
     }
@@ -120,11 +126,11 @@ pub fn parse(b: &[u8]) -> Result<Meta> {
     if b[3] != 0 {
         return Err(malformed("reserved flags set"));
     }
-    let epoch = u32::from_be_bytes(b[4..8].try_into().map_err(|_| malformed("epoch"))?);
-    let seq = u64::from_be_bytes(b[8..16].try_into().map_err(|_| malformed("sequence"))?);
+    let epoch = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
+    let seq = u64::from_be_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
     let mut sender = [0u8; 16];
     sender.copy_from_slice(&b[16..32]);
-    let sub = u64::from_be_bytes(b[32..40].try_into().map_err(|_| malformed("subscription"))?);
+    let sub = u64::from_be_bytes([b[32], b[33], b[34], b[35], b[36], b[37], b[38], b[39]]);
     let t = u16::from_be_bytes([b[40], b[41]]) as usize;
     let r = u16::from_be_bytes([b[42], b[43]]) as usize;
     if t == 0 || t > MAX_SUBJECT_LEN || r > MAX_SUBJECT_LEN {
@@ -140,8 +146,10 @@ pub fn parse(b: &[u8]) -> Result<Meta> {
     if payload.len() > MAX_PAYLOAD {
         return Err(malformed("payload longer than 1 MiB"));
     }
-    let ts = std::str::from_utf8(&b[topic.clone()]).map_err(|_| malformed("topic is not UTF-8"))?;
-    validate_subject(ts).map_err(|_| malformed("topic is not a valid subject"))?;
+    if check_topic {
+        let ts = std::str::from_utf8(&b[topic.clone()]).map_err(|_| malformed("topic is not UTF-8"))?;
+        validate_subject(ts).map_err(|_| malformed("topic is not a valid subject"))?;
+    }
     if r > 0 {
         let rs = std::str::from_utf8(&b[reply.clone()]).map_err(|_| malformed("reply-to is not UTF-8"))?;
         validate_subject(rs).map_err(|_| malformed("reply-to is not a valid subject"))?;
@@ -438,8 +446,8 @@ mod tests {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// NATS transport additions (h-nats2; owned by the NATS transport, docs/bus.md §9). Additive only: nothing above
-// this line is changed by this block.
+// NATS transport additions (h-nats2; owned by the NATS transport, docs/bus.md §9). `parse` above is
+// `parse_checking(b, true)`: the known-topic parser below shares all of it but the topic check.
 
 /// [`parse`] for a receiver that already validated a topic: when the envelope's topic bytes equal
 /// `known_topic` (a subject that passed [`validate_subject`] before, such as the topic of the last message the
@@ -452,54 +460,7 @@ pub fn parse_known_topic(b: &[u8], known_topic: &str) -> Result<Meta> {
     }
     let t = u16::from_be_bytes([b[40], b[41]]) as usize;
     let known = !known_topic.is_empty() && b.get(FIXED_LEN..FIXED_LEN + t) == Some(known_topic.as_bytes());
-    if !known {
-        return parse(b);
-    }
-    if b[0] != VERSION {
-        return Err(malformed("unknown version"));
-    }
-    let kind = match b[1] {
-        1 => Kind::Publish,
-        2 => Kind::Deliver,
-        3 => Kind::Plain,
-        4 => Kind::Checkpoint,
-        _ => return Err(malformed("unknown kind")),
-    };
-    let priority = Priority::from_u8(b[2]).ok_or(malformed("priority above 3"))?;
-    if b[3] != 0 {
-        return Err(malformed("reserved flags set"));
-    }
-    let epoch = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
-    let seq = u64::from_be_bytes([b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]]);
-    let mut sender = [0u8; 16];
-    sender.copy_from_slice(&b[16..32]);
-    let sub = u64::from_be_bytes([b[32], b[33], b[34], b[35], b[36], b[37], b[38], b[39]]);
-    let r = u16::from_be_bytes([b[42], b[43]]) as usize;
-    // `t` is the known topic's length: 1..=255 already.
-    if r > MAX_SUBJECT_LEN {
-        return Err(malformed("topic or reply-to length out of range"));
-    }
-    let topic = FIXED_LEN..FIXED_LEN + t;
-    let reply = topic.end..topic.end + r;
-    let tag = if kind.sealed() { TAG_LEN } else { 0 };
-    if b.len() < reply.end + tag {
-        return Err(malformed("truncated"));
-    }
-    let payload = reply.end..b.len() - tag;
-    if payload.len() > MAX_PAYLOAD {
-        return Err(malformed("payload longer than 1 MiB"));
-    }
-    if r > 0 {
-        let rs = std::str::from_utf8(&b[reply.clone()]).map_err(|_| malformed("reply-to is not UTF-8"))?;
-        validate_subject(rs).map_err(|_| malformed("reply-to is not a valid subject"))?;
-    }
-    if kind != Kind::Deliver && sub != 0 {
-        return Err(malformed("subscription id set outside a delivery"));
-    }
-    if kind == Kind::Checkpoint && (b[2] != 0 || r != 0) {
-        return Err(malformed("checkpoint with a priority or a reply-to"));
-    }
-    Ok(Meta { kind, priority, epoch, seq, sender: AgentId(sender), sub, topic, reply, payload })
+    parse_checking(b, !known)
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@
 //! # Ok(()) }
 //! ```
 
+use crate::bus::Route;
 use crate::checkpoint::{Chain, Checkpoints, SenderAuth, Tally, Verifier};
 use crate::envelope::{self, Header, Kind, MAX_PAYLOAD, TAG_LEN};
 use crate::handshake;
@@ -43,6 +44,7 @@ use futures_util::StreamExt;
 use pqkit::aead::{Aead, Aes256Gcm};
 use pqkit::hash::sha2::Sha256;
 use pqkit::kdf::Hkdf;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -579,6 +581,43 @@ struct TopicChain {
     durable: bool,
 }
 
+/// The sender keys by key scope, and the last one looked up: a publisher that keeps to one scope finds its key
+/// by one comparison instead of hashing the subject on every publish.
+#[derive(Default)]
+struct SendKeys {
+    map: HashMap<String, Arc<SendKey>>,
+    /// The scope and key of the last lookup that found one (the `String` is reused: no allocation per switch).
+    last: Option<(String, Arc<SendKey>)>,
+}
+
+impl SendKeys {
+    fn get(&mut self, scope: &str) -> Option<Arc<SendKey>> {
+        if let Some((s, k)) = &self.last
+            && s == scope
+        {
+            return Some(k.clone());
+        }
+        let k = self.map.get(scope)?.clone();
+        match &mut self.last {
+            Some((s, last)) => {
+                s.clear();
+                s.push_str(scope);
+                *last = k.clone();
+            }
+            None => self.last = Some((scope.to_string(), k.clone())),
+        }
+        Some(k)
+    }
+    fn insert(&mut self, scope: &str, k: Arc<SendKey>) {
+        if let Some((s, last)) = &mut self.last
+            && s == scope
+        {
+            *last = k.clone();
+        }
+        self.map.insert(scope.to_string(), k);
+    }
+}
+
 /// Checkpoint rules (patterns that opt in) and the running chains per topic.
 #[derive(Default)]
 struct Signing {
@@ -586,6 +625,22 @@ struct Signing {
     chains: HashMap<String, Arc<tokio::sync::Mutex<TopicChain>>>,
     /// Subjects published on that no rule covers (emptied when a rule is added, and past `MAX_KEYS`).
     unchained: std::collections::HashSet<String>,
+    /// The last subject looked up and its answer (`None`: no rule covers it); forgotten when a rule is added.
+    /// A publisher that keeps to one subject finds it by one comparison instead of a hash per publish.
+    last: Option<(String, Option<Arc<tokio::sync::Mutex<TopicChain>>>)>,
+}
+
+impl Signing {
+    fn remember(&mut self, subject: &str, c: Option<Arc<tokio::sync::Mutex<TopicChain>>>) {
+        match &mut self.last {
+            Some((s, last)) => {
+                s.clear();
+                s.push_str(subject);
+                *last = c;
+            }
+            None => self.last = Some((subject.to_string(), c)),
+        }
+    }
 }
 
 /// Receive keys by key scope, then (sender, epoch): looked up by `&str` without allocating.
@@ -598,7 +653,7 @@ struct AgentInner {
     ks: AgentId,
     opts: NatsOptions,
     session: Mutex<AgentSession>,
-    send_keys: Mutex<HashMap<String, Arc<SendKey>>>,
+    send_keys: Mutex<SendKeys>,
     recv_keys: Mutex<RecvKeys>,
     inbox: String,
     pending: Mutex<HashMap<String, tokio::sync::oneshot::Sender<Result<Message>>>>,
@@ -649,6 +704,9 @@ struct Windows {
     hot: Option<Hot>,
     /// The topic of the last message, shared by the messages handed over (one allocation per topic change).
     last_topic: Option<Arc<str>>,
+    /// The route (topic, sender, reply-to) of the last message handed over, shared by the next ones while they
+    /// repeat it (no allocation per message).
+    route: Option<Arc<Route>>,
 }
 
 struct Hot {
@@ -667,6 +725,19 @@ impl Windows {
                 None => self.map.entry(h.scope.clone()).or_default(),
             };
             per_scope.insert(h.wid, h.window);
+        }
+    }
+
+    /// The shared route for a message on `topic` from `sender` with `reply`: the last one when it is the same.
+    fn route(&mut self, topic: &str, sender: AgentId, reply: Option<&str>) -> Arc<Route> {
+        let topic = self.topic(topic);
+        match &self.route {
+            Some(r) if r.is(&topic, sender, reply) => r.clone(),
+            _ => {
+                let r = Route::shared(topic, sender, reply);
+                self.route = Some(r.clone());
+                r
+            }
         }
     }
 
@@ -716,7 +787,7 @@ impl NatsAgent {
             ks: key_server,
             opts: NatsOptions { rotate_after_messages: opts.rotate_after_messages.clamp(1, 1 << 39), ..opts },
             session: Mutex::new(session),
-            send_keys: Mutex::new(HashMap::new()),
+            send_keys: Mutex::new(SendKeys::default()),
             recv_keys: Mutex::new(HashMap::new()),
             inbox,
             pending: Mutex::new(HashMap::new()),
@@ -839,7 +910,11 @@ impl NatsAgent {
         if let Some(tc) = self.inner.chain_for(subject) {
             return self.inner.send_chained(&tc, subject, payload, priority, None, false).await;
         }
-        let env = self.inner.seal(subject, payload, priority, None).await?;
+        // The common case (a cached sender key with messages left) seals without building a future.
+        let env = match self.inner.seal_cached(subject, payload, priority, None)? {
+            Some((env, _, _)) => env,
+            None => Box::pin(self.inner.seal_fetching(subject, payload, priority, None)).await?.0,
+        };
         self.inner.client.publish(subject.to_string(), env.into()).await.map_err(transport)?;
         self.inner.counters.published.fetch_add(1, Ordering::Relaxed);
         Ok(())
@@ -861,6 +936,7 @@ impl NatsAgent {
             let mut sg = lock(&self.inner.signing);
             sg.rules.push((pattern.to_string(), cfg));
             sg.unchained.clear();
+            sg.last = None;
         }
         self.inner.signing_on.store(true, Ordering::Release);
         let mut t = lock(&self.inner.timer_task);
@@ -1119,11 +1195,18 @@ impl AgentInner {
             return None;
         }
         let mut sg = lock(&self.signing);
+        if let Some((s, c)) = &sg.last
+            && s == subject
+        {
+            return c.clone();
+        }
         if sg.unchained.contains(subject) {
+            sg.remember(subject, None);
             return None;
         }
-        if let Some(c) = sg.chains.get(subject) {
-            return Some(c.clone());
+        if let Some(c) = sg.chains.get(subject).cloned() {
+            sg.remember(subject, Some(c.clone()));
+            return Some(c);
         }
         let Some(cfg) = sg.rules.iter().find(|(p, _)| matches(p, subject)).map(|(_, c)| *c) else {
             // Remembered (bounded), so a topic no rule covers costs one lookup per publish, not a pattern match
@@ -1132,11 +1215,13 @@ impl AgentInner {
                 sg.unchained.clear();
             }
             sg.unchained.insert(subject.to_string());
+            sg.remember(subject, None);
             return None;
         };
         validate_subject(subject).ok()?;
         let c = Arc::new(tokio::sync::Mutex::new(TopicChain { chain: Chain::new(), cfg, durable: false }));
         sg.chains.insert(subject.to_string(), c.clone());
+        sg.remember(subject, Some(c.clone()));
         Some(c)
     }
 
@@ -1281,7 +1366,7 @@ impl AgentInner {
     fn send_key_cached(&self, subject: &str) -> Result<Option<Arc<SendKey>>> {
         let scope = scope_of(subject);
         let k = match lock(&self.send_keys).get(scope) {
-            Some(k) if k.next.load(Ordering::Relaxed) < self.opts.rotate_after_messages => k.clone(),
+            Some(k) if k.next.load(Ordering::Relaxed) < self.opts.rotate_after_messages => k,
             _ => return Ok(None),
         };
         if scope.len() != subject.len() {
@@ -1300,7 +1385,7 @@ impl AgentInner {
                 if scope.len() != subject.len() {
                     validate_subject(subject)?;
                 }
-                return Ok(k.clone());
+                return Ok(k);
             }
             rotate_from = k.epoch;
             checked = scope.len() == subject.len();
@@ -1323,7 +1408,7 @@ impl AgentInner {
         let k = Arc::new(SendKey { epoch, stream, aead: Aes256Gcm::new(&a[8..40])?, next: AtomicU64::new(0) });
         let mut a = a;
         zeroize::Zeroize::zeroize(&mut a);
-        lock(&self.send_keys).insert(scope.to_string(), k.clone());
+        lock(&self.send_keys).insert(scope, k.clone());
         Ok(k)
     }
 
@@ -1457,11 +1542,32 @@ impl AgentInner {
     /// ([`open_sync`](Self::open_sync)); only a first message from a sender, topic or epoch waits for the key
     /// server, in a boxed future, so the per-message future stays small.
     async fn open(&self, subject: &str, bytes: &[u8], windows: &mut Windows, handed_over: bool) -> Result<Message> {
-        let r = match self.open_sync(subject, bytes, windows, None) {
-            Ok(Some(m)) => Ok(m),
-            Ok(None) => Box::pin(self.open_fetching(subject, bytes, windows)).await,
-            Err(e) => Err(e),
-        };
+        if let Some(r) = self.open_now(subject, bytes, windows, handed_over) {
+            return r;
+        }
+        let r = Box::pin(self.open_fetching(subject, bytes, windows)).await;
+        self.counted(r, handed_over)
+    }
+
+    /// [`open`](Self::open) without awaiting: `None` when the sender's key must be fetched from the key server
+    /// (nothing counted then; call [`open`](Self::open)). The subscriptions call this first, so the common case
+    /// builds no future at all.
+    fn open_now(
+        &self,
+        subject: &str,
+        bytes: &[u8],
+        windows: &mut Windows,
+        handed_over: bool,
+    ) -> Option<Result<Message>> {
+        match self.open_sync(subject, bytes, windows, None) {
+            Ok(Some(m)) => Some(self.counted(Ok(m), handed_over)),
+            Ok(None) => None,
+            Err(e) => Some(self.counted(Err(e), handed_over)),
+        }
+    }
+
+    /// Counts the outcome of opening one envelope (see [`open`](Self::open)).
+    fn counted(&self, r: Result<Message>, handed_over: bool) -> Result<Message> {
         match &r {
             Ok(_) => {
                 if handed_over {
@@ -1514,7 +1620,8 @@ impl AgentInner {
         // into one `Vec`; nothing is handed over unless the tag verifies.
         let mut small = [0u8; 128];
         let mut large = Vec::new();
-        let out: &mut [u8] = if ct.len() <= small.len() {
+        let in_small = ct.len() <= small.len();
+        let out: &mut [u8] = if in_small {
             let o = &mut small[..ct.len()];
             o.copy_from_slice(ct);
             o
@@ -1557,8 +1664,10 @@ impl AgentInner {
             windows.hot = Some(Hot { scope: scope.to_string(), wid, window, key });
         }
         let reply = (!reply.is_empty()).then_some(reply);
-        let topic = windows.topic(topic);
-        Ok(Some(Message::opened_shared(topic, reply, m.sender, m.priority, m.seq, out)))
+        let route = windows.route(topic, m.sender, reply);
+        // A long payload was decrypted into `large`: it becomes the message's body as it is.
+        let body = if in_small { Cow::Borrowed(&small[..ct.len()]) } else { Cow::Owned(large) };
+        Ok(Some(Message::opened_route(route, m.priority, m.seq, body)))
     }
 }
 
@@ -1696,7 +1805,14 @@ impl NatsSubscription {
             }
             let limit = Some(Duration::from_secs(10));
             let held = self.auth.is_some();
-            if let Ok(m) = open_retrying(&self.agent, subject, &msg.payload, &mut self.windows, limit, !held).await {
+            let r = match self.agent.open_now(subject, &msg.payload, &mut self.windows, !held) {
+                Some(r) => r,
+                None => {
+                    let (agent, windows) = (&self.agent, &mut self.windows);
+                    Box::pin(open_retrying(agent, subject, &msg.payload, windows, limit, !held)).await
+                }
+            };
+            if let Ok(m) = r {
                 match self.auth.as_mut() {
                     Some(v) => v.push(m, epoch_of(&msg.payload), &msg.payload, (), Instant::now()),
                     None => return Ok(m),

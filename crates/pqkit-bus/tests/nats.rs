@@ -753,3 +753,64 @@ async fn redeliveries_after_later_messages_are_not_dropped_as_duplicates() {
     assert_eq!(d.recv_timeout(Duration::from_millis(1200)).await.unwrap_err(), Error::Timeout);
     assert_eq!(bob.metrics().received, 20);
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// h-nats3: the per-message caches (the subscription's last route, the publisher's last sender key and last
+// checkpoint decision) must never hand a message another message's sender, subject or reply-to, nor skip a
+// checkpoint rule added after a subject was looked up.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interleaved_senders_subjects_and_replies_each_keep_their_own_route() {
+    let s = NatsServer::start();
+    let ks = key_server(&s.url(), Policy::allow_all()).await;
+    let alice = NatsAgent::connect(&s.url(), &ident("alice", 1), ks.id()).await.unwrap();
+    let bob = NatsAgent::connect(&s.url(), &ident("bob", 2), ks.id()).await.unwrap();
+    let carol = NatsAgent::connect(&s.url(), &ident("carol", 3), ks.id()).await.unwrap();
+    let mut sub = bob.subscribe("mix.*").await.unwrap();
+    // (sender, subject, reply-to, payload length): repeats (the cached route is reused) and every kind of change.
+    let plan: Vec<(&NatsAgent, &str, Option<&str>, usize)> = vec![
+        (&alice, "mix.a", None, 3),
+        (&alice, "mix.a", None, 1024),
+        (&carol, "mix.a", None, 5),
+        (&carol, "mix.b", None, 200),
+        (&carol, "mix.b", Some("reply.one"), 7),
+        (&carol, "mix.b", Some("reply.two"), 7),
+        (&carol, "mix.b", None, 64),
+        (&alice, "mix.b", None, 80),
+        (&alice, "mix.a", Some("reply.one"), 81),
+        (&alice, "mix.a", None, 128),
+        (&alice, "mix.a", None, 129),
+    ];
+    // One publisher at a time, each message received before the next is sent: the order is the plan's.
+    for (i, (who, subject, reply, len)) in plan.iter().enumerate() {
+        let body = vec![i as u8; *len];
+        match reply {
+            Some(r) => who.publish_with_reply(subject, &body, Priority::Normal, r).await.unwrap(),
+            None => who.publish(subject, &body, Priority::Normal).await.unwrap(),
+        }
+        let m = sub.recv_timeout(T).await.unwrap();
+        assert_eq!(m.sender(), who.id(), "message {i}");
+        assert_eq!(m.subject(), *subject, "message {i}");
+        assert_eq!(m.reply_to(), *reply, "message {i}");
+        assert_eq!(m.payload(), &body[..], "message {i}");
+    }
+    assert_eq!(bob.metrics().received, plan.len() as u64);
+    assert_eq!(bob.metrics().rejected(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checkpoint_rule_added_after_publishing_applies_to_the_next_publish() {
+    let s = NatsServer::start();
+    let ks = key_server(&s.url(), Policy::allow_all()).await;
+    let alice = NatsAgent::connect(&s.url(), &ident("alice", 1), ks.id()).await.unwrap();
+    // A rule on another topic turns signing on, so `ck.x` is looked up (and found uncovered) on each publish.
+    alice.sign_checkpoints("other.>", Checkpoints { every: 1, ..Checkpoints::default() }).unwrap();
+    alice.publish("ck.x", b"one", Priority::Normal).await.unwrap();
+    alice.publish("ck.x", b"two", Priority::Normal).await.unwrap();
+    alice.close().await.unwrap();
+    assert_eq!(alice.checkpoints_sent(), 0, "no rule covers ck.x yet");
+    alice.sign_checkpoints("ck.>", Checkpoints { every: 1, ..Checkpoints::default() }).unwrap();
+    alice.publish("ck.x", b"three", Priority::Normal).await.unwrap();
+    alice.close().await.unwrap();
+    assert_eq!(alice.checkpoints_sent(), 1, "the new rule covers the next publish on ck.x");
+}
