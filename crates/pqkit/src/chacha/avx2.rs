@@ -891,6 +891,7 @@ impl<J: super::Stitch2> Side for ScalarSide<'_, J> {
             for j in 28 * k / 10..28 * (k + 1) / 10 {
                 self.job.single(&mut self.acc, [word(j, 0), word(j, 1)]);
             }
+            self.job.prepare(&mut self.acc, k);
             return;
         }
         for j in pairs * k / 10..pairs * (k + 1) / 10 {
