@@ -187,8 +187,8 @@ fn with_ks<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
     }
     let used = (len + 64).next_multiple_of(256);
     match used {
-        ..=768 => run::<768, R>(used, f),
-        ..=1280 => run::<1280, R>(used, f),
+        0..=768 => run::<768, R>(used, f),
+        769..=1280 => run::<1280, R>(used, f),
         _ => run::<MEDIUM_KS, R>(used, f),
     }
 }
