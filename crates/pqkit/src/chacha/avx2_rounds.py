@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-# Prints the asm! text of `rounds_asm` in avx2.rs (the AVX2 ChaCha double-round loop; no argument) or of `pass8`
-# (argument `xor` or `ks`): paste the output between `asm!(` and the operands. Register plan and pair order are
-# explained there.
-# Generates the asm! text of the AVX2 ChaCha double-round loop (see chacha/avx2.rs, `rounds_asm`).
+# Prints the asm! text of `rounds_asm` in avx2.rs (no argument), of the double-round loop both share (argument
+# `loop`: the body of `macro_rules! dround_loop`, which the two texts invoke as `dround_loop!()`), of `pass8`
+# (argument `pass8`: one text for both modes, each store a `pass8_store!($mode, reg, offset)` line that is a plain
+# store (`ks`) or an XOR with the data then a store (`xor`)), or of `dround` (argument `dround`): paste the output
+# between `asm!(` and the operands. Register plan and pair order are explained there.
 A = ["ymm0", "ymm1", "ymm2", "ymm3"]
 B = ["ymm4", "ymm5", "ymm6", "ymm7"]
 D = ["ymm8", "ymm9", "ymm10", "ymm11"]
@@ -10,7 +11,7 @@ C = ["ymm12", "ymm13"]   # two of x8..x11 at a time
 T = ["ymm14", "ymm15"]
 lines = []
 def emit(s): lines.append(s)
-def mem(i): return "ymmword ptr [{x} + %d]" % (32 * i)
+def mem(i): return "ymmword ptr [{s} + %d]" % (32 * i)
 def pair(q0, q1):
     # q = (a, b, c, d) register names; two quarter rounds interleaved instruction by instruction
     for (rot, sh) in (("{m}", 12), ("{m} + 32", 7)):
@@ -33,26 +34,46 @@ for i in range(4): emit(f"vmovdqu {B[i]}, {mem(4 + i)}")
 for i in range(4): emit(f"vmovdqu {D[i]}, {mem(12 + i)}")
 emit(f"vmovdqu {C[0]}, {mem(8)}")
 emit(f"vmovdqu {C[1]}, {mem(9)}")
-emit(".p2align 5")
-emit("2:")
-# column round: (0,4,8,12) (1,5,9,13) | (2,6,10,14) (3,7,11,15)
-pair((A[0], B[0], C[0], D[0]), (A[1], B[1], C[1], D[1]))
-swap((8, 9), (10, 11))
-pair((A[2], B[2], C[0], D[2]), (A[3], B[3], C[1], D[3]))
-# diagonal round: (0,5,10,15) (1,6,11,12) | (2,7,8,13) (3,4,9,14)
-pair((A[0], B[1], C[0], D[3]), (A[1], B[2], C[1], D[0]))
-swap((10, 11), (8, 9))
-pair((A[2], B[3], C[0], D[1]), (A[3], B[0], C[1], D[2]))
-emit("dec {n}")
-emit("jnz 2b")
+# The loop of `dr` double rounds, shared by `rounds_asm` and `pass8` (the `dround_loop!` macro of avx2.rs; words
+# 8..11 of the c row swap through memory at {s} + 32 i).
+def gen_loop():
+    global lines
+    saved, lines = lines, []
+    emit(".p2align 5")
+    emit("2:")
+    # column round: (0,4,8,12) (1,5,9,13) | (2,6,10,14) (3,7,11,15)
+    pair((A[0], B[0], C[0], D[0]), (A[1], B[1], C[1], D[1]))
+    swap((8, 9), (10, 11))
+    pair((A[2], B[2], C[0], D[2]), (A[3], B[3], C[1], D[3]))
+    # diagonal round: (0,5,10,15) (1,6,11,12) | (2,7,8,13) (3,4,9,14)
+    pair((A[0], B[1], C[0], D[3]), (A[1], B[2], C[1], D[0]))
+    swap((10, 11), (8, 9))
+    pair((A[2], B[3], C[0], D[1]), (A[3], B[0], C[1], D[2]))
+    emit("dec {n}")
+    emit("jnz 2b")
+    loop, lines = lines, saved
+    return loop
+LOOP = ("loop",)  # stands for `dround_loop!()` in a text
+emit(LOOP)
 for i in range(4): emit(f"vmovdqu {mem(i)}, {A[i]}")
 for i in range(4): emit(f"vmovdqu {mem(4 + i)}, {B[i]}")
 for i in range(4): emit(f"vmovdqu {mem(12 + i)}, {D[i]}")
 emit(f"vmovdqu {mem(8)}, {C[0]}")
 emit(f"vmovdqu {mem(9)}, {C[1]}")
 ROUNDS_ASM = lines
+def show(text):
+    for l in text:
+        if l == LOOP:
+            print('            dround_loop!(),')
+        elif isinstance(l, tuple):
+            print(f'            pass8_store!($mode, "{l[1]}", "{l[2]}"),')
+        else:
+            print(f'            "{l}",')
 if len(__import__("sys").argv) == 1:
-    for l in ROUNDS_ASM: print(f'            "{l}",')
+    show(ROUNDS_ASM)
+if len(__import__("sys").argv) > 1 and __import__("sys").argv[1] == "loop":
+    # The body of `macro_rules! dround_loop`: one `concat!` of lines.
+    for l in gen_loop(): print(f'            "{l}\\n",')
 
 # ---- `pass8_asm`: a whole 8-block pass (state in, 512 bytes out) -------------------------------------------------
 # Operands: {st} the 16 state words (u32), {c} the counter vectors (words 12, 13 of the 8 blocks, 64 bytes),
@@ -60,7 +81,7 @@ if len(__import__("sys").argv) == 1:
 # double rounds. Words 10 and 11 start in the scratch (the c-pair swap puts them there anyway).
 def smem(i): return "ymmword ptr [{s} + %d]" % (32 * i)
 def bcast(reg, i): return f"vpbroadcastd {reg}, dword ptr [{{st}} + {4 * i}]"
-def gen_pass8(xor):
+def gen_pass8():
     global lines
     lines = []
     for i in range(4): emit(bcast(A[i], i))
@@ -75,18 +96,7 @@ def gen_pass8(xor):
     emit(bcast(T[1], 11))
     emit(f"vmovdqu {smem(10)}, {T[0]}")
     emit(f"vmovdqu {smem(11)}, {T[1]}")
-    emit(".p2align 5")
-    emit("2:")
-    pair((A[0], B[0], C[0], D[0]), (A[1], B[1], C[1], D[1]))
-    emit(f"vmovdqu {smem(8)}, {C[0]}"); emit(f"vmovdqu {smem(9)}, {C[1]}")
-    emit(f"vmovdqu {C[0]}, {smem(10)}"); emit(f"vmovdqu {C[1]}, {smem(11)}")
-    pair((A[2], B[2], C[0], D[2]), (A[3], B[3], C[1], D[3]))
-    pair((A[0], B[1], C[0], D[3]), (A[1], B[2], C[1], D[0]))
-    emit(f"vmovdqu {smem(10)}, {C[0]}"); emit(f"vmovdqu {smem(11)}, {C[1]}")
-    emit(f"vmovdqu {C[0]}, {smem(8)}"); emit(f"vmovdqu {C[1]}, {smem(9)}")
-    pair((A[2], B[3], C[0], D[1]), (A[3], B[0], C[1], D[2]))
-    emit("dec {n}")
-    emit("jnz 2b")
+    emit(LOOP)
     # Feed-forward: add the input words (broadcast again from the state; the counters from {c}).
     regs = [(A[i], i) for i in range(4)] + [(B[i], 4 + i) for i in range(4)] + [(C[0], 8), (C[1], 9)] \
         + [(D[2], 14), (D[3], 15)]
@@ -116,10 +126,8 @@ def gen_pass8(xor):
         for j in range(4):
             for (blk, imm, t) in ((j, "0x20", Tt[0]), (j + 4, "0x31", Tt[1])):
                 emit(f"vperm2i128 {t}, {X[j]}, {X[j + 4]}, {imm}")
-                dst = f"ymmword ptr [{{p}} + {64 * blk + off}]"
-                if xor:
-                    emit(f"vpxor {t}, {t}, {dst}")
-                emit(f"vmovdqu {dst}, {t}")
+                # One line for both modes: `pass8_store!` in avx2.rs XORs the data in first in mode `xor`.
+                emit(("store", t, 64 * blk + off))
     transpose_out(0)
     # Words 8..15: 10 and 11 still lack the feed-forward.
     for k in range(8):
@@ -128,11 +136,14 @@ def gen_pass8(xor):
         emit(bcast(Tt[k], i))
         emit(f"vpaddd {X[k]}, {X[k]}, {Tt[k]}")
     transpose_out(32)
+    # The scratch held keystream words (8..15 of the 8 blocks): wipe it before the block ends.
+    emit(f"vpxor {X[0]}, {X[0]}, {X[0]}")
+    for k in range(8):
+        emit(f"vmovdqu {smem(8 + k)}, {X[0]}")
     return lines
 
-if __name__ == "__main__" and len(__import__("sys").argv) > 1 and __import__("sys").argv[1] in ("xor", "ks"):
-    for l in gen_pass8(__import__("sys").argv[1] == "xor"):
-        print(f'            "{l}",')
+if __name__ == "__main__" and len(__import__("sys").argv) > 1 and __import__("sys").argv[1] == "pass8":
+    show(gen_pass8())
 
 # ---- `dround`: one double round on register operands (the stitched passes, with other work between rounds) -------
 # ymm0..ymm13 are operands (words 0-7, 12-15, 8, 9 as in `rounds_asm`), {s} holds words 10, 11 at 0 and 32.

@@ -150,6 +150,9 @@ pub(crate) trait Stitch2 {
     fn pair(&self, acc: &mut Self::Acc, a: [u64; 2], b: [u64; 2]);
     /// Block `k` of a chunk hashed on the first chain alone (the 28-block first chunk of [`ks_pass2`]), in order.
     fn single(&self, acc: &mut Self::Acc, a: [u64; 2]);
+    /// Side work of step `k` (after double round `k`) of a run of [`single`](Self::single) blocks, off their
+    /// chain: the medium path computes its power of `r` here.
+    fn prepare(&self, acc: &mut Self::Acc, k: usize);
     /// Ends the chunk: of `2 * pairs` blocks on two chains (16 pairs), or, with `pairs == 0`, of blocks given to
     /// [`single`](Self::single).
     fn end(&mut self, acc: Self::Acc, pairs: usize);
