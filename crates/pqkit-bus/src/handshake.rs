@@ -196,7 +196,10 @@ impl Initiator {
         m2: &[u8],
         expect: Option<AgentId>,
     ) -> Result<(SessionKeys, PublicIdentity, Vec<u8>)> {
-        self.finish_inner(identity, m2, expect.map_or(Expect::Anyone, Expect::Id))
+        let (k, peer, m3) = self.finish_inner(identity, m2, expect.map_or(Expect::Anyone, Expect::Id))?;
+        // finish_inner returns the decoded identity whenever it is not pinned.
+        let peer = peer.ok_or(bad("the responder's identity was not decoded"))?;
+        Ok((k, peer, m3))
     }
 
     /// [`finish`](Self::finish) against a responder whose whole public identity the initiator already holds
@@ -213,12 +216,14 @@ impl Initiator {
         Ok((k, m3))
     }
 
+    /// The common path; the responder's identity is returned when it was decoded (not with `Expect::Pinned`,
+    /// whose caller already holds it).
     fn finish_inner(
         self,
         identity: &Identity,
         m2: &[u8],
         expect: Expect<'_>,
-    ) -> Result<(SessionKeys, PublicIdentity, Vec<u8>)> {
+    ) -> Result<(SessionKeys, Option<PublicIdentity>, Vec<u8>)> {
         let body = header(m2, 2)?;
         if body.len() < 32 + CT_LEN + 16 {
             return Err(bad("message 2 truncated"));
@@ -248,17 +253,20 @@ impl Initiator {
                 }
                 let mut tbs = b"pqkit-bus hs sig R".to_vec();
                 tbs.extend_from_slice(h1.as_ref());
-                pinned.verify(&tbs, &plain[enc.len()..]).map_err(|_| bad("transcript signature does not verify"))?;
-                pinned.clone()
+                // The pinned identity keeps its expanded ML-DSA matrix across handshakes (`verify_pinned`).
+                pinned
+                    .verify_pinned(&tbs, &plain[enc.len()..])
+                    .map_err(|_| bad("transcript signature does not verify"))?;
+                None
             }
             Expect::Id(want) => {
                 let peer = read_identity(plain, b"pqkit-bus hs sig R", h1.as_ref())?;
                 if peer.id() != want {
                     return Err(bad("the responder is not the expected identity"));
                 }
-                peer
+                Some(peer)
             }
-            Expect::Anyone => read_identity(plain, b"pqkit-bus hs sig R", h1.as_ref())?,
+            Expect::Anyone => Some(read_identity(plain, b"pqkit-bus hs sig R", h1.as_ref())?),
         };
         let mut t2 = Sha256::new();
         t2.update(h1.as_ref());

