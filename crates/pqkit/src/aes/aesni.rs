@@ -10,6 +10,7 @@
 use super::{Backend, HTable, InOut, RoundKeys};
 use crate::dispatch::Checked;
 use core::arch::x86_64::*;
+use zeroize::Zeroize;
 
 #[inline]
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
@@ -95,6 +96,90 @@ pub(super) fn decrypt_block(backend: Checked<Backend>, keys: &RoundKeys, block: 
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::AesNi, so the CPU has AES, PCLMULQDQ,
     // SSSE3 and SSE4.1, every feature enabled in this file.
     unsafe { decrypt_block_impl(keys, block) }
+}
+
+// --- Key setup --------------------------------------------------------------------------------------------------
+
+/// FIPS 197 key expansion with AES-NI: `SubWord` is `aesenclast` of the word broadcast to all four columns (its
+/// ShiftRows then only moves equal bytes, and the zero round key adds nothing), and the equivalent inverse
+/// cipher's round keys come from `aesimc`. Writes `enc` and `dec` for rounds 0..=nr and returns nr. The same
+/// schedule as the portable expansion (tested against it); no table, no secret-dependent branch.
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+fn expand_impl(key: &[u8], enc: &mut [[u8; 16]; 15], dec: &mut [[u8; 16]; 15]) -> usize {
+    let nk = key.len() / 4;
+    let nr = nk + 6;
+    let sub = |w: u32| -> u32 {
+        _mm_cvtsi128_si32(_mm_aesenclast_si128(_mm_set1_epi32(w as i32), _mm_setzero_si128())) as u32
+    };
+    let mut w = [0u32; 60];
+    for (i, c) in key.chunks_exact(4).enumerate() {
+        w[i] = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+    }
+    let mut rcon = 1u32;
+    for i in nk..4 * (nr + 1) {
+        let mut t = w[i - 1];
+        if i % nk == 0 {
+            // RotWord on little-endian words, SubWord, then Rcon into the first byte.
+            t = sub(t.rotate_right(8)) ^ rcon;
+            rcon = ((rcon << 1) & 0xff) ^ (0x1b & 0u32.wrapping_sub(rcon >> 7));
+        } else if nk > 6 && i % nk == 4 {
+            t = sub(t);
+        }
+        w[i] = w[i - nk] ^ t;
+    }
+    for r in 0..=nr {
+        for c in 0..4 {
+            enc[r][4 * c..4 * c + 4].copy_from_slice(&w[4 * r + c].to_le_bytes());
+        }
+    }
+    w.zeroize();
+    // SAFETY: every round key is 16 readable and writable bytes.
+    unsafe {
+        dec[0] = enc[nr];
+        dec[nr] = enc[0];
+        for r in 1..nr {
+            let k = _mm_aesimc_si128(_mm_loadu_si128(enc[nr - r].as_ptr().cast()));
+            _mm_storeu_si128(dec[r].as_mut_ptr().cast(), k);
+        }
+    }
+    nr
+}
+
+/// [`expand_impl`] for a backend with AES-NI.
+pub(super) fn expand(
+    backend: Checked<Backend>,
+    key: &[u8],
+    enc: &mut [[u8; 16]; 15],
+    dec: &mut [[u8; 16]; 15],
+) -> usize {
+    assert!(backend.covers(Backend::AesNi));
+    assert!(key.len() == 16 || key.len() == 32);
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::AesNi, so the CPU has AES, PCLMULQDQ,
+    // SSSE3 and SSE4.1, every feature enabled in this file.
+    unsafe { expand_impl(key, enc, dec) }
+}
+
+/// `a * b * x` in GCM's field on PCLMULQDQ: the same product and reduction as `ghash_soft::mul`.
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+fn mul_impl(a: u128, b: u128) -> u128 {
+    // SAFETY: a u128 is 16 readable bytes.
+    let (x, h) = unsafe { (_mm_loadu_si128((&a as *const u128).cast()), _mm_loadu_si128((&b as *const u128).cast())) };
+    let mut acc = acc_new();
+    acc_mul(&mut acc, x, h);
+    let lo = _mm_xor_si128(acc.lo, _mm_slli_si128(acc.mid, 8));
+    let hi = _mm_xor_si128(acc.hi, _mm_srli_si128(acc.mid, 8));
+    let y = reduce(lo, hi);
+    let mut out = 0u128;
+    // SAFETY: a u128 is 16 writable bytes.
+    unsafe { _mm_storeu_si128((&mut out as *mut u128).cast(), y) };
+    out
+}
+
+/// The table of powers of H (`ghash_soft::powers`'s layout) with PCLMULQDQ products.
+pub(super) fn powers(backend: Checked<Backend>, h: u128) -> [u128; 16] {
+    assert!(backend.covers(Backend::AesNi));
+    // SAFETY: as in `expand`.
+    super::ghash_soft::powers_with(h, |a, b| unsafe { mul_impl(a, b) })
 }
 
 // --- GHASH ------------------------------------------------------------------------------------------------------

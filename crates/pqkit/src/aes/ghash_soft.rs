@@ -68,6 +68,12 @@ pub(crate) fn mul(a: u128, b: u128) -> u128 {
 
 /// `htab[i]` = H^(16-i) * x^-1 for the hash key `h` = E(K, 0^128) read big-endian.
 pub(crate) fn powers(h: u128) -> [u128; 16] {
+    powers_with(h, mul)
+}
+
+/// [`powers`] with the field multiplication `mul` (this module's, or a carry-less-multiply instruction's).
+#[inline]
+pub(crate) fn powers_with(h: u128, mut mul: impl FnMut(u128, u128) -> u128) -> [u128; 16] {
     // H * x^-1: shift left by one in this bit order, folding the polynomial in when the top bit falls out.
     let carry = 0u128.wrapping_sub(h >> 127);
     let h1 = (h << 1) ^ (carry & 0xc200_0000_0000_0000_0000_0000_0000_0001);

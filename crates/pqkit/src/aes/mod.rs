@@ -173,8 +173,22 @@ fn inv_mix_column_bytes(k: &[u8; 16]) -> [u8; 16] {
 }
 
 impl RoundKeys {
-    /// FIPS 197 key expansion for a 16- or 32-byte key (the caller checked the length).
-    pub(crate) fn new(key: &[u8]) -> RoundKeys {
+    /// FIPS 197 key expansion for a 16- or 32-byte key (the caller checked the length), for `backend`: the
+    /// AES-NI backends expand with the AES instructions and leave the bitsliced keys (used only by the portable
+    /// backend) zero; the portable backend expands in software and packs them.
+    pub(crate) fn new(key: &[u8], backend: Checked<Backend>) -> RoundKeys {
+        #[cfg(target_arch = "x86_64")]
+        if matches!(backend.get(), Backend::AesNi | Backend::Vaes256 | Backend::Vaes) {
+            let (mut enc, mut dec) = ([[0u8; 16]; 15], [[0u8; 16]; 15]);
+            let nr = aesni::expand(backend, key, &mut enc, &mut dec);
+            return RoundKeys { enc, dec, bs: [[0u64; 8]; 15], nr };
+        }
+        let _ = backend;
+        RoundKeys::new_soft(key)
+    }
+
+    /// The portable expansion, with the bitsliced keys.
+    fn new_soft(key: &[u8]) -> RoundKeys {
         let nk = key.len() / 4;
         let nr = nk + 6;
         let total = 4 * (nr + 1);
@@ -262,7 +276,7 @@ macro_rules! aes_type {
             #[doc(hidden)]
             pub fn new_with_backend(key: &[u8], backend: Checked<Backend>) -> Result<Self> {
                 Error::check_length($alg, "key", $klen, key.len())?;
-                Ok($name { keys: RoundKeys::new(key), backend })
+                Ok($name { keys: RoundKeys::new(key, backend), backend })
             }
 
             /// Encrypts one 16-byte block in place.
@@ -405,11 +419,17 @@ impl Drop for HTable {
 
 impl GcmKey {
     pub(crate) fn new(key: &[u8], backend: Checked<Backend>) -> GcmKey {
-        let keys = RoundKeys::new(key);
+        let keys = RoundKeys::new(key, backend);
         let mut hb = [0u8; 16];
         encrypt_block(&keys, backend, &mut hb);
-        let htab = HTable::new(ghash_soft::powers(u128::from_be_bytes(hb)));
+        let mut h = u128::from_be_bytes(hb);
+        let htab = HTable::new(match backend.get() {
+            #[cfg(target_arch = "x86_64")]
+            Backend::AesNi | Backend::Vaes256 | Backend::Vaes => aesni::powers(backend, h),
+            _ => ghash_soft::powers(h),
+        });
         hb.zeroize();
+        h.zeroize();
         GcmKey { keys, htab, backend }
     }
 
@@ -542,6 +562,46 @@ mod tests {
     use super::*;
     extern crate alloc;
     use alloc::vec::Vec;
+
+    /// Every backend's key setup (the AES-NI expansion with `aesenclast`/`aesimc` and PCLMULQDQ powers of H on
+    /// x86) gives exactly the portable round keys, inverse-cipher keys and table of H's powers, for edge keys
+    /// and random ones of both lengths.
+    #[test]
+    fn key_setup_equals_portable_on_every_backend() {
+        let mut x = 0x243F_6A88_85A3_08D3u64;
+        let mut keys: Vec<Vec<u8>> = Vec::new();
+        for len in [16usize, 32] {
+            keys.push(alloc::vec![0u8; len]);
+            keys.push(alloc::vec![0xffu8; len]);
+            keys.push((0..len as u8).collect());
+            for _ in 0..300 {
+                keys.push(
+                    (0..len)
+                        .map(|_| {
+                            x ^= x << 13;
+                            x ^= x >> 7;
+                            x ^= x << 17;
+                            (x >> 24) as u8
+                        })
+                        .collect(),
+                );
+            }
+        }
+        let mut checked = 0;
+        for b in Backend::available() {
+            for key in &keys {
+                let sw = RoundKeys::new_soft(key);
+                let hw = RoundKeys::new(key, b);
+                assert_eq!((hw.nr, hw.enc, hw.dec), (sw.nr, sw.enc, sw.dec), "{b:?} {key:02x?}");
+                let mut hb = [0u8; 16];
+                soft::encrypt_block(&sw, &mut hb);
+                let g = GcmKey::new(key, b);
+                assert_eq!(g.htab.h, ghash_soft::powers(u128::from_be_bytes(hb)), "{b:?} {key:02x?}");
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, keys.len() * Backend::available().count());
+    }
 
     /// The 8- and 16-block loops must wrap the 32-bit counter exactly like inc32 (the portable code uses a plain
     /// `wrapping_add`), including inside a loop iteration. The VAES loop switches between adding in block byte
