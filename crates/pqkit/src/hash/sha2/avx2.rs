@@ -231,9 +231,9 @@ unsafe fn rounds_at<const STRIDE: usize>(h: &mut [u64; 8], mut p: *const u64, mu
 
 /// The schedule of one block: `w[i]` is word `i`, `wk[i]` is `w[i] + K[i]`.
 #[repr(C, align(64))]
-struct Sched1 {
+pub(super) struct Sched1 {
     w: [u64; 80],
-    wk: [u64; 80],
+    pub(super) wk: [u64; 80],
 }
 
 /// Words `i` and `i + 1` (i even, 16 <= i < 80) of the one-block schedule `*s`, from the words before them, on
@@ -244,7 +244,7 @@ struct Sched1 {
 /// `s` must be valid for reads and writes with words `0..i` of `w` written, and no reference to `*s` may be
 /// live. The caller must enable AVX2.
 #[inline(always)]
-unsafe fn step_pair(s: *mut Sched1, i: usize) {
+pub(super) unsafe fn step_pair(s: *mut Sched1, i: usize) {
     debug_assert!((16..80).contains(&i) && i.is_multiple_of(2));
     // SAFETY: 16 <= i < 80 and i even: the pairs at words i - 16, i - 14, i - 8, i - 6 and i - 2 are inside
     // `w`, written, and 16-byte aligned (the struct is 64-byte aligned); the pair at word i is inside `w` and `wk`,
@@ -275,17 +275,18 @@ unsafe fn step_pair(s: *mut Sched1, i: usize) {
     }
 }
 
-/// One 128-byte block: its own schedule two words at a time on 128-bit registers, a few rows ahead of the
-/// rounds. A lone block (a short message, the padding block of every hash, each HMAC outer block) would pay the
-/// four-lane schedule of [`compress`] four times over with nothing to share it with.
-#[target_feature(enable = "avx2,bmi1,bmi2")]
-fn compress_one(h: &mut [u64; 8], block: &[u8; 128]) {
-    let mut buf = MaybeUninit::<Sched1>::uninit();
-    let s = buf.as_mut_ptr();
-    let bswap = _mm_set_epi8(8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+/// Words 0..16 of `block` into rows 0..16 of `w` and `wk` of the one-block schedule `*s`.
+///
+/// # Safety
+/// `s` must be valid for writes (it may be uninitialized), and no reference to `*s` may be live. The caller
+/// must enable AVX2.
+#[inline(always)]
+pub(super) unsafe fn load_one(s: *mut Sched1, block: &[u8; 128]) {
+    // SAFETY: SSSE3 constant; the caller enables AVX2.
+    let bswap = unsafe { _mm_set_epi8(8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7) };
     for j in 0..8 {
         // SAFETY: bytes 16j..16j + 16 of the 128-byte block; words 2j, 2j + 1 of `w` and `wk` (16-byte aligned)
-        // and of K512; `s` is valid for writes with no reference live. AVX2 is enabled on this function.
+        // and of K512; the caller guarantees write access to `*s`, that no reference is live, and AVX2.
         unsafe {
             let v = _mm_shuffle_epi8(_mm_loadu_si128(block.as_ptr().add(16 * j).cast()), bswap);
             _mm_store_si128(((&raw mut (*s).w) as *mut u64).add(2 * j).cast(), v);
@@ -293,6 +294,17 @@ fn compress_one(h: &mut [u64; 8], block: &[u8; 128]) {
             _mm_store_si128(((&raw mut (*s).wk) as *mut u64).add(2 * j).cast(), _mm_add_epi64(v, k));
         }
     }
+}
+
+/// One 128-byte block: its own schedule two words at a time on 128-bit registers, a few rows ahead of the
+/// rounds. A lone block (a short message, the padding block of every hash, each HMAC outer block) would pay the
+/// four-lane schedule of [`compress`] four times over with nothing to share it with.
+#[target_feature(enable = "avx2,bmi1,bmi2")]
+fn compress_one(h: &mut [u64; 8], block: &[u8; 128]) {
+    let mut buf = MaybeUninit::<Sched1>::uninit();
+    let s = buf.as_mut_ptr();
+    // SAFETY: `s` is valid for writes with no reference live; AVX2 is enabled on this function.
+    unsafe { load_one(s, block) };
     let mut own = 16;
     // SAFETY: words 0..16 are written above; after stretch n (rounds 8n..8n + 7) `sched` writes words
     // 16 + 8n..24 + 8n, which stretch n + 2 reads first; `s` is only accessed through raw pointers. AVX2 and
