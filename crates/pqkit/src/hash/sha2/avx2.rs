@@ -142,18 +142,30 @@ unsafe fn step_reg(s: *mut Sched, i: usize, prev2: __m256i) -> __m256i {
 /// `cur` must point at a schedule whose rows are written before the stretch that reads them, and no reference
 /// to it may be live (`sched` may write later rows meanwhile). The caller must enable AVX2 and BMI2.
 #[inline(always)]
-unsafe fn rounds(h: &mut [u64; 8], cur: *const Sched, k: usize, mut sched: impl FnMut()) {
+unsafe fn rounds(h: &mut [u64; 8], cur: *const Sched, k: usize, sched: impl FnMut()) {
     assert!(k < 4);
+    // Column k of `cur.wk`: rows of four words.
+    // SAFETY: in bounds of `*cur` (k < 4); no reference is created. The rest is `rounds_at`'s contract, which
+    // the caller upholds (see above).
+    unsafe { rounds_at::<4>(h, ((&raw const (*cur).wk) as *const u64).add(k), sched) }
+}
+
+/// [`rounds`] reading `W[i] + K[i]` at `p + STRIDE * i` (in words): `STRIDE` 4 for a column of a four-block
+/// [`Sched`], 1 for the one-block [`Sched1`].
+///
+/// # Safety
+/// `p + STRIDE * i` must be readable for every `i < 80`, each word written before the stretch of eight rounds
+/// that reads it (`sched` may write later words meanwhile), with no reference to that memory live. The caller
+/// must enable AVX2 and BMI2.
+#[inline(always)]
+unsafe fn rounds_at<const STRIDE: usize>(h: &mut [u64; 8], mut p: *const u64, mut sched: impl FnMut()) {
     let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut hh] = *h;
     let mut bc = b ^ c;
-    // Walks column k of `cur.wk`, eight rows per stretch.
-    // SAFETY: in bounds of `*cur` (k < 4); no reference is created.
-    let mut p: *const u64 = unsafe { ((&raw const (*cur).wk) as *const u64).add(k) };
     // One round: `$d` becomes the new `e`, `$h` the new `a`; `$c` is not read (`bc` carries `b ^ c`).
     macro_rules! round {
         ($a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $i:literal) => {{
-            // SAFETY: `p` points at row 8n, column k (k < 4) of `cur.wk` with n < 10, so the word 32 * $i bytes
-            // further (row 8n + $i < 80) is in bounds and 8-byte aligned. Register arithmetic otherwise;
+            // SAFETY: `p` points at word 8n of the schedule (n < 10), so the word `$i` further (8n + $i < 80), at
+            // 8 * STRIDE * $i bytes, is readable and written (the caller's contract) and 8-byte aligned. Register arithmetic otherwise;
             // BMI2 (`rorx`) is enabled by the caller.
             unsafe {
                 core::arch::asm!(
@@ -183,7 +195,7 @@ unsafe fn rounds(h: &mut [u64; 8], cur: *const Sched, k: usize, mut sched: impl 
                     "add {h}, {bc}",                     // new a = T1 + Sigma0(a) + Maj(a, b, c)
                     "mov {bc}, {t2}",
                     p = in(reg) p,
-                    off = const 32 * $i,
+                    off = const 8 * STRIDE * $i,
                     a = in(reg) $a,
                     b = in(reg) $b,
                     d = inout(reg) $d,
@@ -209,7 +221,7 @@ unsafe fn rounds(h: &mut [u64; 8], cur: *const Sched, k: usize, mut sched: impl 
         round!(d, e, f, g, hh, a, b, c, 5);
         round!(c, d, e, f, g, hh, a, b, 6);
         round!(b, c, d, e, f, g, hh, a, 7);
-        p = p.wrapping_add(32);
+        p = p.wrapping_add(8 * STRIDE);
         sched();
     }
     for (x, y) in h.iter_mut().zip([a, b, c, d, e, f, g, hh]) {
@@ -217,9 +229,104 @@ unsafe fn rounds(h: &mut [u64; 8], cur: *const Sched, k: usize, mut sched: impl 
     }
 }
 
+/// The schedule of one block: `w[i]` is word `i`, `wk[i]` is `w[i] + K[i]`.
+#[repr(C, align(64))]
+pub(super) struct Sched1 {
+    w: [u64; 80],
+    pub(super) wk: [u64; 80],
+}
+
+/// Words `i` and `i + 1` (i even, 16 <= i < 80) of the one-block schedule `*s`, from the words before them, on
+/// 128-bit registers: the two words only need words up to `i - 1`. Every load is a 16-byte aligned pair
+/// (`alignr` builds the odd-aligned ones), so each reads back exactly one earlier 16-byte store.
+///
+/// # Safety
+/// `s` must be valid for reads and writes with words `0..i` of `w` written, and no reference to `*s` may be
+/// live. The caller must enable AVX2.
+#[inline(always)]
+pub(super) unsafe fn step_pair(s: *mut Sched1, i: usize) {
+    debug_assert!((16..80).contains(&i) && i.is_multiple_of(2));
+    // SAFETY: 16 <= i < 80 and i even: the pairs at words i - 16, i - 14, i - 8, i - 6 and i - 2 are inside
+    // `w`, written, and 16-byte aligned (the struct is 64-byte aligned); the pair at word i is inside `w` and `wk`,
+    // and the pair at K512[i] is in bounds (loadu needs no alignment). The caller guarantees access and AVX2.
+    unsafe {
+        let w = (&raw mut (*s).w) as *mut u64;
+        let ld = |j: usize| _mm_load_si128(w.add(j).cast());
+        let (p16, p14, p8, p6) = (ld(i - 16), ld(i - 14), ld(i - 8), ld(i - 6));
+        let x = _mm_alignr_epi8::<8>(p14, p16); // words i - 15, i - 14
+        let y = ld(i - 2); // words i - 2, i - 1
+        let a7 = _mm_alignr_epi8::<8>(p6, p8); // words i - 7, i - 6
+        let rot8 = _mm_set_epi8(8, 15, 14, 13, 12, 11, 10, 9, 0, 7, 6, 5, 4, 3, 2, 1);
+        let s0 = _mm_xor_si128(
+            _mm_xor_si128(_mm_srli_epi64::<1>(x), _mm_slli_epi64::<63>(x)),
+            _mm_xor_si128(_mm_shuffle_epi8(x, rot8), _mm_srli_epi64::<7>(x)),
+        );
+        let s1 = _mm_xor_si128(
+            _mm_xor_si128(
+                _mm_xor_si128(_mm_srli_epi64::<19>(y), _mm_slli_epi64::<45>(y)),
+                _mm_xor_si128(_mm_srli_epi64::<61>(y), _mm_slli_epi64::<3>(y)),
+            ),
+            _mm_srli_epi64::<6>(y),
+        );
+        let n = _mm_add_epi64(_mm_add_epi64(p16, s0), _mm_add_epi64(a7, s1));
+        _mm_store_si128(w.add(i).cast(), n);
+        let k = _mm_loadu_si128(K512.as_ptr().add(i).cast());
+        _mm_store_si128(((&raw mut (*s).wk) as *mut u64).add(i).cast(), _mm_add_epi64(n, k));
+    }
+}
+
+/// Words 0..16 of `block` into rows 0..16 of `w` and `wk` of the one-block schedule `*s`.
+///
+/// # Safety
+/// `s` must be valid for writes (it may be uninitialized), and no reference to `*s` may be live. The caller
+/// must enable AVX2.
+#[inline(always)]
+pub(super) unsafe fn load_one(s: *mut Sched1, block: &[u8; 128]) {
+    // SAFETY: SSSE3 constant; the caller enables AVX2.
+    let bswap = unsafe { _mm_set_epi8(8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7) };
+    for j in 0..8 {
+        // SAFETY: bytes 16j..16j + 16 of the 128-byte block; words 2j, 2j + 1 of `w` and `wk` (16-byte aligned)
+        // and of K512; the caller guarantees write access to `*s`, that no reference is live, and AVX2.
+        unsafe {
+            let v = _mm_shuffle_epi8(_mm_loadu_si128(block.as_ptr().add(16 * j).cast()), bswap);
+            _mm_store_si128(((&raw mut (*s).w) as *mut u64).add(2 * j).cast(), v);
+            let k = _mm_loadu_si128(K512.as_ptr().add(2 * j).cast());
+            _mm_store_si128(((&raw mut (*s).wk) as *mut u64).add(2 * j).cast(), _mm_add_epi64(v, k));
+        }
+    }
+}
+
+/// One 128-byte block: its own schedule two words at a time on 128-bit registers, a few rows ahead of the
+/// rounds. A lone block (a short message, the padding block of every hash, each HMAC outer block) would pay the
+/// four-lane schedule of [`compress`] four times over with nothing to share it with.
+#[target_feature(enable = "avx2,bmi1,bmi2")]
+fn compress_one(h: &mut [u64; 8], block: &[u8; 128]) {
+    let mut buf = MaybeUninit::<Sched1>::uninit();
+    let s = buf.as_mut_ptr();
+    // SAFETY: `s` is valid for writes with no reference live; AVX2 is enabled on this function.
+    unsafe { load_one(s, block) };
+    let mut own = 16;
+    // SAFETY: words 0..16 are written above; after stretch n (rounds 8n..8n + 7) `sched` writes words
+    // 16 + 8n..24 + 8n, which stretch n + 2 reads first; `s` is only accessed through raw pointers. AVX2 and
+    // BMI2 are enabled on this function.
+    unsafe {
+        rounds_at::<1>(h, (&raw const (*s).wk) as *const u64, || {
+            if own < 80 {
+                for i in (own..own + 8).step_by(2) {
+                    step_pair(s, i);
+                }
+                own += 8;
+            }
+        })
+    };
+}
+
 #[target_feature(enable = "avx2,bmi1,bmi2")]
 fn compress(h: &mut [u64; 8], blocks: &[u8]) {
     let blocks = &blocks[..blocks.len() / 128 * 128];
+    if let Ok(block) = <&[u8; 128]>::try_from(blocks) {
+        return compress_one(h, block);
+    }
     // Groups of four blocks; the last one may be short. Group g's schedule is computed during the rounds of group
     // g - 1, into `next`, two rows after each eight-round stretch; the first group's during its own first block:
     // after stretch n (rounds 8n..8n+7) the eight rows that stretch n + 2 reads.

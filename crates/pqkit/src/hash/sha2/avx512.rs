@@ -9,6 +9,7 @@
 #![allow(unsafe_code)]
 
 use super::Backend;
+use super::avx2;
 use super::soft::K512;
 use crate::dispatch::Checked;
 use core::arch::x86_64::*;
@@ -119,22 +120,34 @@ unsafe fn step(s: *mut Sched, i: usize) {
 /// `cur` must point at a schedule whose rows are written before the stretch that reads them, and no reference
 /// to it may be live (`sched` may write later rows meanwhile). The caller must enable AVX-512F/VL and BMI2.
 #[inline(always)]
-unsafe fn rounds(h: &mut [u64; 8], cur: *const Sched, k: usize, mut sched: impl FnMut()) {
+unsafe fn rounds(h: &mut [u64; 8], cur: *const Sched, k: usize, sched: impl FnMut()) {
     assert!(k < 4);
+    // Column k of `cur.wk`: rows of four words.
+    // SAFETY: in bounds of `*cur` (k < 4); no reference is created. The rest is `rounds_at`'s contract, which
+    // the caller upholds (see above).
+    unsafe { rounds_at::<4>(h, ((&raw const (*cur).wk) as *const u64).add(k), sched) }
+}
+
+/// [`rounds`] reading `W[i] + K[i]` at `p + STRIDE * i` (in words): `STRIDE` 4 for a column of a four-block
+/// [`Sched`], 1 for the one-block schedule of `avx2::Sched1`.
+///
+/// # Safety
+/// `p + STRIDE * i` must be readable for every `i < 80`, each word written before the stretch of eight rounds
+/// that reads it (`sched` may write later words meanwhile), with no reference to that memory live. The caller
+/// must enable AVX-512F/VL and BMI2.
+#[inline(always)]
+unsafe fn rounds_at<const STRIDE: usize>(h: &mut [u64; 8], mut p: *const u64, mut sched: impl FnMut()) {
     let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut hh] = *h;
     // SAFETY: SSE2 register moves; the caller (`compress`) enables AVX-512F/VL.
     let (mut va, mut vb, mut vc) =
         unsafe { (_mm_cvtsi64_si128(a as i64), _mm_cvtsi64_si128(b as i64), _mm_cvtsi64_si128(c as i64)) };
-    // Walks column k of `cur.wk`, eight rows per stretch.
-    // SAFETY: in bounds of `*cur` (k < 4); no reference is created.
-    let mut p: *const u64 = unsafe { ((&raw const (*cur).wk) as *const u64).add(k) };
     // One round. General-purpose: `$d` becomes the new `e`, `$h` the new `a` (a copy of the vector one, which
     // becomes `d` three rounds later); `$a`, `$b`, `$c` are not read (they are copies of the vector `a`, `b`,
     // `c`). Vector: `$vc` becomes the new `a`, so the next round's vector `a`, `b`, `c` are `$vc`, `$va`, `$vb`.
     macro_rules! round {
         ($a:ident, $b:ident, $c:ident, $d:ident, $e:ident, $f:ident, $g:ident, $h:ident, $i:literal) => {{
-            // SAFETY: `p` points at row 8n, column k (k < 4) of `cur.wk` with n < 10, so the word 32 * $i bytes
-            // further (row 8n + $i < 80) is in bounds and 8-byte aligned. Register arithmetic otherwise;
+            // SAFETY: `p` points at word 8n of the schedule (n < 10), so the word `$i` further (8n + $i < 80), at
+            // 8 * STRIDE * $i bytes, is readable and written (the caller's contract) and 8-byte aligned. Register arithmetic otherwise;
             // BMI2 (`rorx`) and AVX-512F/VL (`vprorq`, `vpternlogq` on xmm) are enabled by the caller.
             unsafe {
                 core::arch::asm!(
@@ -163,7 +176,7 @@ unsafe fn rounds(h: &mut [u64; 8], cur: *const Sched, k: usize, mut sched: impl 
                     "vpaddq {vc}, {vc}, {x2}",           // new a
                     "vmovq {h}, {vc}",
                     p = in(reg) p,
-                    off = const 32 * $i,
+                    off = const 8 * STRIDE * $i,
                     d = inout(reg) $d,
                     e = in(reg) $e,
                     f = in(reg) $f,
@@ -194,7 +207,7 @@ unsafe fn rounds(h: &mut [u64; 8], cur: *const Sched, k: usize, mut sched: impl 
         round!(d, e, f, g, hh, a, b, c, 5);
         round!(c, d, e, f, g, hh, a, b, 6);
         round!(b, c, d, e, f, g, hh, a, 7);
-        p = p.wrapping_add(32);
+        p = p.wrapping_add(8 * STRIDE);
         sched();
     }
     let _ = (va, vb, vc);
@@ -203,9 +216,36 @@ unsafe fn rounds(h: &mut [u64; 8], cur: *const Sched, k: usize, mut sched: impl 
     }
 }
 
+/// One 128-byte block: the AVX2 backend's one-block schedule (two words per 128-bit register, see
+/// `avx2::compress_one`; AVX-512 would save only a few of its operations) a few rows ahead of these rounds.
+#[target_feature(enable = "avx2,avx512f,avx512vl,bmi2")]
+fn compress_one(h: &mut [u64; 8], block: &[u8; 128]) {
+    let mut buf = MaybeUninit::<avx2::Sched1>::uninit();
+    let s = buf.as_mut_ptr();
+    // SAFETY: `s` is valid for writes with no reference live; AVX2 is enabled on this function.
+    unsafe { avx2::load_one(s, block) };
+    let mut own = 16;
+    // SAFETY: words 0..16 are written above; after stretch n (rounds 8n..8n + 7) `sched` writes words
+    // 16 + 8n..24 + 8n, which stretch n + 2 reads first; `s` is only accessed through raw pointers. AVX2,
+    // AVX-512F/VL and BMI2 are enabled on this function.
+    unsafe {
+        rounds_at::<1>(h, (&raw const (*s).wk) as *const u64, || {
+            if own < 80 {
+                for i in (own..own + 8).step_by(2) {
+                    avx2::step_pair(s, i);
+                }
+                own += 8;
+            }
+        })
+    };
+}
+
 #[target_feature(enable = "avx2,avx512f,avx512vl,bmi2")]
 fn compress(h: &mut [u64; 8], blocks: &[u8]) {
     let blocks = &blocks[..blocks.len() / 128 * 128];
+    if let Ok(block) = <&[u8; 128]>::try_from(blocks) {
+        return compress_one(h, block);
+    }
     // Groups of four blocks; the last one may be short. Group g's schedule is computed during the rounds of group
     // g - 1, into `next`, two rows after each eight-round stretch; the first group's during its own first block:
     // after stretch n (rounds 8n..8n+7) the eight rows that stretch n + 2 reads.

@@ -9,7 +9,9 @@
 //! ## Backends
 //! The one dispatch mechanism ([`crate::dispatch`], through `Backend::detect`) picks the implementation once:
 //! portable code; SHA-NI for SHA-224/256; for the SHA-512 family, a schedule of the next four blocks on vector
-//! registers (AVX2, or AVX-512VL) interleaved with the scalar rounds of the current ones. A
+//! registers (AVX2, or AVX-512VL) interleaved with the scalar rounds of the current ones, and for a call of one
+//! block (short messages, padding blocks, HMAC's outer block) that block's own schedule two words per 128-bit
+//! register, a few rows ahead of its rounds. A
 //! backend forced by name is checked (`Backend::X.checked()`): one this CPU cannot run is an error.
 
 mod soft;
