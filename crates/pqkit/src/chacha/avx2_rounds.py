@@ -136,10 +136,8 @@ def gen_pass8():
         emit(bcast(Tt[k], i))
         emit(f"vpaddd {X[k]}, {X[k]}, {Tt[k]}")
     transpose_out(32)
-    # The scratch held keystream words (8..15 of the 8 blocks): wipe it before the block ends.
-    emit(f"vpxor {X[0]}, {X[0]}, {X[0]}")
-    for k in range(8):
-        emit(f"vmovdqu {smem(8 + k)}, {X[0]}")
+    # The scratch now holds keystream words (8..15 of the 8 blocks): its owner (`Scratch`, one per call of a
+    # run of passes) zeroes it when dropped.
     return lines
 
 if __name__ == "__main__" and len(__import__("sys").argv) > 1 and __import__("sys").argv[1] == "pass8":
