@@ -195,6 +195,8 @@ pub struct MaskScratch {
     ahead: [Poly; AHEAD],
     ahead_start: u16,
     ahead_n: usize,
+    /// How many entries of `ahead` were ever written (the ones to wipe).
+    ahead_used: usize,
     /// Wipes the buffers.
     backend: Checked<Backend>,
 }
@@ -208,6 +210,7 @@ impl MaskScratch {
             ahead: [Poly::ZERO; AHEAD],
             ahead_start: 0,
             ahead_n: 0,
+            ahead_used: 0,
             backend,
         }
     }
@@ -233,7 +236,8 @@ impl Drop for MaskScratch {
     fn drop(&mut self) {
         wipe_bytes(self.backend, self.out.as_flattened_mut());
         self.seeds.zeroize();
-        self.backend.wipe(&mut self.ahead);
+        let used = self.ahead_used.min(AHEAD);
+        self.backend.wipe(&mut self.ahead[..used]);
     }
 }
 
@@ -351,6 +355,7 @@ macro_rules! multi_expand {
                         }
                         super::encoding::unpack_gamma1(&mut sc.ahead[j], out, gamma1);
                         sc.ahead_n = j + 1;
+                        sc.ahead_used = sc.ahead_used.max(j + 1);
                     }
                 }
                 base += $w;
