@@ -216,6 +216,25 @@ pub mod testing {
         canon(&p)
     }
 
+    /// ExpandMask as the signer calls it: `l` polynomials for each κ of `kappas` in turn, through one scratch
+    /// (so through its window of polynomials computed ahead), coefficients as `i32` in (-γ1, γ1\].
+    pub fn expand_mask(
+        b: Checked<Backend>,
+        rho2: &[u8; 64],
+        kappas: &[u16],
+        l: usize,
+        gamma1: i32,
+    ) -> alloc::vec::Vec<[i32; N]> {
+        let mut sc = super::sampling::MaskScratch::new(b);
+        let mut out = alloc::vec::Vec::with_capacity(kappas.len() * l);
+        for &kappa in kappas {
+            let mut y = alloc::vec![Poly::ZERO; l];
+            super::sampling::expand_mask(b, rho2, kappa, &mut y, gamma1, &mut sc);
+            out.extend(y.iter().map(|p| p.0));
+        }
+        out
+    }
+
     /// The signer's rounding steps on one polynomial, as (w, w1) after `w_decompose`, (z, bad) after
     /// `z_finish`, (r, r1, bad) after `r_finish` and (h, bad, ones) after `hint`, for comparing backends.
     #[allow(clippy::type_complexity)]

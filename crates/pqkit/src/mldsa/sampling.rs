@@ -175,20 +175,60 @@ where
 /// a multiple of 32 so that the buffers can be wiped 32 bytes at a time.
 const MASK_BUF: usize = 704;
 
+/// Most mask polynomials computed ahead: the lanes of one 8-way batch beyond the one polynomial it had to make.
+const AHEAD: usize = 7;
+
 /// Reusable buffers of ExpandMask, wiped once when the signer is done with them rather than on every
 /// iteration of the rejection loop.
-#[repr(C, align(32))]
+///
+/// It also holds the window of mask polynomials computed ahead: a multi-way batch always fills every lane,
+/// the lanes past the current attempt's last polynomial computing the next attempt's first ones (indices
+/// κ + L, κ + L + 1, ...), which the next call with that κ takes instead of recomputing them. These are
+/// secret (the next attempt's y) and are wiped with the rest on drop.
+///
+/// Contract: one `MaskScratch` serves one ρ'' and one γ1 (one signing operation); the window is keyed on κ only.
+#[repr(C, align(64))]
 pub struct MaskScratch {
     out: [[u8; MASK_BUF]; 8],
     seeds: [[u8; 66]; 8],
+    /// ExpandMask polynomials of indices `ahead_start .. ahead_start + ahead_n` (mod 2^16), in order.
+    ahead: [Poly; AHEAD],
+    ahead_start: u16,
+    ahead_n: usize,
+    /// How many entries of `ahead` were ever written (the ones to wipe).
+    ahead_used: usize,
     /// Wipes the buffers.
     backend: Checked<Backend>,
 }
 
 impl MaskScratch {
-    /// Zeroed buffers, wiped on drop with `backend`'s code.
+    /// Zeroed buffers and an empty window, wiped on drop with `backend`'s code.
     pub fn new(backend: Checked<Backend>) -> Self {
-        MaskScratch { out: [[0; MASK_BUF]; 8], seeds: [[0; 66]; 8], backend }
+        MaskScratch {
+            out: [[0; MASK_BUF]; 8],
+            seeds: [[0; 66]; 8],
+            ahead: [Poly::ZERO; AHEAD],
+            ahead_start: 0,
+            ahead_n: 0,
+            ahead_used: 0,
+            backend,
+        }
+    }
+
+    /// Moves the polynomials of the window that start at `kappa` into `y` (as many as fit), keeps the rest for
+    /// the next call, and returns how many it moved. A window that does not start at `kappa` is dropped (the
+    /// signer always asks for consecutive ranges, so that only happens to a scratch used out of order).
+    fn take_ahead(&mut self, kappa: u16, y: &mut [Poly]) -> usize {
+        if self.ahead_n == 0 || self.ahead_start != kappa {
+            self.ahead_n = 0;
+            return 0;
+        }
+        let n = self.ahead_n.min(y.len());
+        y[..n].copy_from_slice(&self.ahead[..n]);
+        self.ahead.copy_within(n..self.ahead_n, 0);
+        self.ahead_n -= n;
+        self.ahead_start = kappa.wrapping_add(n as u16);
+        n
     }
 }
 
@@ -196,6 +236,8 @@ impl Drop for MaskScratch {
     fn drop(&mut self) {
         wipe_bytes(self.backend, self.out.as_flattened_mut());
         self.seeds.zeroize();
+        let used = self.ahead_used.min(AHEAD);
+        self.backend.wipe(&mut self.ahead[..used]);
     }
 }
 
@@ -288,10 +330,13 @@ macro_rules! multi_expand {
         ) {
             let sb = backend.sha3();
             let bytes = if gamma1 == 1 << 17 { 576 } else { 640 };
-            let mut base = 0;
-            while base < y.len() {
+            let l = y.len();
+            // The polynomials computed ahead by the previous call; the batches below run only once the
+            // window is empty, so the lanes they fill past `l` become the new window, starting at κ + l.
+            let mut base = sc.take_ahead(kappa, y);
+            while base < l {
                 for (t, s) in sc.seeds[..$w].iter_mut().enumerate() {
-                    let idx = kappa.wrapping_add((base + t).min(y.len() - 1) as u16);
+                    let idx = kappa.wrapping_add((base + t) as u16);
                     s[..64].copy_from_slice(rho2);
                     s[64..].copy_from_slice(&idx.to_le_bytes());
                 }
@@ -299,8 +344,19 @@ macro_rules! multi_expand {
                 for b in 0..5 {
                     x.block_at(&mut sc.out, b * RATE256);
                 }
-                for t in 0..($w).min(y.len() - base) {
-                    super::encoding::unpack_gamma1(&mut y[base + t], &sc.out[t][..bytes], gamma1);
+                for t in 0..$w {
+                    let out = &sc.out[t][..bytes];
+                    if base + t < l {
+                        super::encoding::unpack_gamma1(&mut y[base + t], out, gamma1);
+                    } else {
+                        let j = base + t - l;
+                        if j == 0 {
+                            sc.ahead_start = kappa.wrapping_add(l as u16);
+                        }
+                        super::encoding::unpack_gamma1(&mut sc.ahead[j], out, gamma1);
+                        sc.ahead_n = j + 1;
+                        sc.ahead_used = sc.ahead_used.max(j + 1);
+                    }
                 }
                 base += $w;
             }
