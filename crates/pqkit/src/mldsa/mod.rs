@@ -218,6 +218,7 @@ pub mod testing {
 
     /// ExpandMask as the signer calls it: `l` polynomials for each κ of `kappas` in turn, through one scratch
     /// (so through its window of polynomials computed ahead), coefficients as `i32` in (-γ1, γ1\].
+    #[cfg(feature = "alloc")]
     pub fn expand_mask(
         b: Checked<Backend>,
         rho2: &[u8; 64],
