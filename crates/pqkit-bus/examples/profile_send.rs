@@ -5,8 +5,16 @@
 //!
 //! ```text
 //! perf stat -e task-clock target/release/examples/profile_send sealed 300   # CPU ms / 3e6 = ns per message
+//! perf stat -e task-clock target/release/examples/profile_send plain 3000 1000   # rounds of 1,000 messages
 //! perf record -g target/release/examples/profile_send plain 1000
+//! perf record -g target/release/examples/profile_send sealed 300 10000 2    # two producers, as
+//!                                                                            # `send_10k-sealed-producers-2`
 //! ```
+//!
+//! With `P` producers (fourth argument, default 1), P − 1 helper threads each publish the round through their
+//! own agent while the main thread publishes its share, then the main thread drains all `P × per`: the
+//! topology of pqkit-bench's `send_10k-<mode>-producers-<P>` rows. `perf report --sort comm` splits the CPU
+//! time between the helpers (`producer-k`) and the main thread (producer 0 and the drain).
 use pqkit::aead::{Aead, Aes256Gcm};
 use pqkit_bus::{Bus, Identity, Policy, Priority};
 
@@ -14,6 +22,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let mode = args.next().unwrap_or_else(|| "sealed".into());
     let iters: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(300);
+    // Messages per round (default 10,000 as in `send_10k`); smaller rounds show what the queue's memory
+    // footprint costs (the whole round is queued before it is drained).
+    let per: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(10_000);
+    let producers: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1).max(1);
     if mode == "aead" {
         let k = Aes256Gcm::new(&[7u8; 32])?;
         let aad = [1u8; 54];
@@ -33,18 +45,48 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut sub = s.subscribe("bench.send")?;
     let a = bus.connect(&Identity::from_seed("producer", &[0; 32])?)?;
     let mut p = a.publisher("bench.send")?;
-    let mut buf = Vec::with_capacity(10_000);
+    // Helper producers: a round starts when the main thread sends on their channel; they report when done.
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let mut gos = Vec::new();
+    for k in 1..producers {
+        let mut hp = bus.connect(&Identity::from_seed("producer", &[k as u8; 32])?)?.publisher("bench.send")?;
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let done = done_tx.clone();
+        std::thread::Builder::new().name(format!("producer-{k}")).spawn(move || {
+            while go_rx.recv().is_ok() {
+                for i in 0..per {
+                    let mut m = [0u8; 64];
+                    m[0] = i as u8;
+                    if hp.publish(&m, Priority::Normal).is_err() {
+                        return;
+                    }
+                }
+                if done.send(()).is_err() {
+                    return;
+                }
+            }
+        })?;
+        gos.push(go_tx);
+    }
+    let total = per * producers;
+    let mut buf = Vec::with_capacity(total);
     let mut sum = 0u64;
     for _ in 0..iters {
-        for i in 0..10_000usize {
+        for g in &gos {
+            g.send(())?;
+        }
+        for i in 0..per {
             let mut m = [0u8; 64];
             m[0] = i as u8;
             p.publish(&m, Priority::Normal)?;
         }
+        for _ in &gos {
+            done_rx.recv()?;
+        }
         let mut got = 0;
-        while got < 10_000 {
+        while got < total {
             buf.clear();
-            let n = sub.recv_batch(&mut buf, 10_000)?;
+            let n = sub.recv_batch(&mut buf, total)?;
             if n == 0 {
                 return Err("a message was lost".into());
             }
@@ -52,6 +94,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             sum += buf.iter().map(|m| u64::from(m.payload()[0])).sum::<u64>();
         }
     }
-    println!("{mode}: {} messages received (checksum {sum})", iters * 10_000);
+    println!("{mode}: {} messages received (checksum {sum})", iters * total);
     Ok(())
 }
