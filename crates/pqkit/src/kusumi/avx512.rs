@@ -4,8 +4,9 @@
 //! `vprold`. After the 10 passes the 25 word-sliced registers are transposed to block order (two 16×16 dword
 //! transposes: words 0..15, and words 16..24 padded) and XORed into the data, 1600 bytes at a time: words 0..15
 //! of a block with one 64-byte load/store, words 16..23 with a 32-byte one and word 24 as a u32. (Masked 9-dword
-//! loads/stores were ~20% slower overall on the development machine.) A tail of 9..15 blocks goes through a
-//! 16-block stack buffer, a shorter one to the AVX2 path.
+//! loads/stores were ~20% slower overall on the development machine.) A tail of 9..15 blocks is one more 16-lane
+//! batch written straight into the tail's whole blocks (its partial last block through the kept-block buffer),
+//! a shorter one goes to the AVX2 path.
 #![allow(unsafe_code)]
 
 use super::lanes::{self, Lanes};
@@ -92,8 +93,8 @@ impl Lanes<16> for __m512i {
     }
 }
 
-/// The AVX-512 loop: whole 16-block chunks, then a tail of 9..15 blocks through a stack buffer or a shorter one
-/// through the AVX2 loop. Returns true if `data` ends inside a block, whose keystream is then in `last`.
+/// The AVX-512 loop: whole 16-block chunks, then a tail of 9..15 blocks as one padded batch
+/// ([`lanes::xor_padded`]) or a shorter one through the AVX2 loop. Returns true if `data` ends inside a block, whose keystream is then in `last`.
 #[target_feature(enable = "avx512f")]
 fn xor_blocks_impl(key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [u8], last: &mut [u8; BLOCK]) -> bool {
     // SAFETY: this function is compiled with AVX-512F and may only run on a CPU that has it (a `#[target_feature]`
