@@ -124,7 +124,7 @@ impl Lanes<8> for __m256i {
     }
 }
 
-/// The AVX2 loop: whole 8-block chunks, then a shorter tail through a stack buffer. Also the AVX-512 backend's
+/// The AVX2 loop: whole 8-block chunks, then a shorter tail as one padded batch ([`lanes::xor_padded`]). Also the AVX-512 backend's
 /// path for tails of eight blocks or fewer. Returns true if `data` ends inside a block, whose keystream is then
 /// in `last` (see [`super::xor_blocks`]).
 #[target_feature(enable = "avx2")]

@@ -94,20 +94,41 @@ macro_rules! qr {
     };
 }
 
-/// Computes blocks `counter .. counter + N` (counters wrap) and XORs them into `chunk`, exactly `N` blocks,
-/// running `side`'s steps between the quarter rounds.
+/// The quarter rounds of the first pass whose inputs are the same in every lane when the `N` counters share their
+/// high word (word 21): the four columns, extension 1 less `QR(16,20,0,4)` (word 20 is the counter's low word),
+/// and the diagonals `QR(1,6,11,12)` and `QR(2,7,8,13)`. Nine of the pass's 17 quarter rounds, run once on the
+/// integer units instead of in every lane. Every quarter round left out touches words this one does not (or runs
+/// after it in the specification's order and only reads its results), so [`first_pass_rest`] completes the pass
+/// exactly.
+#[inline(always)]
+fn first_pass_uniform(u: &mut [u32; 25]) {
+    use super::soft::qr as q;
+    q(u, 0, 4, 8, 12);
+    q(u, 1, 5, 9, 13);
+    q(u, 2, 6, 10, 14);
+    q(u, 3, 7, 11, 15);
+    q(u, 17, 21, 1, 5);
+    q(u, 18, 22, 2, 6);
+    q(u, 19, 23, 3, 7);
+    q(u, 1, 6, 11, 12);
+    q(u, 2, 7, 8, 13);
+}
+
+/// The `N` blocks' state after the 10 passes and the feed-forward (word `j` of block `counter + i` in lane `i`
+/// of register `j`; counters wrap), running `side`'s steps between the quarter rounds.
+///
+/// When the `N` counters share their high word, the first pass's quarter rounds that do not depend on the lane
+/// ([`first_pass_uniform`]) run once in scalar code and only the other eight run in the vector registers.
 ///
 /// # Safety
 /// The CPU has the instruction set of `V`'s [`Lanes`] implementation.
 #[inline(always)]
-unsafe fn xor_chunk<V: Lanes<N>, const N: usize, S: Side>(
+unsafe fn rounds<V: Lanes<N>, const N: usize, S: Side>(
     key: &[u32; 16],
     nonce: &[u32; 3],
     counter: u64,
-    chunk: &mut [u8],
     side: &mut S,
-) {
-    assert_eq!(chunk.len(), N * BLOCK);
+) -> [V; 25] {
     const { assert!(N == 8 || N == 16) };
     let mut lo = [0u32; N];
     let mut hi = [0u32; N];
@@ -120,24 +141,48 @@ unsafe fn xor_chunk<V: Lanes<N>, const N: usize, S: Side>(
     init[..4].copy_from_slice(&SIGMA);
     init[4..20].copy_from_slice(key);
     init[22..25].copy_from_slice(nonce);
-    // The leftover words start at `full * N`; their bytes at `4 * full * N` in each block.
-    let full = 25 / N;
-    let p = chunk.as_mut_ptr();
+    // The counters are public; branching on whether their high words agree leaks nothing secret.
+    let uniform = hi[0] == hi[N - 1];
     // SAFETY: the CPU has `V`'s instruction set (the caller's contract). `lo` and `hi` are `N` words, one vector
-    // each. Block `blk` is bytes `blk * 100 .. blk * 100 + 100` of the `N * 100`-byte chunk (asserted above):
-    // group `g`'s row covers `4 * N * g .. 4 * N * (g + 1)` of it and the leftover words the last
-    // `4 * (25 - full * N)` bytes, all in bounds.
+    // each.
     unsafe {
         let ctr_lo = V::load(lo.as_ptr().cast());
         let ctr_hi = V::load(hi.as_ptr().cast());
         let mut s = [ctr_lo; 25];
-        for (j, w) in s.iter_mut().enumerate() {
-            if j != 20 && j != 21 {
-                *w = V::splat(init[j]);
+        let first = if uniform {
+            let mut u = init;
+            u[21] = hi[0];
+            first_pass_uniform(&mut u);
+            for (j, w) in s.iter_mut().enumerate() {
+                if j != 20 {
+                    *w = V::splat(u[j]);
+                }
             }
-        }
-        s[21] = ctr_hi;
-        for pass in 0..10 {
+            crate::ct::wipe(&mut u);
+            // The rest of pass 1, in the specification's order.
+            qr!(s, 16, 20, 0, 4);
+            if N == 16 {
+                side.step(0);
+            }
+            qr!(s, 0, 5, 10, 15);
+            qr!(s, 3, 4, 9, 14);
+            qr!(s, 16, 21, 2, 7);
+            qr!(s, 17, 22, 3, 4);
+            qr!(s, 18, 23, 0, 5);
+            qr!(s, 19, 20, 1, 6);
+            qr!(s, 19, 24, 0, 5);
+            side.step(if N == 16 { 1 } else { 0 });
+            1
+        } else {
+            for (j, w) in s.iter_mut().enumerate() {
+                if j != 20 && j != 21 {
+                    *w = V::splat(init[j]);
+                }
+            }
+            s[21] = ctr_hi;
+            0
+        };
+        for pass in first..10 {
             qr!(s, 0, 4, 8, 12);
             qr!(s, 1, 5, 9, 13);
             qr!(s, 2, 6, 10, 14);
@@ -168,17 +213,71 @@ unsafe fn xor_chunk<V: Lanes<N>, const N: usize, S: Side>(
             };
             *w = w.add(add);
         }
+        s
+    }
+}
+
+/// XORs the keystream of `N` blocks (state `s`, from [`rounds`]) into the first `whole` blocks at `p`, and, if
+/// `part` is given, writes block `whole`'s keystream to the 100 zeroed bytes there. Blocks past that are
+/// discarded.
+///
+/// # Safety
+/// The CPU has the instruction set of `V`'s [`Lanes`] implementation; `whole <= N`, `p` is valid for
+/// `whole * BLOCK` bytes, `part` (if any, then `whole < N`) for `BLOCK` bytes and zeroed.
+#[inline(always)]
+unsafe fn xor_out<V: Lanes<N>, const N: usize>(s: &[V; 25], p: *mut u8, whole: usize, part: Option<*mut u8>) {
+    // The leftover words start at `full * N`; their bytes at `4 * full * N` in each block.
+    let full = 25 / N;
+    let dst = |blk: usize| -> Option<*mut u8> {
+        if blk < whole {
+            // SAFETY: `blk < whole`, so block `blk` is inside the `whole * BLOCK` bytes at `p`.
+            Some(unsafe { p.add(blk * BLOCK) })
+        } else if blk == whole {
+            part
+        } else {
+            None
+        }
+    };
+    // SAFETY: the CPU has `V`'s instruction set (the caller's contract). Each destination block is valid for
+    // `BLOCK` bytes: group `g`'s row covers `4 * N * g .. 4 * N * (g + 1)` of it and the leftover words the last
+    // `4 * (25 - full * N)` bytes, all in bounds.
+    unsafe {
         for g in 0..full {
             let rows: &[V; N] = s[g * N..(g + 1) * N].try_into().expect("a group is N words");
             for (blk, ks) in V::transpose(rows).into_iter().enumerate() {
-                let q = p.add(blk * BLOCK + 4 * N * g);
-                ks.xor(V::load(q)).store(q);
+                if let Some(b) = dst(blk) {
+                    let q = b.add(4 * N * g);
+                    ks.xor(V::load(q)).store(q);
+                }
             }
         }
         let rest = V::rest(&s[full * N..]);
         for blk in 0..N {
-            V::xor_rest(&rest, blk, p.add(blk * BLOCK + 4 * N * full));
+            if let Some(b) = dst(blk) {
+                V::xor_rest(&rest, blk, b.add(4 * N * full));
+            }
         }
+    }
+}
+
+/// Computes blocks `counter .. counter + N` (counters wrap) and XORs them into `chunk`, exactly `N` blocks,
+/// running `side`'s steps between the quarter rounds.
+///
+/// # Safety
+/// The CPU has the instruction set of `V`'s [`Lanes`] implementation.
+#[inline(always)]
+unsafe fn xor_chunk<V: Lanes<N>, const N: usize, S: Side>(
+    key: &[u32; 16],
+    nonce: &[u32; 3],
+    counter: u64,
+    chunk: &mut [u8],
+    side: &mut S,
+) {
+    assert_eq!(chunk.len(), N * BLOCK);
+    // SAFETY: the CPU has `V`'s instruction set (the caller's contract); `chunk` is `N` whole blocks (asserted).
+    unsafe {
+        let s = rounds::<V, N, S>(key, nonce, counter, side);
+        xor_out::<V, N>(&s, chunk.as_mut_ptr(), N, None);
     }
 }
 
@@ -204,11 +303,11 @@ pub(super) unsafe fn xor_chunks<'a, V: Lanes<N>, const N: usize>(
     (ctr, chunks.into_remainder())
 }
 
-/// XORs the keystream of blocks `counter, counter + 1, ...` into `tail` (at most `N` blocks) through an
-/// `N`-block stack buffer, which is wiped afterwards. The unused lanes compute blocks past the end (wrapping
-/// counters); their keystream is discarded, except that when `tail` ends inside a block, that whole block's
-/// keystream is written to `last` (so the caller's next call, which starts inside it, need not compute it
-/// again) and the function returns true.
+/// XORs the keystream of blocks `counter, counter + 1, ...` into `tail` (at most `N` blocks) with one `N`-lane
+/// batch, straight into `tail`'s whole blocks (no stack copy). The unused lanes compute blocks past the end
+/// (wrapping counters), whose keystream is discarded, except that when `tail` ends inside a block, that whole
+/// block's keystream is written to `last` (so the caller's next call, which starts inside it, need not compute
+/// it again) and the function returns true.
 ///
 /// # Safety
 /// The CPU has the instruction set of `V`'s [`Lanes`] implementation.
@@ -220,24 +319,26 @@ pub(super) unsafe fn xor_padded<V: Lanes<N>, const N: usize>(
     tail: &mut [u8],
     last: &mut [u8; BLOCK],
 ) -> bool {
-    let mut blocks = [[0u8; BLOCK]; N];
-    let buf = blocks.as_flattened_mut();
     let len = tail.len();
-    buf[..len].copy_from_slice(tail);
-    // SAFETY: the CPU has `V`'s instruction set (the caller's contract).
-    unsafe { xor_chunk::<V, N, _>(key, nonce, counter, buf, &mut NoSide) };
-    let partial = len % BLOCK;
+    assert!(len <= N * BLOCK);
+    let (whole, partial) = (len / BLOCK, len % BLOCK);
+    let part = if partial != 0 {
+        last.fill(0);
+        Some(last.as_mut_ptr())
+    } else {
+        None
+    };
+    // SAFETY: the CPU has `V`'s instruction set (the caller's contract). `tail` holds `whole` whole blocks;
+    // `part` (only when `partial != 0`, so `whole < N`) is the zeroed 100-byte `last`.
+    unsafe {
+        let s = rounds::<V, N, _>(key, nonce, counter, &mut NoSide);
+        xor_out::<V, N>(&s, tail.as_mut_ptr(), whole, part);
+    }
     if partial != 0 {
-        // Past `len` the buffer held zeros, so it holds pure keystream there; before it, data XOR keystream,
-        // and `tail` still holds the data.
-        let start = len - partial;
-        last.copy_from_slice(&buf[start..start + BLOCK]);
-        for (k, d) in last[..partial].iter_mut().zip(&tail[start..]) {
-            *k ^= d;
+        for (d, k) in tail[whole * BLOCK..].iter_mut().zip(last.iter()) {
+            *d ^= k;
         }
     }
-    tail.copy_from_slice(&buf[..len]);
-    crate::ct::wipe(buf);
     partial != 0
 }
 

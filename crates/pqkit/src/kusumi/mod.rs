@@ -45,8 +45,9 @@ crate::dispatch::backends! {
         Soft: [],
         /// AVX2, 8 blocks at a time.
         Avx2: [AVX2],
-        /// AVX-512F, 16 blocks at a time; a tail of eight blocks or fewer goes to the AVX2 code.
-        Avx512: [AVX512F, AVX2],
+        /// AVX-512F, 16 blocks at a time; a tail of eight blocks or fewer is one 8-lane batch in ymm registers
+        /// with the AVX-512VL encodings.
+        Avx512: [AVX512F, AVX512VL, AVX2],
     }
 }
 
