@@ -1040,6 +1040,7 @@ impl NatsAgent {
             timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
             armed: None,
             matched: None,
+            fetch: None,
         })
     }
 
@@ -1711,7 +1712,14 @@ pub struct NatsSubscription {
     armed: Option<Instant>,
     /// The last NATS subject that matched `pattern` (checked once per change of subject).
     matched: Option<async_nats::Subject>,
+    /// A message whose sender key is being fetched from the key server, with the subscription's replay
+    /// windows (taken while it runs). Polled before anything else, so messages stay in order; it survives a
+    /// cancelled [`recv`](NatsSubscription::recv) (a timeout), so the message is not lost then.
+    fetch: Option<Fetch>,
 }
+
+/// The key-server round trip of [`NatsSubscription`]: the outcome, the windows it borrowed, the NATS message.
+type Fetch = std::pin::Pin<Box<dyn Future<Output = (Result<Message>, Windows, async_nats::Message)> + Send>>;
 
 /// Whether `bytes` is a checkpoint envelope (kind byte 4): it is verified by the subscription, not opened.
 fn is_checkpoint(bytes: &[u8]) -> bool {
@@ -1754,8 +1762,26 @@ impl NatsSubscription {
     /// With sender authentication on ([`NatsAgent::subscribe_authenticated`]) a message is handed over only
     /// once a valid signed checkpoint of its sender covers it (in sequence order per sender and topic); what no
     /// checkpoint covers within [`SenderAuth::timeout`] is dropped and counted (`rejected_unsigned`).
-    pub async fn recv(&mut self) -> Result<Message> {
+    ///
+    /// The future is a thin [`poll_fn`](std::future::poll_fn) over the subscription (no per-message state
+    /// machine to build and move): a message whose sender key is held opens within one poll; a key-server
+    /// round trip is kept in the subscription, so dropping the future (a timeout) loses no message.
+    pub fn recv(&mut self) -> impl Future<Output = Result<Message>> + Send + '_ {
+        std::future::poll_fn(move |cx| self.poll_recv(cx))
+    }
+
+    fn poll_recv(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<Message>> {
+        use std::task::Poll;
         loop {
+            if let Some(f) = self.fetch.as_mut() {
+                let Poll::Ready((r, windows, msg)) = f.as_mut().poll(cx) else { return Poll::Pending };
+                self.fetch = None;
+                self.windows = windows;
+                if let Some(m) = self.opened(r, &msg.payload) {
+                    return Poll::Ready(Ok(m));
+                }
+                continue;
+            }
             let mut deadline = None;
             if let Some(v) = self.auth.as_mut() {
                 v.expire(Instant::now());
@@ -1763,28 +1789,28 @@ impl NatsSubscription {
                 v.take_discarded();
                 if let Some((m, _)) = v.pop() {
                     self.agent.counters.received.fetch_add(1, Ordering::Relaxed);
-                    return Ok(m);
+                    return Poll::Ready(Ok(m));
                 }
                 deadline = v.next_deadline();
             }
-            let next = match deadline {
-                Some(d) => {
-                    if self.armed != Some(d) {
-                        self.timer.as_mut().reset(d.into());
-                        self.armed = Some(d);
-                    }
-                    tokio::select! {
-                        biased;
-                        n = self.sub.next() => n,
-                        _ = &mut self.timer => {
+            // The NATS message first, then the checkpoint deadline (as a biased select would).
+            let msg = match self.sub.poll_next_unpin(cx) {
+                Poll::Ready(Some(m)) => m,
+                Poll::Ready(None) => return Poll::Ready(Err(Error::Closed)),
+                Poll::Pending => {
+                    if let Some(d) = deadline {
+                        if self.armed != Some(d) {
+                            self.timer.as_mut().reset(d.into());
+                            self.armed = Some(d);
+                        }
+                        if self.timer.as_mut().poll(cx).is_ready() {
                             self.armed = None;
                             continue;
                         }
                     }
+                    return Poll::Pending;
                 }
-                None => self.sub.next().await,
             };
-            let msg = next.ok_or(Error::Closed)?;
             let subject = msg.subject.as_str();
             // The server delivers only what the pattern matches, but it is not trusted: check, once per subject.
             if self.matched.as_deref() != Some(subject) {
@@ -1803,21 +1829,38 @@ impl NatsSubscription {
                 }
                 continue;
             }
-            let limit = Some(Duration::from_secs(10));
             let held = self.auth.is_some();
-            let r = match self.agent.open_now(subject, &msg.payload, &mut self.windows, !held) {
-                Some(r) => r,
-                None => {
-                    let (agent, windows) = (&self.agent, &mut self.windows);
-                    Box::pin(open_retrying(agent, subject, &msg.payload, windows, limit, !held)).await
+            match self.agent.open_now(subject, &msg.payload, &mut self.windows, !held) {
+                Some(r) => {
+                    if let Some(m) = self.opened(r, &msg.payload) {
+                        return Poll::Ready(Ok(m));
+                    }
                 }
-            };
-            if let Ok(m) = r {
-                match self.auth.as_mut() {
-                    Some(v) => v.push(m, epoch_of(&msg.payload), &msg.payload, (), Instant::now()),
-                    None => return Ok(m),
+                None => {
+                    // The sender's key is not held: fetch it (retried for 10 s while the key server cannot be
+                    // reached), with the windows moved into the future and back when it ends.
+                    let (agent, mut windows) = (self.agent.clone(), std::mem::take(&mut self.windows));
+                    self.fetch = Some(Box::pin(async move {
+                        let limit = Some(Duration::from_secs(10));
+                        let r =
+                            open_retrying(&agent, msg.subject.as_str(), &msg.payload, &mut windows, limit, !held).await;
+                        (r, windows, msg)
+                    }));
                 }
             }
+        }
+    }
+
+    /// An opened message: handed over, or held for its checkpoint when sender authentication is on. A
+    /// rejection was counted by the open and yields nothing.
+    fn opened(&mut self, r: Result<Message>, payload: &[u8]) -> Option<Message> {
+        let m = r.ok()?;
+        match self.auth.as_mut() {
+            Some(v) => {
+                v.push(m, epoch_of(payload), payload, (), Instant::now());
+                None
+            }
+            None => Some(m),
         }
     }
 
