@@ -588,6 +588,9 @@ struct SendKeys {
     map: HashMap<String, Arc<SendKey>>,
     /// The scope and key of the last lookup that found one (the `String` is reused: no allocation per switch).
     last: Option<(String, Arc<SendKey>)>,
+    /// The NATS client's subject of the last publish: handed to the client again while the subject repeats (a
+    /// reference count on shared bytes instead of allocating and copying the subject per publish).
+    subject: Option<async_nats::Subject>,
 }
 
 impl SendKeys {
@@ -607,6 +610,17 @@ impl SendKeys {
             None => self.last = Some((scope.to_string(), k.clone())),
         }
         Some(k)
+    }
+    /// The client's subject for `subject`, shared with the last publish when it is the same.
+    fn subject(&mut self, subject: &str) -> async_nats::Subject {
+        match &self.subject {
+            Some(s) if s.as_str() == subject => s.clone(),
+            _ => {
+                let s = async_nats::Subject::from(subject);
+                self.subject = Some(s.clone());
+                s
+            }
+        }
     }
     fn insert(&mut self, scope: &str, k: Arc<SendKey>) {
         if let Some((s, last)) = &mut self.last
@@ -911,11 +925,14 @@ impl NatsAgent {
             return self.inner.send_chained(&tc, subject, payload, priority, None, false).await;
         }
         // The common case (a cached sender key with messages left) seals without building a future.
-        let env = match self.inner.seal_cached(subject, payload, priority, None)? {
-            Some((env, _, _)) => env,
-            None => Box::pin(self.inner.seal_fetching(subject, payload, priority, None)).await?.0,
+        let (env, nats_subject) = match self.inner.publish_cached(subject, payload, priority)? {
+            Some(x) => x,
+            None => {
+                let env = Box::pin(self.inner.seal_fetching(subject, payload, priority, None)).await?.0;
+                (env, async_nats::Subject::from(subject))
+            }
         };
-        self.inner.client.publish(subject.to_string(), env.into()).await.map_err(transport)?;
+        self.inner.client.publish(nats_subject, env.into()).await.map_err(transport)?;
         self.inner.counters.published.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -1365,15 +1382,29 @@ impl AgentInner {
     /// The sender key for `subject`'s scope, asking the key server when there is none or it is used up.
     /// The cached sender key for `subject`'s scope if it has messages left (`None`: ask the key server).
     fn send_key_cached(&self, subject: &str) -> Result<Option<Arc<SendKey>>> {
+        Ok(self.send_key_lookup(subject, false)?.map(|(k, _)| k))
+    }
+
+    /// [`send_key_cached`](Self::send_key_cached), and with `nats_subject` the client's subject for `subject`
+    /// ([`SendKeys::subject`]), under the same lock.
+    fn send_key_lookup(
+        &self,
+        subject: &str,
+        nats_subject: bool,
+    ) -> Result<Option<(Arc<SendKey>, Option<async_nats::Subject>)>> {
         let scope = scope_of(subject);
-        let k = match lock(&self.send_keys).get(scope) {
-            Some(k) if k.next.load(Ordering::Relaxed) < self.opts.rotate_after_messages => k,
-            _ => return Ok(None),
+        let (k, s) = {
+            let mut keys = lock(&self.send_keys);
+            let k = match keys.get(scope) {
+                Some(k) if k.next.load(Ordering::Relaxed) < self.opts.rotate_after_messages => k,
+                _ => return Ok(None),
+            };
+            (k, nats_subject.then(|| keys.subject(subject)))
         };
         if scope.len() != subject.len() {
             validate_subject(subject)?;
         }
-        Ok(Some(k))
+        Ok(Some((k, s)))
     }
 
     /// Checks `subject` unless it is a scope already granted (it was checked then).
@@ -1458,6 +1489,24 @@ impl AgentInner {
             return Ok(None);
         }
         self.seal_with(&k, n, subject, payload, priority, reply).map(Some)
+    }
+
+    /// [`seal_cached`](Self::seal_cached) for [`NatsAgent::publish`] (no reply-to), also returning the client's
+    /// subject to publish on (shared with the previous publish when it repeats).
+    fn publish_cached(
+        &self,
+        subject: &str,
+        payload: &[u8],
+        priority: Priority,
+    ) -> Result<Option<(Vec<u8>, async_nats::Subject)>> {
+        Self::check_seal_input(payload, None)?;
+        let Some((k, Some(nats_subject))) = self.send_key_lookup(subject, true)? else { return Ok(None) };
+        let n = k.next.fetch_add(1, Ordering::Relaxed);
+        if n >= self.opts.rotate_after_messages {
+            return Ok(None);
+        }
+        let (env, _, _) = self.seal_with(&k, n, subject, payload, priority, None)?;
+        Ok(Some((env, nats_subject)))
     }
 
     async fn seal_fetching(
