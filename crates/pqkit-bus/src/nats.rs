@@ -1659,7 +1659,10 @@ impl AgentInner {
         }
         // The topic's bytes are the subject's: the same valid UTF-8 string.
         let topic = subject;
-        let reply = std::str::from_utf8(&bytes[m.reply.clone()]).map_err(|_| Error::Malformed { reason: "reply" })?;
+        let reply = match m.reply.is_empty() {
+            true => "",
+            false => std::str::from_utf8(&bytes[m.reply.clone()]).map_err(|_| Error::Malformed { reason: "reply" })?,
+        };
         let stream = (m.seq >> COUNTER_BITS) as u32;
         let scope = scope_of(topic);
         let wid = (m.sender, m.epoch, stream);
