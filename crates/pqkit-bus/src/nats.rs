@@ -588,6 +588,9 @@ struct SendKeys {
     map: HashMap<String, Arc<SendKey>>,
     /// The scope and key of the last lookup that found one (the `String` is reused: no allocation per switch).
     last: Option<(String, Arc<SendKey>)>,
+    /// The NATS client's subject of the last publish: handed to the client again while the subject repeats (a
+    /// reference count on shared bytes instead of allocating and copying the subject per publish).
+    subject: Option<async_nats::Subject>,
 }
 
 impl SendKeys {
@@ -607,6 +610,17 @@ impl SendKeys {
             None => self.last = Some((scope.to_string(), k.clone())),
         }
         Some(k)
+    }
+    /// The client's subject for `subject`, shared with the last publish when it is the same.
+    fn subject(&mut self, subject: &str) -> async_nats::Subject {
+        match &self.subject {
+            Some(s) if s.as_str() == subject => s.clone(),
+            _ => {
+                let s = async_nats::Subject::from(subject);
+                self.subject = Some(s.clone());
+                s
+            }
+        }
     }
     fn insert(&mut self, scope: &str, k: Arc<SendKey>) {
         if let Some((s, last)) = &mut self.last
@@ -911,11 +925,14 @@ impl NatsAgent {
             return self.inner.send_chained(&tc, subject, payload, priority, None, false).await;
         }
         // The common case (a cached sender key with messages left) seals without building a future.
-        let env = match self.inner.seal_cached(subject, payload, priority, None)? {
-            Some((env, _, _)) => env,
-            None => Box::pin(self.inner.seal_fetching(subject, payload, priority, None)).await?.0,
+        let (env, nats_subject) = match self.inner.publish_cached(subject, payload, priority)? {
+            Some(x) => x,
+            None => {
+                let env = Box::pin(self.inner.seal_fetching(subject, payload, priority, None)).await?.0;
+                (env, async_nats::Subject::from(subject))
+            }
         };
-        self.inner.client.publish(subject.to_string(), env.into()).await.map_err(transport)?;
+        self.inner.client.publish(nats_subject, env.into()).await.map_err(transport)?;
         self.inner.counters.published.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -1040,6 +1057,7 @@ impl NatsAgent {
             timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
             armed: None,
             matched: None,
+            fetch: None,
         })
     }
 
@@ -1364,15 +1382,29 @@ impl AgentInner {
     /// The sender key for `subject`'s scope, asking the key server when there is none or it is used up.
     /// The cached sender key for `subject`'s scope if it has messages left (`None`: ask the key server).
     fn send_key_cached(&self, subject: &str) -> Result<Option<Arc<SendKey>>> {
+        Ok(self.send_key_lookup(subject, false)?.map(|(k, _)| k))
+    }
+
+    /// [`send_key_cached`](Self::send_key_cached), and with `nats_subject` the client's subject for `subject`
+    /// ([`SendKeys::subject`]), under the same lock.
+    fn send_key_lookup(
+        &self,
+        subject: &str,
+        nats_subject: bool,
+    ) -> Result<Option<(Arc<SendKey>, Option<async_nats::Subject>)>> {
         let scope = scope_of(subject);
-        let k = match lock(&self.send_keys).get(scope) {
-            Some(k) if k.next.load(Ordering::Relaxed) < self.opts.rotate_after_messages => k,
-            _ => return Ok(None),
+        let (k, s) = {
+            let mut keys = lock(&self.send_keys);
+            let k = match keys.get(scope) {
+                Some(k) if k.next.load(Ordering::Relaxed) < self.opts.rotate_after_messages => k,
+                _ => return Ok(None),
+            };
+            (k, nats_subject.then(|| keys.subject(subject)))
         };
         if scope.len() != subject.len() {
             validate_subject(subject)?;
         }
-        Ok(Some(k))
+        Ok(Some((k, s)))
     }
 
     /// Checks `subject` unless it is a scope already granted (it was checked then).
@@ -1457,6 +1489,24 @@ impl AgentInner {
             return Ok(None);
         }
         self.seal_with(&k, n, subject, payload, priority, reply).map(Some)
+    }
+
+    /// [`seal_cached`](Self::seal_cached) for [`NatsAgent::publish`] (no reply-to), also returning the client's
+    /// subject to publish on (shared with the previous publish when it repeats).
+    fn publish_cached(
+        &self,
+        subject: &str,
+        payload: &[u8],
+        priority: Priority,
+    ) -> Result<Option<(Vec<u8>, async_nats::Subject)>> {
+        Self::check_seal_input(payload, None)?;
+        let Some((k, Some(nats_subject))) = self.send_key_lookup(subject, true)? else { return Ok(None) };
+        let n = k.next.fetch_add(1, Ordering::Relaxed);
+        if n >= self.opts.rotate_after_messages {
+            return Ok(None);
+        }
+        let (env, _, _) = self.seal_with(&k, n, subject, payload, priority, None)?;
+        Ok(Some((env, nats_subject)))
     }
 
     async fn seal_fetching(
@@ -1609,7 +1659,10 @@ impl AgentInner {
         }
         // The topic's bytes are the subject's: the same valid UTF-8 string.
         let topic = subject;
-        let reply = std::str::from_utf8(&bytes[m.reply.clone()]).map_err(|_| Error::Malformed { reason: "reply" })?;
+        let reply = match m.reply.is_empty() {
+            true => "",
+            false => std::str::from_utf8(&bytes[m.reply.clone()]).map_err(|_| Error::Malformed { reason: "reply" })?,
+        };
         let stream = (m.seq >> COUNTER_BITS) as u32;
         let scope = scope_of(topic);
         let wid = (m.sender, m.epoch, stream);
@@ -1711,7 +1764,14 @@ pub struct NatsSubscription {
     armed: Option<Instant>,
     /// The last NATS subject that matched `pattern` (checked once per change of subject).
     matched: Option<async_nats::Subject>,
+    /// A message whose sender key is being fetched from the key server, with the subscription's replay
+    /// windows (taken while it runs). Polled before anything else, so messages stay in order; it survives a
+    /// cancelled [`recv`](NatsSubscription::recv) (a timeout), so the message is not lost then.
+    fetch: Option<Fetch>,
 }
+
+/// The key-server round trip of [`NatsSubscription`]: the outcome, the windows it borrowed, the NATS message.
+type Fetch = std::pin::Pin<Box<dyn Future<Output = (Result<Message>, Windows, async_nats::Message)> + Send>>;
 
 /// Whether `bytes` is a checkpoint envelope (kind byte 4): it is verified by the subscription, not opened.
 fn is_checkpoint(bytes: &[u8]) -> bool {
@@ -1754,8 +1814,26 @@ impl NatsSubscription {
     /// With sender authentication on ([`NatsAgent::subscribe_authenticated`]) a message is handed over only
     /// once a valid signed checkpoint of its sender covers it (in sequence order per sender and topic); what no
     /// checkpoint covers within [`SenderAuth::timeout`] is dropped and counted (`rejected_unsigned`).
-    pub async fn recv(&mut self) -> Result<Message> {
+    ///
+    /// The future is a thin [`poll_fn`](std::future::poll_fn) over the subscription (no per-message state
+    /// machine to build and move): a message whose sender key is held opens within one poll; a key-server
+    /// round trip is kept in the subscription, so dropping the future (a timeout) loses no message.
+    pub fn recv(&mut self) -> impl Future<Output = Result<Message>> + Send + '_ {
+        std::future::poll_fn(move |cx| self.poll_recv(cx))
+    }
+
+    fn poll_recv(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<Message>> {
+        use std::task::Poll;
         loop {
+            if let Some(f) = self.fetch.as_mut() {
+                let Poll::Ready((r, windows, msg)) = f.as_mut().poll(cx) else { return Poll::Pending };
+                self.fetch = None;
+                self.windows = windows;
+                if let Some(m) = self.opened(r, &msg.payload) {
+                    return Poll::Ready(Ok(m));
+                }
+                continue;
+            }
             let mut deadline = None;
             if let Some(v) = self.auth.as_mut() {
                 v.expire(Instant::now());
@@ -1763,28 +1841,28 @@ impl NatsSubscription {
                 v.take_discarded();
                 if let Some((m, _)) = v.pop() {
                     self.agent.counters.received.fetch_add(1, Ordering::Relaxed);
-                    return Ok(m);
+                    return Poll::Ready(Ok(m));
                 }
                 deadline = v.next_deadline();
             }
-            let next = match deadline {
-                Some(d) => {
-                    if self.armed != Some(d) {
-                        self.timer.as_mut().reset(d.into());
-                        self.armed = Some(d);
-                    }
-                    tokio::select! {
-                        biased;
-                        n = self.sub.next() => n,
-                        _ = &mut self.timer => {
+            // The NATS message first, then the checkpoint deadline (as a biased select would).
+            let msg = match self.sub.poll_next_unpin(cx) {
+                Poll::Ready(Some(m)) => m,
+                Poll::Ready(None) => return Poll::Ready(Err(Error::Closed)),
+                Poll::Pending => {
+                    if let Some(d) = deadline {
+                        if self.armed != Some(d) {
+                            self.timer.as_mut().reset(d.into());
+                            self.armed = Some(d);
+                        }
+                        if self.timer.as_mut().poll(cx).is_ready() {
                             self.armed = None;
                             continue;
                         }
                     }
+                    return Poll::Pending;
                 }
-                None => self.sub.next().await,
             };
-            let msg = next.ok_or(Error::Closed)?;
             let subject = msg.subject.as_str();
             // The server delivers only what the pattern matches, but it is not trusted: check, once per subject.
             if self.matched.as_deref() != Some(subject) {
@@ -1803,21 +1881,38 @@ impl NatsSubscription {
                 }
                 continue;
             }
-            let limit = Some(Duration::from_secs(10));
             let held = self.auth.is_some();
-            let r = match self.agent.open_now(subject, &msg.payload, &mut self.windows, !held) {
-                Some(r) => r,
-                None => {
-                    let (agent, windows) = (&self.agent, &mut self.windows);
-                    Box::pin(open_retrying(agent, subject, &msg.payload, windows, limit, !held)).await
+            match self.agent.open_now(subject, &msg.payload, &mut self.windows, !held) {
+                Some(r) => {
+                    if let Some(m) = self.opened(r, &msg.payload) {
+                        return Poll::Ready(Ok(m));
+                    }
                 }
-            };
-            if let Ok(m) = r {
-                match self.auth.as_mut() {
-                    Some(v) => v.push(m, epoch_of(&msg.payload), &msg.payload, (), Instant::now()),
-                    None => return Ok(m),
+                None => {
+                    // The sender's key is not held: fetch it (retried for 10 s while the key server cannot be
+                    // reached), with the windows moved into the future and back when it ends.
+                    let (agent, mut windows) = (self.agent.clone(), std::mem::take(&mut self.windows));
+                    self.fetch = Some(Box::pin(async move {
+                        let limit = Some(Duration::from_secs(10));
+                        let r =
+                            open_retrying(&agent, msg.subject.as_str(), &msg.payload, &mut windows, limit, !held).await;
+                        (r, windows, msg)
+                    }));
                 }
             }
+        }
+    }
+
+    /// An opened message: handed over, or held for its checkpoint when sender authentication is on. A
+    /// rejection was counted by the open and yields nothing.
+    fn opened(&mut self, r: Result<Message>, payload: &[u8]) -> Option<Message> {
+        let m = r.ok()?;
+        match self.auth.as_mut() {
+            Some(v) => {
+                v.push(m, epoch_of(payload), payload, (), Instant::now());
+                None
+            }
+            None => Some(m),
         }
     }
 

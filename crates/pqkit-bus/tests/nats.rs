@@ -816,3 +816,34 @@ async fn a_checkpoint_rule_added_after_publishing_applies_to_the_next_publish() 
     alice.close().await.unwrap();
     assert_eq!(alice.checkpoints_sent(), 1, "the new rule covers the next publish on ck.x");
 }
+
+/// A `recv` that is dropped (here after one poll) while the subscription fetches the sender's key from the
+/// key server does not lose the message it was opening: the next `recv` hands it over, once, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recv_cancelled_during_the_key_fetch_loses_no_message() {
+    let s = NatsServer::start();
+    let ks = key_server(&s.url(), Policy::allow_all()).await;
+    let alice = NatsAgent::connect(&s.url(), &ident("alice", 1), ks.id()).await.unwrap();
+    let bob = NatsAgent::connect(&s.url(), &ident("bob", 2), ks.id()).await.unwrap();
+    let mut sub = bob.subscribe("fetch.a").await.unwrap();
+    for p in [&b"first"[..], b"second"] {
+        alice.publish("fetch.a", p, Priority::Normal).await.unwrap();
+    }
+    alice.flush().await.unwrap();
+    // Let both messages reach bob's client: the next recv takes "first" and must ask the key server (bob holds
+    // no key of alice's yet), which takes a round trip; the recv is polled once and dropped before it ends.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(futures_util::FutureExt::now_or_never(sub.recv()).is_none(), "opened without the key server");
+    // The cancelled recv did take "first" and ask for the key (the request went out before the timeout).
+    let deadline = Instant::now() + T;
+    while ks.metrics().recv_grants == 0 {
+        assert!(Instant::now() < deadline, "the cancelled recv never asked the key server");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(bob.metrics().received, 0);
+    assert_eq!(sub.recv_timeout(T).await.unwrap().payload(), b"first");
+    assert_eq!(sub.recv_timeout(T).await.unwrap().payload(), b"second");
+    assert_eq!(sub.recv_timeout(Duration::from_millis(300)).await.unwrap_err(), Error::Timeout);
+    assert_eq!((bob.metrics().received, bob.metrics().rejected()), (2, 0));
+    assert_eq!(ks.metrics().recv_grants, 1, "one fetch, kept across the cancelled recv");
+}
