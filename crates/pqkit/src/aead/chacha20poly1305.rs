@@ -200,6 +200,14 @@ fn with_ks<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
 /// the integer units hash the ciphertext of pass `i - 1` (28 blocks on one chain, 32 on two); the last pass's
 /// bytes are hashed after it. With `SEAL`, each pass's keystream is XORed into `buf` right after the pass; without,
 /// `buf` (the ciphertext) is left as it is and the caller XORs in `ks[64..64 + len]` once the tag has checked out.
+//
+// Tried and measured slower (issue 16, AVX2 tier, 1 KiB, pqkit-bench --isa avx2, alternating runs on Zen 4), so not
+// taken: (1) the second pass's 28 blocks on two chains (blocks 0..12 and 12..28, joined by r^16 squared alongside
+// on a third accumulator) instead of one: seal 0.81-0.84 against 0.85-0.87, open 0.75-0.81 against 0.82-0.86 (the
+// stitched pass is bound by the integer work it carries, not by the one chain's latency; the join and the third
+// accumulator add to it); (2) for open, hashing 512-byte windows from the second pass on (16 pairs with r^16 squared
+// alongside in memory), which leaves nothing to hash after the last pass at 1 KiB: open 0.78-0.84 against 0.84-0.86
+// (more scalar blocks in the second pass cost more than the four serial blocks they saved).
 #[cfg(target_arch = "x86_64")]
 fn medium<const SEAL: bool>(
     backend: Checked<Backend>,
