@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # Prints the asm! text of `block_asm` in avx2.rs: the 80 rounds of one SHA-512 block on scalar registers, with 16
-# rows of the next group's four-lane message schedule interleaved on ymm registers. Paste the output between
-# `asm!(` and the operands. `--check` instead checks that avx2.rs holds exactly this text (CI:
-# .ci/check-generated.py). Each printed line is one instruction.
+# rows of the next group's four-lane message schedule interleaved on ymm registers; with the argument `stretch`,
+# the eight rounds of `rounds_at` (same round, no schedule). Paste the output between `asm!(` and the operands.
+# `--check` instead checks that avx2.rs holds exactly both texts (CI: .ci/check-generated.py). Each printed line is
+# one instruction.
 #
 # Register plan (the technique of OpenSSL's sha512-avx2-rorx, written from the algorithm, not from its text):
 # - the eight state words live in the operands {s0}..{s7}; no word moves between registers: round r's
@@ -28,14 +29,15 @@ import sys
 WK_OFF = 80 * 32  # offset of `wk` from `w` in `Sched`
 
 
-def rounds():
-    """The 80 rounds, one list of instruction lines per round (no schedule)."""
+def rounds(n=80, wk=lambda r: f"[{{p}} + {32 * r}]"):
+    """`n` rounds (a multiple of 8), one list of instruction lines per round (no schedule); `wk(r)` is the
+    address of round r's W + K."""
     out = []
     x, y, bc = "{t0}", "{t1}", "{t2}"
-    for r in range(80):
+    for r in range(n):
         a, b, c, d, e, f, g, h = ["{s%d}" % ((i - r) % 8) for i in range(8)]
         l = []
-        l.append(f"add {h}, qword ptr [{{p}} + {32 * r}]")  # h + W + K
+        l.append(f"add {h}, qword ptr {wk(r)}")  # h + W + K
         l.append(f"mov {x}, {f}")
         l.append(f"xor {x}, {g}")
         l.append(f"and {x}, {e}")
@@ -125,8 +127,25 @@ def show(lines):
     return ['            "%s",' % l for l in lines]
 
 
+def stretch():
+    """`rounds_at`'s eight rounds: W + K of round r at {p} + r {o} ({o} = 8 STRIDE), `b ^ c` in {t2} on entry and
+    exit (eight name swaps bring it back)."""
+    return [ins for l in rounds(8, lambda r: f"[{{p}} + {r}*{{o}}]") for ins in l]
+
+
 if __name__ == "__main__":
-    text = show(block())
+    text = show(block()) if sys.argv[1:2] != ["stretch"] else show(stretch())
+    if sys.argv[1:] == ["--check"]:
+        text = show(stretch())
+        import os
+        here = os.path.dirname(os.path.abspath(__file__))
+        src = [l.strip() for l in open(os.path.join(here, "avx2.rs")).read().splitlines()]
+        want = [l.strip() for l in text]
+        n = len(want)
+        if not any(src[i:i + n] == want for i in range(len(src) - n + 1)):
+            print(f"sha2/avx2_rounds.py stretch: its {n} lines are not in sha2/avx2.rs as printed")
+            sys.exit(1)
+        text = show(block())
     if sys.argv[1:] == ["--check"]:
         import os
         here = os.path.dirname(os.path.abspath(__file__))
