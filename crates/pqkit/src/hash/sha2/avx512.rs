@@ -225,14 +225,16 @@ fn compress_one(h: &mut [u64; 8], block: &[u8; 128]) {
     // SAFETY: `s` is valid for writes with no reference live; AVX2 is enabled on this function.
     unsafe { avx2::load_one(s, block) };
     let mut own = 16;
+    // SAFETY: words 14, 15 are written above (16-byte aligned pair); no reference to `*s` is live; AVX2 is enabled.
+    let mut y = unsafe { _mm_load_si128(((&raw const (*s).w) as *const u64).add(14).cast()) };
     // SAFETY: words 0..16 are written above; after stretch n (rounds 8n..8n + 7) `sched` writes words
-    // 16 + 8n..24 + 8n, which stretch n + 2 reads first; `s` is only accessed through raw pointers. AVX2,
-    // AVX-512F/VL and BMI2 are enabled on this function.
+    // 16 + 8n..24 + 8n, which stretch n + 2 reads first, each pair from `y`, the pair before it; `s` is only
+    // accessed through raw pointers. AVX2, AVX-512F/VL and BMI2 are enabled on this function.
     unsafe {
         rounds_at::<1>(h, (&raw const (*s).wk) as *const u64, || {
             if own < 80 {
                 for i in (own..own + 8).step_by(2) {
-                    avx2::step_pair(s, i);
+                    y = avx2::step_pair(s, i, y);
                 }
                 own += 8;
             }
