@@ -295,14 +295,24 @@ fn u256_sub(a: &U256, b: &U256) -> Option<U256> {
 
 /// `(a / b, a mod b)` for `b` ≥ 2^127 and `a` < 2^253 (so the quotient is below 2^126): shift and subtract.
 fn u256_divrem(a: &U256, b: &U256) -> (u128, U256) {
-    let (ab, bb) = (u256_bits(a), u256_bits(b));
-    let mut q = 0u128;
+    // Most quotients are small (1: 42%, 2: 17%, 3: 9%): try a few subtractions first.
     let mut r = *a;
+    let mut q = 0u128;
+    while q < 3 {
+        match u256_sub(&r, b) {
+            Some(d) => {
+                r = d;
+                q += 1;
+            }
+            None => return (q, r),
+        }
+    }
+    let (ab, bb) = (u256_bits(&r), u256_bits(b));
     if ab >= bb {
         for s in (0..=ab - bb).rev() {
             if let Some(d) = u256_sub(&r, &u256_shl(b, s)) {
                 r = d;
-                q |= 1 << s;
+                q += 1 << s;
             }
         }
     }
