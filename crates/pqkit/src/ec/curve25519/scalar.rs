@@ -255,6 +255,102 @@ pub(crate) fn is_canonical(b: &[u8; 32]) -> bool {
     false
 }
 
+/// A 256-bit unsigned integer in four little-endian 64-bit words (for [`half_size_vartime`] only).
+type U256 = [u64; 4];
+
+fn u256_bits(a: &U256) -> u32 {
+    for i in (0..4).rev() {
+        if a[i] != 0 {
+            return 64 * i as u32 + 64 - a[i].leading_zeros();
+        }
+    }
+    0
+}
+
+/// `a << s` for `s` < 256, when no set bit leaves the word (the caller guarantees it).
+fn u256_shl(a: &U256, s: u32) -> U256 {
+    let (w, b) = ((s / 64) as usize, s % 64);
+    let mut r = [0u64; 4];
+    for i in (w..4).rev() {
+        r[i] = a[i - w] << b;
+        if b != 0 && i > w {
+            r[i] |= a[i - w - 1] >> (64 - b);
+        }
+    }
+    r
+}
+
+/// `a − b` when `a ≥ b`, else `None`.
+fn u256_sub(a: &U256, b: &U256) -> Option<U256> {
+    let mut r = [0u64; 4];
+    let mut borrow = false;
+    for i in 0..4 {
+        let (v, b1) = a[i].overflowing_sub(b[i]);
+        let (v, b2) = v.overflowing_sub(borrow as u64);
+        r[i] = v;
+        borrow = b1 | b2;
+    }
+    if borrow { None } else { Some(r) }
+}
+
+/// `(a / b, a mod b)` for `b` ≥ 2^127 and `a` < 2^253 (so the quotient is below 2^126): shift and subtract.
+fn u256_divrem(a: &U256, b: &U256) -> (u128, U256) {
+    // Most quotients are small (1: 42%, 2: 17%, 3: 9%): try a few subtractions first.
+    let mut r = *a;
+    let mut q = 0u128;
+    while q < 3 {
+        match u256_sub(&r, b) {
+            Some(d) => {
+                r = d;
+                q += 1;
+            }
+            None => return (q, r),
+        }
+    }
+    let (ab, bb) = (u256_bits(&r), u256_bits(b));
+    if ab >= bb {
+        for s in (0..=ab - bb).rev() {
+            if let Some(d) = u256_sub(&r, &u256_shl(b, s)) {
+                r = d;
+                q += 1 << s;
+            }
+        }
+    }
+    (q, r)
+}
+
+/// Splits a public challenge `k` (below L, little-endian) into half-size multipliers: `(c0, c1, negative)`
+/// with `c0 ≡ ±c1·k (mod L)` (the sign − when `negative`), `c0 < 2^127` and `0 < c1 ≤ 2^126`. Ed25519
+/// verification multiplies its equation by `±c1` (invertible mod L), so that A and R take 127-bit scalars
+/// and B a 253-bit one split in two halves: half the doublings (Pornin, "Optimized Lattice Basis Reduction
+/// In Dimension 2, and Fast Schnorr and EdDSA Signature Verification", 2020, takes the same route with a
+/// faster reduction).
+///
+/// The extended Euclidean algorithm on (L, k), stopped at the first remainder below 2^127: each remainder
+/// is `rᵢ = sᵢ·L + tᵢ·k`, so `rᵢ ≡ tᵢ·k`, and `|tᵢ| ≤ L / rᵢ₋₁ ≤ 2^253 / 2^127`. The signs of the `tᵢ`
+/// alternate (t₁ = 1 > 0, t₂ < 0, …), so only magnitudes are kept. Variable time: for public data only.
+/// `None` (never expected) if a bound is broken; the caller then takes the full-length path.
+pub(crate) fn half_size_vartime(k: &[u8; 32]) -> Option<(u128, u128, bool)> {
+    let word = |b: &[u8; 32], i: usize| u64::from_le_bytes(b[8 * i..8 * i + 8].try_into().unwrap_or([0; 8]));
+    let mut r_prev: U256 = core::array::from_fn(|i| word(&L_BYTES, i));
+    let mut r: U256 = core::array::from_fn(|i| word(k, i));
+    if u256_sub(&r, &r_prev).is_some() {
+        return None; // k ≥ L
+    }
+    let (mut t_prev, mut t) = (0u128, 1u128);
+    let mut odd = true;
+    loop {
+        if u256_bits(&r) <= 127 {
+            let c0 = (r[0] as u128) | ((r[1] as u128) << 64);
+            return if t != 0 && t <= 1 << 126 { Some((c0, t, !odd)) } else { None };
+        }
+        let (q, rem) = u256_divrem(&r_prev, &r);
+        let t_next = q.checked_mul(t)?.checked_add(t_prev)?;
+        (r_prev, r, t_prev, t) = (r, rem, t, t_next);
+        odd = !odd;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     extern crate std;
@@ -269,6 +365,43 @@ mod tests {
 
     fn big(s: &Scalar) -> BigUint {
         BigUint::from_bytes_le(&s.to_bytes())
+    }
+
+    #[test]
+    fn half_size_split_matches_bigint() {
+        let l = l();
+        let mut rng = Xs(0x8032_0077);
+        let mut ks: std::vec::Vec<[u8; 32]> = vec![[0; 32], L_BYTES];
+        let mut one = [0u8; 32];
+        one[0] = 1;
+        ks.push(one);
+        let mut lm1 = L_BYTES;
+        lm1[0] -= 1;
+        ks.push(lm1);
+        let mut p127 = [0u8; 32];
+        p127[15] = 0x80;
+        ks.push(p127);
+        let mut p127m1 = [0xffu8; 32];
+        p127m1[15] = 0x7f;
+        p127m1[16..].fill(0);
+        ks.push(p127m1);
+        for _ in 0..2000 {
+            ks.push(Scalar::from_bytes_mod_order(&rng.bytes()).to_bytes());
+        }
+        for k in &ks {
+            let kb = BigUint::from_bytes_le(k);
+            let got = half_size_vartime(k);
+            if kb >= l {
+                assert!(got.is_none(), "k >= L is refused");
+                continue;
+            }
+            let (c0, c1, neg) = got.expect("every k < L splits");
+            assert!(c0 < 1 << 127 && c1 > 0 && c1 <= 1 << 126, "bounds for {kb}");
+            let lhs = BigUint::from(c0) % &l;
+            let prod = (BigUint::from(c1) * &kb) % &l;
+            let rhs = if neg { (&l - prod) % &l } else { prod };
+            assert_eq!(lhs, rhs, "c0 = ±c1·k mod L for {kb}");
+        }
     }
 
     #[test]

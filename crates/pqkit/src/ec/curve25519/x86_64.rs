@@ -34,7 +34,7 @@
 #![allow(unsafe_code)]
 
 use super::edwards::{self, AffineNiels, CurveField, Point};
-use super::edwards::{BASE_ODD as BASE_ODD_FE51, BASE_TABLE as BASE_TABLE_FE51};
+use super::edwards::{BASE_ODD as BASE_ODD_FE51, BASE_TABLE as BASE_TABLE_FE51, BASE128_ODD as BASE128_ODD_FE51};
 use super::field::{Fe51, Field, Mask};
 use super::scalar::Scalar;
 use super::{Affine, Backend, generic};
@@ -100,8 +100,8 @@ static BASE_TABLE: [[AffineNiels<Fe64>; 8]; 32] = {
     out
 };
 
-static BASE_ODD: [AffineNiels<Fe64>; 64] = {
-    let src = &BASE_ODD_FE51;
+/// Converts a 64-entry table of the portable backend at compile time.
+const fn odd_from_fe51(src: &[AffineNiels<Fe51>; 64]) -> [AffineNiels<Fe64>; 64] {
     let mut out = [AffineNiels { ypx: Fe64([0; 4]), ymx: Fe64([0; 4]), xy2d: Fe64([0; 4]) }; 64];
     let mut j = 0;
     while j < 64 {
@@ -109,7 +109,10 @@ static BASE_ODD: [AffineNiels<Fe64>; 64] = {
         j += 1;
     }
     out
-};
+}
+
+static BASE_ODD: [AffineNiels<Fe64>; 64] = odd_from_fe51(&BASE_ODD_FE51);
+static BASE128_ODD: [AffineNiels<Fe64>; 64] = odd_from_fe51(&BASE128_ODD_FE51);
 
 impl CurveField for Fe64 {
     #[inline(always)]
@@ -119,6 +122,10 @@ impl CurveField for Fe64 {
     #[inline(always)]
     fn base_odd() -> &'static [AffineNiels<Fe64>; 64] {
         &BASE_ODD
+    }
+    #[inline(always)]
+    fn base128_odd() -> &'static [AffineNiels<Fe64>; 64] {
+        &BASE128_ODD
     }
 }
 
