@@ -615,22 +615,12 @@ const fn compute_base_table() -> [[AffineNiels<Fe51>; 8]; 32] {
     out
 }
 
-const fn compute_base_odd() -> [AffineNiels<Fe51>; 64] {
-    let b = base_point();
-    let b2 = cadd(&b, &b);
-    let mut pts = [b; 64];
-    let mut j = 1;
-    while j < 64 {
-        pts[j] = cadd(&pts[j - 1], &b2);
-        j += 1;
-    }
-    to_affine_niels(&pts)
-}
-
-const fn compute_base128_odd() -> [AffineNiels<Fe51>; 64] {
+/// `[(2j + 1)·2^shift·B for j in 0..64]`: the odd multiples of 2^shift·B (shift 0 for `BASE_ODD`, 128 for the
+/// upper half of a split base-point scalar, `BASE128_ODD`).
+const fn compute_odd_multiples(shift: u32) -> [AffineNiels<Fe51>; 64] {
     let mut b = base_point();
     let mut k = 0;
-    while k < 128 {
+    while k < shift {
         b = cadd(&b, &b);
         k += 1;
     }
@@ -647,9 +637,9 @@ const fn compute_base128_odd() -> [AffineNiels<Fe51>; 64] {
 /// `BASE_TABLE[i][j] = (j + 1)·256^i·B` (other backends convert it in their own static initializers).
 pub(crate) static BASE_TABLE: [[AffineNiels<Fe51>; 8]; 32] = compute_base_table();
 /// `BASE_ODD[j] = (2j + 1)·B`.
-pub(crate) static BASE_ODD: [AffineNiels<Fe51>; 64] = compute_base_odd();
+pub(crate) static BASE_ODD: [AffineNiels<Fe51>; 64] = compute_odd_multiples(0);
 /// `BASE128_ODD[j] = (2j + 1)·2^128·B`.
-pub(crate) static BASE128_ODD: [AffineNiels<Fe51>; 64] = compute_base128_odd();
+pub(crate) static BASE128_ODD: [AffineNiels<Fe51>; 64] = compute_odd_multiples(128);
 
 /// The base point B.
 #[cfg(test)]
