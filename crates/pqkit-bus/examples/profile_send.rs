@@ -6,6 +6,7 @@
 //! ```text
 //! perf stat -e task-clock target/release/examples/profile_send sealed 300   # CPU ms / 3e6 = ns per message
 //! perf stat -e task-clock target/release/examples/profile_send plain 3000 1000   # rounds of 1,000 messages
+//! perf stat -e task-clock target/release/examples/profile_send plain 300 10000 1 batch   # recv_batch drain
 //! perf record -g target/release/examples/profile_send plain 1000
 //! perf record -g target/release/examples/profile_send sealed 300 10000 2    # two producers, as
 //!                                                                            # `send_10k-sealed-producers-2`
@@ -15,6 +16,9 @@
 //! own agent while the main thread publishes its share, then the main thread drains all `P × per`: the
 //! topology of pqkit-bench's `send_10k-<mode>-producers-<P>` rows. `perf report --sort comm` splits the CPU
 //! time between the helpers (`producer-k`) and the main thread (producer 0 and the drain).
+//!
+//! The fifth argument picks the receive API: `drain` (default; `Subscription::drain`, zero-copy, what
+//! pqkit-bench's `send_10k` rows use) or `batch` (`Subscription::recv_batch`, owned `Message`s).
 use pqkit::aead::{Aead, Aes256Gcm};
 use pqkit_bus::{Bus, Identity, Policy, Priority};
 
@@ -26,6 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // footprint costs (the whole round is queued before it is drained).
     let per: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(10_000);
     let producers: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1).max(1);
+    let owned = args.next().is_some_and(|s| s == "batch");
     if mode == "aead" {
         let k = Aes256Gcm::new(&[7u8; 32])?;
         let aad = [1u8; 54];
@@ -85,13 +90,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let mut got = 0;
         while got < total {
-            buf.clear();
-            let n = sub.recv_batch(&mut buf, total)?;
+            let n = if owned {
+                buf.clear();
+                let n = sub.recv_batch(&mut buf, total)?;
+                sum += buf.iter().map(|m| u64::from(m.payload()[0])).sum::<u64>();
+                n
+            } else {
+                sub.drain(total, |m| sum += u64::from(m.payload()[0]))?
+            };
             if n == 0 {
                 return Err("a message was lost".into());
             }
             got += n;
-            sum += buf.iter().map(|m| u64::from(m.payload()[0])).sum::<u64>();
         }
     }
     println!("{mode}: {} messages received (checksum {sum})", iters * total);

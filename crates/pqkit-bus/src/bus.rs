@@ -4,7 +4,7 @@ use crate::envelope::{self, FIXED_LEN, Header, Kind, MAX_PAYLOAD, TAG_LEN};
 use crate::handshake;
 use crate::identity::{AgentId, Identity, PublicIdentity};
 use crate::policy::Policy;
-use crate::queue::{LEVELS, Priority, PriorityQueue};
+use crate::queue::{Batch, LEVELS, Meta, MsgQueue, Priority};
 use crate::subject::{matches, validate_pattern, validate_subject};
 use crate::{Error, Result};
 use pqkit::aead::{Aead, Aes256Gcm};
@@ -721,36 +721,7 @@ impl Body {
             Body::Heap(v) => v,
         }
     }
-    #[inline]
-    fn as_mut(&mut self) -> &mut [u8] {
-        match self {
-            Body::Inline { len, buf } => &mut buf[..*len as usize],
-            Body::Heap(v) => v,
-        }
-    }
-    #[inline]
-    fn push_tag(&mut self, tag: &[u8; TAG_LEN]) {
-        match self {
-            Body::Inline { len, buf } => {
-                let l = *len as usize;
-                buf[l..l + TAG_LEN].copy_from_slice(tag);
-                *len += TAG_LEN as u8;
-            }
-            Body::Heap(v) => v.extend_from_slice(tag),
-        }
-    }
-    #[inline]
-    fn truncate(&mut self, n: usize) {
-        match self {
-            Body::Inline { len, .. } => *len = (*len).min(n as u8),
-            Body::Heap(v) => v.truncate(n),
-        }
-    }
 }
-
-/// A queued envelope is a [`Message`] still sealed: its wire form taken apart (the header is rebuilt for
-/// the tag check), opened in place when received.
-type Entry = Message;
 
 /// An AAD buffer: on the stack for the usual short subjects.
 fn with_aad<R>(h: &Header<'_>, f: impl FnOnce(&[u8]) -> R) -> R {
@@ -806,7 +777,8 @@ struct DeliverKeys {
 }
 
 struct SubState {
-    q: PriorityQueue<Entry>,
+    /// Queued messages (sealed ones still sealed: opened in place when received), see [`MsgQueue`].
+    q: MsgQueue<Route>,
     closed: bool,
     recv_waiters: u32,
     send_waiters: u32,
@@ -926,8 +898,8 @@ impl SubShared {
                     st.dropped += 1;
                     match st.q.lowest() {
                         Some(l) if l <= out.priority => {
-                            if let Some((_, e)) = st.q.pop_lowest() {
-                                st.live_dec(e.epoch);
+                            if let Some((_, m)) = st.q.pop_lowest() {
+                                st.live_dec(m.epoch);
                             }
                         }
                         _ => return Enq::Dropped,
@@ -953,9 +925,7 @@ impl SubShared {
                 session,
             }));
         }
-        let sealed = st.keys.is_some();
-        let mut body = Body::from_slice(out.payload, if sealed { TAG_LEN } else { 0 });
-        let (kind, epoch, seq) = if let Some(k) = st.keys.as_mut() {
+        let (kind, epoch) = if let Some(k) = st.keys.as_mut() {
             let due =
                 k.count >= inner.rotate_msgs || (k.count & 1023 == 1023 && k.started.elapsed() >= inner.rotate_age);
             if due && k.epoch < u32::MAX {
@@ -984,15 +954,22 @@ impl SubShared {
                 reply: out.route.reply.as_deref().unwrap_or(""),
             };
             let nonce = envelope::nonce(Kind::Deliver, out.priority, seq);
-            let Ok(tag) = with_aad(&h, |aad| k.aead.seal_in_place_detached(&nonce, aad, body.as_mut())) else {
+            let meta = Meta { seq, len: 0, route: 0, epoch: k.epoch, kind: Kind::Deliver };
+            let aead = &k.aead;
+            let sealed = st.q.push_sealed(out.priority, meta, out.route, out.payload, |body| {
+                with_aad(&h, |aad| aead.seal_in_place_detached(&nonce, aad, body)).ok()
+            });
+            if !sealed {
                 return Enq::Dropped;
-            };
-            body.push_tag(&tag);
-            (Kind::Deliver, k.epoch, seq)
+            }
+            (Kind::Deliver, k.epoch)
         } else {
-            (Kind::Plain, 0, 0)
+            // Plain: the payload is copied once, into the level's byte buffer; the route is interned (no
+            // reference count per message).
+            let meta = Meta { seq: 0, len: 0, route: 0, epoch: 0, kind: Kind::Plain };
+            st.q.push(out.priority, meta, out.route, out.payload);
+            (Kind::Plain, 0)
         };
-        st.q.push(out.priority, Message { kind, epoch, seq, priority: out.priority, route: out.route.clone(), body });
         if kind == Kind::Deliver {
             match st.live.back_mut() {
                 Some((e, n)) if *e == epoch => *n += 1,
@@ -1355,7 +1332,7 @@ impl Agent {
             backpressure: opts.backpressure,
             capacity: opts.capacity.unwrap_or(inner.capacity).max(1),
             state: Mutex::new(SubState {
-                q: PriorityQueue::new(),
+                q: MsgQueue::default(),
                 closed: false,
                 recv_waiters: 0,
                 send_waiters: 0,
@@ -1380,7 +1357,7 @@ impl Agent {
             shared,
             session: c.session.clone(),
             ring,
-            scratch: Vec::new(),
+            batch: Batch::default(),
             done: false,
         })
     }
@@ -1688,8 +1665,6 @@ impl Publisher {
 /// A received message.
 #[derive(Clone)]
 pub struct Message {
-    kind: Kind,
-    epoch: u32,
     route: Arc<Route>,
     priority: Priority,
     seq: u64,
@@ -1730,7 +1705,7 @@ impl Message {
             std::borrow::Cow::Owned(v) if v.len() > INLINE => Body::Heap(v),
             p => Body::from_slice(&p, 0),
         };
-        Message { kind: Kind::Plain, epoch: 0, route, priority, seq, body }
+        Message { route, priority, seq, body }
     }
 
     /// The subject it was published on.
@@ -1759,6 +1734,105 @@ impl Message {
     }
 }
 
+/// A received message borrowed from its subscription ([`Subscription::drain`]): the same accessors as
+/// [`Message`], without an owned copy.
+#[derive(Clone, Copy)]
+pub struct MessageRef<'a> {
+    route: &'a Route,
+    priority: Priority,
+    seq: u64,
+    payload: &'a [u8],
+}
+
+impl std::fmt::Debug for MessageRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MessageRef")
+            .field("topic", &self.route.topic)
+            .field("sender", &self.route.sender)
+            .field("priority", &self.priority)
+            .field("len", &self.payload.len())
+            .finish()
+    }
+}
+
+impl<'a> MessageRef<'a> {
+    /// The subject it was published on.
+    pub fn subject(&self) -> &'a str {
+        &self.route.topic
+    }
+    /// The reply-to subject, if any.
+    pub fn reply_to(&self) -> Option<&'a str> {
+        self.route.reply.as_deref()
+    }
+    /// The authenticated sender (vouched for by the broker, which checked the sender's own key).
+    pub fn sender(&self) -> AgentId {
+        self.route.sender
+    }
+    /// The priority.
+    pub fn priority(&self) -> Priority {
+        self.priority
+    }
+    /// The delivery sequence number (per subscription, key epoch and priority level).
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+    /// The payload (already authenticated and decrypted on a sealed bus).
+    pub fn payload(&self) -> &'a [u8] {
+        self.payload
+    }
+}
+
+/// Checks one queued message and opens its body in place (sealed subscriptions: key by epoch, strictly
+/// increasing sequence per level, tag over the rebuilt delivery header); returns the payload length.
+#[inline]
+fn open_body(
+    ring: Option<&mut KeyRing>,
+    sub: u64,
+    p: Priority,
+    e: &Meta,
+    route: &Route,
+    body: &mut [u8],
+) -> Result<usize> {
+    let Some(ring) = ring else {
+        return if e.kind != Kind::Plain {
+            Err(Error::Malformed { reason: "sealed envelope on a plain subscription" })
+        } else {
+            Ok(body.len())
+        };
+    };
+    if e.kind != Kind::Deliver {
+        return Err(Error::Malformed { reason: "not a delivery envelope" });
+    }
+    let oldest = ring.keys.first().map(|k| k.0).ok_or(Error::UnknownKey)?;
+    let Some(k) = ring.keys.iter_mut().find(|k| k.0 == e.epoch) else {
+        return Err(if e.epoch < oldest { Error::Expired { epoch: e.epoch } } else { Error::UnknownKey });
+    };
+    if let Some(last) = k.2[p as usize]
+        && e.seq <= last
+    {
+        return Err(Error::Replayed { seq: e.seq });
+    }
+    if body.len() < TAG_LEN {
+        return Err(Error::Malformed { reason: "truncated" });
+    }
+    let n = body.len() - TAG_LEN;
+    let h = Header {
+        kind: Kind::Deliver,
+        priority: p,
+        epoch: e.epoch,
+        seq: e.seq,
+        sender: route.sender,
+        sub,
+        topic: &route.topic,
+        reply: route.reply.as_deref().unwrap_or(""),
+    };
+    let (ct, tag) = body.split_at_mut(n);
+    let nonce = envelope::nonce(Kind::Deliver, p, e.seq);
+    with_aad(&h, |aad| k.1.open_in_place_detached(&nonce, aad, ct, tag)).map_err(|_| Error::AuthFailed)?;
+    k.2[p as usize] = Some(e.seq);
+    Ok(n)
+}
+
 /// The subscriber's delivery keys: current and previous epoch, with the last sequence accepted per level.
 #[derive(Default)]
 struct KeyRing {
@@ -1771,7 +1845,8 @@ pub struct Subscription {
     shared: Arc<SubShared>,
     session: Option<Arc<AgentSession>>,
     ring: Option<KeyRing>,
-    scratch: Vec<Message>,
+    /// Messages taken from the queue under its lock, read (and opened in place) after it is released.
+    batch: Batch<Route>,
     done: bool,
 }
 
@@ -1855,45 +1930,41 @@ impl Subscription {
         if m.sub != self.shared.id && m.kind == Kind::Deliver {
             return self.inner.counted(Err(Error::UnknownKey));
         }
-        let body_end = envelope.len();
-        let e = Message {
-            kind: m.kind,
-            priority: m.priority,
-            epoch: m.epoch,
-            seq: m.seq,
-            route,
-            body: Body::from_slice(&envelope[m.payload.start..body_end], 0),
-        };
+        let meta = Meta { seq: m.seq, len: 0, route: 0, epoch: m.epoch, kind: m.kind };
         let mut st = lock(&self.shared.state);
         if st.closed {
             return Err(Error::Closed);
         }
-        st.q.push(m.priority, e);
+        st.q.push(m.priority, meta, &route, &envelope[m.payload.start..]);
         Ok(())
     }
 
     /// Takes the next queued delivery envelope in its wire form without opening it: the hook a transport
     /// uses to carry deliveries to a remote subscriber (which feeds them to its [`inject`](Self::inject)).
     pub fn take_envelope(&mut self) -> Result<Option<Vec<u8>>> {
-        let mut one = Vec::with_capacity(1);
-        if self.take(&mut one, 1)? == 0 {
+        if self.take(1)? == 0 {
             return Ok(None);
         }
-        let Some(e) = one.pop() else { return Ok(None) };
-        let h = Header {
-            kind: e.kind,
-            priority: e.priority,
-            epoch: e.epoch,
-            seq: e.seq,
-            sender: e.route.sender,
-            sub: if e.kind == Kind::Deliver { self.shared.id } else { 0 },
-            topic: &e.route.topic,
-            reply: e.route.reply.as_deref().unwrap_or(""),
-        };
-        let mut v = Vec::with_capacity(h.len() + e.body.as_slice().len());
-        h.append(&mut v);
-        v.extend_from_slice(e.body.as_slice());
-        Ok(Some(v))
+        let sub = self.shared.id;
+        let mut env = None;
+        self.batch.for_each(|priority, m, r, body| {
+            let h = Header {
+                kind: m.kind,
+                priority,
+                epoch: m.epoch,
+                seq: m.seq,
+                sender: r.sender,
+                sub: if m.kind == Kind::Deliver { sub } else { 0 },
+                topic: &r.topic,
+                reply: r.reply.as_deref().unwrap_or(""),
+            };
+            let mut v = Vec::with_capacity(h.len() + body.len());
+            h.append(&mut v);
+            v.extend_from_slice(body);
+            env = Some(v);
+        });
+        self.batch.clear();
+        Ok(env)
     }
 
     fn install_grants(&mut self, grants: Vec<Vec<u8>>, floor: Option<u32>) {
@@ -1918,73 +1989,22 @@ impl Subscription {
         ring.keys.retain(|k| k.0 >= keep_from);
     }
 
-    /// Checks and opens one entry in place. Rejections are counted and reported.
-    #[inline]
-    fn open(&mut self, e: &mut Message) -> Result<()> {
-        let sub = self.shared.id;
-        let r = match self.ring.as_mut() {
-            None => {
-                if e.kind != Kind::Plain {
-                    Err(Error::Malformed { reason: "sealed envelope on a plain subscription" })
-                } else {
-                    Ok(())
-                }
-            }
-            Some(ring) => (|| {
-                if e.kind != Kind::Deliver {
-                    return Err(Error::Malformed { reason: "not a delivery envelope" });
-                }
-                let p = e.priority;
-                let oldest = ring.keys.first().map(|k| k.0).ok_or(Error::UnknownKey)?;
-                let Some(k) = ring.keys.iter_mut().find(|k| k.0 == e.epoch) else {
-                    return Err(if e.epoch < oldest { Error::Expired { epoch: e.epoch } } else { Error::UnknownKey });
-                };
-                if let Some(last) = k.2[p as usize]
-                    && e.seq <= last
-                {
-                    return Err(Error::Replayed { seq: e.seq });
-                }
-                let body = e.body.as_mut();
-                if body.len() < TAG_LEN {
-                    return Err(Error::Malformed { reason: "truncated" });
-                }
-                let n = body.len() - TAG_LEN;
-                let h = Header {
-                    kind: Kind::Deliver,
-                    priority: p,
-                    epoch: e.epoch,
-                    seq: e.seq,
-                    sender: e.route.sender,
-                    sub,
-                    topic: &e.route.topic,
-                    reply: e.route.reply.as_deref().unwrap_or(""),
-                };
-                let (ct, tag) = body.split_at_mut(n);
-                let nonce = envelope::nonce(Kind::Deliver, p, e.seq);
-                with_aad(&h, |aad| k.1.open_in_place_detached(&nonce, aad, ct, tag)).map_err(|_| Error::AuthFailed)?;
-                k.2[p as usize] = Some(e.seq);
-                e.body.truncate(n);
-                Ok(())
-            })(),
-        };
-        self.inner.counted(r)
-    }
-
-    /// Moves up to `max` entries to the end of `out` and installs pending grants, under one lock; wakes
+    /// Moves up to `max` queued messages into `self.batch` and installs pending grants, under one lock; wakes
     /// blocked publishers.
-    fn take(&mut self, out: &mut Vec<Message>, max: usize) -> std::result::Result<usize, Error> {
+    fn take(&mut self, max: usize) -> std::result::Result<usize, Error> {
         let mut st = lock(&self.shared.state);
         if st.q.is_empty() && st.closed {
+            self.batch.clear();
             return Err(Error::Closed);
         }
         // The oldest delivery epoch still needed: by this batch or by anything left queued.
         let floor = st.live.front().map(|x| x.0);
-        let start = out.len();
-        let n = st.q.pop_batch(out, max);
+        let n = st.q.take(&mut self.batch, max);
         if !st.live.is_empty() {
-            // Count the taken deliveries off their epochs, one run of equal epochs at a time.
+            // Count the taken deliveries off their epochs, one run of equal epochs at a time (the counts do not
+            // depend on the order).
             let mut run: Option<(u32, u64)> = None;
-            for x in out[start..].iter().filter(|x| x.kind == Kind::Deliver) {
+            for x in self.batch.metas().filter(|x| x.kind == Kind::Deliver) {
                 match run.as_mut() {
                     Some((e, c)) if *e == x.epoch => *c += 1,
                     _ => {
@@ -2015,48 +2035,70 @@ impl Subscription {
         Ok(n)
     }
 
+    /// Opens the taken batch's messages in place (sealed subscriptions) and hands each valid one to `f` in
+    /// delivery order, with its shared route; rejected ones are counted and skipped. Empties the batch and
+    /// returns how many reached `f` (also added to the `received` metric).
+    #[inline]
+    fn hand_over(&mut self, mut f: impl FnMut(MessageRef<'_>, &Arc<Route>, &Meta)) -> usize {
+        let Subscription { inner, shared, ring, batch, .. } = self;
+        let sub = shared.id;
+        let mut n = 0;
+        batch.for_each(|priority, m, route, body| {
+            if let Ok(len) = inner.counted(open_body(ring.as_mut(), sub, priority, m, route, body)) {
+                n += 1;
+                f(MessageRef { route, priority, seq: m.seq, payload: &body[..len] }, route, m);
+            }
+        });
+        batch.clear();
+        shared.received.fetch_add(n as u64, Ordering::Relaxed);
+        n
+    }
+
     /// Receives up to `max` messages without waiting, appending them to `out`; returns how many were
     /// appended (0 if none are queued; rejected envelopes are dropped and counted). One lock per batch; the
-    /// messages are opened in place in `out`.
+    /// messages are opened in place in the subscription's batch buffer, then copied into owned [`Message`]s
+    /// ([`drain`](Self::drain) skips that copy).
     pub fn recv_batch(&mut self, out: &mut Vec<Message>, max: usize) -> Result<usize> {
-        let start = out.len();
-        self.take(out, max)?;
-        if self.ring.is_none() && out[start..].iter().all(|m| m.kind == Kind::Plain) {
-            // A plain subscription and only plain entries: nothing to open or reject.
-            let n = out.len() - start;
-            self.shared.received.fetch_add(n as u64, Ordering::Relaxed);
-            return Ok(n);
-        }
-        let mut w = start;
-        for i in start..out.len() {
-            if self.open(&mut out[i]).is_ok() {
-                if w != i {
-                    out.swap(w, i);
-                }
-                w += 1;
-            }
-        }
-        out.truncate(w);
-        let n = w - start;
-        self.shared.received.fetch_add(n as u64, Ordering::Relaxed);
-        Ok(n)
+        let n = self.take(max)?;
+        out.reserve(n);
+        Ok(self.hand_over(|r, route, _| {
+            out.push(Message {
+                route: route.clone(),
+                priority: r.priority,
+                seq: r.seq,
+                body: Body::from_slice(r.payload, 0),
+            })
+        }))
+    }
+
+    /// Receives up to `max` messages without waiting and without copying them: calls `f` with each, in
+    /// delivery order, as a [`MessageRef`] borrowing the subscription's buffer (sealed messages are checked
+    /// and opened in place there; rejected ones are dropped and counted, never passed to `f`). Returns how
+    /// many reached `f` (0 if none are queued). The queue's lock is taken once and released before `f` runs,
+    /// so `f` may publish, even to this subscription's subjects. The fastest receive of the bus: no record,
+    /// no reference count and no allocation per message.
+    pub fn drain(&mut self, max: usize, mut f: impl FnMut(MessageRef<'_>)) -> Result<usize> {
+        self.take(max)?;
+        Ok(self.hand_over(|r, _, _| f(r)))
     }
 
     /// Receives one message without waiting.
     pub fn try_recv(&mut self) -> Result<Option<Message>> {
         loop {
-            let mut one = std::mem::take(&mut self.scratch);
-            one.clear();
-            let got = self.take(&mut one, 1);
-            let m = one.pop();
-            self.scratch = one;
-            if got? == 0 {
+            if self.take(1)? == 0 {
                 return Ok(None);
             }
-            let Some(mut m) = m else { return Ok(None) };
-            if self.open(&mut m).is_ok() {
-                self.shared.received.fetch_add(1, Ordering::Relaxed);
-                return Ok(Some(m));
+            let mut one = None;
+            self.hand_over(|r, route, _| {
+                one = Some(Message {
+                    route: route.clone(),
+                    priority: r.priority,
+                    seq: r.seq,
+                    body: Body::from_slice(r.payload, 0),
+                })
+            });
+            if one.is_some() {
+                return Ok(one);
             }
         }
     }

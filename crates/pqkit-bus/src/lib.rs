@@ -43,7 +43,8 @@ pub mod queue;
 pub mod subject;
 
 pub use bus::{
-    Agent, Backpressure, Bus, BusBuilder, MAX_PUBLISHERS, Message, Metrics, Publisher, SubOptions, Subscription,
+    Agent, Backpressure, Bus, BusBuilder, MAX_PUBLISHERS, Message, MessageRef, Metrics, Publisher, SubOptions,
+    Subscription,
 };
 pub use identity::{AgentId, Identity, PublicIdentity};
 pub use policy::Policy;

@@ -721,3 +721,76 @@ fn plain_publish_counts_survive_dropped_handles() {
     let m = bus.metrics();
     assert_eq!((m.published, m.delivered, m.received), (5, 5, 5));
 }
+
+/// `Subscription::drain` (zero-copy `MessageRef`s) hands over exactly what `recv_batch` and `try_recv` give:
+/// the same messages in the same order with the same subject, reply-to, sender, priority, sequence and payload,
+/// on a plain and a sealed bus, for random priorities, payload lengths (inline and heap sizes), subjects,
+/// reply-tos, batch sizes and drop-oldest drops (three identical subscriptions, one per receive API).
+#[test]
+fn drain_equals_recv_batch_and_try_recv() {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rnd = move |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    type Seen = (String, Option<String>, pqkit_bus::AgentId, Priority, u64, Vec<u8>);
+    fn seen(m: &pqkit_bus::Message) -> Seen {
+        (m.subject().into(), m.reply_to().map(Into::into), m.sender(), m.priority(), m.seq(), m.payload().to_vec())
+    }
+    for sealed in [false, true] {
+        let b = Bus::builder(Policy::allow_all());
+        let bus = if sealed { b.build() } else { b.plain().build() }.unwrap();
+        let a = bus.connect(alice()).unwrap();
+        let c = bus.connect(bob()).unwrap();
+        let opts = SubOptions { capacity: Some(300), backpressure: Backpressure::DropOldest };
+        let mut subs: Vec<_> = (0..3).map(|_| c.subscribe_with("eq.>", opts).unwrap()).collect();
+        let mut total = 0;
+        for round in 0..12u8 {
+            for i in 0..rnd(400) {
+                let len = [0, 1, 7, 64, 80, 81, 300, 5000][rnd(8) as usize];
+                let mut p = vec![(i as u8) ^ round; len];
+                if len > 0 {
+                    p[0] = rnd(256) as u8;
+                }
+                let subject = ["eq.a", "eq.b.c", "eq.d"][rnd(3) as usize];
+                let reply = (rnd(4) == 0).then(|| format!("_INBOX.r{}", rnd(3)));
+                let prio = Priority::ALL[rnd(4) as usize];
+                let from = if rnd(2) == 0 { &a } else { &c };
+                assert_eq!(from.publish_with_reply(subject, &p, prio, reply.as_deref()).unwrap(), 3);
+            }
+            let max = 1 + rnd(200) as usize;
+            let mut r0: Vec<Seen> = Vec::new();
+            while subs[0]
+                .drain(max, |m| {
+                    r0.push((
+                        m.subject().into(),
+                        m.reply_to().map(Into::into),
+                        m.sender(),
+                        m.priority(),
+                        m.seq(),
+                        m.payload().to_vec(),
+                    ))
+                })
+                .unwrap()
+                > 0
+            {}
+            let mut v = Vec::new();
+            while subs[1].recv_batch(&mut v, max).unwrap() > 0 {}
+            let r1: Vec<Seen> = v.iter().map(seen).collect();
+            let mut r2: Vec<Seen> = Vec::new();
+            while let Some(m) = subs[2].try_recv().unwrap() {
+                r2.push(seen(&m));
+            }
+            assert_eq!(r0, r1, "round {round}, sealed {sealed}");
+            assert_eq!(r0, r2, "round {round}, sealed {sealed}");
+            total += r0.len();
+        }
+        assert!(total > 1000, "{total}");
+        assert!(subs.iter().all(|s| s.dropped() > 0), "the capacity of 300 made drops");
+        assert_eq!(bus.metrics().received, 3 * total as u64);
+        // Nothing queued: nothing handed over.
+        assert_eq!(subs[0].drain(10, |_| panic!("nothing queued")).unwrap(), 0);
+    }
+}

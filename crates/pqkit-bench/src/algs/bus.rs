@@ -4,16 +4,19 @@
 //!
 //! Operations (the names of Krait-Core's table; one "operation" of the harness is the whole workload):
 //! - `send_10k-plain` / `send_10k-sealed`: 10,000 messages of 64 B published on one subject and all received
-//!   by one subscriber: every message is published (peers: sent), then all are drained (pqkit: `recv_batch`;
-//!   peers: `try_recv` until empty) on the same thread. Sealed: the broker seals under the subscriber's pairwise
+//!   by one subscriber: every message is published (peers: sent), then all are drained on the same thread
+//!   (pqkit: `Subscription::drain`, the bus's fastest receive API, which hands each message to a closure as a
+//!   `MessageRef` borrowing the subscription's buffer instead of an owned `Message`; peers: `try_recv` until
+//!   empty, each receive a moved 64-byte array). Sealed: the broker seals under the subscriber's pairwise
 //!   delivery key and the subscriber opens, AES-256-GCM; the local publish itself is a method call on the agent's
 //!   authenticated handle and builds no publish envelope (docs/bus.md §3, "Local publishes").
 //! - `send_10k-plain-batch`: as `send_10k-plain`, but pqkit publishes through `Publisher::publish_batch` in
-//!   batches of 100 (one queue lock per batch); the peers send one by one as in `send_10k` (they have no batch
-//!   send).
+//!   batches of 100 (one queue lock per batch) and drains with `recv_batch` (owned `Message`s); the peers send
+//!   one by one as in `send_10k` (they have no batch send).
 //! - `send_10k-<mode>-producers-<P>`: P producer threads each publish 10,000 messages (each through its own
 //!   agent) on the one subject concurrently, then one subscriber drains all P × 10,000. The measuring thread
-//!   is producer 0 and spins while it waits for the others, so its CPU clock covers the wall time.
+//!   is producer 0 and spins while it waits for the others, so its CPU clock covers the wall time. pqkit drains
+//!   with `recv_batch` (owned `Message`s).
 //! - `subscribe-<mode>`: one subscribe + unsubscribe on a bus already holding 1,000 subscriptions (sealed: the
 //!   pairwise delivery key is created, granted under the session and installed).
 //! - `priority_heap`: 1,000 messages of random priority (fixed seed) pushed into a subscriber queue, then
@@ -101,8 +104,23 @@ macro_rules! try_drain {
     }};
 }
 
-/// pqkit-bus, P producers (P = 1: the measuring thread alone).
-fn pqkit_send(sealed: bool, producers: usize) -> Candidate {
+/// Drains `want` messages from `sub` with the zero-copy `Subscription::drain`; returns (count, sum of first
+/// bytes).
+fn drain_ref(sub: &mut pqkit_bus::Subscription, want: usize) -> Result<(u64, u64), String> {
+    let (mut c, mut s) = (0u64, 0u64);
+    while (c as usize) < want {
+        let n = sub.drain(want, |m| s += m.payload()[0] as u64).map_err(e)?;
+        if n == 0 {
+            return Err(format!("only {c} of {want} messages arrived"));
+        }
+        c += n as u64;
+    }
+    Ok((c, s))
+}
+
+/// pqkit-bus, P producers (P = 1: the measuring thread alone); `zero_copy`: drain with `Subscription::drain`
+/// (the `send_10k` rows) instead of `recv_batch` (the producers rows).
+fn pqkit_send(sealed: bool, producers: usize, zero_copy: bool) -> Candidate {
     Candidate::new("pqkit", format!("{} (pqkit-bus)", pqkit_version()), move |_| {
         let bus = bus(sealed)?;
         let sub_agent = bus.connect(&ident("subscriber", 200)?).map_err(e)?;
@@ -143,7 +161,8 @@ fn pqkit_send(sealed: bool, producers: usize) -> Candidate {
             while done.load(Ordering::Acquire) < gos.len() {
                 std::hint::spin_loop();
             }
-            let (c, s) = drain(&mut sub, &mut buf, N * producers)?;
+            let (c, s) =
+                if zero_copy { drain_ref(&mut sub, N * producers)? } else { drain(&mut sub, &mut buf, N * producers)? };
             digest(out, c, s);
             Ok(())
         }) as Box<dyn Op>)
@@ -265,7 +284,7 @@ fn send_10k_batch() -> Algorithm {
 fn send_10k(sealed: bool) -> Algorithm {
     let mode = if sealed { "sealed" } else { "plain" };
     Algorithm::fixed("pqkit-bus", &format!("send_10k-{mode}"), LEN)
-        .with(pqkit_send(sealed, 1))
+        .with(pqkit_send(sealed, 1, true))
         .with(crossbeam_send(1))
         .with(flume_send())
         .with(tokio_mpsc_send())
@@ -275,7 +294,7 @@ fn send_10k(sealed: bool) -> Algorithm {
 fn scaling(sealed: bool, producers: usize) -> Algorithm {
     let mode = if sealed { "sealed" } else { "plain" };
     Algorithm::fixed("pqkit-bus", &format!("send_10k-{mode}-producers-{producers}"), LEN)
-        .with(pqkit_send(sealed, producers))
+        .with(pqkit_send(sealed, producers, false))
         .with(crossbeam_send(producers))
 }
 
