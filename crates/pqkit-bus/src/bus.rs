@@ -702,6 +702,20 @@ enum Body {
 }
 
 impl Body {
+    const EMPTY: Body = Body::Inline { len: 0, buf: [0; INLINE] };
+
+    /// Replaces the contents with `b`, in place when it fits inline.
+    #[inline]
+    fn set(&mut self, b: &[u8]) {
+        match self {
+            Body::Inline { len, buf } if b.len() <= INLINE => {
+                buf[..b.len()].copy_from_slice(b);
+                *len = b.len() as u8;
+            }
+            _ => *self = Body::from_slice(b, 0),
+        }
+    }
+
     #[inline]
     fn from_slice(b: &[u8], extra: usize) -> Body {
         if b.len() + extra <= INLINE {
@@ -2060,15 +2074,28 @@ impl Subscription {
     /// ([`drain`](Self::drain) skips that copy).
     pub fn recv_batch(&mut self, out: &mut Vec<Message>, max: usize) -> Result<usize> {
         let n = self.take(max)?;
-        out.reserve(n);
-        Ok(self.hand_over(|r, route, _| {
-            out.push(Message {
-                route: route.clone(),
-                priority: r.priority,
-                seq: r.seq,
-                body: Body::from_slice(r.payload, 0),
-            })
-        }))
+        let start = out.len();
+        let mut w = start;
+        let got = self.hand_over(|r, route, _| {
+            if w == out.len() {
+                // Room for the whole batch at once, as clones of this message's record: each message is then
+                // written where it lies (fields and body in place) instead of being built on the stack and
+                // moved, whose reload stalls on store forwarding; the clones share this route's count.
+                let head = Message { route: route.clone(), priority: r.priority, seq: r.seq, body: Body::EMPTY };
+                out.resize(start + n, head);
+            }
+            let Some(m) = out.get_mut(w) else { return };
+            if !Arc::ptr_eq(&m.route, route) {
+                m.route = route.clone();
+            }
+            m.priority = r.priority;
+            m.seq = r.seq;
+            m.body.set(r.payload);
+            w += 1;
+        });
+        // Rejected (counted) envelopes leave their room unused.
+        out.truncate(w);
+        Ok(got)
     }
 
     /// Receives up to `max` messages without waiting and without copying them: calls `f` with each, in
