@@ -17,6 +17,9 @@
 //! topology of pqkit-bench's `send_10k-<mode>-producers-<P>` rows. `perf report --sort comm` splits the CPU
 //! time between the helpers (`producer-k`) and the main thread (producer 0 and the drain).
 //!
+//! `fanout` mode (`profile_send fanout|fanout-sealed ITERS`): pqkit-bench's `fanout-100` workload, 100
+//! messages of 64 B to 100 subscribers of one subject, each drained with `recv_batch`, repeated ITERS times.
+//!
 //! The fifth argument picks the receive API: `drain` (default; `Subscription::drain`, zero-copy, what
 //! pqkit-bench's `send_10k` rows use) or `batch` (`Subscription::recv_batch`, owned `Message`s).
 use pqkit::aead::{Aead, Aes256Gcm};
@@ -45,6 +48,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     }
     let b = Bus::builder(Policy::allow_all()).capacity(1 << 16);
+    if mode.starts_with("fanout") {
+        let bus = if mode == "fanout" { b.plain() } else { b }.build()?;
+        let a = bus.connect(&Identity::from_seed("fan", &[1; 32])?)?;
+        let mut subs = (0..100).map(|_| a.subscribe("bench.fan")).collect::<Result<Vec<_>, _>>()?;
+        let mut p = a.publisher("bench.fan")?;
+        let mut buf = Vec::with_capacity(100);
+        let mut sum = 0u64;
+        for _ in 0..iters {
+            for i in 0..100 {
+                let mut m = [0u8; 64];
+                m[0] = i as u8;
+                p.publish(&m, Priority::Normal)?;
+            }
+            for s in subs.iter_mut() {
+                buf.clear();
+                if s.recv_batch(&mut buf, 100)? != 100 {
+                    return Err("a message was lost".into());
+                }
+                sum += buf.iter().map(|m| u64::from(m.payload()[0])).sum::<u64>();
+            }
+        }
+        println!("{mode}: {} deliveries (checksum {sum})", iters * 10_000);
+        return Ok(());
+    }
     let bus = if mode == "plain" { b.plain() } else { b }.build()?;
     let s = bus.connect(&Identity::from_seed("subscriber", &[200; 32])?)?;
     let mut sub = s.subscribe("bench.send")?;
