@@ -1,4 +1,7 @@
 //! The envelope wire format v1 (docs/bus.md §4). The header is the AEAD's associated data.
+//! The NATS transport's publish envelopes use the compact **NATS envelope v2** at the end of this module
+//! ([`parse_nats`], [`NatsHeader`], [`NatsAad`]; docs/bus.md §9), whose topic and reply-to are bound into the
+//! associated data from NATS's own fields instead of travelling in the envelope.
 //!
 //! | offset | size | field |
 //! |---|---|---|
