@@ -10,9 +10,12 @@
 //! releases it only when a checkpoint that verifies under the identity whose [`AgentId`] is the claimed sender
 //! covers it and the chain recomputed over the buffered envelopes matches.
 //!
-//! - `c_0 = SHA-256("pqkit-bus nats chain v1" || sender (16) || epoch (4) || stream (4) || first (8) || topic)`,
-//!   `first` being the batch's first sequence; `c_k = SHA-256(c_{k-1} || SHA-256(envelope_k))`. Each batch
-//!   starts its own chain, so a subscriber that joins mid-stream verifies from the next batch on.
+//! - `c_0 = SHA-256("pqkit-bus nats chain v2" || sender (16) || epoch (4) || stream (4) || first (8) || topic)`,
+//!   `first` being the batch's first sequence; `c_k = SHA-256(c_{k-1} || SHA-256(r (1) || reply_k || envelope_k))`
+//!   over the NATS (v2) envelope exactly as sent and its NATS reply subject (empty for none: the v2 envelope does
+//!   not carry it, so the chain binds it here; the topic is in `c_0`). Each batch starts its own chain, so a
+//!   subscriber that joins mid-stream verifies from the next batch on. (Label `v1` chained v1 envelopes, which
+//!   carried topic and reply-to; the label changed with the format so the two chains cannot be mixed.)
 //! - Security contract: nothing a [`Verifier`] releases was sent by anyone but the holder of the sender's
 //!   identity keys (forging needs both ML-DSA-65 and Ed25519 broken, or SHA-256 collisions); a batch with a
 //!   forged, replaced or missing envelope is rejected whole; what no valid checkpoint covers within the timeout
@@ -34,7 +37,7 @@ pub const DEFAULT_EVERY: u64 = 256;
 pub const DEFAULT_MAX_BYTES: usize = 256 << 10;
 /// Default longest wait between the first unsigned message and its checkpoint (`T`).
 pub const DEFAULT_AFTER: Duration = Duration::from_millis(5);
-const CHAIN_LABEL: &[u8] = b"pqkit-bus nats chain v1";
+const CHAIN_LABEL: &[u8] = b"pqkit-bus nats chain v2";
 /// Verified checkpoint ranges a buffer remembers, to drop duplicates without verifying them again.
 const DONE_KEPT: usize = 16;
 /// Sender identities a verifier keeps decoded; the cache is emptied past it.
@@ -83,9 +86,14 @@ impl Default for SenderAuth {
     }
 }
 
-/// `SHA-256` of one envelope exactly as sent.
-pub fn envelope_digest(envelope: &[u8]) -> [u8; 32] {
-    Sha256::digest(envelope)
+/// `SHA-256(r (1) || reply || envelope)`: one envelope exactly as sent with the NATS reply subject it was sent
+/// with (`""`: none; a valid subject is at most 255 bytes, a longer one is cut to its length byte's 255,
+/// which no valid envelope reaches).
+pub fn envelope_digest(reply: &str, envelope: &[u8]) -> [u8; 32] {
+    let r = &reply.as_bytes()[..reply.len().min(255)];
+    let mut h = Sha256::new();
+    h.update(&[r.len() as u8]).update(r).update(envelope);
+    h.finalize()
 }
 
 /// The chain's start `c_0` for a batch beginning at sequence `first`.
@@ -189,15 +197,16 @@ impl Chain {
         self.count == 0 || (epoch == self.epoch && seq >> STREAM_SHIFT == self.last >> STREAM_SHIFT && seq > self.last)
     }
 
-    /// Chains one envelope exactly as it is sent (the caller checked [`accepts`](Self::accepts)).
-    pub fn push(&mut self, sender: &AgentId, topic: &str, epoch: u32, seq: u64, envelope: &[u8]) {
+    /// Chains one envelope exactly as it is sent, with the NATS reply subject it is sent with (`""`: none; the
+    /// caller checked [`accepts`](Self::accepts)).
+    pub fn push(&mut self, sender: &AgentId, topic: &str, epoch: u32, seq: u64, reply: &str, envelope: &[u8]) {
         if self.count == 0 {
             self.epoch = epoch;
             self.first = seq;
             self.c = chain_start(sender, topic, epoch, seq);
             self.since = Some(Instant::now());
         }
-        self.c = chain_next(&self.c, &envelope_digest(envelope));
+        self.c = chain_next(&self.c, &envelope_digest(reply, envelope));
         self.last = seq;
         self.count += 1;
         self.bytes += envelope.len();
@@ -328,8 +337,8 @@ impl<T> Verifier<T> {
         self.next_check
     }
 
-    /// Holds an opened (AEAD-authenticated) message: `envelope` is the envelope exactly as received, `epoch` and
-    /// the sequence's stream name its buffer.
+    /// Holds an opened (AEAD-authenticated) message: `envelope` is the envelope exactly as received (its reply
+    /// subject, which the AEAD authenticated, is the message's), `epoch` and the sequence's stream name its buffer.
     pub fn push(&mut self, msg: Message, epoch: u32, envelope: &[u8], token: T, now: Instant) {
         let key: BufKey = (msg.sender(), Arc::from(msg.subject()), epoch, (msg.seq() >> STREAM_SHIFT) as u32);
         if !self.buffers.contains_key(&key) && self.buffers.len() >= self.opts.max_buffers {
@@ -338,6 +347,7 @@ impl<T> Verifier<T> {
         let (max_m, max_b) = (self.opts.max_messages, self.opts.max_bytes);
         let len = msg.payload().len();
         let seq = msg.seq();
+        let digest = envelope_digest(msg.reply_to().unwrap_or(""), envelope);
         let deadline = now + self.opts.timeout;
         let b = self.buffers.entry(key).or_insert_with(Buffer::new);
         // Bounded: the oldest held messages make room (they are rejected, never released).
@@ -348,10 +358,7 @@ impl<T> Verifier<T> {
                 self.discard.push(e.token);
             }
         }
-        if let Some(old) = b
-            .entries
-            .insert(seq, Entry { msg, digest: envelope_digest(envelope), len, deadline, verified: false, token })
-        {
+        if let Some(old) = b.entries.insert(seq, Entry { msg, digest, len, deadline, verified: false, token }) {
             // Cannot happen behind a replay window; if it does, the newer copy replaces the older.
             b.bytes -= old.len;
             self.tally.unsigned += 1;
@@ -542,27 +549,54 @@ mod tests {
 
     /// A publish-like envelope for the chain (its content is only hashed here) and the message it opens to.
     fn msg(sender: AgentId, topic: &str, seq: u64, body: &[u8]) -> (Message, Vec<u8>) {
-        let mut env = Vec::new();
-        Header { kind: Kind::Publish, priority: Priority::Normal, epoch: 1, seq, sender, sub: 0, topic, reply: "" }
-            .append(&mut env);
+        msg_with_reply(sender, topic, seq, body, None)
+    }
+
+    fn msg_with_reply(sender: AgentId, topic: &str, seq: u64, body: &[u8], reply: Option<&str>) -> (Message, Vec<u8>) {
+        let mut env = envelope::NatsHeader { priority: Priority::Normal, epoch: 1, seq, sender }.encode().to_vec();
         env.extend_from_slice(body);
         env.extend_from_slice(&[0u8; 16]);
-        let route = crate::bus::Route::shared(Arc::from(topic), sender, None);
+        let route = crate::bus::Route::shared(Arc::from(topic), sender, reply);
         (Message::opened_route(route, Priority::Normal, seq, body.into()), env)
+    }
+
+    /// The NATS envelope does not carry the reply-to, so the chain binds it: a message held with another reply-to
+    /// than the one its publisher chained fails the chain; with the chained one it is released.
+    #[test]
+    fn the_chain_binds_each_messages_reply_to() {
+        let a = id(1);
+        let now = Instant::now();
+        for (held, released) in [(None, false), (Some("_INBOX.y.1"), false), (Some("_INBOX.x.1"), true)] {
+            let mut v = verifier(1024, 1 << 20, 8);
+            let mut ch = Chain::new();
+            let (m, e) = msg_with_reply(a.id(), "t", 1, b"one", held);
+            ch.push(&a.id(), "t", 1, 1, "_INBOX.x.1", &e);
+            v.push(m, 1, &e, 1, now);
+            v.checkpoint("t", &ch.checkpoint(&a, "t").unwrap().unwrap(), 100);
+            let got = v.pop();
+            assert_eq!(got.is_some(), released, "{held:?}");
+            if let Some((m, _)) = got {
+                assert_eq!(m.reply_to(), Some("_INBOX.x.1"));
+            }
+            assert_eq!(v.take_tally().auth, u64::from(!released), "{held:?}");
+        }
     }
 
     #[test]
     fn chain_matches_a_hand_computation_and_binds_every_field() {
         let s = AgentId([7; 16]);
         let mut h = Sha256::new();
-        h.update(b"pqkit-bus nats chain v1").update(&[7; 16]).update(&[0, 0, 0, 3]).update(&[0, 0, 0, 2]);
+        h.update(b"pqkit-bus nats chain v2").update(&[7; 16]).update(&[0, 0, 0, 3]).update(&[0, 0, 0, 2]);
         h.update(&((2u64 << 40) | 5).to_be_bytes()).update(b"a.b");
         let c0 = h.finalize();
         assert_eq!(chain_start(&s, "a.b", 3, (2 << 40) | 5), c0);
-        let d = Sha256::digest(b"envelope");
+        let d = Sha256::digest(b"\x00envelope");
         let mut h = Sha256::new();
         h.update(&c0).update(&d);
-        assert_eq!(chain_next(&c0, &envelope_digest(b"envelope")), h.finalize());
+        assert_eq!(chain_next(&c0, &envelope_digest("", b"envelope")), h.finalize());
+        // The reply subject is bound, length-prefixed (not confusable with envelope bytes).
+        assert_eq!(envelope_digest("_I.r", b"envelope"), Sha256::digest(b"\x04_I.renvelope"));
+        assert_ne!(envelope_digest("_I.r", b"envelope"), envelope_digest("_I.", b"renvelope"));
         for other in [
             chain_start(&AgentId([8; 16]), "a.b", 3, (2 << 40) | 5),
             chain_start(&s, "a.c", 3, (2 << 40) | 5),
@@ -581,16 +615,18 @@ mod tests {
         assert!(ch.checkpoint(&a, "t").unwrap().is_none());
         let (_, e1) = msg(a.id(), "t", 10, b"one");
         let (_, e2) = msg(a.id(), "t", 11, b"two");
-        ch.push(&a.id(), "t", 1, 10, &e1);
+        ch.push(&a.id(), "t", 1, 10, "", &e1);
         assert!(ch.accepts(1, 11) && !ch.accepts(2, 11) && !ch.accepts(1, 10) && !ch.accepts(1, (1 << 40) | 11));
-        ch.push(&a.id(), "t", 1, 11, &e2);
+        ch.push(&a.id(), "t", 1, 11, "", &e2);
         assert_eq!(ch.pending(), 2);
         let cp = ch.checkpoint(&a, "t").unwrap().unwrap();
         assert_eq!(ch.pending(), 0);
         let cm = envelope::parse_checkpoint(&cp).unwrap();
         assert_eq!((cm.first, cm.meta.seq, cm.meta.epoch, cm.meta.sender), (10, 11, 1, a.id()));
-        let want =
-            chain_next(&chain_next(&chain_start(&a.id(), "t", 1, 10), &envelope_digest(&e1)), &envelope_digest(&e2));
+        let want = chain_next(
+            &chain_next(&chain_start(&a.id(), "t", 1, 10), &envelope_digest("", &e1)),
+            &envelope_digest("", &e2),
+        );
         assert_eq!(cm.chain, want);
         let mut signed = CHECKPOINT_LABEL.to_vec();
         signed.extend_from_slice(&cp[cm.signed.clone()]);
@@ -598,8 +634,8 @@ mod tests {
         // Full by count or by bytes.
         let cfg = Checkpoints { every: 3, max_bytes: 2 * e1.len() + 1, ..Checkpoints::default() };
         let mut ch = Chain::new();
-        ch.push(&a.id(), "t", 1, 10, &e1);
-        ch.push(&a.id(), "t", 1, 11, &e2);
+        ch.push(&a.id(), "t", 1, 10, "", &e1);
+        ch.push(&a.id(), "t", 1, 11, "", &e2);
         assert_eq!((ch.pending_bytes(), ch.full(&cfg)), (e1.len() + e2.len(), false));
         assert!(ch.full(&Checkpoints { every: 2, ..cfg }));
         assert!(ch.full(&Checkpoints { max_bytes: e1.len() + e2.len(), ..cfg }));
@@ -616,7 +652,7 @@ mod tests {
         let mut ch = Chain::new();
         for &s in seqs {
             let (m, e) = msg(who.id(), topic, s, &s.to_be_bytes());
-            ch.push(&who.id(), topic, 1, s, &e);
+            ch.push(&who.id(), topic, 1, s, "", &e);
             v.push(m, 1, &e, s, now);
         }
         ch.checkpoint(who, topic).unwrap().unwrap()
@@ -660,7 +696,7 @@ mod tests {
         for s in [1u64, 3] {
             let (m, e) = msg(a.id(), "t", s, b"genuine");
             v.push(m, 1, &e, s, now);
-            ch.push(&a.id(), "t", 1, s, &e);
+            ch.push(&a.id(), "t", 1, s, "", &e);
         }
         v.checkpoint("t", &ch.checkpoint(&a, "t").unwrap().unwrap(), 9);
         assert!(v.pop().is_none());
@@ -671,7 +707,7 @@ mod tests {
         let mut ch = Chain::new();
         for s in [1u64, 2, 3] {
             let (m, e) = msg(a.id(), "t", s, b"x");
-            ch.push(&a.id(), "t", 1, s, &e);
+            ch.push(&a.id(), "t", 1, s, "", &e);
             if s != 2 {
                 v.push(m, 1, &e, s, now);
             }

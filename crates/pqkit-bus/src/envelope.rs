@@ -1,4 +1,7 @@
 //! The envelope wire format v1 (docs/bus.md §4). The header is the AEAD's associated data.
+//! The NATS transport's publish envelopes use the compact **NATS envelope v2** at the end of this module
+//! ([`parse_nats`], [`NatsHeader`], [`NatsAad`]; docs/bus.md §9), whose topic and reply-to are bound into the
+//! associated data from NATS's own fields instead of travelling in the envelope.
 //!
 //! | offset | size | field |
 //! |---|---|---|
@@ -600,6 +603,282 @@ mod nats_additions_tests {
                 b[3] = 0;
             }
             agree(&b)?;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The NATS envelope (v2, h-nats5; docs/bus.md §9 "Messages on the wire"). Used only by the NATS transport for
+// its publish envelopes; the in-process bus and checkpoints keep v1. The topic and the reply-to are *not* in
+// it: they travel in NATS's own subject and reply fields, and both sides bind them into the AEAD's associated
+// data ([`NatsAad`]), so a message relabelled with another subject or reply-to fails to open.
+//
+// | offset | size | field |
+// |---|---|---|
+// | 0 | 1 | version = 2 ([`NATS_VERSION`]) |
+// | 1 | 1 | kind = 1 (publish; the only v2 kind) |
+// | 2 | 1 | priority 0..=3 |
+// | 3 | 4 | epoch (BE) |
+// | 7 | 8 | sequence (BE): stream (24 bits) \|\| counter (40 bits) |
+// | 15 | 16 | sender `AgentId` |
+// | 31 | n | payload, AES-256-GCM ciphertext |
+// | end-16 | 16 | tag |
+//
+// Associated data: `header (31) || t (1) || topic (NATS subject) || r (1) || reply-to (NATS reply, or empty)`.
+// Nonce: [`nonce`]`(Kind::Publish, _, seq)`, as v1's publish leg.
+
+/// Version byte of the NATS envelope (v1 parsers refuse it as an unknown version; [`parse_nats`] refuses v1).
+pub const NATS_VERSION: u8 = 2;
+/// Length of the NATS envelope's header (everything before the payload).
+pub const NATS_HEADER_LEN: usize = 31;
+/// Largest associated data of a NATS envelope: the header, two length bytes, a topic and a reply-to.
+pub const NATS_AAD_MAX: usize = NATS_HEADER_LEN + 2 + 2 * MAX_SUBJECT_LEN;
+
+/// A parsed NATS (v2) envelope; `payload` indexes the envelope (the ciphertext, without the tag).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NatsMeta {
+    /// Priority.
+    pub priority: Priority,
+    /// Key epoch.
+    pub epoch: u32,
+    /// Sequence number (`stream (24) || counter (40)`).
+    pub seq: u64,
+    /// Sender.
+    pub sender: AgentId,
+    /// Ciphertext bytes (without the tag).
+    pub payload: Range<usize>,
+}
+
+/// The header fields of a NATS (v2) publish envelope.
+#[derive(Clone, Copy, Debug)]
+pub struct NatsHeader {
+    /// Priority.
+    pub priority: Priority,
+    /// Epoch.
+    pub epoch: u32,
+    /// Sequence.
+    pub seq: u64,
+    /// Sender.
+    pub sender: AgentId,
+}
+
+impl NatsHeader {
+    /// The encoded header ([`NATS_HEADER_LEN`] bytes).
+    #[inline]
+    pub fn encode(&self) -> [u8; NATS_HEADER_LEN] {
+        let mut out = [0u8; NATS_HEADER_LEN];
+        out[0] = NATS_VERSION;
+        out[1] = Kind::Publish as u8;
+        out[2] = self.priority as u8;
+        out[3..7].copy_from_slice(&self.epoch.to_be_bytes());
+        out[7..15].copy_from_slice(&self.seq.to_be_bytes());
+        out[15..31].copy_from_slice(&self.sender.0);
+        out
+    }
+}
+
+/// Parses a NATS (v2) envelope's structure (not its tag). Total: `Ok` or [`Error::Malformed`], never a panic.
+/// A v1 envelope (any kind) is refused ("not a NATS envelope").
+pub fn parse_nats(b: &[u8]) -> Result<NatsMeta> {
+    if b.len() < NATS_HEADER_LEN + TAG_LEN {
+        return Err(malformed("shorter than the NATS header and tag"));
+    }
+    if b[0] != NATS_VERSION {
+        return Err(malformed("not a NATS envelope (version 2)"));
+    }
+    if b[1] != Kind::Publish as u8 {
+        return Err(malformed("unknown kind"));
+    }
+    let priority = Priority::from_u8(b[2]).ok_or(malformed("priority above 3"))?;
+    let epoch = u32::from_be_bytes([b[3], b[4], b[5], b[6]]);
+    let seq = u64::from_be_bytes([b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14]]);
+    let mut sender = [0u8; 16];
+    sender.copy_from_slice(&b[15..31]);
+    let payload = NATS_HEADER_LEN..b.len() - TAG_LEN;
+    if payload.len() > MAX_PAYLOAD {
+        return Err(malformed("payload longer than 1 MiB"));
+    }
+    Ok(NatsMeta { priority, epoch, seq, sender: AgentId(sender), payload })
+}
+
+/// The associated data of a NATS envelope: `header || t (1) || topic || r (1) || reply`, where `topic` is the
+/// NATS subject and `reply` the NATS reply subject (`""` for none). Built on the stack when it fits 128 bytes
+/// (a topic and reply-to of up to 95 bytes together), else in one `Vec`.
+pub struct NatsAad {
+    small: [u8; 128],
+    large: Vec<u8>,
+    len: usize,
+}
+
+impl NatsAad {
+    /// Builds the associated data. The caller checks that `topic` and `reply` are valid subjects; a length
+    /// outside 1..=255 (topic) or 0..=255 (reply) is refused ([`Error::Malformed`]), so the length bytes are exact.
+    #[inline]
+    pub fn new(header: &[u8; NATS_HEADER_LEN], topic: &str, reply: &str) -> Result<NatsAad> {
+        let (t, r) = (topic.len(), reply.len());
+        if t == 0 || t > MAX_SUBJECT_LEN || r > MAX_SUBJECT_LEN {
+            return Err(malformed("topic or reply-to length out of range"));
+        }
+        let len = NATS_HEADER_LEN + 2 + t + r;
+        let mut a = NatsAad { small: [0u8; 128], large: Vec::new(), len };
+        let out: &mut [u8] = if len <= a.small.len() {
+            &mut a.small[..len]
+        } else {
+            a.large.resize(len, 0);
+            &mut a.large
+        };
+        out[..NATS_HEADER_LEN].copy_from_slice(header);
+        out[NATS_HEADER_LEN] = t as u8;
+        let at = NATS_HEADER_LEN + 1;
+        out[at..at + t].copy_from_slice(topic.as_bytes());
+        out[at + t] = r as u8;
+        out[at + t + 1..].copy_from_slice(reply.as_bytes());
+        Ok(a)
+    }
+
+    /// The bytes.
+    #[inline]
+    pub fn as_bytes(&self) -> &[u8] {
+        if self.len <= self.small.len() { &self.small[..self.len] } else { &self.large }
+    }
+}
+
+#[cfg(test)]
+mod nats_v2_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn sample(body: usize) -> Vec<u8> {
+        let h =
+            NatsHeader { priority: Priority::High, epoch: 7, seq: (3 << STREAM_SHIFT) | 42, sender: AgentId([9; 16]) };
+        let mut v = h.encode().to_vec();
+        v.resize(v.len() + body + TAG_LEN, 0xA5);
+        v
+    }
+
+    /// The header's bytes, written out by hand from the table above (not by the code under test).
+    #[test]
+    fn header_bytes_are_the_documented_layout() {
+        let h = NatsHeader {
+            priority: Priority::Critical,
+            epoch: 0x0102_0304,
+            seq: 0x1112_1314_1516_1718,
+            sender: AgentId([0xA5; 16]),
+        };
+        let mut want = vec![2, 1, 3, 1, 2, 3, 4, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18];
+        want.extend_from_slice(&[0xA5; 16]);
+        assert_eq!(&h.encode()[..], &want[..]);
+        let aad = NatsAad::new(&h.encode(), "t.x", "_I.r").unwrap();
+        want.extend_from_slice(b"\x03t.x\x04_I.r");
+        assert_eq!(aad.as_bytes(), &want[..]);
+        let aad = NatsAad::new(&h.encode(), "t.x", "").unwrap();
+        want.truncate(want.len() - 5);
+        want.push(0);
+        assert_eq!(aad.as_bytes(), &want[..]);
+    }
+
+    /// The associated data is injective in (topic, reply): moving bytes between the two changes it.
+    #[test]
+    fn aad_separates_topic_and_reply() {
+        let h = sample(0)[..NATS_HEADER_LEN].try_into().unwrap();
+        let a = NatsAad::new(&h, "a.b", "c").unwrap();
+        let b = NatsAad::new(&h, "a", "b.c").unwrap();
+        assert_ne!(a.as_bytes(), b.as_bytes());
+        assert_ne!(NatsAad::new(&h, "a", "").unwrap().as_bytes(), NatsAad::new(&h, "a", "b").unwrap().as_bytes());
+        let long = "x".repeat(256);
+        assert!(NatsAad::new(&h, &long, "").is_err());
+        assert!(NatsAad::new(&h, "t", &long).is_err());
+        assert!(NatsAad::new(&h, "", "").is_err());
+        // Both buffers: the stack one up to 128 bytes, the heap one beyond, the same layout.
+        let max = "y".repeat(255);
+        let big = NatsAad::new(&h, &max, &max).unwrap();
+        assert_eq!(big.as_bytes().len(), NATS_AAD_MAX);
+        assert_eq!(&big.as_bytes()[..NATS_HEADER_LEN], &h[..]);
+        assert_eq!(big.as_bytes()[NATS_HEADER_LEN], 255);
+        assert_eq!(big.as_bytes()[NATS_HEADER_LEN + 256], 255);
+        for t in [94usize, 95, 96] {
+            let topic = "z".repeat(t);
+            let a = NatsAad::new(&h, &topic, "").unwrap();
+            assert_eq!(a.as_bytes().len(), NATS_HEADER_LEN + 2 + t);
+            assert_eq!(&a.as_bytes()[NATS_HEADER_LEN + 1..NATS_HEADER_LEN + 1 + t], topic.as_bytes());
+            assert_eq!(a.as_bytes().last(), Some(&0));
+        }
+    }
+
+    #[test]
+    fn round_trip_and_every_malformation() {
+        let v = sample(5);
+        let m = parse_nats(&v).unwrap();
+        assert_eq!(
+            (m.priority, m.epoch, m.seq, m.sender),
+            (Priority::High, 7, (3 << STREAM_SHIFT) | 42, AgentId([9; 16]))
+        );
+        assert_eq!(m.payload, NATS_HEADER_LEN..NATS_HEADER_LEN + 5);
+        assert_eq!(parse_nats(&sample(0)).unwrap().payload.len(), 0);
+        type Mutation = Box<dyn Fn(&mut Vec<u8>)>;
+        let cases: Vec<(&str, Mutation)> = vec![
+            ("empty", Box::new(|v| v.clear())),
+            ("no room for the tag", Box::new(|v| v.truncate(NATS_HEADER_LEN + TAG_LEN - 1))),
+            ("version 1", Box::new(|v| v[0] = VERSION)),
+            ("version 3", Box::new(|v| v[0] = 3)),
+            ("kind deliver", Box::new(|v| v[1] = Kind::Deliver as u8)),
+            ("kind checkpoint", Box::new(|v| v[1] = Kind::Checkpoint as u8)),
+            ("priority", Box::new(|v| v[2] = 4)),
+        ];
+        for (name, f) in cases {
+            let mut w = v.clone();
+            f(&mut w);
+            assert!(matches!(parse_nats(&w), Err(Error::Malformed { .. })), "{name}");
+        }
+    }
+
+    /// Old and new envelopes are not confusable: each parser refuses the other's envelopes, whatever follows.
+    #[test]
+    fn v1_and_v2_refuse_each_other() {
+        let v2 = sample(64);
+        assert!(matches!(parse(&v2), Err(Error::Malformed { .. })));
+        for kind in [Kind::Publish, Kind::Deliver, Kind::Plain, Kind::Checkpoint] {
+            let h = Header {
+                kind,
+                priority: Priority::Low,
+                epoch: 1,
+                seq: 1,
+                sender: AgentId([1; 16]),
+                sub: if kind == Kind::Deliver { 1 } else { 0 },
+                topic: "a.b",
+                reply: "",
+            };
+            let mut v1 = Vec::new();
+            h.append(&mut v1);
+            v1.resize(v1.len() + 64 + TAG_LEN, 0);
+            assert!(parse(&v1).is_ok(), "{kind:?}");
+            assert!(matches!(parse_nats(&v1), Err(Error::Malformed { .. })), "{kind:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn random_bytes_never_panic(b in proptest::collection::vec(any::<u8>(), 0..200), v2 in any::<bool>()) {
+            let mut b = b;
+            if v2 && b.len() > 2 {
+                b[0] = NATS_VERSION;
+                b[1] = 1;
+            }
+            if let Ok(m) = parse_nats(&b) {
+                prop_assert!(m.payload.start == NATS_HEADER_LEN && m.payload.end + TAG_LEN == b.len());
+            }
+            let _ = parse(&b);
+        }
+
+        #[test]
+        fn mutated_envelopes_never_panic(i in 0usize..120, x in any::<u8>(), cut in 0usize..120, body in 0usize..80) {
+            let mut v = sample(body);
+            let i = i % v.len();
+            v[i] ^= x;
+            v.truncate(v.len().saturating_sub(cut));
+            if let Ok(m) = parse_nats(&v) {
+                prop_assert!(m.payload.end + TAG_LEN == v.len());
+            }
         }
     }
 }

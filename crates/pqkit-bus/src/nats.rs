@@ -32,7 +32,7 @@
 
 use crate::bus::Route;
 use crate::checkpoint::{Chain, Checkpoints, SenderAuth, Tally, Verifier};
-use crate::envelope::{self, Header, Kind, MAX_PAYLOAD, TAG_LEN};
+use crate::envelope::{self, Kind, MAX_PAYLOAD, NatsAad, NatsHeader, TAG_LEN};
 use crate::handshake;
 use crate::identity::{AgentId, Identity};
 use crate::policy::Policy;
@@ -822,7 +822,7 @@ impl NatsAgent {
                 let r = if msg.status == Some(async_nats::StatusCode::NO_RESPONDERS) {
                     Err(Error::NoResponders { subject: String::new() })
                 } else {
-                    a.open(msg.subject.as_str(), &msg.payload, &mut windows, true).await
+                    a.open(msg.subject.as_str(), reply_of(&msg), &msg.payload, &mut windows, true).await
                 };
                 if let Some(tx) = lock(&a.pending).remove(&token) {
                     let _ = tx.send(r);
@@ -1123,7 +1123,7 @@ impl NatsAgent {
             self.inner.counters.published.fetch_add(1, Ordering::Relaxed);
             g.durable = true;
             let first = g.chain.pending() == 0;
-            g.chain.push(&self.inner.id, subject, epoch, seq, &env);
+            g.chain.push(&self.inner.id, subject, epoch, seq, "", &env);
             if g.chain.full(&g.cfg) {
                 self.inner.emit_checkpoint(subject, &mut g).await?;
             } else if first {
@@ -1131,9 +1131,8 @@ impl NatsAgent {
             }
             return Ok(n);
         }
-        let env = self.inner.seal(subject, payload, priority, None).await?;
-        let m = envelope::parse(&env)?;
-        let msg_id = format!("{}.{}.{}", m.sender.to_hex(), m.epoch, m.seq);
+        let (env, epoch, seq) = self.inner.seal_meta(subject, payload, priority, None).await?;
+        let msg_id = format!("{}.{epoch}.{seq}", self.inner.id.to_hex());
         let n = self.inner.js_store(subject, &env, &msg_id).await?;
         self.inner.counters.published.fetch_add(1, Ordering::Relaxed);
         Ok(n)
@@ -1260,7 +1259,7 @@ impl AgentInner {
             self.emit_checkpoint(subject, &mut g).await?;
         }
         let first = g.chain.pending() == 0;
-        g.chain.push(&self.id, subject, epoch, seq, &env);
+        g.chain.push(&self.id, subject, epoch, seq, reply.unwrap_or(""), &env);
         let r = match reply {
             Some(r) => self.client.publish_with_reply(subject.to_string(), r.to_string(), env.into()).await,
             None => self.client.publish(subject.to_string(), env.into()).await,
@@ -1537,23 +1536,17 @@ impl AgentInner {
         reply: Option<&str>,
     ) -> Result<(Vec<u8>, u32, u64)> {
         let seq = (u64::from(k.stream) << COUNTER_BITS) | n;
-        let h = Header {
-            kind: Kind::Publish,
-            priority,
-            epoch: k.epoch,
-            seq,
-            sender: self.id,
-            sub: 0,
-            topic: subject,
-            reply: reply.unwrap_or(""),
-        };
-        let hl = h.len();
+        let header = NatsHeader { priority, epoch: k.epoch, seq, sender: self.id }.encode();
+        // The topic and reply-to travel as the NATS subject and reply subject; they are bound here, in the
+        // associated data (docs/bus.md §9), not sent twice.
+        let aad = NatsAad::new(&header, subject, reply.unwrap_or(""))?;
         // One allocation, no zero-fill of the payload's room: header, payload, sealed in place, then the tag.
-        let mut buf = Vec::with_capacity(hl + payload.len() + TAG_LEN);
-        h.append(&mut buf);
+        let mut buf = Vec::with_capacity(header.len() + payload.len() + TAG_LEN);
+        buf.extend_from_slice(&header);
         buf.extend_from_slice(payload);
-        let (aad, body) = buf.split_at_mut(hl);
-        let tag = k.aead.seal_in_place_detached(&envelope::nonce(Kind::Publish, priority, seq), aad, body)?;
+        let body = &mut buf[header.len()..];
+        let tag =
+            k.aead.seal_in_place_detached(&envelope::nonce(Kind::Publish, priority, seq), aad.as_bytes(), body)?;
         buf.extend_from_slice(&tag);
         Ok((buf, k.epoch, seq))
     }
@@ -1591,11 +1584,18 @@ impl AgentInner {
     /// The common case (a sender whose key this agent holds) completes without awaiting anything
     /// ([`open_sync`](Self::open_sync)); only a first message from a sender, topic or epoch waits for the key
     /// server, in a boxed future, so the per-message future stays small.
-    async fn open(&self, subject: &str, bytes: &[u8], windows: &mut Windows, handed_over: bool) -> Result<Message> {
-        if let Some(r) = self.open_now(subject, bytes, windows, handed_over) {
+    async fn open(
+        &self,
+        subject: &str,
+        reply: &str,
+        bytes: &[u8],
+        windows: &mut Windows,
+        handed_over: bool,
+    ) -> Result<Message> {
+        if let Some(r) = self.open_now(subject, reply, bytes, windows, handed_over) {
             return r;
         }
-        let r = Box::pin(self.open_fetching(subject, bytes, windows)).await;
+        let r = Box::pin(self.open_fetching(subject, reply, bytes, windows)).await;
         self.counted(r, handed_over)
     }
 
@@ -1605,11 +1605,12 @@ impl AgentInner {
     fn open_now(
         &self,
         subject: &str,
+        reply: &str,
         bytes: &[u8],
         windows: &mut Windows,
         handed_over: bool,
     ) -> Option<Result<Message>> {
-        match self.open_sync(subject, bytes, windows, None) {
+        match self.open_sync(subject, reply, bytes, windows, None) {
             Ok(Some(m)) => Some(self.counted(Ok(m), handed_over)),
             Ok(None) => None,
             Err(e) => Some(self.counted(Err(e), handed_over)),
@@ -1630,45 +1631,48 @@ impl AgentInner {
     }
 
     /// The rare path of [`open`](Self::open): asks the key server for the sender's key, then opens with it.
-    async fn open_fetching(&self, subject: &str, bytes: &[u8], windows: &mut Windows) -> Result<Message> {
+    async fn open_fetching(&self, subject: &str, reply: &str, bytes: &[u8], windows: &mut Windows) -> Result<Message> {
         // `open_sync` parsed and checked the envelope and its window already; these cannot fail here.
-        let m = envelope::parse(bytes)?;
+        let m = envelope::parse_nats(bytes)?;
         let key = self.recv_key(m.sender, subject, m.epoch).await?;
-        self.open_sync(subject, bytes, windows, Some(key))?.ok_or(Error::UnknownKey)
+        self.open_sync(subject, reply, bytes, windows, Some(key))?.ok_or(Error::UnknownKey)
     }
 
     /// Parses, checks and opens one envelope without waiting: `Ok(None)` when the sender's key for its scope
     /// and epoch is neither hot nor cached (and `fetched` is `None`), after every check that needs no key
     /// (structure, subject, replay window) has passed. The checks and their order are those of docs/bus.md §9.
+    ///
+    /// `subject` and `reply` are the NATS message's subject and reply subject (`""`: none; a durable
+    /// subscription passes `""`, JetStream's reply field being its acknowledgement subject). Neither is in the
+    /// envelope: both are bound into the associated data, so a message relabelled with another subject or
+    /// reply-to fails the tag (`AuthFailed`).
     fn open_sync(
         &self,
         subject: &str,
+        reply: &str,
         bytes: &[u8],
         windows: &mut Windows,
         fetched: Option<Arc<Aes256Gcm>>,
     ) -> Result<Option<Message>> {
-        // The topic of the last message this subscription opened was validated then: not again.
-        let m = envelope::parse_known_topic(bytes, windows.last_topic.as_deref().unwrap_or(""))?;
-        if m.kind != Kind::Publish {
-            return Err(Error::Malformed { reason: "not a publish envelope" });
+        let m = envelope::parse_nats(bytes)?;
+        // The topic is the NATS subject, which the server (untrusted) chose: it must be a valid subject. The
+        // topic of the last message this subscription opened was validated then: not again.
+        if windows.last_topic.as_deref() != Some(subject) {
+            validate_subject(subject).map_err(|_| Error::Malformed { reason: "topic is not a valid subject" })?;
         }
-        if &bytes[m.topic.clone()] != subject.as_bytes() {
-            // The sealed topic is authenticated; the NATS subject is not. A message moved to another subject
-            // is refused rather than delivered under a subject its sender did not choose.
-            return Err(Error::Malformed { reason: "NATS subject differs from the sealed topic" });
+        if !reply.is_empty() {
+            validate_subject(reply).map_err(|_| Error::Malformed { reason: "reply-to is not a valid subject" })?;
         }
-        // The topic's bytes are the subject's: the same valid UTF-8 string.
         let topic = subject;
-        let reply = match m.reply.is_empty() {
-            true => "",
-            false => std::str::from_utf8(&bytes[m.reply.clone()]).map_err(|_| Error::Malformed { reason: "reply" })?,
-        };
+        let header: &[u8; envelope::NATS_HEADER_LEN] =
+            bytes[..envelope::NATS_HEADER_LEN].try_into().map_err(|_| Error::Malformed { reason: "header" })?;
+        let aad = NatsAad::new(header, topic, reply)?;
+        let aad = aad.as_bytes();
         let stream = (m.seq >> COUNTER_BITS) as u32;
         let scope = scope_of(topic);
         let wid = (m.sender, m.epoch, stream);
         let nonce = envelope::nonce(Kind::Publish, m.priority, m.seq);
-        let (aad, sealed) = bytes.split_at(m.aad_len());
-        let (ct, tag) = sealed.split_at(sealed.len() - TAG_LEN);
+        let (ct, tag) = bytes[m.payload.start..].split_at(m.payload.len());
         // Decrypt into a stack buffer when the payload fits the message's inline body (no allocation), else
         // into one `Vec`; nothing is handed over unless the tag verifies.
         let mut small = [0u8; 128];
@@ -1732,6 +1736,7 @@ impl AgentInner {
 async fn open_retrying(
     agent: &AgentInner,
     subject: &str,
+    reply: &str,
     bytes: &[u8],
     windows: &mut Windows,
     limit: Option<Duration>,
@@ -1740,7 +1745,7 @@ async fn open_retrying(
     // The deadline is taken at the first failure only: the common case reads no clock.
     let mut deadline = None;
     loop {
-        match agent.open(subject, bytes, windows, handed_over).await {
+        match agent.open(subject, reply, bytes, windows, handed_over).await {
             Err(Error::Transport { .. })
                 if limit.is_none_or(|l| Instant::now() < *deadline.get_or_insert_with(|| Instant::now() + l)) =>
             {
@@ -1778,9 +1783,14 @@ fn is_checkpoint(bytes: &[u8]) -> bool {
     bytes.len() > 1 && bytes[0] == envelope::VERSION && bytes[1] == Kind::Checkpoint as u8
 }
 
-/// The epoch field of an envelope that opened (so its header parsed).
+/// The epoch field of a NATS (v2) envelope that opened (so its header parsed).
 fn epoch_of(bytes: &[u8]) -> u32 {
-    u32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]])
+    u32::from_be_bytes([bytes[3], bytes[4], bytes[5], bytes[6]])
+}
+
+/// The reply subject of a core NATS message (`""`: none).
+fn reply_of(msg: &async_nats::Message) -> &str {
+    msg.reply.as_ref().map_or("", |r| r.as_str())
 }
 
 /// On a subscription without sender authentication a well-formed checkpoint for its subject is ignored (it
@@ -1882,7 +1892,7 @@ impl NatsSubscription {
                 continue;
             }
             let held = self.auth.is_some();
-            match self.agent.open_now(subject, &msg.payload, &mut self.windows, !held) {
+            match self.agent.open_now(subject, reply_of(&msg), &msg.payload, &mut self.windows, !held) {
                 Some(r) => {
                     if let Some(m) = self.opened(r, &msg.payload) {
                         return Poll::Ready(Ok(m));
@@ -1894,8 +1904,16 @@ impl NatsSubscription {
                     let (agent, mut windows) = (self.agent.clone(), std::mem::take(&mut self.windows));
                     self.fetch = Some(Box::pin(async move {
                         let limit = Some(Duration::from_secs(10));
-                        let r =
-                            open_retrying(&agent, msg.subject.as_str(), &msg.payload, &mut windows, limit, !held).await;
+                        let r = open_retrying(
+                            &agent,
+                            msg.subject.as_str(),
+                            reply_of(&msg),
+                            &msg.payload,
+                            &mut windows,
+                            limit,
+                            !held,
+                        )
+                        .await;
                         (r, windows, msg)
                     }));
                 }
@@ -2075,8 +2093,8 @@ impl DurableSubscription {
                 continue;
             }
             let held = self.auth.is_some();
-            let r =
-                open_retrying(&self.agent, msg.subject.as_str(), &msg.payload, &mut self.windows, None, !held).await;
+            let r = open_retrying(&self.agent, msg.subject.as_str(), "", &msg.payload, &mut self.windows, None, !held)
+                .await;
             if matches!(r, Err(Error::Transport { .. })) {
                 // Not acknowledged: the server redelivers it after `ack_wait`.
                 continue;

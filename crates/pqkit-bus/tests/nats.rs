@@ -66,12 +66,16 @@ async fn sealed_publish_subscribe_and_the_server_sees_only_ciphertext() {
     assert_eq!(m.sender(), alice.id());
     assert_eq!(m.priority(), Priority::High);
     assert_eq!(m.subject(), "greet.bob");
-    // What NATS carried: the envelope, with the subject and the header in clear, the payload sealed.
+    // What NATS carried: the NATS (v2) envelope, with the subject and the header in clear, the payload sealed,
+    // and the topic only in the NATS subject (31-byte header + payload + 16-byte tag).
     let raw = tap.next().await.unwrap();
     assert_eq!(raw.subject.as_str(), "greet.bob");
     assert!(!raw.payload.windows(6).any(|w| w == b"attack"), "plaintext visible to the server");
-    let meta = envelope::parse(&raw.payload).unwrap();
-    assert_eq!((meta.kind, meta.priority, meta.sender), (Kind::Publish, Priority::High, alice.id()));
+    assert!(!raw.payload.windows(9).any(|w| w == b"greet.bob"), "the topic travels twice");
+    let meta = envelope::parse_nats(&raw.payload).unwrap();
+    assert_eq!((meta.priority, meta.sender), (Priority::High, alice.id()));
+    assert_eq!(raw.payload[..2], [envelope::NATS_VERSION, Kind::Publish as u8]);
+    assert_eq!(raw.payload.len(), envelope::NATS_HEADER_LEN + secret.len() + 16);
     assert_eq!(raw.payload.len(), meta.payload.end + 16);
     assert_eq!(meta.payload.len(), secret.len(), "the size is visible (no padding)");
     // Several messages keep their order and priorities, and nobody rejected anything.
@@ -171,20 +175,10 @@ async fn forged_replayed_and_corrupted_injections_are_rejected_and_counted() {
     alice.publish("inj.x", b"first legit", Priority::Normal).await.unwrap();
     assert_eq!(sub.recv_timeout(T).await.unwrap().payload(), b"first legit");
     let raw = tap.next().await.unwrap().payload.to_vec();
-    let meta = envelope::parse(&raw).unwrap();
+    let meta = envelope::parse_nats(&raw).unwrap();
     let forge = |epoch: u32, seq: u64| {
-        let h = envelope::Header {
-            kind: Kind::Publish,
-            priority: Priority::Critical,
-            epoch,
-            seq,
-            sender: alice.id(),
-            sub: 0,
-            topic: "inj.x",
-            reply: "",
-        };
-        let mut v = Vec::new();
-        h.append(&mut v);
+        let h = envelope::NatsHeader { priority: Priority::Critical, epoch, seq, sender: alice.id() };
+        let mut v = h.encode().to_vec();
         v.extend_from_slice(b"pay the bearer 1000");
         v.extend_from_slice(&[0x5A; 16]);
         v
@@ -192,7 +186,7 @@ async fn forged_replayed_and_corrupted_injections_are_rejected_and_counted() {
     // A fresh envelope bob has not seen yet (sealed by alice, not sent): its corruptions must fail the tag, not
     // the replay window.
     let fresh = alice.seal("inj.x", b"fresh", Priority::Normal, None).await.unwrap();
-    let fm = envelope::parse(&fresh).unwrap();
+    let fm = envelope::parse_nats(&fresh).unwrap();
     let mut corrupt_body = fresh.clone();
     corrupt_body[fm.payload.start] ^= 1;
     let mut corrupt_tag = fresh.clone();
@@ -207,7 +201,7 @@ async fn forged_replayed_and_corrupted_injections_are_rejected_and_counted() {
         ("inj.x", forge(meta.epoch, meta.seq + 50)), // forged in alice's name: auth
         ("inj.x", forge(777, 0)),                    // forged under an epoch nobody has: unknown key
         ("inj.x", raw[..30].to_vec()),               // truncated: malformed
-        ("inj.y", raw.clone()),                      // moved to another subject: malformed
+        ("inj.y", raw.clone()),                      // moved to another topic: no key of alice's for it (unknown)
         ("inj.x", b"random garbage, not an envelope at all, long enough to parse".to_vec()), // malformed
         ("inj.x", fresh.clone()),                    // genuine (whoever relays it): delivered once
         ("inj.x", fresh),                            // and its replay: rejected
@@ -224,8 +218,8 @@ async fn forged_replayed_and_corrupted_injections_are_rejected_and_counted() {
     let mt = bob.metrics();
     assert_eq!(mt.rejected_replayed, 2, "{mt:?}");
     assert_eq!(mt.rejected_auth, 4, "{mt:?}");
-    assert_eq!(mt.rejected_unknown_key, 1, "{mt:?}");
-    assert_eq!(mt.rejected_malformed, 3, "{mt:?}");
+    assert_eq!(mt.rejected_unknown_key, 2, "{mt:?}");
+    assert_eq!(mt.rejected_malformed, 2, "{mt:?}");
     assert_eq!(mt.rejected(), 10);
     assert_eq!(mt.received, 3);
 }
@@ -603,8 +597,8 @@ async fn dropped_corrupted_reordered_duplicated_and_wrongly_signed_checkpoints()
     let bob_id = ident("bob", 2);
     let mut ch = checkpoint::Chain::new();
     for e in &batches[2][..2] {
-        let m = envelope::parse(e).unwrap();
-        ch.push(&alice.id(), "cp.x", m.epoch, m.seq, e);
+        let m = envelope::parse_nats(e).unwrap();
+        ch.push(&alice.id(), "cp.x", m.epoch, m.seq, "", e);
     }
     let mut wrong = ch.checkpoint(&bob_id, "cp.x").unwrap().unwrap();
     wrong[16..32].copy_from_slice(&alice.id().0);
@@ -846,4 +840,80 @@ async fn a_recv_cancelled_during_the_key_fetch_loses_no_message() {
     assert_eq!(sub.recv_timeout(Duration::from_millis(300)).await.unwrap_err(), Error::Timeout);
     assert_eq!((bob.metrics().received, bob.metrics().rejected()), (2, 0));
     assert_eq!(ks.metrics().recv_grants, 1, "one fetch, kept across the cancelled recv");
+}
+
+/// The NATS envelope (v2) does not carry the topic or the reply-to: both sides bind the NATS subject and reply
+/// subject into the AEAD's associated data. A plain client re-publishing a genuine envelope with another reply-to,
+/// without its reply-to, with one added, or on another inbox of the same requester (one key scope, so the key is
+/// the same and only the associated data can tell) gets it rejected as `rejected_auth`; the same bytes with their
+/// genuine labels are delivered. Fails if either binding is dropped from the associated data.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn relabelled_subjects_and_reply_tos_fail_the_tag_and_are_counted() {
+    let s = NatsServer::start();
+    let ks = key_server(&s.url(), Policy::allow_all()).await;
+    let alice = NatsAgent::connect(&s.url(), &ident("alice", 1), ks.id()).await.unwrap();
+    let bob = NatsAgent::connect(&s.url(), &ident("bob", 2), ks.id()).await.unwrap();
+    let wire = plain(&s.url()).await;
+    let mut sub = bob.subscribe("rl.*").await.unwrap();
+    sync(&wire).await;
+    alice.publish("rl.x", b"warm", Priority::Normal).await.unwrap();
+    assert_eq!(sub.recv_timeout(T).await.unwrap().payload(), b"warm");
+    let inbox = format!("_INBOX.{}.{:016x}", alice.id().to_hex(), 1);
+    let evil = format!("_INBOX.{}.{:016x}", bob.id().to_hex(), 2);
+    let with_reply = alice.seal("rl.x", b"answer me", Priority::Normal, Some(&inbox)).await.unwrap();
+    let without = alice.seal("rl.x", b"no reply", Priority::Normal, None).await.unwrap();
+    wire.publish_with_reply("rl.x", evil.clone(), with_reply.clone().into()).await.unwrap(); // reply-to changed
+    wire.publish("rl.x", with_reply.clone().into()).await.unwrap(); // reply-to dropped
+    wire.publish_with_reply("rl.x", evil.clone(), without.clone().into()).await.unwrap(); // reply-to added
+    sync(&wire).await;
+    // The rejected copies did not use up the sequences (a window commits only after the tag verifies): the
+    // genuine labels are delivered after them.
+    wire.publish_with_reply("rl.x", inbox.clone(), with_reply.into()).await.unwrap();
+    wire.publish("rl.x", without.into()).await.unwrap();
+    let m = sub.recv_timeout(T).await.unwrap();
+    assert_eq!((m.payload(), m.reply_to(), m.sender()), (&b"answer me"[..], Some(inbox.as_str()), alice.id()));
+    let m = sub.recv_timeout(T).await.unwrap();
+    assert_eq!((m.payload(), m.reply_to()), (&b"no reply"[..], None));
+    let mt = bob.metrics();
+    assert_eq!((mt.rejected_auth, mt.rejected(), mt.received), (3, 3, 3), "{mt:?}");
+    // A reply sealed for bob's inbox `…1` re-published on his inbox `…2`: same scope `_INBOX.<bob>`, same key.
+    let to_1 = format!("_INBOX.{}.{:016x}", bob.id().to_hex(), 1);
+    let to_2 = format!("_INBOX.{}.{:016x}", bob.id().to_hex(), 2);
+    let reply = alice.seal(&to_1, b"reply to request 1", Priority::Normal, None).await.unwrap();
+    wire.publish(to_2, reply.clone().into()).await.unwrap();
+    sync(&wire).await;
+    let deadline = Instant::now() + T;
+    while bob.metrics().rejected() < 4 {
+        assert!(Instant::now() < deadline, "the moved reply was not rejected: {:?}", bob.metrics());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mt = bob.metrics();
+    assert_eq!((mt.rejected_auth, mt.received), (4, 3), "{mt:?}");
+    // On the inbox it was sealed for, it opens (no request waits for it, so it is counted and dropped).
+    wire.publish(to_1, reply.into()).await.unwrap();
+    sync(&wire).await;
+    while bob.metrics().received < 4 {
+        assert!(Instant::now() < deadline, "the genuine reply was not opened: {:?}", bob.metrics());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(bob.metrics().rejected(), 4);
+    // A v1 envelope (the in-process format, with the topic inside) is not a NATS envelope: malformed.
+    let h = envelope::Header {
+        kind: Kind::Publish,
+        priority: Priority::Normal,
+        epoch: 1,
+        seq: 1,
+        sender: alice.id(),
+        sub: 0,
+        topic: "rl.x",
+        reply: "",
+    };
+    let mut v1 = Vec::new();
+    h.append(&mut v1);
+    v1.extend_from_slice(&[0u8; 16 + 16]);
+    wire.publish("rl.x", v1.into()).await.unwrap();
+    sync(&wire).await;
+    alice.publish("rl.x", b"after", Priority::Normal).await.unwrap();
+    assert_eq!(sub.recv_timeout(T).await.unwrap().payload(), b"after");
+    assert_eq!(bob.metrics().rejected_malformed, 1);
 }
