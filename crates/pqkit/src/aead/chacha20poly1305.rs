@@ -208,6 +208,22 @@ fn with_ks<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
 // accumulator add to it); (2) for open, hashing 512-byte windows from the second pass on (16 pairs with r^16 squared
 // alongside in memory), which leaves nothing to hash after the last pass at 1 KiB: open 0.78-0.84 against 0.84-0.86
 // (more scalar blocks in the second pass cost more than the four serial blocks they saved).
+//
+// Where a 1 KiB seal's time goes (issue 16, h-cc3; Zen 4 with PQKIT_CPU=avx2, CPU time per call in a tight loop,
+// parts removed one at a time, so the tags were wrong): 17 blocks make three passes: blocks 0..8 (block 0 the
+// Poly1305 key; no scalar work), 8..16 carrying the 28 one-chain blocks, and block 16 alone in a 4-block row pass
+// carrying 32 blocks on two chains; then the last 4 blocks, the lengths and the finish. Whole: about 620 ns; without
+// the third pass's scalar blocks 568; without the second's too 509; without the third pass 408; without the tail
+// and finish 363; the first pass with the set-up about 180 (ChaCha20 alone, 1 KiB: 265). So the lone-block pass
+// costs about 100 ns of latency, the tail about 45, and the 60 stitched blocks about 115 over the vector passes
+// (they overlap about half). Tried and measured no better, so not taken (same harness, alternating binaries):
+// (3) an uninitialised keystream buffer (MaybeUninit, bytes shown only once written, the written ones wiped):
+// 1 KiB 611-675 against 617-651 ns, pqkit-bench --isa avx2 seal/open 0.84-0.86/0.82 against 0.87/0.83: the
+// zeroing is lost in the noise; (4) the row pass's scalar blocks in four steps per double round (after each
+// quarter-round pair) instead of one: 1 KiB seal 620 -> 700 ns, 512 B 375 -> 460; (5) h2·r0 and h2·s1 of the
+// scalar block as masked shifts on the ALUs instead of two imul: 1 KiB seal 620 -> 697 ns. (4) and (5) say the
+// stitched passes are bound by the integer instructions they issue, not by the multiplier; what is left is the
+// instruction-level interleaving of one asm block (the OpenSSL/BoringSSL stitched AVX2 technique), not tried yet.
 #[cfg(target_arch = "x86_64")]
 fn medium<const SEAL: bool>(
     backend: Checked<Backend>,
