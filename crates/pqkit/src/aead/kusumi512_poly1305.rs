@@ -123,10 +123,18 @@ impl Aead for Kusumi512Poly1305 {
         let (enc, hashed) = cipher.xor_stitched(buf, hl, &mut PolyJob(&mut mac))?;
         #[cfg(not(target_arch = "x86_64"))]
         let (enc, hashed) = (0, 0);
-        mac.update(&buf[hashed..hl + enc]);
-        for chunk in buf[hl + enc..].chunks_mut(CHUNK) {
-            cipher.apply_keystream(chunk)?;
-            mac.update(chunk);
+        let done = hl + enc;
+        if buf.len() - done <= CHUNK {
+            // A short rest (a 1 KiB message's last blocks): encrypt it, then hash everything left in one call,
+            // one Poly1305 pass instead of two.
+            cipher.apply_keystream(&mut buf[done..])?;
+            mac.update(&buf[hashed..]);
+        } else {
+            mac.update(&buf[hashed..done]);
+            for chunk in buf[done..].chunks_mut(CHUNK) {
+                cipher.apply_keystream(chunk)?;
+                mac.update(chunk);
+            }
         }
         Ok(finish(mac, aad.len(), buf.len()).finalize())
     }
