@@ -152,5 +152,14 @@ pub fn algorithms() -> Vec<Algorithm> {
         v_out.push(chacha);
         v_out.push(tf);
     }
+    // Kusumi512-Poly1305 open (verify, then decrypt in place), the counterpart of the seal row in `aead.rs`, with
+    // the open machinery and sizes of the ChaCha20-Poly1305 open row there (issue 16: the seal target's open
+    // side). It has no peer; `/work/tools/self512.py` prints it against pqkit's ChaCha20-Poly1305 open.
+    #[cfg(feature = "pqkit-algs")]
+    v_out.push(Algorithm::bulk("Kusumi512-Poly1305", "open").with(Candidate::new(
+        "pqkit",
+        super::pqkit_version(),
+        |_| Ok(super::aead_ops::pqkit_open(pqkit::aead::Kusumi512Poly1305::new(&KEY64).map_err(e)?)),
+    )));
     v_out
 }

@@ -8,13 +8,16 @@
 //! - 64-byte key, 12-byte nonce. A (key, nonce) pair must never seal two different messages; with random
 //!   nonces keep the number of messages per key well below 2^32.
 //! - A message may be up to (2^64 - 1) * 100 bytes, more than any buffer can hold.
-//! - Opening verifies the tag in constant time before decrypting; on failure the buffer holds the ciphertext.
+//! - Opening verifies the tag in constant time before releasing any plaintext; on failure the buffer holds the
+//!   ciphertext (the first batch's bytes, decrypted in place with the Poly1305 key, are put back).
 //!
 //! Sealing is one pass over memory. On the vector backends it is stitched: while Kusumi512 computes the keystream
-//! of one 8- or 16-block chunk, the scalar Poly1305 hashes the chunk before it, a few blocks between the
-//! quarter rounds, so the integer and vector units work at once (`Kusumi512::xor_stitched`). Otherwise each
-//! chunk of a few KiB is encrypted and then fed to Poly1305 while it is still in cache. Block 0 (the Poly1305 key) is computed in the same vector batch as the first blocks of the
-//! message (`Head`), not on its own: one batch instead of two for a short message.
+//! of one 8- or 16-block chunk, the scalar Poly1305 hashes the chunk before it (during the first chunk, the
+//! first batch's ciphertext), a few blocks between the quarter rounds, so the integer and vector units work at
+//! once (`Kusumi512::xor_stitched`). Otherwise each chunk of a few KiB is encrypted and then fed to Poly1305
+//! while it is still in cache. Block 0 (the Poly1305 key) is computed in the same vector batch as the first
+//! blocks of the message (`Kusumi512::xor_head`), whose keystream goes straight into the message: one batch
+//! instead of two for a short message, and no stack copy of the keystream.
 
 use super::{Aead, TAG_LEN};
 use crate::cipher::StreamCipher;
@@ -59,51 +62,23 @@ pub(super) fn start(name: &'static str, key: &[u8; 64], nonce: &[u8]) -> Result<
     Ok((cipher, mac))
 }
 
-/// Message bytes whose keystream is computed together with block 0: 15 blocks, so block 0 and they make one
-/// 16-block AVX-512 batch (two AVX2 ones), and the rest of the message starts on a batch boundary.
-const HEAD: usize = 15 * BLOCK_LEN;
-
-/// The keystream of block 0 and of the first [`HEAD`] message bytes (or fewer), from one call, and the cipher
-/// positioned after them. Wiped on drop.
-struct Head {
-    cipher: Kusumi512,
-    ks: [u8; BLOCK_LEN + HEAD],
-    len: usize,
+/// The cipher after the AEAD's first batch ([`Kusumi512::xor_head`]): block 0's keystream, from which the
+/// Poly1305 key comes, computed with the first message blocks, whose keystream went straight into `buf` (no
+/// stack copy of it). Returns the cipher, positioned after those `h` bytes, the MAC and `h`.
+fn head(key: &[u8; 64], nonce: &[u8], buf: &mut [u8]) -> Result<(Kusumi512, Poly1305, usize)> {
+    Error::check_length(NAME, "nonce", 12, nonce.len())?;
+    let mut cipher = Kusumi512::new_with_counter(key, nonce, 0)?;
+    let mut block0 = [0u8; BLOCK_LEN];
+    let h = cipher.xor_head(buf, &mut block0)?;
+    let otk: &[u8; 32] = block0[..32].try_into().expect("32 bytes");
+    let mac = Poly1305::new(otk);
+    crate::ct::wipe(&mut block0);
+    Ok((cipher, mac, h))
 }
 
-impl Head {
-    /// Block 0 and the keystream for the first `min(msg_len, HEAD)` message bytes.
-    fn new(key: &[u8; 64], nonce: &[u8], msg_len: usize) -> Result<Self> {
-        Error::check_length(NAME, "nonce", 12, nonce.len())?;
-        let mut cipher = Kusumi512::new_with_counter(key, nonce, 0)?;
-        let len = msg_len.min(HEAD);
-        let mut ks = [0u8; BLOCK_LEN + HEAD];
-        cipher.apply_keystream(&mut ks[..BLOCK_LEN + len])?;
-        Ok(Head { cipher, ks, len })
-    }
-
-    /// Poly1305 keyed by the first 32 bytes of block 0.
-    fn mac(&self) -> Poly1305 {
-        let mut otk = [0u8; 32];
-        otk.copy_from_slice(&self.ks[..32]);
-        let mac = Poly1305::new(&otk);
-        crate::ct::wipe(&mut otk);
-        mac
-    }
-
-    /// XORs the head keystream into the first `self.len` bytes of `buf`.
-    fn xor(&self, buf: &mut [u8]) {
-        for (d, k) in buf[..self.len].iter_mut().zip(&self.ks[BLOCK_LEN..]) {
-            *d ^= k;
-        }
-    }
-}
-
-impl Drop for Head {
-    fn drop(&mut self) {
-        crate::ct::wipe(&mut self.ks);
-    }
-}
+/// Ciphertext bytes an opening keeps a copy of while the head batch decrypts them in place: at most 15 blocks
+/// (the AVX-512 head), restored if the tag is bad.
+const HEAD_MAX: usize = 15 * BLOCK_LEN;
 
 /// Poly1305 as the scalar job of Kusumi512's stitched pass: five blocks per step on the portable scalar code,
 /// whose integer multiplies run beside the vector rounds. The MAC's input is on a 16-byte boundary whenever the
@@ -140,39 +115,49 @@ impl Aead for Kusumi512Poly1305 {
     const NONCE_LEN: usize = 12;
 
     fn seal_in_place_detached(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> Result<[u8; TAG_LEN]> {
-        let mut head = Head::new(&self.key, nonce, buf.len())?;
-        let mut mac = head.mac();
+        let (mut cipher, mut mac, hl) = head(&self.key, nonce, buf)?;
         mac.update_padded(aad);
-        let hl = head.len;
-        head.xor(&mut buf[..hl]);
-        // The MAC takes the head's whole 16-byte blocks now and its last `hl % 16` bytes with the bulk, so that
-        // the stitched job starts on a block boundary of the MAC's input (the AAD is padded).
-        let aligned = hl - hl % 16;
-        mac.update(&buf[..aligned]);
-        let region = &mut buf[aligned..];
-        let lead = hl - aligned;
+        // The head's ciphertext is hashed during the first stitched chunk (its whole steps) so that the MAC, on a
+        // 16-byte boundary after the padded AAD, starts with it.
         #[cfg(target_arch = "x86_64")]
-        let (enc, hashed) = head.cipher.xor_stitched(region, lead, &mut PolyJob(&mut mac))?;
+        let (enc, hashed) = cipher.xor_stitched(buf, hl, &mut PolyJob(&mut mac))?;
         #[cfg(not(target_arch = "x86_64"))]
         let (enc, hashed) = (0, 0);
-        mac.update(&region[hashed..lead + enc]);
-        for chunk in region[lead + enc..].chunks_mut(CHUNK) {
-            head.cipher.apply_keystream(chunk)?;
-            mac.update(chunk);
+        let done = hl + enc;
+        if buf.len() - done <= CHUNK {
+            // A short rest (a 1 KiB message's last blocks): encrypt it, then hash everything left in one call,
+            // one Poly1305 pass instead of two.
+            cipher.apply_keystream(&mut buf[done..])?;
+            mac.update(&buf[hashed..]);
+        } else {
+            mac.update(&buf[hashed..done]);
+            for chunk in buf[done..].chunks_mut(CHUNK) {
+                cipher.apply_keystream(chunk)?;
+                mac.update(chunk);
+            }
         }
         Ok(finish(mac, aad.len(), buf.len()).finalize())
     }
 
     fn open_in_place_detached(&self, nonce: &[u8], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<()> {
         Error::check_length(NAME, "tag", TAG_LEN, tag.len())?;
-        let mut head = Head::new(&self.key, nonce, buf.len())?;
-        let mut mac = head.mac();
+        Error::check_length(NAME, "nonce", 12, nonce.len())?;
+        // The head batch decrypts the first bytes in place while it computes the Poly1305 key; their ciphertext
+        // (public) is kept to be hashed, and put back if the tag is bad, so no plaintext is released.
+        let mut ct = [0u8; HEAD_MAX];
+        let n = buf.len().min(HEAD_MAX);
+        ct[..n].copy_from_slice(&buf[..n]);
+        let (mut cipher, mut mac, hl) = head(&self.key, nonce, buf)?;
         mac.update_padded(aad);
-        mac.update(buf);
-        finish(mac, aad.len(), buf.len()).verify(tag).map_err(|_| Error::AuthenticationFailed { algorithm: NAME })?;
-        let (first, rest) = buf.split_at_mut(head.len);
-        head.xor(first);
-        head.cipher.apply_keystream(rest)
+        // `ct` holds the first `n >= hl` ciphertext bytes: hashing all of them in one call keeps a short message
+        // to one Poly1305 pass.
+        mac.update(&ct[..n]);
+        mac.update(&buf[n..]);
+        if finish(mac, aad.len(), buf.len()).verify(tag).is_err() {
+            buf[..hl].copy_from_slice(&ct[..hl]);
+            return Err(Error::AuthenticationFailed { algorithm: NAME });
+        }
+        cipher.apply_keystream(&mut buf[hl..])
     }
 }
 

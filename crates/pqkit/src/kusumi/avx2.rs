@@ -189,3 +189,31 @@ pub(super) fn xor_stitched<J: super::Stitch>(
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { xor_stitched_impl(key, nonce, counter, data, lead, chunks, job) }
 }
+
+/// The AEAD's first batch on AVX2 ([`lanes::xor_head`]): block 0 and up to 7 message blocks, one 8-lane batch.
+#[target_feature(enable = "avx2")]
+fn xor_head_impl(
+    key: &[u32; 16],
+    nonce: &[u32; 3],
+    head: &mut [u8],
+    block0: &mut [u8; BLOCK],
+    last: &mut [u8; BLOCK],
+) -> bool {
+    // SAFETY: this function is compiled with AVX2 and may only run on a CPU that has it (a `#[target_feature]`
+    // function), which is all `__m256i`'s `Lanes` methods need.
+    unsafe { lanes::xor_head::<__m256i, 8>(key, nonce, head, block0, last) }
+}
+
+/// See [`lanes::xor_head`]; `head` is at most 7 blocks.
+pub(super) fn xor_head(
+    backend: Checked<Backend>,
+    key: &[u32; 16],
+    nonce: &[u32; 3],
+    head: &mut [u8],
+    block0: &mut [u8; BLOCK],
+    last: &mut [u8; BLOCK],
+) -> bool {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
+    unsafe { xor_head_impl(key, nonce, head, block0, last) }
+}

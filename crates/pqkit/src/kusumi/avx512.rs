@@ -237,3 +237,39 @@ pub(super) fn xor_stitched<J: super::Stitch>(
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU has AVX-512F.
     unsafe { xor_stitched_impl(key, nonce, counter, data, lead, chunks, job) }
 }
+
+/// The AEAD's first batch on AVX-512 ([`lanes::xor_head`]): block 0 and up to 7 message blocks as one 8-lane
+/// AVX-512VL batch, up to 15 as one 16-lane batch.
+#[target_feature(enable = "avx512f,avx512vl,avx2")]
+fn xor_head_impl(
+    key: &[u32; 16],
+    nonce: &[u32; 3],
+    head: &mut [u8],
+    block0: &mut [u8; BLOCK],
+    last: &mut [u8; BLOCK],
+) -> bool {
+    // SAFETY: this function is compiled with AVX-512F, AVX-512VL and AVX2 and may only run on a CPU that has them
+    // (a `#[target_feature]` function), which is all the `Lanes` methods of `Vl` and `__m512i` need.
+    unsafe {
+        if head.len() <= 7 * BLOCK {
+            lanes::xor_head::<Vl, 8>(key, nonce, head, block0, last)
+        } else {
+            lanes::xor_head::<__m512i, 16>(key, nonce, head, block0, last)
+        }
+    }
+}
+
+/// See [`lanes::xor_head`]; `head` is at most 15 blocks.
+pub(super) fn xor_head(
+    backend: Checked<Backend>,
+    key: &[u32; 16],
+    nonce: &[u32; 3],
+    head: &mut [u8],
+    block0: &mut [u8; BLOCK],
+    last: &mut [u8; BLOCK],
+) -> bool {
+    assert!(backend.covers(Backend::Avx512));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU has AVX-512F,
+    // AVX-512VL and AVX2.
+    unsafe { xor_head_impl(key, nonce, head, block0, last) }
+}

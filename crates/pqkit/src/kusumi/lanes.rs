@@ -51,6 +51,22 @@ impl<J: Stitch> Side for Hash<'_, J> {
     }
 }
 
+/// Hands the job the bytes of `region` (a multiple of [`STITCH_STEP`], shorter than a chunk) one step at a time,
+/// step `k` taking bytes `k * STITCH_STEP ..` while there are any; the later steps do nothing.
+struct Lead<'a, J: Stitch> {
+    region: &'a [u8],
+    job: &'a mut J,
+}
+
+impl<J: Stitch> Side for Lead<'_, J> {
+    #[inline(always)]
+    fn step(&mut self, k: usize) {
+        if let Some(s) = self.region.get(k * STITCH_STEP..(k + 1) * STITCH_STEP) {
+            self.job.step(s.try_into().expect("a step is STITCH_STEP bytes"));
+        }
+    }
+}
+
 /// A vector of `N` 32-bit lanes and the operations the Kusumi512 body performs on it.
 ///
 /// # Safety
@@ -217,27 +233,16 @@ unsafe fn rounds<V: Lanes<N>, const N: usize, S: Side>(
     }
 }
 
-/// XORs the keystream of `N` blocks (state `s`, from [`rounds`]) into the first `whole` blocks at `p`, and, if
-/// `part` is given, writes block `whole`'s keystream to the 100 zeroed bytes there. Blocks past that are
-/// discarded.
+/// XORs the keystream of `N` blocks (state `s`, from [`rounds`]) into the 100 bytes at `dst(blk)` for each lane
+/// `blk` that has a destination; lanes whose `dst` is `None` are discarded.
 ///
 /// # Safety
-/// The CPU has the instruction set of `V`'s [`Lanes`] implementation; `whole <= N`, `p` is valid for
-/// `whole * BLOCK` bytes, `part` (if any, then `whole < N`) for `BLOCK` bytes and zeroed.
+/// The CPU has the instruction set of `V`'s [`Lanes`] implementation; every pointer `dst` returns is valid for
+/// `BLOCK` bytes.
 #[inline(always)]
-unsafe fn xor_out<V: Lanes<N>, const N: usize>(s: &[V; 25], p: *mut u8, whole: usize, part: Option<*mut u8>) {
+unsafe fn xor_out<V: Lanes<N>, const N: usize>(s: &[V; 25], dst: impl Fn(usize) -> Option<*mut u8>) {
     // The leftover words start at `full * N`; their bytes at `4 * full * N` in each block.
     let full = 25 / N;
-    let dst = |blk: usize| -> Option<*mut u8> {
-        if blk < whole {
-            // SAFETY: `blk < whole`, so block `blk` is inside the `whole * BLOCK` bytes at `p`.
-            Some(unsafe { p.add(blk * BLOCK) })
-        } else if blk == whole {
-            part
-        } else {
-            None
-        }
-    };
     // SAFETY: the CPU has `V`'s instruction set (the caller's contract). Each destination block is valid for
     // `BLOCK` bytes: group `g`'s row covers `4 * N * g .. 4 * N * (g + 1)` of it and the leftover words the last
     // `4 * (25 - full * N)` bytes, all in bounds.
@@ -277,7 +282,9 @@ unsafe fn xor_chunk<V: Lanes<N>, const N: usize, S: Side>(
     // SAFETY: the CPU has `V`'s instruction set (the caller's contract); `chunk` is `N` whole blocks (asserted).
     unsafe {
         let s = rounds::<V, N, S>(key, nonce, counter, side);
-        xor_out::<V, N>(&s, chunk.as_mut_ptr(), N, None);
+        let p = chunk.as_mut_ptr();
+        // Block `blk < N` is inside the chunk's `N * BLOCK` bytes.
+        xor_out::<V, N>(&s, |blk| (blk < N).then(|| p.wrapping_add(blk * BLOCK)));
     }
 }
 
@@ -332,7 +339,13 @@ pub(super) unsafe fn xor_padded<V: Lanes<N>, const N: usize>(
     // `part` (only when `partial != 0`, so `whole < N`) is the zeroed 100-byte `last`.
     unsafe {
         let s = rounds::<V, N, _>(key, nonce, counter, &mut NoSide);
-        xor_out::<V, N>(&s, tail.as_mut_ptr(), whole, part);
+        let p = tail.as_mut_ptr();
+        xor_out::<V, N>(&s, |blk| match blk {
+            // Block `blk < whole` is inside `tail`'s `whole * BLOCK` bytes.
+            b if b < whole => Some(p.wrapping_add(b * BLOCK)),
+            b if b == whole => part,
+            _ => None,
+        });
     }
     if partial != 0 {
         for (d, k) in tail[whole * BLOCK..].iter_mut().zip(last.iter()) {
@@ -342,11 +355,59 @@ pub(super) unsafe fn xor_padded<V: Lanes<N>, const N: usize>(
     partial != 0
 }
 
+/// The AEAD's first batch: block 0 (the Poly1305 key) and the first blocks of the message in one `N`-lane batch.
+/// Writes block 0's keystream to `block0`, and XORs blocks `1 .. N` into `head` (at most `N - 1` blocks) straight
+/// in place, as [`xor_padded`] does from counter 1: when `head` ends inside a block, that block's keystream is
+/// written to `last` and the function returns true.
+///
+/// # Safety
+/// The CPU has the instruction set of `V`'s [`Lanes`] implementation.
+#[inline(always)]
+pub(super) unsafe fn xor_head<V: Lanes<N>, const N: usize>(
+    key: &[u32; 16],
+    nonce: &[u32; 3],
+    head: &mut [u8],
+    block0: &mut [u8; BLOCK],
+    last: &mut [u8; BLOCK],
+) -> bool {
+    let len = head.len();
+    assert!(len <= (N - 1) * BLOCK);
+    let (whole, partial) = (len / BLOCK, len % BLOCK);
+    block0.fill(0);
+    let b0 = block0.as_mut_ptr();
+    let part = if partial != 0 {
+        last.fill(0);
+        Some(last.as_mut_ptr())
+    } else {
+        None
+    };
+    // SAFETY: the CPU has `V`'s instruction set (the caller's contract). Lane 0 goes to the zeroed 100-byte
+    // `block0`, lanes `1 ..= whole` to `head`'s whole blocks, lane `whole + 1` (only when `partial != 0`, so
+    // `whole + 1 < N`) to the zeroed 100-byte `last`.
+    unsafe {
+        let s = rounds::<V, N, _>(key, nonce, 0, &mut NoSide);
+        let p = head.as_mut_ptr();
+        xor_out::<V, N>(&s, |blk| match blk {
+            0 => Some(b0),
+            b if b <= whole => Some(p.wrapping_add((b - 1) * BLOCK)),
+            b if b == whole + 1 => part,
+            _ => None,
+        });
+    }
+    if partial != 0 {
+        for (d, k) in head[whole * BLOCK..].iter_mut().zip(last.iter()) {
+            *d ^= k;
+        }
+    }
+    partial != 0
+}
+
 /// The AEAD's stitched pass: XORs the keystream of blocks `counter, counter + 1, ...` into the `chunks` whole
 /// `N`-block chunks of `data` that start at byte `lead`, and, while computing chunk `i >= 1`, gives `job` the
-/// `N * BLOCK` bytes of `data` starting at `(i - 1) * N * BLOCK` (all written before: the first `lead` bytes,
-/// already encrypted by the caller, and chunk `i - 1`, less its last `lead` bytes). So the job sees
-/// `data[.. (chunks - 1) * N * BLOCK]` in order; the caller hashes the rest.
+/// `N * BLOCK` bytes of `data` starting at `base + (i - 1) * N * BLOCK` (all written before: the first `lead`
+/// bytes, already encrypted by the caller, and chunk `i - 1`), where `base` is `lead` rounded down to a multiple
+/// of [`STITCH_STEP`]; while computing chunk 0 it gives the job `data[..base]`, the caller's bytes. So the job
+/// sees `data[.. base + (chunks - 1) * N * BLOCK]` in order; the caller hashes the rest.
 ///
 /// # Safety
 /// The CPU has the instruction set of `V`'s [`Lanes`] implementation.
@@ -362,15 +423,18 @@ pub(super) unsafe fn xor_stitched<V: Lanes<N>, const N: usize, J: Stitch>(
 ) {
     let ch = N * BLOCK;
     assert!(lead < ch && lead + chunks * ch <= data.len());
+    let base = lead - lead % STITCH_STEP;
     for i in 0..chunks {
         let (done, todo) = data.split_at_mut(lead + i * ch);
         let chunk = &mut todo[..ch];
         let ctr = counter.wrapping_add((i * N) as u64);
         if i == 0 {
+            // The caller's `lead` bytes, `base / STITCH_STEP` steps (fewer than the chunk's `ch / STITCH_STEP`).
+            let mut side = Lead { region: &done[..base], job: &mut *job };
             // SAFETY: the CPU has `V`'s instruction set (the caller's contract).
-            unsafe { xor_chunk::<V, N, _>(key, nonce, ctr, chunk, &mut NoSide) };
+            unsafe { xor_chunk::<V, N, _>(key, nonce, ctr, chunk, &mut side) };
         } else {
-            let mut side = Hash { region: &done[(i - 1) * ch..i * ch], job: &mut *job };
+            let mut side = Hash { region: &done[base + (i - 1) * ch..base + i * ch], job: &mut *job };
             // SAFETY: as above.
             unsafe { xor_chunk::<V, N, _>(key, nonce, ctr, chunk, &mut side) };
         }

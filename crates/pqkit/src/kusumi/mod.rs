@@ -179,8 +179,9 @@ impl Kusumi512 {
     /// The AEAD's one-pass sealing loop: encrypts whole vector chunks (8 blocks on AVX2, 16 on AVX-512) of
     /// `data[lead..]` from the current position, and hands `job` the bytes written before each chunk's
     /// predecessor ends (`data[..lead]`, which the caller has encrypted, then the ciphertext) while the next
-    /// chunk's keystream is computed. Returns `(e, h)`: `data[lead..lead + e]` is now encrypted (the position
-    /// moved by `e`) and `job` has taken `data[..h]` (`h` a multiple of [`STITCH_STEP`]); the caller hashes
+    /// chunk's keystream is computed (the caller's bytes, rounded down to a [`STITCH_STEP`], during the first
+    /// chunk). Returns `(e, h)`: `data[lead..lead + e]` is now encrypted (the position moved by `e`) and `job`
+    /// has taken `data[..h]` (`h` a multiple of [`STITCH_STEP`]); the caller hashes
     /// `data[h..lead + e]` and goes on after it. `(0, 0)`, changing nothing, on the portable backend, when
     /// the position is inside a block, or when fewer than two chunks fit (nothing to stitch).
     #[cfg(target_arch = "x86_64")]
@@ -210,7 +211,41 @@ impl Kusumi512 {
         } else {
             avx2::xor_stitched(backend, key, nonce, counter, data, lead, chunks, job);
         }
-        Ok((chunks * ch, (chunks - 1) * ch))
+        Ok((chunks * ch, lead - lead % STITCH_STEP + (chunks - 1) * ch))
+    }
+
+    /// The AEAD's first batch: writes block 0's keystream (the Poly1305 key) to `block0` and XORs the keystream
+    /// from counter 1 into the first `h` bytes of `data`, computed together in one vector batch (16 lanes on
+    /// AVX-512: up to 15 message blocks; 8 on AVX2: up to 7); returns `h` (0 on the portable backend, which computes
+    /// block 0 alone). The position moves past block 0 and those `h` bytes. Only for an instance at position 0
+    /// whose position 0 is block counter 0, as the AEAD creates it (asserted: never caller input).
+    pub(crate) fn xor_head(&mut self, data: &mut [u8], block0: &mut [u8; BLOCK]) -> Result<usize> {
+        let max = match self.backend.get() {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => 15 * BLOCK,
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => 7 * BLOCK,
+            _ => 0,
+        };
+        let h = data.len().min(max);
+        let counter = self.pos.take_aligned(NAME, BLOCK + h)?;
+        assert_eq!(counter, Some(0), "Kusumi512::xor_head: not at the start of counter 0");
+        self.tail.forget();
+        let (key, nonce, backend, t) = (&self.key, &self.nonce, self.backend, &mut self.tail);
+        let head = &mut data[..h];
+        t.valid = match backend.get() {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => avx512::xor_head(backend, key, nonce, head, block0, &mut t.ks),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => avx2::xor_head(backend, key, nonce, head, block0, &mut t.ks),
+            _ => {
+                *block0 = soft::block(key, nonce, 0);
+                false
+            }
+        };
+        // A kept block is the one `head` ends inside.
+        t.counter = 1 + (h / BLOCK) as u64;
+        Ok(h)
     }
 
     /// The 100-byte keystream block at an absolute block counter (the AEAD takes its Poly1305 key from block 0).
