@@ -18,5 +18,5 @@ for mode in ["", "loop", "pass8", "dround"]:
     elif not any(body[i:i + n] == want for i in range(len(body) - n + 1)):
         print(f"avx2_rounds.py {mode or '(rounds)'}: its {n} lines are not in chacha/avx2.rs as printed")
         bad += 1
-bad += subprocess.run(["python3", "crates/pqkit/src/hash/sha2/avx2_rounds.py", "--check"]).returncode != 0  # h-sha3: SHA-512 AVX2 block text
+bad += subprocess.run(["python3", "crates/pqkit/src/hash/sha2/avx2_rounds.py", "--check"]).returncode != 0  # SHA-512 AVX2: round macros, block and stretch texts
 sys.exit(1 if bad else 0)

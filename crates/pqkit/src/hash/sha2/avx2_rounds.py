@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-# Prints the asm! text of `block_asm` in avx2.rs: the 80 rounds of one SHA-512 block on scalar registers, with 16
-# rows of the next group's four-lane message schedule interleaved on ymm registers; with the argument `stretch`,
-# the eight rounds of `rounds_at` (same round, no schedule). Paste the output between `asm!(` and the operands.
-# `--check` instead checks that avx2.rs holds exactly both texts (CI: .ci/check-generated.py). Each printed line is
-# one instruction.
+# Prints the generated text of avx2.rs: `macros`, the one copy of the round (`sha512_round!`: the asm! text of
+# one SHA-512 round on scalar registers, with the register names as parameters, built with concat!) and of the
+# four-lane schedule lines (`sha512_sched!`); `block`, the asm! text of `block_asm` (80 `sha512_round!` lines: the
+# rounds of one SHA-512 block with 16 rows of the next group's four-lane message schedule interleaved on ymm
+# registers); `stretch`, the eight rounds of `rounds_at` (same round, no schedule). Each part goes into avx2.rs as
+# printed; `--check` checks that avx2.rs holds every part exactly (CI: .ci/check-generated.py).
 #
 # Register plan (the technique of OpenSSL's sha512-avx2-rorx, written from the algorithm, not from its text):
 # - the eight state words live in the operands {s0}..{s7}; no word moves between registers: round r's
@@ -28,132 +29,194 @@ import sys
 
 WK_OFF = 80 * 32  # offset of `wk` from `w` in `Sched`
 
+# One round: (format, names) lines; the names are the round's roles, filled in by `sha512_round!` from its
+# parameters. `x` is always {t0}; `y` and `bc` swap after every round (see above).
+ROUND = [
+    ("add {h}, qword ptr {wk}", "h + W + K"),
+    ("mov {x}, {f}", ""),
+    ("xor {x}, {g}", ""),
+    ("and {x}, {e}", ""),
+    ("xor {x}, {g}", "Ch(e, f, g)"),
+    ("rorx {y}, {e}, 14", ""),
+    ("add {h}, {x}", ""),
+    ("rorx {x}, {e}, 18", ""),
+    ("xor {y}, {x}", ""),
+    ("rorx {x}, {e}, 41", ""),
+    ("xor {y}, {x}", "Sigma1(e)"),
+    ("add {h}, {y}", "T1"),
+    ("rorx {x}, {a}, 28", ""),
+    ("add {d}, {h}", "new e = d + T1"),
+    ("rorx {y}, {a}, 34", ""),
+    ("xor {x}, {y}", ""),
+    ("rorx {y}, {a}, 39", ""),
+    ("xor {x}, {y}", "Sigma0(a)"),
+    ("mov {y}, {a}", ""),
+    ("xor {y}, {b}", "a ^ b: the next round's b ^ c"),
+    ("and {bc}, {y}", ""),
+    ("xor {bc}, {b}", "Maj(a, b, c)"),
+    ("add {bc}, {x}", "Sigma0(a) + Maj(a, b, c)"),
+    ("add {h}, {bc}", "new a = T1 + Sigma0 + Maj"),
+]
+# The schedule lines of row j of the next group (relative to {n}), as (format) with {j}, {k}, {l} the row, its
+# constant register and lane; offsets are assembler expressions (32 j - 480 is row j - 15).
+SCHED = [
+    "vmovdqa ymm0, ymmword ptr [{n} + 32*{j} - 480]",  # x = row i - 15
+    "vpsrlq ymm1, ymm0, 1",
+    "vpsllq ymm2, ymm0, 63",
+    "vpxor ymm1, ymm1, ymm2",
+    "vpshufb ymm2, ymm0, {m}",  # x >>> 8
+    "vpxor ymm1, ymm1, ymm2",
+    "vpsrlq ymm2, ymm0, 7",
+    "vpxor ymm1, ymm1, ymm2",  # sigma0(x)
+    "vpaddq ymm1, ymm1, ymmword ptr [{n} + 32*{j} - 512]",  # row i - 16
+    "vpaddq ymm1, ymm1, ymmword ptr [{n} + 32*{j} - 224]",  # row i - 7
+    "vmovdqa ymm0, ymmword ptr [{n} + 32*{j} - 64]",  # y = row i - 2
+    "vpsrlq ymm2, ymm0, 19",
+    "vpsllq ymm3, ymm0, 45",
+    "vpxor ymm2, ymm2, ymm3",
+    "vpsrlq ymm3, ymm0, 61",
+    "vpxor ymm2, ymm2, ymm3",
+    "vpsllq ymm3, ymm0, 3",
+    "vpxor ymm2, ymm2, ymm3",
+    "vpsrlq ymm3, ymm0, 6",
+    "vpxor ymm2, ymm2, ymm3",  # sigma1(y)
+    "vpaddq ymm1, ymm1, ymm2",
+    "vmovdqa ymmword ptr [{n} + 32*{j}], ymm1",
+    "vpermq ymm2, {k}, 0x55*{l}",  # K[R + j] in every lane
+    "vpaddq ymm1, ymm1, ymm2",
+    "vmovdqa ymmword ptr [{n} + 32*{j} + %d], ymm1" % WK_OFF,
+]
+# The instruction after which a round's schedule slots come: after every fifth and after the last.
+SLOT_AFTER = [q for q in range(len(ROUND)) if q % 5 == 4 or q == len(ROUND) - 1]
 
-def rounds(n=80, wk=lambda r: f"[{{p}} + {32 * r}]"):
-    """`n` rounds (a multiple of 8), one list of instruction lines per round (no schedule); `wk(r)` is the
-    address of round r's W + K."""
+
+def rust_str(fmt, names):
+    """A `concat!` argument list for one line: literal text, and `$name` for each parameter, as operand names."""
+    out, rest = [], fmt
+    while "{" in rest:
+        i = rest.index("{")
+        j = rest.index("}", i)
+        name = rest[i + 1:j]
+        if rest[:i]:
+            out.append('"%s"' % rest[:i])
+        out.append(names[name])
+        rest = rest[j + 1:]
+    out.append('"%s\\n"' % rest)
+    # Merge adjacent literals.
+    merged = []
+    for t in out:
+        if merged and merged[-1].endswith('"') and t.startswith('"') and merged[-1].startswith('"'):
+            merged[-1] = merged[-1][:-1] + t[1:]
+        else:
+            merged.append(t)
+    return ", ".join(merged)
+
+
+def macros():
+    """The text of the two macros: `sha512_round!` (the one copy of the round) and `sha512_sched!`."""
+    reg = lambda v: '"{", stringify!($%s), "}"' % v
+    names = {v: reg(v) for v in "abcdefgh"}
+    names.update(x='"{t0}"', y=reg("y"), bc=reg("bc"), wk="$wk")
+    l = [
+        "/// One SHA-512 round as `asm!` text (generated by `avx2_rounds.py macros`, which explains the register plan):",
+        "/// the state words `$a..$h` and the scratch registers `$y` and `$bc` are `asm!` operand names (`t0` is the",
+        "/// third scratch), `W + K` is at `$wk`. `$s0..$s4` are the schedule lines to interleave after the rounds'",
+        "/// instructions 5, 10, 15, 20 and 24, as `sha512_sched!` arguments. `$c` is unused (the round reads `b ^ c`).",
+        "macro_rules! sha512_round {",
+        "    ($a:ident $b:ident $c:ident $d:ident $e:ident $f:ident $g:ident $h:ident $y:ident $bc:ident $wk:literal",
+        "     $s0:tt $s1:tt $s2:tt $s3:tt $s4:tt) => {",
+        "        concat!(",
+    ]
+    slot = 0
+    for q, (fmt, note) in enumerate(ROUND):
+        l.append("            %s,%s" % (rust_str(fmt, names), " // " + note if note else ""))
+        if q in SLOT_AFTER:
+            l.append("            sha512_sched!%s," % ("$s%d" % slot))
+            slot += 1
+    l += [
+        "        )",
+        "    };",
+        "}",
+        "",
+        "/// Lines of the four-lane schedule of `block_asm` (see `avx2_rounds.py`), as `asm!` text: `[j k l (q ...)]`",
+        "/// is lines `q ...` of row `j` (relative to `{n}`), whose constant is lane `l` of the operand `k`.",
+        "macro_rules! sha512_sched {",
+        "    [$($j:tt $k:ident $l:tt ($($q:tt)*))*] => {",
+        "        concat!($($(sha512_sched!(@ $q $j $k $l),)*)*)",
+        "    };",
+    ]
+    snames = {"n": '"{n}"', "m": '"{m}"', "j": "$j", "k": reg("k"), "l": "$l"}
+    for q, fmt in enumerate(SCHED):
+        l.append("    (@ %d $j:tt $k:ident $l:tt) => {" % q)
+        l.append("        concat!(%s)" % rust_str(fmt, snames))
+        l.append("    };")
+    l.append("}")
+    return l
+
+
+def invocations(n, wk, sched=None):
+    """`n` rounds as `sha512_round!` lines; `wk(r)` is the address of round r's W + K; `sched[r][s]` the
+    schedule lines (list of (row, line)) of slot s of round r."""
+    y, bc = "t1", "t2"
     out = []
-    x, y, bc = "{t0}", "{t1}", "{t2}"
     for r in range(n):
-        a, b, c, d, e, f, g, h = ["{s%d}" % ((i - r) % 8) for i in range(8)]
-        l = []
-        l.append(f"add {h}, qword ptr {wk(r)}")  # h + W + K
-        l.append(f"mov {x}, {f}")
-        l.append(f"xor {x}, {g}")
-        l.append(f"and {x}, {e}")
-        l.append(f"xor {x}, {g}")  # Ch(e, f, g)
-        l.append(f"rorx {y}, {e}, 14")
-        l.append(f"add {h}, {x}")
-        l.append(f"rorx {x}, {e}, 18")
-        l.append(f"xor {y}, {x}")
-        l.append(f"rorx {x}, {e}, 41")
-        l.append(f"xor {y}, {x}")  # Sigma1(e)
-        l.append(f"add {h}, {y}")  # T1
-        l.append(f"rorx {x}, {a}, 28")
-        l.append(f"add {d}, {h}")  # new e = d + T1
-        l.append(f"rorx {y}, {a}, 34")
-        l.append(f"xor {x}, {y}")
-        l.append(f"rorx {y}, {a}, 39")
-        l.append(f"xor {x}, {y}")  # Sigma0(a)
-        l.append(f"mov {y}, {a}")
-        l.append(f"xor {y}, {b}")  # a ^ b: the next round's b ^ c
-        l.append(f"and {bc}, {y}")
-        l.append(f"xor {bc}, {b}")  # Maj(a, b, c)
-        l.append(f"add {bc}, {x}")  # Sigma0(a) + Maj(a, b, c)
-        l.append(f"add {h}, {bc}")  # new a = T1 + Sigma0 + Maj
+        regs = ["s%d" % ((i - r) % 8) for i in range(8)]
+        slots = []
+        for s in range(len(SLOT_AFTER)):
+            items = sched[r][s] if sched else []
+            txt, cur = [], None
+            for (j, q) in items:
+                if cur is None or cur[0] != j:
+                    cur = (j, [])
+                    txt.append(cur)
+                cur[1].append(q)
+            slots.append("[%s]" % " ".join("%d k%d %d (%s)" % (j, j // 4, j % 4, " ".join(map(str, qs))) for j, qs in txt))
+        out.append("sha512_round!(%s %s %s \"%s\" %s)," % (" ".join(regs), y, bc, wk(r), " ".join(slots)))
         y, bc = bc, y
-        out.append(l)
-    assert (x, y, bc) == ("{t0}", "{t1}", "{t2}")
-    return out
-
-
-def sched_rows():
-    """The 16 schedule rows R..R + 16 of the next group, relative to {n}."""
-    out = []
-    for j in range(16):
-        def w(i):
-            return "ymmword ptr [{n} %s %d]" % ("-" if i < 0 else "+", abs(32 * i))
-        out += [
-            f"vmovdqa ymm0, {w(j - 15)}",  # x = row i - 15
-            "vpsrlq ymm1, ymm0, 1",
-            "vpsllq ymm2, ymm0, 63",
-            "vpxor ymm1, ymm1, ymm2",
-            "vpshufb ymm2, ymm0, {m}",  # x >>> 8
-            "vpxor ymm1, ymm1, ymm2",
-            "vpsrlq ymm2, ymm0, 7",
-            "vpxor ymm1, ymm1, ymm2",  # sigma0(x)
-            f"vpaddq ymm1, ymm1, {w(j - 16)}",
-            f"vpaddq ymm1, ymm1, {w(j - 7)}",
-            f"vmovdqa ymm0, {w(j - 2)}",  # y = row i - 2
-            "vpsrlq ymm2, ymm0, 19",
-            "vpsllq ymm3, ymm0, 45",
-            "vpxor ymm2, ymm2, ymm3",
-            "vpsrlq ymm3, ymm0, 61",
-            "vpxor ymm2, ymm2, ymm3",
-            "vpsllq ymm3, ymm0, 3",
-            "vpxor ymm2, ymm2, ymm3",
-            "vpsrlq ymm3, ymm0, 6",
-            "vpxor ymm2, ymm2, ymm3",  # sigma1(y)
-            "vpaddq ymm1, ymm1, ymm2",
-            f"vmovdqa {w(j)}, ymm1",
-            "vpermq ymm2, {k%d}, %d" % (j // 4, 0x55 * (j % 4)),  # K[R + j] in every lane
-            "vpaddq ymm1, ymm1, ymm2",
-            f"vmovdqa ymmword ptr [{{n}} + {WK_OFF + 32 * j}], ymm1",
-        ]
+    assert (y, bc) == ("t1", "t2")
     return out
 
 
 def block():
-    """The whole text: rounds with the schedule spread evenly over them (all of it done by round 72)."""
-    rs = rounds()
-    sched = sched_rows()
-    lines = ["mov {t2}, {s1}", "xor {t2}, {s2}"]  # b ^ c
-    per = len(sched) / 72.0
+    """`block_asm`'s text: 80 rounds with the schedule spread evenly over them (all of it done by round 72)."""
+    total = 16 * len(SCHED)
+    per = total / 72.0
     done = 0
-    for r, l in enumerate(rs):
-        for q, ins in enumerate(l):
-            lines.append(ins)
-            # after every fifth integer instruction, the vector instructions due by then
-            if q % 5 == 4 or q == len(l) - 1:
-                due = min(len(sched), round(per * (r + (q + 1) / len(l))))
-                while done < due:
-                    lines.append(sched[done])
-                    done += 1
-    assert done == len(sched)
-    return lines
-
-
-def show(lines):
-    return ['            "%s",' % l for l in lines]
+    sched = []
+    for r in range(80):
+        slots = []
+        for q in SLOT_AFTER:
+            due = min(total, round(per * (r + (q + 1) / len(ROUND))))
+            slots.append([(i // len(SCHED), i % len(SCHED)) for i in range(done, due)])
+            done = max(done, due)
+        sched.append(slots)
+    assert done == total
+    return ['"mov {t2}, {s1}",', '"xor {t2}, {s2}",'] + invocations(80, lambda r: "[{p} + %d]" % (32 * r), sched)
 
 
 def stretch():
     """`rounds_at`'s eight rounds: W + K of round r at {p} + r {o} ({o} = 8 STRIDE), `b ^ c` in {t2} on entry and
     exit (eight name swaps bring it back)."""
-    return [ins for l in rounds(8, lambda r: f"[{{p}} + {r}*{{o}}]") for ins in l]
+    return invocations(8, lambda r: "[{p} + %d*{o}]" % r)
 
+
+PARTS = {"macros": macros, "block": block, "stretch": stretch}
 
 if __name__ == "__main__":
-    text = show(block()) if sys.argv[1:2] != ["stretch"] else show(stretch())
-    if sys.argv[1:] == ["--check"]:
-        text = show(stretch())
-        import os
-        here = os.path.dirname(os.path.abspath(__file__))
-        src = [l.strip() for l in open(os.path.join(here, "avx2.rs")).read().splitlines()]
-        want = [l.strip() for l in text]
-        n = len(want)
-        if not any(src[i:i + n] == want for i in range(len(src) - n + 1)):
-            print(f"sha2/avx2_rounds.py stretch: its {n} lines are not in sha2/avx2.rs as printed")
-            sys.exit(1)
-        text = show(block())
     if sys.argv[1:] == ["--check"]:
         import os
         here = os.path.dirname(os.path.abspath(__file__))
         src = [l.strip() for l in open(os.path.join(here, "avx2.rs")).read().splitlines()]
-        want = [l.strip() for l in text]
-        n = len(want)
-        if not any(src[i:i + n] == want for i in range(len(src) - n + 1)):
-            print(f"sha2/avx2_rounds.py: its {n} lines are not in sha2/avx2.rs as printed")
-            sys.exit(1)
+        bad = 0
+        for name, f in PARTS.items():
+            want = [l.strip() for l in f()]
+            n = len(want)
+            if not any(src[i:i + n] == want for i in range(len(src) - n + 1)):
+                print(f"sha2/avx2_rounds.py {name}: its {n} lines are not in sha2/avx2.rs as printed")
+                bad += 1
+        sys.exit(1 if bad else 0)
+    if sys.argv[1:2] and sys.argv[1] in PARTS:
+        print("\n".join(PARTS[sys.argv[1]]()))
     else:
-        print("\n".join(text))
+        print("usage: avx2_rounds.py macros|block|stretch|--check")
+        sys.exit(2)

@@ -108,10 +108,32 @@ fn compress512(backend: Checked<Backend>, h: &mut [u64; 8], blocks: &[u8]) {
     }
 }
 
+/// SHA-256 compression of the blocks of `a` and then those of `b` (see [`compress512_then`]).
+#[inline]
+fn compress256_then(backend: Checked<Backend>, h: &mut [u32; 8], a: &[u8], b: &[u8]) {
+    compress256(backend, h, a);
+    compress256(backend, h, b);
+}
+
+/// SHA-512 compression of the blocks of `a` and then those of `b`: a one-shot digest's whole blocks and its padded
+/// tail, in one run where the backend can schedule them together (AVX2: the tail then shares the four-block
+/// schedule of the blocks before it instead of running alone).
+#[inline]
+fn compress512_then(backend: Checked<Backend>, h: &mut [u64; 8], a: &[u8], b: &[u8]) {
+    match backend.get() {
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 | Backend::ShaNi => avx2::compress512_then(backend, h, a, b),
+        _ => {
+            compress512(backend, h, a);
+            compress512(backend, h, b);
+        }
+    }
+}
+
 /// The shared Merkle-Damgard buffering: `$w` is the state word type, `$blk` the block length, `$lenbytes`
-/// the length field size, `$compress` the compression function.
+/// the length field size, `$compress` the compression function, `$compress_then` the same over two slices.
 macro_rules! md_engine {
-    ($engine:ident, $w:ty, $blk:expr, $lenbytes:expr, $compress:ident) => {
+    ($engine:ident, $w:ty, $blk:expr, $lenbytes:expr, $compress:ident, $compress_then:ident) => {
         #[derive(Clone)]
         struct $engine {
             h: [$w; 8],
@@ -194,9 +216,6 @@ macro_rules! md_engine {
             fn oneshot(iv: &'static [$w; 8], backend: Checked<Backend>, data: &[u8]) -> [$w; 8] {
                 let mut h = *iv;
                 let full = data.len() - data.len() % $blk;
-                if full > 0 {
-                    $compress(backend, &mut h, &data[..full]);
-                }
                 let rest = &data[full..];
                 let mut tail = [0u8; 2 * $blk];
                 tail[..rest.len()].copy_from_slice(rest);
@@ -204,7 +223,7 @@ macro_rules! md_engine {
                 let n = if rest.len() + 1 + $lenbytes <= $blk { $blk } else { 2 * $blk };
                 let bits = (data.len() as u128) << 3;
                 tail[n - $lenbytes..n].copy_from_slice(&bits.to_be_bytes()[16 - $lenbytes..]);
-                $compress(backend, &mut h, &tail[..n]);
+                $compress_then(backend, &mut h, &data[..full], &tail[..n]);
                 h
             }
 
@@ -228,8 +247,8 @@ macro_rules! md_engine {
     };
 }
 
-md_engine!(Engine256, u32, 64, 8, compress256);
-md_engine!(Engine512, u64, 128, 16, compress512);
+md_engine!(Engine256, u32, 64, 8, compress256, compress256_then);
+md_engine!(Engine512, u64, 128, 16, compress512, compress512_then);
 
 macro_rules! sha2_hasher {
     ($(#[$doc:meta])* $name:ident, $label:expr, $engine:ident, $w:ty, $iv:expr, $out:expr, $blk:expr) => {
