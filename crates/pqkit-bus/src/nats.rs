@@ -743,12 +743,8 @@ impl Windows {
     }
 
     /// The shared route for a message on `topic` from `sender` with `reply`: the last one when it is the same.
-    /// `same_topic`: the caller compared `topic` with [`last_topic`](Self::last_topic) already (not again).
-    fn route(&mut self, topic: &str, same_topic: bool, sender: AgentId, reply: Option<&str>) -> Arc<Route> {
-        let topic = match (&self.last_topic, same_topic) {
-            (Some(t), true) => t.clone(),
-            _ => self.topic(topic),
-        };
+    fn route(&mut self, topic: &str, sender: AgentId, reply: Option<&str>) -> Arc<Route> {
+        let topic = self.topic(topic);
         match &self.route {
             Some(r) if r.is(&topic, sender, reply) => r.clone(),
             _ => {
@@ -1661,10 +1657,7 @@ impl AgentInner {
         let m = envelope::parse_nats(bytes)?;
         // The topic is the NATS subject, which the server (untrusted) chose: it must be a valid subject. The
         // topic of the last message this subscription opened was validated then: not again.
-        // One comparison with the last topic serves the three places that need it (the check here, the hot
-        // entry's scope, the shared route).
-        let same_topic = windows.last_topic.as_deref() == Some(subject);
-        if !same_topic {
+        if windows.last_topic.as_deref() != Some(subject) {
             validate_subject(subject).map_err(|_| Error::Malformed { reason: "topic is not a valid subject" })?;
         }
         if !reply.is_empty() {
@@ -1693,10 +1686,7 @@ impl AgentInner {
             large.extend_from_slice(ct);
             &mut large
         };
-        // The hot entry is set only by a message that then opened and set `last_topic` (below, with nothing in
-        // between that can fail), and the hot path keeps it only for a topic of its scope: while it is `Some`,
-        // its scope is `last_topic`'s. So the same topic needs no comparison of the scope.
-        let hot = windows.hot.as_ref().is_some_and(|h| h.wid == wid && (same_topic || h.scope == scope));
+        let hot = windows.hot.as_ref().is_some_and(|h| h.wid == wid && h.scope == scope);
         if hot {
             let h = windows.hot.as_mut().ok_or(Error::UnknownKey)?;
             h.window.check(m.seq)?;
@@ -1731,7 +1721,7 @@ impl AgentInner {
             windows.hot = Some(Hot { scope: scope.to_string(), wid, window, key });
         }
         let reply = (!reply.is_empty()).then_some(reply);
-        let route = windows.route(topic, same_topic, m.sender, reply);
+        let route = windows.route(topic, m.sender, reply);
         // A long payload was decrypted into `large`: it becomes the message's body as it is.
         let body = if in_small { Cow::Borrowed(&small[..ct.len()]) } else { Cow::Owned(large) };
         Ok(Some(Message::opened_route(route, m.priority, m.seq, body)))
