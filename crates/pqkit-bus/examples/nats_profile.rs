@@ -8,9 +8,44 @@
 //! ```
 //! Modes: `sealed`, `ckpt` (sealed with signed checkpoints), `plain` (async-nats); then the payload size and
 //! the number of 10,000-message samples.
+//! With `NATS_PROFILE_ALLOCS` set it also counts the heap allocations of this process per message received
+//! (a counting global allocator, off otherwise: one relaxed load per allocation).
 #[path = "../../pqkit-bench/src/algs/bus_nats.rs"]
 #[allow(dead_code)] // pqkit-bench uses the whole module; this example only its `send_10k` loops
 mod bus_nats;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Counts allocations while [`COUNTING`] is on (the system allocator does the work).
+struct Counting;
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: every call is forwarded unchanged to the system allocator, which upholds `GlobalAlloc`'s contract;
+// the counter has no effect on the memory returned.
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: the caller's layout is passed through unchanged (the caller upholds `alloc`'s contract).
+        unsafe { std::alloc::System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
+        // SAFETY: `p` came from `System.alloc` with layout `l` (every allocation goes through `alloc` above).
+        unsafe { std::alloc::System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: std::alloc::Layout, n: usize) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            ALLOCS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: as `dealloc`; the caller upholds `realloc`'s contract for `n`.
+        unsafe { std::alloc::System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
 
 /// CPU time (ns) of every live thread of process `pid` (`self` for this one), from `/proc/<pid>/task/*/schedstat`.
 fn cpu_ns(pid: &str) -> u64 {
@@ -42,6 +77,7 @@ fn main() -> Result<(), String> {
         let subc = async_nats::connect(&url).await.map_err(|e| e.to_string())?;
         let (mut got, mut times) = (0, Vec::new());
         let before = (cpu_ns("self"), cpu_ns(&server_pid));
+        COUNTING.store(std::env::var_os("NATS_PROFILE_ALLOCS").is_some(), Ordering::Relaxed);
         for k in 0..iters {
             let s = match mode.as_str() {
                 "plain" => bus_nats::send_plain(&pubc, &subc, &format!("bench.plain.{k}"), size).await?,
@@ -55,6 +91,10 @@ fn main() -> Result<(), String> {
             }
         }
         let after = (cpu_ns("self"), cpu_ns(&server_pid));
+        if COUNTING.swap(false, Ordering::Relaxed) {
+            // Both sides of the loop (publish and receive) and the bench's own per-sample set-up, per message.
+            eprintln!("allocations per message: {:.2}", ALLOCS.load(Ordering::Relaxed) as f64 / got.max(1) as f64);
+        }
         // CPU per received message over the sample loop only (not the set-up): this process (publisher and
         // subscriber), and the server. Nanosecond resolution (schedstat), unlike the 10 ms ticks below.
         let per = |a: u64, b: u64| (a.saturating_sub(b)) as f64 / (got.max(1) as f64);
