@@ -590,6 +590,30 @@ impl Inner {
         Ok(n)
     }
 
+    /// [`route`](Self::route) for a sealed publisher handle: each delivery is sealed on this thread under the
+    /// handle's own stream of the subscription's key (`streams[i]` for `subs[i]`), outside the queue lock
+    /// (docs/bus.md §3, "Delivery streams").
+    fn route_streams(
+        &self,
+        subs: &[Arc<SubShared>],
+        streams: &mut [DeliverStream],
+        out: &Outgoing<'_>,
+    ) -> Result<usize> {
+        let mut n = 0;
+        let mut full = 0;
+        for (s, ds) in subs.iter().zip(streams.iter_mut()) {
+            match s.enqueue_stream(self, ds, out) {
+                Enq::Done => n += 1,
+                Enq::Full => full += 1,
+                Enq::Dropped | Enq::Closed => {}
+            }
+        }
+        if full > 0 {
+            return Err(Error::QueueFull { subject: out.route.topic.to_string(), full });
+        }
+        Ok(n)
+    }
+
     /// [`route`](Self::route) for a batch of plain messages of one route and priority: each subscription's
     /// lock is taken once for the whole batch (released only while a `Block` queue waits for room).
     fn route_batch<P: AsRef<[u8]>>(
@@ -774,20 +798,116 @@ impl Route {
     }
 }
 
+/// Seals `body` (the payload) in place as a delivery to subscription `sub` under `aead`, epoch `epoch` and
+/// sequence `seq`; returns the tag, or `None` if the AEAD refused.
+#[inline]
+fn seal_delivery(
+    aead: &Aes256Gcm,
+    epoch: u32,
+    seq: u64,
+    sub: u64,
+    out: &Outgoing<'_>,
+    body: &mut [u8],
+) -> Option<[u8; TAG_LEN]> {
+    let h = Header {
+        kind: Kind::Deliver,
+        priority: out.priority,
+        epoch,
+        seq,
+        sender: out.route.sender,
+        sub,
+        topic: &out.route.topic,
+        reply: out.route.reply.as_deref().unwrap_or(""),
+    };
+    let nonce = envelope::nonce(Kind::Deliver, out.priority, seq);
+    with_aad(&h, |aad| aead.seal_in_place_detached(&nonce, aad, body)).ok()
+}
+
+/// Payloads up to this length (plus the tag) are sealed outside the queue lock in a stack buffer.
+const STREAM_STACK: usize = 256;
+
 struct Outgoing<'a> {
     priority: Priority,
     route: &'a Arc<Route>,
     payload: &'a [u8],
 }
 
-/// The broker's delivery keys of one subscription.
-struct DeliverKeys {
+/// Delivery streams per delivery key (stream ids `0..MAX_DELIVER_STREAMS`; 0 is the broker's own, sealed under
+/// the queue lock). A publisher handle past the cap falls back to stream 0 (docs/bus.md §3, "Delivery streams").
+const MAX_DELIVER_STREAMS: u32 = 1 << 16;
+
+/// One delivery key of a subscription (one delivery epoch): held by the subscription while current, and by
+/// the publisher handles sealing under it (an old one is erased when the last of them lets it go).
+struct DeliverKey {
     epoch: u32,
     aead: Aes256Gcm,
+    /// The key's stream ids for publisher handles (from 1; 0 is the broker's).
+    streams: Mutex<DeliverPool>,
+}
+
+/// Stream ids of one delivery key: never handed out from `next` on, returned ones with their counters.
+struct DeliverPool {
+    next: u32,
+    free: Vec<(u32, [u64; LEVELS])>,
+}
+
+/// The broker's delivery keys of one subscription.
+struct DeliverKeys {
+    cur: Arc<DeliverKey>,
+    /// Stream 0's counters per level.
     seqs: [u64; LEVELS],
     count: u64,
     started: Instant,
     session: Arc<BrokerSession>,
+}
+
+impl DeliverKeys {
+    fn new_key(inner: &Inner, session: &BrokerSession, sub: u64, epoch: u32) -> Option<(Arc<DeliverKey>, Vec<u8>)> {
+        let key = inner.random::<32>();
+        let aead = Aes256Gcm::new(key.as_ref()).ok()?;
+        let g = inner.seal_grant(session, 2, sub, epoch, &key).ok()?;
+        let streams = Mutex::new(DeliverPool { next: 1, free: Vec::new() });
+        Some((Arc::new(DeliverKey { epoch, aead, streams }), g))
+    }
+}
+
+/// A publisher handle's delivery stream into one subscription: the key it seals under, its stream id and its
+/// next counter per level. Dropping it returns the id, with the counters, to the key's pool.
+#[derive(Default)]
+struct DeliverStream {
+    key: Option<Arc<DeliverKey>>,
+    /// The subscription the key belongs to.
+    sub: u64,
+    id: u32,
+    next: [u64; LEVELS],
+    /// The subscription moved to a newer key: take a stream of it before the next message.
+    stale: bool,
+}
+
+impl DeliverStream {
+    /// A stream of `key`, or `None` when its ids are used up (the caller then seals under the lock).
+    fn take(key: &Arc<DeliverKey>, sub: u64) -> Option<DeliverStream> {
+        let (id, next) = {
+            let mut pool = lock(&key.streams);
+            match pool.free.pop() {
+                Some(s) => s,
+                None if pool.next < MAX_DELIVER_STREAMS => {
+                    pool.next += 1;
+                    (pool.next - 1, [0; LEVELS])
+                }
+                None => return None,
+            }
+        };
+        Some(DeliverStream { key: Some(key.clone()), sub, id, next, stale: false })
+    }
+}
+
+impl Drop for DeliverStream {
+    fn drop(&mut self) {
+        if let Some(k) = self.key.take() {
+            lock(&k.streams).free.push((self.id, self.next));
+        }
+    }
 }
 
 struct SubState {
@@ -802,7 +922,7 @@ struct SubState {
     /// The subscriber's session (sealed mode): delivery-key grants are sealed under it.
     session: Option<Arc<BrokerSession>>,
     grants: Vec<Vec<u8>>,
-    /// Delivery epochs of the queued messages, oldest first, with their counts: the subscriber erases a key
+    /// Delivery epochs of the queued messages in epoch order, with their counts: the subscriber erases a key
     /// once no queued message needs it.
     live: std::collections::VecDeque<(u32, u64)>,
     delivered: u64,
@@ -823,6 +943,42 @@ struct SubShared {
 }
 
 impl SubState {
+    /// One more queued message of delivery epoch `epoch` (kept in epoch order: a stream's message sealed under
+    /// the previous epoch may be queued after messages of the current one).
+    #[inline]
+    fn live_add(&mut self, epoch: u32) {
+        match self.live.iter().rposition(|x| x.0 <= epoch) {
+            Some(i) if self.live[i].0 == epoch => self.live[i].1 += 1,
+            Some(i) => self.live.insert(i + 1, (epoch, 1)),
+            None => self.live.push_front((epoch, 1)),
+        }
+    }
+
+    /// The subscription's delivery keys, made when the first message is routed here (not at subscribe);
+    /// rotated when due. `None` without a session (plain) or when a key could not be made.
+    #[inline]
+    fn deliver_keys(&mut self, inner: &Inner, sub: u64) -> Option<&mut DeliverKeys> {
+        if self.keys.is_none() {
+            let session = self.session.as_ref()?.clone();
+            let (cur, g) = DeliverKeys::new_key(inner, &session, sub, 1)?;
+            self.grants.push(g);
+            self.keys =
+                Some(Box::new(DeliverKeys { cur, seqs: [0; LEVELS], count: 0, started: Instant::now(), session }));
+        }
+        let k = self.keys.as_mut()?;
+        let due = k.count >= inner.rotate_msgs || (k.count & 1023 == 1023 && k.started.elapsed() >= inner.rotate_age);
+        if due && k.cur.epoch < u32::MAX {
+            // Rotate the pairwise delivery key; the grant reaches the subscriber before any message under it.
+            let (cur, g) = DeliverKeys::new_key(inner, &k.session, sub, k.cur.epoch + 1)?;
+            self.grants.push(g);
+            k.cur = cur;
+            k.seqs = [0; LEVELS];
+            k.count = 0;
+            k.started = Instant::now();
+        }
+        Some(k)
+    }
+
     #[inline]
     fn live_dec(&mut self, epoch: u32) {
         self.live_sub(epoch, 1);
@@ -921,62 +1077,24 @@ impl SubShared {
                 }
             }
         }
-        if st.keys.is_none()
-            && let Some(session) = st.session.as_ref()
-        {
-            // The pairwise delivery key is made when the first message is routed here, not at subscribe.
-            let key = inner.random::<32>();
-            let Ok(aead) = Aes256Gcm::new(key.as_ref()) else { return Enq::Dropped };
-            let Ok(g) = inner.seal_grant(session, 2, self.id, 1, &key) else { return Enq::Dropped };
-            st.grants.push(g);
-            let session = session.clone();
-            st.keys = Some(Box::new(DeliverKeys {
-                epoch: 1,
-                aead,
-                seqs: [0; LEVELS],
-                count: 0,
-                started: Instant::now(),
-                session,
-            }));
+        if st.session.is_some() && st.deliver_keys(inner, self.id).is_none() {
+            return Enq::Dropped;
         }
         let (kind, epoch) = if let Some(k) = st.keys.as_mut() {
-            let due =
-                k.count >= inner.rotate_msgs || (k.count & 1023 == 1023 && k.started.elapsed() >= inner.rotate_age);
-            if due && k.epoch < u32::MAX {
-                // Rotate the pairwise delivery key; the grant reaches the subscriber before any message under it.
-                let key = inner.random::<32>();
-                let Ok(aead) = Aes256Gcm::new(key.as_ref()) else { return Enq::Dropped };
-                let Ok(g) = inner.seal_grant(&k.session, 2, self.id, k.epoch + 1, &key) else { return Enq::Dropped };
-                st.grants.push(g);
-                k.epoch += 1;
-                k.aead = aead;
-                k.seqs = [0; LEVELS];
-                k.count = 0;
-                k.started = Instant::now();
-            }
+            // Stream 0 (the broker's own, sealed under the lock): its counter is the sequence.
             let seq = k.seqs[out.priority as usize];
             k.seqs[out.priority as usize] += 1;
             k.count += 1;
-            let h = Header {
-                kind: Kind::Deliver,
-                priority: out.priority,
-                epoch: k.epoch,
-                seq,
-                sender: out.route.sender,
-                sub: self.id,
-                topic: &out.route.topic,
-                reply: out.route.reply.as_deref().unwrap_or(""),
-            };
-            let nonce = envelope::nonce(Kind::Deliver, out.priority, seq);
-            let meta = Meta { seq, len: 0, route: 0, epoch: k.epoch, kind: Kind::Deliver };
-            let aead = &k.aead;
+            let epoch = k.cur.epoch;
+            let meta = Meta { seq, len: 0, route: 0, epoch, kind: Kind::Deliver };
+            let aead = &k.cur.aead;
             let sealed = st.q.push_sealed(out.priority, meta, out.route, out.payload, |body| {
-                with_aad(&h, |aad| aead.seal_in_place_detached(&nonce, aad, body)).ok()
+                seal_delivery(aead, epoch, seq, self.id, out, body)
             });
             if !sealed {
                 return Enq::Dropped;
             }
-            (Kind::Deliver, k.epoch)
+            (Kind::Deliver, epoch)
         } else {
             // Plain: the payload is copied once, into the level's byte buffer; the route is interned (no
             // reference count per message).
@@ -985,10 +1103,7 @@ impl SubShared {
             (Kind::Plain, 0)
         };
         if kind == Kind::Deliver {
-            match st.live.back_mut() {
-                Some((e, n)) if *e == epoch => *n += 1,
-                _ => st.live.push_back((epoch, 1)),
-            }
+            st.live_add(epoch);
         }
         st.delivered += 1;
         if st.recv_waiters > 0 {
@@ -998,6 +1113,132 @@ impl SubShared {
             w.wake();
         }
         Enq::Done
+    }
+
+    /// [`try_enqueue`](Self::try_enqueue) under the lock, waiting for room on a `Block` queue.
+    fn enqueue_locked(&self, inner: &Inner, out: &Outgoing<'_>) -> Enq {
+        let mut st = lock(&self.state);
+        loop {
+            match self.try_enqueue(&mut st, inner, out) {
+                Enq::Full if self.backpressure == Backpressure::Block => {
+                    st.send_waiters += 1;
+                    st = self.not_full.wait(st).unwrap_or_else(|e| e.into_inner());
+                    st.send_waiters -= 1;
+                }
+                r => return r,
+            }
+        }
+    }
+
+    /// Places one message sealed on the publishing thread under the handle's delivery stream `ds` (sealed
+    /// mode; docs/bus.md §3, "Delivery streams"): the seal runs without the queue lock, which is taken once to
+    /// queue the entry (back-pressure as in [`try_enqueue`](Self::try_enqueue)). A message whose key is two or
+    /// more epochs old by then is sealed again under the current key; a handle that cannot have a stream
+    /// (ids or counter used up, no key) goes through `try_enqueue` under the lock (stream 0).
+    fn enqueue_stream(&self, inner: &Inner, ds: &mut DeliverStream, out: &Outgoing<'_>) -> Enq {
+        'retry: for _ in 0..4 {
+            if ds.key.is_none() || ds.stale || ds.sub != self.id {
+                let mut st = lock(&self.state);
+                if st.closed {
+                    return Enq::Closed;
+                }
+                let Some(k) = st.deliver_keys(inner, self.id) else { break };
+                if ds.sub != self.id || ds.key.as_ref().is_none_or(|x| !Arc::ptr_eq(x, &k.cur)) {
+                    let cur = k.cur.clone();
+                    // The old stream goes back to its key's pool first (that pool's lock is a leaf).
+                    *ds = DeliverStream::default();
+                    match DeliverStream::take(&cur, self.id) {
+                        Some(n) => *ds = n,
+                        None => break,
+                    }
+                }
+                ds.stale = false;
+            }
+            let Some(key) = ds.key.as_ref() else { break };
+            let p = out.priority as usize;
+            let c = ds.next[p];
+            if c >= 1 << COUNTER_BITS {
+                // Unreachable with rotation by count (capped below 2^40): never wrap a counter.
+                break;
+            }
+            ds.next[p] = c + 1;
+            let seq = (u64::from(ds.id) << COUNTER_BITS) | c;
+            let epoch = key.epoch;
+            // Payload || tag, sealed here without the queue lock (on the stack when short).
+            let n = out.payload.len();
+            let mut stack = [0u8; STREAM_STACK];
+            let mut heap = Vec::new();
+            let body: &mut [u8] = if n + TAG_LEN <= STREAM_STACK {
+                &mut stack[..n + TAG_LEN]
+            } else {
+                heap.resize(n + TAG_LEN, 0);
+                &mut heap
+            };
+            let (ct, tg) = body.split_at_mut(n);
+            ct.copy_from_slice(out.payload);
+            let Some(tag) = seal_delivery(&key.aead, epoch, seq, self.id, out, ct) else { return Enq::Dropped };
+            tg.copy_from_slice(&tag);
+            let mut st = lock(&self.state);
+            loop {
+                if st.closed {
+                    return Enq::Closed;
+                }
+                let Some(k) = st.deliver_keys(inner, self.id) else { return Enq::Dropped };
+                let cur = k.cur.epoch;
+                if epoch.saturating_add(1) < cur {
+                    // The subscriber may have erased this key: seal again under the current one.
+                    ds.stale = true;
+                    continue 'retry;
+                }
+                if st.q.len() >= self.capacity {
+                    match self.backpressure {
+                        Backpressure::Block => {
+                            st.send_waiters += 1;
+                            st = self.not_full.wait(st).unwrap_or_else(|e| e.into_inner());
+                            st.send_waiters -= 1;
+                            continue;
+                        }
+                        Backpressure::Fail => {
+                            st.refused += 1;
+                            return Enq::Full;
+                        }
+                        Backpressure::DropOldest => {
+                            st.dropped += 1;
+                            match st.q.lowest() {
+                                Some(l) if l <= out.priority => {
+                                    if let Some((_, e)) = st.q.pop_lowest() {
+                                        st.live_dec(e.epoch);
+                                    }
+                                }
+                                _ => return Enq::Dropped,
+                            }
+                        }
+                    }
+                }
+                if epoch == cur {
+                    if let Some(k) = st.keys.as_mut() {
+                        k.count += 1;
+                    }
+                } else {
+                    // Sealed under the previous key (it still opens): the next message takes the current one.
+                    ds.stale = true;
+                }
+                // Sealed outside the lock; the store copies the ciphertext and tag (`kind: Deliver` marks it
+                // sealed, so `open_body` opens it).
+                let meta = Meta { seq, len: 0, route: 0, epoch, kind: Kind::Deliver };
+                st.q.push(out.priority, meta, out.route, body);
+                st.live_add(epoch);
+                st.delivered += 1;
+                if st.recv_waiters > 0 {
+                    self.not_empty.notify_one();
+                }
+                if let Some(w) = st.waker.take() {
+                    w.wake();
+                }
+                return Enq::Done;
+            }
+        }
+        self.enqueue_locked(inner, out)
     }
 }
 
@@ -1278,6 +1519,7 @@ impl Agent {
             key,
             route_gen: 0,
             route: Arc::from(Vec::new()),
+            streams: Vec::new(),
             buf: Vec::with_capacity(256),
         })
     }
@@ -1418,6 +1660,8 @@ pub struct Publisher {
     key: Option<Stream>,
     route_gen: u64,
     route: Arc<[Arc<SubShared>]>,
+    /// Sealed mode: this handle's delivery stream into each subscription of `route` (same index).
+    streams: Vec<DeliverStream>,
     buf: Vec<u8>,
 }
 
@@ -1519,6 +1763,12 @@ impl Publisher {
         if g != self.route_gen {
             self.route = inner.matching(&self.topic);
             self.route_gen = g;
+            // New routes, new streams (the old ones go back to their keys' pools with their counters).
+            self.streams.clear();
+        }
+        if self.streams.len() != self.route.len() {
+            self.streams.clear();
+            self.streams.resize_with(self.route.len(), DeliverStream::default);
         }
         Ok(())
     }
@@ -1613,7 +1863,7 @@ impl Publisher {
         self.local_accept(payload, reply_to)?;
         let route = self.route_for(reply_to);
         let out = Outgoing { priority, route: &route, payload };
-        self.agent.inner.route(&self.route, &out)
+        self.agent.inner.route_streams(&self.route, &mut self.streams, &out)
     }
 
     /// Publishes several messages of one priority, in order; returns the number of deliveries (messages ×
@@ -1738,7 +1988,9 @@ impl Message {
     pub fn priority(&self) -> Priority {
         self.priority
     }
-    /// The delivery sequence number (per subscription, key epoch and priority level).
+    /// The delivery sequence number: `stream (24 bits) || counter (40 bits)`, the counter increasing per
+    /// subscription, key epoch, priority level and delivery stream (one stream per publisher handle;
+    /// docs/bus.md §4).
     pub fn seq(&self) -> u64 {
         self.seq
     }
@@ -1786,7 +2038,7 @@ impl<'a> MessageRef<'a> {
     pub fn priority(&self) -> Priority {
         self.priority
     }
-    /// The delivery sequence number (per subscription, key epoch and priority level).
+    /// The delivery sequence number: `stream (24 bits) || counter (40 bits)`, as [`Message::seq`].
     pub fn seq(&self) -> u64 {
         self.seq
     }
@@ -1797,7 +2049,7 @@ impl<'a> MessageRef<'a> {
 }
 
 /// Checks one queued message and opens its body in place (sealed subscriptions: key by epoch, strictly
-/// increasing sequence per level, tag over the rebuilt delivery header); returns the payload length.
+/// increasing counter per level and delivery stream, tag over the rebuilt delivery header); returns the payload length.
 #[inline]
 fn open_body(
     ring: Option<&mut KeyRing>,
@@ -1821,9 +2073,13 @@ fn open_body(
     let Some(k) = ring.keys.iter_mut().find(|k| k.0 == e.epoch) else {
         return Err(if e.epoch < oldest { Error::Expired { epoch: e.epoch } } else { Error::UnknownKey });
     };
-    if let Some(last) = k.2[p as usize]
-        && e.seq <= last
-    {
+    // Per (epoch, level, stream): only a counter above the last accepted (docs/bus.md §4).
+    let stream = (e.seq >> COUNTER_BITS) as usize;
+    let counter = e.seq & ((1 << COUNTER_BITS) - 1);
+    if stream >= MAX_DELIVER_STREAMS as usize {
+        return Err(Error::Malformed { reason: "delivery stream out of range" });
+    }
+    if k.2[p as usize].get(stream).is_some_and(|&next| counter < next) {
         return Err(Error::Replayed { seq: e.seq });
     }
     if body.len() < TAG_LEN {
@@ -1843,14 +2099,19 @@ fn open_body(
     let (ct, tag) = body.split_at_mut(n);
     let nonce = envelope::nonce(Kind::Deliver, p, e.seq);
     with_aad(&h, |aad| k.1.open_in_place_detached(&nonce, aad, ct, tag)).map_err(|_| Error::AuthFailed)?;
-    k.2[p as usize] = Some(e.seq);
+    let next = &mut k.2[p as usize];
+    if next.len() <= stream {
+        next.resize(stream + 1, 0);
+    }
+    next[stream] = counter + 1;
     Ok(n)
 }
 
-/// The subscriber's delivery keys: current and previous epoch, with the last sequence accepted per level.
+/// The subscriber's delivery keys: current and previous epoch (and any a queued message needs), each with,
+/// per level, the next counter it accepts in each delivery stream (indexed by stream id; 0 = none yet).
 #[derive(Default)]
 struct KeyRing {
-    keys: Vec<(u32, Aes256Gcm, [Option<u64>; LEVELS])>,
+    keys: Vec<(u32, Aes256Gcm, [Vec<u64>; LEVELS])>,
 }
 
 /// A subscription. Dropping it unsubscribes.
@@ -1994,7 +2255,7 @@ impl Subscription {
                 continue;
             }
             let Ok(aead) = Aes256Gcm::new(key.as_ref()) else { continue };
-            ring.keys.push((epoch, aead, [None; LEVELS]));
+            ring.keys.push((epoch, aead, Default::default()));
         }
         // Keep the newest key and every key a queued message still needs (normally the current and previous
         // epoch); older keys are dropped, which zeroizes them.

@@ -794,3 +794,178 @@ fn drain_equals_recv_batch_and_try_recv() {
         assert_eq!(subs[0].drain(10, |_| panic!("nothing queued")).unwrap(), 0);
     }
 }
+
+// ---- delivery streams (docs/bus.md §3, "Delivery streams") --------------------------------------------------
+
+/// (epoch, priority, sequence) of a delivery envelope: with the key (epoch) and the kind, its nonce.
+fn nonce_of(env: &[u8]) -> (u32, u8, u64) {
+    assert_eq!(env[1], 2, "a delivery envelope");
+    (u32::from_be_bytes(env[4..8].try_into().unwrap()), env[2], seq_of(env))
+}
+
+const COUNTER_BITS: u32 = 40;
+
+#[test]
+fn delivery_streams_have_distinct_ids_and_never_repeat_a_counter() {
+    // Two handles (two agents) publish into one subscription, interleaved, at two levels; one handle is then
+    // dropped and a new one continues its stream. Every delivery nonce is distinct, the live handles' stream
+    // ids differ, the reused id continues its counters, and the subscriber accepts every delivery.
+    let bus = open_bus();
+    let a = bus.connect(alice()).unwrap();
+    let b = bus.connect(bob()).unwrap();
+    let mut sub = a.subscribe("ds").unwrap();
+    let mut pa = a.publisher("ds").unwrap();
+    let mut pb = b.publisher("ds").unwrap();
+    let mut envs = Vec::new();
+    fn publish(
+        p: &mut pqkit_bus::Publisher,
+        prio: Priority,
+        sub: &mut pqkit_bus::Subscription,
+        envs: &mut Vec<Vec<u8>>,
+    ) {
+        assert_eq!(p.publish(&(envs.len() as u32).to_le_bytes(), prio), Ok(1));
+        envs.push(sub.take_envelope().unwrap().unwrap());
+    }
+    for i in 0..6 {
+        let prio = if i % 2 == 0 { Priority::Normal } else { Priority::High };
+        publish(&mut pa, prio, &mut sub, &mut envs);
+        publish(&mut pb, prio, &mut sub, &mut envs);
+    }
+    let stream = |e: &Vec<u8>| seq_of(e) >> COUNTER_BITS;
+    let (sa, sb) = (stream(&envs[0]), stream(&envs[1]));
+    assert_ne!(sa, sb, "two live handles share a delivery stream id");
+    assert!(sa != 0 && sb != 0, "stream 0 is the broker's own");
+    // A's handle goes; a new handle of A takes the freed id and continues its counters.
+    drop(pa);
+    let mut pa2 = a.publisher("ds").unwrap();
+    for _ in 0..3 {
+        publish(&mut pa2, Priority::Normal, &mut sub, &mut envs);
+    }
+    let normal = Priority::Normal as u8;
+    let last_a = envs[..12].iter().filter(|e| stream(e) == sa && e[2] == normal).map(|e| seq_of(e)).max().unwrap();
+    let first_a2 = seq_of(&envs[12]);
+    assert_eq!(stream(&envs[12]), sa, "the freed id is handed out again");
+    assert!(first_a2 > last_a, "a reused stream restarted its counter: {first_a2:#x} after {last_a:#x}");
+    let mut nonces: Vec<_> = envs.iter().map(|e| nonce_of(e)).collect();
+    nonces.sort_unstable();
+    nonces.dedup();
+    assert_eq!(nonces.len(), envs.len(), "a (key, nonce) pair was used twice");
+    for e in &envs {
+        sub.inject(e).unwrap();
+    }
+    let mut got = Vec::new();
+    while sub.recv_batch(&mut got, 100).unwrap() > 0 {}
+    assert_eq!(got.len(), envs.len());
+    assert_eq!(bus.metrics().rejected(), 0);
+}
+
+#[test]
+fn delivery_stream_replay_and_reorder_are_rejected_per_stream() {
+    let bus = open_bus();
+    let a = bus.connect(alice()).unwrap();
+    let b = bus.connect(bob()).unwrap();
+    let mut sub = a.subscribe("rr").unwrap();
+    let mut pa = a.publisher("rr").unwrap();
+    let mut pb = b.publisher("rr").unwrap();
+    for i in 0..3u8 {
+        pa.publish(&[i], Priority::Normal).unwrap();
+    }
+    pb.publish(&[10], Priority::Normal).unwrap();
+    let w: Vec<_> = (0..4).map(|_| sub.take_envelope().unwrap().unwrap()).collect();
+    // A's 0, then A's 2: accepted (a gap is allowed).
+    sub.inject(&w[0]).unwrap();
+    sub.inject(&w[2]).unwrap();
+    // A's 1 after A's 2: reordered within the stream, dropped.
+    sub.inject(&w[1]).unwrap();
+    // A's 2 again: replayed, dropped.
+    sub.inject(&w[2]).unwrap();
+    // B's first message has a lower counter than A's 2, on its own stream: accepted.
+    sub.inject(&w[3]).unwrap();
+    let mut got = Vec::new();
+    while sub.recv_batch(&mut got, 100).unwrap() > 0 {}
+    assert_eq!(got.iter().map(|m| m.payload()[0]).collect::<Vec<_>>(), [0, 2, 10]);
+    assert_eq!(bus.metrics().rejected_replayed, 2);
+    // A stream id past the cap is malformed (checked before the tag).
+    let mut far = w[1].clone();
+    far[8..11].copy_from_slice(&[0xff, 0xff, 0xff]);
+    sub.inject(&far).unwrap();
+    assert!(sub.try_recv().unwrap().is_none());
+    assert_eq!(bus.metrics().rejected_malformed, 1);
+}
+
+#[test]
+fn a_delivery_sealed_before_rotations_is_resealed_or_still_opens() {
+    // Delivery keys rotate every 3 messages. Handle A seals under epoch 1; B's traffic rotates the
+    // subscription's key twice and the subscriber drains (erasing epoch 1). A's next message must not be
+    // queued under epoch 1 (it would no longer open): it is sealed again under the current key. After one
+    // more rotation A's message under the previous epoch is queued and still opens.
+    let bus = Bus::builder(Policy::allow_all()).rotate_after_messages(3).build().unwrap();
+    let a = bus.connect(alice()).unwrap();
+    let b = bus.connect(bob()).unwrap();
+    let mut sub = a.subscribe("late").unwrap();
+    let mut pa = a.publisher("late").unwrap();
+    let mut pb = b.publisher("late").unwrap();
+    let mut got = Vec::new();
+    let mut want = Vec::new();
+    pa.publish(&[0], Priority::Normal).unwrap();
+    want.push(0);
+    for i in 1..10u8 {
+        pb.publish(&[i], Priority::Normal).unwrap();
+        want.push(i);
+        while sub.recv_batch(&mut got, 100).unwrap() > 0 {}
+    }
+    pa.publish(&[100], Priority::Normal).unwrap();
+    want.push(100);
+    pb.publish(&[101], Priority::Normal).unwrap();
+    want.push(101);
+    pb.publish(&[102], Priority::Normal).unwrap();
+    want.push(102);
+    pa.publish(&[103], Priority::Normal).unwrap();
+    want.push(103);
+    while sub.recv_batch(&mut got, 100).unwrap() > 0 {}
+    assert_eq!(got.iter().map(|m| m.payload()[0]).collect::<Vec<_>>(), want);
+    assert_eq!(bus.metrics().rejected(), 0, "{:?}", bus.metrics());
+}
+
+#[test]
+fn two_threads_one_subscription_fifo_per_handle_and_no_rejections() {
+    // Two producer threads (two agents) publish into one subscription concurrently while it is also drained;
+    // each handle's messages arrive in its own order, none is rejected, none repeats a nonce.
+    let bus = open_bus();
+    let s = bus.connect(alice()).unwrap();
+    let mut sub = s.subscribe("mt2").unwrap();
+    const PER: u32 = 3000;
+    let hs: Vec<_> = [alice(), bob()]
+        .into_iter()
+        .enumerate()
+        .map(|(k, who)| {
+            let mut p = bus.connect(who).unwrap().publisher("mt2").unwrap();
+            std::thread::spawn(move || {
+                for i in 0..PER {
+                    let mut m = [0u8; 8];
+                    m[..4].copy_from_slice(&(k as u32).to_le_bytes());
+                    m[4..].copy_from_slice(&i.to_le_bytes());
+                    p.publish(&m, Priority::Normal).unwrap();
+                }
+            })
+        })
+        .collect();
+    let mut got = Vec::new();
+    while got.len() < 2 * PER as usize {
+        if sub.recv_batch(&mut got, 256).unwrap() == 0 {
+            std::thread::yield_now();
+        }
+        assert!(bus.metrics().rejected() == 0, "{:?}", bus.metrics());
+    }
+    for h in hs {
+        h.join().unwrap();
+    }
+    let mut next = [0u32; 2];
+    for m in &got {
+        let k = u32::from_le_bytes(m.payload()[..4].try_into().unwrap()) as usize;
+        let i = u32::from_le_bytes(m.payload()[4..].try_into().unwrap());
+        assert_eq!(i, next[k], "handle {k} out of order");
+        next[k] += 1;
+    }
+    assert_eq!(next, [PER, PER]);
+}

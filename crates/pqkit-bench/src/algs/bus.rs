@@ -17,6 +17,12 @@
 //!   agent) on the one subject concurrently, then one subscriber drains all P × 10,000. The measuring thread
 //!   is producer 0 and spins while it waits for the others, so its CPU clock covers the wall time. pqkit drains
 //!   with `recv_batch` (owned `Message`s).
+//! - `send_10k-<mode>-pairs-<P>`: P threads, each with its own publishing agent, its own subject and its own
+//!   subscriber, each doing what `send_10k` does (publish 10,000, then drain them; pqkit drains with
+//!   `recv_batch`, owned `Message`s, as `send_10k` did before `drain`), all on the one bus and started together; the time is until all P finish (the measuring thread is pair 0 and spins while it
+//!   waits, so its CPU clock covers the wall time). Peers: P independent channels, one per thread. This
+//!   measures whether the bus's *shared* state (topic table, metrics, keys, allocator) scales; the
+//!   `-producers-` rows cannot scale past their one serial drain (docs/bus.md §8).
 //! - `subscribe-<mode>`: one subscribe + unsubscribe on a bus already holding 1,000 subscriptions (sealed: the
 //!   pairwise delivery key is created, granted under the session and installed).
 //! - `priority_heap`: 1,000 messages of random priority (fixed seed) pushed into a subscriber queue, then
@@ -208,6 +214,105 @@ fn crossbeam_send(producers: usize) -> Candidate {
     })
 }
 
+/// One pair's round in the `-pairs-` rows: publish (send) `N` messages built from the base payload, then
+/// drain them; gives (count, sum of first bytes).
+type Round = Box<dyn FnMut(&[u8; LEN]) -> Result<(u64, u64), String> + Send>;
+
+/// Builds pair k's round; one per setup (so the pairs of one setup can share a bus).
+type Pairs = Box<dyn FnMut(usize) -> Result<Round, String>>;
+
+/// `send_10k-<mode>-pairs-<P>`: `setup()` gives the builder of the pairs' rounds (each with its own agent,
+/// subject and subscriber, or its own channel); pairs 1.. run on helper threads started by a go signal, pair 0
+/// on the measuring thread, which then spins until the others are done.
+fn pairs_candidate(
+    name: &'static str,
+    version: String,
+    pairs: usize,
+    setup: impl Fn() -> Result<Pairs, String> + Send + Sync + 'static,
+) -> Candidate {
+    Candidate::new(name, version, move |_| {
+        let mut make = setup()?;
+        let mut r0 = make(0)?;
+        let done = Arc::new(AtomicUsize::new(0));
+        let (res_tx, res_rx) = mpsc::channel::<Result<(u64, u64), String>>();
+        let mut gos = Vec::new();
+        for k in 1..pairs {
+            let mut r = make(k)?;
+            let (tx, rx) = mpsc::channel::<[u8; LEN]>();
+            let (done, res_tx) = (done.clone(), res_tx.clone());
+            std::thread::spawn(move || {
+                while let Ok(base) = rx.recv() {
+                    let res = r(&base);
+                    if res_tx.send(res).is_err() {
+                        return;
+                    }
+                    done.fetch_add(1, Ordering::Release);
+                }
+            });
+            gos.push(tx);
+        }
+        Ok(Box::new(move |data: &mut [u8], out: &mut Vec<u8>| {
+            let base = payload(data, 0);
+            done.store(0, Ordering::Relaxed);
+            for g in &gos {
+                g.send(base).map_err(e)?;
+            }
+            let (mut c, mut s) = r0(&base)?;
+            while done.load(Ordering::Acquire) < gos.len() {
+                std::hint::spin_loop();
+            }
+            for _ in 0..gos.len() {
+                let (c1, s1) = res_rx.recv().map_err(e)??;
+                c += c1;
+                s += s1;
+            }
+            digest(out, c, s);
+            Ok(())
+        }) as Box<dyn Op>)
+    })
+}
+
+/// pqkit-bus in the pairs topology: pair k publishes on `bench.pair.k` through its own agent's publisher and
+/// drains its own subscription (its own subscriber agent), all on one bus.
+fn pqkit_pairs(sealed: bool, pairs: usize) -> Candidate {
+    pairs_candidate("pqkit", format!("{} (pqkit-bus)", pqkit_version()), pairs, move || {
+        let bus = bus(sealed)?;
+        Ok(Box::new(move |k: usize| {
+            let subject = format!("bench.pair.{k}");
+            let s = bus.connect(&ident("subscriber", 200 - k as u8)?).map_err(e)?;
+            let mut sub = s.subscribe(&subject).map_err(e)?;
+            let a = bus.connect(&ident("producer", k as u8)?).map_err(e)?;
+            let mut p = a.publisher(&subject).map_err(e)?;
+            let mut buf = Vec::with_capacity(N);
+            Ok(Box::new(move |base: &[u8; LEN]| {
+                let _keep = (&s, &a);
+                for i in 0..N {
+                    p.publish(&payload(base, i), Priority::Normal).map_err(e)?;
+                }
+                drain(&mut sub, &mut buf, N)
+            }) as Round)
+        }) as Pairs)
+    })
+}
+
+/// A raw channel per pair: `N` sends, then `try_recv` until empty, on the pair's thread.
+macro_rules! raw_pairs {
+    ($name:literal, $krate:literal, $pairs:expr, $chan:expr) => {
+        pairs_candidate($name, v($krate), $pairs, || {
+            Ok(Box::new(|_: usize| {
+                #[allow(unused_mut)] // tokio's receivers need `mut` to receive, crossbeam's and flume's do not
+                let (tx, mut rx) = $chan;
+                Ok(Box::new(move |base: &[u8; LEN]| {
+                    for i in 0..N {
+                        tx.send(payload(base, i)).map_err(e)?;
+                    }
+                    Ok(try_drain!(rx))
+                }) as Round)
+            }) as Pairs)
+        })
+    };
+}
+
 /// A raw channel in the one-producer `send_10k` topology: `N` sends of a 64-byte array, then `try_recv` until
 /// empty. `$chan` makes the (sender, receiver) pair once, outside the timed operation.
 macro_rules! raw_send {
@@ -296,6 +401,15 @@ fn scaling(sealed: bool, producers: usize) -> Algorithm {
     Algorithm::fixed("pqkit-bus", &format!("send_10k-{mode}-producers-{producers}"), LEN)
         .with(pqkit_send(sealed, producers, false))
         .with(crossbeam_send(producers))
+}
+
+fn pairs(sealed: bool, pairs: usize) -> Algorithm {
+    let mode = if sealed { "sealed" } else { "plain" };
+    Algorithm::fixed("pqkit-bus", &format!("send_10k-{mode}-pairs-{pairs}"), LEN)
+        .with(pqkit_pairs(sealed, pairs))
+        .with(raw_pairs!("crossbeam-channel", "crossbeam-channel", pairs, crossbeam_channel::unbounded::<[u8; LEN]>()))
+        .with(raw_pairs!("flume", "flume", pairs, flume::unbounded::<[u8; LEN]>()))
+        .with(raw_pairs!("tokio-mpsc", "tokio", pairs, tokio::sync::mpsc::unbounded_channel::<[u8; LEN]>()))
 }
 
 fn subscribe(sealed: bool) -> Algorithm {
@@ -472,6 +586,10 @@ pub fn algorithms() -> Vec<Algorithm> {
         scaling(false, 2),
         scaling(true, 1),
         scaling(true, 2),
+        pairs(false, 1),
+        pairs(false, 2),
+        pairs(true, 1),
+        pairs(true, 2),
         subscribe(false),
         subscribe(true),
         priority_heap(),
