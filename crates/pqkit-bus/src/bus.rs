@@ -1052,7 +1052,7 @@ impl SubShared {
     }
 
     /// Places one message (sealing it for this subscriber in sealed mode). Called with the queue lock held.
-    #[inline]
+    #[inline(always)]
     fn try_enqueue(&self, st: &mut SubState, inner: &Inner, out: &Outgoing<'_>) -> Enq {
         if st.closed {
             return Enq::Closed;

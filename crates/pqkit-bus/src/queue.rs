@@ -425,7 +425,7 @@ impl<R: PartialEq> MsgQueue<R> {
 
     /// Appends a message at the back of level `p`: its metadata (`meta.route` and `meta.len` are set here),
     /// its route (interned) and its body (copied).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&mut self, p: Priority, mut meta: Meta, route: &Arc<R>, body: &[u8]) {
         let lv = &mut self.levels[p as usize];
         lv.compact_if_due();
