@@ -6,6 +6,7 @@ use crate::identity::{AgentId, Identity, PublicIdentity};
 use crate::policy::Policy;
 use crate::queue::{Batch, LEVELS, Meta, MsgQueue, Priority};
 use crate::subject::{matches, validate_pattern, validate_subject};
+use crate::window::Window;
 use crate::{Error, Result};
 use pqkit::aead::{Aead, Aes256Gcm};
 use pqkit::hash::sha2::Sha256;
@@ -288,36 +289,6 @@ struct TopicState {
 pub const MAX_PUBLISHERS: usize = 4096;
 /// Bits of the sequence number that count within one stream.
 const COUNTER_BITS: u32 = 40;
-
-/// Publish-leg replay window of one stream: highest sequence seen and a 64-entry bitmap below it.
-#[derive(Default, Clone, Copy)]
-struct Window {
-    top: u64,
-    bits: u64,
-    any: bool,
-}
-
-impl Window {
-    fn check(&self, seq: u64) -> Result<()> {
-        if !self.any || seq > self.top {
-            return Ok(());
-        }
-        let d = self.top - seq;
-        if d >= 64 || self.bits & (1u64 << d) != 0 { Err(Error::Replayed { seq }) } else { Ok(()) }
-    }
-    fn commit(&mut self, seq: u64) {
-        if !self.any {
-            *self = Window { top: seq, bits: 1, any: true };
-        } else if seq > self.top {
-            let s = seq - self.top;
-            self.bits = if s >= 64 { 0 } else { self.bits << s };
-            self.bits |= 1;
-            self.top = seq;
-        } else {
-            self.bits |= 1u64 << (self.top - seq);
-        }
-    }
-}
 
 struct SlotKey {
     epoch: u32,

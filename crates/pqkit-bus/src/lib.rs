@@ -41,6 +41,7 @@ pub mod nats;
 pub mod policy;
 pub mod queue;
 pub mod subject;
+mod window;
 
 pub use bus::{
     Agent, Backpressure, Bus, BusBuilder, MAX_PUBLISHERS, Message, MessageRef, Metrics, Publisher, SubOptions,

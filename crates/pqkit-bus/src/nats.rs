@@ -38,6 +38,7 @@ use crate::identity::{AgentId, Identity};
 use crate::policy::Policy;
 use crate::queue::Priority;
 use crate::subject::{matches, validate_pattern, validate_subject};
+use crate::window::Window;
 use crate::{Error, Message, Metrics, Result};
 use async_nats::jetstream;
 use futures_util::StreamExt;
@@ -131,36 +132,6 @@ fn req_nonce(ctr: u64) -> [u8; 12] {
     let mut n = [0u8; 12];
     n[4..].copy_from_slice(&ctr.to_be_bytes());
     n
-}
-
-/// A 64-entry sliding replay window (IPsec / DTLS), as on the in-process publish leg.
-#[derive(Default, Clone, Copy)]
-struct Window {
-    top: u64,
-    bits: u64,
-    any: bool,
-}
-
-impl Window {
-    fn check(&self, seq: u64) -> Result<()> {
-        if !self.any || seq > self.top {
-            return Ok(());
-        }
-        let d = self.top - seq;
-        if d >= 64 || self.bits & (1u64 << d) != 0 { Err(Error::Replayed { seq }) } else { Ok(()) }
-    }
-    fn commit(&mut self, seq: u64) {
-        if !self.any {
-            *self = Window { top: seq, bits: 1, any: true };
-        } else if seq > self.top {
-            let s = seq - self.top;
-            self.bits = if s >= 64 { 0 } else { self.bits << s };
-            self.bits |= 1;
-            self.top = seq;
-        } else {
-            self.bits |= 1u64 << (self.top - seq);
-        }
-    }
 }
 
 // Key-server status codes (first byte of a sealed answer).
