@@ -239,6 +239,8 @@ impl Kusumi512 {
             #[cfg(target_arch = "x86_64")]
             Backend::Avx2 => avx2::xor_head(backend, key, nonce, head, block0, &mut t.ks),
             _ => {
+                // No vector batch here (`max` is 0), so there is no head to encrypt: only block 0.
+                debug_assert!(head.is_empty());
                 *block0 = soft::block(key, nonce, 0);
                 false
             }
