@@ -10,12 +10,14 @@
 //! releases it only when a checkpoint that verifies under the identity whose [`AgentId`] is the claimed sender
 //! covers it and the chain recomputed over the buffered envelopes matches.
 //!
-//! - `c_0 = SHA-256("pqkit-bus nats chain v2" || sender (16) || epoch (4) || stream (4) || first (8) || topic)`,
+//! - `c_0 = SHA-256("pqkit-bus nats chain v3" || sender (16) || epoch (4) || stream (4) || first (8) || topic)`,
 //!   `first` being the batch's first sequence; `c_k = SHA-256(c_{k-1} || SHA-256(r (1) || reply_k || envelope_k))`
-//!   over the NATS (v2) envelope exactly as sent and its NATS reply subject (empty for none: the v2 envelope does
-//!   not carry it, so the chain binds it here; the topic is in `c_0`). Each batch starts its own chain, so a
+//!   over the NATS (v3) envelope exactly as sent and its NATS reply subject (empty for none: the NATS envelope
+//!   does not carry it, so the chain binds it here; the topic is in `c_0`). Each batch starts its own chain, so a
 //!   subscriber that joins mid-stream verifies from the next batch on. (Label `v1` chained v1 envelopes, which
-//!   carried topic and reply-to; the label changed with the format so the two chains cannot be mixed.)
+//!   carried topic and reply-to, `v2` the h-nats5 envelope with its sender field; the label changes with the
+//!   format so chains over different formats cannot be mixed.) The sender in `c_0` is the one the subscriber
+//!   learnt from the key server's grant of the envelope's stream (v3 carries no sender field).
 //! - Security contract: nothing a [`Verifier`] releases was sent by anyone but the holder of the sender's
 //!   identity keys (forging needs both ML-DSA-65 and Ed25519 broken, or SHA-256 collisions); a batch with a
 //!   forged, replaced or missing envelope is rejected whole; what no valid checkpoint covers within the timeout
@@ -37,7 +39,7 @@ pub const DEFAULT_EVERY: u64 = 256;
 pub const DEFAULT_MAX_BYTES: usize = 256 << 10;
 /// Default longest wait between the first unsigned message and its checkpoint (`T`).
 pub const DEFAULT_AFTER: Duration = Duration::from_millis(5);
-const CHAIN_LABEL: &[u8] = b"pqkit-bus nats chain v2";
+const CHAIN_LABEL: &[u8] = b"pqkit-bus nats chain v3";
 /// Verified checkpoint ranges a buffer remembers, to drop duplicates without verifying them again.
 const DONE_KEPT: usize = 16;
 /// Sender identities a verifier keeps decoded; the cache is emptied past it.
@@ -553,7 +555,7 @@ mod tests {
     }
 
     fn msg_with_reply(sender: AgentId, topic: &str, seq: u64, body: &[u8], reply: Option<&str>) -> (Message, Vec<u8>) {
-        let mut env = envelope::NatsHeader { priority: Priority::Normal, epoch: 1, seq, sender }.encode().to_vec();
+        let mut env = envelope::NatsHeader { priority: Priority::Normal, epoch: 1, seq }.encode().to_vec();
         env.extend_from_slice(body);
         env.extend_from_slice(&[0u8; 16]);
         let route = crate::bus::Route::shared(Arc::from(topic), sender, reply);
@@ -586,7 +588,7 @@ mod tests {
     fn chain_matches_a_hand_computation_and_binds_every_field() {
         let s = AgentId([7; 16]);
         let mut h = Sha256::new();
-        h.update(b"pqkit-bus nats chain v2").update(&[7; 16]).update(&[0, 0, 0, 3]).update(&[0, 0, 0, 2]);
+        h.update(b"pqkit-bus nats chain v3").update(&[7; 16]).update(&[0, 0, 0, 3]).update(&[0, 0, 0, 2]);
         h.update(&((2u64 << 40) | 5).to_be_bytes()).update(b"a.b");
         let c0 = h.finalize();
         assert_eq!(chain_start(&s, "a.b", 3, (2 << 40) | 5), c0);

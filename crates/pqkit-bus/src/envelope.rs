@@ -1,5 +1,5 @@
 //! The envelope wire format v1 (docs/bus.md §4). The header is the AEAD's associated data.
-//! The NATS transport's publish envelopes use the compact **NATS envelope v2** at the end of this module
+//! The NATS transport's publish envelopes use the compact **NATS envelope v3** at the end of this module
 //! ([`parse_nats`], [`NatsHeader`], [`NatsAad`]; docs/bus.md §9), whose topic and reply-to are bound into the
 //! associated data from NATS's own fields instead of travelling in the envelope.
 //!
@@ -608,33 +608,36 @@ mod nats_additions_tests {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// The NATS envelope (v2, h-nats5; docs/bus.md §9 "Messages on the wire"). Used only by the NATS transport for
+// The NATS envelope (v3, h-nats7; docs/bus.md §9 "Messages on the wire"). Used only by the NATS transport for
 // its publish envelopes; the in-process bus and checkpoints keep v1. The topic and the reply-to are *not* in
 // it: they travel in NATS's own subject and reply fields, and both sides bind them into the AEAD's associated
-// data ([`NatsAad`]), so a message relabelled with another subject or reply-to fails to open.
+// data ([`NatsAad`]), so a message relabelled with another subject or reply-to fails to open. Nor is the
+// sender: the stream number in the sequence's top 24 bits names the sender, through the key server's grant of
+// that stream (unique per key scope and epoch) and the sender key derived for (sender, stream, scope).
 //
 // | offset | size | field |
 // |---|---|---|
-// | 0 | 1 | version = 2 ([`NATS_VERSION`]) |
-// | 1 | 1 | kind = 1 (publish; the only v2 kind) |
+// | 0 | 1 | version = 3 ([`NATS_VERSION`]) |
+// | 1 | 1 | kind = 1 (publish; the only v3 kind) |
 // | 2 | 1 | priority 0..=3 |
 // | 3 | 4 | epoch (BE) |
 // | 7 | 8 | sequence (BE): stream (24 bits) \|\| counter (40 bits) |
-// | 15 | 16 | sender `AgentId` |
-// | 31 | n | payload, AES-256-GCM ciphertext |
+// | 15 | n | payload, AES-256-GCM ciphertext |
 // | end-16 | 16 | tag |
 //
-// Associated data: `header (31) || t (1) || topic (NATS subject) || r (1) || reply-to (NATS reply, or empty)`.
+// Associated data: `header (15) || t (1) || topic (NATS subject) || r (1) || reply-to (NATS reply, or empty)`.
 // Nonce: [`nonce`]`(Kind::Publish, _, seq)`, as v1's publish leg.
 
-/// Version byte of the NATS envelope (v1 parsers refuse it as an unknown version; [`parse_nats`] refuses v1).
-pub const NATS_VERSION: u8 = 2;
+/// Version byte of the NATS envelope (v1 parsers refuse it as an unknown version; [`parse_nats`] refuses v1
+/// and h-nats5's v2, whose sender field this version dropped).
+pub const NATS_VERSION: u8 = 3;
 /// Length of the NATS envelope's header (everything before the payload).
-pub const NATS_HEADER_LEN: usize = 31;
+pub const NATS_HEADER_LEN: usize = 15;
 /// Largest associated data of a NATS envelope: the header, two length bytes, a topic and a reply-to.
 pub const NATS_AAD_MAX: usize = NATS_HEADER_LEN + 2 + 2 * MAX_SUBJECT_LEN;
 
-/// A parsed NATS (v2) envelope; `payload` indexes the envelope (the ciphertext, without the tag).
+/// A parsed NATS (v3) envelope; `payload` indexes the envelope (the ciphertext, without the tag). The sender
+/// is not in it: [`stream`](Self::stream) names it through the key server's grant.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NatsMeta {
     /// Priority.
@@ -643,23 +646,28 @@ pub struct NatsMeta {
     pub epoch: u32,
     /// Sequence number (`stream (24) || counter (40)`).
     pub seq: u64,
-    /// Sender.
-    pub sender: AgentId,
     /// Ciphertext bytes (without the tag).
     pub payload: Range<usize>,
 }
 
-/// The header fields of a NATS (v2) publish envelope.
+impl NatsMeta {
+    /// The sender stream: the top 24 bits of the sequence, granted by the key server to one sender per key
+    /// scope and epoch.
+    #[inline]
+    pub fn stream(&self) -> u32 {
+        (self.seq >> STREAM_SHIFT) as u32
+    }
+}
+
+/// The header fields of a NATS (v3) publish envelope.
 #[derive(Clone, Copy, Debug)]
 pub struct NatsHeader {
     /// Priority.
     pub priority: Priority,
     /// Epoch.
     pub epoch: u32,
-    /// Sequence.
+    /// Sequence (`stream (24) || counter (40)`).
     pub seq: u64,
-    /// Sender.
-    pub sender: AgentId,
 }
 
 impl NatsHeader {
@@ -672,19 +680,18 @@ impl NatsHeader {
         out[2] = self.priority as u8;
         out[3..7].copy_from_slice(&self.epoch.to_be_bytes());
         out[7..15].copy_from_slice(&self.seq.to_be_bytes());
-        out[15..31].copy_from_slice(&self.sender.0);
         out
     }
 }
 
-/// Parses a NATS (v2) envelope's structure (not its tag). Total: `Ok` or [`Error::Malformed`], never a panic.
-/// A v1 envelope (any kind) is refused ("not a NATS envelope").
+/// Parses a NATS (v3) envelope's structure (not its tag). Total: `Ok` or [`Error::Malformed`], never a panic.
+/// A v1 envelope (any kind) or an h-nats5 v2 envelope is refused ("not a NATS envelope").
 pub fn parse_nats(b: &[u8]) -> Result<NatsMeta> {
     if b.len() < NATS_HEADER_LEN + TAG_LEN {
         return Err(malformed("shorter than the NATS header and tag"));
     }
     if b[0] != NATS_VERSION {
-        return Err(malformed("not a NATS envelope (version 2)"));
+        return Err(malformed("not a NATS envelope (version 3)"));
     }
     if b[1] != Kind::Publish as u8 {
         return Err(malformed("unknown kind"));
@@ -692,13 +699,11 @@ pub fn parse_nats(b: &[u8]) -> Result<NatsMeta> {
     let priority = Priority::from_u8(b[2]).ok_or(malformed("priority above 3"))?;
     let epoch = u32::from_be_bytes([b[3], b[4], b[5], b[6]]);
     let seq = u64::from_be_bytes([b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14]]);
-    let mut sender = [0u8; 16];
-    sender.copy_from_slice(&b[15..31]);
     let payload = NATS_HEADER_LEN..b.len() - TAG_LEN;
     if payload.len() > MAX_PAYLOAD {
         return Err(malformed("payload longer than 1 MiB"));
     }
-    Ok(NatsMeta { priority, epoch, seq, sender: AgentId(sender), payload })
+    Ok(NatsMeta { priority, epoch, seq, payload })
 }
 
 /// The associated data of a NATS envelope: `header || t (1) || topic || r (1) || reply`, where `topic` is the
@@ -744,13 +749,12 @@ impl NatsAad {
 }
 
 #[cfg(test)]
-mod nats_v2_tests {
+mod nats_v3_tests {
     use super::*;
     use proptest::prelude::*;
 
     fn sample(body: usize) -> Vec<u8> {
-        let h =
-            NatsHeader { priority: Priority::High, epoch: 7, seq: (3 << STREAM_SHIFT) | 42, sender: AgentId([9; 16]) };
+        let h = NatsHeader { priority: Priority::High, epoch: 7, seq: (3 << STREAM_SHIFT) | 42 };
         let mut v = h.encode().to_vec();
         v.resize(v.len() + body + TAG_LEN, 0xA5);
         v
@@ -759,14 +763,8 @@ mod nats_v2_tests {
     /// The header's bytes, written out by hand from the table above (not by the code under test).
     #[test]
     fn header_bytes_are_the_documented_layout() {
-        let h = NatsHeader {
-            priority: Priority::Critical,
-            epoch: 0x0102_0304,
-            seq: 0x1112_1314_1516_1718,
-            sender: AgentId([0xA5; 16]),
-        };
-        let mut want = vec![2, 1, 3, 1, 2, 3, 4, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18];
-        want.extend_from_slice(&[0xA5; 16]);
+        let h = NatsHeader { priority: Priority::Critical, epoch: 0x0102_0304, seq: 0x1112_1314_1516_1718 };
+        let mut want = vec![3, 1, 3, 1, 2, 3, 4, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18];
         assert_eq!(&h.encode()[..], &want[..]);
         let aad = NatsAad::new(&h.encode(), "t.x", "_I.r").unwrap();
         want.extend_from_slice(b"\x03t.x\x04_I.r");
@@ -809,10 +807,7 @@ mod nats_v2_tests {
     fn round_trip_and_every_malformation() {
         let v = sample(5);
         let m = parse_nats(&v).unwrap();
-        assert_eq!(
-            (m.priority, m.epoch, m.seq, m.sender),
-            (Priority::High, 7, (3 << STREAM_SHIFT) | 42, AgentId([9; 16]))
-        );
+        assert_eq!((m.priority, m.epoch, m.seq, m.stream()), (Priority::High, 7, (3 << STREAM_SHIFT) | 42, 3));
         assert_eq!(m.payload, NATS_HEADER_LEN..NATS_HEADER_LEN + 5);
         assert_eq!(parse_nats(&sample(0)).unwrap().payload.len(), 0);
         type Mutation = Box<dyn Fn(&mut Vec<u8>)>;
@@ -820,7 +815,8 @@ mod nats_v2_tests {
             ("empty", Box::new(|v| v.clear())),
             ("no room for the tag", Box::new(|v| v.truncate(NATS_HEADER_LEN + TAG_LEN - 1))),
             ("version 1", Box::new(|v| v[0] = VERSION)),
-            ("version 3", Box::new(|v| v[0] = 3)),
+            ("version 2 (h-nats5's, with a sender field)", Box::new(|v| v[0] = 2)),
+            ("version 4", Box::new(|v| v[0] = 4)),
             ("kind deliver", Box::new(|v| v[1] = Kind::Deliver as u8)),
             ("kind checkpoint", Box::new(|v| v[1] = Kind::Checkpoint as u8)),
             ("priority", Box::new(|v| v[2] = 4)),
@@ -834,8 +830,14 @@ mod nats_v2_tests {
 
     /// Old and new envelopes are not confusable: each parser refuses the other's envelopes, whatever follows.
     #[test]
-    fn v1_and_v2_refuse_each_other() {
-        let v2 = sample(64);
+    fn v1_v2_and_v3_refuse_each_other() {
+        let v3 = sample(64);
+        assert!(matches!(parse(&v3), Err(Error::Malformed { .. })));
+        // h-nats5's v2 layout (version 2, then a 16-byte sender after the sequence): refused whatever follows.
+        let mut v2 = v3.clone();
+        v2[0] = 2;
+        v2.splice(NATS_HEADER_LEN..NATS_HEADER_LEN, [7u8; 16]);
+        assert!(matches!(parse_nats(&v2), Err(Error::Malformed { .. })));
         assert!(matches!(parse(&v2), Err(Error::Malformed { .. })));
         for kind in [Kind::Publish, Kind::Deliver, Kind::Plain, Kind::Checkpoint] {
             let h = Header {
@@ -858,9 +860,9 @@ mod nats_v2_tests {
 
     proptest! {
         #[test]
-        fn random_bytes_never_panic(b in proptest::collection::vec(any::<u8>(), 0..200), v2 in any::<bool>()) {
+        fn random_bytes_never_panic(b in proptest::collection::vec(any::<u8>(), 0..200), v3 in any::<bool>()) {
             let mut b = b;
-            if v2 && b.len() > 2 {
+            if v3 && b.len() > 2 {
                 b[0] = NATS_VERSION;
                 b[1] = 1;
             }

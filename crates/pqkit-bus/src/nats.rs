@@ -58,8 +58,10 @@ pub const CONTROL_PREFIX: &str = "_PQKIT.";
 /// Bits of the envelope sequence that count within one stream (the rest is the stream id the key server
 /// handed out with the sender key, as in the in-process bus).
 const COUNTER_BITS: u32 = 40;
-/// Stream ids per (topic, epoch): after this many sender-key grants the epoch rotates.
-const MAX_STREAMS: u32 = 1 << 24;
+/// Stream ids per (key scope, epoch): after this many sender-key grants the epoch rotates. The envelope has
+/// room for 2^24; the key server keeps the grantee of every stream of a kept epoch (16 bytes each, to answer
+/// receive-key requests by stream), so it rotates at 2^20 grants: at most 16 MiB per scope and kept epoch.
+const MAX_STREAMS: u32 = 1 << 20;
 /// Replay windows a subscription keeps (one per sender stream and epoch); past this, new streams are refused.
 const MAX_WINDOWS: usize = 1 << 16;
 /// Keys an agent caches (sender keys it opens with, per sender, topic and epoch); the cache is emptied past it.
@@ -117,10 +119,14 @@ fn scope_of(topic: &str) -> &str {
     topic
 }
 
-fn derive_send_key(secret: &[u8; 32], sender: &AgentId, scope: &str) -> Result<Zeroizing<[u8; 32]>> {
-    let hk = Hkdf::<Sha256>::new(b"pqkit-bus nats send v1", secret);
-    let mut info = Vec::with_capacity(16 + scope.len());
+/// `K_send(scope, e, A, s) = HKDF-SHA256(salt = "pqkit-bus nats send v3", ikm = T(scope, e), info = A (16) ||
+/// s (4, BE) || scope)`: one key per grant, bound to the grantee `A` and the stream `s` the key server handed
+/// out with it (docs/bus.md §9, envelope v3: the stream, not a sender field, names the sender).
+fn derive_send_key(secret: &[u8; 32], sender: &AgentId, stream: u32, scope: &str) -> Result<Zeroizing<[u8; 32]>> {
+    let hk = Hkdf::<Sha256>::new(b"pqkit-bus nats send v3", secret);
+    let mut info = Vec::with_capacity(20 + scope.len());
     info.extend_from_slice(&sender.0);
+    info.extend_from_slice(&stream.to_be_bytes());
     info.extend_from_slice(scope.as_bytes());
     let mut k = Zeroizing::new([0u8; 32]);
     hk.expand(&info, k.as_mut())?;
@@ -142,7 +148,9 @@ const ST_UNKNOWN: u8 = 3;
 const ST_MALFORMED: u8 = 4;
 // Request operations.
 const OP_SEND: u8 = 1;
-const OP_RECV: u8 = 2;
+/// Receive key by stream (envelope v3): `3 || epoch (4) || stream (4) || topic` → `sender (16) || key (32)`.
+/// (Op 2, h-nats5's receive key by sender, is gone: the v3 envelope carries no sender.)
+const OP_RECV: u8 = 3;
 
 // ---------------------------------------------------------------------------------------------------------
 // Key server
@@ -197,6 +205,8 @@ struct EpochKey {
     secret: Zeroizing<[u8; 32]>,
     started: Instant,
     next_stream: u32,
+    /// The agent each stream was granted to (index = stream; `len() == next_stream`).
+    grantees: Vec<AgentId>,
 }
 
 struct KsState {
@@ -434,7 +444,13 @@ impl KsState {
                     let epoch = epochs.last().map_or(1, |e| e.epoch.saturating_add(1));
                     if epochs.last().is_none_or(|e| e.epoch < epoch) {
                         let secret = random::<32>().map_err(|_| ST_UNKNOWN)?;
-                        epochs.push(EpochKey { epoch, secret, started: Instant::now(), next_stream: 0 });
+                        epochs.push(EpochKey {
+                            epoch,
+                            secret,
+                            started: Instant::now(),
+                            next_stream: 0,
+                            grantees: Vec::new(),
+                        });
                     }
                     while epochs.len() > keep {
                         epochs.remove(0);
@@ -445,8 +461,9 @@ impl KsState {
                     return Err(ST_EXPIRED);
                 }
                 let stream = e.next_stream;
+                let key = derive_send_key(&e.secret, &peer, stream, &scope).map_err(|_| ST_UNKNOWN)?;
                 e.next_stream += 1;
-                let key = derive_send_key(&e.secret, &peer, &scope).map_err(|_| ST_UNKNOWN)?;
+                e.grantees.push(peer);
                 let mut out = vec![ST_OK];
                 out.extend_from_slice(&e.epoch.to_be_bytes());
                 out.extend_from_slice(&stream.to_be_bytes());
@@ -454,16 +471,13 @@ impl KsState {
                 self.counters.send_grants.fetch_add(1, Ordering::Relaxed);
                 Ok(out)
             }
-            // 2 || sender (16) || epoch (4) || topic
-            Some(&OP_RECV) if body.len() > 21 => {
-                let sender = AgentId(body[1..17].try_into().map_err(|_| ST_MALFORMED)?);
-                let epoch = u32::from_be_bytes([body[17], body[18], body[19], body[20]]);
-                let topic = std::str::from_utf8(&body[21..]).map_err(|_| ST_MALFORMED)?;
+            // 3 || epoch (4) || stream (4) || topic → sender (16) || key (32)
+            Some(&OP_RECV) if body.len() > 9 => {
+                let epoch = u32::from_be_bytes([body[1], body[2], body[3], body[4]]);
+                let stream = u32::from_be_bytes([body[5], body[6], body[7], body[8]]);
+                let topic = std::str::from_utf8(&body[9..]).map_err(|_| ST_MALFORMED)?;
                 validate_subject(topic).map_err(|_| ST_MALFORMED)?;
-                if topic.starts_with(CONTROL_PREFIX)
-                    || !self.policy.may_subscribe(&peer, topic)
-                    || !self.policy.may_publish(&sender, topic)
-                {
+                if topic.starts_with(CONTROL_PREFIX) || !self.policy.may_subscribe(&peer, topic) {
                     return Err(self.refuse(ST_UNAUTHORISED));
                 }
                 let scope = scope_of(topic);
@@ -472,8 +486,14 @@ impl KsState {
                     let oldest = epochs.first().map_or(0, |e| e.epoch);
                     return Err(self.refuse(if epoch < oldest { ST_EXPIRED } else { ST_UNKNOWN }));
                 };
-                let key = derive_send_key(&e.secret, &sender, scope).map_err(|_| ST_UNKNOWN)?;
+                // The stream names the sender: the one agent it was granted to in this scope and epoch.
+                let Some(&sender) = e.grantees.get(stream as usize) else { return Err(self.refuse(ST_UNKNOWN)) };
+                if !self.policy.may_publish(&sender, topic) {
+                    return Err(self.refuse(ST_UNAUTHORISED));
+                }
+                let key = derive_send_key(&e.secret, &sender, stream, scope).map_err(|_| ST_UNKNOWN)?;
                 let mut out = vec![ST_OK];
+                out.extend_from_slice(&sender.0);
                 out.extend_from_slice(key.as_ref());
                 self.counters.recv_grants.fetch_add(1, Ordering::Relaxed);
                 Ok(out)
@@ -628,8 +648,14 @@ impl Signing {
     }
 }
 
-/// Receive keys by key scope, then (sender, epoch): looked up by `&str` without allocating.
-type RecvKeys = HashMap<String, HashMap<(AgentId, u32), Arc<Aes256Gcm>>>;
+/// A key to open one sender stream with, and the sender the key server granted that stream to.
+struct RecvKey {
+    sender: AgentId,
+    aead: Aes256Gcm,
+}
+
+/// Receive keys by key scope, then (epoch, stream): looked up by `&str` without allocating.
+type RecvKeys = HashMap<String, HashMap<(u32, u32), Arc<RecvKey>>>;
 
 struct AgentInner {
     client: async_nats::Client,
@@ -677,11 +703,12 @@ impl std::fmt::Debug for NatsAgent {
     }
 }
 
-/// Replay windows of one subscription, per (sender, key scope, epoch, stream).
+/// Replay windows of one subscription, per (key scope, epoch, stream): a stream is granted to one sender per
+/// scope and epoch, so this is per (sender, scope, epoch, stream).
 #[derive(Default)]
 struct Windows {
-    /// By key scope, then (sender, epoch, stream).
-    map: HashMap<String, HashMap<(AgentId, u32, u32), Window>>,
+    /// By key scope, then (epoch, stream).
+    map: HashMap<String, HashMap<(u32, u32), Window>>,
     len: usize,
     /// The entry the last message used, with its key: a stream of messages from one sender on one topic opens
     /// without a lock or a hash lookup. Its window is the authoritative copy while it is hot and is written
@@ -696,9 +723,9 @@ struct Windows {
 
 struct Hot {
     scope: String,
-    wid: (AgentId, u32, u32),
+    wid: (u32, u32),
     window: Window,
-    key: Arc<Aes256Gcm>,
+    key: Arc<RecvKey>,
 }
 
 impl Windows {
@@ -1507,7 +1534,7 @@ impl AgentInner {
         reply: Option<&str>,
     ) -> Result<(Vec<u8>, u32, u64)> {
         let seq = (u64::from(k.stream) << COUNTER_BITS) | n;
-        let header = NatsHeader { priority, epoch: k.epoch, seq, sender: self.id }.encode();
+        let header = NatsHeader { priority, epoch: k.epoch, seq }.encode();
         // The topic and reply-to travel as the NATS subject and reply subject; they are bound here, in the
         // associated data (docs/bus.md §9), not sent twice.
         let aad = NatsAad::new(&header, subject, reply.unwrap_or(""))?;
@@ -1522,30 +1549,33 @@ impl AgentInner {
         Ok((buf, k.epoch, seq))
     }
 
-    async fn recv_key(&self, sender: AgentId, topic: &str, epoch: u32) -> Result<Arc<Aes256Gcm>> {
+    /// The key of sender stream `stream` of `topic`'s scope in `epoch`, and its sender: cached, or granted by
+    /// the key server (which names the agent it granted the stream to).
+    async fn recv_key(&self, topic: &str, epoch: u32, stream: u32) -> Result<Arc<RecvKey>> {
         let scope = scope_of(topic);
-        if let Some(k) = lock(&self.recv_keys).get(scope).and_then(|m| m.get(&(sender, epoch))) {
+        if let Some(k) = lock(&self.recv_keys).get(scope).and_then(|m| m.get(&(epoch, stream))) {
             return Ok(k.clone());
         }
         let mut body = vec![OP_RECV];
-        body.extend_from_slice(&sender.0);
         body.extend_from_slice(&epoch.to_be_bytes());
+        body.extend_from_slice(&stream.to_be_bytes());
         body.extend_from_slice(topic.as_bytes());
         let mut a = self.ks_request(&body).await.map_err(|e| match e {
             Error::Unauthorised { .. } => Error::Unauthorised { action: "subscribe", subject: topic.into() },
             Error::Expired { .. } => Error::Expired { epoch },
             e => e,
         })?;
-        if a.len() != 32 {
+        if a.len() != 16 + 32 {
             return Err(Error::Malformed { reason: "receive grant has the wrong length" });
         }
-        let k = Arc::new(Aes256Gcm::new(&a)?);
+        let sender = AgentId(a[..16].try_into().map_err(|_| Error::Malformed { reason: "receive grant" })?);
+        let k = Arc::new(RecvKey { sender, aead: Aes256Gcm::new(&a[16..])? });
         zeroize::Zeroize::zeroize(&mut a);
         let mut keys = lock(&self.recv_keys);
         if keys.values().map(HashMap::len).sum::<usize>() >= MAX_KEYS {
             keys.clear();
         }
-        keys.entry(scope.to_string()).or_default().insert((sender, epoch), k.clone());
+        keys.entry(scope.to_string()).or_default().insert((epoch, stream), k.clone());
         Ok(k)
     }
 
@@ -1605,7 +1635,7 @@ impl AgentInner {
     async fn open_fetching(&self, subject: &str, reply: &str, bytes: &[u8], windows: &mut Windows) -> Result<Message> {
         // `open_sync` parsed and checked the envelope and its window already; these cannot fail here.
         let m = envelope::parse_nats(bytes)?;
-        let key = self.recv_key(m.sender, subject, m.epoch).await?;
+        let key = self.recv_key(subject, m.epoch, m.stream()).await?;
         self.open_sync(subject, reply, bytes, windows, Some(key))?.ok_or(Error::UnknownKey)
     }
 
@@ -1623,7 +1653,7 @@ impl AgentInner {
         reply: &str,
         bytes: &[u8],
         windows: &mut Windows,
-        fetched: Option<Arc<Aes256Gcm>>,
+        fetched: Option<Arc<RecvKey>>,
     ) -> Result<Option<Message>> {
         let m = envelope::parse_nats(bytes)?;
         // The topic is the NATS subject, which the server (untrusted) chose: it must be a valid subject. The
@@ -1639,9 +1669,8 @@ impl AgentInner {
             bytes[..envelope::NATS_HEADER_LEN].try_into().map_err(|_| Error::Malformed { reason: "header" })?;
         let aad = NatsAad::new(header, topic, reply)?;
         let aad = aad.as_bytes();
-        let stream = (m.seq >> COUNTER_BITS) as u32;
         let scope = scope_of(topic);
-        let wid = (m.sender, m.epoch, stream);
+        let wid = (m.epoch, m.stream());
         let nonce = envelope::nonce(Kind::Publish, m.priority, m.seq);
         let (ct, tag) = bytes[m.payload.start..].split_at(m.payload.len());
         // Decrypt into a stack buffer when the payload fits the message's inline body (no allocation), else
@@ -1658,11 +1687,12 @@ impl AgentInner {
             &mut large
         };
         let hot = windows.hot.as_ref().is_some_and(|h| h.wid == wid && h.scope == scope);
-        if hot {
+        let sender = if hot {
             let h = windows.hot.as_mut().ok_or(Error::UnknownKey)?;
             h.window.check(m.seq)?;
-            h.key.open_in_place_detached(&nonce, aad, out, tag).map_err(|_| Error::AuthFailed)?;
+            h.key.aead.open_in_place_detached(&nonce, aad, out, tag).map_err(|_| Error::AuthFailed)?;
             h.window.commit(m.seq);
+            h.key.sender
         } else {
             windows.cool();
             let mut window = match windows.map.get(scope).and_then(|w| w.get(&wid)) {
@@ -1675,12 +1705,12 @@ impl AgentInner {
             };
             let key = match fetched {
                 Some(k) => k,
-                None => match lock(&self.recv_keys).get(scope).and_then(|k| k.get(&(m.sender, m.epoch))) {
+                None => match lock(&self.recv_keys).get(scope).and_then(|k| k.get(&wid)) {
                     Some(k) => k.clone(),
                     None => return Ok(None),
                 },
             };
-            key.open_in_place_detached(&nonce, aad, out, tag).map_err(|_| Error::AuthFailed)?;
+            key.aead.open_in_place_detached(&nonce, aad, out, tag).map_err(|_| Error::AuthFailed)?;
             let per_scope = match windows.map.get_mut(scope) {
                 Some(w) => w,
                 None => windows.map.entry(scope.to_string()).or_default(),
@@ -1689,10 +1719,12 @@ impl AgentInner {
                 windows.len += 1;
             }
             window.commit(m.seq);
+            let sender = key.sender;
             windows.hot = Some(Hot { scope: scope.to_string(), wid, window, key });
-        }
+            sender
+        };
         let reply = (!reply.is_empty()).then_some(reply);
-        let route = windows.route(topic, m.sender, reply);
+        let route = windows.route(topic, sender, reply);
         // A long payload was decrypted into `large`: it becomes the message's body as it is.
         let body = if in_small { Cow::Borrowed(&small[..ct.len()]) } else { Cow::Owned(large) };
         Ok(Some(Message::opened_route(route, m.priority, m.seq, body)))
@@ -1754,7 +1786,7 @@ fn is_checkpoint(bytes: &[u8]) -> bool {
     bytes.len() > 1 && bytes[0] == envelope::VERSION && bytes[1] == Kind::Checkpoint as u8
 }
 
-/// The epoch field of a NATS (v2) envelope that opened (so its header parsed).
+/// The epoch field of a NATS (v3) envelope that opened (so its header parsed).
 fn epoch_of(bytes: &[u8]) -> u32 {
     u32::from_be_bytes([bytes[3], bytes[4], bytes[5], bytes[6]])
 }

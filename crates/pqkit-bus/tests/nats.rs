@@ -66,14 +66,15 @@ async fn sealed_publish_subscribe_and_the_server_sees_only_ciphertext() {
     assert_eq!(m.sender(), alice.id());
     assert_eq!(m.priority(), Priority::High);
     assert_eq!(m.subject(), "greet.bob");
-    // What NATS carried: the NATS (v2) envelope, with the subject and the header in clear, the payload sealed,
-    // and the topic only in the NATS subject (31-byte header + payload + 16-byte tag).
+    // What NATS carried: the NATS (v3) envelope, with the subject and the header in clear, the payload sealed,
+    // the topic only in the NATS subject and no sender id (15-byte header + payload + 16-byte tag).
     let raw = tap.next().await.unwrap();
     assert_eq!(raw.subject.as_str(), "greet.bob");
     assert!(!raw.payload.windows(6).any(|w| w == b"attack"), "plaintext visible to the server");
     assert!(!raw.payload.windows(9).any(|w| w == b"greet.bob"), "the topic travels twice");
     let meta = envelope::parse_nats(&raw.payload).unwrap();
-    assert_eq!((meta.priority, meta.sender), (Priority::High, alice.id()));
+    assert_eq!((meta.priority, meta.stream()), (Priority::High, 0), "the first grant of the scope is stream 0");
+    assert!(!raw.payload.windows(16).any(|w| w == alice.id().0), "the sender id travels");
     assert_eq!(raw.payload[..2], [envelope::NATS_VERSION, Kind::Publish as u8]);
     assert_eq!(raw.payload.len(), envelope::NATS_HEADER_LEN + secret.len() + 16);
     assert_eq!(raw.payload.len(), meta.payload.end + 16);
@@ -177,7 +178,7 @@ async fn forged_replayed_and_corrupted_injections_are_rejected_and_counted() {
     let raw = tap.next().await.unwrap().payload.to_vec();
     let meta = envelope::parse_nats(&raw).unwrap();
     let forge = |epoch: u32, seq: u64| {
-        let h = envelope::NatsHeader { priority: Priority::Critical, epoch, seq, sender: alice.id() };
+        let h = envelope::NatsHeader { priority: Priority::Critical, epoch, seq };
         let mut v = h.encode().to_vec();
         v.extend_from_slice(b"pay the bearer 1000");
         v.extend_from_slice(&[0x5A; 16]);
@@ -842,7 +843,7 @@ async fn a_recv_cancelled_during_the_key_fetch_loses_no_message() {
     assert_eq!(ks.metrics().recv_grants, 1, "one fetch, kept across the cancelled recv");
 }
 
-/// The NATS envelope (v2) does not carry the topic or the reply-to: both sides bind the NATS subject and reply
+/// The NATS envelope (v3) does not carry the topic or the reply-to: both sides bind the NATS subject and reply
 /// subject into the AEAD's associated data. A plain client re-publishing a genuine envelope with another reply-to,
 /// without its reply-to, with one added, or on another inbox of the same requester (one key scope, so the key is
 /// the same and only the associated data can tell) gets it rejected as `rejected_auth`; the same bytes with their
@@ -916,4 +917,83 @@ async fn relabelled_subjects_and_reply_tos_fail_the_tag_and_are_counted() {
     alice.publish("rl.x", b"after", Priority::Normal).await.unwrap();
     assert_eq!(sub.recv_timeout(T).await.unwrap().payload(), b"after");
     assert_eq!(bob.metrics().rejected_malformed, 1);
+}
+
+/// `envelope` with the stream number (the sequence's top 24 bits, header bytes 7..10) replaced by `stream`.
+fn restamp(envelope: &[u8], stream: u32) -> Vec<u8> {
+    let mut v = envelope.to_vec();
+    v[7..10].copy_from_slice(&stream.to_be_bytes()[1..]);
+    v
+}
+
+/// Envelope v3 names the sender by its stream number only: the key server's grant of that stream (one agent
+/// per scope and epoch) says whose it is, and the key opening it is derived for that agent and stream. A stream
+/// nobody was granted, another sender's stream, and a delivered message re-stamped with a new stream of the same
+/// sender are each rejected and counted, and nothing is delivered under a wrong sender.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stream_numbers_name_their_sender_and_cannot_be_forged_borrowed_or_restamped() {
+    let s = NatsServer::start();
+    let ks = key_server(&s.url(), Policy::allow_all()).await;
+    let alice = NatsAgent::connect(&s.url(), &ident("alice", 1), ks.id()).await.unwrap();
+    let carol = NatsAgent::connect(&s.url(), &ident("carol", 5), ks.id()).await.unwrap();
+    let bob = NatsAgent::connect(&s.url(), &ident("bob", 2), ks.id()).await.unwrap();
+    let wire = plain(&s.url()).await;
+    let mut tap = wire.subscribe("sn.x").await.unwrap();
+    let mut sub = bob.subscribe("sn.x").await.unwrap();
+    sync(&wire).await;
+    // alice sends counters 0..=3 of her stream, carol one message of hers: each delivered under its sender.
+    let mut alice_raw = Vec::new();
+    for i in 0u8..4 {
+        alice.publish("sn.x", &[b'a', i], Priority::Normal).await.unwrap();
+        let m = sub.recv_timeout(T).await.unwrap();
+        assert_eq!((m.payload(), m.sender()), (&[b'a', i][..], alice.id()));
+        alice_raw.push(tap.next().await.unwrap().payload.to_vec());
+    }
+    carol.publish("sn.x", b"c0", Priority::Normal).await.unwrap();
+    let m = sub.recv_timeout(T).await.unwrap();
+    assert_eq!((m.payload(), m.sender()), (&b"c0"[..], carol.id()));
+    let carol_raw = tap.next().await.unwrap().payload.to_vec();
+    let sa = envelope::parse_nats(&alice_raw[0]).unwrap().stream();
+    let sc = envelope::parse_nats(&carol_raw).unwrap().stream();
+    assert_ne!(sa, sc, "two senders share a stream number");
+    // alice again, in a second process (the same identity, a new connection): a new grant, a new stream.
+    let alice2 = NatsAgent::connect(&s.url(), &ident("alice", 1), ks.id()).await.unwrap();
+    alice2.publish("sn.x", b"a2", Priority::Normal).await.unwrap();
+    let m = sub.recv_timeout(T).await.unwrap();
+    assert_eq!((m.payload(), m.sender()), (&b"a2"[..], alice.id()));
+    let sa2 = envelope::parse_nats(&tap.next().await.unwrap().payload).unwrap().stream();
+    assert!(sa2 != sa && sa2 != sc, "streams {sa} {sc} {sa2}");
+    let before = bob.metrics();
+    // Fresh envelopes (sealed, never sent), so only the stream number can make them fail.
+    let fresh_a = alice.seal("sn.x", b"alice fresh", Priority::Normal, None).await.unwrap();
+    // carol's counter moves past alice's highest (3), so alice's replay window cannot be what refuses it.
+    for _ in 0..4 {
+        carol.seal("sn.x", b"unsent", Priority::Normal, None).await.unwrap();
+    }
+    let fresh_c = carol.seal("sn.x", b"carol claims to be alice", Priority::Normal, None).await.unwrap();
+    assert!(envelope::parse_nats(&fresh_c).unwrap().seq & 0xFF_FFFF_FFFF > 3);
+    let injections: Vec<Vec<u8>> = vec![
+        restamp(&fresh_a, 0x00AB_CDEF), // a stream nobody was granted: the key server knows no sender (unknown key)
+        restamp(&fresh_a, sc),          // alice's message under carol's stream: carol's key does not open it (auth)
+        restamp(&fresh_c, sa),          // carol's message under alice's stream: alice's key does not open it (auth)
+        restamp(&alice_raw[3], sa2),    // a delivered message re-stamped with alice's new stream (auth)
+        alice_raw[3].clone(),           // and as it was: a replay (replayed)
+    ];
+    for bytes in injections {
+        wire.publish("sn.x", bytes.into()).await.unwrap();
+    }
+    sync(&wire).await;
+    // The genuine fresh ones still open (nothing was committed for them), each under its own sender.
+    wire.publish("sn.x", fresh_a.into()).await.unwrap();
+    wire.publish("sn.x", fresh_c.into()).await.unwrap();
+    let m = sub.recv_timeout(T).await.unwrap();
+    assert_eq!((m.payload(), m.sender()), (&b"alice fresh"[..], alice.id()));
+    let m = sub.recv_timeout(T).await.unwrap();
+    assert_eq!((m.payload(), m.sender()), (&b"carol claims to be alice"[..], carol.id()));
+    let mt = bob.metrics();
+    assert_eq!(mt.rejected_unknown_key - before.rejected_unknown_key, 1, "{mt:?}");
+    assert_eq!(mt.rejected_auth - before.rejected_auth, 3, "{mt:?}");
+    assert_eq!(mt.rejected_replayed - before.rejected_replayed, 1, "{mt:?}");
+    assert_eq!(mt.rejected() - before.rejected(), 5, "{mt:?}");
+    assert_eq!(mt.received, 8);
 }
