@@ -1938,8 +1938,20 @@ impl NatsSubscription {
     }
 
     /// [`recv`](Self::recv) with a timeout ([`Error::Timeout`]).
-    pub async fn recv_timeout(&mut self, timeout: Duration) -> Result<Message> {
-        tokio::time::timeout(timeout, self.recv()).await.map_err(|_| Error::Timeout)?
+    ///
+    /// One [`poll_fn`](std::future::poll_fn) over the subscription and a timer (polled only when no message is
+    /// ready, as `tokio::time::timeout` does): the message is returned straight from the poll, not moved through
+    /// the nested `Result`s of `timeout(recv())`. Cancelling it loses no message, as with [`recv`](Self::recv).
+    pub fn recv_timeout(&mut self, timeout: Duration) -> impl Future<Output = Result<Message>> + Send + '_ {
+        let sleep = tokio::time::sleep(timeout);
+        async move {
+            tokio::pin!(sleep);
+            std::future::poll_fn(move |cx| match self.poll_recv(cx) {
+                std::task::Poll::Ready(r) => std::task::Poll::Ready(r),
+                std::task::Poll::Pending => sleep.as_mut().poll(cx).map(|()| Err(Error::Timeout)),
+            })
+            .await
+        }
     }
 
     /// Unsubscribes.
