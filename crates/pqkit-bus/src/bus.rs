@@ -564,16 +564,44 @@ impl Inner {
     /// [`route`](Self::route) for a sealed publisher handle: each delivery is sealed on this thread under the
     /// handle's own stream of the subscription's key (`streams[i]` for `subs[i]`), outside the queue lock
     /// (docs/bus.md §3, "Delivery streams").
-    fn route_streams(
-        &self,
-        subs: &[Arc<SubShared>],
-        streams: &mut [DeliverStream],
-        out: &Outgoing<'_>,
-    ) -> Result<usize> {
+    fn route_streams(&self, subs: &[Arc<SubShared>], links: &mut [SubLink], out: &Outgoing<'_>) -> Result<usize> {
         let mut n = 0;
         let mut full = 0;
-        for (s, ds) in subs.iter().zip(streams.iter_mut()) {
-            match s.enqueue_stream(self, ds, out) {
+        for (s, link) in subs.iter().zip(links.iter_mut()) {
+            if matches!(link.lane, LaneSlot::None) {
+                link.lane = s.new_lane();
+            }
+            match s.lane_enqueue_sealed(self, link, out) {
+                Enq::Done => n += 1,
+                Enq::Full => full += 1,
+                Enq::Dropped | Enq::Closed => {}
+            }
+        }
+        if full > 0 {
+            return Err(Error::QueueFull { subject: out.route.topic.to_string(), full });
+        }
+        Ok(n)
+    }
+
+    /// [`route`](Self::route) for a plain publisher handle: each delivery goes into the handle's lane of the
+    /// subscription (`links[i]` for `subs[i]`; docs/bus.md §6), under the lane's lock only.
+    #[inline(always)]
+    fn route_lanes(&self, subs: &[Arc<SubShared>], links: &mut [SubLink], out: &Outgoing<'_>) -> Result<usize> {
+        let mut n = 0;
+        let mut full = 0;
+        for (s, link) in subs.iter().zip(links.iter_mut()) {
+            let r = match &link.lane {
+                LaneSlot::Lane(lane) => s.lane_enqueue_plain(self, lane, out),
+                LaneSlot::Main => s.enqueue_locked(self, out),
+                LaneSlot::None => {
+                    link.lane = s.new_lane();
+                    match &link.lane {
+                        LaneSlot::Lane(lane) => s.lane_enqueue_plain(self, lane, out),
+                        _ => s.enqueue_locked(self, out),
+                    }
+                }
+            };
+            match r {
                 Enq::Done => n += 1,
                 Enq::Full => full += 1,
                 Enq::Dropped | Enq::Closed => {}
@@ -828,6 +856,8 @@ struct DeliverKeys {
     /// Stream 0's counters per level.
     seqs: [u64; LEVELS],
     count: u64,
+    /// The count at which the age is checked next (every 1024 messages; the count may move in steps).
+    next_age: u64,
     started: Instant,
     session: Arc<BrokerSession>,
 }
@@ -881,6 +911,43 @@ impl Drop for DeliverStream {
     }
 }
 
+/// Lanes per subscription at most; publisher handles past it use the main queue (docs/bus.md §6, "lanes").
+const MAX_LANES: usize = 16;
+
+/// One publisher handle's sub-queue in one subscription (docs/bus.md §6, "Per-producer sub-queues"): its own
+/// lock and store on their own cache lines, so two producers into one subscription share no line per message.
+#[repr(align(128))]
+struct Lane {
+    st: Mutex<LaneState>,
+}
+
+#[derive(Default)]
+struct LaneState {
+    q: MsgQueue<Route>,
+    /// Slots of the subscription's capacity reserved for this lane (one spent per message).
+    credit: usize,
+    /// Messages pushed and not yet added to the subscription's `delivered` and its delivery key's count.
+    unfolded: u64,
+    closed: bool,
+}
+
+/// A publisher handle's place in one subscription: its delivery stream (sealed) and its lane.
+#[derive(Default)]
+struct SubLink {
+    ds: DeliverStream,
+    lane: LaneSlot,
+}
+
+#[derive(Default)]
+enum LaneSlot {
+    /// Not asked for yet (made on the first delivery).
+    #[default]
+    None,
+    Lane(Arc<Lane>),
+    /// The subscription had `MAX_LANES` live lanes: this handle uses the main queue.
+    Main,
+}
+
 struct SubState {
     /// Queued messages (sealed ones still sealed: opened in place when received), see [`MsgQueue`].
     q: MsgQueue<Route>,
@@ -899,6 +966,10 @@ struct SubState {
     delivered: u64,
     dropped: u64,
     refused: u64,
+    /// The publisher handles' lanes, oldest first (merged in this order).
+    lanes: Vec<Arc<Lane>>,
+    /// Capacity held by the lanes: their queued messages plus their credit.
+    lane_held: usize,
 }
 
 struct SubShared {
@@ -911,6 +982,21 @@ struct SubShared {
     not_full: Condvar,
     /// Messages handed to the subscriber (added once per batch).
     received: AtomicU64,
+    /// Non-zero while a receiver waits or an async receiver's waker is registered (mirrors `recv_waiters` and
+    /// `waker`, written under the state lock): a lane push then takes the state lock to wake it.
+    wake: AtomicU32,
+    /// The current delivery epoch (0 before the first key), written under the state lock when it changes.
+    epoch: AtomicU32,
+}
+
+/// `n` more queued messages of delivery epoch `epoch` in `live` (kept in epoch order).
+#[inline]
+fn live_add_n(live: &mut std::collections::VecDeque<(u32, u64)>, epoch: u32, n: u64) {
+    match live.iter().rposition(|x| x.0 <= epoch) {
+        Some(i) if live[i].0 == epoch => live[i].1 += n,
+        Some(i) => live.insert(i + 1, (epoch, n)),
+        None => live.push_front((epoch, n)),
+    }
 }
 
 impl SubState {
@@ -918,11 +1004,7 @@ impl SubState {
     /// the previous epoch may be queued after messages of the current one).
     #[inline]
     fn live_add(&mut self, epoch: u32) {
-        match self.live.iter().rposition(|x| x.0 <= epoch) {
-            Some(i) if self.live[i].0 == epoch => self.live[i].1 += 1,
-            Some(i) => self.live.insert(i + 1, (epoch, 1)),
-            None => self.live.push_front((epoch, 1)),
-        }
+        live_add_n(&mut self.live, epoch, 1);
     }
 
     /// The subscription's delivery keys, made when the first message is routed here (not at subscribe);
@@ -933,11 +1015,21 @@ impl SubState {
             let session = self.session.as_ref()?.clone();
             let (cur, g) = DeliverKeys::new_key(inner, &session, sub, 1)?;
             self.grants.push(g);
-            self.keys =
-                Some(Box::new(DeliverKeys { cur, seqs: [0; LEVELS], count: 0, started: Instant::now(), session }));
+            self.keys = Some(Box::new(DeliverKeys {
+                cur,
+                seqs: [0; LEVELS],
+                count: 0,
+                next_age: 1023,
+                started: Instant::now(),
+                session,
+            }));
         }
         let k = self.keys.as_mut()?;
-        let due = k.count >= inner.rotate_msgs || (k.count & 1023 == 1023 && k.started.elapsed() >= inner.rotate_age);
+        let aged = k.count >= k.next_age && {
+            k.next_age = (k.count | 1023) + 1024;
+            k.started.elapsed() >= inner.rotate_age
+        };
+        let due = k.count >= inner.rotate_msgs || aged;
         if due && k.cur.epoch < u32::MAX {
             // Rotate the pairwise delivery key; the grant reaches the subscriber before any message under it.
             let (cur, g) = DeliverKeys::new_key(inner, &k.session, sub, k.cur.epoch + 1)?;
@@ -945,6 +1037,7 @@ impl SubState {
             k.cur = cur;
             k.seqs = [0; LEVELS];
             k.count = 0;
+            k.next_age = 1023;
             k.started = Instant::now();
         }
         Some(k)
@@ -1005,9 +1098,18 @@ impl SubShared {
         st.closed = true;
         st.keys = None;
         st.session = None;
+        // Lanes: closed and emptied (their handles get `Closed`; the memory goes now, not with the handles).
+        for lane in std::mem::take(&mut st.lanes) {
+            let mut ls = lock(&lane.st);
+            ls.closed = true;
+            ls.credit = 0;
+            ls.q = MsgQueue::default();
+        }
+        st.lane_held = 0;
         if let Some(w) = st.waker.take() {
             w.wake();
         }
+        self.sync_wake(&st);
         for w in st.send_wakers.drain(..) {
             w.wake();
         }
@@ -1022,13 +1124,283 @@ impl SubShared {
         }
     }
 
+    /// Wakes a waiting receiver and the async one (under the state lock), and updates `wake`.
+    #[inline]
+    fn notify_locked(&self, st: &mut SubState) {
+        if st.recv_waiters > 0 {
+            self.not_empty.notify_one();
+        }
+        if let Some(w) = st.waker.take() {
+            w.wake();
+        }
+        self.sync_wake(st);
+    }
+
+    /// `wake` = whether a receiver waits or an async one is registered (called under the state lock whenever
+    /// `recv_waiters` or `waker` changes).
+    #[inline]
+    fn sync_wake(&self, st: &SubState) {
+        let w = u32::from(st.recv_waiters > 0 || st.waker.is_some());
+        if self.wake.load(Ordering::Relaxed) != w {
+            self.wake.store(w, Ordering::SeqCst);
+        }
+    }
+
+    /// A lane push saw `wake` set: wakes the receiver under the state lock.
+    #[cold]
+    fn wake_receiver(&self) {
+        let mut st = lock(&self.state);
+        self.notify_locked(&mut st);
+    }
+
+    /// The delivery keys (made or rotated when due, see [`SubState::deliver_keys`]); publishes the current
+    /// epoch in `epoch` for the lanes.
+    #[inline]
+    fn keys<'a>(&self, st: &'a mut SubState, inner: &Inner) -> Option<&'a mut DeliverKeys> {
+        let k = st.deliver_keys(inner, self.id)?;
+        if self.epoch.load(Ordering::Relaxed) != k.cur.epoch {
+            self.epoch.store(k.cur.epoch, Ordering::Release);
+        }
+        Some(k)
+    }
+
+    /// Adds a lane's pushed-message count to `delivered` and to the delivery key's count (rotation).
+    #[inline]
+    fn fold(st: &mut SubState, ls: &mut LaneState) {
+        if ls.unfolded > 0 {
+            st.delivered += ls.unfolded;
+            if let Some(k) = st.keys.as_mut() {
+                k.count += ls.unfolded;
+            }
+            ls.unfolded = 0;
+        }
+    }
+
+    /// Moves every lane's messages into the main queue, oldest lane first (under the state lock, which the
+    /// lanes' locks nest in), with their epochs and counts; frees the lanes whose handle is gone (the
+    /// subscription holds the last reference), returning their credit.
+    fn merge_lanes(&self, st: &mut SubState) {
+        let mut lanes = std::mem::take(&mut st.lanes);
+        lanes.retain(|lane| {
+            let mut ls = lock(&lane.st);
+            Self::fold(st, &mut ls);
+            let SubState { q, live, lane_held, .. } = &mut *st;
+            let n = q.append_from(&mut ls.q, |e, c| live_add_n(live, e, c));
+            *lane_held -= n;
+            let dead = Arc::strong_count(lane) == 1;
+            if dead {
+                *lane_held -= ls.credit;
+                ls.credit = 0;
+            }
+            !dead
+        });
+        st.lanes = lanes;
+    }
+
+    /// Takes back every lane's unspent credit (the subscription looks full).
+    #[cold]
+    fn reclaim_credit(&self, st: &mut SubState) {
+        for lane in &st.lanes {
+            let mut ls = lock(&lane.st);
+            st.lane_held -= ls.credit;
+            ls.credit = 0;
+        }
+    }
+
+    /// The lane for a publisher handle's first delivery here: a new one, or [`LaneSlot::Main`] once the
+    /// subscription has `MAX_LANES` live lanes (the lanes are merged first, so the handle's messages still
+    /// queued in an older lane of its stay ahead of its next ones).
+    #[cold]
+    fn new_lane(&self) -> LaneSlot {
+        let mut st = lock(&self.state);
+        if st.lanes.len() >= MAX_LANES {
+            self.merge_lanes(&mut st);
+        }
+        if st.lanes.len() >= MAX_LANES || st.closed {
+            if !st.lanes.is_empty() {
+                self.merge_lanes(&mut st);
+            }
+            return LaneSlot::Main;
+        }
+        let lane = Arc::new(Lane { st: Mutex::new(LaneState::default()) });
+        st.lanes.push(lane.clone());
+        LaneSlot::Lane(lane)
+    }
+
+    /// Credit for `lane`, which has none (called without its lock): folds its count, makes or rotates the
+    /// delivery key when due (sealed), then reserves up to a chunk of free capacity for it, taking back the
+    /// other lanes' credit when nothing is free; when even then nothing is, applies the back-pressure policy
+    /// (`Block` waits, `Fail` refuses, `DropOldest` drops the oldest of the lowest level across the whole
+    /// subscription, lanes merged). `Ok` when the lane has credit (or a drop made room for this message).
+    #[cold]
+    #[inline(never)]
+    fn refill(&self, inner: &Inner, lane: &Lane, priority: Priority) -> std::result::Result<(), Enq> {
+        let mut st = lock(&self.state);
+        loop {
+            if st.closed {
+                return Err(Enq::Closed);
+            }
+            Self::fold(&mut st, &mut lock(&lane.st));
+            let until_rotation = if st.session.is_some() {
+                match self.keys(&mut st, inner) {
+                    Some(k) => inner.rotate_msgs.saturating_sub(k.count).max(1),
+                    None => return Err(Enq::Dropped),
+                }
+            } else {
+                u64::MAX
+            };
+            if lock(&lane.st).credit > 0 {
+                return Ok(());
+            }
+            let mut free = self.capacity.saturating_sub(st.q.len() + st.lane_held);
+            if free == 0 {
+                self.reclaim_credit(&mut st);
+                free = self.capacity.saturating_sub(st.q.len() + st.lane_held);
+            }
+            if free == 0 {
+                match self.backpressure {
+                    Backpressure::Block => {
+                        st.send_waiters += 1;
+                        st = self.not_full.wait(st).unwrap_or_else(|e| e.into_inner());
+                        st.send_waiters -= 1;
+                        continue;
+                    }
+                    Backpressure::Fail => {
+                        st.refused += 1;
+                        return Err(Enq::Full);
+                    }
+                    Backpressure::DropOldest => {
+                        self.merge_lanes(&mut st);
+                        st.dropped += 1;
+                        match st.q.lowest() {
+                            Some(l) if l <= priority => {
+                                if let Some((_, m)) = st.q.pop_lowest() {
+                                    st.live_dec(m.epoch);
+                                }
+                                free = 1;
+                            }
+                            _ => return Err(Enq::Dropped),
+                        }
+                    }
+                }
+            }
+            let chunk = (self.capacity / 16).clamp(1, 64);
+            let grant = chunk.min(free).min(usize::try_from(until_rotation).unwrap_or(usize::MAX));
+            lock(&lane.st).credit += grant;
+            st.lane_held += grant;
+            return Ok(());
+        }
+    }
+
+    /// Places one plain message in the handle's lane: under the lane's lock only, while it has credit.
+    #[inline(always)]
+    fn lane_enqueue_plain(&self, inner: &Inner, lane: &Lane, out: &Outgoing<'_>) -> Enq {
+        loop {
+            let mut ls = lock(&lane.st);
+            if ls.credit > 0 {
+                ls.credit -= 1;
+                let meta = Meta { seq: 0, len: 0, route: 0, epoch: 0, kind: Kind::Plain };
+                ls.q.push(out.priority, meta, out.route, out.payload);
+                ls.unfolded += 1;
+                // Read under the lane lock: a receiver sets `wake` before it looks at the lanes (§6).
+                let wake = self.wake.load(Ordering::Relaxed) != 0;
+                drop(ls);
+                if wake {
+                    self.wake_receiver();
+                }
+                return Enq::Done;
+            }
+            drop(ls);
+            if let Err(e) = self.refill(inner, lane, out.priority) {
+                return e;
+            }
+        }
+    }
+
+    /// Places one sealed message in the handle's lane, sealed in place in the lane's store under the handle's
+    /// delivery stream of the current key (docs/bus.md §3, "Delivery streams"; §6, lanes). A handle that cannot
+    /// have a stream goes through the main queue (stream 0).
+    #[inline]
+    fn lane_enqueue_sealed(&self, inner: &Inner, link: &mut SubLink, out: &Outgoing<'_>) -> Enq {
+        let SubLink { ds, lane: LaneSlot::Lane(lane) } = link else {
+            return self.enqueue_stream(inner, &mut link.ds, out);
+        };
+        for _ in 0..64 {
+            let cur = self.epoch.load(Ordering::Acquire);
+            if ds.sub != self.id || ds.key.as_ref().is_none_or(|k| k.epoch != cur) {
+                let mut st = lock(&self.state);
+                if st.closed {
+                    return Enq::Closed;
+                }
+                let Some(k) = self.keys(&mut st, inner) else { return Enq::Dropped };
+                if ds.sub != self.id || ds.key.as_ref().is_none_or(|x| !Arc::ptr_eq(x, &k.cur)) {
+                    let cur = k.cur.clone();
+                    // The old stream goes back to its key's pool first (that pool's lock is a leaf).
+                    *ds = DeliverStream::default();
+                    match DeliverStream::take(&cur, self.id) {
+                        Some(n) => *ds = n,
+                        None => break,
+                    }
+                }
+                continue;
+            }
+            let Some(key) = ds.key.as_ref() else { break };
+            let mut ls = lock(&lane.st);
+            if ls.credit == 0 {
+                if ls.closed {
+                    return Enq::Closed;
+                }
+                drop(ls);
+                if let Err(e) = self.refill(inner, lane, out.priority) {
+                    return e;
+                }
+                continue;
+            }
+            let epoch = key.epoch;
+            if self.epoch.load(Ordering::Acquire) != epoch {
+                // Rotated since: take a stream of the new key first (a message sealed now could be erased).
+                continue;
+            }
+            let p = out.priority as usize;
+            let c = ds.next[p];
+            if c >= 1 << COUNTER_BITS {
+                // Unreachable with rotation by count (capped below 2^40): never wrap a counter.
+                break;
+            }
+            ds.next[p] = c + 1;
+            let seq = (u64::from(ds.id) << COUNTER_BITS) | c;
+            let meta = Meta { seq, len: 0, route: 0, epoch, kind: Kind::Deliver };
+            let aead = &key.aead;
+            if !ls.q.push_sealed(out.priority, meta, out.route, out.payload, |body| {
+                seal_delivery(aead, epoch, seq, self.id, out, body)
+            }) {
+                return Enq::Dropped;
+            }
+            ls.credit -= 1;
+            ls.unfolded += 1;
+            let wake = self.wake.load(Ordering::Relaxed) != 0;
+            drop(ls);
+            if wake {
+                self.wake_receiver();
+            }
+            return Enq::Done;
+        }
+        self.enqueue_locked(inner, out)
+    }
+
     /// Places one message (sealing it for this subscriber in sealed mode). Called with the queue lock held.
     #[inline(always)]
     fn try_enqueue(&self, st: &mut SubState, inner: &Inner, out: &Outgoing<'_>) -> Enq {
         if st.closed {
             return Enq::Closed;
         }
-        if st.q.len() >= self.capacity {
+        if !st.lanes.is_empty() {
+            self.merge_lanes(st);
+            if st.q.len() + st.lane_held >= self.capacity {
+                self.reclaim_credit(st);
+            }
+        }
+        if st.q.len() + st.lane_held >= self.capacity {
             match self.backpressure {
                 Backpressure::Block => return Enq::Full,
                 Backpressure::Fail => {
@@ -1048,7 +1420,7 @@ impl SubShared {
                 }
             }
         }
-        if st.session.is_some() && st.deliver_keys(inner, self.id).is_none() {
+        if st.session.is_some() && self.keys(st, inner).is_none() {
             return Enq::Dropped;
         }
         let (kind, epoch) = if let Some(k) = st.keys.as_mut() {
@@ -1077,12 +1449,7 @@ impl SubShared {
             st.live_add(epoch);
         }
         st.delivered += 1;
-        if st.recv_waiters > 0 {
-            self.not_empty.notify_one();
-        }
-        if let Some(w) = st.waker.take() {
-            w.wake();
-        }
+        self.notify_locked(st);
         Enq::Done
     }
 
@@ -1113,7 +1480,7 @@ impl SubShared {
                 if st.closed {
                     return Enq::Closed;
                 }
-                let Some(k) = st.deliver_keys(inner, self.id) else { break };
+                let Some(k) = self.keys(&mut st, inner) else { break };
                 if ds.sub != self.id || ds.key.as_ref().is_none_or(|x| !Arc::ptr_eq(x, &k.cur)) {
                     let cur = k.cur.clone();
                     // The old stream goes back to its key's pool first (that pool's lock is a leaf).
@@ -1154,14 +1521,20 @@ impl SubShared {
                 if st.closed {
                     return Enq::Closed;
                 }
-                let Some(k) = st.deliver_keys(inner, self.id) else { return Enq::Dropped };
+                let Some(k) = self.keys(&mut st, inner) else { return Enq::Dropped };
                 let cur = k.cur.epoch;
                 if epoch.saturating_add(1) < cur {
                     // The subscriber may have erased this key: seal again under the current one.
                     ds.stale = true;
                     continue 'retry;
                 }
-                if st.q.len() >= self.capacity {
+                if !st.lanes.is_empty() {
+                    self.merge_lanes(&mut st);
+                    if st.q.len() + st.lane_held >= self.capacity {
+                        self.reclaim_credit(&mut st);
+                    }
+                }
+                if st.q.len() + st.lane_held >= self.capacity {
                     match self.backpressure {
                         Backpressure::Block => {
                             st.send_waiters += 1;
@@ -1200,12 +1573,7 @@ impl SubShared {
                 st.q.push(out.priority, meta, out.route, body);
                 st.live_add(epoch);
                 st.delivered += 1;
-                if st.recv_waiters > 0 {
-                    self.not_empty.notify_one();
-                }
-                if let Some(w) = st.waker.take() {
-                    w.wake();
-                }
+                self.notify_locked(&mut st);
                 return Enq::Done;
             }
         }
@@ -1332,6 +1700,7 @@ impl Bus {
         for s in i.subs.read().unwrap_or_else(|e| e.into_inner()).values() {
             let st = lock(&s.state);
             m.delivered += st.delivered;
+            m.delivered += st.lanes.iter().map(|l| lock(&l.st).unfolded).sum::<u64>();
             m.dropped += st.dropped;
             m.refused += st.refused;
             m.received += s.received.load(Ordering::Relaxed);
@@ -1490,7 +1859,7 @@ impl Agent {
             key,
             route_gen: 0,
             route: Arc::from(Vec::new()),
-            streams: Vec::new(),
+            links: Vec::new(),
             buf: Vec::with_capacity(256),
         })
     }
@@ -1572,10 +1941,14 @@ impl Agent {
                 delivered: 0,
                 dropped: 0,
                 refused: 0,
+                lanes: Vec::new(),
+                lane_held: 0,
             }),
             not_empty: Condvar::new(),
             not_full: Condvar::new(),
             received: AtomicU64::new(0),
+            wake: AtomicU32::new(0),
+            epoch: AtomicU32::new(0),
         });
         inner.subs.write().unwrap_or_else(|e| e.into_inner()).insert(id, shared.clone());
         inner.gen_.fetch_add(1, Ordering::Release);
@@ -1631,8 +2004,8 @@ pub struct Publisher {
     key: Option<Stream>,
     route_gen: u64,
     route: Arc<[Arc<SubShared>]>,
-    /// Sealed mode: this handle's delivery stream into each subscription of `route` (same index).
-    streams: Vec<DeliverStream>,
+    /// This handle's lane (and, sealed, its delivery stream) in each subscription of `route` (same index).
+    links: Vec<SubLink>,
     buf: Vec<u8>,
 }
 
@@ -1734,12 +2107,13 @@ impl Publisher {
         if g != self.route_gen {
             self.route = inner.matching(&self.topic);
             self.route_gen = g;
-            // New routes, new streams (the old ones go back to their keys' pools with their counters).
-            self.streams.clear();
+            // New routes, new streams (the old ones go back to their keys' pools with their counters) and
+            // new lanes (the old ones are merged and freed by their subscriptions).
+            self.links.clear();
         }
-        if self.streams.len() != self.route.len() {
-            self.streams.clear();
-            self.streams.resize_with(self.route.len(), DeliverStream::default);
+        if self.links.len() != self.route.len() {
+            self.links.clear();
+            self.links.resize_with(self.route.len(), SubLink::default);
         }
         Ok(())
     }
@@ -1774,6 +2148,7 @@ impl Publisher {
         if g != self.route_gen {
             self.route = inner.matching(&self.topic);
             self.route_gen = g;
+            self.links.clear();
         }
         Ok(hl..end)
     }
@@ -1827,14 +2202,19 @@ impl Publisher {
             if g != self.route_gen {
                 self.route = inner.matching(&self.topic);
                 self.route_gen = g;
+                self.links.clear();
+            }
+            if self.links.len() != self.route.len() {
+                self.links.clear();
+                self.links.resize_with(self.route.len(), SubLink::default);
             }
             let out = Outgoing { priority, route, payload };
-            return inner.route(&self.route, &out);
+            return inner.route_lanes(&self.route, &mut self.links, &out);
         }
         self.local_accept(payload, reply_to)?;
         let route = self.route_for(reply_to);
         let out = Outgoing { priority, route: &route, payload };
-        self.agent.inner.route_streams(&self.route, &mut self.streams, &out)
+        self.agent.inner.route_streams(&self.route, &mut self.links, &out)
     }
 
     /// Publishes several messages of one priority, in order; returns the number of deliveries (messages ×
@@ -1879,6 +2259,7 @@ impl Publisher {
         if g != self.route_gen {
             self.route = inner.matching(&self.topic);
             self.route_gen = g;
+            self.links.clear();
         }
         inner.route_batch(&self.route, &self.plain_route, priority, payloads)
     }
@@ -2120,9 +2501,13 @@ impl Subscription {
     pub fn pattern(&self) -> &str {
         self.shared.pattern.as_str()
     }
-    /// Messages queued now.
+    /// Messages queued now (the publishers' lanes included).
     pub fn len(&self) -> usize {
-        lock(&self.shared.state).q.len()
+        let mut st = lock(&self.shared.state);
+        if !st.lanes.is_empty() {
+            self.shared.merge_lanes(&mut st);
+        }
+        st.q.len()
     }
     /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
@@ -2239,6 +2624,11 @@ impl Subscription {
     /// blocked publishers.
     fn take(&mut self, max: usize) -> std::result::Result<usize, Error> {
         let mut st = lock(&self.shared.state);
+        if !st.lanes.is_empty() {
+            // The publishers' lanes first (docs/bus.md §6): order and aging are then those of one queue, and
+            // the oldest epoch below covers every queued message.
+            self.shared.merge_lanes(&mut st);
+        }
         if st.q.is_empty() && st.closed {
             self.batch.clear();
             return Err(Error::Closed);
@@ -2377,22 +2767,33 @@ impl Subscription {
             if let Some(m) = self.try_recv()? {
                 return Ok(m);
             }
-            let mut st = lock(&self.shared.state);
-            while st.q.is_empty() && !st.closed && st.grants.is_empty() {
-                st.recv_waiters += 1;
+            let sh = &self.shared;
+            let mut st = lock(&sh.state);
+            // `wake` is set before the lanes are looked at (docs/bus.md §6, "Wake-ups").
+            st.recv_waiters += 1;
+            sh.sync_wake(&st);
+            loop {
+                if !st.lanes.is_empty() {
+                    sh.merge_lanes(&mut st);
+                }
+                if !st.q.is_empty() || st.closed || !st.grants.is_empty() {
+                    break;
+                }
                 st = match deadline {
-                    None => self.shared.not_empty.wait(st).unwrap_or_else(|e| e.into_inner()),
+                    None => sh.not_empty.wait(st).unwrap_or_else(|e| e.into_inner()),
                     Some(d) => {
                         let now = Instant::now();
                         if now >= d {
                             st.recv_waiters -= 1;
+                            sh.sync_wake(&st);
                             return Err(Error::Timeout);
                         }
-                        self.shared.not_empty.wait_timeout(st, d - now).unwrap_or_else(|e| e.into_inner()).0
+                        sh.not_empty.wait_timeout(st, d - now).unwrap_or_else(|e| e.into_inner()).0
                     }
                 };
-                st.recv_waiters -= 1;
             }
+            st.recv_waiters -= 1;
+            sh.sync_wake(&st);
         }
     }
 
@@ -2405,10 +2806,17 @@ impl Subscription {
             let shared = self.shared.clone();
             poll_fn(|cx| {
                 let mut st = lock(&shared.state);
+                // The waker (and `wake`) first, then the lanes (docs/bus.md §6, "Wake-ups").
+                st.waker = Some(cx.waker().clone());
+                shared.sync_wake(&st);
+                if !st.lanes.is_empty() {
+                    shared.merge_lanes(&mut st);
+                }
                 if !st.q.is_empty() || st.closed || !st.grants.is_empty() {
+                    st.waker = None;
+                    shared.sync_wake(&st);
                     Poll::Ready(())
                 } else {
-                    st.waker = Some(cx.waker().clone());
                     Poll::Pending
                 }
             })

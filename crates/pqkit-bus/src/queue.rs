@@ -355,6 +355,14 @@ impl<R: PartialEq> Routes<R> {
         i
     }
 
+    /// Adds `n` references to slot `i` (in use).
+    #[inline]
+    fn add(&mut self, i: u32, n: u32) {
+        if let Some(s) = self.slots.get_mut(i as usize) {
+            s.1 += n;
+        }
+    }
+
     /// Drops `n` references of slot `i`; returns its route if that was the last (the slot is then free).
     pub(crate) fn release(&mut self, i: u32, n: u32) -> Option<Arc<R>> {
         let s = self.slots.get_mut(i as usize)?;
@@ -461,6 +469,82 @@ impl<R: PartialEq> MsgQueue<R> {
         lv.metas.push(meta);
         self.len += 1;
         true
+    }
+
+    /// Moves every message of `other` (a publisher's lane, docs/bus.md §6) to the back of this queue: per level,
+    /// after this queue's messages of that level and in `other`'s order. A level empty here takes `other`'s
+    /// buffers by a swap; otherwise the records and bodies are appended. The moved messages' routes are
+    /// re-interned here and released in `other`; `epochs(epoch, n)` is called for each run of `n` moved sealed
+    /// (`Kind::Deliver`) messages of one epoch. `other` is left empty; its aging state is not used (a lane is
+    /// never taken from). Returns the number moved.
+    pub(crate) fn append_from(&mut self, other: &mut MsgQueue<R>, mut epochs: impl FnMut(u32, u64)) -> usize {
+        let moved = other.len;
+        if moved == 0 {
+            return 0;
+        }
+        let MsgQueue { levels, routes, len, .. } = self;
+        for (dst, src) in levels.iter_mut().zip(other.levels.iter_mut()) {
+            if src.len() == 0 {
+                continue;
+            }
+            let start = if dst.len() == 0 {
+                dst.clear();
+                std::mem::swap(dst, src);
+                dst.head
+            } else {
+                dst.compact_if_due();
+                let start = dst.metas.len();
+                dst.metas.extend_from_slice(&src.metas[src.head..]);
+                dst.bytes.extend_from_slice(&src.bytes[src.bhead..]);
+                start
+            };
+            src.clear();
+            // Re-intern the routes one run of equal routes at a time; count the epochs likewise.
+            let mut run: Option<(u32, u32, u32)> = None;
+            let mut ep: Option<(u32, u64)> = None;
+            for m in &mut dst.metas[start..] {
+                match run.as_mut() {
+                    Some((old, new, c)) if *old == m.route => {
+                        m.route = *new;
+                        *c += 1;
+                    }
+                    _ => {
+                        if let Some((old, new, c)) = run.take() {
+                            other.routes.release(old, c);
+                            routes.add(new, c - 1);
+                        }
+                        let new = match other.routes.get(m.route) {
+                            Some(r) => routes.intern(&r.clone()),
+                            None => 0,
+                        };
+                        run = Some((m.route, new, 1));
+                        m.route = new;
+                    }
+                }
+                if m.kind == Kind::Deliver {
+                    match ep.as_mut() {
+                        Some((e, c)) if *e == m.epoch => *c += 1,
+                        _ => {
+                            if let Some((e, c)) = ep.take() {
+                                epochs(e, c);
+                            }
+                            ep = Some((m.epoch, 1));
+                        }
+                    }
+                }
+            }
+            if let Some((old, new, c)) = run {
+                other.routes.release(old, c);
+                routes.add(new, c - 1);
+            }
+            if let Some((e, c)) = ep {
+                epochs(e, c);
+            }
+        }
+        *len += moved;
+        other.len = 0;
+        other.skips = [0; LEVELS];
+        moved
     }
 
     /// Removes the oldest message of the lowest non-empty level (drop-oldest back-pressure); its route reference
@@ -795,6 +879,81 @@ mod tests {
             let rest = take_ids(&mut a, usize::MAX);
             assert_eq!(rest, std::iter::from_fn(|| b.pop()).collect::<Vec<_>>());
             assert_eq!(a.routes.live(), 0, "every route released once the queue is empty");
+        }
+    }
+
+    /// Lanes merged into a main queue (docs/bus.md §6): P producers push into their own `MsgQueue`s, the
+    /// main queue takes them in with `append_from` at random moments (and gets messages of its own, as the
+    /// broker's stream 0 does), and takes batches of random sizes. The result equals `PriorityQueue` fed in
+    /// the merged order (lane by lane at each merge); every producer's messages come out FIFO per level, the
+    /// epoch counts cover exactly the moved sealed messages, and every route is released in lanes and main.
+    #[test]
+    fn lanes_merged_equal_priority_queue() {
+        let mut rnd = xorshift(0x9E37_79B9_7F4A_7C15);
+        let routes: Vec<Arc<u32>> = (0..3).map(Arc::new).collect();
+        for round in 0..40 {
+            let producers = 1 + rnd(5) as usize;
+            let mut lanes: Vec<MsgQueue<u32>> = (0..producers).map(|_| MsgQueue::default()).collect();
+            // What each lane holds, in push order, for the reference.
+            let mut pending: Vec<Vec<(Priority, u32)>> = vec![Vec::new(); producers];
+            let (mut main, mut reference) = (MsgQueue::<u32>::default(), PriorityQueue::new());
+            let mut next = 0u32;
+            let big = round % 8 == 0;
+            let mut last_seen: std::collections::HashMap<(u32, Priority), u32> = Default::default();
+            for _ in 0..25 {
+                for _ in 0..rnd(if big { 2000 } else { 80 }) {
+                    let k = rnd(producers as u64 + 1) as usize;
+                    let p = Priority::ALL[rnd(4) as usize];
+                    // id: the producer in the low 3 bits (k == producers: the main queue itself).
+                    let id = (next << 3) | k as u32;
+                    next += 1;
+                    let m = Meta { seq: 0, len: 0, route: 0, epoch: id % 2, kind: Kind::Deliver };
+                    if k == producers {
+                        main.push(p, m, &routes[(id % 3) as usize], &body(id));
+                        reference.push(p, id);
+                    } else {
+                        lanes[k].push(p, m, &routes[(id % 3) as usize], &body(id));
+                        pending[k].push((p, id));
+                    }
+                }
+                if rnd(3) != 0 {
+                    for (lane, pend) in lanes.iter_mut().zip(pending.iter_mut()) {
+                        let want = pend.len();
+                        let mut counted = [0u64; 2];
+                        let n = main.append_from(lane, |e, c| counted[e as usize] += c);
+                        assert_eq!(n, want);
+                        let mut expect = [0u64; 2];
+                        for &(p, id) in pend.iter() {
+                            reference.push(p, id);
+                            expect[(id % 2) as usize] += 1;
+                        }
+                        assert_eq!(counted, expect, "epoch counts of the moved messages");
+                        pend.clear();
+                        assert!(lane.is_empty());
+                        assert_eq!(lane.routes.live(), 0, "a merged lane keeps no route");
+                    }
+                }
+                let max = rnd(if big { 3000 } else { 90 }) as usize;
+                let got = take_ids(&mut main, max);
+                let want: Vec<(Priority, u32)> = std::iter::from_fn(|| reference.pop()).take(max).collect();
+                assert_eq!(got, want);
+                for (p, id) in got {
+                    // FIFO per producer and level.
+                    if let Some(prev) = last_seen.insert((id & 7, p), id) {
+                        assert!(prev < id, "producer {} level {p:?}: {prev} after {id}", id & 7);
+                    }
+                }
+                assert_eq!((main.len(), main.skips), (reference.len(), reference.skips));
+            }
+            for (lane, pend) in lanes.iter_mut().zip(pending.iter_mut()) {
+                main.append_from(lane, |_, _| {});
+                for &(p, id) in pend.iter() {
+                    reference.push(p, id);
+                }
+            }
+            let rest = take_ids(&mut main, usize::MAX);
+            assert_eq!(rest, std::iter::from_fn(|| reference.pop()).collect::<Vec<_>>());
+            assert_eq!(main.routes.live(), 0);
         }
     }
 

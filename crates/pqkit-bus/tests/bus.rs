@@ -923,7 +923,12 @@ fn a_delivery_sealed_before_rotations_is_resealed_or_still_opens() {
     pa.publish(&[103], Priority::Normal).unwrap();
     want.push(103);
     while sub.recv_batch(&mut got, 100).unwrap() > 0 {}
-    assert_eq!(got.iter().map(|m| m.payload()[0]).collect::<Vec<_>>(), want);
+    // Every message arrives and opens; FIFO per handle (A: 0, 100, 103; B: the rest). The order across the
+    // two handles is not promised (docs/bus.md §6: each handle has its own lane).
+    let got: Vec<u8> = got.iter().map(|m| m.payload()[0]).collect();
+    let of = |v: &[u8], a: bool| v.iter().copied().filter(|x| [0, 100, 103].contains(x) == a).collect::<Vec<_>>();
+    assert_eq!(of(&got, true), of(&want, true));
+    assert_eq!(of(&got, false), of(&want, false));
     assert_eq!(bus.metrics().rejected(), 0, "{:?}", bus.metrics());
 }
 
