@@ -913,6 +913,8 @@ impl Drop for DeliverStream {
 
 /// Lanes per subscription at most; publisher handles past it use the main queue (docs/bus.md §6, "lanes").
 const MAX_LANES: usize = 16;
+/// Capacity a lane reserves at most at once (and at most a sixteenth of the subscription's).
+const CREDIT_CHUNK: usize = 1024;
 
 /// One publisher handle's sub-queue in one subscription (docs/bus.md §6, "Per-producer sub-queues"): its own
 /// lock and store on their own cache lines, so two producers into one subscription share no line per message.
@@ -928,6 +930,10 @@ struct LaneState {
     credit: usize,
     /// Messages pushed and not yet added to the subscription's `delivered` and its delivery key's count.
     unfolded: u64,
+    /// Delivery epochs of the queued messages with their counts (sealed), in epoch order.
+    live: std::collections::VecDeque<(u32, u64)>,
+    /// Set by a receiver about to wait (docs/bus.md §6, "Wake-ups"): the next push wakes it.
+    wake: bool,
     closed: bool,
 }
 
@@ -982,9 +988,6 @@ struct SubShared {
     not_full: Condvar,
     /// Messages handed to the subscriber (added once per batch).
     received: AtomicU64,
-    /// Non-zero while a receiver waits or an async receiver's waker is registered (mirrors `recv_waiters` and
-    /// `waker`, written under the state lock): a lane push then takes the state lock to wake it.
-    wake: AtomicU32,
     /// The current delivery epoch (0 before the first key), written under the state lock when it changes.
     epoch: AtomicU32,
 }
@@ -1109,7 +1112,6 @@ impl SubShared {
         if let Some(w) = st.waker.take() {
             w.wake();
         }
-        self.sync_wake(&st);
         for w in st.send_wakers.drain(..) {
             w.wake();
         }
@@ -1124,7 +1126,7 @@ impl SubShared {
         }
     }
 
-    /// Wakes a waiting receiver and the async one (under the state lock), and updates `wake`.
+    /// Wakes a waiting receiver and the async one (under the state lock).
     #[inline]
     fn notify_locked(&self, st: &mut SubState) {
         if st.recv_waiters > 0 {
@@ -1133,20 +1135,9 @@ impl SubShared {
         if let Some(w) = st.waker.take() {
             w.wake();
         }
-        self.sync_wake(st);
     }
 
-    /// `wake` = whether a receiver waits or an async one is registered (called under the state lock whenever
-    /// `recv_waiters` or `waker` changes).
-    #[inline]
-    fn sync_wake(&self, st: &SubState) {
-        let w = u32::from(st.recv_waiters > 0 || st.waker.is_some());
-        if self.wake.load(Ordering::Relaxed) != w {
-            self.wake.store(w, Ordering::SeqCst);
-        }
-    }
-
-    /// A lane push saw `wake` set: wakes the receiver under the state lock.
+    /// A lane push found its lane's `wake` set: wakes the receiver under the state lock.
     #[cold]
     fn wake_receiver(&self) {
         let mut st = lock(&self.state);
@@ -1177,15 +1168,22 @@ impl SubShared {
     }
 
     /// Moves every lane's messages into the main queue, oldest lane first (under the state lock, which the
-    /// lanes' locks nest in), with their epochs and counts; frees the lanes whose handle is gone (the
-    /// subscription holds the last reference), returning their credit.
-    fn merge_lanes(&self, st: &mut SubState) {
+    /// lanes' locks nest in), with their epochs and counts, and sets each lane's `wake` to `arm` (a receiver
+    /// about to wait arms them, a take disarms them); frees the lanes whose handle is gone (the subscription
+    /// holds the last reference), returning their credit.
+    fn merge_lanes(&self, st: &mut SubState, arm: bool) {
+        // A merge by anyone else (a publisher on the main queue) keeps the lanes armed for a waiting receiver.
+        let arm = arm || st.recv_waiters > 0 || st.waker.is_some();
         let mut lanes = std::mem::take(&mut st.lanes);
         lanes.retain(|lane| {
             let mut ls = lock(&lane.st);
+            ls.wake = arm;
             Self::fold(st, &mut ls);
             let SubState { q, live, lane_held, .. } = &mut *st;
-            let n = q.append_from(&mut ls.q, |e, c| live_add_n(live, e, c));
+            let n = q.append_from(&mut ls.q);
+            for (e, c) in ls.live.drain(..) {
+                live_add_n(live, e, c);
+            }
             *lane_held -= n;
             let dead = Arc::strong_count(lane) == 1;
             if dead {
@@ -1214,15 +1212,16 @@ impl SubShared {
     fn new_lane(&self) -> LaneSlot {
         let mut st = lock(&self.state);
         if st.lanes.len() >= MAX_LANES {
-            self.merge_lanes(&mut st);
+            self.merge_lanes(&mut st, false);
         }
         if st.lanes.len() >= MAX_LANES || st.closed {
             if !st.lanes.is_empty() {
-                self.merge_lanes(&mut st);
+                self.merge_lanes(&mut st, false);
             }
             return LaneSlot::Main;
         }
-        let lane = Arc::new(Lane { st: Mutex::new(LaneState::default()) });
+        let wake = st.recv_waiters > 0 || st.waker.is_some();
+        let lane = Arc::new(Lane { st: Mutex::new(LaneState { wake, ..LaneState::default() }) });
         st.lanes.push(lane.clone());
         LaneSlot::Lane(lane)
     }
@@ -1270,7 +1269,7 @@ impl SubShared {
                         return Err(Enq::Full);
                     }
                     Backpressure::DropOldest => {
-                        self.merge_lanes(&mut st);
+                        self.merge_lanes(&mut st, false);
                         st.dropped += 1;
                         match st.q.lowest() {
                             Some(l) if l <= priority => {
@@ -1284,7 +1283,7 @@ impl SubShared {
                     }
                 }
             }
-            let chunk = (self.capacity / 16).clamp(1, 64);
+            let chunk = (self.capacity / 16).clamp(1, CREDIT_CHUNK);
             let grant = chunk.min(free).min(usize::try_from(until_rotation).unwrap_or(usize::MAX));
             lock(&lane.st).credit += grant;
             st.lane_held += grant;
@@ -1302,8 +1301,8 @@ impl SubShared {
                 let meta = Meta { seq: 0, len: 0, route: 0, epoch: 0, kind: Kind::Plain };
                 ls.q.push(out.priority, meta, out.route, out.payload);
                 ls.unfolded += 1;
-                // Read under the lane lock: a receiver sets `wake` before it looks at the lanes (§6).
-                let wake = self.wake.load(Ordering::Relaxed) != 0;
+                // A receiver arms `wake` under this lock before it waits (docs/bus.md §6, "Wake-ups").
+                let wake = std::mem::take(&mut ls.wake);
                 drop(ls);
                 if wake {
                     self.wake_receiver();
@@ -1378,7 +1377,8 @@ impl SubShared {
             }
             ls.credit -= 1;
             ls.unfolded += 1;
-            let wake = self.wake.load(Ordering::Relaxed) != 0;
+            live_add_n(&mut ls.live, epoch, 1);
+            let wake = std::mem::take(&mut ls.wake);
             drop(ls);
             if wake {
                 self.wake_receiver();
@@ -1395,7 +1395,7 @@ impl SubShared {
             return Enq::Closed;
         }
         if !st.lanes.is_empty() {
-            self.merge_lanes(st);
+            self.merge_lanes(st, false);
             if st.q.len() + st.lane_held >= self.capacity {
                 self.reclaim_credit(st);
             }
@@ -1529,7 +1529,7 @@ impl SubShared {
                     continue 'retry;
                 }
                 if !st.lanes.is_empty() {
-                    self.merge_lanes(&mut st);
+                    self.merge_lanes(&mut st, false);
                     if st.q.len() + st.lane_held >= self.capacity {
                         self.reclaim_credit(&mut st);
                     }
@@ -1947,7 +1947,6 @@ impl Agent {
             not_empty: Condvar::new(),
             not_full: Condvar::new(),
             received: AtomicU64::new(0),
-            wake: AtomicU32::new(0),
             epoch: AtomicU32::new(0),
         });
         inner.subs.write().unwrap_or_else(|e| e.into_inner()).insert(id, shared.clone());
@@ -2505,7 +2504,7 @@ impl Subscription {
     pub fn len(&self) -> usize {
         let mut st = lock(&self.shared.state);
         if !st.lanes.is_empty() {
-            self.shared.merge_lanes(&mut st);
+            self.shared.merge_lanes(&mut st, false);
         }
         st.q.len()
     }
@@ -2627,7 +2626,7 @@ impl Subscription {
         if !st.lanes.is_empty() {
             // The publishers' lanes first (docs/bus.md §6): order and aging are then those of one queue, and
             // the oldest epoch below covers every queued message.
-            self.shared.merge_lanes(&mut st);
+            self.shared.merge_lanes(&mut st, false);
         }
         if st.q.is_empty() && st.closed {
             self.batch.clear();
@@ -2769,12 +2768,11 @@ impl Subscription {
             }
             let sh = &self.shared;
             let mut st = lock(&sh.state);
-            // `wake` is set before the lanes are looked at (docs/bus.md §6, "Wake-ups").
+            // Each lane's `wake` is armed as it is looked at (docs/bus.md §6, "Wake-ups").
             st.recv_waiters += 1;
-            sh.sync_wake(&st);
             loop {
                 if !st.lanes.is_empty() {
-                    sh.merge_lanes(&mut st);
+                    sh.merge_lanes(&mut st, true);
                 }
                 if !st.q.is_empty() || st.closed || !st.grants.is_empty() {
                     break;
@@ -2785,7 +2783,6 @@ impl Subscription {
                         let now = Instant::now();
                         if now >= d {
                             st.recv_waiters -= 1;
-                            sh.sync_wake(&st);
                             return Err(Error::Timeout);
                         }
                         sh.not_empty.wait_timeout(st, d - now).unwrap_or_else(|e| e.into_inner()).0
@@ -2793,7 +2790,6 @@ impl Subscription {
                 };
             }
             st.recv_waiters -= 1;
-            sh.sync_wake(&st);
         }
     }
 
@@ -2806,17 +2802,14 @@ impl Subscription {
             let shared = self.shared.clone();
             poll_fn(|cx| {
                 let mut st = lock(&shared.state);
-                // The waker (and `wake`) first, then the lanes (docs/bus.md §6, "Wake-ups").
-                st.waker = Some(cx.waker().clone());
-                shared.sync_wake(&st);
+                // The lanes' `wake` is armed as they are looked at (docs/bus.md §6, "Wake-ups").
                 if !st.lanes.is_empty() {
-                    shared.merge_lanes(&mut st);
+                    shared.merge_lanes(&mut st, true);
                 }
                 if !st.q.is_empty() || st.closed || !st.grants.is_empty() {
-                    st.waker = None;
-                    shared.sync_wake(&st);
                     Poll::Ready(())
                 } else {
+                    st.waker = Some(cx.waker().clone());
                     Poll::Pending
                 }
             })

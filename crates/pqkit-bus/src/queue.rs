@@ -474,13 +474,25 @@ impl<R: PartialEq> MsgQueue<R> {
     /// Moves every message of `other` (a publisher's lane, docs/bus.md §6) to the back of this queue: per level,
     /// after this queue's messages of that level and in `other`'s order. A level empty here takes `other`'s
     /// buffers by a swap; otherwise the records and bodies are appended. The moved messages' routes are
-    /// re-interned here and released in `other`; `epochs(epoch, n)` is called for each run of `n` moved sealed
-    /// (`Kind::Deliver`) messages of one epoch. `other` is left empty; its aging state is not used (a lane is
-    /// never taken from). Returns the number moved.
-    pub(crate) fn append_from(&mut self, other: &mut MsgQueue<R>, mut epochs: impl FnMut(u32, u64)) -> usize {
+    /// re-interned here and released in `other`; when this queue is empty, the levels and the route tables are
+    /// swapped whole (no pass over the messages). `other` is left empty; its aging state is not used (a lane is
+    /// never taken from) and this queue's is kept. Returns the number moved.
+    pub(crate) fn append_from(&mut self, other: &mut MsgQueue<R>) -> usize {
         let moved = other.len;
         if moved == 0 {
             return 0;
+        }
+        if self.len == 0 {
+            // Every level is empty here and every route released: take `other`'s store as it is.
+            for lv in &mut self.levels {
+                lv.clear();
+            }
+            std::mem::swap(&mut self.levels, &mut other.levels);
+            std::mem::swap(&mut self.routes, &mut other.routes);
+            self.len = moved;
+            other.len = 0;
+            other.skips = [0; LEVELS];
+            return moved;
         }
         let MsgQueue { levels, routes, len, .. } = self;
         for (dst, src) in levels.iter_mut().zip(other.levels.iter_mut()) {
@@ -499,9 +511,8 @@ impl<R: PartialEq> MsgQueue<R> {
                 start
             };
             src.clear();
-            // Re-intern the routes one run of equal routes at a time; count the epochs likewise.
+            // Re-intern the routes one run of equal routes at a time.
             let mut run: Option<(u32, u32, u32)> = None;
-            let mut ep: Option<(u32, u64)> = None;
             for m in &mut dst.metas[start..] {
                 match run.as_mut() {
                     Some((old, new, c)) if *old == m.route => {
@@ -521,24 +532,10 @@ impl<R: PartialEq> MsgQueue<R> {
                         m.route = new;
                     }
                 }
-                if m.kind == Kind::Deliver {
-                    match ep.as_mut() {
-                        Some((e, c)) if *e == m.epoch => *c += 1,
-                        _ => {
-                            if let Some((e, c)) = ep.take() {
-                                epochs(e, c);
-                            }
-                            ep = Some((m.epoch, 1));
-                        }
-                    }
-                }
             }
             if let Some((old, new, c)) = run {
                 other.routes.release(old, c);
                 routes.add(new, c - 1);
-            }
-            if let Some((e, c)) = ep {
-                epochs(e, c);
             }
         }
         *len += moved;
@@ -885,8 +882,8 @@ mod tests {
     /// Lanes merged into a main queue (docs/bus.md §6): P producers push into their own `MsgQueue`s, the
     /// main queue takes them in with `append_from` at random moments (and gets messages of its own, as the
     /// broker's stream 0 does), and takes batches of random sizes. The result equals `PriorityQueue` fed in
-    /// the merged order (lane by lane at each merge); every producer's messages come out FIFO per level, the
-    /// epoch counts cover exactly the moved sealed messages, and every route is released in lanes and main.
+    /// the merged order (lane by lane at each merge); every producer's messages come out FIFO per level, and
+    /// every route is released in lanes and main (both the whole swap into an empty main queue and the append).
     #[test]
     fn lanes_merged_equal_priority_queue() {
         let mut rnd = xorshift(0x9E37_79B9_7F4A_7C15);
@@ -919,15 +916,11 @@ mod tests {
                 if rnd(3) != 0 {
                     for (lane, pend) in lanes.iter_mut().zip(pending.iter_mut()) {
                         let want = pend.len();
-                        let mut counted = [0u64; 2];
-                        let n = main.append_from(lane, |e, c| counted[e as usize] += c);
+                        let n = main.append_from(lane);
                         assert_eq!(n, want);
-                        let mut expect = [0u64; 2];
                         for &(p, id) in pend.iter() {
                             reference.push(p, id);
-                            expect[(id % 2) as usize] += 1;
                         }
-                        assert_eq!(counted, expect, "epoch counts of the moved messages");
                         pend.clear();
                         assert!(lane.is_empty());
                         assert_eq!(lane.routes.live(), 0, "a merged lane keeps no route");
@@ -946,7 +939,7 @@ mod tests {
                 assert_eq!((main.len(), main.skips), (reference.len(), reference.skips));
             }
             for (lane, pend) in lanes.iter_mut().zip(pending.iter_mut()) {
-                main.append_from(lane, |_, _| {});
+                main.append_from(lane);
                 for &(p, id) in pend.iter() {
                     reference.push(p, id);
                 }
