@@ -2817,3 +2817,57 @@ impl Subscription {
         }
     }
 }
+
+#[cfg(test)]
+mod lane_tests {
+    use super::*;
+
+    fn lanes(sub: &Subscription) -> (usize, usize) {
+        let st = lock(&sub.shared.state);
+        (st.lanes.len(), st.lane_held)
+    }
+
+    /// A handle's lane is made on its first delivery, freed (with its credit) at the first take after the
+    /// handle is dropped, and the subscription holds at most `MAX_LANES`: later handles use the main queue,
+    /// each still FIFO, nothing lost.
+    #[test]
+    fn lanes_are_bounded_and_freed_with_their_handles() {
+        for sealed in [false, true] {
+            let b = Bus::builder(Policy::allow_all());
+            let bus = if sealed { b.build() } else { b.plain().build() }.unwrap();
+            let a = bus.connect(&Identity::from_seed("lanes", &[5; 32]).unwrap()).unwrap();
+            let mut sub = a.subscribe("l").unwrap();
+            let mut p = a.publisher("l").unwrap();
+            assert_eq!(lanes(&sub).0, 0, "no lane before the first delivery");
+            p.publish(b"x", Priority::Normal).unwrap();
+            assert_eq!(lanes(&sub).0, 1);
+            assert!(lanes(&sub).1 >= 1, "the lane holds its message and credit");
+            drop(p);
+            let mut got = Vec::new();
+            assert_eq!(sub.recv_batch(&mut got, 10).unwrap(), 1);
+            assert_eq!(lanes(&sub), (0, 0), "a dropped handle's lane and credit are freed");
+
+            let n = MAX_LANES + 4;
+            let mut ps: Vec<_> = (0..n).map(|_| a.publisher("l").unwrap()).collect();
+            for i in 0..5u8 {
+                for (k, p) in ps.iter_mut().enumerate() {
+                    p.publish(&[k as u8, i], Priority::Normal).unwrap();
+                }
+            }
+            assert_eq!(lanes(&sub).0, MAX_LANES);
+            got.clear();
+            while sub.recv_batch(&mut got, 7).unwrap() > 0 {}
+            assert_eq!(got.len(), 5 * n);
+            let mut next = vec![0u8; n];
+            for m in &got {
+                let (k, i) = (m.payload()[0] as usize, m.payload()[1]);
+                assert_eq!(i, next[k], "handle {k} out of order");
+                next[k] += 1;
+            }
+            drop(ps);
+            assert_eq!(sub.recv_batch(&mut got, 7).unwrap(), 0);
+            assert_eq!(lanes(&sub), (0, 0));
+            assert_eq!(bus.metrics().delivered, 1 + 5 * n as u64);
+        }
+    }
+}
