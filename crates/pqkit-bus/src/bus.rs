@@ -935,6 +935,8 @@ struct LaneState {
     /// Set by a receiver about to wait (docs/bus.md §6, "Wake-ups"): the next push wakes it.
     wake: bool,
     closed: bool,
+    /// The subscription's current delivery epoch (sealed; 0 before the first key), set under both locks.
+    epoch: u32,
 }
 
 /// A publisher handle's place in one subscription: its delivery stream (sealed) and its lane.
@@ -942,6 +944,16 @@ struct LaneState {
 struct SubLink {
     ds: DeliverStream,
     lane: LaneSlot,
+}
+
+#[cfg(test)]
+impl SubLink {
+    fn lane_ref(&self) -> &Lane {
+        match &self.lane {
+            LaneSlot::Lane(l) => l,
+            _ => panic!("no lane"),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -976,6 +988,8 @@ struct SubState {
     lanes: Vec<Arc<Lane>>,
     /// Capacity held by the lanes: their queued messages plus their credit.
     lane_held: usize,
+    /// The delivery epoch last written into the lanes.
+    lane_epoch: u32,
 }
 
 struct SubShared {
@@ -988,8 +1002,6 @@ struct SubShared {
     not_full: Condvar,
     /// Messages handed to the subscriber (added once per batch).
     received: AtomicU64,
-    /// The current delivery epoch (0 before the first key), written under the state lock when it changes.
-    epoch: AtomicU32,
 }
 
 /// `n` more queued messages of delivery epoch `epoch` in `live` (kept in epoch order).
@@ -1144,15 +1156,19 @@ impl SubShared {
         self.notify_locked(&mut st);
     }
 
-    /// The delivery keys (made or rotated when due, see [`SubState::deliver_keys`]); publishes the current
-    /// epoch in `epoch` for the lanes.
+    /// The delivery keys (made or rotated when due, see [`SubState::deliver_keys`]); a new current epoch is
+    /// written into every lane under its lock (so a lane push, which checks it under that lock, never seals
+    /// under a key older than the previous one; docs/bus.md §6, "Rotation and keys").
     #[inline]
     fn keys<'a>(&self, st: &'a mut SubState, inner: &Inner) -> Option<&'a mut DeliverKeys> {
-        let k = st.deliver_keys(inner, self.id)?;
-        if self.epoch.load(Ordering::Relaxed) != k.cur.epoch {
-            self.epoch.store(k.cur.epoch, Ordering::Release);
+        let e = st.deliver_keys(inner, self.id)?.cur.epoch;
+        if st.lane_epoch != e {
+            st.lane_epoch = e;
+            for lane in &st.lanes {
+                lock(&lane.st).epoch = e;
+            }
         }
-        Some(k)
+        st.keys.as_deref_mut()
     }
 
     /// Adds a lane's pushed-message count to `delivered` and to the delivery key's count (rotation).
@@ -1221,7 +1237,8 @@ impl SubShared {
             return LaneSlot::Main;
         }
         let wake = st.recv_waiters > 0 || st.waker.is_some();
-        let lane = Arc::new(Lane { st: Mutex::new(LaneState { wake, ..LaneState::default() }) });
+        let epoch = st.lane_epoch;
+        let lane = Arc::new(Lane { st: Mutex::new(LaneState { wake, epoch, ..LaneState::default() }) });
         st.lanes.push(lane.clone());
         LaneSlot::Lane(lane)
     }
@@ -1324,9 +1341,12 @@ impl SubShared {
         let SubLink { ds, lane: LaneSlot::Lane(lane) } = link else {
             return self.enqueue_stream(inner, &mut link.ds, out);
         };
+        // Set when the lane showed a newer epoch than the stream's key.
+        let mut stale = false;
         for _ in 0..64 {
-            let cur = self.epoch.load(Ordering::Acquire);
-            if ds.sub != self.id || ds.key.as_ref().is_none_or(|k| k.epoch != cur) {
+            // (`links` are rebuilt with the route, so a stream here was taken for this subscription.)
+            if stale || ds.key.is_none() {
+                stale = false;
                 let mut st = lock(&self.state);
                 if st.closed {
                     return Enq::Closed;
@@ -1356,8 +1376,9 @@ impl SubShared {
                 continue;
             }
             let epoch = key.epoch;
-            if self.epoch.load(Ordering::Acquire) != epoch {
+            if ls.epoch != epoch {
                 // Rotated since: take a stream of the new key first (a message sealed now could be erased).
+                stale = true;
                 continue;
             }
             let p = out.priority as usize;
@@ -1370,8 +1391,9 @@ impl SubShared {
             let seq = (u64::from(ds.id) << COUNTER_BITS) | c;
             let meta = Meta { seq, len: 0, route: 0, epoch, kind: Kind::Deliver };
             let aead = &key.aead;
+            let sub = ds.sub;
             if !ls.q.push_sealed(out.priority, meta, out.route, out.payload, |body| {
-                seal_delivery(aead, epoch, seq, self.id, out, body)
+                seal_delivery(aead, epoch, seq, sub, out, body)
             }) {
                 return Enq::Dropped;
             }
@@ -1943,11 +1965,11 @@ impl Agent {
                 refused: 0,
                 lanes: Vec::new(),
                 lane_held: 0,
+                lane_epoch: 0,
             }),
             not_empty: Condvar::new(),
             not_full: Condvar::new(),
             received: AtomicU64::new(0),
-            epoch: AtomicU32::new(0),
         });
         inner.subs.write().unwrap_or_else(|e| e.into_inner()).insert(id, shared.clone());
         inner.gen_.fetch_add(1, Ordering::Release);
@@ -2869,5 +2891,42 @@ mod lane_tests {
             assert_eq!(lanes(&sub), (0, 0));
             assert_eq!(bus.metrics().delivered, 1 + 5 * n as u64);
         }
+    }
+}
+
+#[cfg(test)]
+mod lane_rotation_tests {
+    use super::*;
+
+    /// A handle whose lane still has credit while other traffic rotates the subscription's delivery key twice
+    /// (and the subscriber drains, erasing the old key) must not seal its next message under its old key:
+    /// the lane carries the current epoch, the handle takes a stream of the new key, and nothing is rejected.
+    #[test]
+    fn a_lane_handle_follows_rotation() {
+        let bus = Bus::builder(Policy::allow_all()).rotate_after_messages(3).build().unwrap();
+        let a = bus.connect(&Identity::from_seed("rot-a", &[6; 32]).unwrap()).unwrap();
+        let b = bus.connect(&Identity::from_seed("rot-b", &[7; 32]).unwrap()).unwrap();
+        let mut sub = a.subscribe("rot").unwrap();
+        let mut pa = a.publisher("rot").unwrap();
+        let mut pb = b.publisher("rot").unwrap();
+        let mut got = Vec::new();
+        pa.publish(&[0], Priority::Normal).unwrap();
+        sub.recv_batch(&mut got, 10).unwrap();
+        let first = pa.links[0].ds.key.as_ref().map(|k| k.epoch).unwrap();
+        for i in 1..20u8 {
+            pb.publish(&[i], Priority::Normal).unwrap();
+            while sub.recv_batch(&mut got, 100).unwrap() > 0 {}
+        }
+        let cur = lock(&sub.shared.state).keys.as_ref().map(|k| k.cur.epoch).unwrap();
+        assert!(cur >= first + 2, "rotated twice: {first} -> {cur}");
+        let held: Vec<u32> = sub.ring.as_ref().unwrap().keys.iter().map(|k| k.0).collect();
+        assert!(!held.contains(&first), "the subscriber erased epoch {first}: {held:?}");
+        assert!(lock(&pa.links[0].lane_ref().st).credit > 0, "A's lane still has credit (no refill on the way)");
+        pa.publish(&[100], Priority::Normal).unwrap();
+        while sub.recv_batch(&mut got, 100).unwrap() > 0 {}
+        assert_eq!(got.len(), 21);
+        assert_eq!(got.last().unwrap().payload(), [100]);
+        assert_eq!(bus.metrics().rejected(), 0, "{:?}", bus.metrics());
+        assert!(pa.links[0].ds.key.as_ref().unwrap().epoch + 1 >= cur);
     }
 }
