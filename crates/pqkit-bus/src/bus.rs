@@ -2645,18 +2645,45 @@ impl Subscription {
     /// blocked publishers.
     fn take(&mut self, max: usize) -> std::result::Result<usize, Error> {
         let mut st = lock(&self.shared.state);
+        // The one lane to take from directly: the main queue is empty and no other lane holds messages.
+        let mut direct = None;
         if !st.lanes.is_empty() {
-            // The publishers' lanes first (docs/bus.md §6): order and aging are then those of one queue, and
-            // the oldest epoch below covers every queued message.
-            self.shared.merge_lanes(&mut st, false);
+            if st.q.is_empty() {
+                // (A lane whose handle is gone is left to `merge_lanes`, which frees it.)
+                let mut full = st.lanes.iter().filter(|l| Arc::strong_count(l) > 1 && !lock(&l.st).q.is_empty());
+                if let (Some(l), None) = (full.next(), full.next()) {
+                    direct = Some(l.clone());
+                }
+            }
+            if direct.is_none() {
+                // The publishers' lanes first (docs/bus.md §6): order and aging are then those of one queue,
+                // and the oldest epoch below covers every queued message.
+                self.shared.merge_lanes(&mut st, false);
+            }
         }
-        if st.q.is_empty() && st.closed {
-            self.batch.clear();
-            return Err(Error::Closed);
-        }
-        // The oldest delivery epoch still needed: by this batch or by anything left queued.
-        let floor = st.live.front().map(|x| x.0);
-        let n = st.q.take(&mut self.batch, max);
+        let (floor, n) = if let Some(lane) = direct {
+            // Taking from the lane with the main queue's aging state gives exactly what merging it into the
+            // empty main queue and taking would (the same levels in the same order), without a third set of
+            // buffers cycling between lane, main queue and batch. Its epochs join the main queue's first.
+            let mut ls = lock(&lane.st);
+            ls.wake = st.recv_waiters > 0 || st.waker.is_some();
+            SubShared::fold(&mut st, &mut ls);
+            for (e, c) in ls.live.drain(..) {
+                live_add_n(&mut st.live, e, c);
+            }
+            let floor = st.live.front().map(|x| x.0);
+            let n = ls.q.take_aged(&mut self.batch, max, &mut st.q.skips);
+            st.lane_held -= n;
+            (floor, n)
+        } else {
+            if st.q.is_empty() && st.closed {
+                self.batch.clear();
+                return Err(Error::Closed);
+            }
+            // The oldest delivery epoch still needed: by this batch or by anything left queued.
+            let floor = st.live.front().map(|x| x.0);
+            (floor, st.q.take(&mut self.batch, max))
+        };
         if !st.live.is_empty() {
             // Count the taken deliveries off their epochs, one run of equal epochs at a time (the counts do not
             // depend on the order).

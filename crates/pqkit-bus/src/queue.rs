@@ -402,7 +402,7 @@ impl<R: PartialEq> Routes<R> {
 #[derive(Debug)]
 pub(crate) struct MsgQueue<R> {
     levels: [Level; LEVELS],
-    skips: [u32; LEVELS],
+    pub(crate) skips: [u32; LEVELS],
     len: usize,
     routes: Routes<R>,
 }
@@ -555,6 +555,15 @@ impl<R: PartialEq> MsgQueue<R> {
         }
         self.routes.release(m.route, 1);
         Some((Priority::ALL[l], m))
+    }
+
+    /// [`take`](Self::take) with the aging state `skips` (another queue's) instead of this queue's own: what
+    /// merging this queue into an empty queue with those skips and taking from it would give.
+    pub(crate) fn take_aged(&mut self, batch: &mut Batch<R>, max: usize, skips: &mut [u32; LEVELS]) -> usize {
+        std::mem::swap(&mut self.skips, skips);
+        let n = self.take(batch, max);
+        std::mem::swap(&mut self.skips, skips);
+        n
     }
 
     /// Moves up to `max` messages, in delivery order, into `batch` (emptied first); returns how many. A level
@@ -828,6 +837,11 @@ mod tests {
     fn take_ids(q: &mut MsgQueue<u32>, max: usize) -> Vec<(Priority, u32)> {
         let mut b = Batch::default();
         let n = q.take(&mut b, max);
+        batch_ids(&mut b, n)
+    }
+
+    /// The `n` messages of a taken batch as (priority, id) in delivery order, checking every body.
+    fn batch_ids(b: &mut Batch<u32>, n: usize) -> Vec<(Priority, u32)> {
         assert_eq!(b.len(), n);
         let mut got = Vec::new();
         b.for_each(|p, m, r, body_| {
@@ -927,6 +941,31 @@ mod tests {
                     }
                 }
                 let max = rnd(if big { 3000 } else { 90 }) as usize;
+                let busy: Vec<usize> = (0..producers).filter(|&k| !lanes[k].is_empty()).collect();
+                if main.is_empty() && busy.len() == 1 && rnd(2) == 0 {
+                    // Taken straight from the one busy lane with the main queue's aging state (`take_aged`),
+                    // as the subscription does: the same as merging it into the empty main queue first.
+                    let k = busy[0];
+                    for &(p, id) in &pending[k] {
+                        reference.push(p, id);
+                    }
+                    pending[k].clear();
+                    let mut b = Batch::default();
+                    let n = lanes[k].take_aged(&mut b, max, &mut main.skips);
+                    let got = batch_ids(&mut b, n);
+                    let want: Vec<(Priority, u32)> = std::iter::from_fn(|| reference.pop()).take(max).collect();
+                    assert_eq!(got, want, "take_aged from a lane");
+                    // What is left in the lane is still pending (per level in order) for the reference, which
+                    // keeps its own aging state: re-queue it there at the next merge or direct take.
+                    let skips = reference.skips;
+                    let rest: Vec<(Priority, u32)> = std::iter::from_fn(|| reference.pop()).collect();
+                    assert_eq!(rest.len(), lanes[k].len());
+                    reference = PriorityQueue::new();
+                    reference.skips = skips;
+                    assert_eq!(main.skips, skips, "aging state after a direct take");
+                    pending[k] = rest;
+                    continue;
+                }
                 let got = take_ids(&mut main, max);
                 let want: Vec<(Priority, u32)> = std::iter::from_fn(|| reference.pop()).take(max).collect();
                 assert_eq!(got, want);
@@ -948,6 +987,27 @@ mod tests {
             assert_eq!(rest, std::iter::from_fn(|| reference.pop()).collect::<Vec<_>>());
             assert_eq!(main.routes.live(), 0);
         }
+    }
+
+    /// `take_aged` keeps the aging in the state it is given (the main queue's): a low message passed over in a
+    /// direct take from a lane is served on time after the rest of the lane is merged into the main queue.
+    #[test]
+    fn take_aged_keeps_the_main_queues_aging() {
+        let r = Arc::new(0u32);
+        let (mut lane, mut main) = (MsgQueue::<u32>::default(), MsgQueue::<u32>::default());
+        lane.push(Priority::Low, meta(), &r, &body(3));
+        for i in 1..=40u32 {
+            lane.push(Priority::Critical, meta(), &r, &body(i * 3));
+        }
+        let mut b = Batch::default();
+        assert_eq!(lane.take_aged(&mut b, 10, &mut main.skips), 10);
+        assert_eq!(main.skips[0], 10, "the low level was passed over 10 times");
+        assert_eq!(main.append_from(&mut lane), 31);
+        let mut got = Vec::new();
+        main.take(&mut b, 10);
+        b.for_each(|p, _, _, _| got.push(p));
+        // 16 deliveries after it was first passed over, the low message is served (AGING_LIMIT).
+        assert_eq!(got.iter().position(|&p| p == Priority::Low), Some(AGING_LIMIT as usize - 10));
     }
 
     /// A level whose delivered front grows past `COMPACT` while messages stay queued moves its live part to the
