@@ -2674,6 +2674,12 @@ impl Subscription {
             let floor = st.live.front().map(|x| x.0);
             let n = ls.q.take_aged(&mut self.batch, max, &mut st.q.skips);
             st.lane_held -= n;
+            drop(ls);
+            if st.lanes.iter().any(|l| Arc::strong_count(l) == 1) {
+                // Lanes of dropped handles: freed now (the taken messages are out already; anything left in
+                // the lane goes to the main queue, in order).
+                self.shared.merge_lanes(&mut st, false);
+            }
             (floor, n)
         } else {
             if st.q.is_empty() && st.closed {
