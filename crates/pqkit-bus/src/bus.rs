@@ -1116,6 +1116,8 @@ impl SubShared {
         // Lanes: closed and emptied (their handles get `Closed`; the memory goes now, not with the handles).
         for lane in std::mem::take(&mut st.lanes) {
             let mut ls = lock(&lane.st);
+            // Its pushes count as delivered (the retired metrics are read from the state after this).
+            Self::fold(&mut st, &mut ls);
             ls.closed = true;
             ls.credit = 0;
             ls.q = MsgQueue::default();
@@ -2923,6 +2925,13 @@ mod lane_tests {
             assert_eq!(sub.recv_batch(&mut got, 7).unwrap(), 0);
             assert_eq!(lanes(&sub), (0, 0));
             assert_eq!(bus.metrics().delivered, 1 + 5 * n as u64);
+            // Messages still in a lane when the subscription goes count as delivered in the retired metrics.
+            let mut p = a.publisher("l").unwrap();
+            p.publish(b"y", Priority::Normal).unwrap();
+            p.publish(b"z", Priority::Normal).unwrap();
+            sub.unsubscribe();
+            assert_eq!(bus.metrics().delivered, 3 + 5 * n as u64);
+            assert!(matches!(p.publish(b"w", Priority::Normal), Ok(0)));
         }
     }
 }
