@@ -564,16 +564,44 @@ impl Inner {
     /// [`route`](Self::route) for a sealed publisher handle: each delivery is sealed on this thread under the
     /// handle's own stream of the subscription's key (`streams[i]` for `subs[i]`), outside the queue lock
     /// (docs/bus.md §3, "Delivery streams").
-    fn route_streams(
-        &self,
-        subs: &[Arc<SubShared>],
-        streams: &mut [DeliverStream],
-        out: &Outgoing<'_>,
-    ) -> Result<usize> {
+    fn route_streams(&self, subs: &[Arc<SubShared>], links: &mut [SubLink], out: &Outgoing<'_>) -> Result<usize> {
         let mut n = 0;
         let mut full = 0;
-        for (s, ds) in subs.iter().zip(streams.iter_mut()) {
-            match s.enqueue_stream(self, ds, out) {
+        for (s, link) in subs.iter().zip(links.iter_mut()) {
+            if matches!(link.lane, LaneSlot::None) {
+                link.lane = s.new_lane();
+            }
+            match s.lane_enqueue_sealed(self, link, out) {
+                Enq::Done => n += 1,
+                Enq::Full => full += 1,
+                Enq::Dropped | Enq::Closed => {}
+            }
+        }
+        if full > 0 {
+            return Err(Error::QueueFull { subject: out.route.topic.to_string(), full });
+        }
+        Ok(n)
+    }
+
+    /// [`route`](Self::route) for a plain publisher handle: each delivery goes into the handle's lane of the
+    /// subscription (`links[i]` for `subs[i]`; docs/bus.md §6), under the lane's lock only.
+    #[inline(always)]
+    fn route_lanes(&self, subs: &[Arc<SubShared>], links: &mut [SubLink], out: &Outgoing<'_>) -> Result<usize> {
+        let mut n = 0;
+        let mut full = 0;
+        for (s, link) in subs.iter().zip(links.iter_mut()) {
+            let r = match &link.lane {
+                LaneSlot::Lane(lane) => s.lane_enqueue_plain(self, lane, out),
+                LaneSlot::Main => s.enqueue_locked(self, out),
+                LaneSlot::None => {
+                    link.lane = s.new_lane();
+                    match &link.lane {
+                        LaneSlot::Lane(lane) => s.lane_enqueue_plain(self, lane, out),
+                        _ => s.enqueue_locked(self, out),
+                    }
+                }
+            };
+            match r {
                 Enq::Done => n += 1,
                 Enq::Full => full += 1,
                 Enq::Dropped | Enq::Closed => {}
@@ -828,6 +856,8 @@ struct DeliverKeys {
     /// Stream 0's counters per level.
     seqs: [u64; LEVELS],
     count: u64,
+    /// The count at which the age is checked next (every 1024 messages; the count may move in steps).
+    next_age: u64,
     started: Instant,
     session: Arc<BrokerSession>,
 }
@@ -881,6 +911,61 @@ impl Drop for DeliverStream {
     }
 }
 
+/// Lanes per subscription at most; publisher handles past it use the main queue (docs/bus.md §6, "lanes").
+const MAX_LANES: usize = 16;
+/// Capacity a lane reserves at most at once (and at most a sixteenth of the subscription's).
+const CREDIT_CHUNK: usize = 1024;
+
+/// One publisher handle's sub-queue in one subscription (docs/bus.md §6, "Per-producer sub-queues"): its own
+/// lock and store on their own cache lines, so two producers into one subscription share no line per message.
+#[repr(align(128))]
+struct Lane {
+    st: Mutex<LaneState>,
+}
+
+#[derive(Default)]
+struct LaneState {
+    q: MsgQueue<Route>,
+    /// Slots of the subscription's capacity reserved for this lane (one spent per message).
+    credit: usize,
+    /// Messages pushed and not yet added to the subscription's `delivered` and its delivery key's count.
+    unfolded: u64,
+    /// Delivery epochs of the queued messages with their counts (sealed), in epoch order.
+    live: std::collections::VecDeque<(u32, u64)>,
+    /// Set by a receiver about to wait (docs/bus.md §6, "Wake-ups"): the next push wakes it.
+    wake: bool,
+    closed: bool,
+    /// The subscription's current delivery epoch (sealed; 0 before the first key), set under both locks.
+    epoch: u32,
+}
+
+/// A publisher handle's place in one subscription: its delivery stream (sealed) and its lane.
+#[derive(Default)]
+struct SubLink {
+    ds: DeliverStream,
+    lane: LaneSlot,
+}
+
+#[cfg(test)]
+impl SubLink {
+    fn lane_ref(&self) -> &Lane {
+        match &self.lane {
+            LaneSlot::Lane(l) => l,
+            _ => panic!("no lane"),
+        }
+    }
+}
+
+#[derive(Default)]
+enum LaneSlot {
+    /// Not asked for yet (made on the first delivery).
+    #[default]
+    None,
+    Lane(Arc<Lane>),
+    /// The subscription had `MAX_LANES` live lanes: this handle uses the main queue.
+    Main,
+}
+
 struct SubState {
     /// Queued messages (sealed ones still sealed: opened in place when received), see [`MsgQueue`].
     q: MsgQueue<Route>,
@@ -899,6 +984,12 @@ struct SubState {
     delivered: u64,
     dropped: u64,
     refused: u64,
+    /// The publisher handles' lanes, oldest first (merged in this order).
+    lanes: Vec<Arc<Lane>>,
+    /// Capacity held by the lanes: their queued messages plus their credit.
+    lane_held: usize,
+    /// The delivery epoch last written into the lanes.
+    lane_epoch: u32,
 }
 
 struct SubShared {
@@ -913,16 +1004,22 @@ struct SubShared {
     received: AtomicU64,
 }
 
+/// `n` more queued messages of delivery epoch `epoch` in `live` (kept in epoch order).
+#[inline]
+fn live_add_n(live: &mut std::collections::VecDeque<(u32, u64)>, epoch: u32, n: u64) {
+    match live.iter().rposition(|x| x.0 <= epoch) {
+        Some(i) if live[i].0 == epoch => live[i].1 += n,
+        Some(i) => live.insert(i + 1, (epoch, n)),
+        None => live.push_front((epoch, n)),
+    }
+}
+
 impl SubState {
     /// One more queued message of delivery epoch `epoch` (kept in epoch order: a stream's message sealed under
     /// the previous epoch may be queued after messages of the current one).
     #[inline]
     fn live_add(&mut self, epoch: u32) {
-        match self.live.iter().rposition(|x| x.0 <= epoch) {
-            Some(i) if self.live[i].0 == epoch => self.live[i].1 += 1,
-            Some(i) => self.live.insert(i + 1, (epoch, 1)),
-            None => self.live.push_front((epoch, 1)),
-        }
+        live_add_n(&mut self.live, epoch, 1);
     }
 
     /// The subscription's delivery keys, made when the first message is routed here (not at subscribe);
@@ -933,11 +1030,21 @@ impl SubState {
             let session = self.session.as_ref()?.clone();
             let (cur, g) = DeliverKeys::new_key(inner, &session, sub, 1)?;
             self.grants.push(g);
-            self.keys =
-                Some(Box::new(DeliverKeys { cur, seqs: [0; LEVELS], count: 0, started: Instant::now(), session }));
+            self.keys = Some(Box::new(DeliverKeys {
+                cur,
+                seqs: [0; LEVELS],
+                count: 0,
+                next_age: 1023,
+                started: Instant::now(),
+                session,
+            }));
         }
         let k = self.keys.as_mut()?;
-        let due = k.count >= inner.rotate_msgs || (k.count & 1023 == 1023 && k.started.elapsed() >= inner.rotate_age);
+        let aged = k.count >= k.next_age && {
+            k.next_age = (k.count | 1023) + 1024;
+            k.started.elapsed() >= inner.rotate_age
+        };
+        let due = k.count >= inner.rotate_msgs || aged;
         if due && k.cur.epoch < u32::MAX {
             // Rotate the pairwise delivery key; the grant reaches the subscriber before any message under it.
             let (cur, g) = DeliverKeys::new_key(inner, &k.session, sub, k.cur.epoch + 1)?;
@@ -945,6 +1052,7 @@ impl SubState {
             k.cur = cur;
             k.seqs = [0; LEVELS];
             k.count = 0;
+            k.next_age = 1023;
             k.started = Instant::now();
         }
         Some(k)
@@ -1005,6 +1113,16 @@ impl SubShared {
         st.closed = true;
         st.keys = None;
         st.session = None;
+        // Lanes: closed and emptied (their handles get `Closed`; the memory goes now, not with the handles).
+        for lane in std::mem::take(&mut st.lanes) {
+            let mut ls = lock(&lane.st);
+            // Its pushes count as delivered (the retired metrics are read from the state after this).
+            Self::fold(&mut st, &mut ls);
+            ls.closed = true;
+            ls.credit = 0;
+            ls.q = MsgQueue::default();
+        }
+        st.lane_held = 0;
         if let Some(w) = st.waker.take() {
             w.wake();
         }
@@ -1022,13 +1140,291 @@ impl SubShared {
         }
     }
 
+    /// Wakes a waiting receiver and the async one (under the state lock).
+    #[inline]
+    fn notify_locked(&self, st: &mut SubState) {
+        if st.recv_waiters > 0 {
+            self.not_empty.notify_one();
+        }
+        if let Some(w) = st.waker.take() {
+            w.wake();
+        }
+    }
+
+    /// A lane push found its lane's `wake` set: wakes the receiver under the state lock.
+    #[cold]
+    fn wake_receiver(&self) {
+        let mut st = lock(&self.state);
+        self.notify_locked(&mut st);
+    }
+
+    /// The delivery keys (made or rotated when due, see [`SubState::deliver_keys`]); a new current epoch is
+    /// written into every lane under its lock (so a lane push, which checks it under that lock, never seals
+    /// under a key older than the previous one; docs/bus.md §6, "Rotation and keys").
+    #[inline]
+    fn keys<'a>(&self, st: &'a mut SubState, inner: &Inner) -> Option<&'a mut DeliverKeys> {
+        let e = st.deliver_keys(inner, self.id)?.cur.epoch;
+        if st.lane_epoch != e {
+            st.lane_epoch = e;
+            for lane in &st.lanes {
+                lock(&lane.st).epoch = e;
+            }
+        }
+        st.keys.as_deref_mut()
+    }
+
+    /// Adds a lane's pushed-message count to `delivered` and to the delivery key's count (rotation).
+    #[inline]
+    fn fold(st: &mut SubState, ls: &mut LaneState) {
+        if ls.unfolded > 0 {
+            st.delivered += ls.unfolded;
+            if let Some(k) = st.keys.as_mut() {
+                k.count += ls.unfolded;
+            }
+            ls.unfolded = 0;
+        }
+    }
+
+    /// Moves every lane's messages into the main queue, oldest lane first (under the state lock, which the
+    /// lanes' locks nest in), with their epochs and counts, and sets each lane's `wake` to `arm` (a receiver
+    /// about to wait arms them, a take disarms them); frees the lanes whose handle is gone (the subscription
+    /// holds the last reference), returning their credit.
+    fn merge_lanes(&self, st: &mut SubState, arm: bool) {
+        // A merge by anyone else (a publisher on the main queue) keeps the lanes armed for a waiting receiver.
+        let arm = arm || st.recv_waiters > 0 || st.waker.is_some();
+        let mut lanes = std::mem::take(&mut st.lanes);
+        lanes.retain(|lane| {
+            let mut ls = lock(&lane.st);
+            ls.wake = arm;
+            Self::fold(st, &mut ls);
+            let SubState { q, live, lane_held, .. } = &mut *st;
+            let n = q.append_from(&mut ls.q);
+            for (e, c) in ls.live.drain(..) {
+                live_add_n(live, e, c);
+            }
+            *lane_held -= n;
+            let dead = Arc::strong_count(lane) == 1;
+            if dead {
+                *lane_held -= ls.credit;
+                ls.credit = 0;
+            }
+            !dead
+        });
+        st.lanes = lanes;
+    }
+
+    /// Takes back every lane's unspent credit (the subscription looks full).
+    #[cold]
+    fn reclaim_credit(&self, st: &mut SubState) {
+        for lane in &st.lanes {
+            let mut ls = lock(&lane.st);
+            st.lane_held -= ls.credit;
+            ls.credit = 0;
+        }
+    }
+
+    /// The lane for a publisher handle's first delivery here: a new one, or [`LaneSlot::Main`] once the
+    /// subscription has `MAX_LANES` live lanes (the lanes are merged first, so the handle's messages still
+    /// queued in an older lane of its stay ahead of its next ones).
+    #[cold]
+    fn new_lane(&self) -> LaneSlot {
+        let mut st = lock(&self.state);
+        if st.lanes.len() >= MAX_LANES {
+            self.merge_lanes(&mut st, false);
+        }
+        if st.lanes.len() >= MAX_LANES || st.closed {
+            if !st.lanes.is_empty() {
+                self.merge_lanes(&mut st, false);
+            }
+            return LaneSlot::Main;
+        }
+        let wake = st.recv_waiters > 0 || st.waker.is_some();
+        let epoch = st.lane_epoch;
+        let lane = Arc::new(Lane { st: Mutex::new(LaneState { wake, epoch, ..LaneState::default() }) });
+        st.lanes.push(lane.clone());
+        LaneSlot::Lane(lane)
+    }
+
+    /// Credit for `lane`, which has none (called without its lock): folds its count, makes or rotates the
+    /// delivery key when due (sealed), then reserves up to a chunk of free capacity for it, taking back the
+    /// other lanes' credit when nothing is free; when even then nothing is, applies the back-pressure policy
+    /// (`Block` waits, `Fail` refuses, `DropOldest` drops the oldest of the lowest level across the whole
+    /// subscription, lanes merged). `Ok` when the lane has credit (or a drop made room for this message).
+    #[cold]
+    #[inline(never)]
+    fn refill(&self, inner: &Inner, lane: &Lane, priority: Priority) -> std::result::Result<(), Enq> {
+        let mut st = lock(&self.state);
+        loop {
+            if st.closed {
+                return Err(Enq::Closed);
+            }
+            Self::fold(&mut st, &mut lock(&lane.st));
+            let until_rotation = if st.session.is_some() {
+                match self.keys(&mut st, inner) {
+                    Some(k) => inner.rotate_msgs.saturating_sub(k.count).max(1),
+                    None => return Err(Enq::Dropped),
+                }
+            } else {
+                u64::MAX
+            };
+            if lock(&lane.st).credit > 0 {
+                return Ok(());
+            }
+            let mut free = self.capacity.saturating_sub(st.q.len() + st.lane_held);
+            if free == 0 {
+                self.reclaim_credit(&mut st);
+                free = self.capacity.saturating_sub(st.q.len() + st.lane_held);
+            }
+            if free == 0 {
+                match self.backpressure {
+                    Backpressure::Block => {
+                        st.send_waiters += 1;
+                        st = self.not_full.wait(st).unwrap_or_else(|e| e.into_inner());
+                        st.send_waiters -= 1;
+                        continue;
+                    }
+                    Backpressure::Fail => {
+                        st.refused += 1;
+                        return Err(Enq::Full);
+                    }
+                    Backpressure::DropOldest => {
+                        self.merge_lanes(&mut st, false);
+                        st.dropped += 1;
+                        match st.q.lowest() {
+                            Some(l) if l <= priority => {
+                                if let Some((_, m)) = st.q.pop_lowest() {
+                                    st.live_dec(m.epoch);
+                                }
+                                free = 1;
+                            }
+                            _ => return Err(Enq::Dropped),
+                        }
+                    }
+                }
+            }
+            let chunk = (self.capacity / 16).clamp(1, CREDIT_CHUNK);
+            let grant = chunk.min(free).min(usize::try_from(until_rotation).unwrap_or(usize::MAX));
+            lock(&lane.st).credit += grant;
+            st.lane_held += grant;
+            return Ok(());
+        }
+    }
+
+    /// Places one plain message in the handle's lane: under the lane's lock only, while it has credit.
+    #[inline(always)]
+    fn lane_enqueue_plain(&self, inner: &Inner, lane: &Lane, out: &Outgoing<'_>) -> Enq {
+        loop {
+            let mut ls = lock(&lane.st);
+            if ls.credit > 0 {
+                ls.credit -= 1;
+                let meta = Meta { seq: 0, len: 0, route: 0, epoch: 0, kind: Kind::Plain };
+                ls.q.push(out.priority, meta, out.route, out.payload);
+                ls.unfolded += 1;
+                // A receiver arms `wake` under this lock before it waits (docs/bus.md §6, "Wake-ups").
+                let wake = std::mem::take(&mut ls.wake);
+                drop(ls);
+                if wake {
+                    self.wake_receiver();
+                }
+                return Enq::Done;
+            }
+            drop(ls);
+            if let Err(e) = self.refill(inner, lane, out.priority) {
+                return e;
+            }
+        }
+    }
+
+    /// Places one sealed message in the handle's lane, sealed in place in the lane's store under the handle's
+    /// delivery stream of the current key (docs/bus.md §3, "Delivery streams"; §6, lanes). A handle that cannot
+    /// have a stream goes through the main queue (stream 0).
+    #[inline]
+    fn lane_enqueue_sealed(&self, inner: &Inner, link: &mut SubLink, out: &Outgoing<'_>) -> Enq {
+        let SubLink { ds, lane: LaneSlot::Lane(lane) } = link else {
+            return self.enqueue_stream(inner, &mut link.ds, out);
+        };
+        // Set when the lane showed a newer epoch than the stream's key.
+        let mut stale = false;
+        for _ in 0..64 {
+            // (`links` are rebuilt with the route, so a stream here was taken for this subscription.)
+            if stale || ds.key.is_none() {
+                stale = false;
+                let mut st = lock(&self.state);
+                if st.closed {
+                    return Enq::Closed;
+                }
+                let Some(k) = self.keys(&mut st, inner) else { return Enq::Dropped };
+                if ds.sub != self.id || ds.key.as_ref().is_none_or(|x| !Arc::ptr_eq(x, &k.cur)) {
+                    let cur = k.cur.clone();
+                    // The old stream goes back to its key's pool first (that pool's lock is a leaf).
+                    *ds = DeliverStream::default();
+                    match DeliverStream::take(&cur, self.id) {
+                        Some(n) => *ds = n,
+                        None => break,
+                    }
+                }
+                continue;
+            }
+            let Some(key) = ds.key.as_ref() else { break };
+            let mut ls = lock(&lane.st);
+            if ls.credit == 0 {
+                if ls.closed {
+                    return Enq::Closed;
+                }
+                drop(ls);
+                if let Err(e) = self.refill(inner, lane, out.priority) {
+                    return e;
+                }
+                continue;
+            }
+            let epoch = key.epoch;
+            if ls.epoch != epoch {
+                // Rotated since: take a stream of the new key first (a message sealed now could be erased).
+                stale = true;
+                continue;
+            }
+            let p = out.priority as usize;
+            let c = ds.next[p];
+            if c >= 1 << COUNTER_BITS {
+                // Unreachable with rotation by count (capped below 2^40): never wrap a counter.
+                break;
+            }
+            ds.next[p] = c + 1;
+            let seq = (u64::from(ds.id) << COUNTER_BITS) | c;
+            let meta = Meta { seq, len: 0, route: 0, epoch, kind: Kind::Deliver };
+            let aead = &key.aead;
+            let sub = ds.sub;
+            if !ls.q.push_sealed(out.priority, meta, out.route, out.payload, |body| {
+                seal_delivery(aead, epoch, seq, sub, out, body)
+            }) {
+                return Enq::Dropped;
+            }
+            ls.credit -= 1;
+            ls.unfolded += 1;
+            live_add_n(&mut ls.live, epoch, 1);
+            let wake = std::mem::take(&mut ls.wake);
+            drop(ls);
+            if wake {
+                self.wake_receiver();
+            }
+            return Enq::Done;
+        }
+        self.enqueue_locked(inner, out)
+    }
+
     /// Places one message (sealing it for this subscriber in sealed mode). Called with the queue lock held.
     #[inline(always)]
     fn try_enqueue(&self, st: &mut SubState, inner: &Inner, out: &Outgoing<'_>) -> Enq {
         if st.closed {
             return Enq::Closed;
         }
-        if st.q.len() >= self.capacity {
+        if !st.lanes.is_empty() {
+            self.merge_lanes(st, false);
+            if st.q.len() + st.lane_held >= self.capacity {
+                self.reclaim_credit(st);
+            }
+        }
+        if st.q.len() + st.lane_held >= self.capacity {
             match self.backpressure {
                 Backpressure::Block => return Enq::Full,
                 Backpressure::Fail => {
@@ -1048,7 +1444,7 @@ impl SubShared {
                 }
             }
         }
-        if st.session.is_some() && st.deliver_keys(inner, self.id).is_none() {
+        if st.session.is_some() && self.keys(st, inner).is_none() {
             return Enq::Dropped;
         }
         let (kind, epoch) = if let Some(k) = st.keys.as_mut() {
@@ -1077,12 +1473,7 @@ impl SubShared {
             st.live_add(epoch);
         }
         st.delivered += 1;
-        if st.recv_waiters > 0 {
-            self.not_empty.notify_one();
-        }
-        if let Some(w) = st.waker.take() {
-            w.wake();
-        }
+        self.notify_locked(st);
         Enq::Done
     }
 
@@ -1113,7 +1504,7 @@ impl SubShared {
                 if st.closed {
                     return Enq::Closed;
                 }
-                let Some(k) = st.deliver_keys(inner, self.id) else { break };
+                let Some(k) = self.keys(&mut st, inner) else { break };
                 if ds.sub != self.id || ds.key.as_ref().is_none_or(|x| !Arc::ptr_eq(x, &k.cur)) {
                     let cur = k.cur.clone();
                     // The old stream goes back to its key's pool first (that pool's lock is a leaf).
@@ -1154,14 +1545,20 @@ impl SubShared {
                 if st.closed {
                     return Enq::Closed;
                 }
-                let Some(k) = st.deliver_keys(inner, self.id) else { return Enq::Dropped };
+                let Some(k) = self.keys(&mut st, inner) else { return Enq::Dropped };
                 let cur = k.cur.epoch;
                 if epoch.saturating_add(1) < cur {
                     // The subscriber may have erased this key: seal again under the current one.
                     ds.stale = true;
                     continue 'retry;
                 }
-                if st.q.len() >= self.capacity {
+                if !st.lanes.is_empty() {
+                    self.merge_lanes(&mut st, false);
+                    if st.q.len() + st.lane_held >= self.capacity {
+                        self.reclaim_credit(&mut st);
+                    }
+                }
+                if st.q.len() + st.lane_held >= self.capacity {
                     match self.backpressure {
                         Backpressure::Block => {
                             st.send_waiters += 1;
@@ -1200,12 +1597,7 @@ impl SubShared {
                 st.q.push(out.priority, meta, out.route, body);
                 st.live_add(epoch);
                 st.delivered += 1;
-                if st.recv_waiters > 0 {
-                    self.not_empty.notify_one();
-                }
-                if let Some(w) = st.waker.take() {
-                    w.wake();
-                }
+                self.notify_locked(&mut st);
                 return Enq::Done;
             }
         }
@@ -1332,6 +1724,7 @@ impl Bus {
         for s in i.subs.read().unwrap_or_else(|e| e.into_inner()).values() {
             let st = lock(&s.state);
             m.delivered += st.delivered;
+            m.delivered += st.lanes.iter().map(|l| lock(&l.st).unfolded).sum::<u64>();
             m.dropped += st.dropped;
             m.refused += st.refused;
             m.received += s.received.load(Ordering::Relaxed);
@@ -1490,7 +1883,7 @@ impl Agent {
             key,
             route_gen: 0,
             route: Arc::from(Vec::new()),
-            streams: Vec::new(),
+            links: Vec::new(),
             buf: Vec::with_capacity(256),
         })
     }
@@ -1572,6 +1965,9 @@ impl Agent {
                 delivered: 0,
                 dropped: 0,
                 refused: 0,
+                lanes: Vec::new(),
+                lane_held: 0,
+                lane_epoch: 0,
             }),
             not_empty: Condvar::new(),
             not_full: Condvar::new(),
@@ -1631,8 +2027,8 @@ pub struct Publisher {
     key: Option<Stream>,
     route_gen: u64,
     route: Arc<[Arc<SubShared>]>,
-    /// Sealed mode: this handle's delivery stream into each subscription of `route` (same index).
-    streams: Vec<DeliverStream>,
+    /// This handle's lane (and, sealed, its delivery stream) in each subscription of `route` (same index).
+    links: Vec<SubLink>,
     buf: Vec<u8>,
 }
 
@@ -1734,12 +2130,13 @@ impl Publisher {
         if g != self.route_gen {
             self.route = inner.matching(&self.topic);
             self.route_gen = g;
-            // New routes, new streams (the old ones go back to their keys' pools with their counters).
-            self.streams.clear();
+            // New routes, new streams (the old ones go back to their keys' pools with their counters) and
+            // new lanes (the old ones are merged and freed by their subscriptions).
+            self.links.clear();
         }
-        if self.streams.len() != self.route.len() {
-            self.streams.clear();
-            self.streams.resize_with(self.route.len(), DeliverStream::default);
+        if self.links.len() != self.route.len() {
+            self.links.clear();
+            self.links.resize_with(self.route.len(), SubLink::default);
         }
         Ok(())
     }
@@ -1774,6 +2171,7 @@ impl Publisher {
         if g != self.route_gen {
             self.route = inner.matching(&self.topic);
             self.route_gen = g;
+            self.links.clear();
         }
         Ok(hl..end)
     }
@@ -1827,14 +2225,19 @@ impl Publisher {
             if g != self.route_gen {
                 self.route = inner.matching(&self.topic);
                 self.route_gen = g;
+                self.links.clear();
+            }
+            if self.links.len() != self.route.len() {
+                self.links.clear();
+                self.links.resize_with(self.route.len(), SubLink::default);
             }
             let out = Outgoing { priority, route, payload };
-            return inner.route(&self.route, &out);
+            return inner.route_lanes(&self.route, &mut self.links, &out);
         }
         self.local_accept(payload, reply_to)?;
         let route = self.route_for(reply_to);
         let out = Outgoing { priority, route: &route, payload };
-        self.agent.inner.route_streams(&self.route, &mut self.streams, &out)
+        self.agent.inner.route_streams(&self.route, &mut self.links, &out)
     }
 
     /// Publishes several messages of one priority, in order; returns the number of deliveries (messages ×
@@ -1879,6 +2282,7 @@ impl Publisher {
         if g != self.route_gen {
             self.route = inner.matching(&self.topic);
             self.route_gen = g;
+            self.links.clear();
         }
         inner.route_batch(&self.route, &self.plain_route, priority, payloads)
     }
@@ -2120,9 +2524,13 @@ impl Subscription {
     pub fn pattern(&self) -> &str {
         self.shared.pattern.as_str()
     }
-    /// Messages queued now.
+    /// Messages queued now (the publishers' lanes included).
     pub fn len(&self) -> usize {
-        lock(&self.shared.state).q.len()
+        let mut st = lock(&self.shared.state);
+        if !st.lanes.is_empty() {
+            self.shared.merge_lanes(&mut st, false);
+        }
+        st.q.len()
     }
     /// Whether nothing is queued.
     pub fn is_empty(&self) -> bool {
@@ -2239,13 +2647,51 @@ impl Subscription {
     /// blocked publishers.
     fn take(&mut self, max: usize) -> std::result::Result<usize, Error> {
         let mut st = lock(&self.shared.state);
-        if st.q.is_empty() && st.closed {
-            self.batch.clear();
-            return Err(Error::Closed);
+        // The one lane to take from directly: the main queue is empty and no other lane holds messages.
+        let mut direct = None;
+        if !st.lanes.is_empty() {
+            if st.q.is_empty() {
+                // (A lane whose handle is gone is left to `merge_lanes`, which frees it.)
+                let mut full = st.lanes.iter().filter(|l| Arc::strong_count(l) > 1 && !lock(&l.st).q.is_empty());
+                if let (Some(l), None) = (full.next(), full.next()) {
+                    direct = Some(l.clone());
+                }
+            }
+            if direct.is_none() {
+                // The publishers' lanes first (docs/bus.md §6): order and aging are then those of one queue,
+                // and the oldest epoch below covers every queued message.
+                self.shared.merge_lanes(&mut st, false);
+            }
         }
-        // The oldest delivery epoch still needed: by this batch or by anything left queued.
-        let floor = st.live.front().map(|x| x.0);
-        let n = st.q.take(&mut self.batch, max);
+        let (floor, n) = if let Some(lane) = direct {
+            // Taking from the lane with the main queue's aging state gives exactly what merging it into the
+            // empty main queue and taking would (the same levels in the same order), without a third set of
+            // buffers cycling between lane, main queue and batch. Its epochs join the main queue's first.
+            let mut ls = lock(&lane.st);
+            ls.wake = st.recv_waiters > 0 || st.waker.is_some();
+            SubShared::fold(&mut st, &mut ls);
+            for (e, c) in ls.live.drain(..) {
+                live_add_n(&mut st.live, e, c);
+            }
+            let floor = st.live.front().map(|x| x.0);
+            let n = ls.q.take_aged(&mut self.batch, max, &mut st.q.skips);
+            st.lane_held -= n;
+            drop(ls);
+            if st.lanes.iter().any(|l| Arc::strong_count(l) == 1) {
+                // Lanes of dropped handles: freed now (the taken messages are out already; anything left in
+                // the lane goes to the main queue, in order).
+                self.shared.merge_lanes(&mut st, false);
+            }
+            (floor, n)
+        } else {
+            if st.q.is_empty() && st.closed {
+                self.batch.clear();
+                return Err(Error::Closed);
+            }
+            // The oldest delivery epoch still needed: by this batch or by anything left queued.
+            let floor = st.live.front().map(|x| x.0);
+            (floor, st.q.take(&mut self.batch, max))
+        };
         if !st.live.is_empty() {
             // Count the taken deliveries off their epochs, one run of equal epochs at a time (the counts do not
             // depend on the order).
@@ -2377,22 +2823,30 @@ impl Subscription {
             if let Some(m) = self.try_recv()? {
                 return Ok(m);
             }
-            let mut st = lock(&self.shared.state);
-            while st.q.is_empty() && !st.closed && st.grants.is_empty() {
-                st.recv_waiters += 1;
+            let sh = &self.shared;
+            let mut st = lock(&sh.state);
+            // Each lane's `wake` is armed as it is looked at (docs/bus.md §6, "Wake-ups").
+            st.recv_waiters += 1;
+            loop {
+                if !st.lanes.is_empty() {
+                    sh.merge_lanes(&mut st, true);
+                }
+                if !st.q.is_empty() || st.closed || !st.grants.is_empty() {
+                    break;
+                }
                 st = match deadline {
-                    None => self.shared.not_empty.wait(st).unwrap_or_else(|e| e.into_inner()),
+                    None => sh.not_empty.wait(st).unwrap_or_else(|e| e.into_inner()),
                     Some(d) => {
                         let now = Instant::now();
                         if now >= d {
                             st.recv_waiters -= 1;
                             return Err(Error::Timeout);
                         }
-                        self.shared.not_empty.wait_timeout(st, d - now).unwrap_or_else(|e| e.into_inner()).0
+                        sh.not_empty.wait_timeout(st, d - now).unwrap_or_else(|e| e.into_inner()).0
                     }
                 };
-                st.recv_waiters -= 1;
             }
+            st.recv_waiters -= 1;
         }
     }
 
@@ -2405,6 +2859,10 @@ impl Subscription {
             let shared = self.shared.clone();
             poll_fn(|cx| {
                 let mut st = lock(&shared.state);
+                // The lanes' `wake` is armed as they are looked at (docs/bus.md §6, "Wake-ups").
+                if !st.lanes.is_empty() {
+                    shared.merge_lanes(&mut st, true);
+                }
                 if !st.q.is_empty() || st.closed || !st.grants.is_empty() {
                     Poll::Ready(())
                 } else {
@@ -2414,5 +2872,103 @@ impl Subscription {
             })
             .await;
         }
+    }
+}
+
+#[cfg(test)]
+mod lane_tests {
+    use super::*;
+
+    fn lanes(sub: &Subscription) -> (usize, usize) {
+        let st = lock(&sub.shared.state);
+        (st.lanes.len(), st.lane_held)
+    }
+
+    /// A handle's lane is made on its first delivery, freed (with its credit) at the first take after the
+    /// handle is dropped, and the subscription holds at most `MAX_LANES`: later handles use the main queue,
+    /// each still FIFO, nothing lost.
+    #[test]
+    fn lanes_are_bounded_and_freed_with_their_handles() {
+        for sealed in [false, true] {
+            let b = Bus::builder(Policy::allow_all());
+            let bus = if sealed { b.build() } else { b.plain().build() }.unwrap();
+            let a = bus.connect(&Identity::from_seed("lanes", &[5; 32]).unwrap()).unwrap();
+            let mut sub = a.subscribe("l").unwrap();
+            let mut p = a.publisher("l").unwrap();
+            assert_eq!(lanes(&sub).0, 0, "no lane before the first delivery");
+            p.publish(b"x", Priority::Normal).unwrap();
+            assert_eq!(lanes(&sub).0, 1);
+            assert!(lanes(&sub).1 >= 1, "the lane holds its message and credit");
+            drop(p);
+            let mut got = Vec::new();
+            assert_eq!(sub.recv_batch(&mut got, 10).unwrap(), 1);
+            assert_eq!(lanes(&sub), (0, 0), "a dropped handle's lane and credit are freed");
+
+            let n = MAX_LANES + 4;
+            let mut ps: Vec<_> = (0..n).map(|_| a.publisher("l").unwrap()).collect();
+            for i in 0..5u8 {
+                for (k, p) in ps.iter_mut().enumerate() {
+                    p.publish(&[k as u8, i], Priority::Normal).unwrap();
+                }
+            }
+            assert_eq!(lanes(&sub).0, MAX_LANES);
+            got.clear();
+            while sub.recv_batch(&mut got, 7).unwrap() > 0 {}
+            assert_eq!(got.len(), 5 * n);
+            let mut next = vec![0u8; n];
+            for m in &got {
+                let (k, i) = (m.payload()[0] as usize, m.payload()[1]);
+                assert_eq!(i, next[k], "handle {k} out of order");
+                next[k] += 1;
+            }
+            drop(ps);
+            assert_eq!(sub.recv_batch(&mut got, 7).unwrap(), 0);
+            assert_eq!(lanes(&sub), (0, 0));
+            assert_eq!(bus.metrics().delivered, 1 + 5 * n as u64);
+            // Messages still in a lane when the subscription goes count as delivered in the retired metrics.
+            let mut p = a.publisher("l").unwrap();
+            p.publish(b"y", Priority::Normal).unwrap();
+            p.publish(b"z", Priority::Normal).unwrap();
+            sub.unsubscribe();
+            assert_eq!(bus.metrics().delivered, 3 + 5 * n as u64);
+            assert!(matches!(p.publish(b"w", Priority::Normal), Ok(0)));
+        }
+    }
+}
+
+#[cfg(test)]
+mod lane_rotation_tests {
+    use super::*;
+
+    /// A handle whose lane still has credit while other traffic rotates the subscription's delivery key twice
+    /// (and the subscriber drains, erasing the old key) must not seal its next message under its old key:
+    /// the lane carries the current epoch, the handle takes a stream of the new key, and nothing is rejected.
+    #[test]
+    fn a_lane_handle_follows_rotation() {
+        let bus = Bus::builder(Policy::allow_all()).rotate_after_messages(3).build().unwrap();
+        let a = bus.connect(&Identity::from_seed("rot-a", &[6; 32]).unwrap()).unwrap();
+        let b = bus.connect(&Identity::from_seed("rot-b", &[7; 32]).unwrap()).unwrap();
+        let mut sub = a.subscribe("rot").unwrap();
+        let mut pa = a.publisher("rot").unwrap();
+        let mut pb = b.publisher("rot").unwrap();
+        let mut got = Vec::new();
+        pa.publish(&[0], Priority::Normal).unwrap();
+        sub.recv_batch(&mut got, 10).unwrap();
+        let first = pa.links[0].ds.key.as_ref().map(|k| k.epoch).unwrap();
+        for i in 1..20u8 {
+            pb.publish(&[i], Priority::Normal).unwrap();
+            while sub.recv_batch(&mut got, 100).unwrap() > 0 {}
+        }
+        let cur = lock(&sub.shared.state).keys.as_ref().map(|k| k.cur.epoch).unwrap();
+        assert!(cur >= first + 2, "rotated twice: {first} -> {cur}");
+        let held: Vec<u32> = sub.ring.as_ref().unwrap().keys.iter().map(|k| k.0).collect();
+        assert!(!held.contains(&first), "the subscriber erased epoch {first}: {held:?}");
+        assert!(lock(&pa.links[0].lane_ref().st).credit > 0, "A's lane still has credit (no refill on the way)");
+        pa.publish(&[100], Priority::Normal).unwrap();
+        while sub.recv_batch(&mut got, 100).unwrap() > 0 {}
+        assert_eq!(got.len(), 21);
+        assert_eq!(got.last().unwrap().payload(), [100]);
+        assert_eq!(bus.metrics().rejected(), 0, "{:?}", bus.metrics());
+        assert!(pa.links[0].ds.key.as_ref().unwrap().epoch + 1 >= cur);
     }
 }

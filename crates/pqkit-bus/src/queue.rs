@@ -355,6 +355,14 @@ impl<R: PartialEq> Routes<R> {
         i
     }
 
+    /// Adds `n` references to slot `i` (in use).
+    #[inline]
+    fn add(&mut self, i: u32, n: u32) {
+        if let Some(s) = self.slots.get_mut(i as usize) {
+            s.1 += n;
+        }
+    }
+
     /// Drops `n` references of slot `i`; returns its route if that was the last (the slot is then free).
     pub(crate) fn release(&mut self, i: u32, n: u32) -> Option<Arc<R>> {
         let s = self.slots.get_mut(i as usize)?;
@@ -394,7 +402,7 @@ impl<R: PartialEq> Routes<R> {
 #[derive(Debug)]
 pub(crate) struct MsgQueue<R> {
     levels: [Level; LEVELS],
-    skips: [u32; LEVELS],
+    pub(crate) skips: [u32; LEVELS],
     len: usize,
     routes: Routes<R>,
 }
@@ -463,6 +471,79 @@ impl<R: PartialEq> MsgQueue<R> {
         true
     }
 
+    /// Moves every message of `other` (a publisher's lane, docs/bus.md §6) to the back of this queue: per level,
+    /// after this queue's messages of that level and in `other`'s order. A level empty here takes `other`'s
+    /// buffers by a swap; otherwise the records and bodies are appended. The moved messages' routes are
+    /// re-interned here and released in `other`; when this queue is empty, the levels and the route tables are
+    /// swapped whole (no pass over the messages). `other` is left empty; its aging state is not used (a lane is
+    /// never taken from) and this queue's is kept. Returns the number moved.
+    pub(crate) fn append_from(&mut self, other: &mut MsgQueue<R>) -> usize {
+        let moved = other.len;
+        if moved == 0 {
+            return 0;
+        }
+        if self.len == 0 {
+            // Every level is empty here and every route released: take `other`'s store as it is.
+            for lv in &mut self.levels {
+                lv.clear();
+            }
+            std::mem::swap(&mut self.levels, &mut other.levels);
+            std::mem::swap(&mut self.routes, &mut other.routes);
+            self.len = moved;
+            other.len = 0;
+            other.skips = [0; LEVELS];
+            return moved;
+        }
+        let MsgQueue { levels, routes, len, .. } = self;
+        for (dst, src) in levels.iter_mut().zip(other.levels.iter_mut()) {
+            if src.len() == 0 {
+                continue;
+            }
+            let start = if dst.len() == 0 {
+                dst.clear();
+                std::mem::swap(dst, src);
+                dst.head
+            } else {
+                dst.compact_if_due();
+                let start = dst.metas.len();
+                dst.metas.extend_from_slice(&src.metas[src.head..]);
+                dst.bytes.extend_from_slice(&src.bytes[src.bhead..]);
+                start
+            };
+            src.clear();
+            // Re-intern the routes one run of equal routes at a time.
+            let mut run: Option<(u32, u32, u32)> = None;
+            for m in &mut dst.metas[start..] {
+                match run.as_mut() {
+                    Some((old, new, c)) if *old == m.route => {
+                        m.route = *new;
+                        *c += 1;
+                    }
+                    _ => {
+                        if let Some((old, new, c)) = run.take() {
+                            other.routes.release(old, c);
+                            routes.add(new, c - 1);
+                        }
+                        let new = match other.routes.get(m.route) {
+                            Some(r) => routes.intern(&r.clone()),
+                            None => 0,
+                        };
+                        run = Some((m.route, new, 1));
+                        m.route = new;
+                    }
+                }
+            }
+            if let Some((old, new, c)) = run {
+                other.routes.release(old, c);
+                routes.add(new, c - 1);
+            }
+        }
+        *len += moved;
+        other.len = 0;
+        other.skips = [0; LEVELS];
+        moved
+    }
+
     /// Removes the oldest message of the lowest non-empty level (drop-oldest back-pressure); its route reference
     /// is released.
     pub(crate) fn pop_lowest(&mut self) -> Option<(Priority, Meta)> {
@@ -474,6 +555,15 @@ impl<R: PartialEq> MsgQueue<R> {
         }
         self.routes.release(m.route, 1);
         Some((Priority::ALL[l], m))
+    }
+
+    /// [`take`](Self::take) with the aging state `skips` (another queue's) instead of this queue's own: what
+    /// merging this queue into an empty queue with those skips and taking from it would give.
+    pub(crate) fn take_aged(&mut self, batch: &mut Batch<R>, max: usize, skips: &mut [u32; LEVELS]) -> usize {
+        std::mem::swap(&mut self.skips, skips);
+        let n = self.take(batch, max);
+        std::mem::swap(&mut self.skips, skips);
+        n
     }
 
     /// Moves up to `max` messages, in delivery order, into `batch` (emptied first); returns how many. A level
@@ -747,6 +837,11 @@ mod tests {
     fn take_ids(q: &mut MsgQueue<u32>, max: usize) -> Vec<(Priority, u32)> {
         let mut b = Batch::default();
         let n = q.take(&mut b, max);
+        batch_ids(&mut b, n)
+    }
+
+    /// The `n` messages of a taken batch as (priority, id) in delivery order, checking every body.
+    fn batch_ids(b: &mut Batch<u32>, n: usize) -> Vec<(Priority, u32)> {
         assert_eq!(b.len(), n);
         let mut got = Vec::new();
         b.for_each(|p, m, r, body_| {
@@ -796,6 +891,123 @@ mod tests {
             assert_eq!(rest, std::iter::from_fn(|| b.pop()).collect::<Vec<_>>());
             assert_eq!(a.routes.live(), 0, "every route released once the queue is empty");
         }
+    }
+
+    /// Lanes merged into a main queue (docs/bus.md §6): P producers push into their own `MsgQueue`s, the
+    /// main queue takes them in with `append_from` at random moments (and gets messages of its own, as the
+    /// broker's stream 0 does), and takes batches of random sizes. The result equals `PriorityQueue` fed in
+    /// the merged order (lane by lane at each merge); every producer's messages come out FIFO per level, and
+    /// every route is released in lanes and main (both the whole swap into an empty main queue and the append).
+    #[test]
+    fn lanes_merged_equal_priority_queue() {
+        let mut rnd = xorshift(0x9E37_79B9_7F4A_7C15);
+        let routes: Vec<Arc<u32>> = (0..3).map(Arc::new).collect();
+        for round in 0..40 {
+            let producers = 1 + rnd(5) as usize;
+            let mut lanes: Vec<MsgQueue<u32>> = (0..producers).map(|_| MsgQueue::default()).collect();
+            // What each lane holds, in push order, for the reference.
+            let mut pending: Vec<Vec<(Priority, u32)>> = vec![Vec::new(); producers];
+            let (mut main, mut reference) = (MsgQueue::<u32>::default(), PriorityQueue::new());
+            let mut next = 0u32;
+            let big = round % 8 == 0;
+            let mut last_seen: std::collections::HashMap<(u32, Priority), u32> = Default::default();
+            for _ in 0..25 {
+                for _ in 0..rnd(if big { 2000 } else { 80 }) {
+                    let k = rnd(producers as u64 + 1) as usize;
+                    let p = Priority::ALL[rnd(4) as usize];
+                    // id: the producer in the low 3 bits (k == producers: the main queue itself).
+                    let id = (next << 3) | k as u32;
+                    next += 1;
+                    let m = Meta { seq: 0, len: 0, route: 0, epoch: id % 2, kind: Kind::Deliver };
+                    if k == producers {
+                        main.push(p, m, &routes[(id % 3) as usize], &body(id));
+                        reference.push(p, id);
+                    } else {
+                        lanes[k].push(p, m, &routes[(id % 3) as usize], &body(id));
+                        pending[k].push((p, id));
+                    }
+                }
+                if rnd(3) != 0 {
+                    for (lane, pend) in lanes.iter_mut().zip(pending.iter_mut()) {
+                        let want = pend.len();
+                        let n = main.append_from(lane);
+                        assert_eq!(n, want);
+                        for &(p, id) in pend.iter() {
+                            reference.push(p, id);
+                        }
+                        pend.clear();
+                        assert!(lane.is_empty());
+                        assert_eq!(lane.routes.live(), 0, "a merged lane keeps no route");
+                    }
+                }
+                let max = rnd(if big { 3000 } else { 90 }) as usize;
+                let busy: Vec<usize> = (0..producers).filter(|&k| !lanes[k].is_empty()).collect();
+                if main.is_empty() && busy.len() == 1 && rnd(2) == 0 {
+                    // Taken straight from the one busy lane with the main queue's aging state (`take_aged`),
+                    // as the subscription does: the same as merging it into the empty main queue first.
+                    let k = busy[0];
+                    for &(p, id) in &pending[k] {
+                        reference.push(p, id);
+                    }
+                    pending[k].clear();
+                    let mut b = Batch::default();
+                    let n = lanes[k].take_aged(&mut b, max, &mut main.skips);
+                    let got = batch_ids(&mut b, n);
+                    let want: Vec<(Priority, u32)> = std::iter::from_fn(|| reference.pop()).take(max).collect();
+                    assert_eq!(got, want, "take_aged from a lane");
+                    // What is left in the lane is still pending (per level in order) for the reference, which
+                    // keeps its own aging state: re-queue it there at the next merge or direct take.
+                    let skips = reference.skips;
+                    let rest: Vec<(Priority, u32)> = std::iter::from_fn(|| reference.pop()).collect();
+                    assert_eq!(rest.len(), lanes[k].len());
+                    reference = PriorityQueue::new();
+                    reference.skips = skips;
+                    assert_eq!(main.skips, skips, "aging state after a direct take");
+                    pending[k] = rest;
+                    continue;
+                }
+                let got = take_ids(&mut main, max);
+                let want: Vec<(Priority, u32)> = std::iter::from_fn(|| reference.pop()).take(max).collect();
+                assert_eq!(got, want);
+                for (p, id) in got {
+                    // FIFO per producer and level.
+                    if let Some(prev) = last_seen.insert((id & 7, p), id) {
+                        assert!(prev < id, "producer {} level {p:?}: {prev} after {id}", id & 7);
+                    }
+                }
+                assert_eq!((main.len(), main.skips), (reference.len(), reference.skips));
+            }
+            for (lane, pend) in lanes.iter_mut().zip(pending.iter_mut()) {
+                main.append_from(lane);
+                for &(p, id) in pend.iter() {
+                    reference.push(p, id);
+                }
+            }
+            let rest = take_ids(&mut main, usize::MAX);
+            assert_eq!(rest, std::iter::from_fn(|| reference.pop()).collect::<Vec<_>>());
+            assert_eq!(main.routes.live(), 0);
+        }
+    }
+
+    /// `take_aged` keeps the aging in the state it is given (the main queue's): a low message passed over in a
+    /// direct take from a lane is served on time after the rest of the lane is merged into the main queue.
+    #[test]
+    fn take_aged_keeps_the_main_queues_aging() {
+        let r = Arc::new(0u32);
+        let (mut lane, mut main) = (MsgQueue::<u32>::default(), MsgQueue::<u32>::default());
+        lane.push(Priority::Low, meta(), &r, &body(3));
+        for i in 1..=40u32 {
+            lane.push(Priority::Critical, meta(), &r, &body(i * 3));
+        }
+        let mut b = Batch::default();
+        assert_eq!(lane.take_aged(&mut b, 10, &mut main.skips), 10);
+        assert_eq!(main.skips[0], 10, "the low level was passed over 10 times");
+        assert_eq!(main.append_from(&mut lane), 31);
+        let mut got = Vec::new();
+        main.take(&mut b, 10);
+        b.for_each(|p, _, _, _| got.push(p));
+        // 16 deliveries after it was first passed over, the low message is served (AGING_LIMIT).
+        assert_eq!(got.iter().position(|&p| p == Priority::Low), Some(AGING_LIMIT as usize - 10));
     }
 
     /// A level whose delivered front grows past `COMPACT` while messages stay queued moves its live part to the
