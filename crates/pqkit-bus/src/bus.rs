@@ -532,63 +532,32 @@ impl Inner {
 
     /// Routes a plaintext to every subscription in `subs`, blocking on `Block` queues.
     fn route(&self, subs: &[Arc<SubShared>], out: &Outgoing<'_>) -> Result<usize> {
-        let mut n = 0;
-        let mut full = 0;
+        let mut t = Tally::default();
         for s in subs {
-            let mut st = lock(&s.state);
-            loop {
-                match s.try_enqueue(&mut st, self, out) {
-                    Enq::Full if s.backpressure == Backpressure::Block => {
-                        st.send_waiters += 1;
-                        st = s.not_full.wait(st).unwrap_or_else(|e| e.into_inner());
-                        st.send_waiters -= 1;
-                    }
-                    Enq::Full => {
-                        full += 1;
-                        break;
-                    }
-                    Enq::Done => {
-                        n += 1;
-                        break;
-                    }
-                    Enq::Dropped | Enq::Closed => break,
-                }
-            }
+            t.add(s.enqueue_waiting(lock(&s.state), self, out).1);
         }
-        if full > 0 {
-            return Err(Error::QueueFull { subject: out.route.topic.to_string(), full });
-        }
-        Ok(n)
+        t.result(&out.route.topic)
     }
 
     /// [`route`](Self::route) for a sealed publisher handle: each delivery is sealed on this thread under the
     /// handle's own stream of the subscription's key (`streams[i]` for `subs[i]`), outside the queue lock
     /// (docs/bus.md §3, "Delivery streams").
     fn route_streams(&self, subs: &[Arc<SubShared>], links: &mut [SubLink], out: &Outgoing<'_>) -> Result<usize> {
-        let mut n = 0;
-        let mut full = 0;
+        let mut t = Tally::default();
         for (s, link) in subs.iter().zip(links.iter_mut()) {
             if matches!(link.lane, LaneSlot::None) {
                 link.lane = s.new_lane();
             }
-            match s.lane_enqueue_sealed(self, link, out) {
-                Enq::Done => n += 1,
-                Enq::Full => full += 1,
-                Enq::Dropped | Enq::Closed => {}
-            }
+            t.add(s.lane_enqueue_sealed(self, link, out));
         }
-        if full > 0 {
-            return Err(Error::QueueFull { subject: out.route.topic.to_string(), full });
-        }
-        Ok(n)
+        t.result(&out.route.topic)
     }
 
     /// [`route`](Self::route) for a plain publisher handle: each delivery goes into the handle's lane of the
     /// subscription (`links[i]` for `subs[i]`; docs/bus.md §6), under the lane's lock only.
     #[inline(always)]
     fn route_lanes(&self, subs: &[Arc<SubShared>], links: &mut [SubLink], out: &Outgoing<'_>) -> Result<usize> {
-        let mut n = 0;
-        let mut full = 0;
+        let mut t = Tally::default();
         for (s, link) in subs.iter().zip(links.iter_mut()) {
             let r = match &link.lane {
                 LaneSlot::Lane(lane) => s.lane_enqueue_plain(self, lane, out),
@@ -601,16 +570,9 @@ impl Inner {
                     }
                 }
             };
-            match r {
-                Enq::Done => n += 1,
-                Enq::Full => full += 1,
-                Enq::Dropped | Enq::Closed => {}
-            }
+            t.add(r);
         }
-        if full > 0 {
-            return Err(Error::QueueFull { subject: out.route.topic.to_string(), full });
-        }
-        Ok(n)
+        t.result(&out.route.topic)
     }
 
     /// [`route`](Self::route) for a batch of plain messages of one route and priority: each subscription's
@@ -622,42 +584,22 @@ impl Inner {
         priority: Priority,
         payloads: &[P],
     ) -> Result<usize> {
-        let mut n = 0;
-        let mut full = 0;
+        let mut t = Tally::default();
         for s in subs {
             let mut st = lock(&s.state);
             for p in payloads {
                 let out = Outgoing { priority, route, payload: p.as_ref() };
-                loop {
-                    match s.try_enqueue(&mut st, self, &out) {
-                        Enq::Full if s.backpressure == Backpressure::Block => {
-                            st.send_waiters += 1;
-                            st = s.not_full.wait(st).unwrap_or_else(|e| e.into_inner());
-                            st.send_waiters -= 1;
-                        }
-                        Enq::Full => {
-                            full += 1;
-                            break;
-                        }
-                        Enq::Done => {
-                            n += 1;
-                            break;
-                        }
-                        Enq::Dropped | Enq::Closed => break,
-                    }
-                }
+                let r;
+                (st, r) = s.enqueue_waiting(st, self, &out);
+                t.add(r);
             }
         }
-        if full > 0 {
-            return Err(Error::QueueFull { subject: route.topic.to_string(), full });
-        }
-        Ok(n)
+        t.result(&route.topic)
     }
 
     /// [`route`](Self::route) for async publishers: waits on `Block` queues without blocking the thread.
     async fn route_async(&self, subs: &[Arc<SubShared>], out: &Outgoing<'_>) -> Result<usize> {
-        let mut n = 0;
-        let mut full = 0;
+        let mut t = Tally::default();
         for s in subs {
             let r = poll_fn(|cx| {
                 let mut st = lock(&s.state);
@@ -670,16 +612,9 @@ impl Inner {
                 }
             })
             .await;
-            match r {
-                Enq::Done => n += 1,
-                Enq::Full => full += 1,
-                _ => {}
-            }
+            t.add(r);
         }
-        if full > 0 {
-            return Err(Error::QueueFull { subject: out.route.topic.to_string(), full });
-        }
-        Ok(n)
+        t.result(&out.route.topic)
     }
 
     fn ingest(&self, bytes: &[u8]) -> Result<usize> {
@@ -1107,6 +1042,33 @@ enum Enq {
     Closed,
 }
 
+/// What one publish did across its subscriptions: deliveries made, and refusals for lack of room.
+#[derive(Default)]
+struct Tally {
+    n: usize,
+    full: usize,
+}
+
+impl Tally {
+    #[inline(always)]
+    fn add(&mut self, r: Enq) {
+        match r {
+            Enq::Done => self.n += 1,
+            Enq::Full => self.full += 1,
+            Enq::Dropped | Enq::Closed => {}
+        }
+    }
+
+    /// The publish's result: the number of deliveries, or [`Error::QueueFull`] with the number of refusals.
+    #[inline(always)]
+    fn result(self, topic: &str) -> Result<usize> {
+        if self.full > 0 {
+            return Err(Error::QueueFull { subject: topic.to_string(), full: self.full });
+        }
+        Ok(self.n)
+    }
+}
+
 impl SubShared {
     fn close(&self) {
         let mut st = lock(&self.state);
@@ -1410,6 +1372,26 @@ impl SubShared {
             return Enq::Done;
         }
         self.enqueue_locked(inner, out)
+    }
+
+    /// [`try_enqueue`](Self::try_enqueue), waiting for room while the queue is full and its policy is `Block`;
+    /// returns the guard (still held) and the outcome.
+    fn enqueue_waiting<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, SubState>,
+        inner: &Inner,
+        out: &Outgoing<'_>,
+    ) -> (MutexGuard<'a, SubState>, Enq) {
+        loop {
+            match self.try_enqueue(&mut st, inner, out) {
+                Enq::Full if self.backpressure == Backpressure::Block => {
+                    st.send_waiters += 1;
+                    st = self.not_full.wait(st).unwrap_or_else(|e| e.into_inner());
+                    st.send_waiters -= 1;
+                }
+                r => return (st, r),
+            }
+        }
     }
 
     /// Places one message (sealing it for this subscriber in sealed mode). Called with the queue lock held.
