@@ -7,7 +7,7 @@
 //! butterfly partners sit in the same lanes of two registers, and shuffled back afterwards.
 #![allow(unsafe_code)]
 
-use super::poly::{INV_NTT_F, Poly, QINV, ZETAS, decompose_consts};
+use super::poly::{INV_NTT_F, INV_NTT_ZF, Poly, QINV, ZETAS, decompose_consts};
 use super::{Backend, N, Q};
 use crate::dispatch::Checked;
 use core::arch::x86_64::*;
@@ -150,12 +150,13 @@ unsafe fn fwd_bf(a: &mut __m256i, b: &mut __m256i, z: i32) {
     }
 }
 
-/// Inverse butterfly: (a, b) -> (reduce32(a + b), (a - b)·z) with z = -ζ.
+/// Inverse butterfly without reduction of the sum (the lazy schedule of `soft::invntt`):
+/// (a, b) -> (a + b, (a - b)·z) with z = -ζ.
 #[inline(always)]
 unsafe fn inv_bf(a: &mut __m256i, b: &mut __m256i, z: i32) {
     // SAFETY: only called from `avx2` target-feature functions.
     unsafe {
-        let s = reduce32(_mm256_add_epi32(*a, *b));
+        let s = _mm256_add_epi32(*a, *b);
         *b = mont_mul(_mm256_sub_epi32(*a, *b), splat(z), splat(z.wrapping_mul(QINV)));
         *a = s;
     }
@@ -200,19 +201,20 @@ unsafe fn inv_small(a: __m256i, b: __m256i, pair: usize) -> (__m256i, __m256i) {
         let sy = _mm256_shuffle_epi32(hi, 0b11_01_10_00); // [a4 a6 a5 a7]
         let x = _mm256_unpacklo_epi64(sx, sy); // [a0 a2 a4 a6]
         let y = _mm256_unpackhi_epi64(sx, sy); // [a1 a3 a5 a7]
-        // len 1.
-        let nx = reduce32(_mm256_add_epi32(x, y));
+        // len 1 (sums not reduced, as in `soft::invntt`).
+        let nx = _mm256_add_epi32(x, y);
         let ny = mont_mul(_mm256_sub_epi32(x, y), load8(&INV[pair][2]), load8(&INV_QINV[pair][2]));
         // To the len-2 layout: X = [a0 a1 a4 a5], Y = [a2 a3 a6 a7].
         let x = _mm256_unpacklo_epi32(nx, ny); // [a0 a1 a2 a3]
         let y = _mm256_unpackhi_epi32(nx, ny); // [a4 a5 a6 a7]
         let x2 = _mm256_unpacklo_epi64(x, y); // [a0 a1 a4 a5]
         let y2 = _mm256_unpackhi_epi64(x, y); // [a2 a3 a6 a7]
-        let nx = reduce32(_mm256_add_epi32(x2, y2));
+        let nx = _mm256_add_epi32(x2, y2);
         let ny = mont_mul(_mm256_sub_epi32(x2, y2), load8(&INV[pair][1]), load8(&INV_QINV[pair][1]));
         // To the len-4 layout: X = [a0-3 | b0-3], Y = [a4-7 | b4-7].
         let x = _mm256_unpacklo_epi64(nx, ny); // [a0 a1 a2 a3]
         let y = _mm256_unpackhi_epi64(nx, ny); // [a4 a5 a6 a7]
+        // len 4: the one layer whose sums are reduced.
         let nx = reduce32(_mm256_add_epi32(x, y));
         let ny = mont_mul(_mm256_sub_epi32(x, y), load8(&INV[pair][0]), load8(&INV_QINV[pair][0]));
         (_mm256_permute2x128_si256(nx, ny, 0x20), _mm256_permute2x128_si256(nx, ny, 0x31))
@@ -338,15 +340,16 @@ macro_rules! ntt_kernels {
                 // In the layer of distance d, vector j uses ζ index 32/d - 1 - j/2d (negated).
                 invntt_half::<0>(p);
                 invntt_half::<1>(p);
-                // Layer len = 128 and the final factor.
+                // Layer len = 128 with the final factor folded in: (a + b)·f and (a − b)·(−ζ₁·f).
                 let f = splat(INV_NTT_F);
                 let fq = splat(INV_NTT_F.wrapping_mul(QINV));
+                let zf = splat(INV_NTT_ZF);
+                let zfq = splat(INV_NTT_ZF.wrapping_mul(QINV));
                 for j in 0..16 {
-                    let mut a = load(p, j);
-                    let mut b = load(p, j + 16);
-                    inv_bf(&mut a, &mut b, -ZETAS[1]);
-                    store(p, j, mont_mul(a, f, fq));
-                    store(p, j + 16, mont_mul(b, f, fq));
+                    let a = load(p, j);
+                    let b = load(p, j + 16);
+                    store(p, j, mont_mul(_mm256_add_epi32(a, b), f, fq));
+                    store(p, j + 16, mont_mul(_mm256_sub_epi32(a, b), zf, zfq));
                 }
             }
         }
