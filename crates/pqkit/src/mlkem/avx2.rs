@@ -308,3 +308,138 @@ pub(crate) fn to_mont(backend: Checked<Backend>, p: &mut Poly) {
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { to_mont_avx2(p) }
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Rejection sampling (SampleNTT) on public XOF output.
+
+/// For each 8-bit acceptance mask: the byte indices that move the accepted 16-bit lanes of a 128-bit half to
+/// its front, in order (`pshufb` control; the unused tail is don't-care).
+const REJ_SHUF: [[u8; 16]; 256] = {
+    let mut t = [[0u8; 16]; 256];
+    let mut m = 0;
+    while m < 256 {
+        let mut k = 0;
+        let mut i = 0;
+        while i < 8 {
+            if (m >> i) & 1 == 1 {
+                t[m][2 * k] = 2 * i as u8;
+                t[m][2 * k + 1] = 2 * i as u8 + 1;
+                k += 1;
+            }
+            i += 1;
+        }
+        m += 1;
+    }
+    t
+};
+
+/// Byte gather of one 24-byte chunk loaded as [bytes 0..16 | bytes 8..24]: 16-bit word 2k of each half
+/// takes bytes 3k, 3k + 1 of its 12, word 2k + 1 bytes 3k + 1, 3k + 2 (the high half's 12 start at its byte 4).
+const REJ_GATHER: [u8; 32] = {
+    let mut t = [0u8; 32];
+    let mut h = 0;
+    while h < 2 {
+        let mut k = 0;
+        while k < 4 {
+            let b = (4 * h + 3 * k) as u8;
+            t[16 * h + 4 * k] = b;
+            t[16 * h + 4 * k + 1] = b + 1;
+            t[16 * h + 4 * k + 2] = b + 1;
+            t[16 * h + 4 * k + 3] = b + 2;
+            k += 1;
+        }
+        h += 1;
+    }
+    t
+};
+
+/// 24 bytes at a time: 16 candidates (two 8-lane halves), compared with q, each half's accepted lanes packed
+/// to its front with a `pshufb` from [`REJ_SHUF`] and stored at the output position. The vector loop runs
+/// while 16 output slots are free; the portable loop finishes the rest, so the result equals
+/// `poly::rej_uniform`'s. Only public data (the matrix seed's XOF output) goes through here, so the
+/// data-dependent counts and table indices leak nothing secret.
+#[target_feature(enable = "avx2")]
+fn rej_uniform_avx2(p: &mut Poly, n: &mut usize, buf: &[u8]) {
+    // SAFETY: REJ_GATHER is 32 readable bytes.
+    let gather = unsafe { _mm256_loadu_si256(REJ_GATHER.as_ptr().cast()) };
+    let mask12 = _mm256_set1_epi16(0x0fff);
+    let q = _mm256_set1_epi16(Q);
+    let mut j = 0;
+    while *n + 16 <= 256 && j + 24 <= buf.len() {
+        // SAFETY: bytes j..j+16 and j+8..j+24 lie in `buf` (j + 24 ≤ len).
+        let (lo, hi) =
+            unsafe { (_mm_loadu_si128(buf.as_ptr().add(j).cast()), _mm_loadu_si128(buf.as_ptr().add(j + 8).cast())) };
+        let v = _mm256_shuffle_epi8(_mm256_set_m128i(hi, lo), gather);
+        // Even words: the low 12 bits; odd words: the high 12 bits.
+        let v = _mm256_blend_epi16(_mm256_and_si256(v, mask12), _mm256_srli_epi16(v, 4), 0xAA);
+        // Candidates are below 2^12, so the signed compare is the unsigned one.
+        let ok = _mm256_cmpgt_epi16(q, v);
+        let bits = _mm256_movemask_epi8(_mm256_packs_epi16(ok, ok)) as u32;
+        let (m0, m1) = ((bits & 0xff) as usize, ((bits >> 16) & 0xff) as usize);
+        // SAFETY: REJ_SHUF rows are 16 readable bytes; m0, m1 < 256.
+        let (s0, s1) =
+            unsafe { (_mm_loadu_si128(REJ_SHUF[m0].as_ptr().cast()), _mm_loadu_si128(REJ_SHUF[m1].as_ptr().cast())) };
+        let a = _mm_shuffle_epi8(_mm256_castsi256_si128(v), s0);
+        let b = _mm_shuffle_epi8(_mm256_extracti128_si256(v, 1), s1);
+        // SAFETY: *n + 16 ≤ 256, so the 8 coefficients at *n and the 8 at *n + popcount(m0) ≤ *n + 8 are in
+        // bounds; lanes past the accepted ones are overwritten by later stores or ignored.
+        unsafe {
+            _mm_storeu_si128(p.c.as_mut_ptr().add(*n).cast(), a);
+            *n += m0.count_ones() as usize;
+            _mm_storeu_si128(p.c.as_mut_ptr().add(*n).cast(), b);
+            *n += m1.count_ones() as usize;
+        }
+        j += 24;
+    }
+    super::poly::rej_uniform(p, n, &buf[j..]);
+}
+
+/// Appends the accepted SampleNTT candidates of `buf` to `p.c[*n..]`; the same result as
+/// `poly::rej_uniform`.
+pub(crate) fn rej_uniform(backend: Checked<Backend>, p: &mut Poly, n: &mut usize, buf: &[u8]) {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
+    unsafe { rej_uniform_avx2(p, n, buf) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The AVX2 sampler against the portable one: random buffers of every length 0..=200 (whole and partial
+    /// chunks, the tail), every starting fill near the end, and candidates at the bound (3328, 3329, 4095).
+    #[test]
+    fn rej_uniform_matches_portable() {
+        let Some(b) = Checked::for_test(Backend::Avx2) else { return };
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for len in 0..=200usize {
+            for start in [0usize, 1, 100, 230, 239, 240, 241, 250, 255, 256] {
+                let mut buf = [0u8; 200];
+                for (i, v) in buf.iter_mut().enumerate() {
+                    *v = match next() % 8 {
+                        // Edge candidates: 0xd00 = 3328 | 0xd01 = 3329 | 0xfff in both positions.
+                        0 => [0x00, 0x0d, 0x01, 0xff, 0xd0, 0xd1, 0xf0][i % 7],
+                        _ => next() as u8,
+                    };
+                }
+                let mut want = Poly { c: [0; 256] };
+                let mut got = Poly { c: [0; 256] };
+                for (i, c) in want.c.iter_mut().enumerate().take(start) {
+                    *c = i as i16;
+                }
+                got.c = want.c;
+                let (mut nw, mut ng) = (start, start);
+                super::super::poly::rej_uniform(&mut want, &mut nw, &buf[..len]);
+                rej_uniform(b, &mut got, &mut ng, &buf[..len]);
+                assert_eq!(nw, ng, "len {len}, start {start}");
+                assert_eq!(want.c[..nw], got.c[..ng], "len {len}, start {start}");
+            }
+        }
+    }
+}
