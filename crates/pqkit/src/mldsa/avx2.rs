@@ -367,19 +367,30 @@ macro_rules! ntt_kernels {
             }
         }
 
+        /// The products summed exactly in 64-bit lanes (even and odd lanes apart; |Σ| < 8q² < 2^31·q) and
+        /// reduced once (`soft::pointwise_acc`'s integers).
         #[target_feature(enable = $feat)]
         fn $pacc(out: &mut Poly, a: &[Poly], b: &[Poly]) {
+            debug_assert!(a.len() <= 8);
             // SAFETY: AVX2 is enabled for this function; indices are below 32.
             unsafe {
                 let qinv = splat(QINV);
+                let q = splat(Q);
                 for i in 0..32 {
-                    let mut s = _mm256_setzero_si256();
+                    let mut se = _mm256_setzero_si256();
+                    let mut so = _mm256_setzero_si256();
                     for (x, y) in a.iter().zip(b) {
-                        let bv = load(y, i);
-                        let bq = _mm256_mullo_epi32(bv, qinv);
-                        s = _mm256_add_epi32(s, mont_mul(load(x, i), bv, bq));
+                        let (xv, yv) = (load(x, i), load(y, i));
+                        se = _mm256_add_epi64(se, _mm256_mul_epi32(xv, yv));
+                        so = _mm256_add_epi64(
+                            so,
+                            _mm256_mul_epi32(_mm256_srli_epi64(xv, 32), _mm256_srli_epi64(yv, 32)),
+                        );
                     }
-                    store(out, i, reduce32(s));
+                    // Montgomery reduction of each 64-bit sum: t = (s mod 2^32)·q^-1, (s − t·q) / 2^32.
+                    let re = _mm256_sub_epi64(se, _mm256_mul_epi32(_mm256_mul_epi32(se, qinv), q));
+                    let ro = _mm256_sub_epi64(so, _mm256_mul_epi32(_mm256_mul_epi32(so, qinv), q));
+                    store(out, i, _mm256_blend_epi32(_mm256_srli_epi64(re, 32), ro, 0xAA));
                 }
             }
         }

@@ -72,13 +72,16 @@ pub fn pointwise(out: &mut Poly, a: &Poly, b: &Poly) {
 }
 
 /// `out = Σ_j a[j] ∘ b[j] · 2^-32` (at most 8 terms, each |.| < q); output |out_i| < q.
+///
+/// The products are summed exactly (|Σ| < 8q² < 2^31·q) and reduced once, as the AVX2 code does.
 pub fn pointwise_acc(out: &mut Poly, a: &[Poly], b: &[Poly]) {
+    debug_assert!(a.len() <= 8);
     for i in 0..N {
-        let mut s = 0i32;
+        let mut s = 0i64;
         for (x, y) in a.iter().zip(b) {
-            s += mont_reduce(x.0[i] as i64 * y.0[i] as i64);
+            s += x.0[i] as i64 * y.0[i] as i64;
         }
-        out.0[i] = reduce32(s);
+        out.0[i] = mont_reduce(s);
     }
 }
 
