@@ -32,8 +32,7 @@
 //! Chosen by the one dispatch mechanism ([`crate::dispatch`], through `Backend::detect`):
 //! - `Soft`: portable Rust, with portable Keccak;
 //! - `Avx2`: NTT, inverse NTT and base multiplication on 16 coefficients per `ymm`, 4-way AVX2 Keccak (with
-//!   BMI1/BMI2, which the backend therefore requires as well), rejection sampling 16 candidates at a time
-//!   (compare with q, `pshufb` compaction from a 256-entry table per 8-lane half);
+//!   BMI1/BMI2, which the backend therefore requires as well);
 //! - `Avx512`: the AVX2 arithmetic, `vpermb`/`vpcompressw` rejection sampling, 8-way AVX-512 Keccak.
 //!
 //! The SHAKE work of an operation (matrix entries, noise polynomials and, in decapsulation, `J(z || c)`) runs
@@ -66,8 +65,7 @@ crate::dispatch::backends! {
     pub enum Backend for "ML-KEM" {
         /// Portable Rust, with portable Keccak.
         Soft: [],
-        /// AVX2: NTT, inverse NTT, base multiplication on 16 coefficients per `ymm`, rejection sampling 16
-        /// candidates at a time; the AVX2 Keccak.
+        /// AVX2: NTT, inverse NTT, base multiplication on 16 coefficients per `ymm`; the AVX2 Keccak.
         Avx2: [AVX2, BMI1, BMI2],
         /// The AVX2 arithmetic plus AVX-512 (BW, VBMI, VBMI2) rejection sampling and the AVX-512 (F, VL) Keccak.
         Avx512: [AVX2, BMI1, BMI2, AVX512F, AVX512VL, AVX512BW, AVX512VBMI, AVX512VBMI2],
@@ -102,8 +100,6 @@ impl Checked<Backend> {
         match self.get() {
             #[cfg(target_arch = "x86_64")]
             Backend::Avx512 => avx512::rej_uniform(self, p, n, buf),
-            #[cfg(target_arch = "x86_64")]
-            Backend::Avx2 => avx2::rej_uniform(self, p, n, buf),
             _ => poly::rej_uniform(p, n, buf),
         }
     }
