@@ -2,9 +2,10 @@
 //!
 //! Each Montgomery product uses `vpmuldq` on the even and odd lanes separately, with the second factor
 //! pre-multiplied by q^-1 mod 2^32 so the reduction needs one multiplication less. Every operation computes
-//! exactly the same integers as the portable code (same butterflies, same reductions), so results are
-//! bit-identical. The last three NTT layers work within registers: two vectors are shuffled so that the
-//! butterfly partners sit in the same lanes of two registers, and shuffled back afterwards.
+//! exactly the same integers as the portable code (same butterflies, same reductions, including the lazy
+//! schedule of the inverse NTT and `pointwise_acc`'s exact 64-bit sums reduced once, both described in
+//! `soft.rs`), so results are bit-identical. The last three NTT layers work within registers: two vectors are
+//! shuffled so that the butterfly partners sit in the same lanes of two registers, and shuffled back afterwards.
 #![allow(unsafe_code)]
 
 use super::poly::{INV_NTT_F, INV_NTT_ZF, Poly, QINV, ZETAS, decompose_consts};

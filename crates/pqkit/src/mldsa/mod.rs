@@ -35,6 +35,11 @@
 //! Chosen by the one dispatch mechanism ([`crate::dispatch`], through `Backend::detect`): portable Rust, AVX2
 //! (NTT, inverse NTT, pointwise products on eight 32-bit lanes, 4-way SHAKE) and AVX-512 (the AVX2 arithmetic
 //! with 8-way SHAKE). All produce bit-identical keys and signatures.
+//!
+//! Reductions are lazy where the bounds allow it, identically in every backend (h-hs3): the inverse NTT
+//! reduces its sums only in the len-4 layer (below 32q elsewhere) and folds the final factor into the last
+//! layer's constants; the row products of A·y, A·z and A·s1 are summed exactly in 64 bits (|Σ| < 8q²) and
+//! Montgomery-reduced once per coefficient.
 
 mod encoding;
 mod params;
