@@ -638,6 +638,50 @@ unsafe fn wipe_bytes_avx2(b: &mut [u8]) {
     core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
 }
 
+/// The 20-bit case of `encoding::unpack_gamma1` (γ1 = 2^19): 8 coefficients from 20 bytes per step, each
+/// 128-bit half gathering the 3 bytes of its 4 coefficients into 32-bit lanes (`pshufb`), then a shift by 0 or
+/// 4 (`vpsrlvd`), a mask and γ1 − v. Constant controls only (y is secret). The last group, whose 16-byte load
+/// would pass the end of `inp`, and any remainder go through the portable code.
+#[target_feature(enable = "avx2")]
+fn unpack_gamma1_20_avx2(p: &mut Poly, inp: &[u8], gamma1: i32) {
+    #[rustfmt::skip]
+    let ctrl = _mm256_setr_epi8(
+        0, 1, 2, -1, 2, 3, 4, -1, 5, 6, 7, -1, 7, 8, 9, -1,
+        0, 1, 2, -1, 2, 3, 4, -1, 5, 6, 7, -1, 7, 8, 9, -1,
+    );
+    let shifts = _mm256_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4);
+    let mask = _mm256_set1_epi32(0xF_FFFF);
+    let g = _mm256_set1_epi32(gamma1);
+    let mut i = 0;
+    while i < N / 8 && 20 * i + 26 <= inp.len() {
+        // SAFETY: bytes 20i..20i+16 and 20i+10..20i+26 lie in `inp` (20i + 26 ≤ len); i < 32 for the store.
+        unsafe {
+            let lo = _mm_loadu_si128(inp.as_ptr().add(20 * i).cast());
+            let hi = _mm_loadu_si128(inp.as_ptr().add(20 * i + 10).cast());
+            let v = _mm256_shuffle_epi8(_mm256_set_m128i(hi, lo), ctrl);
+            let v = _mm256_and_si256(_mm256_srlv_epi32(v, shifts), mask);
+            store(p, i, _mm256_sub_epi32(g, v));
+        }
+        i += 1;
+    }
+    for (c, b) in p.0[8 * i..].chunks_exact_mut(2).zip(inp[20 * i..].chunks_exact(5)) {
+        let v = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], 0, 0, 0]);
+        c[0] = gamma1 - (v & 0xF_FFFF) as i32;
+        c[1] = gamma1 - (v >> 20) as i32;
+    }
+}
+
+/// `encoding::unpack_gamma1` (the same result), vectorised for γ1 = 2^19 with at least 640 bytes of input.
+pub fn unpack_gamma1(backend: Checked<Backend>, p: &mut Poly, inp: &[u8], gamma1: i32) {
+    if gamma1 == 1 << 19 && inp.len() >= 640 {
+        assert!(backend.covers(Backend::Avx2));
+        // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
+        unsafe { unpack_gamma1_20_avx2(p, &inp[..640], gamma1) }
+    } else {
+        super::encoding::unpack_gamma1(p, inp, gamma1);
+    }
+}
+
 // The safe entry points. Each takes the checked backend and asserts it covers the backend whose features the
 // code it runs needs: Backend::Avx2 for the AVX2 code (the AVX-512 backend's features include AVX2's), and
 // Backend::Avx512 for the NTT kernels compiled with AVX-512VL as well.
@@ -743,4 +787,37 @@ pub fn rej_eta(backend: Checked<Backend>, p: &mut Poly, ctr: &mut usize, buf: &[
     assert!(backend.covers(Backend::Avx2));
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { rej_eta_avx2(p, ctr, buf, eta) }
+}
+
+#[cfg(test)]
+mod unpack_tests {
+    use super::*;
+
+    /// The AVX2 BitUnpack of γ1 = 2^19 against the portable one: random inputs, all-zero and all-one bytes
+    /// (the extremes γ1 and γ1 − 2^20 + 1), inputs exactly 640 bytes long and longer (ExpandMask's buffer).
+    #[test]
+    fn unpack_gamma1_matches_portable() {
+        let Some(b) = Checked::for_test(Backend::Avx2) else { return };
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for case in 0..200 {
+            let mut inp = [0u8; 680];
+            for v in inp.iter_mut() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *v = match case {
+                    0 => 0,
+                    1 => 0xff,
+                    _ => x as u8,
+                };
+            }
+            for len in [640, 641, 680] {
+                let mut want = Poly::ZERO;
+                let mut got = Poly::ZERO;
+                super::super::encoding::unpack_gamma1(&mut want, &inp[..len], 1 << 19);
+                unpack_gamma1(b, &mut got, &inp[..len], 1 << 19);
+                assert!(want == got, "case {case}, len {len}");
+            }
+        }
+    }
 }

@@ -114,6 +114,16 @@ impl Checked<Backend> {
         }
     }
 
+    /// BitUnpack of z or y (ExpandMask), `encoding::unpack_gamma1`'s result.
+    #[inline]
+    fn unpack_gamma1(self, p: &mut Poly, inp: &[u8], gamma1: i32) {
+        match self.get() {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 | Backend::Avx512 => avx2::unpack_gamma1(self, p, inp, gamma1),
+            _ => encoding::unpack_gamma1(p, inp, gamma1),
+        }
+    }
+
     #[inline]
     fn invntt(self, p: &mut Poly) {
         match self.get() {
@@ -1077,7 +1087,7 @@ impl<P: Params> VerifyingKey<P> {
         let mut off = P::CTILDE;
         let bound = P::GAMMA1 - P::BETA;
         for p in &mut z.as_mut()[..P::L] {
-            encoding::unpack_gamma1(p, &s[off..off + zb], P::GAMMA1);
+            b.unpack_gamma1(p, &s[off..off + zb], P::GAMMA1);
             off += zb;
             if p.0.iter().any(|&c| c >= bound || c <= -bound) {
                 return false;
