@@ -39,7 +39,8 @@
 //! Reductions are lazy where the bounds allow it, identically in every backend (h-hs3): the inverse NTT
 //! reduces its sums only in the len-4 layer (below 32q elsewhere) and folds the final factor into the last
 //! layer's constants; the row products of A·y, A·z and A·s1 are summed exactly in 64 bits (|Σ| < 8q²) and
-//! Montgomery-reduced once per coefficient.
+//! Montgomery-reduced once per coefficient. The AVX2 code also unpacks y (ExpandMask) and z for γ1 = 2^19 with
+//! a byte gather and variable shifts.
 
 mod encoding;
 mod params;
