@@ -2,12 +2,13 @@
 //!
 //! Each Montgomery product uses `vpmuldq` on the even and odd lanes separately, with the second factor
 //! pre-multiplied by q^-1 mod 2^32 so the reduction needs one multiplication less. Every operation computes
-//! exactly the same integers as the portable code (same butterflies, same reductions), so results are
-//! bit-identical. The last three NTT layers work within registers: two vectors are shuffled so that the
-//! butterfly partners sit in the same lanes of two registers, and shuffled back afterwards.
+//! exactly the same integers as the portable code (same butterflies, same reductions, including the lazy
+//! schedule of the inverse NTT and `pointwise_acc`'s exact 64-bit sums reduced once, both described in
+//! `soft.rs`), so results are bit-identical. The last three NTT layers work within registers: two vectors are
+//! shuffled so that the butterfly partners sit in the same lanes of two registers, and shuffled back afterwards.
 #![allow(unsafe_code)]
 
-use super::poly::{INV_NTT_F, Poly, QINV, ZETAS, decompose_consts};
+use super::poly::{INV_NTT_F, INV_NTT_ZF, Poly, QINV, ZETAS, decompose_consts};
 use super::{Backend, N, Q};
 use crate::dispatch::Checked;
 use core::arch::x86_64::*;
@@ -150,12 +151,13 @@ unsafe fn fwd_bf(a: &mut __m256i, b: &mut __m256i, z: i32) {
     }
 }
 
-/// Inverse butterfly: (a, b) -> (reduce32(a + b), (a - b)·z) with z = -ζ.
+/// Inverse butterfly without reduction of the sum (the lazy schedule of `soft::invntt`):
+/// (a, b) -> (a + b, (a - b)·z) with z = -ζ.
 #[inline(always)]
 unsafe fn inv_bf(a: &mut __m256i, b: &mut __m256i, z: i32) {
     // SAFETY: only called from `avx2` target-feature functions.
     unsafe {
-        let s = reduce32(_mm256_add_epi32(*a, *b));
+        let s = _mm256_add_epi32(*a, *b);
         *b = mont_mul(_mm256_sub_epi32(*a, *b), splat(z), splat(z.wrapping_mul(QINV)));
         *a = s;
     }
@@ -200,19 +202,20 @@ unsafe fn inv_small(a: __m256i, b: __m256i, pair: usize) -> (__m256i, __m256i) {
         let sy = _mm256_shuffle_epi32(hi, 0b11_01_10_00); // [a4 a6 a5 a7]
         let x = _mm256_unpacklo_epi64(sx, sy); // [a0 a2 a4 a6]
         let y = _mm256_unpackhi_epi64(sx, sy); // [a1 a3 a5 a7]
-        // len 1.
-        let nx = reduce32(_mm256_add_epi32(x, y));
+        // len 1 (sums not reduced, as in `soft::invntt`).
+        let nx = _mm256_add_epi32(x, y);
         let ny = mont_mul(_mm256_sub_epi32(x, y), load8(&INV[pair][2]), load8(&INV_QINV[pair][2]));
         // To the len-2 layout: X = [a0 a1 a4 a5], Y = [a2 a3 a6 a7].
         let x = _mm256_unpacklo_epi32(nx, ny); // [a0 a1 a2 a3]
         let y = _mm256_unpackhi_epi32(nx, ny); // [a4 a5 a6 a7]
         let x2 = _mm256_unpacklo_epi64(x, y); // [a0 a1 a4 a5]
         let y2 = _mm256_unpackhi_epi64(x, y); // [a2 a3 a6 a7]
-        let nx = reduce32(_mm256_add_epi32(x2, y2));
+        let nx = _mm256_add_epi32(x2, y2);
         let ny = mont_mul(_mm256_sub_epi32(x2, y2), load8(&INV[pair][1]), load8(&INV_QINV[pair][1]));
         // To the len-4 layout: X = [a0-3 | b0-3], Y = [a4-7 | b4-7].
         let x = _mm256_unpacklo_epi64(nx, ny); // [a0 a1 a2 a3]
         let y = _mm256_unpackhi_epi64(nx, ny); // [a4 a5 a6 a7]
+        // len 4: the one layer whose sums are reduced.
         let nx = reduce32(_mm256_add_epi32(x, y));
         let ny = mont_mul(_mm256_sub_epi32(x, y), load8(&INV[pair][0]), load8(&INV_QINV[pair][0]));
         (_mm256_permute2x128_si256(nx, ny, 0x20), _mm256_permute2x128_si256(nx, ny, 0x31))
@@ -338,15 +341,16 @@ macro_rules! ntt_kernels {
                 // In the layer of distance d, vector j uses ζ index 32/d - 1 - j/2d (negated).
                 invntt_half::<0>(p);
                 invntt_half::<1>(p);
-                // Layer len = 128 and the final factor.
+                // Layer len = 128 with the final factor folded in: (a + b)·f and (a − b)·(−ζ₁·f).
                 let f = splat(INV_NTT_F);
                 let fq = splat(INV_NTT_F.wrapping_mul(QINV));
+                let zf = splat(INV_NTT_ZF);
+                let zfq = splat(INV_NTT_ZF.wrapping_mul(QINV));
                 for j in 0..16 {
-                    let mut a = load(p, j);
-                    let mut b = load(p, j + 16);
-                    inv_bf(&mut a, &mut b, -ZETAS[1]);
-                    store(p, j, mont_mul(a, f, fq));
-                    store(p, j + 16, mont_mul(b, f, fq));
+                    let a = load(p, j);
+                    let b = load(p, j + 16);
+                    store(p, j, mont_mul(_mm256_add_epi32(a, b), f, fq));
+                    store(p, j + 16, mont_mul(_mm256_sub_epi32(a, b), zf, zfq));
                 }
             }
         }
@@ -364,19 +368,30 @@ macro_rules! ntt_kernels {
             }
         }
 
+        /// The products summed exactly in 64-bit lanes (even and odd lanes apart; |Σ| < 8q² < 2^31·q) and
+        /// reduced once (`soft::pointwise_acc`'s integers).
         #[target_feature(enable = $feat)]
         fn $pacc(out: &mut Poly, a: &[Poly], b: &[Poly]) {
+            debug_assert!(a.len() <= 8);
             // SAFETY: AVX2 is enabled for this function; indices are below 32.
             unsafe {
                 let qinv = splat(QINV);
+                let q = splat(Q);
                 for i in 0..32 {
-                    let mut s = _mm256_setzero_si256();
+                    let mut se = _mm256_setzero_si256();
+                    let mut so = _mm256_setzero_si256();
                     for (x, y) in a.iter().zip(b) {
-                        let bv = load(y, i);
-                        let bq = _mm256_mullo_epi32(bv, qinv);
-                        s = _mm256_add_epi32(s, mont_mul(load(x, i), bv, bq));
+                        let (xv, yv) = (load(x, i), load(y, i));
+                        se = _mm256_add_epi64(se, _mm256_mul_epi32(xv, yv));
+                        so = _mm256_add_epi64(
+                            so,
+                            _mm256_mul_epi32(_mm256_srli_epi64(xv, 32), _mm256_srli_epi64(yv, 32)),
+                        );
                     }
-                    store(out, i, reduce32(s));
+                    // Montgomery reduction of each 64-bit sum: t = (s mod 2^32)·q^-1, (s − t·q) / 2^32.
+                    let re = _mm256_sub_epi64(se, _mm256_mul_epi32(_mm256_mul_epi32(se, qinv), q));
+                    let ro = _mm256_sub_epi64(so, _mm256_mul_epi32(_mm256_mul_epi32(so, qinv), q));
+                    store(out, i, _mm256_blend_epi32(_mm256_srli_epi64(re, 32), ro, 0xAA));
                 }
             }
         }
@@ -623,6 +638,50 @@ unsafe fn wipe_bytes_avx2(b: &mut [u8]) {
     core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
 }
 
+/// The 20-bit case of `encoding::unpack_gamma1` (γ1 = 2^19): 8 coefficients from 20 bytes per step, each
+/// 128-bit half gathering the 3 bytes of its 4 coefficients into 32-bit lanes (`pshufb`), then a shift by 0 or
+/// 4 (`vpsrlvd`), a mask and γ1 − v. Constant controls only (y is secret). The last group, whose 16-byte load
+/// would pass the end of `inp`, and any remainder go through the portable code.
+#[target_feature(enable = "avx2")]
+fn unpack_gamma1_20_avx2(p: &mut Poly, inp: &[u8], gamma1: i32) {
+    #[rustfmt::skip]
+    let ctrl = _mm256_setr_epi8(
+        0, 1, 2, -1, 2, 3, 4, -1, 5, 6, 7, -1, 7, 8, 9, -1,
+        0, 1, 2, -1, 2, 3, 4, -1, 5, 6, 7, -1, 7, 8, 9, -1,
+    );
+    let shifts = _mm256_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4);
+    let mask = _mm256_set1_epi32(0xF_FFFF);
+    let g = _mm256_set1_epi32(gamma1);
+    let mut i = 0;
+    while i < N / 8 && 20 * i + 26 <= inp.len() {
+        // SAFETY: bytes 20i..20i+16 and 20i+10..20i+26 lie in `inp` (20i + 26 ≤ len); i < 32 for the store.
+        unsafe {
+            let lo = _mm_loadu_si128(inp.as_ptr().add(20 * i).cast());
+            let hi = _mm_loadu_si128(inp.as_ptr().add(20 * i + 10).cast());
+            let v = _mm256_shuffle_epi8(_mm256_set_m128i(hi, lo), ctrl);
+            let v = _mm256_and_si256(_mm256_srlv_epi32(v, shifts), mask);
+            store(p, i, _mm256_sub_epi32(g, v));
+        }
+        i += 1;
+    }
+    for (c, b) in p.0[8 * i..].chunks_exact_mut(2).zip(inp[20 * i..].chunks_exact(5)) {
+        let v = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], 0, 0, 0]);
+        c[0] = gamma1 - (v & 0xF_FFFF) as i32;
+        c[1] = gamma1 - (v >> 20) as i32;
+    }
+}
+
+/// `encoding::unpack_gamma1` (the same result), vectorised for γ1 = 2^19 with at least 640 bytes of input.
+pub fn unpack_gamma1(backend: Checked<Backend>, p: &mut Poly, inp: &[u8], gamma1: i32) {
+    if gamma1 == 1 << 19 && inp.len() >= 640 {
+        assert!(backend.covers(Backend::Avx2));
+        // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
+        unsafe { unpack_gamma1_20_avx2(p, &inp[..640], gamma1) }
+    } else {
+        super::encoding::unpack_gamma1(p, inp, gamma1);
+    }
+}
+
 // The safe entry points. Each takes the checked backend and asserts it covers the backend whose features the
 // code it runs needs: Backend::Avx2 for the AVX2 code (the AVX-512 backend's features include AVX2's), and
 // Backend::Avx512 for the NTT kernels compiled with AVX-512VL as well.
@@ -728,4 +787,37 @@ pub fn rej_eta(backend: Checked<Backend>, p: &mut Poly, ctr: &mut usize, buf: &[
     assert!(backend.covers(Backend::Avx2));
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { rej_eta_avx2(p, ctr, buf, eta) }
+}
+
+#[cfg(test)]
+mod unpack_tests {
+    use super::*;
+
+    /// The AVX2 BitUnpack of γ1 = 2^19 against the portable one: random inputs, all-zero and all-one bytes
+    /// (the extremes γ1 and γ1 − 2^20 + 1), inputs exactly 640 bytes long and longer (ExpandMask's buffer).
+    #[test]
+    fn unpack_gamma1_matches_portable() {
+        let Some(b) = Checked::for_test(Backend::Avx2) else { return };
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for case in 0..200 {
+            let mut inp = [0u8; 680];
+            for v in inp.iter_mut() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *v = match case {
+                    0 => 0,
+                    1 => 0xff,
+                    _ => x as u8,
+                };
+            }
+            for len in [640, 641, 680] {
+                let mut want = Poly::ZERO;
+                let mut got = Poly::ZERO;
+                super::super::encoding::unpack_gamma1(&mut want, &inp[..len], 1 << 19);
+                unpack_gamma1(b, &mut got, &inp[..len], 1 << 19);
+                assert!(want == got, "case {case}, len {len}");
+            }
+        }
+    }
 }

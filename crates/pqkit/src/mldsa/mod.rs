@@ -35,6 +35,12 @@
 //! Chosen by the one dispatch mechanism ([`crate::dispatch`], through `Backend::detect`): portable Rust, AVX2
 //! (NTT, inverse NTT, pointwise products on eight 32-bit lanes, 4-way SHAKE) and AVX-512 (the AVX2 arithmetic
 //! with 8-way SHAKE). All produce bit-identical keys and signatures.
+//!
+//! Reductions are lazy where the bounds allow it, identically in every backend (h-hs3): the inverse NTT
+//! reduces its sums only in the len-4 layer (below 32q elsewhere) and folds the final factor into the last
+//! layer's constants; the row products of A·y, A·z and A·s1 are summed exactly in 64 bits (|Σ| < 8q²) and
+//! Montgomery-reduced once per coefficient. The AVX2 code also unpacks y (ExpandMask) and z for γ1 = 2^19 with
+//! a byte gather and variable shifts.
 
 mod encoding;
 mod params;
@@ -106,6 +112,16 @@ impl Checked<Backend> {
             #[cfg(target_arch = "x86_64")]
             Backend::Avx2 | Backend::Avx512 => avx2::ntt(self, p),
             _ => soft::ntt(p),
+        }
+    }
+
+    /// BitUnpack of z or y (ExpandMask), `encoding::unpack_gamma1`'s result.
+    #[inline]
+    fn unpack_gamma1(self, p: &mut Poly, inp: &[u8], gamma1: i32) {
+        match self.get() {
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 | Backend::Avx512 => avx2::unpack_gamma1(self, p, inp, gamma1),
+            _ => encoding::unpack_gamma1(p, inp, gamma1),
         }
     }
 
@@ -1072,7 +1088,7 @@ impl<P: Params> VerifyingKey<P> {
         let mut off = P::CTILDE;
         let bound = P::GAMMA1 - P::BETA;
         for p in &mut z.as_mut()[..P::L] {
-            encoding::unpack_gamma1(p, &s[off..off + zb], P::GAMMA1);
+            b.unpack_gamma1(p, &s[off..off + zb], P::GAMMA1);
             off += zb;
             if p.0.iter().any(|&c| c >= bound || c <= -bound) {
                 return false;

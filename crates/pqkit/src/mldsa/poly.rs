@@ -103,6 +103,11 @@ pub const ZETAS: [i32; N] = {
 /// 2^64 / 256 mod q: the final factor of the inverse NTT (undoes 256 and the 2^-32 of one Montgomery product).
 pub const INV_NTT_F: i32 = pow_mod(2, 56) as i32;
 
+/// −ζ₁·f·2^-32 mod q (centred), ζ₁ = `ZETAS[1]`: the last inverse layer's difference factor with the final
+/// factor folded in, so (a − b)·(−ζ₁)·f costs one Montgomery product instead of two.
+pub const INV_NTT_ZF: i32 =
+    center((mont_reduce(-(ZETAS[1] as i64) * INV_NTT_F as i64) as i64).rem_euclid(Q as i64) as i32);
+
 /// Power2Round (Algorithm 35) for r in \[0, q): returns (r1, r0) with r = r1·2^13 + r0, r0 in (-2^12, 2^12\].
 #[inline(always)]
 pub const fn power2round(r: i32) -> (i32, i32) {

@@ -347,13 +347,13 @@ macro_rules! multi_expand {
                 for t in 0..$w {
                     let out = &sc.out[t][..bytes];
                     if base + t < l {
-                        super::encoding::unpack_gamma1(&mut y[base + t], out, gamma1);
+                        backend.unpack_gamma1(&mut y[base + t], out, gamma1);
                     } else {
                         let j = base + t - l;
                         if j == 0 {
                             sc.ahead_start = kappa.wrapping_add(l as u16);
                         }
-                        super::encoding::unpack_gamma1(&mut sc.ahead[j], out, gamma1);
+                        backend.unpack_gamma1(&mut sc.ahead[j], out, gamma1);
                         sc.ahead_n = j + 1;
                         sc.ahead_used = sc.ahead_used.max(j + 1);
                     }

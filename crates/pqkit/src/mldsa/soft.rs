@@ -2,7 +2,9 @@
 //! products, with Montgomery reduction. Constant-time: no branch or index depends on coefficient values.
 
 use super::N;
-use super::poly::{INV_NTT_F, Poly, ZETAS, center, decompose, exceeds, freeze, high_bits, mont_reduce, reduce32};
+use super::poly::{
+    INV_NTT_F, INV_NTT_ZF, Poly, ZETAS, center, decompose, exceeds, freeze, high_bits, mont_reduce, reduce32,
+};
 
 /// Forward NTT. Input |a_i| ≤ q; output in the NTT domain (bit-reversed order), |a_i| < q.
 pub fn ntt(p: &mut Poly) {
@@ -30,11 +32,16 @@ pub fn ntt(p: &mut Poly) {
 
 /// Inverse NTT of a vector of Montgomery products (carrying a factor 2^-32), which it removes.
 /// Input |a_i| < q; output |a_i| < q in the normal domain.
+///
+/// Lazy reduction (the same integers as the AVX2 code): the sums are reduced only in the third layer
+/// (len = 4), so they stay below 8q before it and 32q after it (the differences go through a Montgomery
+/// product and are below q); the last layer folds the final factor f into its constants: a := (a + b)·f,
+/// b := (a − b)·(−ζ·f), one Montgomery product each ([`INV_NTT_ZF`]).
 pub fn invntt(p: &mut Poly) {
     let a = &mut p.0;
     let mut k = N;
     let mut len = 1;
-    while len < N {
+    while len < N / 2 {
         let mut start = 0;
         while start < N {
             k -= 1;
@@ -42,15 +49,18 @@ pub fn invntt(p: &mut Poly) {
             for j in start..start + len {
                 let t = a[j];
                 let u = a[j + len];
-                a[j] = reduce32(t + u);
+                a[j] = if len == 4 { reduce32(t + u) } else { t + u };
                 a[j + len] = mont_reduce(z * (t - u) as i64);
             }
             start += 2 * len;
         }
         len <<= 1;
     }
-    for c in a.iter_mut() {
-        *c = mont_reduce(INV_NTT_F as i64 * *c as i64);
+    for j in 0..N / 2 {
+        let t = a[j];
+        let u = a[j + N / 2];
+        a[j] = mont_reduce(INV_NTT_F as i64 * (t + u) as i64);
+        a[j + N / 2] = mont_reduce(INV_NTT_ZF as i64 * (t - u) as i64);
     }
 }
 
@@ -62,13 +72,16 @@ pub fn pointwise(out: &mut Poly, a: &Poly, b: &Poly) {
 }
 
 /// `out = Σ_j a[j] ∘ b[j] · 2^-32` (at most 8 terms, each |.| < q); output |out_i| < q.
+///
+/// The products are summed exactly (|Σ| < 8q² < 2^31·q) and reduced once, as the AVX2 code does.
 pub fn pointwise_acc(out: &mut Poly, a: &[Poly], b: &[Poly]) {
+    debug_assert!(a.len() <= 8);
     for i in 0..N {
-        let mut s = 0i32;
+        let mut s = 0i64;
         for (x, y) in a.iter().zip(b) {
-            s += mont_reduce(x.0[i] as i64 * y.0[i] as i64);
+            s += x.0[i] as i64 * y.0[i] as i64;
         }
-        out.0[i] = reduce32(s);
+        out.0[i] = mont_reduce(s);
     }
 }
 
