@@ -925,6 +925,10 @@ struct SubState {
     lane_held: usize,
     /// The delivery epoch last written into the lanes.
     lane_epoch: u32,
+    /// The lane whose turn it is, or where to look for the next, when several lanes are busy (docs/bus.md §8,
+    /// "Session h-fan2"), and how many messages its turn may still take (0: the turn is over).
+    lane_turn: usize,
+    turn_left: usize,
 }
 
 struct SubShared {
@@ -1950,6 +1954,8 @@ impl Agent {
                 lanes: Vec::new(),
                 lane_held: 0,
                 lane_epoch: 0,
+                lane_turn: 0,
+                turn_left: 0,
             }),
             not_empty: Condvar::new(),
             not_full: Condvar::new(),
@@ -2631,12 +2637,17 @@ impl Subscription {
         let mut st = lock(&self.shared.state);
         // The one lane to take from directly: the main queue is empty and no other lane holds messages.
         let mut direct = None;
+        // Whether `direct` is the lane whose turn it is (several lanes busy).
+        let mut turn = false;
         if !st.lanes.is_empty() {
             if st.q.is_empty() {
                 // (A lane whose handle is gone is left to `merge_lanes`, which frees it.)
                 let mut full = st.lanes.iter().filter(|l| Arc::strong_count(l) > 1 && !lock(&l.st).q.is_empty());
                 if let (Some(l), None) = (full.next(), full.next()) {
                     direct = Some(l.clone());
+                } else {
+                    direct = Self::lane_turn(&mut st);
+                    turn = direct.is_some();
                 }
             }
             if direct.is_none() {
@@ -2658,6 +2669,13 @@ impl Subscription {
             let floor = st.live.front().map(|x| x.0);
             let n = ls.q.take_aged(&mut self.batch, max, &mut st.q.skips);
             st.lane_held -= n;
+            if turn {
+                st.turn_left = st.turn_left.saturating_sub(n);
+                if st.turn_left == 0 || ls.q.is_empty() {
+                    st.turn_left = 0;
+                    st.lane_turn += 1;
+                }
+            }
             drop(ls);
             if st.lanes.iter().any(|l| Arc::strong_count(l) == 1) {
                 // Lanes of dropped handles: freed now (the taken messages are out already; anything left in
@@ -2707,6 +2725,61 @@ impl Subscription {
             self.install_grants(grants, floor);
         }
         Ok(n)
+    }
+
+    /// Several live lanes hold messages and the main queue is empty: when every one of them holds messages of
+    /// one and the same level only, the lane whose turn it is (round robin from `lane_turn`) to take from
+    /// directly instead of merging them all (which copies every lane after the first into the main queue).
+    /// Any order of whole lanes is an order the merge could give: one level (no aging between levels), FIFO
+    /// within each lane, and no order across handles promised (docs/bus.md §8, "Session h-fan2"). The busy lanes'
+    /// counts and epochs are folded into the subscription first, so the oldest queued epoch covers them all.
+    fn lane_turn(st: &mut SubState) -> Option<Arc<Lane>> {
+        let mut level = None;
+        let mut busy = 0;
+        for lane in &st.lanes {
+            let ls = lock(&lane.st);
+            if ls.q.is_empty() {
+                continue;
+            }
+            // A lane whose handle is gone is left to `merge_lanes` (which frees it), and with it this take.
+            if Arc::strong_count(lane) == 1 {
+                return None;
+            }
+            let l = ls.q.single_level()?;
+            if level.is_some_and(|x| x != l) {
+                return None;
+            }
+            level = Some(l);
+            busy += 1;
+        }
+        if busy < 2 {
+            return None;
+        }
+        let n = st.lanes.len();
+        let mut pick = None;
+        for k in 0..n {
+            let i = (st.lane_turn + k) % n;
+            let lane = st.lanes[i].clone();
+            let mut ls = lock(&lane.st);
+            if ls.q.is_empty() {
+                continue;
+            }
+            SubShared::fold(st, &mut ls);
+            for (e, c) in ls.live.drain(..) {
+                live_add_n(&mut st.live, e, c);
+            }
+            if pick.is_none() {
+                // A turn lasts for the messages the lane held when it began (a lane filled as fast as it is
+                // taken cannot keep the others waiting), or until the lane is empty.
+                if i != st.lane_turn || st.turn_left == 0 {
+                    st.turn_left = ls.q.len();
+                }
+                st.lane_turn = i;
+                drop(ls);
+                pick = Some(lane);
+            }
+        }
+        pick
     }
 
     /// Opens the taken batch's messages in place (sealed subscriptions) and hands each valid one to `f` in
@@ -2915,6 +2988,103 @@ mod lane_tests {
             assert_eq!(bus.metrics().delivered, 3 + 5 * n as u64);
             assert!(matches!(p.publish(b"w", Priority::Normal), Ok(0)));
         }
+    }
+}
+
+#[cfg(test)]
+mod lane_turn_tests {
+    use super::*;
+
+    /// Two handles' lanes holding one level only are taken from directly, whole, in turns (no merge into the
+    /// main queue): each take returns one lane's messages, the other lane's come next even while the first
+    /// handle keeps publishing, each handle stays FIFO, and nothing is lost, plain and sealed (the epochs of
+    /// the lane left waiting stay counted, so its key is never erased under it, even across rotations).
+    #[test]
+    fn busy_single_level_lanes_are_taken_in_turns() {
+        for sealed in [false, true] {
+            let b = Bus::builder(Policy::allow_all()).rotate_after_messages(7);
+            let bus = if sealed { b.build() } else { b.plain().build() }.unwrap();
+            let a = bus.connect(&Identity::from_seed("turn", &[8; 32]).unwrap()).unwrap();
+            let mut sub = a.subscribe("t").unwrap();
+            let mut ps = [a.publisher("t").unwrap(), a.publisher("t").unwrap()];
+            let mut next = [0u8; 2];
+            let mut sent = [0u8; 2];
+            let mut got = Vec::new();
+            let mut last = None;
+            for round in 0..20 {
+                for _ in 0..5 {
+                    for (k, p) in ps.iter_mut().enumerate() {
+                        p.publish(&[k as u8, sent[k]], Priority::Normal).unwrap();
+                        sent[k] += 1;
+                    }
+                }
+                got.clear();
+                let n = sub.recv_batch(&mut got, 100).unwrap();
+                assert!(n >= 5, "round {round}: a whole lane per take ({n})");
+                let k = got[0].payload()[0] as usize;
+                assert!(got.iter().all(|m| m.payload()[0] as usize == k), "one handle's lane");
+                assert_eq!(n, usize::from(sent[k] - next[k]), "round {round}: the whole lane");
+                assert_ne!(Some(k), last, "round {round}: the lanes take turns");
+                last = Some(k);
+                assert!(lock(&sub.shared.state).q.is_empty(), "nothing merged into the main queue");
+                for m in &got {
+                    assert_eq!(m.payload()[1], next[k], "handle {k} out of order");
+                    next[k] += 1;
+                }
+            }
+            assert!(next[0].abs_diff(next[1]) <= 10, "lanes taken in turns: {next:?}");
+            got.clear();
+            while sub.recv_batch(&mut got, 1000).unwrap() > 0 {}
+            let total: usize = next.iter().map(|&x| x as usize).sum::<usize>() + got.len();
+            assert_eq!(total, 200);
+            assert_eq!(bus.metrics().rejected(), 0);
+        }
+    }
+
+    /// Partial takes continue the lane whose turn it is (so a handle's run is not interleaved with another's
+    /// message by message), but a turn ends after the messages its lane held when it began: a handle that
+    /// keeps its lane full cannot keep the other waiting.
+    #[test]
+    fn a_lane_turn_is_bounded() {
+        let bus = Bus::builder(Policy::allow_all()).plain().build().unwrap();
+        let a = bus.connect(&Identity::from_seed("turn3", &[10; 32]).unwrap()).unwrap();
+        let mut sub = a.subscribe("t").unwrap();
+        let mut pa = a.publisher("t").unwrap();
+        let mut pb = a.publisher("t").unwrap();
+        for i in 0..3u8 {
+            pa.publish(&[0, i], Priority::Normal).unwrap();
+        }
+        pb.publish(&[1, 0], Priority::Normal).unwrap();
+        let mut order = Vec::new();
+        let mut got = Vec::new();
+        for i in 3..9u8 {
+            // A publishes one more before every take: its lane never empties.
+            pa.publish(&[0, i], Priority::Normal).unwrap();
+            got.clear();
+            assert_eq!(sub.recv_batch(&mut got, 1).unwrap(), 1);
+            order.push((got[0].payload()[0], got[0].payload()[1]));
+        }
+        // A's turn: the 4 it held when its turn began (3 + the one published before the first take); then B.
+        assert_eq!(&order[..5], &[(0, 0), (0, 1), (0, 2), (0, 3), (1, 0)], "{order:?}");
+        assert_eq!(order[5], (0, 4));
+    }
+
+    /// Lanes holding different levels (or one lane two levels) are merged as before: priority order holds.
+    #[test]
+    fn lanes_of_several_levels_are_merged_in_priority_order() {
+        let bus = Bus::builder(Policy::allow_all()).plain().build().unwrap();
+        let a = bus.connect(&Identity::from_seed("turn2", &[9; 32]).unwrap()).unwrap();
+        let mut sub = a.subscribe("t").unwrap();
+        let mut p0 = a.publisher("t").unwrap();
+        let mut p1 = a.publisher("t").unwrap();
+        for i in 0..4u8 {
+            p0.publish(&[0, i], Priority::Low).unwrap();
+            p1.publish(&[1, i], Priority::High).unwrap();
+        }
+        let mut got = Vec::new();
+        assert_eq!(sub.recv_batch(&mut got, 100).unwrap(), 8);
+        assert!(got[..4].iter().all(|m| m.priority() == Priority::High), "the high level first");
+        assert!(got[4..].iter().all(|m| m.priority() == Priority::Low));
     }
 }
 

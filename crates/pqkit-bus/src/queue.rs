@@ -426,6 +426,15 @@ impl<R: PartialEq> MsgQueue<R> {
         self.len == 0
     }
 
+    /// The only non-empty level, if exactly one level holds messages.
+    pub(crate) fn single_level(&self) -> Option<Priority> {
+        let mut it = (0..LEVELS).filter(|&l| self.levels[l].len() > 0);
+        match (it.next(), it.next()) {
+            (Some(l), None) => Some(Priority::ALL[l]),
+            _ => None,
+        }
+    }
+
     /// The lowest non-empty level.
     pub(crate) fn lowest(&self) -> Option<Priority> {
         (0..LEVELS).find(|&l| self.levels[l].len() > 0).map(|l| Priority::ALL[l])
