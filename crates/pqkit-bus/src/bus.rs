@@ -2641,10 +2641,14 @@ impl Subscription {
         let mut turn = false;
         if !st.lanes.is_empty() {
             if st.q.is_empty() {
-                // (A lane whose handle is gone is left to `merge_lanes`, which frees it.)
-                let mut full = st.lanes.iter().filter(|l| Arc::strong_count(l) > 1 && !lock(&l.st).q.is_empty());
-                if let (Some(l), None) = (full.next(), full.next()) {
-                    direct = Some(l.clone());
+                // A lane whose handle is gone is left to `merge_lanes`, which frees it; while one holds messages
+                // there is no direct take, so that its epochs count in the floor below (a key its messages need
+                // is not erased by grants installed after this take).
+                let mut busy = st.lanes.iter().filter(|l| !lock(&l.st).q.is_empty());
+                if let (Some(l), None) = (busy.next(), busy.next()) {
+                    if Arc::strong_count(l) > 1 {
+                        direct = Some(l.clone());
+                    }
                 } else {
                     direct = Self::lane_turn(&mut st);
                     turn = direct.is_some();
@@ -3039,6 +3043,32 @@ mod lane_turn_tests {
             assert_eq!(total, 200);
             assert_eq!(bus.metrics().rejected(), 0);
         }
+    }
+
+    /// A dropped handle's lane that still holds messages under an old key epoch keeps that key alive: a take
+    /// while another handle's lane holds only newer epochs (and a rotation's grant is pending) does not go
+    /// straight to that lane with a floor that leaves the dead lane's epochs out, so nothing is rejected.
+    #[test]
+    fn a_dead_lanes_old_epoch_survives_a_take_from_another_lane() {
+        let bus = Bus::builder(Policy::allow_all()).rotate_after_messages(7).build().unwrap();
+        let a = bus.connect(&Identity::from_seed("dead", &[12; 32]).unwrap()).unwrap();
+        let mut sub = a.subscribe("t").unwrap();
+        let mut pa = a.publisher("t").unwrap();
+        for i in 0..8u8 {
+            pa.publish(&[0, i], Priority::Normal).unwrap();
+        }
+        drop(pa);
+        let mut pb = a.publisher("t").unwrap();
+        for i in 0..3u8 {
+            pb.publish(&[1, i], Priority::Normal).unwrap();
+        }
+        let mut got = Vec::new();
+        while sub.recv_batch(&mut got, 4).unwrap() > 0 {}
+        assert_eq!(bus.metrics().rejected(), 0);
+        let mut a_seen: Vec<u8> = got.iter().filter(|m| m.payload()[0] == 0).map(|m| m.payload()[1]).collect();
+        a_seen.sort_unstable();
+        assert_eq!(a_seen, (0..8).collect::<Vec<u8>>(), "the dropped handle's messages all arrive");
+        assert_eq!(got.len(), 11);
     }
 
     /// Partial takes continue the lane whose turn it is (so a handle's run is not interleaved with another's
