@@ -1242,31 +1242,12 @@ impl SubShared {
                 free = self.capacity.saturating_sub(st.q.len() + st.lane_held);
             }
             if free == 0 {
-                match self.backpressure {
-                    Backpressure::Block => {
-                        st.send_waiters += 1;
-                        st = self.not_full.wait(st).unwrap_or_else(|e| e.into_inner());
-                        st.send_waiters -= 1;
-                        continue;
-                    }
-                    Backpressure::Fail => {
-                        st.refused += 1;
-                        return Err(Enq::Full);
-                    }
-                    Backpressure::DropOldest => {
-                        self.merge_lanes(&mut st, false);
-                        st.dropped += 1;
-                        match st.q.lowest() {
-                            Some(l) if l <= priority => {
-                                if let Some((_, m)) = st.q.pop_lowest() {
-                                    st.live_dec(m.epoch);
-                                }
-                                free = 1;
-                            }
-                            _ => return Err(Enq::Dropped),
-                        }
-                    }
+                let made;
+                (st, made) = self.on_full(st, priority)?;
+                if !made {
+                    continue;
                 }
+                free = 1;
             }
             let chunk = (self.capacity / 16).clamp(1, CREDIT_CHUNK);
             let grant = chunk.min(free).min(usize::try_from(until_rotation).unwrap_or(usize::MAX));
@@ -1376,6 +1357,42 @@ impl SubShared {
             return Enq::Done;
         }
         self.enqueue_locked(inner, out)
+    }
+
+    /// The subscription is full: applies its back-pressure policy. `Block` waits for a take and gives the guard
+    /// back with `false` (the caller checks again); `DropOldest` merges the lanes and drops the oldest message of
+    /// the lowest level if that level is at most `priority`, giving the guard back with `true` (one slot free),
+    /// else refuses with [`Enq::Dropped`]; `Fail` refuses with [`Enq::Full`]. Drops and refusals are counted.
+    fn on_full<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, SubState>,
+        priority: Priority,
+    ) -> std::result::Result<(MutexGuard<'a, SubState>, bool), Enq> {
+        match self.backpressure {
+            Backpressure::Block => {
+                st.send_waiters += 1;
+                st = self.not_full.wait(st).unwrap_or_else(|e| e.into_inner());
+                st.send_waiters -= 1;
+                Ok((st, false))
+            }
+            Backpressure::Fail => {
+                st.refused += 1;
+                Err(Enq::Full)
+            }
+            Backpressure::DropOldest => {
+                self.merge_lanes(&mut st, false);
+                st.dropped += 1;
+                match st.q.lowest() {
+                    Some(l) if l <= priority => {
+                        if let Some((_, m)) = st.q.pop_lowest() {
+                            st.live_dec(m.epoch);
+                        }
+                        Ok((st, true))
+                    }
+                    _ => Err(Enq::Dropped),
+                }
+            }
+        }
     }
 
     /// [`try_enqueue`](Self::try_enqueue), waiting for room while the queue is full and its policy is `Block`;
@@ -1545,28 +1562,13 @@ impl SubShared {
                     }
                 }
                 if st.q.len() + st.lane_held >= self.capacity {
-                    match self.backpressure {
-                        Backpressure::Block => {
-                            st.send_waiters += 1;
-                            st = self.not_full.wait(st).unwrap_or_else(|e| e.into_inner());
-                            st.send_waiters -= 1;
+                    match self.on_full(st, out.priority) {
+                        Ok((g, true)) => st = g,
+                        Ok((g, false)) => {
+                            st = g;
                             continue;
                         }
-                        Backpressure::Fail => {
-                            st.refused += 1;
-                            return Enq::Full;
-                        }
-                        Backpressure::DropOldest => {
-                            st.dropped += 1;
-                            match st.q.lowest() {
-                                Some(l) if l <= out.priority => {
-                                    if let Some((_, e)) = st.q.pop_lowest() {
-                                        st.live_dec(e.epoch);
-                                    }
-                                }
-                                _ => return Enq::Dropped,
-                            }
-                        }
+                        Err(r) => return r,
                     }
                 }
                 if epoch == cur {
