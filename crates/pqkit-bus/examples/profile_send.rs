@@ -20,6 +20,9 @@
 //! `fanout` mode (`profile_send fanout|fanout-sealed ITERS`): pqkit-bench's `fanout-100` workload, 100
 //! messages of 64 B to 100 subscribers of one subject, each drained with `recv_batch`, repeated ITERS times.
 //!
+//! `subscribe-plain|subscribe-sealed ITERS`: pqkit-bench's `subscribe-<mode>` rows, ITERS × 10,000 subscribe +
+//! unsubscribe pairs on an agent already holding 1,000 subscriptions.
+//!
 //! The fifth argument picks the receive API: `drain` (default; `Subscription::drain`, zero-copy, what
 //! pqkit-bench's `send_10k` rows use) or `batch` (`Subscription::recv_batch`, owned `Message`s).
 use pqkit::aead::{Aead, Aes256Gcm};
@@ -48,6 +51,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     }
     let b = Bus::builder(Policy::allow_all()).capacity(1 << 16);
+    if let Some(m) = mode.strip_prefix("subscribe-") {
+        // pqkit-bench's `subscribe-<plain|sealed>`: one subscribe + unsubscribe beside 1,000 subscriptions,
+        // ITERS × 10,000 times.
+        let bus = if m == "plain" { b.plain() } else { b }.build()?;
+        let a = bus.connect(&Identity::from_seed("subscriber", &[1; 32])?)?;
+        let _held = (0..1000).map(|i| a.subscribe(&format!("bench.sub.{i}"))).collect::<Result<Vec<_>, _>>()?;
+        for _ in 0..iters * 10_000 {
+            a.subscribe("bench.sub.extra.>")?.unsubscribe();
+        }
+        println!("{} subscribe + unsubscribe pairs", iters * 10_000);
+        return Ok(());
+    }
     if mode.starts_with("fanout") {
         let bus = if mode == "fanout" { b.plain() } else { b }.build()?;
         let a = bus.connect(&Identity::from_seed("fan", &[1; 32])?)?;
