@@ -123,6 +123,28 @@ pub fn tsc_ghz() -> f64 {
     (c1.wrapping_sub(c0)) as f64 / t0.elapsed().as_nanos() as f64
 }
 
+/// "family F, model M" from /proc/cpuinfo, with the AMD Zen generation where the family and model say it.
+fn generation(cpuinfo: &str) -> Option<String> {
+    let field = |k: &str| {
+        cpuinfo
+            .lines()
+            .find(|l| l.split(':').next().is_some_and(|n| n.trim() == k))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+    };
+    let family: u32 = field("cpu family")?.parse().ok()?;
+    let model: u32 = field("model")?.parse().ok()?;
+    let zen = match (field("vendor_id").as_deref(), family, model) {
+        (Some("AuthenticAMD"), 0x17, 0x00..=0x2f) => " = Zen / Zen+",
+        (Some("AuthenticAMD"), 0x17, _) => " = Zen 2",
+        (Some("AuthenticAMD"), 0x19, 0x10..=0x1f | 0x60..=0x7f | 0xa0..=0xaf) => " = Zen 4",
+        (Some("AuthenticAMD"), 0x19, _) => " = Zen 3",
+        (Some("AuthenticAMD"), 0x1a, _) => " = Zen 5",
+        _ => "",
+    };
+    Some(format!("family {family}, model {model}{zen}"))
+}
+
 impl Environment {
     /// Collects the environment of this process.
     pub fn collect() -> Self {
@@ -133,6 +155,11 @@ impl Environment {
             .and_then(|l| l.split_once(':'))
             .map(|(_, v)| v.trim().to_string())
             .unwrap_or_else(|| "unknown".into());
+        // Model names like "AMD EPYC" do not say the generation, which the tiers' figures depend on.
+        let cpu_model = match generation(&cpuinfo) {
+            Some(g) => format!("{cpu_model} ({g})"),
+            None => cpu_model,
+        };
         let crates = env!("PQKIT_BENCH_PEER_VERSIONS")
             .split(';')
             .filter_map(|kv| kv.split_once('='))
