@@ -70,7 +70,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut p = a.publisher("bench.fan")?;
         let mut buf = Vec::with_capacity(100);
         let mut sum = 0u64;
-        for _ in 0..iters {
+        // PROFILE_TRASH=BYTES: write that much memory between rounds, as pqkit-bench's interleaved peers do
+        // (their channels evict the bus's queues from the caches between its samples).
+        let mut trash = vec![0u8; std::env::var("PROFILE_TRASH").ok().and_then(|s| s.parse().ok()).unwrap_or(0)];
+        for round in 0..iters {
+            for b in trash.iter_mut().step_by(64) {
+                *b = b.wrapping_add(round as u8);
+            }
             for i in 0..100 {
                 let mut m = [0u8; 64];
                 m[0] = i as u8;
@@ -84,7 +90,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 sum += buf.iter().map(|m| u64::from(m.payload()[0])).sum::<u64>();
             }
         }
-        println!("{mode}: {} deliveries (checksum {sum})", iters * 10_000);
+        println!("{mode}: {} deliveries (checksum {sum}, {})", iters * 10_000, trash.iter().map(|&b| b as u64).sum::<u64>());
         return Ok(());
     }
     let bus = if mode == "plain" { b.plain() } else { b }.build()?;
