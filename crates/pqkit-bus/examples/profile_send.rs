@@ -90,7 +90,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 sum += buf.iter().map(|m| u64::from(m.payload()[0])).sum::<u64>();
             }
         }
-        println!("{mode}: {} deliveries (checksum {sum}, {})", iters * 10_000, trash.iter().map(|&b| b as u64).sum::<u64>());
+        println!(
+            "{mode}: {} deliveries (checksum {sum}, {})",
+            iters * 10_000,
+            trash.iter().map(|&b| b as u64).sum::<u64>()
+        );
         return Ok(());
     }
     let bus = if mode == "plain" { b.plain() } else { b }.build()?;

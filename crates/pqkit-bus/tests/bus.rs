@@ -1185,3 +1185,33 @@ fn lanes_block_and_wake_ups() {
         h.join().unwrap();
     }
 }
+
+#[test]
+fn counts_survive_unsubscribe_and_drop() {
+    // A closing subscription folds its delivered, received, dropped and refused counts into the bus's metrics
+    // (read under the one lock its close takes), sealed and plain, by `unsubscribe` and by drop alike.
+    for sealed in [true, false] {
+        let b = Bus::builder(Policy::allow_all());
+        let bus = if sealed { b } else { b.plain() }.build().unwrap();
+        let a = bus.connect(alice()).unwrap();
+        let opts = |backpressure| SubOptions { capacity: Some(2), backpressure };
+        let mut drop_sub = a.subscribe_with("m", opts(Backpressure::DropOldest)).unwrap();
+        let fail_sub = a.subscribe_with("m", opts(Backpressure::Fail)).unwrap();
+        for i in 0..5u8 {
+            let r = a.publish("m", &[i], Priority::Normal);
+            assert_eq!(r.is_err(), i >= 2, "publish {i}: {r:?}");
+        }
+        assert_eq!(drop_sub.recv().unwrap().payload(), [3]);
+        let before = bus.metrics();
+        assert_eq!((before.dropped, before.refused, before.received), (3, 3, 1), "sealed={sealed}");
+        drop_sub.unsubscribe();
+        drop(fail_sub);
+        let m = bus.metrics();
+        assert_eq!(
+            (m.delivered, m.received, m.dropped, m.refused),
+            (before.delivered, 1, 3, 3),
+            "sealed={sealed}: {m:?}"
+        );
+        assert_eq!(m.delivered, 7, "5 to the DropOldest queue, 2 to the Fail queue");
+    }
+}
