@@ -566,6 +566,19 @@ impl<R: PartialEq> MsgQueue<R> {
         Some((Priority::ALL[l], m))
     }
 
+    /// Swaps the emptied buffers of `batch` (handed over and cleared) into every level of this queue that is
+    /// empty: the buffers a take moved out come back to be written again while still warm. No message moves;
+    /// levels holding messages keep their buffers.
+    pub(crate) fn give_back(&mut self, batch: &mut Batch<R>) {
+        for (q, b) in self.levels.iter_mut().zip(batch.levels.iter_mut()) {
+            if q.len() == 0 && b.len() == 0 {
+                q.clear();
+                b.clear();
+                std::mem::swap(q, b);
+            }
+        }
+    }
+
     /// [`take`](Self::take) with the aging state `skips` (another queue's) instead of this queue's own: what
     /// merging this queue into an empty queue with those skips and taking from it would give.
     pub(crate) fn take_aged(&mut self, batch: &mut Batch<R>, max: usize, skips: &mut [u32; LEVELS]) -> usize {
@@ -1017,6 +1030,34 @@ mod tests {
         b.for_each(|p, _, _, _| got.push(p));
         // 16 deliveries after it was first passed over, the low message is served (AGING_LIMIT).
         assert_eq!(got.iter().position(|&p| p == Priority::Low), Some(AGING_LIMIT as usize - 10));
+    }
+
+    /// `give_back` returns the batch's emptied buffers to the levels that are empty (the buffers a whole-level
+    /// take swapped out come back to be written again) and leaves a level holding messages as it is.
+    #[test]
+    fn give_back_returns_buffers_to_empty_levels_only() {
+        let r = Arc::new(0u32);
+        let mut q = MsgQueue::<u32>::default();
+        for i in 0..100 {
+            q.push(Priority::Normal, meta(), &r, &body(i));
+        }
+        let mut b = Batch::default();
+        assert_eq!(q.take(&mut b, 100), 100, "the whole level, by a swap");
+        let taken = b.levels[1].bytes.as_ptr();
+        assert!(q.levels[1].bytes.capacity() < 100, "the level has the batch's old (empty) buffers");
+        b.for_each(|_, _, _, _| {});
+        b.clear();
+        // Meanwhile a message of another level arrived: that level keeps it.
+        q.push(Priority::High, meta(), &r, &body(7));
+        let high = q.levels[0].bytes.as_ptr();
+        q.give_back(&mut b);
+        assert_eq!(q.levels[1].bytes.as_ptr(), taken, "the taken buffers are back in their level");
+        assert_eq!(q.levels[0].bytes.as_ptr(), high);
+        assert_eq!(q.len(), 1);
+        let mut got = Vec::new();
+        assert_eq!(q.take(&mut b, 10), 1);
+        b.for_each(|p, _, _, body| got.push((p, body.to_vec())));
+        assert_eq!(got, vec![(Priority::High, body(7))]);
     }
 
     /// A level whose delivered front grows past `COMPACT` while messages stay queued moves its live part to the
