@@ -23,7 +23,7 @@
 //! - Tags are always 16 bytes; shorter tags are rejected.
 
 use super::{Aead, TAG_LEN};
-use crate::aes::{Backend, GcmKey, InOut, inc32};
+use crate::aes::{Backend, GcmKey, InOut, J0, inc32};
 use crate::dispatch::Checked;
 use crate::{Error, Result};
 use zeroize::Zeroize;
@@ -98,7 +98,7 @@ fn open_core(
     } else {
         if in_place {
             let mut dummy = 0u128;
-            k.seal(&inc32(&j0), &mut dummy, buf.out());
+            k.seal(&inc32(&j0.bytes()), &mut dummy, buf.out());
         } else {
             buf.out().zeroize();
         }
@@ -125,8 +125,10 @@ fn reborrow<'a>(buf: &'a mut InOut<'_>) -> InOut<'a> {
     }
 }
 
-/// Checks lengths (the nonce's against `rule`) and returns J0.
-fn prepare(alg: &'static str, k: &GcmKey, rule: Nonces, nonce: &[u8], aad: &[u8], len: usize) -> Result<[u8; 16]> {
+/// Checks lengths (the nonce's against `rule`) and returns J0: a 96-bit nonce as it is (the kernels build
+/// nonce || 0x00000001 in a register), any other length hashed.
+#[inline]
+fn prepare<'n>(alg: &'static str, k: &GcmKey, rule: Nonces, nonce: &'n [u8], aad: &[u8], len: usize) -> Result<J0<'n>> {
     if rule == Nonces::Standard {
         Error::check_length(alg, "nonce", NONCE_LEN, nonce.len())?;
     } else if nonce.is_empty() {
@@ -156,19 +158,15 @@ fn prepare(alg: &'static str, k: &GcmKey, rule: Nonces, nonce: &[u8], aad: &[u8]
             actual: nonce.len(),
         });
     }
-    let mut j0 = [0u8; 16];
-    if nonce.len() == NONCE_LEN {
-        j0[..NONCE_LEN].copy_from_slice(nonce);
-        j0[15] = 1;
-    } else {
-        let mut s = 0u128;
-        k.ghash(&mut s, nonce);
-        let mut lens = [0u8; 16];
-        lens[8..].copy_from_slice(&(nonce.len() as u64 * 8).to_be_bytes());
-        k.ghash(&mut s, &lens);
-        j0 = s.to_be_bytes();
+    if let Ok(n) = <&[u8; NONCE_LEN]>::try_from(nonce) {
+        return Ok(J0::Nonce(n));
     }
-    Ok(j0)
+    let mut s = 0u128;
+    k.ghash(&mut s, nonce);
+    let mut lens = [0u8; 16];
+    lens[8..].copy_from_slice(&(nonce.len() as u64 * 8).to_be_bytes());
+    k.ghash(&mut s, &lens);
+    Ok(J0::Block(s.to_be_bytes()))
 }
 
 macro_rules! gcm_type {
@@ -338,7 +336,7 @@ mod tests {
     fn j0_for_96_bit_nonces_is_nonce_then_one() {
         let k = soft_key();
         for rule in [Nonces::Standard, Nonces::AnyLength] {
-            let j0 = prepare("AES-128-GCM", &k, rule, &[7u8; 12], b"", 0).unwrap();
+            let j0 = prepare("AES-128-GCM", &k, rule, &[7u8; 12], b"", 0).unwrap().bytes();
             assert_eq!(&j0[..12], &[7u8; 12]);
             assert_eq!(&j0[12..], &[0, 0, 0, 1]);
         }
@@ -370,7 +368,7 @@ mod tests {
                 );
             } else {
                 // GHASH-derived: not the 96-bit layout.
-                assert_ne!(&any.unwrap()[12..], &[0, 0, 0, 1]);
+                assert_ne!(&any.unwrap().bytes()[12..], &[0, 0, 0, 1]);
             }
         }
     }

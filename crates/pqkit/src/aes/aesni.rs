@@ -7,7 +7,7 @@
 #![allow(unsafe_code)]
 #![allow(clippy::needless_range_loop)] // indexed round loops read like the specification
 
-use super::{Backend, HTable, InOut, RoundKeys};
+use super::{Backend, HTable, InOut, J0, RoundKeys};
 use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 use zeroize::Zeroize;
@@ -16,6 +16,24 @@ use zeroize::Zeroize;
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
 fn bswap(x: __m128i) -> __m128i {
     _mm_shuffle_epi8(x, _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+}
+
+/// J0 in a register: for a 96-bit nonce, its first 8 and last 4 bytes loaded as they are (no 16-byte reload of a
+/// block just written in pieces) and 0x00000001 inserted as the last word.
+#[inline]
+#[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]
+pub(super) fn load_j0(j0: &J0<'_>) -> __m128i {
+    match j0 {
+        J0::Nonce(n) => {
+            // SAFETY: `n` is 12 readable bytes; `loadl` reads the first 8 with no alignment requirement.
+            let lo = unsafe { _mm_loadl_epi64(n.as_ptr().cast()) };
+            let w = u32::from_ne_bytes([n[8], n[9], n[10], n[11]]);
+            // Little-endian lanes: word 2 is bytes 8..12, word 3 bytes 12..16 = 00 00 00 01.
+            _mm_insert_epi32::<3>(_mm_insert_epi32::<2>(lo, w as i32), 0x0100_0000)
+        }
+        // SAFETY: `b` is 16 readable bytes; `loadu` has no alignment requirement.
+        J0::Block(b) => unsafe { _mm_loadu_si128(b.as_ptr().cast()) },
+    }
 }
 
 #[inline]
@@ -434,13 +452,12 @@ fn gcm_impl<const NR: usize, const SEAL: bool>(
 fn gcm_full<const NR: usize, const SEAL: bool>(
     keys: &RoundKeys,
     htab: &HTable,
-    j0: &[u8; 16],
+    j0: &J0<'_>,
     aad: &[u8],
     mut buf: InOut<'_>,
 ) -> [u8; 16] {
     let k = load_keys(&keys.enc);
-    // SAFETY: `j0` is 16 bytes.
-    let j = unsafe { _mm_loadu_si128(j0.as_ptr().cast()) };
+    let j = load_j0(j0);
     // Independent of the bulk work, so its latency hides behind it.
     let ek = enc1::<NR>(&k, j);
     let c = _mm_add_epi32(bswap(j), _mm_set_epi32(0, 0, 0, 1));

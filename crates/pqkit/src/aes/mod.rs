@@ -43,7 +43,7 @@ macro_rules! gcm_entry_points {
             backend: Checked<Backend>,
             keys: &RoundKeys,
             htab: &HTable,
-            j0: &[u8; 16],
+            j0: &J0<'_>,
             aad: &[u8],
             buf: InOut<'_>,
         ) -> [u8; 16] {
@@ -313,6 +313,33 @@ aes_type!(Aes256, "AES-256", 32, "The AES-256 block cipher (FIPS 197): 32-byte k
 // routines expect.
 // ---------------------------------------------------------------------------------------------------------------
 
+/// GCM's pre-counter block J0 as the kernels take it. A 96-bit nonce stays the caller's bytes: the x86 kernels
+/// build nonce || 0^31 || 1 in a register from an 8-byte and a 4-byte load, instead of reloading a 16-byte block
+/// that was just written piecewise (the load could not be forwarded from the smaller stores: a store-forwarding
+/// stall of ≈ 9 % of a 64-byte open's time in perf). Other nonce lengths give a block derived by GHASH.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum J0<'a> {
+    /// J0 = nonce || 0x00000001.
+    Nonce(&'a [u8; 12]),
+    /// J0 itself (GHASH of a nonce of another length).
+    Block([u8; 16]),
+}
+
+impl J0<'_> {
+    /// The 16 bytes of J0.
+    pub(crate) fn bytes(&self) -> [u8; 16] {
+        match self {
+            J0::Nonce(n) => {
+                let mut b = [0u8; 16];
+                b[..12].copy_from_slice(&n[..]);
+                b[15] = 1;
+                b
+            }
+            J0::Block(b) => *b,
+        }
+    }
+}
+
 /// GCM's inc32: adds one to the last 32 bits (big-endian), modulo 2^32.
 pub(crate) fn inc32(b: &[u8; 16]) -> [u8; 16] {
     let mut r = *b;
@@ -451,7 +478,7 @@ impl GcmKey {
     }
 
     /// GCM after J0 is known: encrypts `io` (in place or from its input to its output) and returns the tag.
-    pub(crate) fn seal_full(&self, j0: &[u8; 16], aad: &[u8], buf: InOut<'_>) -> [u8; 16] {
+    pub(crate) fn seal_full(&self, j0: &J0<'_>, aad: &[u8], buf: InOut<'_>) -> [u8; 16] {
         match self.backend.get() {
             #[cfg(target_arch = "x86_64")]
             Backend::AesNi => aesni::full::<true>(self.backend, &self.keys, &self.htab, j0, aad, buf),
@@ -466,7 +493,7 @@ impl GcmKey {
     /// GCM after J0 is known: hashes and decrypts `io` (in place or from its input to its output) and returns
     /// the expected tag (the caller compares it and, on a mismatch, restores the ciphertext in place or wipes the
     /// output).
-    pub(crate) fn open_full(&self, j0: &[u8; 16], aad: &[u8], buf: InOut<'_>) -> [u8; 16] {
+    pub(crate) fn open_full(&self, j0: &J0<'_>, aad: &[u8], buf: InOut<'_>) -> [u8; 16] {
         match self.backend.get() {
             #[cfg(target_arch = "x86_64")]
             Backend::AesNi => aesni::full::<false>(self.backend, &self.keys, &self.htab, j0, aad, buf),
@@ -481,11 +508,12 @@ impl GcmKey {
     /// The portable path. Kept out of line: inlined into the AEAD front's dispatch it grew that caller's stack
     /// frame, and the shifted stack layout cost the VAES backend's 64-byte seal 10% on Sapphire Rapids.
     #[inline(never)]
-    fn full_generic<const SEAL: bool>(&self, j0: &[u8; 16], aad: &[u8], mut buf: InOut<'_>) -> [u8; 16] {
+    fn full_generic<const SEAL: bool>(&self, j0: &J0<'_>, aad: &[u8], mut buf: InOut<'_>) -> [u8; 16] {
         // E(K, J0) first: it is independent of the bulk work, so it can overlap with it.
-        let mut ek = *j0;
+        let j0 = j0.bytes();
+        let mut ek = j0;
         self.encrypt_block(&mut ek);
-        let ctr = inc32(j0);
+        let ctr = inc32(&j0);
         let mut s = 0u128;
         if !aad.is_empty() {
             self.ghash(&mut s, aad);

@@ -12,7 +12,7 @@
 #![allow(unsafe_code)]
 #![allow(clippy::needless_range_loop)] // indexed round loops read like the specification
 
-use super::{Backend, HTable, InOut, RoundKeys, aesni};
+use super::{Backend, HTable, InOut, J0, RoundKeys, aesni};
 use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
@@ -487,15 +487,14 @@ fn ghash_impl(htab: &HTable, state: &mut u128, data: &[u8]) {
 fn gcm_full<const NR: usize, const SEAL: bool>(
     keys: &RoundKeys,
     htab: &HTable,
-    j0: &[u8; 16],
+    j0: &J0<'_>,
     aad: &[u8],
     mut buf: InOut<'_>,
 ) -> [u8; 16] {
     let k = load_keys(&keys.enc);
     let h = load_htab16(htab);
     let rev = _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    // SAFETY: `j0` is 16 bytes.
-    let j = unsafe { _mm_loadu_si128(j0.as_ptr().cast()) };
+    let j = aesni::load_j0(j0);
     let c0 = _mm_add_epi32(_mm_shuffle_epi8(j, rev), _mm_set_epi32(0, 0, 0, 1));
     let len = buf.len();
     let (src, dst) = buf.ptrs();

@@ -20,7 +20,7 @@
 #![allow(unsafe_code)]
 #![allow(clippy::needless_range_loop)] // indexed round loops read like the specification
 
-use super::{Backend, HTable, InOut, RoundKeys};
+use super::{Backend, HTable, InOut, J0, RoundKeys};
 use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
@@ -747,13 +747,12 @@ fn enc1<const NR: usize>(keys: &RoundKeys, j: __m128i) -> __m128i {
 fn gcm_full<const NR: usize, const SEAL: bool>(
     keys: &RoundKeys,
     htab: &HTable,
-    j0: &[u8; 16],
+    j0: &J0<'_>,
     aad: &[u8],
     mut buf: InOut<'_>,
 ) -> [u8; 16] {
     let rev = _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    // SAFETY: `j0` is 16 bytes.
-    let j = unsafe { _mm_loadu_si128(j0.as_ptr().cast()) };
+    let j = super::aesni::load_j0(j0);
     // Independent of the bulk work, so its latency hides behind it.
     let ek = enc1::<NR>(keys, j);
     let c0 = _mm_add_epi32(_mm_shuffle_epi8(j, rev), _mm_set_epi32(0, 0, 0, 1));
