@@ -1,8 +1,8 @@
 //! Bit packing (FIPS 204 §7.1–7.2): SimpleBitPack/BitPack and their inverses for t1, t0, s1/s2, z and w1, and
 //! HintBitPack/HintBitUnpack with the malformed-hint checks. Coefficients are packed little-endian, lowest bit
-//! first; all loops run a fixed number of times, independent of the values.
+//! first; all loops run a fixed number of times, independent of the values (HintBitPack's, over the public hint of
+//! an accepted signature, excepted).
 
-use super::N;
 use super::poly::Poly;
 
 /// Packs `N` values of `bits` bits each (`vals(i)` < 2^bits) into `out` (`32 * bits` bytes), a group at a time:
@@ -171,6 +171,7 @@ pub fn unpack_hint(h: &mut [Poly], inp: &[u8], omega: usize) -> Option<()> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::N;
     use super::*;
 
     /// HintBitPack as FIPS 204 Algorithm 20 writes it: one coefficient at a time.
