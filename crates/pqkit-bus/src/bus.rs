@@ -2635,7 +2635,20 @@ impl Subscription {
             env = Some(v);
         });
         self.batch.clear();
+        self.give_back();
         Ok(env)
+    }
+
+    /// The batch is handed over and cleared: its buffers go back to the lane it was taken from directly, if
+    /// any (see `back`). Releases that lane reference either way, so no stale one outlives the hand-over (a
+    /// lane's reference count tells whether its publisher handle is gone).
+    fn give_back(&mut self) {
+        if let Some(lane) = self.back.take() {
+            let mut ls = lock(&lane.st);
+            if !ls.closed {
+                ls.q.give_back(&mut self.batch);
+            }
+        }
     }
 
     fn install_grants(&mut self, grants: Vec<Vec<u8>>, floor: Option<u32>) {
@@ -2663,6 +2676,8 @@ impl Subscription {
     /// Moves up to `max` queued messages into `self.batch` and installs pending grants, under one lock; wakes
     /// blocked publishers.
     fn take(&mut self, max: usize) -> std::result::Result<usize, Error> {
+        // Every hand-over releases it; a take never sees its own stale lane reference in the counts below.
+        self.back = None;
         let mut st = lock(&self.shared.state);
         // The one lane to take from directly: the main queue is empty and no other lane holds messages.
         let mut direct = None;
@@ -2834,12 +2849,7 @@ impl Subscription {
         });
         batch.clear();
         shared.received.fetch_add(n as u64, Ordering::Relaxed);
-        if let Some(lane) = self.back.take() {
-            let mut ls = lock(&lane.st);
-            if !ls.closed {
-                ls.q.give_back(&mut self.batch);
-            }
-        }
+        self.give_back();
         n
     }
 
@@ -3029,6 +3039,38 @@ mod lane_tests {
             sub.unsubscribe();
             assert_eq!(bus.metrics().delivered, 3 + 5 * n as u64);
             assert!(matches!(p.publish(b"w", Priority::Normal), Ok(0)));
+        }
+    }
+
+    /// A take from a lane gives the batch's buffers back to it and then lets go of it, by every receive path
+    /// (`take_envelope` included): the subscription keeps no reference of its own, so a lane whose handle is
+    /// dropped is seen as dead and freed (a live-looking dead lane would allow the direct take that 72fc5ca
+    /// forbids while it holds messages).
+    #[test]
+    fn a_take_keeps_no_reference_to_the_lane() {
+        for sealed in [false, true] {
+            let b = Bus::builder(Policy::allow_all());
+            let bus = if sealed { b } else { b.plain() }.build().unwrap();
+            let a = bus.connect(&Identity::from_seed("a", &[1; 32]).unwrap()).unwrap();
+            let mut sub = a.subscribe("t").unwrap();
+            for way in 0..3 {
+                let mut p = a.publisher("t").unwrap();
+                p.publish(b"x", Priority::Normal).unwrap();
+                p.publish(b"y", Priority::Normal).unwrap();
+                assert_eq!(lanes(&sub).0, 1);
+                let mut got = Vec::new();
+                match way {
+                    0 => assert!(sub.take_envelope().unwrap().is_some()),
+                    1 => assert_eq!(sub.recv_batch(&mut got, 1).unwrap(), 1),
+                    _ => assert_eq!(sub.drain(1, |_| {}).unwrap(), 1),
+                }
+                assert!(sub.back.is_none(), "way {way}: a lane reference outlived the hand-over");
+                drop(p);
+                // The dropped handle's lane still holds one message: merged (not taken directly), then freed.
+                assert_eq!(sub.len(), 1, "way {way}");
+                assert_eq!(lanes(&sub), (0, 0), "way {way}: the dead lane was freed");
+                assert_eq!(sub.drain(10, |_| {}).unwrap(), 1);
+            }
         }
     }
 }
