@@ -190,4 +190,23 @@ mod tests {
         assert_eq!(super::civil_from_days(19_723), (2024, 1, 1));
         assert_eq!(super::civil_from_days(11_016), (2000, 2, 29));
     }
+
+    #[test]
+    fn cpu_generation_from_cpuinfo() {
+        let info = |vendor: &str, family: u32, model: u32| {
+            format!(
+                "processor\t: 0\nvendor_id\t: {vendor}\ncpu family\t: {family}\nmodel\t\t: {model}\nmodel name\t: X\n"
+            )
+        };
+        let g = |v: &str, f, m| super::generation(&info(v, f, m));
+        assert_eq!(g("AuthenticAMD", 26, 2).as_deref(), Some("family 26, model 2 = Zen 5"));
+        assert_eq!(g("AuthenticAMD", 25, 17).as_deref(), Some("family 25, model 17 = Zen 4"));
+        assert_eq!(g("AuthenticAMD", 25, 97).as_deref(), Some("family 25, model 97 = Zen 4"));
+        assert_eq!(g("AuthenticAMD", 25, 1).as_deref(), Some("family 25, model 1 = Zen 3"));
+        assert_eq!(g("AuthenticAMD", 25, 33).as_deref(), Some("family 25, model 33 = Zen 3"));
+        assert_eq!(g("AuthenticAMD", 23, 49).as_deref(), Some("family 23, model 49 = Zen 2"));
+        // Other vendors: family and model only ("model name" is not mistaken for "model").
+        assert_eq!(g("GenuineIntel", 6, 143).as_deref(), Some("family 6, model 143"));
+        assert_eq!(super::generation("model name\t: X\n"), None);
+    }
 }
