@@ -57,6 +57,14 @@ fn cpu_ns(pid: &str) -> u64 {
         .sum()
 }
 
+/// Read and write system calls so far of process `pid` (`self` for this one), from `/proc/<pid>/io`.
+fn syscalls(pid: &str) -> (u64, u64) {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
+    let field =
+        |k: &str| io.lines().find_map(|l| l.strip_prefix(k)).and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(0);
+    (field("syscr:"), field("syscw:"))
+}
+
 fn main() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
     let mode = args.next().unwrap_or_else(|| "sealed".into());
@@ -77,6 +85,7 @@ fn main() -> Result<(), String> {
         let subc = async_nats::connect(&url).await.map_err(|e| e.to_string())?;
         let (mut got, mut times) = (0, Vec::new());
         let before = (cpu_ns("self"), cpu_ns(&server_pid));
+        let calls_before = (syscalls("self"), syscalls(&server_pid));
         COUNTING.store(std::env::var_os("NATS_PROFILE_ALLOCS").is_some(), Ordering::Relaxed);
         for k in 0..iters {
             let s = match mode.as_str() {
@@ -91,6 +100,7 @@ fn main() -> Result<(), String> {
             }
         }
         let after = (cpu_ns("self"), cpu_ns(&server_pid));
+        let calls_after = (syscalls("self"), syscalls(&server_pid));
         if COUNTING.swap(false, Ordering::Relaxed) {
             // Both sides of the loop (publish and receive) and the bench's own per-sample set-up, per message.
             eprintln!("allocations per message: {:.2}", ALLOCS.load(Ordering::Relaxed) as f64 / got.max(1) as f64);
@@ -102,6 +112,16 @@ fn main() -> Result<(), String> {
             "cpu per message: this process {:.0} ns, nats-server {:.0} ns",
             per(after.0, before.0),
             per(after.1, before.1)
+        );
+        // Messages per read and per write system call: how well each side batches (a slower publisher hands
+        // the connection fewer messages per wake-up, and every hop then makes more, smaller calls).
+        let msgs = |a: u64, b: u64| (got as f64) / (a.saturating_sub(b).max(1) as f64);
+        eprintln!(
+            "messages per syscall: this process {:.1} per read, {:.1} per write; nats-server {:.1} per read, {:.1} per write",
+            msgs(calls_after.0.0, calls_before.0.0),
+            msgs(calls_after.0.1, calls_before.0.1),
+            msgs(calls_after.1.0, calls_before.1.0),
+            msgs(calls_after.1.1, calls_before.1.1)
         );
         Ok::<_, String>((got, times))
     })?;
