@@ -572,6 +572,29 @@ struct TopicChain {
     durable: bool,
 }
 
+impl SendKey {
+    /// Seals one envelope (`header || payload sealed || tag`) with sequence number `seq` under `aad`, whose first
+    /// bytes are `header`. One allocation, no zero-fill of the payload's room: header, payload, sealed in place,
+    /// then the tag.
+    #[inline]
+    fn seal(
+        &self,
+        seq: u64,
+        priority: Priority,
+        header: &[u8; envelope::NATS_HEADER_LEN],
+        aad: &[u8],
+        payload: &[u8],
+    ) -> Result<Vec<u8>> {
+        let mut buf = Vec::with_capacity(header.len() + payload.len() + TAG_LEN);
+        buf.extend_from_slice(header);
+        buf.extend_from_slice(payload);
+        let body = &mut buf[header.len()..];
+        let tag = self.aead.seal_in_place_detached(&envelope::nonce(Kind::Publish, priority, seq), aad, body)?;
+        buf.extend_from_slice(&tag);
+        Ok(buf)
+    }
+}
+
 /// The sender keys by key scope, and the last one looked up: a publisher that keeps to one scope finds its key
 /// by one comparison instead of hashing the subject on every publish.
 #[derive(Default)]
@@ -620,6 +643,72 @@ impl SendKeys {
             *last = k.clone();
         }
         self.map.insert(scope.to_string(), k);
+    }
+}
+
+/// A publisher on one NATS subject, from [`NatsAgent::publisher`]: the subject checked, the sender key held,
+/// the checkpoint decision made, and the associated data built once. Cheap to hold; not `Clone` (each producer
+/// takes its own with [`NatsAgent::publisher`]).
+pub struct NatsPublisher {
+    agent: Arc<AgentInner>,
+    subject: String,
+    /// The client's subject, shared by every message (a reference count, not a copy per message).
+    nats_subject: async_nats::Subject,
+    /// The sender key of the subject's scope (the agent's: its counter is shared with every publish there).
+    key: Arc<SendKey>,
+    /// The value of [`AgentInner::rules`] when `chain` was decided.
+    rules: u64,
+    /// The subject's checkpoint chain, when a rule covers it.
+    chain: Option<Arc<tokio::sync::Mutex<TopicChain>>>,
+    /// `header || t || subject || 0` (no reply-to), the header rewritten per message.
+    aad: Vec<u8>,
+}
+
+impl std::fmt::Debug for NatsPublisher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NatsPublisher").field("subject", &self.subject).finish_non_exhaustive()
+    }
+}
+
+impl NatsPublisher {
+    /// The subject.
+    pub fn subject(&self) -> &str {
+        &self.subject
+    }
+
+    /// Publishes one sealed message, as [`NatsAgent::publish`] on the handle's subject does: returns once the
+    /// client queued it ([`NatsAgent::flush`] waits until the server has it). When the sender key is used up
+    /// the agent asks the key server for the next epoch and the handle keeps the new key.
+    pub async fn publish(&mut self, payload: &[u8], priority: Priority) -> Result<()> {
+        let rules = self.agent.rules.load(Ordering::Acquire);
+        if rules != self.rules {
+            self.chain = self.agent.chain_for(&self.subject);
+            self.rules = rules;
+        }
+        let a = &*self.agent;
+        if let Some(tc) = &self.chain {
+            return a.send_chained(tc, &self.subject, payload, priority, None, false).await;
+        }
+        if payload.len() > MAX_PAYLOAD {
+            return Err(Error::PayloadTooLarge { len: payload.len() });
+        }
+        let k = &self.key;
+        let n = k.next.fetch_add(1, Ordering::Relaxed);
+        let env = if n < a.opts.rotate_after_messages {
+            let seq = (u64::from(k.stream) << COUNTER_BITS) | n;
+            let header = NatsHeader { priority, epoch: k.epoch, seq }.encode();
+            self.aad[..header.len()].copy_from_slice(&header);
+            k.seal(seq, priority, &header, &self.aad, payload)?
+        } else {
+            let env = Box::pin(a.seal_fetching(&self.subject, payload, priority, None)).await?.0;
+            if let Some(k) = a.send_key_cached(&self.subject)? {
+                self.key = k;
+            }
+            env
+        };
+        a.client.publish(self.nats_subject.clone(), env.into()).await.map_err(transport)?;
+        a.counters.published.fetch_add(1, Ordering::Relaxed);
+        Ok(())
     }
 }
 
@@ -673,8 +762,10 @@ struct AgentInner {
     /// The agent's identity (signs checkpoints).
     identity: Arc<Identity>,
     signing: Mutex<Signing>,
-    /// Set once a rule exists: publishes on an agent without rules never take the signing lock.
-    signing_on: std::sync::atomic::AtomicBool,
+    /// Checkpoint rules added so far (each [`NatsAgent::sign_checkpoints`] adds one, after the rule is in
+    /// place): publishes on an agent without rules never take the signing lock, and a [`NatsPublisher`]
+    /// decides again whether a rule covers its subject only when this moved.
+    rules: AtomicU64,
     /// Wakes the checkpoint timer task when a batch starts.
     timer_wake: Arc<tokio::sync::Notify>,
     timer_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
@@ -807,7 +898,7 @@ impl NatsAgent {
             counters: Counters::default(),
             identity: Arc::new(identity.clone()),
             signing: Mutex::new(Signing::default()),
-            signing_on: std::sync::atomic::AtomicBool::new(false),
+            rules: AtomicU64::new(0),
             timer_wake: Arc::new(tokio::sync::Notify::new()),
             timer_task: Mutex::new(None),
         });
@@ -935,6 +1026,29 @@ impl NatsAgent {
         Ok(())
     }
 
+    /// A publisher for one subject, the NATS counterpart of [`crate::Agent::publisher`]: checks the subject,
+    /// takes the sender key of its scope (so an [`Error::Unauthorised`] comes now, not at the first message)
+    /// and decides whether a checkpoint rule covers it, once; then each [`NatsPublisher::publish`] seals and
+    /// queues without looking any of these up. It shares the agent's sender stream of the scope (sequence
+    /// numbers, key rotation, checkpoint chain) with [`publish`](Self::publish) and with other handles, so
+    /// they may be mixed. Give each producing task its own handle.
+    pub async fn publisher(&self, subject: &str) -> Result<NatsPublisher> {
+        validate_subject(subject)?;
+        let key = self.inner.send_key(subject).await?;
+        // The associated data of every message of the handle, the header to be written in per message.
+        let aad = NatsAad::new(&[0; envelope::NATS_HEADER_LEN], subject, "")?.as_bytes().to_vec();
+        let rules = self.inner.rules.load(Ordering::Acquire);
+        Ok(NatsPublisher {
+            chain: self.inner.chain_for(subject),
+            agent: self.inner.clone(),
+            subject: subject.into(),
+            nats_subject: async_nats::Subject::from(subject),
+            key,
+            rules,
+            aad,
+        })
+    }
+
     /// Opts the topics matching `pattern` (NATS wildcards) into **signed checkpoints** (sender authentication
     /// against other members, docs/bus.md §9): every envelope this agent publishes on such a topic is chained,
     /// and a checkpoint signed with the agent's hybrid identity follows every `cfg.every` messages or
@@ -953,7 +1067,7 @@ impl NatsAgent {
             sg.unchained.clear();
             sg.last = None;
         }
-        self.inner.signing_on.store(true, Ordering::Release);
+        self.inner.rules.fetch_add(1, Ordering::Release);
         let mut t = lock(&self.inner.timer_task);
         if t.is_none() {
             let weak = Arc::downgrade(&self.inner);
@@ -1206,7 +1320,7 @@ async fn checkpoint_timer(weak: Weak<AgentInner>, wake: Arc<tokio::sync::Notify>
 impl AgentInner {
     /// The chain of `subject` if a checkpoint rule covers it (never for `_INBOX.*`).
     fn chain_for(&self, subject: &str) -> Option<Arc<tokio::sync::Mutex<TopicChain>>> {
-        if !self.signing_on.load(Ordering::Acquire) || subject.starts_with("_INBOX.") {
+        if self.rules.load(Ordering::Acquire) == 0 || subject.starts_with("_INBOX.") {
             return None;
         }
         let mut sg = lock(&self.signing);
@@ -1538,15 +1652,7 @@ impl AgentInner {
         // The topic and reply-to travel as the NATS subject and reply subject; they are bound here, in the
         // associated data (docs/bus.md §9), not sent twice.
         let aad = NatsAad::new(&header, subject, reply.unwrap_or(""))?;
-        // One allocation, no zero-fill of the payload's room: header, payload, sealed in place, then the tag.
-        let mut buf = Vec::with_capacity(header.len() + payload.len() + TAG_LEN);
-        buf.extend_from_slice(&header);
-        buf.extend_from_slice(payload);
-        let body = &mut buf[header.len()..];
-        let tag =
-            k.aead.seal_in_place_detached(&envelope::nonce(Kind::Publish, priority, seq), aad.as_bytes(), body)?;
-        buf.extend_from_slice(&tag);
-        Ok((buf, k.epoch, seq))
+        Ok((k.seal(seq, priority, &header, aad.as_bytes(), payload)?, k.epoch, seq))
     }
 
     /// The key of sender stream `stream` of `topic`'s scope in `epoch`, and its sender: cached, or granted by

@@ -997,3 +997,84 @@ async fn stream_numbers_name_their_sender_and_cannot_be_forged_borrowed_or_resta
     assert_eq!(mt.rejected() - before.rejected(), 5, "{mt:?}");
     assert_eq!(mt.received, 8);
 }
+
+/// `NatsAgent::publisher`: a handle seals exactly as `publish` does (same receiver, sender, priority and
+/// subject; the wire sees ciphertext), shares the agent's sender stream with `publish` (one sequence, no
+/// duplicates, rotation to a new epoch picked up by the handle), applies a checkpoint rule added after it was
+/// made, and refuses what `publish` refuses: an invalid or control subject, an unauthorised one (at `publisher`,
+/// before any message), an oversized payload.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_publisher_handle_seals_as_publish_does_and_follows_rotation_and_rules() {
+    let s = NatsServer::start();
+    let (a, b, c) = (ident("alice", 1), ident("bob", 2), ident("carol", 5));
+    let policy = Policy::new()
+        .allow(a.id(), &["h.>"], &["h.>"])
+        .unwrap()
+        .allow(b.id(), &[], &["h.>"])
+        .unwrap()
+        .allow(c.id(), &["other.>"], &[])
+        .unwrap();
+    // Epochs kept long enough that bob, fetching keys after alice rotated twice, still gets the first.
+    let ks = KeyServer::new(ident("keys", 200), policy).keep_epochs(8).serve(&s.url()).await.unwrap();
+    let opts = NatsOptions { rotate_after_messages: 3, ..NatsOptions::default() };
+    let alice = NatsAgent::connect_with(&s.url(), &a, ks.id(), opts).await.unwrap();
+    let bob = NatsAgent::connect(&s.url(), &b, ks.id()).await.unwrap();
+    let carol = NatsAgent::connect(&s.url(), &c, ks.id()).await.unwrap();
+    let wire = plain(&s.url()).await;
+    let mut tap = wire.subscribe("h.>").await.unwrap();
+    let mut sub = bob.subscribe("h.>").await.unwrap();
+    sync(&wire).await;
+
+    let mut p = alice.publisher("h.x").await.unwrap();
+    assert_eq!(p.subject(), "h.x");
+    // 8 messages, the handle and `publish` interleaved on the same subject: with 3 messages per sender key the
+    // stream rotates twice, under the handle and under `publish` alike.
+    for i in 0..8u8 {
+        let prio = if i % 2 == 0 { Priority::High } else { Priority::Low };
+        if i % 3 == 1 {
+            alice.publish("h.x", &[i; 20], prio).await.unwrap();
+        } else {
+            p.publish(&[i; 20], prio).await.unwrap();
+        }
+    }
+    alice.flush().await.unwrap();
+    let (mut seqs, mut epochs) = (Vec::new(), Vec::new());
+    for i in 0..8u8 {
+        let m = sub.recv_timeout(T).await.unwrap();
+        assert_eq!((m.payload(), m.subject(), m.sender()), (&[i; 20][..], "h.x", alice.id()), "message {i}");
+        assert_eq!(m.priority(), if i % 2 == 0 { Priority::High } else { Priority::Low });
+        let w = tokio::time::timeout(T, tap.next()).await.unwrap().unwrap();
+        assert!(!w.payload.windows(20).any(|x| x == [i; 20]), "the wire sees the payload");
+        let epoch = envelope::parse_nats(&w.payload).unwrap().epoch;
+        epochs.push(epoch);
+        seqs.push((epoch, m.seq()));
+    }
+    let mut distinct = seqs.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 8, "one (epoch, sequence) per message: {seqs:?}");
+    assert!(epochs.windows(2).all(|e| e[0] <= e[1]), "epochs only move forward: {epochs:?}");
+    assert!(epochs[7] >= epochs[0] + 2, "3 messages per key: the epoch moved at least twice: {epochs:?}");
+    assert_eq!(alice.metrics().published, 8);
+    assert_eq!(bob.metrics().received, 8);
+
+    // A rule added after the handle was made applies to its next message.
+    assert_eq!(alice.checkpoints_sent(), 0);
+    alice.sign_checkpoints("h.>", Checkpoints { every: 1, ..Checkpoints::default() }).unwrap();
+    p.publish(b"signed", Priority::Normal).await.unwrap();
+    alice.close().await.unwrap();
+    assert_eq!(alice.checkpoints_sent(), 1, "the handle's message was chained and signed");
+    assert_eq!(sub.recv_timeout(T).await.unwrap().payload(), b"signed");
+
+    // Refusals.
+    assert!(matches!(alice.publisher("h.*").await, Err(Error::InvalidSubject { .. })));
+    assert!(matches!(alice.publisher("").await, Err(Error::InvalidSubject { .. })));
+    assert!(matches!(alice.publisher("_PQKIT.ks.x").await, Err(Error::Unauthorised { .. })));
+    let e = carol.publisher("h.x").await.unwrap_err();
+    assert_eq!(e, Error::Unauthorised { action: "publish", subject: "h.x".into() });
+    let mut q = alice.publisher("h.y").await.unwrap();
+    let e = q.publish(&vec![0u8; envelope::MAX_PAYLOAD + 1], Priority::Normal).await.unwrap_err();
+    assert_eq!(e, Error::PayloadTooLarge { len: envelope::MAX_PAYLOAD + 1 });
+    assert_eq!(alice.metrics().published, 9, "nothing was sent for a refused message");
+    assert!(format!("{q:?}").contains("h.y"));
+}
