@@ -4,8 +4,10 @@
 //!
 //! Rows (payload sizes 64 B, 1 KiB, 64 KiB where stated):
 //! - `send_10k-<size>`: 10,000 messages published on one subject by one connection and all received by a
-//!   subscriber on another connection; the time from the first publish to the last receive. pqkit: `NatsAgent`
-//!   publish (seal under the sender key) → NATS → `NatsSubscription::recv` (open). Plain: `Client::publish` →
+//!   subscriber on another connection; the time from the first publish to the last receive. pqkit: a
+//!   `NatsPublisher` (`NatsAgent::publisher`, made before the clock starts like the subscription, as the
+//!   in-process rows make their `Publisher`) publishes (seal under the sender key) → NATS →
+//!   `NatsSubscription::recv` (open). Plain: `Client::publish` →
 //!   NATS → `Subscriber::next`. Both keep at most 1 MiB (and at most 1,000 messages) in flight by credit from
 //!   the receiver, so that neither runs into the server's slow-consumer limit. Core NATS is at-most-once: a
 //!   credit that does not come back within 250 ms counts as a lost message and the publisher goes on; the
@@ -239,6 +241,9 @@ pub async fn send_pqkit(p: &Pqkit, subject: &str, size: usize, ckpt: bool) -> R<
     } else {
         p.bob.subscribe(subject).await.map_err(e)?
     };
+    // The publisher handle (as the in-process `send_10k` rows use `Agent::publisher`): subject, sender key and
+    // checkpoint decision resolved here, before the clock starts, like the subscription.
+    let mut publisher = p.alice.publisher(subject).await.map_err(e)?;
     let credit = Arc::new(tokio::sync::Semaphore::new(window(size)));
     let c2 = credit.clone();
     let t0 = Instant::now();
@@ -263,7 +268,7 @@ pub async fn send_pqkit(p: &Pqkit, subject: &str, size: usize, ckpt: bool) -> R<
     for i in 0..N {
         take_credit(&credit, &mut stalls).await?;
         msg[0] = i as u8;
-        p.alice.publish(subject, &msg, Priority::Normal).await.map_err(e)?;
+        publisher.publish(&msg, Priority::Normal).await.map_err(e)?;
     }
     // `close` signs the last batch at once (a plain `flush` when nothing is checkpointed).
     p.alice.close().await.map_err(e)?;
