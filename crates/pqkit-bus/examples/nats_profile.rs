@@ -57,6 +57,23 @@ fn cpu_ns(pid: &str) -> u64 {
         .sum()
 }
 
+/// Per thread of process `pid`: (thread id, name, CPU ns, ns waiting for a CPU, times scheduled), from
+/// `/proc/<pid>/task/*/{comm,schedstat}`.
+fn threads(pid: &str) -> Vec<(String, String, u64, u64, u64)> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    let mut v: Vec<_> = tasks
+        .flatten()
+        .filter_map(|t| {
+            let comm = std::fs::read_to_string(t.path().join("comm")).ok()?;
+            let st = std::fs::read_to_string(t.path().join("schedstat")).ok()?;
+            let f: Vec<u64> = st.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+            Some((t.file_name().to_string_lossy().into_owned(), comm.trim().to_string(), f[0], f[1], f[2]))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
 /// Read and write system calls so far of process `pid` (`self` for this one), from `/proc/<pid>/io`.
 fn syscalls(pid: &str) -> (u64, u64) {
     let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap_or_default();
@@ -86,6 +103,7 @@ fn main() -> Result<(), String> {
         let (mut got, mut times) = (0, Vec::new());
         let before = (cpu_ns("self"), cpu_ns(&server_pid));
         let calls_before = (syscalls("self"), syscalls(&server_pid));
+        let threads_before = threads("self");
         COUNTING.store(std::env::var_os("NATS_PROFILE_ALLOCS").is_some(), Ordering::Relaxed);
         for k in 0..iters {
             let s = match mode.as_str() {
@@ -101,6 +119,20 @@ fn main() -> Result<(), String> {
         }
         let after = (cpu_ns("self"), cpu_ns(&server_pid));
         let calls_after = (syscalls("self"), syscalls(&server_pid));
+        // Per thread of this process: CPU, time runnable but waiting, and wake-ups (times scheduled) per
+        // message: which thread is the critical path, and how often each one sleeps and is woken.
+        for (tid, name, cpu, wait, runs) in threads("self") {
+            let Some((_, _, c0, w0, r0)) = threads_before.iter().find(|t| t.0 == tid) else { continue };
+            let per = |a: u64, b: u64| (a.saturating_sub(b)) as f64 / (got.max(1) as f64);
+            if cpu > *c0 {
+                eprintln!(
+                    "thread {tid} {name}: cpu {:.0} ns, waiting for a cpu {:.0} ns, scheduled {:.3} times per message",
+                    per(cpu, *c0),
+                    per(wait, *w0),
+                    per(runs, *r0)
+                );
+            }
+        }
         if COUNTING.swap(false, Ordering::Relaxed) {
             // Both sides of the loop (publish and receive) and the bench's own per-sample set-up, per message.
             eprintln!("allocations per message: {:.2}", ALLOCS.load(Ordering::Relaxed) as f64 / got.max(1) as f64);

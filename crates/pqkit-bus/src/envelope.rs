@@ -748,6 +748,35 @@ impl NatsAad {
     }
 }
 
+/// Writes the associated data of [`NatsAad::new`] into `buf`, reusing what is there: when `buf` already holds
+/// the associated data of the same topic and reply-to (the common case on a subscription, where messages repeat
+/// both), only the header is rewritten. Self-checking (the topic and reply-to in `buf` are compared, not
+/// assumed), so a stale buffer can never bind a message to another subject. Same refusals as [`NatsAad::new`].
+#[inline]
+pub fn nats_aad_into(buf: &mut Vec<u8>, header: &[u8; NATS_HEADER_LEN], topic: &str, reply: &str) -> Result<()> {
+    let (t, r) = (topic.len(), reply.len());
+    if t == 0 || t > MAX_SUBJECT_LEN || r > MAX_SUBJECT_LEN {
+        return Err(malformed("topic or reply-to length out of range"));
+    }
+    let at = NATS_HEADER_LEN + 1;
+    let same = buf.len() == at + t + 1 + r
+        && buf[NATS_HEADER_LEN] == t as u8
+        && buf[at + t] == r as u8
+        && &buf[at..at + t] == topic.as_bytes()
+        && &buf[at + t + 1..] == reply.as_bytes();
+    if same {
+        buf[..NATS_HEADER_LEN].copy_from_slice(header);
+    } else {
+        buf.clear();
+        buf.extend_from_slice(header);
+        buf.push(t as u8);
+        buf.extend_from_slice(topic.as_bytes());
+        buf.push(r as u8);
+        buf.extend_from_slice(reply.as_bytes());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod nats_v3_tests {
     use super::*;
@@ -773,6 +802,50 @@ mod nats_v3_tests {
         want.truncate(want.len() - 5);
         want.push(0);
         assert_eq!(aad.as_bytes(), &want[..]);
+    }
+
+    proptest! {
+        /// `nats_aad_into` writes exactly `NatsAad::new`, whatever the buffer held before: a previous message's
+        /// associated data with the same, a shorter or longer topic, topic and reply-to bytes shifted between
+        /// the two, or garbage; and refuses what `new` refuses, leaving nothing a later call could trust.
+        #[test]
+        fn aad_into_equals_new_from_any_previous_buffer(
+            prev in proptest::collection::vec(any::<u8>(), 0..80),
+            prev_topic in "[a-c.]{1,6}",
+            prev_reply in "[a-c.]{0,6}",
+            topic in "[a-c.]{0,6}",
+            reply in "[a-c.]{0,6}",
+            header in any::<[u8; NATS_HEADER_LEN]>(),
+            from_garbage in any::<bool>(),
+        ) {
+            let mut buf = if from_garbage {
+                prev
+            } else {
+                NatsAad::new(&[7; NATS_HEADER_LEN], &prev_topic, &prev_reply).unwrap().as_bytes().to_vec()
+            };
+            match NatsAad::new(&header, &topic, &reply) {
+                Ok(want) => {
+                    nats_aad_into(&mut buf, &header, &topic, &reply).unwrap();
+                    prop_assert_eq!(&buf[..], want.as_bytes());
+                }
+                Err(e) => prop_assert_eq!(nats_aad_into(&mut buf, &header, &topic, &reply).unwrap_err(), e),
+            }
+        }
+    }
+
+    /// The cases the random test may miss: the same topic as the buffer's with another reply-to of the same
+    /// total length, and reply-to bytes moved into the topic.
+    #[test]
+    fn aad_into_rebuilds_when_topic_and_reply_shift() {
+        let h = [1u8; NATS_HEADER_LEN];
+        let mut buf = Vec::new();
+        for (t, r) in [("a.b", "c"), ("a", "b.c"), ("a.b", "d"), ("a.b", ""), ("a.b.", ""), ("a.b", "c")] {
+            nats_aad_into(&mut buf, &h, t, r).unwrap();
+            assert_eq!(&buf[..], NatsAad::new(&h, t, r).unwrap().as_bytes(), "{t} / {r}");
+        }
+        let long = "x".repeat(256);
+        assert!(nats_aad_into(&mut buf, &h, &long, "").is_err());
+        assert!(nats_aad_into(&mut buf, &h, "", "").is_err());
     }
 
     /// The associated data is injective in (topic, reply): moving bytes between the two changes it.

@@ -810,6 +810,9 @@ struct Windows {
     /// The route (topic, sender, reply-to) of the last message handed over, shared by the next ones while they
     /// repeat it (no allocation per message).
     route: Option<Arc<Route>>,
+    /// The associated data of the last message opened (`envelope::nats_aad_into`): only its header changes
+    /// while the topic and reply-to repeat.
+    aad: Vec<u8>,
 }
 
 struct Hot {
@@ -820,20 +823,25 @@ struct Hot {
 }
 
 impl Windows {
-    /// Writes the hot window back into the map (before the map is read or another entry becomes hot).
-    fn cool(&mut self) {
-        if let Some(h) = self.hot.take() {
-            let per_scope = match self.map.get_mut(h.scope.as_str()) {
+    /// Writes the hot window back into the map (before the map is read or another entry becomes hot). On the
+    /// two fields it touches, so that a caller may hold another field (the associated data) borrowed.
+    fn cool_fields(hot: &mut Option<Hot>, map: &mut HashMap<String, HashMap<(u32, u32), Window>>) {
+        if let Some(h) = hot.take() {
+            let per_scope = match map.get_mut(h.scope.as_str()) {
                 Some(w) => w,
-                None => self.map.entry(h.scope.clone()).or_default(),
+                None => map.entry(h.scope.clone()).or_default(),
             };
             per_scope.insert(h.wid, h.window);
         }
     }
 
     /// The shared route for a message on `topic` from `sender` with `reply`: the last one when it is the same.
-    fn route(&mut self, topic: &str, sender: AgentId, reply: Option<&str>) -> Arc<Route> {
-        let topic = self.topic(topic);
+    /// `same_topic`: the caller found `topic` equal to the last topic already (not compared again).
+    fn route(&mut self, topic: &str, same_topic: bool, sender: AgentId, reply: Option<&str>) -> Arc<Route> {
+        let topic = match &self.last_topic {
+            Some(t) if same_topic => t.clone(),
+            _ => self.topic(topic),
+        };
         match &self.route {
             Some(r) if r.is(&topic, sender, reply) => r.clone(),
             _ => {
@@ -1763,18 +1771,21 @@ impl AgentInner {
     ) -> Result<Option<Message>> {
         let m = envelope::parse_nats(bytes)?;
         // The topic is the NATS subject, which the server (untrusted) chose: it must be a valid subject. The
-        // topic of the last message this subscription opened was validated then: not again.
-        if windows.last_topic.as_deref() != Some(subject) {
+        // topic of the last message this subscription handed over was validated then: not again.
+        let same_topic = windows.last_topic.as_deref() == Some(subject);
+        if !same_topic {
             validate_subject(subject).map_err(|_| Error::Malformed { reason: "topic is not a valid subject" })?;
         }
         if !reply.is_empty() {
             validate_subject(reply).map_err(|_| Error::Malformed { reason: "reply-to is not a valid subject" })?;
         }
-        let topic = subject;
         let header: &[u8; envelope::NATS_HEADER_LEN] =
             bytes[..envelope::NATS_HEADER_LEN].try_into().map_err(|_| Error::Malformed { reason: "header" })?;
-        let aad = NatsAad::new(header, topic, reply)?;
-        let aad = aad.as_bytes();
+        // The associated data reuses the last message's buffer: only the header is rewritten while the topic and
+        // reply-to repeat. (Only fields of `windows` are borrowed until the tag is checked: no method calls.)
+        envelope::nats_aad_into(&mut windows.aad, header, subject, reply)?;
+        let aad = &windows.aad[..];
+        let topic = subject;
         let scope = scope_of(topic);
         let wid = (m.epoch, m.stream());
         let nonce = envelope::nonce(Kind::Publish, m.priority, m.seq);
@@ -1792,45 +1803,46 @@ impl AgentInner {
             large.extend_from_slice(ct);
             &mut large
         };
-        let hot = windows.hot.as_ref().is_some_and(|h| h.wid == wid && h.scope == scope);
-        let sender = if hot {
-            let h = windows.hot.as_mut().ok_or(Error::UnknownKey)?;
-            h.window.check(m.seq)?;
-            h.key.aead.open_in_place_detached(&nonce, aad, out, tag).map_err(|_| Error::AuthFailed)?;
-            h.window.commit(m.seq);
-            h.key.sender
-        } else {
-            windows.cool();
-            let mut window = match windows.map.get(scope).and_then(|w| w.get(&wid)) {
-                Some(w) => {
-                    w.check(m.seq)?;
-                    *w
-                }
-                None if windows.len >= MAX_WINDOWS => return Err(Error::Replayed { seq: m.seq }),
-                None => Window::default(),
-            };
-            let key = match fetched {
-                Some(k) => k,
-                None => match lock(&self.recv_keys).get(scope).and_then(|k| k.get(&wid)) {
-                    Some(k) => k.clone(),
-                    None => return Ok(None),
-                },
-            };
-            key.aead.open_in_place_detached(&nonce, aad, out, tag).map_err(|_| Error::AuthFailed)?;
-            let per_scope = match windows.map.get_mut(scope) {
-                Some(w) => w,
-                None => windows.map.entry(scope.to_string()).or_default(),
-            };
-            if per_scope.remove(&wid).is_none() {
-                windows.len += 1;
+        let sender = match windows.hot.as_mut() {
+            Some(h) if h.wid == wid && h.scope == scope => {
+                h.window.check(m.seq)?;
+                h.key.aead.open_in_place_detached(&nonce, aad, out, tag).map_err(|_| Error::AuthFailed)?;
+                h.window.commit(m.seq);
+                h.key.sender
             }
-            window.commit(m.seq);
-            let sender = key.sender;
-            windows.hot = Some(Hot { scope: scope.to_string(), wid, window, key });
-            sender
+            _ => {
+                Windows::cool_fields(&mut windows.hot, &mut windows.map);
+                let mut window = match windows.map.get(scope).and_then(|w| w.get(&wid)) {
+                    Some(w) => {
+                        w.check(m.seq)?;
+                        *w
+                    }
+                    None if windows.len >= MAX_WINDOWS => return Err(Error::Replayed { seq: m.seq }),
+                    None => Window::default(),
+                };
+                let key = match fetched {
+                    Some(k) => k,
+                    None => match lock(&self.recv_keys).get(scope).and_then(|k| k.get(&wid)) {
+                        Some(k) => k.clone(),
+                        None => return Ok(None),
+                    },
+                };
+                key.aead.open_in_place_detached(&nonce, aad, out, tag).map_err(|_| Error::AuthFailed)?;
+                let per_scope = match windows.map.get_mut(scope) {
+                    Some(w) => w,
+                    None => windows.map.entry(scope.to_string()).or_default(),
+                };
+                if per_scope.remove(&wid).is_none() {
+                    windows.len += 1;
+                }
+                window.commit(m.seq);
+                let sender = key.sender;
+                windows.hot = Some(Hot { scope: scope.to_string(), wid, window, key });
+                sender
+            }
         };
         let reply = (!reply.is_empty()).then_some(reply);
-        let route = windows.route(topic, sender, reply);
+        let route = windows.route(topic, same_topic, sender, reply);
         // A long payload was decrypted into `large`: it becomes the message's body as it is.
         let body = if in_small { Cow::Borrowed(&small[..ct.len()]) } else { Cow::Owned(large) };
         Ok(Some(Message::opened_route(route, m.priority, m.seq, body)))
