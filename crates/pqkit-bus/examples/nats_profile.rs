@@ -101,20 +101,30 @@ fn main() -> Result<(), String> {
         let pubc = async_nats::connect(&url).await.map_err(|e| e.to_string())?;
         let subc = async_nats::connect(&url).await.map_err(|e| e.to_string())?;
         let (mut got, mut times) = (0, Vec::new());
+        let mut per_mode: std::collections::BTreeMap<&str, Vec<f64>> = Default::default();
         let before = (cpu_ns("self"), cpu_ns(&server_pid));
         let calls_before = (syscalls("self"), syscalls(&server_pid));
         let threads_before = threads("self");
         COUNTING.store(std::env::var_os("NATS_PROFILE_ALLOCS").is_some(), Ordering::Relaxed);
+        // Several modes joined by `+` (e.g. `sealed+ckpt+plain`) run interleaved as pqkit-bench runs them: each
+        // round runs every mode once, rotating which goes first. The totals are over all of them.
+        let modes: Vec<&str> = mode.split('+').collect();
         for k in 0..iters {
-            let s = match mode.as_str() {
-                "plain" => bus_nats::send_plain(&pubc, &subc, &format!("bench.plain.{k}"), size).await?,
-                "ckpt" => bus_nats::send_pqkit(&p, &format!("bench.ckpt.{k}"), size, true).await?,
-                _ => bus_nats::send_pqkit(&p, &format!("bench.sealed.{k}"), size, false).await?,
-            };
-            got += s.received;
-            times.push((s.elapsed.as_secs_f64() * 1e3, s.publish.as_secs_f64() * 1e3));
-            if std::env::var_os("NATS_PROFILE_VERBOSE").is_some() {
-                eprintln!("sample {k}: {:.1} ms, stalls {}", s.elapsed.as_secs_f64() * 1e3, s.stalls);
+            for j in 0..modes.len() {
+                let m = modes[(k + j) % modes.len()];
+                let s = match m {
+                    "plain" => bus_nats::send_plain(&pubc, &subc, &format!("bench.plain.{size}"), size).await?,
+                    "ckpt" => bus_nats::send_pqkit(&p, &format!("bench.ckpt.{size}"), size, true).await?,
+                    _ => bus_nats::send_pqkit(&p, &format!("bench.sealed.{size}"), size, false).await?,
+                };
+                got += s.received;
+                if modes.len() > 1 {
+                    per_mode.entry(m).or_insert_with(Vec::new).push(s.elapsed.as_secs_f64() * 1e3);
+                }
+                times.push((s.elapsed.as_secs_f64() * 1e3, s.publish.as_secs_f64() * 1e3));
+                if std::env::var_os("NATS_PROFILE_VERBOSE").is_some() {
+                    eprintln!("sample {k} {m}: {:.1} ms, stalls {}", s.elapsed.as_secs_f64() * 1e3, s.stalls);
+                }
             }
         }
         let after = (cpu_ns("self"), cpu_ns(&server_pid));
@@ -155,6 +165,10 @@ fn main() -> Result<(), String> {
             msgs(calls_after.1.0, calls_before.1.0),
             msgs(calls_after.1.1, calls_before.1.1)
         );
+        for (m, mut v) in per_mode {
+            v.sort_by(|a, b| a.total_cmp(b));
+            eprintln!("{m}: median sample {:.2} ms over {} samples", v[v.len() / 2], v.len());
+        }
         Ok::<_, String>((got, times))
     })?;
     let (got, mut times) = got;
