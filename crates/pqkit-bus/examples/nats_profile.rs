@@ -119,7 +119,7 @@ fn main() -> Result<(), String> {
                 };
                 got += s.received;
                 if modes.len() > 1 {
-                    per_mode.entry(m).or_insert_with(Vec::new).push(s.elapsed.as_secs_f64() * 1e3);
+                    per_mode.entry(m).or_default().push(s.elapsed.as_secs_f64() * 1e3);
                 }
                 times.push((s.elapsed.as_secs_f64() * 1e3, s.publish.as_secs_f64() * 1e3));
                 if std::env::var_os("NATS_PROFILE_VERBOSE").is_some() {

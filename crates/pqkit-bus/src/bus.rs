@@ -663,7 +663,7 @@ impl Inner {
 
 /// A message body: sealed (ciphertext || tag) or plain, inline when short.
 #[derive(Clone)]
-enum Body {
+pub(crate) enum Body {
     Inline { len: u8, buf: [u8; INLINE] },
     Heap(Vec<u8>),
 }
@@ -683,8 +683,9 @@ impl Body {
         }
     }
 
+    /// `b` (with room for `extra` more bytes), inline when it fits.
     #[inline]
-    fn from_slice(b: &[u8], extra: usize) -> Body {
+    pub(crate) fn from_slice(b: &[u8], extra: usize) -> Body {
         if b.len() + extra <= INLINE {
             let mut buf = [0u8; INLINE];
             buf[..b.len()].copy_from_slice(b);
@@ -699,6 +700,15 @@ impl Body {
     fn as_slice(&self) -> &[u8] {
         match self {
             Body::Inline { len, buf } => &buf[..*len as usize],
+            Body::Heap(v) => v,
+        }
+    }
+    /// The bytes, writable (the NATS receive path decrypts the payload in place here).
+    #[cfg(feature = "nats")]
+    #[inline]
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {
+        match self {
+            Body::Inline { len, buf } => &mut buf[..*len as usize],
             Body::Heap(v) => v,
         }
     }
@@ -2338,21 +2348,12 @@ impl PartialEq for Message {
 impl Eq for Message {}
 
 impl Message {
-    /// A message opened by a transport (the NATS one): already authenticated and decrypted, with a route the
-    /// transport keeps (one per sender and topic while they repeat, so a stream of messages allocates no route
-    /// each) and a payload copied inline when short; an owned payload too long for the inline body becomes the
-    /// body without a copy.
+    /// A message opened by a transport (the NATS one): already authenticated and decrypted (in place in
+    /// `body`, inline when short), with a route the transport keeps (one per sender and topic while they
+    /// repeat, so a stream of messages allocates no route each).
     #[cfg(feature = "nats")]
-    pub(crate) fn opened_route(
-        route: Arc<Route>,
-        priority: Priority,
-        seq: u64,
-        payload: std::borrow::Cow<'_, [u8]>,
-    ) -> Message {
-        let body = match payload {
-            std::borrow::Cow::Owned(v) if v.len() > INLINE => Body::Heap(v),
-            p => Body::from_slice(&p, 0),
-        };
+    #[inline]
+    pub(crate) fn opened_body(route: Arc<Route>, priority: Priority, seq: u64, body: Body) -> Message {
         Message { route, priority, seq, body }
     }
 

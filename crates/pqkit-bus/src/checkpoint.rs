@@ -559,7 +559,7 @@ mod tests {
         env.extend_from_slice(body);
         env.extend_from_slice(&[0u8; 16]);
         let route = crate::bus::Route::shared(Arc::from(topic), sender, reply);
-        (Message::opened_route(route, Priority::Normal, seq, body.into()), env)
+        (Message::opened_body(route, Priority::Normal, seq, crate::bus::Body::from_slice(body, 0)), env)
     }
 
     /// The NATS envelope does not carry the reply-to, so the chain binds it: a message held with another reply-to

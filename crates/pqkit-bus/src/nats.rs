@@ -30,7 +30,7 @@
 //! # Ok(()) }
 //! ```
 
-use crate::bus::Route;
+use crate::bus::{Body, Route};
 use crate::checkpoint::{Chain, Checkpoints, SenderAuth, Tally, Verifier};
 use crate::envelope::{self, Kind, MAX_PAYLOAD, NatsAad, NatsHeader, TAG_LEN};
 use crate::handshake;
@@ -45,7 +45,6 @@ use futures_util::StreamExt;
 use pqkit::aead::{Aead, Aes256Gcm};
 use pqkit::hash::sha2::Sha256;
 use pqkit::kdf::Hkdf;
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -1790,19 +1789,10 @@ impl AgentInner {
         let wid = (m.epoch, m.stream());
         let nonce = envelope::nonce(Kind::Publish, m.priority, m.seq);
         let (ct, tag) = bytes[m.payload.start..].split_at(m.payload.len());
-        // Decrypt into a stack buffer when the payload fits the message's inline body (no allocation), else
-        // into one `Vec`; nothing is handed over unless the tag verifies.
-        let mut small = [0u8; 128];
-        let mut large = Vec::new();
-        let in_small = ct.len() <= small.len();
-        let out: &mut [u8] = if in_small {
-            let o = &mut small[..ct.len()];
-            o.copy_from_slice(ct);
-            o
-        } else {
-            large.extend_from_slice(ct);
-            &mut large
-        };
+        // Decrypt in place in the message's own body (inline when short, else one `Vec`): the ciphertext is
+        // copied once, and nothing is handed over unless the tag verifies.
+        let mut body = Body::from_slice(ct, 0);
+        let out = body.as_mut_slice();
         let sender = match windows.hot.as_mut() {
             Some(h) if h.wid == wid && h.scope == scope => {
                 h.window.check(m.seq)?;
@@ -1843,9 +1833,7 @@ impl AgentInner {
         };
         let reply = (!reply.is_empty()).then_some(reply);
         let route = windows.route(topic, same_topic, sender, reply);
-        // A long payload was decrypted into `large`: it becomes the message's body as it is.
-        let body = if in_small { Cow::Borrowed(&small[..ct.len()]) } else { Cow::Owned(large) };
-        Ok(Some(Message::opened_route(route, m.priority, m.seq, body)))
+        Ok(Some(Message::opened_body(route, m.priority, m.seq, body)))
     }
 }
 
