@@ -33,6 +33,7 @@ mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 
+use crate::ct::wipe;
 use crate::dispatch::Checked;
 use crate::error::Expected;
 use crate::{Error, Result};
@@ -90,6 +91,45 @@ fn compress_b(backend: Checked<Backend>, h: &mut [u64; 8], block: &[u8], t: u128
     }
 }
 
+/// BLAKE2b compression of every whole block of `blocks` (none final) on `backend`, the counter advanced by
+/// 128 before each: the portable code keeps the chaining value in registers across the run; the vector
+/// backends compress block by block as before.
+#[inline]
+fn compress_b_blocks(backend: Checked<Backend>, h: &mut [u64; 8], blocks: &[u8], t: &mut u128) {
+    match backend.get() {
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 | Backend::Avx512 => {
+            for block in blocks.chunks_exact(128) {
+                *t += 128;
+                avx2::compress_b(backend, h, block, *t, false);
+            }
+        }
+        _ => soft::compress_b_blocks(h, blocks, t),
+    }
+}
+
+/// BLAKE2s compression of every whole block of `blocks` (none final) on `backend`, as [`compress_b_blocks`].
+#[inline]
+fn compress_s_blocks(backend: Checked<Backend>, h: &mut [u32; 8], blocks: &[u8], t: &mut u128) {
+    match backend.get() {
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 => {
+            for block in blocks.chunks_exact(64) {
+                *t += 64;
+                avx2::compress_s(backend, h, block, *t, false);
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        Backend::Avx512 => {
+            for block in blocks.chunks_exact(64) {
+                *t += 64;
+                avx512::compress_s(backend, h, block, *t, false);
+            }
+        }
+        _ => soft::compress_s_blocks(h, blocks, t),
+    }
+}
+
 /// BLAKE2s compression of one block on `backend`.
 #[inline]
 fn compress_s(backend: Checked<Backend>, h: &mut [u32; 8], block: &[u8], t: u128, last: bool) {
@@ -104,7 +144,7 @@ fn compress_s(backend: Checked<Backend>, h: &mut [u32; 8], block: &[u8], t: u128
 
 macro_rules! blake2 {
     ($(#[$doc:meta])* $name:ident, $label:expr, $w:ty, $iv:ident, $blk:expr, $outmax:expr, $keymax:expr,
-     $saltlen:expr, $compress:ident) => {
+     $saltlen:expr, $compress:ident, $compress_blocks:ident) => {
         $(#[$doc])*
         #[derive(Clone)]
         pub struct $name {
@@ -240,10 +280,11 @@ macro_rules! blake2 {
                     $compress(self.backend, &mut self.h, &self.buf, self.t, false);
                     self.buf_len = 0;
                 }
-                while data.len() > $blk {
-                    self.t += $blk;
-                    $compress(self.backend, &mut self.h, &data[..$blk], self.t, false);
-                    data = &data[$blk..];
+                // Every whole block but the last one of `data` (that one may be the final block).
+                let run = (data.len() - 1) / $blk * $blk;
+                if run > 0 {
+                    $compress_blocks(self.backend, &mut self.h, &data[..run], &mut self.t);
+                    data = &data[run..];
                 }
                 self.buf[..data.len()].copy_from_slice(data);
                 self.buf_len = data.len();
@@ -287,11 +328,13 @@ macro_rules! blake2 {
 
         impl Zeroize for $name {
             fn zeroize(&mut self) {
-                self.h.zeroize();
-                self.h0.zeroize();
-                self.buf.zeroize();
+                // Plain stores kept by a fence (crate::ct::wipe, as SHA-2 does), not zeroize's volatile store
+                // per byte: 128 single-byte stores for the buffer alone were a tenth of a 64-byte digest.
+                wipe(&mut self.h);
+                wipe(&mut self.h0);
+                wipe(&mut self.buf);
                 if let Some(k) = self.key_block.as_mut() {
-                    k.zeroize();
+                    wipe(k);
                 }
                 self.buf_len = 0;
                 self.t = 0;
@@ -325,11 +368,11 @@ macro_rules! blake2 {
 
 blake2!(
     /// BLAKE2b: 64-bit words, 128-byte blocks, 12 rounds.
-    Blake2b, "BLAKE2b", u64, IV_B, 128, 64, 64, 16, compress_b
+    Blake2b, "BLAKE2b", u64, IV_B, 128, 64, 64, 16, compress_b, compress_b_blocks
 );
 blake2!(
     /// BLAKE2s: 32-bit words, 64-byte blocks, 10 rounds.
-    Blake2s, "BLAKE2s", u32, IV_S, 64, 32, 32, 8, compress_s
+    Blake2s, "BLAKE2s", u32, IV_S, 64, 32, 32, 8, compress_s, compress_s_blocks
 );
 
 macro_rules! fixed {

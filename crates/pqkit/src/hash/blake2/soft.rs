@@ -10,9 +10,28 @@
 use super::{IV_B, IV_S, SIGMA};
 
 macro_rules! compress_fn {
-    ($name:ident, $w:ty, $iv:ident, $r1:expr, $r2:expr, $r3:expr, $r4:expr, [$($r:literal)+]) => {
+    ($name:ident, $many:ident, $one:ident, $w:ty, $iv:ident, $r1:expr, $r2:expr, $r3:expr, $r4:expr, [$($r:literal)+]) => {
         /// One compression of `block` (16 little-endian words) with counter `t` and final flag `last`.
         pub(super) fn $name(h: &mut [$w; 8], block: &[u8], t: u128, last: bool) {
+            $one(h, block, t, last)
+        }
+
+        /// Compresses every whole block of `blocks` (none final), adding the block length to `*t` before each:
+        /// one call for a run of blocks, so the chaining value stays in registers between them.
+        pub(super) fn $many(h: &mut [$w; 8], blocks: &[u8], t: &mut u128) {
+            const B: usize = 16 * core::mem::size_of::<$w>();
+            let mut hv = *h;
+            let mut tv = *t;
+            for block in blocks.chunks_exact(B) {
+                tv += B as u128;
+                $one(&mut hv, block, tv, false);
+            }
+            *h = hv;
+            *t = tv;
+        }
+
+        #[inline(always)]
+        fn $one(h: &mut [$w; 8], block: &[u8], t: u128, last: bool) {
             const W: usize = core::mem::size_of::<$w>();
             let block: &[u8; 16 * W] = block.try_into().expect("one BLAKE2 block");
             let m: [$w; 16] =
@@ -60,5 +79,5 @@ macro_rules! compress_fn {
     };
 }
 
-compress_fn!(compress_b, u64, IV_B, 32, 24, 16, 63, [0 1 2 3 4 5 6 7 8 9 10 11]);
-compress_fn!(compress_s, u32, IV_S, 16, 12, 8, 7, [0 1 2 3 4 5 6 7 8 9]);
+compress_fn!(compress_b, compress_b_blocks, one_b, u64, IV_B, 32, 24, 16, 63, [0 1 2 3 4 5 6 7 8 9 10 11]);
+compress_fn!(compress_s, compress_s_blocks, one_s, u32, IV_S, 16, 12, 8, 7, [0 1 2 3 4 5 6 7 8 9]);
