@@ -261,6 +261,33 @@ macro_rules! blake2 {
                 self.out_len
             }
 
+            /// Unkeyed, unsalted one-shot hash of `data` with an `out_len`-byte output (1..=MAX_OUTPUT_LEN,
+            /// checked by the caller): no hasher value and no buffering, the whole blocks compressed straight
+            /// from `data` and only the last one copied (into a wiped local block). Returns every state byte.
+            #[inline]
+            fn oneshot(backend: Checked<Backend>, data: &[u8], out_len: usize) -> [u8; $outmax] {
+                debug_assert!((1..=$outmax).contains(&out_len));
+                let mut h = $iv;
+                h[0] ^= 0x0101_0000 ^ (out_len as $w);
+                let mut t = 0u128;
+                // Every whole block but the last one (the final block, full or partial; empty data: one zero block).
+                let run = data.len().saturating_sub(1) / $blk * $blk;
+                if run > 0 {
+                    $compress_blocks(backend, &mut h, &data[..run], &mut t);
+                }
+                let rest = &data[run..];
+                let mut last = [0u8; $blk];
+                last[..rest.len()].copy_from_slice(rest);
+                $compress(backend, &mut h, &last, t + rest.len() as u128, true);
+                wipe(&mut last);
+                let mut full = [0u8; $outmax];
+                for (c, w) in full.chunks_exact_mut(core::mem::size_of::<$w>()).zip(h.iter()) {
+                    c.copy_from_slice(&w.to_le_bytes());
+                }
+                wipe(&mut h);
+                full
+            }
+
             /// Absorbs `data`. Returns `self` so calls can be chained.
             pub fn update(&mut self, mut data: &[u8]) -> &mut Self {
                 // The last block must be compressed with the final flag, so a full buffer waits until
@@ -415,11 +442,20 @@ macro_rules! fixed {
                 self.0.reset();
             }
 
-            /// One-shot digest of `data`.
+            /// One-shot digest of `data` (no hasher value, no buffering of whole blocks).
+            #[inline]
             pub fn digest(data: &[u8]) -> [u8; $out] {
-                let mut h = Self::new();
-                h.update(data);
-                h.finalize()
+                Self::digest_with_backend(Backend::detect(), data)
+            }
+
+            /// [`digest`](Self::digest) on a forced backend, for tests.
+            #[doc(hidden)]
+            #[inline]
+            pub fn digest_with_backend(backend: Checked<Backend>, data: &[u8]) -> [u8; $out] {
+                let full = $inner::oneshot(backend, data, $out);
+                let mut out = [0u8; $out];
+                out.copy_from_slice(&full[..$out]);
+                out
             }
         }
 
@@ -458,6 +494,10 @@ macro_rules! fixed {
             }
             fn reset(&mut self) {
                 self.0.reset()
+            }
+            #[inline]
+            fn digest(data: &[u8]) -> [u8; $out] {
+                $name::digest(data)
             }
         }
 
