@@ -11,8 +11,15 @@
 //! can make pqkit use an instruction the CPU lacks. An unknown value, or a tier the CPU does not reach, is
 //! reported on standard error once and otherwise ignored (see [`Cap::from_env`] for a checked reading).
 //!
+//! ## The microarchitecture
+//! [`uarch()`] names the core design for the few CPUs where measurements showed that the backend with the
+//! most features is not the fastest (AMD Zen 5: simple vector integer operations take two cycles of latency
+//! where Zen 4 takes one, so latency-bound vector code loses to scalar code there). It comes from `cpuid`
+//! (vendor, family, model), never from `/proc`, and is not affected by the cap: `PQKIT_CPU=avx2` on a Zen 5
+//! still runs on Zen 5's execution units.
+//!
 //! This module only *reports*. Choosing a backend is the job of the one dispatch mechanism,
-//! [`crate::dispatch`], which reads [`features()`].
+//! [`crate::dispatch`], which reads [`features()`] and [`uarch()`].
 #![allow(unsafe_code)]
 
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -253,6 +260,94 @@ impl core::fmt::Display for Cap {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())
     }
+}
+
+/// A CPU core design that the dispatch mechanism can tell apart (see the module docs). Only designs some family
+/// has measurements for are named; every other CPU is [`Uarch::Other`] and gets the feature-based choice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Uarch {
+    /// Any CPU not named below (every Intel, every non-x86 CPU, AMD before Zen 3, unknown models).
+    Other,
+    /// AMD Zen 3 (family 19h, models 00h-0Fh and 20h-5Fh).
+    Zen3,
+    /// AMD Zen 4 (family 19h, models 10h-1Fh, 60h-7Fh and A0h-AFh).
+    Zen4,
+    /// AMD Zen 5 (family 1Ah, models 00h-2Fh, 40h-4Fh and 60h-7Fh; other family-1Ah models are left as
+    /// [`Uarch::Other`] until measured).
+    Zen5,
+}
+
+impl Uarch {
+    /// The design of a CPU with this `cpuid` vendor string and display family and model (family = base family +
+    /// extended family when the base is 0Fh; model = extended model * 16 + base model when the base family is
+    /// 06h or 0Fh).
+    pub const fn from_cpuid(vendor: &[u8; 12], family: u32, model: u32) -> Uarch {
+        if !matches!(vendor, b"AuthenticAMD") {
+            return Uarch::Other;
+        }
+        match (family, model) {
+            (0x19, 0x00..=0x0f | 0x20..=0x5f) => Uarch::Zen3,
+            (0x19, 0x10..=0x1f | 0x60..=0x7f | 0xa0..=0xaf) => Uarch::Zen4,
+            (0x1a, 0x00..=0x2f | 0x40..=0x4f | 0x60..=0x7f) => Uarch::Zen5,
+            _ => Uarch::Other,
+        }
+    }
+
+    const fn code(self) -> u64 {
+        match self {
+            Uarch::Other => 1,
+            Uarch::Zen3 => 2,
+            Uarch::Zen4 => 3,
+            Uarch::Zen5 => 4,
+        }
+    }
+
+    const fn from_code(c: u64) -> Option<Uarch> {
+        match c {
+            1 => Some(Uarch::Other),
+            2 => Some(Uarch::Zen3),
+            3 => Some(Uarch::Zen4),
+            4 => Some(Uarch::Zen5),
+            _ => None,
+        }
+    }
+}
+
+/// The detected microarchitecture, 0 until first read ([`Uarch::code`]).
+static UARCH: AtomicU64 = AtomicU64::new(0);
+
+/// This CPU's core design, from `cpuid` (detected once, then cached). Not narrowed by the cap.
+#[inline]
+pub fn uarch() -> Uarch {
+    if let Some(u) = Uarch::from_code(UARCH.load(Ordering::Relaxed)) {
+        return u;
+    }
+    let u = detect_uarch();
+    UARCH.store(u.code(), Ordering::Relaxed);
+    u
+}
+
+#[cfg(target_arch = "x86_64")]
+fn detect_uarch() -> Uarch {
+    use core::arch::x86_64::__cpuid_count;
+    // SAFETY: `cpuid` exists on every x86_64 CPU and only reads identification registers.
+    #[allow(unused_unsafe)]
+    let (l0, l1) = unsafe { (__cpuid_count(0, 0), __cpuid_count(1, 0)) };
+    let mut vendor = [0u8; 12];
+    vendor[..4].copy_from_slice(&l0.ebx.to_le_bytes());
+    vendor[4..8].copy_from_slice(&l0.edx.to_le_bytes());
+    vendor[8..].copy_from_slice(&l0.ecx.to_le_bytes());
+    let base_family = l1.eax >> 8 & 0xf;
+    let family = if base_family == 0xf { base_family + (l1.eax >> 20 & 0xff) } else { base_family };
+    let base_model = l1.eax >> 4 & 0xf;
+    let model =
+        if base_family == 0xf || base_family == 0x6 { (l1.eax >> 16 & 0xf) << 4 | base_model } else { base_model };
+    Uarch::from_cpuid(&vendor, family, model)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn detect_uarch() -> Uarch {
+    Uarch::Other
 }
 
 /// Bit 63 marks a cache as filled (no real feature uses it).
@@ -529,6 +624,45 @@ mod tests {
         assert_eq!(Cap::Avx2.apply(all).has(Features::AVX2), all.has(Features::AVX2));
         assert_eq!(Cap::Native.apply(all), all);
         assert!(Cap::parse("avx").is_err() && Cap::parse("").is_err() && Cap::parse("native2").is_err());
+    }
+
+    #[test]
+    fn uarch_from_cpuid() {
+        let amd = b"AuthenticAMD";
+        assert_eq!(Uarch::from_cpuid(amd, 26, 2), Uarch::Zen5);
+        assert_eq!(Uarch::from_cpuid(amd, 0x1a, 0x44), Uarch::Zen5);
+        assert_eq!(Uarch::from_cpuid(amd, 0x1a, 0x50), Uarch::Other);
+        assert_eq!(Uarch::from_cpuid(amd, 25, 17), Uarch::Zen4);
+        assert_eq!(Uarch::from_cpuid(amd, 25, 0x61), Uarch::Zen4);
+        assert_eq!(Uarch::from_cpuid(amd, 25, 1), Uarch::Zen3);
+        assert_eq!(Uarch::from_cpuid(amd, 25, 0x21), Uarch::Zen3);
+        assert_eq!(Uarch::from_cpuid(amd, 23, 49), Uarch::Other);
+        assert_eq!(Uarch::from_cpuid(b"GenuineIntel", 26, 2), Uarch::Other);
+        assert_eq!(Uarch::from_cpuid(b"GenuineIntel", 6, 0x8f), Uarch::Other);
+        for u in [Uarch::Other, Uarch::Zen3, Uarch::Zen4, Uarch::Zen5] {
+            assert_eq!(Uarch::from_code(u.code()), Some(u));
+        }
+        assert_eq!(uarch(), uarch());
+    }
+
+    /// The cpuid reading agrees with the kernel's (an independent decoder of the same registers).
+    #[cfg(all(target_arch = "x86_64", target_os = "linux", feature = "std"))]
+    #[test]
+    fn uarch_agrees_with_proc_cpuinfo() {
+        let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else { return };
+        let field = |name: &str| {
+            info.lines()
+                .find(|l| l.split(':').next().map(str::trim) == Some(name))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim())
+        };
+        let (Some(vendor), Some(family), Some(model)) = (field("vendor_id"), field("cpu family"), field("model"))
+        else {
+            return;
+        };
+        let vendor: [u8; 12] = vendor.as_bytes().try_into().unwrap_or([0; 12]);
+        let want = Uarch::from_cpuid(&vendor, family.parse().unwrap(), model.parse().unwrap());
+        assert_eq!(uarch(), want);
     }
 
     #[test]

@@ -9,7 +9,17 @@
 //!   entry point takes a `Checked`, never a bare backend name, so no safe call can run an instruction the CPU
 //!   does not have.
 //! - `Backend::detect()` is [`Checked::best`]: the last backend in declaration order (so declare them slowest
-//!   first) that this CPU runs, skipping those marked `manual` (kept and tested, but not chosen on their own).
+//!   first) that this CPU runs, skipping those marked `manual` (kept and tested, but not chosen on their own)
+//!   and those marked `avoid_on [..]` a microarchitecture this CPU is (below).
+//! - **Per-microarchitecture preference.** Declaration order is one ranking for every CPU. Where measurements
+//!   show that a backend loses to an earlier one on a particular core design, the backend says so next to its
+//!   features: `Avx512: [AVX512F, AVX512VL] avoid_on [Zen5]`. On a CPU whose [`crate::cpu::uarch()`] (from
+//!   `cpuid` vendor, family and model, never `/proc`) is listed, [`Checked::best`] passes over that backend and
+//!   takes the next one down the declaration order, exactly as if the CPU lacked its features; every other CPU
+//!   chooses as before. It only steers the automatic choice: [`Checked::new`], `Backend::X.checked()`, every
+//!   `with_backend` and [`Checked::all`] still accept any backend the CPU runs, and the `PQKIT_CPU` cap still
+//!   removes features first (a cap never changes the microarchitecture: `PQKIT_CPU=avx2` on a Zen 5 is still a
+//!   Zen 5). [`choose`] is the same choice as a pure function of features and microarchitecture, for tests.
 //! - `Backend::available()` is [`Checked::all`]: every backend this CPU runs, portable first, for the
 //!   cross-backend tests.
 //! - A backend file's safe entry point asserts [`Checked::covers`] for its own backend before its `unsafe`
@@ -22,7 +32,7 @@
 //! The rule, everywhere: a backend asked for by name that cannot run is an `Err`, never a silent fallback and
 //! never undefined behaviour; a backend chosen automatically is always one that can.
 
-use crate::cpu::{self, Features};
+use crate::cpu::{self, Features, Uarch};
 use crate::{Error, Result};
 use core::fmt;
 
@@ -36,6 +46,8 @@ pub trait BackendSet: Copy + Eq + fmt::Debug + 'static {
     fn required(self) -> Features;
     /// Whether [`Checked::best`] may choose it (false for backends marked `manual`).
     fn auto(self) -> bool;
+    /// Whether [`Checked::best`] passes over it on CPUs of this microarchitecture (marked `avoid_on [..]`).
+    fn avoided_on(self, uarch: Uarch) -> bool;
     /// The variant's name.
     fn name(self) -> &'static str;
 }
@@ -76,18 +88,12 @@ impl<B: BackendSet> Checked<B> {
         Checked(b)
     }
 
-    /// The fastest backend this CPU runs: the last one declared that it runs, skipping `manual` ones.
+    /// The fastest backend this CPU runs: the last one declared that it runs, skipping `manual` ones and those
+    /// avoided on this CPU's microarchitecture ([`choose`]).
     #[inline]
     pub fn best() -> Self {
-        // From the fastest end, so the common case (the top backend runs) is one test: per-message
-        // constructors (Poly1305 inside every AEAD call) pay for this.
-        let f = cpu::features();
-        for &b in B::ALL.iter().rev() {
-            if b.auto() && f.has(b.required()) {
-                return Checked(b);
-            }
-        }
-        Self::portable()
+        // `choose` under the features in force, which the CPU has: so the choice may run.
+        Checked(choose::<B>(cpu::features(), cpu::uarch()))
     }
 
     /// Every backend this CPU runs, portable first.
@@ -116,6 +122,22 @@ impl<B: BackendSet> Checked<B> {
     }
 }
 
+/// The backend [`Checked::best`] chooses on a CPU with features `f` and microarchitecture `uarch`: the last one
+/// declared that needs nothing outside `f`, is not `manual` and is not avoided on `uarch`; the portable one when
+/// none is. A pure function (the bare backend, no proof that it runs here), for tests of the rule on CPUs this
+/// machine is not.
+#[inline]
+pub fn choose<B: BackendSet>(f: Features, uarch: Uarch) -> B {
+    // From the fastest end, so the common case (the top backend runs) is one test: per-message constructors
+    // (Poly1305 inside every AEAD call) pay for this.
+    for &b in B::ALL.iter().rev() {
+        if b.auto() && f.has(b.required()) && !b.avoided_on(uarch) {
+            return b;
+        }
+    }
+    B::ALL[0]
+}
+
 impl<B: fmt::Debug> fmt::Debug for Checked<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.fmt(f)
@@ -142,6 +164,8 @@ impl<B: PartialEq> PartialEq<B> for Checked<B> {
 ///         Avx2: [AVX2],
 ///         /// Kept for CPUs where it wins; `detect` does not choose it.
 ///         Avx512Rows: [AVX512F, AVX512VL] manual,
+///         /// Chosen where the CPU has the features, except on Zen 5 (measured slower there than `Avx2`).
+///         Avx512: [AVX512F, AVX512VL] avoid_on [Zen5],
 ///     }
 /// }
 /// ```
@@ -151,7 +175,8 @@ macro_rules! backends {
     (
         $(#[$meta:meta])*
         pub enum $name:ident for $family:literal {
-            $( $(#[$vmeta:meta])* $variant:ident : [ $($feat:ident),* ] $($manual:ident)? ),+ $(,)?
+            $( $(#[$vmeta:meta])* $variant:ident : [ $($feat:ident),* ] $($kw:ident $([ $($ua:ident),+ ])?)? ),+
+            $(,)?
         }
     ) => {
         $(#[$meta])*
@@ -172,7 +197,13 @@ macro_rules! backends {
             #[inline(always)]
             fn auto(self) -> bool {
                 match self {
-                    $( $name::$variant => $crate::backends!(@auto $($manual)?), )+
+                    $( $name::$variant => $crate::backends!(@auto $($kw $([$($ua),+])?)?), )+
+                }
+            }
+            #[inline(always)]
+            fn avoided_on(self, _uarch: $crate::cpu::Uarch) -> bool {
+                match self {
+                    $( $name::$variant => false $($($(|| _uarch == $crate::cpu::Uarch::$ua)+)?)?, )+
                 }
             }
             fn name(self) -> &'static str {
@@ -214,8 +245,10 @@ macro_rules! backends {
             }
         }
     };
+    // After a variant's features: nothing, `manual`, or `avoid_on [Uarch, ..]` (see the module docs).
     (@auto) => { true };
     (@auto manual) => { false };
+    (@auto avoid_on [$($ua:ident),+]) => { true };
 }
 
 pub use backends;
@@ -295,6 +328,41 @@ mod tests {
         assert_eq!(all.0[0], Some(TestBackend::Soft));
         assert!(all.0.contains(&Some(TestBackend::Manual)));
         assert!(!all.0.contains(&Some(TestBackend::Impossible)));
+    }
+
+    backends! {
+        /// A test family for the per-microarchitecture preference.
+        pub enum PrefBackend for "TestPref" {
+            /// Portable.
+            Soft: [],
+            /// Needs AVX2.
+            Wide: [AVX2],
+            /// Needs AVX2 and AVX-512F; passed over on Zen 4 and Zen 5.
+            Wider: [AVX2, AVX512F] avoid_on [Zen4, Zen5],
+        }
+    }
+
+    #[test]
+    fn choice_honours_the_microarchitecture() {
+        let all = Features::AVX2 | Features::AVX512F;
+        for u in [Uarch::Other, Uarch::Zen3] {
+            assert_eq!(choose::<PrefBackend>(all, u), PrefBackend::Wider);
+            assert_eq!(choose::<PrefBackend>(Features::AVX2, u), PrefBackend::Wide);
+            assert_eq!(choose::<PrefBackend>(Features::NONE, u), PrefBackend::Soft);
+        }
+        for u in [Uarch::Zen4, Uarch::Zen5] {
+            assert_eq!(choose::<PrefBackend>(all, u), PrefBackend::Wide);
+            assert_eq!(choose::<PrefBackend>(Features::AVX512F, u), PrefBackend::Soft);
+        }
+        assert!(PrefBackend::Wider.avoided_on(Uarch::Zen5) && !PrefBackend::Wider.avoided_on(Uarch::Other));
+        assert!(PrefBackend::Wider.auto() && !PrefBackend::Wide.avoided_on(Uarch::Zen5));
+        // best() is choose() on this CPU; an avoided backend stays available by name.
+        assert_eq!(PrefBackend::detect().get(), choose::<PrefBackend>(cpu::features(), cpu::uarch()));
+        assert_eq!(PrefBackend::Wider.checked().is_ok(), cpu::features().has(all));
+        assert_eq!(PrefBackend::Wider.is_available(), cpu::features().has(PrefBackend::Wider.required()));
+        assert!(PrefBackend::available().any(|c| c.get() == PrefBackend::Soft));
+        // The manual marker still works beside it.
+        assert_eq!(choose::<TestBackend>(Features::NONE, Uarch::Zen5), TestBackend::Soft);
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! The one dispatch rule (pqkit::dispatch), checked for every backend of every family on this CPU, under every
 //! CPU cap. Its own test binary: the cap is process-wide, so nothing else may run beside these checks.
 
-use pqkit::cpu::{self, Cap, Features};
+use pqkit::cpu::{self, Cap, Features, Uarch};
 use pqkit::dispatch::{BackendSet, Checked};
 
 /// Checks one family under the cap in force: a backend is available exactly when every feature it needs is in
 /// force; asking for one that is not gives `BackendUnavailable` naming the family, the backend and exactly the
-/// missing features; `detect()` is available, automatic, and no later automatic backend is available.
+/// missing features; `detect()` is available, automatic, not avoided on this microarchitecture, and no later
+/// automatic backend is available and not avoided here.
 fn check_family<B: BackendSet>() {
     let f = cpu::features();
     assert!(B::ALL[0].required().is_empty(), "{}: the first backend must be the portable one", B::FAMILY);
@@ -29,11 +30,19 @@ fn check_family<B: BackendSet>() {
             Err(e) => panic!("{} {:?}: unexpected error {e}", B::FAMILY, b),
         }
     }
+    let u = cpu::uarch();
     let best = Checked::<B>::best().get();
-    assert!(f.has(best.required()) && (best.auto() || best == B::ALL[0]));
+    assert!(f.has(best.required()) && ((best.auto() && !best.avoided_on(u)) || best == B::ALL[0]));
+    assert_eq!(best, pqkit::dispatch::choose::<B>(f, u));
     let after = B::ALL.iter().skip_while(|&&b| b != best).skip(1);
     for &b in after {
-        assert!(!(b.auto() && f.has(b.required())), "{}: {:?} was passed over for {:?}", B::FAMILY, b, best);
+        assert!(
+            !(b.auto() && f.has(b.required()) && !b.avoided_on(u)),
+            "{}: {:?} was passed over for {:?}",
+            B::FAMILY,
+            b,
+            best
+        );
     }
     let all: Vec<B> = Checked::<B>::all().map(Checked::get).collect();
     let want: Vec<B> = B::ALL.iter().copied().filter(|b| f.has(b.required())).collect();
@@ -75,6 +84,7 @@ fn every_backend_of_every_family_obeys_the_rule_under_every_cap() {
         }
         every_family!(check_family);
         aes_gcm_tiers(cap, f, detected);
+        zen5_preferences(cap, f);
         if cap == Cap::Portable {
             for (family, backend) in pqkit::dispatch::chosen() {
                 assert_eq!(backend, "Soft", "{family} under the portable cap");
@@ -98,4 +108,43 @@ fn aes_gcm_tiers(cap: Cap, f: Features, detected: Features) {
         Cap::Avx512 | Cap::Native if f.has(Backend::Vaes.required()) => assert_eq!(Backend::detect(), Backend::Vaes),
         _ => {}
     }
+}
+
+/// The per-microarchitecture preferences measured so far (pqkit::dispatch, `avoid_on`): on Zen 5 the portable
+/// BLAKE2 and the AVX2 SHA-512 schedule win over the vector code the features alone would choose; on every other
+/// CPU, Zen 3 and Zen 4 included, the choice is the feature-based one. Checked as pure choices for every CPU
+/// design (so it fails if the preference is ignored, on any machine); on this machine under every cap by
+/// `zen5_preferences`.
+#[test]
+fn per_microarchitecture_preferences() {
+    use pqkit::dispatch::choose;
+    use pqkit::hash::{blake2, sha2};
+    let avx512 = sha2::Backend::ShaNiAvx512.required() | blake2::Backend::Avx512.required();
+    let avx2 = sha2::Backend::ShaNi.required() | blake2::Backend::Avx2.required();
+    for u in [Uarch::Other, Uarch::Zen3, Uarch::Zen4] {
+        assert_eq!(choose::<blake2::Backend>(avx512, u), blake2::Backend::Avx512);
+        assert_eq!(choose::<blake2::Backend>(avx2, u), blake2::Backend::Avx2);
+        assert_eq!(choose::<sha2::Backend>(avx512, u), sha2::Backend::ShaNiAvx512);
+        assert_eq!(choose::<sha2::Backend>(avx2, u), sha2::Backend::ShaNi);
+    }
+    assert_eq!(choose::<blake2::Backend>(avx512, Uarch::Zen5), blake2::Backend::Soft);
+    assert_eq!(choose::<blake2::Backend>(avx2, Uarch::Zen5), blake2::Backend::Soft);
+    assert_eq!(choose::<sha2::Backend>(avx512, Uarch::Zen5), sha2::Backend::ShaNi);
+    assert_eq!(choose::<sha2::Backend>(avx2, Uarch::Zen5), sha2::Backend::ShaNi);
+}
+
+/// On this machine under one cap (called from `every_backend_of_every_family_obeys_the_rule_under_every_cap`,
+/// which owns the process-wide cap): on a Zen 5,
+/// what `detect()` gives, and that an avoided backend can still be asked for by name.
+fn zen5_preferences(cap: Cap, f: Features) {
+    use pqkit::hash::{blake2, sha2};
+    if cpu::uarch() != Uarch::Zen5 {
+        return;
+    }
+    assert_eq!(blake2::Backend::detect().get(), blake2::Backend::Soft, "{cap}");
+    if f.has(sha2::Backend::ShaNi.required()) {
+        assert_eq!(sha2::Backend::detect().get(), sha2::Backend::ShaNi, "{cap}");
+    }
+    assert_eq!(blake2::Backend::Avx2.checked().is_ok(), f.has(blake2::Backend::Avx2.required()));
+    assert_eq!(sha2::Backend::ShaNiAvx512.checked().is_ok(), f.has(sha2::Backend::ShaNiAvx512.required()));
 }

@@ -13,6 +13,12 @@
 //! block (short messages, padding blocks, HMAC's outer block) that block's own schedule two words per 128-bit
 //! register, a few rows ahead of its rounds. A
 //! backend forced by name is checked (`Backend::X.checked()`): one this CPU cannot run is an error.
+//!
+//! On AMD Zen 5, [`Backend::ShaNiAvx512`] is `avoid_on [Zen5]` (the dispatch's per-microarchitecture
+//! preference) and [`Backend::ShaNi`] runs: the AVX-512 backend keeps half of every round in xmm registers,
+//! which pays on Zen 4 (one-cycle vector latency) but not on Zen 5, where a vector add or rotate takes two
+//! cycles and a `vmovq` between the register files about three each way. Measured on Zen 5 (pqkit-bench,
+//! SHA-512, 16 KiB): ShaNiAvx512 21.1 us, ShaNi 14.4 us. SHA-224/256 run the same SHA-NI code in both.
 
 mod soft;
 
@@ -81,8 +87,9 @@ crate::dispatch::backends! {
         Avx2: [AVX2, BMI1, BMI2],
         /// SHA-224/256 with SHA-NI (SSE2, SSSE3, SSE4.1); SHA-384/512 with the AVX2 message schedule.
         ShaNi: [SHA, SSE2, SSSE3, SSE41, AVX2, BMI1, BMI2],
-        /// SHA-224/256 with SHA-NI; SHA-384/512 with the AVX-512VL schedule interleaved with the rounds.
-        ShaNiAvx512: [SHA, SSE2, SSSE3, SSE41, AVX2, BMI1, BMI2, AVX512F, AVX512VL],
+        /// SHA-224/256 with SHA-NI; SHA-384/512 with the AVX-512VL schedule interleaved with the rounds. Not
+        /// chosen on Zen 5, where [`Backend::ShaNi`] is faster (see the module docs).
+        ShaNiAvx512: [SHA, SSE2, SSSE3, SSE41, AVX2, BMI1, BMI2, AVX512F, AVX512VL] avoid_on [Zen5],
     }
 }
 
