@@ -37,7 +37,7 @@ use crate::handshake;
 use crate::identity::{AgentId, Identity};
 use crate::policy::Policy;
 use crate::queue::Priority;
-use crate::subject::{matches, validate_pattern, validate_subject};
+use crate::subject::{matches, same, validate_pattern, validate_subject};
 use crate::window::Window;
 use crate::{Error, Message, Metrics, Result};
 use async_nats::jetstream;
@@ -1771,7 +1771,7 @@ impl AgentInner {
         let m = envelope::parse_nats(bytes)?;
         // The topic is the NATS subject, which the server (untrusted) chose: it must be a valid subject. The
         // topic of the last message this subscription handed over was validated then: not again.
-        let same_topic = windows.last_topic.as_deref() == Some(subject);
+        let same_topic = windows.last_topic.as_deref().is_some_and(|t| same(t.as_bytes(), subject.as_bytes()));
         if !same_topic {
             validate_subject(subject).map_err(|_| Error::Malformed { reason: "topic is not a valid subject" })?;
         }
@@ -1794,7 +1794,7 @@ impl AgentInner {
         let mut body = Body::from_slice(ct, 0);
         let out = body.as_mut_slice();
         let sender = match windows.hot.as_mut() {
-            Some(h) if h.wid == wid && h.scope == scope => {
+            Some(h) if h.wid == wid && same(h.scope.as_bytes(), scope.as_bytes()) => {
                 h.window.check(m.seq)?;
                 h.key.aead.open_in_place_detached(&nonce, aad, out, tag).map_err(|_| Error::AuthFailed)?;
                 h.window.commit(m.seq);
@@ -1984,7 +1984,7 @@ impl NatsSubscription {
             };
             let subject = msg.subject.as_str();
             // The server delivers only what the pattern matches, but it is not trusted: check, once per subject.
-            if self.matched.as_deref() != Some(subject) {
+            if !self.matched.as_deref().is_some_and(|m| same(m.as_bytes(), subject.as_bytes())) {
                 if !matches(&self.pattern, subject) {
                     continue;
                 }
