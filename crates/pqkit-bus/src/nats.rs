@@ -10,6 +10,8 @@
 //!   key for that topic and epoch from the key server, which grants it only if the policy lets the subscriber
 //!   subscribe to the topic and the sender publish on it. Priority, sender and sequence travel in the
 //!   authenticated header.
+//! - A producer that keeps to one subject takes a [`NatsPublisher`] ([`NatsAgent::publisher`]): key, checkpoint
+//!   rule and associated data resolved once, then each message is a seal and a queue.
 //! - Request/reply uses NATS inboxes (`_INBOX.<agent id hex>.<token>`), with NATS "no responders".
 //! - Durable topics are JetStream streams: [`NatsAgent::declare_durable`], [`NatsAgent::publish_durable`]
 //!   (acknowledged by the server, retried with the same envelope and message id) and
