@@ -131,7 +131,7 @@ pub(super) fn apply_blocks(backend: Checked<Backend>, rounds: usize, state: &[u3
     unsafe { apply_avx2(rounds, state, data, xor) }
 }
 
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,bmi1,bmi2")]
 fn apply_avx2(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
     let mut ctr = state[12] as u64 | (state[13] as u64) << 32;
     let len = data.len();
@@ -141,7 +141,11 @@ fn apply_avx2(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
     let mut off = 0usize;
     while off < len {
         let rest = len - off;
-        if rest > 4 * BLOCK_LEN {
+        if rest <= BLOCK_LEN {
+            // SAFETY: the `rest` bytes from `off` lie inside `data`.
+            unsafe { block_scalar(rounds, state, ctr, ptr.add(off), rest, xor) };
+            off = len;
+        } else if rest > 4 * BLOCK_LEN {
             // The pass's body written out here rather than a call to `blocks8`, so that it inlines (with the state
             // broadcasts hoisted out of the loop): as a call it measured 3-4% slower. It touches at most `rest`
             // bytes from `off < len`.
@@ -158,6 +162,39 @@ fn apply_avx2(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
             off = len;
         }
     }
+}
+
+/// Keeps `w` in a general-purpose register at this point: for `soft::block_words`, whose four identical quarter
+/// rounds LLVM's SLP vectorizer otherwise may pack into xmm lanes (row layout with shuffles), putting two-cycle
+/// vector latency (Zen 5) on the critical path of a one-block computation.
+#[inline(always)]
+pub(super) fn pin_gpr(w: &mut u32) {
+    // SAFETY: the asm template is only a comment: no instruction; it constrains `w` to a general-purpose register.
+    unsafe { core::arch::asm!("/* {w:e} */", w = inout(reg) * w, options(pure, nomem, nostack, preserves_flags)) };
+}
+
+/// One block (the last `avail <= 64` bytes of a call) on the integer units, XORed into (or written over) the
+/// bytes at `p`.
+///
+/// A vector pass, row layout or word-sliced, is bound by the latency of its serial quarter-round chain (12
+/// dependent operations per half-round) however few blocks it computes; with two-cycle vector integer latency
+/// (Zen 5) 64 bytes cost about as much as a full pass. The scalar chain has one-cycle operations, and one block
+/// is a quarter of the work of the 4-block row pass: less work on every x86 CPU.
+///
+/// # Safety
+/// `p` must be valid for reads and writes of `avail` bytes, `0 < avail <= 64`; AVX2 must be available.
+#[inline]
+#[target_feature(enable = "avx2,bmi1,bmi2")]
+unsafe fn block_scalar(rounds: usize, state: &[u32; 16], ctr: u64, p: *mut u8, avail: usize, xor: bool) {
+    let mut s = *state;
+    s[12] = ctr as u32;
+    s[13] = (ctr >> 32) as u32;
+    let mut ks = super::soft::block_words(&s, rounds, pin_gpr);
+    let k = ks.as_ptr() as *const __m256i;
+    // SAFETY: `ks` is 64 readable bytes; `out_block` touches at most `avail` caller-guaranteed bytes at `p`.
+    unsafe { out_block(p, _mm256_loadu_si256(k), _mm256_loadu_si256(k.add(1)), avail, xor) };
+    ks.zeroize();
+    s.zeroize();
 }
 
 /// Byte-shuffle masks for the rotations by 16 and 8 (in this order: `rounds_asm` reads them at offsets 0 and 32).
@@ -1074,21 +1111,22 @@ fn blocks4_rows<S: Side>(rounds: usize, state: &[u32; 16], ctr: u64, m: &Masks, 
     for k in 0..rounds / 2 {
         qr(&mut a, &mut b, &mut c, &mut d, m);
         qr(&mut e, &mut f, &mut g, &mut h, m);
-        // Diagonalise: rotate rows 1, 2, 3 left by 1, 2, 3 words.
-        b = _mm256_shuffle_epi32::<0x39>(b);
-        c = _mm256_shuffle_epi32::<0x4e>(c);
-        d = _mm256_shuffle_epi32::<0x93>(d);
-        f = _mm256_shuffle_epi32::<0x39>(f);
-        g = _mm256_shuffle_epi32::<0x4e>(g);
-        h = _mm256_shuffle_epi32::<0x93>(h);
+        // Diagonalise: rotate row 0 right by one word, rows 2 and 3 left by one and two; row 1, the last one a
+        // quarter round writes, stays in place, so no shuffle sits on the serial chain (see the AVX-512 rows).
+        a = _mm256_shuffle_epi32::<0x93>(a);
+        c = _mm256_shuffle_epi32::<0x39>(c);
+        d = _mm256_shuffle_epi32::<0x4e>(d);
+        e = _mm256_shuffle_epi32::<0x93>(e);
+        g = _mm256_shuffle_epi32::<0x39>(g);
+        h = _mm256_shuffle_epi32::<0x4e>(h);
         qr(&mut a, &mut b, &mut c, &mut d, m);
         qr(&mut e, &mut f, &mut g, &mut h, m);
-        b = _mm256_shuffle_epi32::<0x93>(b);
-        c = _mm256_shuffle_epi32::<0x4e>(c);
-        d = _mm256_shuffle_epi32::<0x39>(d);
-        f = _mm256_shuffle_epi32::<0x93>(f);
-        g = _mm256_shuffle_epi32::<0x4e>(g);
-        h = _mm256_shuffle_epi32::<0x39>(h);
+        a = _mm256_shuffle_epi32::<0x39>(a);
+        c = _mm256_shuffle_epi32::<0x93>(c);
+        d = _mm256_shuffle_epi32::<0x4e>(d);
+        e = _mm256_shuffle_epi32::<0x39>(e);
+        g = _mm256_shuffle_epi32::<0x93>(g);
+        h = _mm256_shuffle_epi32::<0x4e>(h);
         side.step(k);
     }
     a = _mm256_add_epi32(a, a0);

@@ -37,7 +37,7 @@ pub(super) fn apply_blocks(backend: Checked<Backend>, rounds: usize, state: &[u3
     unsafe { apply_avx512(rounds, state, data, xor) }
 }
 
-#[target_feature(enable = "avx512f,avx512vl,avx512bw")]
+#[target_feature(enable = "avx512f,avx512vl,avx512bw,bmi2")]
 fn apply_avx512(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
     let mut ctr = state[12] as u64 | (state[13] as u64) << 32;
     let len = data.len();
@@ -58,7 +58,11 @@ fn apply_avx512(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
     }
     while off < len {
         let rest = len - off;
-        if rest > 8 * BLOCK_LEN {
+        if rest <= BLOCK_LEN {
+            // SAFETY: the `rest` bytes from `off` lie inside `data`.
+            unsafe { block_scalar(rounds, state, ctr, ptr.add(off), rest, xor) };
+            off = len;
+        } else if rest > 8 * BLOCK_LEN {
             // 9 to 15 blocks: a whole 16-block pass costs less than an 8-block pass plus another (on Zen 4 about
             // 520 against 620 TSC ticks for 12 blocks).
             // SAFETY: the `rest` bytes from `off` lie inside `data`.
@@ -84,6 +88,30 @@ fn apply_avx512(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
             off = len;
         }
     }
+}
+
+/// One block (the last `avail <= 64` bytes of a call) on the integer units, XORed into (or written over) the
+/// bytes at `p` with a masked vector load and store.
+///
+/// A vector pass is bound by its serial quarter-round chain (12 dependent operations per half-round, plus the
+/// row rotations of the row layout) however few blocks it computes; on Zen 5, with two-cycle vector integer
+/// latency, 64 bytes through the 4-block row pass cost as much as a 16-block pass. The scalar chain has
+/// one-cycle operations, and one block is a quarter of the row pass's work (less work on every CPU). Two
+/// blocks on the integer units, interleaved or one after the other, lost to the row pass on Zen 5 (spills).
+///
+/// # Safety
+/// `p` must be valid for reads and writes of `avail` bytes, `0 < avail <= 64`; AVX-512 F/BW must be available.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl,avx512bw,bmi2")]
+unsafe fn block_scalar(rounds: usize, state: &[u32; 16], ctr: u64, p: *mut u8, avail: usize, xor: bool) {
+    let mut s = *state;
+    s[12] = ctr as u32;
+    s[13] = (ctr >> 32) as u32;
+    let mut ks = super::soft::block_words(&s, rounds, super::avx2::pin_gpr);
+    // SAFETY: `ks` is 64 readable bytes; `p` holds `avail <= 64` caller-guaranteed bytes.
+    unsafe { out_block_zmm(p, _mm512_loadu_si512(ks.as_ptr() as *const __m512i), avail, xor) };
+    zeroize::Zeroize::zeroize(&mut ks);
+    zeroize::Zeroize::zeroize(&mut s);
 }
 
 /// Byte mask selecting the first `min(n, 64)` bytes.
@@ -636,14 +664,18 @@ fn blocks4_rows(rounds: usize, state: &[u32; 16], ctr: u64) -> [__m512i; 4] {
     let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
     for _ in 0..rounds / 2 {
         qr512!(a, b, c, d);
-        // Diagonalise: rotate rows 1, 2, 3 left by 1, 2, 3 words, so diagonals become columns.
-        b = _mm512_shuffle_epi32::<0x39>(b);
-        c = _mm512_shuffle_epi32::<0x4e>(c);
-        d = _mm512_shuffle_epi32::<0x93>(d);
+        // Diagonalise, so that diagonals become columns: rotate row 0 right by one word, row 2 left by one and
+        // row 3 left by two; column i then holds diagonal i - 1 (a[i-1], b[i], c[i+1], d[i+2]). Row 1, the last
+        // one a quarter round writes, stays in place, so no shuffle sits on the serial chain from one
+        // half-round to the next (the usual rotation of rows 1, 2, 3 puts one there: about 8 % of the rounds'
+        // latency with two-cycle vector operations).
+        a = _mm512_shuffle_epi32::<0x93>(a);
+        c = _mm512_shuffle_epi32::<0x39>(c);
+        d = _mm512_shuffle_epi32::<0x4e>(d);
         qr512!(a, b, c, d);
-        b = _mm512_shuffle_epi32::<0x93>(b);
-        c = _mm512_shuffle_epi32::<0x4e>(c);
-        d = _mm512_shuffle_epi32::<0x39>(d);
+        a = _mm512_shuffle_epi32::<0x39>(a);
+        c = _mm512_shuffle_epi32::<0x93>(c);
+        d = _mm512_shuffle_epi32::<0x4e>(d);
     }
     a = _mm512_add_epi32(a, a0);
     b = _mm512_add_epi32(b, b0);
