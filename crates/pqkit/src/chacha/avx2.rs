@@ -6,7 +6,10 @@
 //!   the 16 word vectors into 8 blocks of two ymm each, which are XORed into (or written over) the data.
 //! - **Short inputs** (at most 4 blocks) use the row layout instead: each 128-bit lane holds one block's row,
 //!   two blocks per ymm, two independent ymm sets, with word rotations (`vpshufd`) between column and diagonal
-//!   rounds. This does 4 blocks of work instead of 8 and has half the latency of the transposing path.
+//!   rounds. This does 4 blocks of work instead of 8 and has half the latency of the transposing path. The
+//!   diagonal rotations leave row 1 in place, so no shuffle sits on the serial chain.
+//! - **One block** (a last at most 64 bytes) runs on the integer units (`block_scalar`): one-cycle operations
+//!   instead of the vector chain's (two cycles on Zen 5), and a quarter of the row pass's work.
 //!
 //! - **Stitched AEAD pass** (`xor20_stitched`, 512-byte chunks): the 8-block pass with the scalar Poly1305 of a
 //!   neighbouring chunk interleaved between its double rounds, all 32 blocks as 16 pairs on two independent

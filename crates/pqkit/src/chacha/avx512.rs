@@ -17,7 +17,11 @@
 //!   neighbouring chunk interleaved between the double rounds.
 //! - A tail of 9 to 15 blocks takes a whole 16-block pass that writes only the bytes present.
 //! - **8 blocks per pass in ymm** (AVX-512VL gives `vprold` on ymm) for remainders of 257 to 512 bytes.
-//! - **4 blocks in the row layout** (one block per 128-bit lane of a zmm) for the last at most 256 bytes.
+//! - **4 blocks in the row layout** (one block per 128-bit lane of a zmm) for a last 65 to 256 bytes; the
+//!   diagonal rotations leave row 1 in place, so no shuffle sits on the serial chain.
+//! - **One block on the integer units** (`block_scalar`) for a last at most 64 bytes: every vector pass is bound by
+//!   its serial quarter-round chain, which on Zen 5 (two-cycle vector integer latency) made 64 bytes cost as much
+//!   as a 16-block pass; the scalar chain has one-cycle operations and a quarter of the row pass's work.
 //! - Partial blocks use byte-masked loads and stores (`vmovdqu8` with a mask, AVX512BW): no scalar tail loop
 //!   and no access outside the data.
 //!
