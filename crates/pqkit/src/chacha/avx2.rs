@@ -136,7 +136,7 @@ pub(super) fn apply_blocks(backend: Checked<Backend>, rounds: usize, state: &[u3
 
 #[target_feature(enable = "avx2,bmi1,bmi2")]
 fn apply_avx2(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
-    let mut ctr = state[12] as u64 | (state[13] as u64) << 32;
+    let mut ctr = counter(state);
     let len = data.len();
     let ptr = data.as_mut_ptr();
     let masks = masks();
@@ -174,6 +174,18 @@ fn apply_avx2(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
 pub(super) fn pin_gpr(w: &mut u32) {
     // SAFETY: the asm template is only a comment: no instruction; it constrains `w` to a general-purpose register.
     unsafe { core::arch::asm!("/* {w:e} */", w = inout(reg) * w, options(pure, nomem, nostack, preserves_flags)) };
+}
+
+/// The 64-bit block counter in words 12 and 13 of `state`, as two 32-bit loads (each word pinned, so LLVM cannot
+/// merge them into one 64-bit load): callers write word 12 on its own just before the call (`Core::apply`,
+/// `state_ietf`), and a 64-bit load across two narrower stores is not forwarded from them but waits for both to
+/// reach the cache. On Zen 5 that stall was the hottest instruction of a 64-byte call.
+#[inline(always)]
+pub(super) fn counter(state: &[u32; 16]) -> u64 {
+    let (mut lo, mut hi) = (state[12], state[13]);
+    pin_gpr(&mut lo);
+    pin_gpr(&mut hi);
+    lo as u64 | (hi as u64) << 32
 }
 
 /// One block (the last `avail <= 64` bytes of a call) on the integer units, XORed into (or written over) the
@@ -998,7 +1010,7 @@ pub(super) fn xor20_stitched<const SEAL: bool, J: super::Stitch2>(
 fn xor20_stitched_avx2<const SEAL: bool, J: super::Stitch2>(state: &[u32; 16], data: &mut [u8], job: &mut J) {
     let masks = masks();
     let sc = &mut Scratch::new();
-    let mut ctr = state[12] as u64 | (state[13] as u64) << 32;
+    let mut ctr = counter(state);
     let ptr = data.as_mut_ptr();
     let n = data.len() / STITCH_CHUNK;
     for i in 0..n {
@@ -1039,7 +1051,7 @@ pub(super) fn ks_pass<J: super::Stitch2>(
 
 #[target_feature(enable = "avx2,bmi1,bmi2")]
 fn ks_pass_avx2<J: super::Stitch2>(state: &[u32; 16], skip: u64, out: &mut [u8], side: Option<(&[u8], &mut J)>) {
-    let ctr = (state[12] as u64 | (state[13] as u64) << 32).wrapping_add(skip);
+    let ctr = counter(state).wrapping_add(skip);
     let masks = masks();
     let (rounds, m, xor, avail, p) = (20, &masks, false, out.len(), out.as_mut_ptr());
     let sc = &mut Scratch::new();
