@@ -188,6 +188,41 @@ pub(super) fn counter(state: &[u32; 16]) -> u64 {
     lo as u64 | (hi as u64) << 32
 }
 
+/// XORs (or writes) the keystream block `ks` (words, from [`super::soft::block_words`]) into the `avail <= 64`
+/// bytes at `p`, eight bytes at a time from general-purpose registers. Building a vector register from the 16
+/// words instead (LLVM turned a load of the word array into 16 dependent masked broadcasts) cost a serial chain
+/// of two-cycle vector operations on Zen 5.
+///
+/// # Safety
+/// `p` must be valid for reads and writes of `avail <= 64` bytes.
+#[inline(always)]
+pub(super) unsafe fn out_words(p: *mut u8, ks: &[u32; 16], avail: usize, xor: bool) {
+    let word = |i: usize| ks[2 * i] as u64 | (ks[2 * i + 1] as u64) << 32;
+    let put = |at: usize, k: u64| {
+        // SAFETY: the caller guarantees `avail` bytes at `p`; callers pass `at + 8 <= avail`. Unaligned access.
+        unsafe {
+            let q = p.add(at) as *mut u64;
+            q.write_unaligned(if xor { q.read_unaligned() ^ k } else { k });
+        }
+    };
+    // Constant word indices (the loop unrolls), so the words stay in registers; the branches depend on the
+    // public length only.
+    for i in 0..8 {
+        let k = word(i);
+        if 8 * i + 8 <= avail {
+            put(8 * i, k);
+        } else if 8 * i < avail {
+            for (j, kb) in k.to_le_bytes().into_iter().enumerate().take(avail - 8 * i) {
+                // SAFETY: byte `8 i + j < avail` lies inside the caller-guaranteed bytes.
+                unsafe {
+                    let d = p.add(8 * i + j);
+                    *d = if xor { *d ^ kb } else { kb };
+                }
+            }
+        }
+    }
+}
+
 /// One block (the last `avail <= 64` bytes of a call) on the integer units, XORed into (or written over) the
 /// bytes at `p`.
 ///
@@ -205,9 +240,16 @@ unsafe fn block_scalar(rounds: usize, state: &[u32; 16], ctr: u64, p: *mut u8, a
     s[12] = ctr as u32;
     s[13] = (ctr >> 32) as u32;
     let mut ks = super::soft::block_words(&s, rounds, pin_gpr);
-    let k = ks.as_ptr() as *const __m256i;
-    // SAFETY: `ks` is 64 readable bytes; `out_block` touches at most `avail` caller-guaranteed bytes at `p`.
-    unsafe { out_block(p, _mm256_loadu_si256(k), _mm256_loadu_si256(k.add(1)), avail, xor) };
+    if xor {
+        // SAFETY: the caller guarantees `avail <= 64` bytes at `p`.
+        unsafe { out_words(p, &ks, avail, true) };
+    } else {
+        // Keystream only (the AEADs' Poly1305 key block): vector stores, so that the caller's later wider loads
+        // of it are forwarded (from eight 8-byte stores they were not).
+        let k = ks.as_ptr() as *const __m256i;
+        // SAFETY: `ks` is 64 readable bytes; `out_block` touches at most `avail` caller-guaranteed bytes at `p`.
+        unsafe { out_block(p, _mm256_loadu_si256(k), _mm256_loadu_si256(k.add(1)), avail, false) };
+    }
     ks.zeroize();
     s.zeroize();
 }
