@@ -62,6 +62,7 @@ pub(super) fn block(state: &[u32; 16], n_rounds: usize) -> [u8; BLOCK_LEN] {
 /// keeps the words in general-purpose registers, because LLVM's SLP vectorizer otherwise may pack the four
 /// identical quarter rounds into xmm lanes (the row layout, with shuffles), with vector latency (two cycles on
 /// Zen 5) on the critical path. It did so in one of two otherwise equal call sites.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(super) fn block_words(state: &[u32; 16], n_rounds: usize, pin: impl Fn(&mut u32)) -> [u32; 16] {
     let mut x = *state;
