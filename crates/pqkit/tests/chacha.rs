@@ -704,12 +704,13 @@ proptest::proptest! {
 /// block counter must carry from word 12 into word 13 identically wherever the wrap falls: in any lane of either
 /// group, between groups or between passes. Starting counters 2^32 - 80 ..= 2^32 + 1 put the wrap at every block
 /// position of the first two passes, for 20, 12 and 8 rounds, on every backend, with three lengths that end in
-/// each kind of tail.
+/// each kind of tail, and one that ends in a one-block tail.
 #[test]
 fn counter_carry_at_every_block_of_the_wide_loop() {
     let key = [0x5au8; 32];
     let nonce = [0xa5u8; 8];
-    for len in [2 * 32 * 64 + 16 * 64 + 12 * 64 + 17, 32 * 64 + 6 * 64 + 5, 32 * 64 + 3 * 64] {
+    // The last length ends in a one-block tail, which the x86 backends compute on the integer units.
+    for len in [2 * 32 * 64 + 16 * 64 + 12 * 64 + 17, 32 * 64 + 6 * 64 + 5, 32 * 64 + 3 * 64, 32 * 64 + 16 * 64 + 40] {
         counter_carry_case(&key, &nonce, len);
     }
 }

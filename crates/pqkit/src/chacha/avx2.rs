@@ -6,7 +6,10 @@
 //!   the 16 word vectors into 8 blocks of two ymm each, which are XORed into (or written over) the data.
 //! - **Short inputs** (at most 4 blocks) use the row layout instead: each 128-bit lane holds one block's row,
 //!   two blocks per ymm, two independent ymm sets, with word rotations (`vpshufd`) between column and diagonal
-//!   rounds. This does 4 blocks of work instead of 8 and has half the latency of the transposing path.
+//!   rounds. This does 4 blocks of work instead of 8 and has half the latency of the transposing path. The
+//!   diagonal rotations leave row 1 in place, so no shuffle sits on the serial chain.
+//! - **One block** (a last at most 64 bytes) runs on the integer units (`block_scalar`): one-cycle operations
+//!   instead of the vector chain's (two cycles on Zen 5), and a quarter of the row pass's work.
 //!
 //! - **Stitched AEAD pass** (`xor20_stitched`, 512-byte chunks): the 8-block pass with the scalar Poly1305 of a
 //!   neighbouring chunk interleaved between its double rounds, all 32 blocks as 16 pairs on two independent
@@ -131,9 +134,9 @@ pub(super) fn apply_blocks(backend: Checked<Backend>, rounds: usize, state: &[u3
     unsafe { apply_avx2(rounds, state, data, xor) }
 }
 
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,bmi1,bmi2")]
 fn apply_avx2(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
-    let mut ctr = state[12] as u64 | (state[13] as u64) << 32;
+    let mut ctr = counter(state);
     let len = data.len();
     let ptr = data.as_mut_ptr();
     let masks = masks();
@@ -141,7 +144,11 @@ fn apply_avx2(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
     let mut off = 0usize;
     while off < len {
         let rest = len - off;
-        if rest > 4 * BLOCK_LEN {
+        if rest <= BLOCK_LEN {
+            // SAFETY: the `rest` bytes from `off` lie inside `data`.
+            unsafe { block_scalar(rounds, state, ctr, ptr.add(off), rest, xor) };
+            off = len;
+        } else if rest > 4 * BLOCK_LEN {
             // The pass's body written out here rather than a call to `blocks8`, so that it inlines (with the state
             // broadcasts hoisted out of the loop): as a call it measured 3-4% slower. It touches at most `rest`
             // bytes from `off < len`.
@@ -158,6 +165,93 @@ fn apply_avx2(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
             off = len;
         }
     }
+}
+
+/// Keeps `w` in a general-purpose register at this point: for `soft::block_words`, whose four identical quarter
+/// rounds LLVM's SLP vectorizer otherwise may pack into xmm lanes (row layout with shuffles), putting two-cycle
+/// vector latency (Zen 5) on the critical path of a one-block computation.
+#[inline(always)]
+pub(super) fn pin_gpr(w: &mut u32) {
+    // SAFETY: the asm template is only a comment: no instruction; it constrains `w` to a general-purpose register.
+    unsafe { core::arch::asm!("/* {w:e} */", w = inout(reg) * w, options(pure, nomem, nostack, preserves_flags)) };
+}
+
+/// The 64-bit block counter in words 12 and 13 of `state`, as two 32-bit loads (each word pinned, so LLVM cannot
+/// merge them into one 64-bit load): callers write word 12 on its own just before the call (`Core::apply`,
+/// `state_ietf`), and a 64-bit load across two narrower stores is not forwarded from them but waits for both to
+/// reach the cache. On Zen 5 that stall was the hottest instruction of a 64-byte call.
+#[inline(always)]
+pub(super) fn counter(state: &[u32; 16]) -> u64 {
+    let (mut lo, mut hi) = (state[12], state[13]);
+    pin_gpr(&mut lo);
+    pin_gpr(&mut hi);
+    lo as u64 | (hi as u64) << 32
+}
+
+/// XORs (or writes) the keystream block `ks` (words, from [`super::soft::block_words`]) into the `avail <= 64`
+/// bytes at `p`, eight bytes at a time from general-purpose registers. Building a vector register from the 16
+/// words instead (LLVM turned a load of the word array into 16 dependent masked broadcasts) cost a serial chain
+/// of two-cycle vector operations on Zen 5.
+///
+/// # Safety
+/// `p` must be valid for reads and writes of `avail <= 64` bytes.
+#[inline(always)]
+pub(super) unsafe fn out_words(p: *mut u8, ks: &[u32; 16], avail: usize, xor: bool) {
+    let word = |i: usize| ks[2 * i] as u64 | (ks[2 * i + 1] as u64) << 32;
+    let put = |at: usize, k: u64| {
+        // SAFETY: the caller guarantees `avail` bytes at `p`; callers pass `at + 8 <= avail`. Unaligned access.
+        unsafe {
+            let q = p.add(at) as *mut u64;
+            q.write_unaligned(if xor { q.read_unaligned() ^ k } else { k });
+        }
+    };
+    // Constant word indices (the loop unrolls), so the words stay in registers; the branches depend on the
+    // public length only.
+    for i in 0..8 {
+        let k = word(i);
+        if 8 * i + 8 <= avail {
+            put(8 * i, k);
+        } else if 8 * i < avail {
+            for (j, kb) in k.to_le_bytes().into_iter().enumerate().take(avail - 8 * i) {
+                // SAFETY: byte `8 i + j < avail` lies inside the caller-guaranteed bytes.
+                unsafe {
+                    let d = p.add(8 * i + j);
+                    *d = if xor { *d ^ kb } else { kb };
+                }
+            }
+        }
+    }
+}
+
+/// One block (the last `avail <= 64` bytes of a call) on the integer units, XORed into (or written over) the
+/// bytes at `p`.
+///
+/// A vector pass, row layout or word-sliced, is bound by the latency of its serial quarter-round chain (12
+/// dependent operations per half-round) however few blocks it computes; with two-cycle vector integer latency
+/// (Zen 5) 64 bytes cost about as much as a full pass. The scalar chain has one-cycle operations, and one block
+/// is a quarter of the work of the 4-block row pass: less work on every x86 CPU.
+///
+/// # Safety
+/// `p` must be valid for reads and writes of `avail` bytes, `0 < avail <= 64`; AVX2 must be available.
+#[inline]
+#[target_feature(enable = "avx2,bmi1,bmi2")]
+unsafe fn block_scalar(rounds: usize, state: &[u32; 16], ctr: u64, p: *mut u8, avail: usize, xor: bool) {
+    let mut s = *state;
+    s[12] = ctr as u32;
+    s[13] = (ctr >> 32) as u32;
+    let mut ks = super::soft::block_words(&s, rounds, pin_gpr);
+    if xor {
+        // SAFETY: the caller guarantees `avail <= 64` bytes at `p`.
+        unsafe { out_words(p, &ks, avail, true) };
+    } else {
+        // Keystream only (the AEADs' Poly1305 key block): vector stores, so that the caller's later wider loads
+        // of it are forwarded (from eight 8-byte stores they were not).
+        let k = ks.as_ptr() as *const __m256i;
+        // SAFETY: `ks` is 64 readable bytes; `out_block` touches at most `avail` caller-guaranteed bytes at `p`.
+        unsafe { out_block(p, _mm256_loadu_si256(k), _mm256_loadu_si256(k.add(1)), avail, false) };
+    }
+    ks.zeroize();
+    s.zeroize();
 }
 
 /// Byte-shuffle masks for the rotations by 16 and 8 (in this order: `rounds_asm` reads them at offsets 0 and 32).
@@ -958,7 +1052,7 @@ pub(super) fn xor20_stitched<const SEAL: bool, J: super::Stitch2>(
 fn xor20_stitched_avx2<const SEAL: bool, J: super::Stitch2>(state: &[u32; 16], data: &mut [u8], job: &mut J) {
     let masks = masks();
     let sc = &mut Scratch::new();
-    let mut ctr = state[12] as u64 | (state[13] as u64) << 32;
+    let mut ctr = counter(state);
     let ptr = data.as_mut_ptr();
     let n = data.len() / STITCH_CHUNK;
     for i in 0..n {
@@ -999,7 +1093,7 @@ pub(super) fn ks_pass<J: super::Stitch2>(
 
 #[target_feature(enable = "avx2,bmi1,bmi2")]
 fn ks_pass_avx2<J: super::Stitch2>(state: &[u32; 16], skip: u64, out: &mut [u8], side: Option<(&[u8], &mut J)>) {
-    let ctr = (state[12] as u64 | (state[13] as u64) << 32).wrapping_add(skip);
+    let ctr = counter(state).wrapping_add(skip);
     let masks = masks();
     let (rounds, m, xor, avail, p) = (20, &masks, false, out.len(), out.as_mut_ptr());
     let sc = &mut Scratch::new();
@@ -1074,21 +1168,22 @@ fn blocks4_rows<S: Side>(rounds: usize, state: &[u32; 16], ctr: u64, m: &Masks, 
     for k in 0..rounds / 2 {
         qr(&mut a, &mut b, &mut c, &mut d, m);
         qr(&mut e, &mut f, &mut g, &mut h, m);
-        // Diagonalise: rotate rows 1, 2, 3 left by 1, 2, 3 words.
-        b = _mm256_shuffle_epi32::<0x39>(b);
-        c = _mm256_shuffle_epi32::<0x4e>(c);
-        d = _mm256_shuffle_epi32::<0x93>(d);
-        f = _mm256_shuffle_epi32::<0x39>(f);
-        g = _mm256_shuffle_epi32::<0x4e>(g);
-        h = _mm256_shuffle_epi32::<0x93>(h);
+        // Diagonalise: rotate row 0 right by one word, rows 2 and 3 left by one and two; row 1, the last one a
+        // quarter round writes, stays in place, so no shuffle sits on the serial chain (see the AVX-512 rows).
+        a = _mm256_shuffle_epi32::<0x93>(a);
+        c = _mm256_shuffle_epi32::<0x39>(c);
+        d = _mm256_shuffle_epi32::<0x4e>(d);
+        e = _mm256_shuffle_epi32::<0x93>(e);
+        g = _mm256_shuffle_epi32::<0x39>(g);
+        h = _mm256_shuffle_epi32::<0x4e>(h);
         qr(&mut a, &mut b, &mut c, &mut d, m);
         qr(&mut e, &mut f, &mut g, &mut h, m);
-        b = _mm256_shuffle_epi32::<0x93>(b);
-        c = _mm256_shuffle_epi32::<0x4e>(c);
-        d = _mm256_shuffle_epi32::<0x39>(d);
-        f = _mm256_shuffle_epi32::<0x93>(f);
-        g = _mm256_shuffle_epi32::<0x4e>(g);
-        h = _mm256_shuffle_epi32::<0x39>(h);
+        a = _mm256_shuffle_epi32::<0x39>(a);
+        c = _mm256_shuffle_epi32::<0x93>(c);
+        d = _mm256_shuffle_epi32::<0x4e>(d);
+        e = _mm256_shuffle_epi32::<0x39>(e);
+        g = _mm256_shuffle_epi32::<0x93>(g);
+        h = _mm256_shuffle_epi32::<0x4e>(h);
         side.step(k);
     }
     a = _mm256_add_epi32(a, a0);

@@ -17,7 +17,11 @@
 //!   neighbouring chunk interleaved between the double rounds.
 //! - A tail of 9 to 15 blocks takes a whole 16-block pass that writes only the bytes present.
 //! - **8 blocks per pass in ymm** (AVX-512VL gives `vprold` on ymm) for remainders of 257 to 512 bytes.
-//! - **4 blocks in the row layout** (one block per 128-bit lane of a zmm) for the last at most 256 bytes.
+//! - **4 blocks in the row layout** (one block per 128-bit lane of a zmm) for a last 65 to 256 bytes; the
+//!   diagonal rotations leave row 1 in place, so no shuffle sits on the serial chain.
+//! - **One block on the integer units** (`block_scalar`) for a last at most 64 bytes: every vector pass is bound by
+//!   its serial quarter-round chain, which on Zen 5 (two-cycle vector integer latency) made 64 bytes cost as much
+//!   as a 16-block pass; the scalar chain has one-cycle operations and a quarter of the row pass's work.
 //! - Partial blocks use byte-masked loads and stores (`vmovdqu8` with a mask, AVX512BW): no scalar tail loop
 //!   and no access outside the data.
 //!
@@ -37,32 +41,42 @@ pub(super) fn apply_blocks(backend: Checked<Backend>, rounds: usize, state: &[u3
     unsafe { apply_avx512(rounds, state, data, xor) }
 }
 
-#[target_feature(enable = "avx512f,avx512vl,avx512bw")]
+#[target_feature(enable = "avx512f,avx512vl,avx512bw,bmi2")]
 fn apply_avx512(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
-    let mut ctr = state[12] as u64 | (state[13] as u64) << 32;
+    // Two 32-bit loads (see `avx2::counter`): callers store word 12 alone just before the call.
+    let mut ctr = super::avx2::counter(state);
     let len = data.len();
     let ptr = data.as_mut_ptr();
     let mut off = 0usize;
-    let pre = Pass16::new(state);
-    while len - off >= 32 * BLOCK_LEN {
-        // SAFETY: the 2048 bytes from `off` lie inside `data`.
-        unsafe { blocks32(rounds, &pre, ctr, ptr.add(off), xor) };
-        ctr = ctr.wrapping_add(32);
-        off += 32 * BLOCK_LEN;
-    }
-    while len - off >= 16 * BLOCK_LEN {
-        // SAFETY: the 1024 bytes from `off` lie inside `data`.
-        unsafe { blocks16(rounds, &pre, ctr, ptr.add(off), xor) };
-        ctr = ctr.wrapping_add(16);
-        off += 16 * BLOCK_LEN;
-    }
-    while off < len {
+    if len > 8 * BLOCK_LEN {
+        // Only the 16- and 32-block passes use the precomputed first round; short inputs skip its set-up.
+        let pre = Pass16::new(state);
+        while len - off >= 32 * BLOCK_LEN {
+            // SAFETY: the 2048 bytes from `off` lie inside `data`.
+            unsafe { blocks32(rounds, &pre, ctr, ptr.add(off), xor) };
+            ctr = ctr.wrapping_add(32);
+            off += 32 * BLOCK_LEN;
+        }
+        while len - off >= 16 * BLOCK_LEN {
+            // SAFETY: the 1024 bytes from `off` lie inside `data`.
+            unsafe { blocks16(rounds, &pre, ctr, ptr.add(off), xor) };
+            ctr = ctr.wrapping_add(16);
+            off += 16 * BLOCK_LEN;
+        }
         let rest = len - off;
         if rest > 8 * BLOCK_LEN {
             // 9 to 15 blocks: a whole 16-block pass costs less than an 8-block pass plus another (on Zen 4 about
             // 520 against 620 TSC ticks for 12 blocks).
             // SAFETY: the `rest` bytes from `off` lie inside `data`.
             unsafe { blocks16_partial(rounds, &pre, ctr, ptr.add(off), xor, rest) };
+            off = len;
+        }
+    }
+    while off < len {
+        let rest = len - off;
+        if rest <= BLOCK_LEN {
+            // SAFETY: the `rest` bytes from `off` lie inside `data`.
+            unsafe { block_scalar(rounds, state, ctr, ptr.add(off), rest, xor) };
             off = len;
         } else if rest > 4 * BLOCK_LEN {
             let ks = blocks8(rounds, state, ctr);
@@ -84,6 +98,33 @@ fn apply_avx512(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
             off = len;
         }
     }
+}
+
+/// One block (the last `avail <= 64` bytes of a call) on the integer units, XORed into (or written over) the
+/// bytes at `p` with a masked vector load and store.
+///
+/// A vector pass is bound by its serial quarter-round chain (12 dependent operations per half-round, plus the
+/// row rotations of the row layout) however few blocks it computes; on Zen 5, with two-cycle vector integer
+/// latency, 64 bytes through the 4-block row pass cost as much as a 16-block pass. The scalar chain has
+/// one-cycle operations, and one block is a quarter of the row pass's work (less work on every CPU). Two
+/// blocks on the integer units, interleaved or one after the other, lost to the row pass on Zen 5 (spills).
+///
+/// # Safety
+/// `p` must be valid for reads and writes of `avail` bytes, `0 < avail <= 64`; AVX-512 F/BW must be available.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl,avx512bw,bmi2")]
+unsafe fn block_scalar(rounds: usize, state: &[u32; 16], ctr: u64, p: *mut u8, avail: usize, xor: bool) {
+    let mut s = *state;
+    s[12] = ctr as u32;
+    s[13] = (ctr >> 32) as u32;
+    let mut ks = super::soft::block_words(&s, rounds, super::avx2::pin_gpr);
+    // One masked vector store (or XOR); LLVM builds the zmm from the registers with masked broadcasts. XORing
+    // eight bytes at a time from general-purpose registers (`avx2::out_words`, which gains there) gave nothing
+    // here at 64 B (86.5 against 86.8 ns) and the AEADs' 1 KiB seal and open lost 1-3 %.
+    // SAFETY: `ks` is 64 readable bytes; `p` holds `avail <= 64` caller-guaranteed bytes.
+    unsafe { out_block_zmm(p, _mm512_loadu_si512(ks.as_ptr() as *const __m512i), avail, xor) };
+    zeroize::Zeroize::zeroize(&mut ks);
+    zeroize::Zeroize::zeroize(&mut s);
 }
 
 /// Byte mask selecting the first `min(n, 64)` bytes.
@@ -532,7 +573,7 @@ pub(super) fn xor20_stitched<const SEAL: bool, J: super::Stitch>(
 fn xor20_stitched_avx512<const SEAL: bool, J: super::Stitch>(state: &[u32; 16], data: &mut [u8], job: &mut J) {
     const CHUNK: usize = super::STITCH_CHUNK;
     const S: usize = super::STITCH_SCALAR_BLOCKS;
-    let mut ctr = state[12] as u64 | (state[13] as u64) << 32;
+    let mut ctr = super::avx2::counter(state);
     let ptr = data.as_mut_ptr();
     let n = data.len() / CHUNK;
     let pre = Pass16::new(state);
@@ -636,14 +677,18 @@ fn blocks4_rows(rounds: usize, state: &[u32; 16], ctr: u64) -> [__m512i; 4] {
     let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
     for _ in 0..rounds / 2 {
         qr512!(a, b, c, d);
-        // Diagonalise: rotate rows 1, 2, 3 left by 1, 2, 3 words, so diagonals become columns.
-        b = _mm512_shuffle_epi32::<0x39>(b);
-        c = _mm512_shuffle_epi32::<0x4e>(c);
-        d = _mm512_shuffle_epi32::<0x93>(d);
+        // Diagonalise, so that diagonals become columns: rotate row 0 right by one word, row 2 left by one and
+        // row 3 left by two; column i then holds diagonal i - 1 (a[i-1], b[i], c[i+1], d[i+2]). Row 1, the last
+        // one a quarter round writes, stays in place, so no shuffle sits on the serial chain from one
+        // half-round to the next (the usual rotation of rows 1, 2, 3 puts one there: about 8 % of the rounds'
+        // latency with two-cycle vector operations).
+        a = _mm512_shuffle_epi32::<0x93>(a);
+        c = _mm512_shuffle_epi32::<0x39>(c);
+        d = _mm512_shuffle_epi32::<0x4e>(d);
         qr512!(a, b, c, d);
-        b = _mm512_shuffle_epi32::<0x93>(b);
-        c = _mm512_shuffle_epi32::<0x4e>(c);
-        d = _mm512_shuffle_epi32::<0x39>(d);
+        a = _mm512_shuffle_epi32::<0x39>(a);
+        c = _mm512_shuffle_epi32::<0x93>(c);
+        d = _mm512_shuffle_epi32::<0x4e>(d);
     }
     a = _mm512_add_epi32(a, a0);
     b = _mm512_add_epi32(b, b0);

@@ -54,6 +54,40 @@ pub(super) fn block(state: &[u32; 16], n_rounds: usize) -> [u8; BLOCK_LEN] {
     out
 }
 
+/// The keystream block for input `state` as words, feed-forward added: the one-block short path of the x86
+/// backends, where a vector pass is bound by the latency of its serial quarter-round chain (12 dependent
+/// operations per half-round) and the integer units run that chain with one-cycle operations.
+///
+/// `pin` runs on the four words of every quarter round's result: the x86 backends pass an empty `asm!` that
+/// keeps the words in general-purpose registers, because LLVM's SLP vectorizer otherwise may pack the four
+/// identical quarter rounds into xmm lanes (the row layout, with shuffles), with vector latency (two cycles on
+/// Zen 5) on the critical path. It did so in one of two otherwise equal call sites.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn block_words(state: &[u32; 16], n_rounds: usize, pin: impl Fn(&mut u32)) -> [u32; 16] {
+    let mut x = *state;
+    let mut q = |a: usize, b: usize, c: usize, d: usize| {
+        qr(&mut x, a, b, c, d);
+        for i in [a, b, c, d] {
+            pin(&mut x[i]);
+        }
+    };
+    for _ in 0..n_rounds / 2 {
+        q(0, 4, 8, 12);
+        q(1, 5, 9, 13);
+        q(2, 6, 10, 14);
+        q(3, 7, 11, 15);
+        q(0, 5, 10, 15);
+        q(1, 6, 11, 12);
+        q(2, 7, 8, 13);
+        q(3, 4, 9, 14);
+    }
+    for (w, v) in x.iter_mut().zip(state) {
+        *w = w.wrapping_add(*v);
+    }
+    x
+}
+
 /// See [`super::apply_blocks`]: one block at a time, the 64-bit counter in words 12 and 13.
 pub(super) fn apply_blocks(n_rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
     let mut s = *state;
