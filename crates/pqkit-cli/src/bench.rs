@@ -1,6 +1,6 @@
 //! `pqkit bench`: pqkit's own throughput on this machine, no peers (the comparison lives in pqkit-bench).
 
-use crate::CliResult;
+use crate::error::CliResult;
 use clap::Args;
 use pqkit::aead::{Aead, Aes256Gcm, ChaCha20Poly1305, Kusumi512Poly1305, XChaCha20Poly1305};
 use pqkit::hash::Hasher;
@@ -26,7 +26,7 @@ fn measure(name: &str, size: usize, budget: Duration, mut f: impl FnMut()) {
     }
     let secs = start.elapsed().as_secs_f64();
     let mibs = (n as f64 * size as f64) / secs / (1024.0 * 1024.0);
-    println!("{name:<28} {mibs:>10.1} MiB/s");
+    let _ = crate::io::print_line(&format!("{name:<28} {mibs:>10.1} MiB/s"));
 }
 
 fn aead<A: Aead>(name: &str, a: A, size: usize, budget: Duration) {
@@ -47,7 +47,11 @@ fn hash<H: Hasher>(size: usize, budget: Duration) {
 pub fn run(a: BenchArgs) -> CliResult {
     let budget = Duration::from_secs_f64(a.seconds.clamp(0.01, 60.0));
     let size = a.size.max(1);
-    println!("pqkit bench: {size}-byte messages, {:.2} s each, CPU: {}", budget.as_secs_f64(), pqkit::cpu::features());
+    crate::io::print_line(&format!(
+        "pqkit bench: {size}-byte messages, {:.2} s each, CPU: {}",
+        budget.as_secs_f64(),
+        pqkit::cpu::features()
+    ))?;
     aead("XChaCha20-Poly1305", XChaCha20Poly1305::new(&[7; 32])?, size, budget);
     aead("ChaCha20-Poly1305", ChaCha20Poly1305::new(&[7; 32])?, size, budget);
     aead("Kusumi512-Poly1305", Kusumi512Poly1305::new(&[7; 64])?, size, budget);

@@ -1,7 +1,6 @@
-//! Agent and bus commands (issue 19): pqkit-bus over NATS from a terminal.
-//!
-//! - `pqkit agent keygen --name NAME -o FILE`: a new agent identity (name and a 32-byte seed from which the
-//!   ML-DSA-65 and Ed25519 keys derive), mode 0600; prints `id <hex>`. `pqkit agent id FILE` prints it again.
+//! `pqkit bus`: pqkit-bus over NATS from a terminal. Agent identities come from `pqkit keygen --alg agent
+//! --name NAME -o FILE` (a name and a 32-byte seed from which the ML-DSA-65 and Ed25519 keys derive, mode
+//! 0600; prints `id <hex>`); `pqkit pubkey FILE` prints the id again.
 //! - `pqkit bus keyserver --identity FILE (--policy FILE | --allow-all)`: serves keys on NATS until killed;
 //!   prints `keyserver <id hex>` then `ready`.
 //! - `pqkit bus pub --identity FILE --key-server ID SUBJECT [MESSAGE]`: publishes MESSAGE, or each line of
@@ -17,8 +16,8 @@
 //! Identity file: `pqkit-bus agent v1\nname <name>\nseed <64 hex>\n`. Policy file: one rule per line,
 //! `<agent id hex> pub <pattern>[,<pattern>...] sub <pattern>[,<pattern>...]` (`-` for none); `#` comments.
 
-use crate::pq::{print_line, read_file, write_new};
-use crate::{CliError, CliResult};
+use crate::error::{CliError, CliResult};
+use crate::io::{print_line, read_file};
 use clap::{Args, Subcommand, ValueEnum};
 use pqkit_bus::nats::{KeyServer, NatsAgent};
 use pqkit_bus::{AgentId, Identity, Policy, Priority};
@@ -27,39 +26,6 @@ use std::path::{Path, PathBuf};
 use zeroize::Zeroizing;
 
 const HEADER: &str = "pqkit-bus agent v1";
-
-impl From<pqkit_bus::Error> for CliError {
-    fn from(e: pqkit_bus::Error) -> Self {
-        CliError::Usage(e.to_string())
-    }
-}
-
-#[derive(Args)]
-pub struct AgentArgs {
-    #[command(subcommand)]
-    cmd: AgentCmd,
-}
-
-#[derive(Subcommand)]
-enum AgentCmd {
-    /// Write a new agent identity (mode 0600) and print its id.
-    Keygen {
-        /// The agent's name (1 to 64 bytes, no control characters).
-        #[arg(long)]
-        name: String,
-        /// Where to write the identity.
-        #[arg(long, short = 'o', value_name = "FILE")]
-        out: PathBuf,
-        /// Replace an existing file.
-        #[arg(long)]
-        force: bool,
-    },
-    /// Print the id of an identity file.
-    Id {
-        /// The identity file.
-        file: PathBuf,
-    },
-}
 
 #[derive(Args)]
 pub struct BusArgs {
@@ -149,14 +115,15 @@ enum BusCmd {
     },
 }
 
-fn write_identity(name: &str, seed: &[u8; 32]) -> Zeroizing<Vec<u8>> {
+pub(crate) fn write_identity(name: &str, seed: &[u8; 32]) -> Zeroizing<Vec<u8>> {
     Zeroizing::new(format!("{HEADER}\nname {name}\nseed {}\n", hex::encode(seed)).into_bytes())
 }
 
 /// Reads an identity file.
-fn read_identity(path: &Path) -> CliResult<Identity> {
+pub(crate) fn read_identity(path: &Path) -> CliResult<Identity> {
     let bad = |why: &str| CliError::usage(format!("{}: not a pqkit-bus identity file ({why})", path.display()));
     let data = read_file(path)?;
+    crate::io::warn_if_exposed(path);
     let text = std::str::from_utf8(&data).map_err(|_| bad("not UTF-8"))?;
     let mut lines = text.lines();
     if lines.next() != Some(HEADER) {
@@ -216,19 +183,6 @@ fn runtime() -> CliResult<tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .map_err(|e| CliError::io("tokio runtime", e))
-}
-
-pub fn agent(a: AgentArgs) -> CliResult {
-    match a.cmd {
-        AgentCmd::Keygen { name, out, force } => {
-            let mut seed = Zeroizing::new([0u8; 32]);
-            pqkit::rng::fill_os(seed.as_mut())?;
-            let id = Identity::from_seed(&name, &seed)?;
-            write_new(&out, &write_identity(&name, &seed), force, true)?;
-            print_line(&format!("id {}", id.id()))
-        }
-        AgentCmd::Id { file } => print_line(&read_identity(&file)?.id().to_hex()),
-    }
 }
 
 pub fn bus(a: BusArgs) -> CliResult {

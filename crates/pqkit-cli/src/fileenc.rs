@@ -1,10 +1,11 @@
 //! `pqkit encrypt` / `pqkit decrypt`: the pqkit file format (`pqkit::aead::stream`) on all cores. This file
 //! holds the files, batches, threads and progress; every segment is sealed and opened by the library.
 
+use crate::error::{CliError, CliResult};
 use crate::format::{self, FileAlg, read_full};
-use crate::outfile::AtomicOut;
+use crate::io::is_stdin;
+use crate::output::{Guard, Sink};
 use crate::recipient;
-use crate::{CliError, CliResult};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pqkit::aead::TAG_LEN;
@@ -12,7 +13,7 @@ use pqkit::aead::stream::{
     FileKey, Header, KeySource, MAX_SEGMENTS, SEGMENT_CT_LEN as SEG_CT_LEN, SEGMENT_LEN as SEG_LEN, errors,
 };
 use rayon::prelude::*;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use zeroize::Zeroizing;
 
@@ -31,9 +32,9 @@ pub struct KeyArgs {
 
 #[derive(Args)]
 pub struct CommonArgs {
-    /// Output file. Default: stdout when reading stdin; otherwise INPUT.pqk (encrypt) or INPUT without
-    /// .pqk (decrypt).
-    #[arg(long, short = 'o', value_name = "FILE")]
+    /// Output file (`-` for stdout). Default: stdout when reading stdin; otherwise INPUT.pqk (encrypt) or
+    /// INPUT without .pqk (decrypt).
+    #[arg(long = "out", short = 'o', value_name = "FILE", visible_alias = "output")]
     output: Option<PathBuf>,
     /// Overwrite an existing output file (never a symlink, device or FIFO, an input or the key file), and let
     /// `encrypt` write its binary output to a terminal.
@@ -146,10 +147,6 @@ pub struct DecryptArgs {
     common: CommonArgs,
 }
 
-fn is_stdin(p: &Option<PathBuf>) -> bool {
-    p.as_ref().is_none_or(|p| p.as_os_str() == "-")
-}
-
 fn open_input(p: &Option<PathBuf>) -> CliResult<(Box<dyn Read>, String, Option<u64>)> {
     if is_stdin(p) {
         return Ok((Box::new(std::io::stdin().lock()), "stdin".into(), None));
@@ -246,42 +243,23 @@ fn file_key(header: &Header, key: &KeyArgs, confirm: bool) -> CliResult<FileKey>
     }
 }
 
-enum Sink {
-    Stdout(std::io::StdoutLock<'static>),
-    File(AtomicOut),
-}
-
-impl Sink {
-    fn writer(&mut self) -> &mut dyn Write {
-        match self {
-            Sink::Stdout(s) => s,
-            Sink::File(f) => f.file(),
-        }
-    }
-    fn finish(self, name: &str) -> CliResult {
-        match self {
-            Sink::Stdout(mut s) => s.flush().map_err(|e| CliError::io(name, e)),
-            Sink::File(f) => f.commit(),
-        }
-    }
-}
-
+/// The output of `encrypt` / `decrypt`, checked against every file the command reads (the input, the key,
+/// passphrase and identity files) by the one output mechanism.
 fn sink(
     input: &Option<PathBuf>,
     output: &Option<PathBuf>,
-    key: &KeyArgs,
+    reads: &[(&Path, &str)],
     force: bool,
     decrypt: bool,
 ) -> CliResult<(Sink, String)> {
     let dest = match output {
-        Some(p) if p.as_os_str() == "-" => None,
-        Some(p) => Some(p.clone()),
-        None if is_stdin(input) => None,
+        Some(p) => p.clone(),
+        None if is_stdin(input) => PathBuf::from("-"),
         None => {
             let inp = input.as_ref().expect("not stdin");
             if decrypt {
                 match inp.to_str().and_then(|s| s.strip_suffix(".pqk")) {
-                    Some(stem) if !stem.is_empty() => Some(PathBuf::from(stem)),
+                    Some(stem) if !stem.is_empty() => PathBuf::from(stem),
                     _ => {
                         return Err(CliError::usage(format!(
                             "{}: name does not end in .pqk: say where to write the plaintext with -o",
@@ -292,50 +270,31 @@ fn sink(
             } else {
                 let mut s = inp.clone().into_os_string();
                 s.push(".pqk");
-                Some(PathBuf::from(s))
+                PathBuf::from(s)
             }
         }
     };
-    match dest {
-        None => {
-            if !decrypt && !force && std::io::stdout().is_terminal() {
-                return Err(CliError::usage(
-                    "refusing to write binary ciphertext to a terminal: redirect it, give -o FILE, or use --force",
-                ));
-            }
-            Ok((Sink::Stdout(std::io::stdout().lock()), "stdout".into()))
-        }
-        Some(d) => {
-            for k in [&key.key, &key.passphrase_file].into_iter().flatten() {
-                if same_file(k, &d) {
-                    return Err(CliError::usage(format!(
-                        "{}: this is the key or passphrase file: refusing to overwrite it",
-                        d.display()
-                    )));
-                }
-            }
-            if let Some(i) = input.as_ref().filter(|_| !is_stdin(input))
-                && same_file(i, &d)
-            {
-                return Err(CliError::usage(format!("{}: input and output are the same file", d.display())));
-            }
-            Ok((Sink::File(AtomicOut::create(&d, force)?), d.display().to_string()))
-        }
+    let mut g = Guard::new(force);
+    for (p, role) in reads {
+        g.protect(p, role);
     }
-}
-
-pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
+    if let Some(i) = input.as_ref().filter(|_| !is_stdin(input)) {
+        g.protect(i, "input");
     }
+    let d = g.output(&dest)?;
+    if d == crate::output::Dest::Stdout && !decrypt && !force && std::io::stdout().is_terminal() {
+        return Err(CliError::usage(
+            "refusing to write binary ciphertext to a terminal: redirect it, give -o FILE, or use --force",
+        ));
+    }
+    Ok((g.sink(&d, true)?, d.name()))
 }
 
 /// Segments per batch and thread: each batch is read, processed in parallel, then written in order.
 const SEGS_PER_THREAD: usize = 8;
 
 pub fn encrypt(a: EncryptArgs) -> CliResult {
-    // h-hpke: recipients (version-2 files), parsed before anything is opened or written.
+    // Recipients (version-2 files), parsed before anything is opened or written.
     let mut recipients = Vec::new();
     for r in &a.recipients {
         recipients.push(recipient::parse_recipient(r)?);
@@ -351,7 +310,10 @@ pub fn encrypt(a: EncryptArgs) -> CliResult {
         KeySource::Argon2id { m_cost: a.argon2_memory, t_cost: a.argon2_passes, p_cost: a.argon2_lanes }
     };
     let (mut input, in_name, in_len) = open_input(&a.input)?;
-    let (mut out, out_name) = sink(&a.input, &a.common.output, &a.key, a.common.force, false)?;
+    let mut reads: Vec<(&Path, &str)> = a.recipients_files.iter().map(|p| (p.as_path(), "recipients file")).collect();
+    reads.extend(a.key.key.iter().map(|p| (p.as_path(), "key file")));
+    reads.extend(a.key.passphrase_file.iter().map(|p| (p.as_path(), "passphrase file")));
+    let (mut out, out_name) = sink(&a.input, &a.common.output, &reads, a.common.force, false)?;
     let header = format::new_header(a.alg, source)?;
     let (prefix, key) = if recipients.is_empty() {
         (Vec::new(), file_key(&header, &a.key, true)?)
@@ -447,7 +409,7 @@ fn segment_error(e: pqkit::Error, g: u64, last: bool, passphrase: bool) -> CliEr
 
 pub fn decrypt(a: DecryptArgs) -> CliResult {
     let (mut input, in_name, in_len) = open_input(&a.input)?;
-    // h-hpke: a version-2 file starts with the recipient section; version 1 is read as before.
+    // A version-2 file starts with the recipient section; version 1 is read as before.
     let mut first = [0u8; 9];
     let n = read_full(&mut input, &mut first).map_err(|e| CliError::io(&in_name, e))?;
     let magic = n == first.len() && first[..8] == pqkit::aead::stream::MAGIC;
@@ -458,11 +420,6 @@ pub fn decrypt(a: DecryptArgs) -> CliResult {
         )));
     }
     let v2 = magic && first[8] == recipient::VERSION;
-    if let Some(d) = a.common.output.as_ref()
-        && let Some(id) = a.identities.iter().find(|i| same_file(i, d))
-    {
-        return Err(CliError::usage(format!("{}: this is an identity file: refusing to overwrite it", id.display())));
-    }
     let (header, key, passphrase) = if v2 {
         if a.identities.is_empty() {
             return Err(CliError::usage(format!("{in_name}: this file is encrypted to recipients: pass -i IDENTITY")));
@@ -493,7 +450,10 @@ pub fn decrypt(a: DecryptArgs) -> CliResult {
         (header, key, passphrase)
     };
     let _ = &header;
-    let (mut out, out_name) = sink(&a.input, &a.common.output, &a.key, a.common.force, true)?;
+    let mut reads: Vec<(&Path, &str)> = a.identities.iter().map(|p| (p.as_path(), "identity file")).collect();
+    reads.extend(a.key.key.iter().map(|p| (p.as_path(), "key file")));
+    reads.extend(a.key.passphrase_file.iter().map(|p| (p.as_path(), "passphrase file")));
+    let (mut out, out_name) = sink(&a.input, &a.common.output, &reads, a.common.force, true)?;
     let pool = pool(a.common.threads)?;
     let pb = progress(a.common.quiet, in_len);
 
@@ -501,7 +461,7 @@ pub fn decrypt(a: DecryptArgs) -> CliResult {
     let mut buf = Zeroizing::new(vec![0u8; batch * SEG_CT_LEN + 1]);
     let mut carry: Option<u8> = None;
     let mut index: u64 = 0;
-    let to_stdout = matches!(out, Sink::Stdout(_));
+    let to_stdout = out.is_stdout();
     let fail = |e: CliError, index: u64| -> CliError {
         match e {
             CliError::Auth(m) if to_stdout && index > 0 => {

@@ -2,13 +2,13 @@
 //! headers, key files. The format itself (header, key derivation, segment nonces, sealing and opening) is
 //! `pqkit::aead::stream`.
 
-use crate::{CliError, CliResult};
+use crate::error::{CliError, CliResult};
 use pqkit::aead::stream::{Algorithm, Header, KeySource};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
 use zeroize::Zeroizing;
 
-const KEYFILE_PREFIX: &str = "PQKIT-KEY-V1:";
+const KEYFILE_PREFIX: &str = crate::keyfile::SYMMETRIC_PREFIX;
 
 /// The file-encryption AEADs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -68,44 +68,18 @@ pub fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(n)
 }
 
-/// `pqkit keygen`: 32 random bytes, written as `PQKIT-KEY-V1:<64 hex>\n` with mode 0600.
-pub fn keygen(path: &Path, force: bool) -> CliResult {
+/// A new symmetric key file's text: 32 random bytes as `PQKIT-KEY-V1:<64 hex>\n` (`pqkit keygen`).
+pub fn new_symmetric_key_text() -> CliResult<Zeroizing<Vec<u8>>> {
     let mut key = Zeroizing::new([0u8; 32]);
     pqkit::rng::fill_os(&mut key[..]).map_err(|e| CliError::usage(e.to_string()))?;
-    let text = Zeroizing::new(format!("{KEYFILE_PREFIX}{}\n", hex::encode(&key[..])));
-    write_new_secret_file(path, text.as_bytes(), force)
-}
-
-/// Writes `data` to a new file with mode 0600, refusing symlinks and devices, and an existing file unless
-/// `force`.
-pub fn write_new_secret_file(path: &Path, data: &[u8], force: bool) -> CliResult {
-    let name = path.display().to_string();
-    crate::outfile::refuse_special(path)?;
-    if force && path.symlink_metadata().is_ok() {
-        std::fs::remove_file(path).map_err(|e| CliError::io(&name, e))?;
-    }
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    let mut f = opts.open(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::AlreadyExists {
-            CliError::usage(format!("{name}: already exists (use --force to replace it)"))
-        } else {
-            CliError::io(&name, e)
-        }
-    })?;
-    f.write_all(data).and_then(|_| f.sync_all()).map_err(|e| CliError::io(&name, e))?;
-    Ok(())
+    Ok(Zeroizing::new(format!("{KEYFILE_PREFIX}{}\n", hex::encode(&key[..])).into_bytes()))
 }
 
 /// Reads a key file; errors name the file, never its content.
 pub fn read_keyfile(path: &Path) -> CliResult<Zeroizing<Vec<u8>>> {
     let name = path.display().to_string();
     let text = Zeroizing::new(std::fs::read(path).map_err(|e| CliError::io(&name, e))?);
+    crate::io::warn_if_exposed(path);
     let bad = || CliError::usage(format!("{name}: not a pqkit key file (expected {KEYFILE_PREFIX} and 64 hex digits)"));
     let s = std::str::from_utf8(&text).map_err(|_| bad())?.trim_end();
     let hexpart = s.strip_prefix(KEYFILE_PREFIX).ok_or_else(bad)?;

@@ -1,7 +1,7 @@
 //! `pqkit hash`: sha256sum-style digests and `--check`.
 
+use crate::error::{CliError, CliResult};
 use crate::format::read_full;
-use crate::{CliError, CliResult};
 use clap::{Args, ValueEnum};
 use pqkit::hash::Hasher;
 use pqkit::hash::blake2::{Blake2b, Blake2s};
@@ -255,8 +255,9 @@ pub fn run(a: HashArgs) -> CliResult {
             }
             Err(e) => {
                 // Keep going like sha256sum; report each failure.
-                let (CliError::Usage(m) | CliError::Auth(m)) = &e;
-                eprintln!("pqkit: {m}");
+                if let CliError::Usage(m) | CliError::Auth(m) = &e {
+                    crate::io::warn(m);
+                }
                 err = true;
             }
         }
@@ -325,8 +326,9 @@ fn check(a: &HashArgs) -> CliResult {
                 Err(e) => {
                     unreadable += 1;
                     if !a.status {
-                        let (CliError::Usage(m) | CliError::Auth(m)) = e;
-                        eprintln!("pqkit: {m}");
+                        if let CliError::Usage(m) | CliError::Auth(m) = e {
+                            crate::io::warn(&m);
+                        }
                         say(&name, ": FAILED open or read")?;
                     }
                 }

@@ -1,6 +1,6 @@
 //! Known-answer and interop commands: hex in, hex out.
 
-use crate::{CliError, CliResult};
+use crate::error::{CliError, CliResult};
 use clap::{Args, Subcommand, ValueEnum};
 use pqkit::aead::legacy::GreenfieldKusumi512Poly1305;
 use pqkit::aead::{Aead, Aes128Gcm, Aes256Gcm, ChaCha20Poly1305, Kusumi512Poly1305, XChaCha20Poly1305};

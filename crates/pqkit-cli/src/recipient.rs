@@ -6,7 +6,7 @@
 //! || every byte before the version-1 header)`. So every stanza is authenticated by segment 0 of the inner
 //! file, and the inner file is read by the unchanged `pqkit::aead::stream` code.
 
-use crate::{CliError, CliResult};
+use crate::error::{CliError, CliResult};
 use pqkit::hash::sha2::Sha256;
 use pqkit::hash::sha3::Sha3_256;
 use pqkit::hpke::{Aead, Kdf, Kem, PrivateKey, PublicKey, RecipientMode, SenderMode, Suite};
@@ -15,35 +15,6 @@ use pqkit::mac::Hmac;
 use std::io::{Read, Write};
 use std::path::Path;
 use zeroize::Zeroizing;
-
-/// `keygen --alg`: the RSA key pairs, or an X-Wing identity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum KeygenAlg {
-    /// RSA with a 2048-bit modulus, e = 65537.
-    #[value(name = "rsa2048")]
-    Rsa2048,
-    /// RSA with a 3072-bit modulus, e = 65537.
-    #[value(name = "rsa3072")]
-    Rsa3072,
-    /// RSA with a 4096-bit modulus, e = 65537.
-    #[value(name = "rsa4096")]
-    Rsa4096,
-    /// An X-Wing identity (ML-KEM-768 + X25519) for `encrypt -r` / `decrypt -i`; prints its recipient.
-    #[value(name = "xwing")]
-    Xwing,
-}
-
-impl KeygenAlg {
-    /// The RSA size, or `None` for X-Wing.
-    pub fn rsa(self) -> Option<crate::rsa::KeyAlg> {
-        match self {
-            KeygenAlg::Rsa2048 => Some(crate::rsa::KeyAlg::Rsa2048),
-            KeygenAlg::Rsa3072 => Some(crate::rsa::KeyAlg::Rsa3072),
-            KeygenAlg::Rsa4096 => Some(crate::rsa::KeyAlg::Rsa4096),
-            KeygenAlg::Xwing => None,
-        }
-    }
-}
 
 /// The recipient string's prefix (then unpadded base64url of the 1216-byte X-Wing key and a 4-byte check).
 pub const RECIPIENT_PREFIX: &str = "pqkit-xwing1";
@@ -114,13 +85,20 @@ pub fn recipient_string(pk: &[u8]) -> String {
     format!("{RECIPIENT_PREFIX}{}", b64url_encode(&data))
 }
 
-/// Parses a recipient string; errors say what is wrong (usage error, exit 2).
+/// Parses a recipient string; errors say what is wrong (usage error, exit 2). Only a string that starts
+/// like a recipient (public) is quoted in a message: anything else may be a secret pasted by mistake.
 pub fn parse_recipient(s: &str) -> CliResult<PublicKey> {
     let s = s.trim();
-    let short: String = s.chars().take(24).collect();
+    if s.starts_with(IDENTITY_PREFIX) || s.starts_with(crate::keyfile::SYMMETRIC_PREFIX) || s.starts_with("seed ") {
+        return Err(CliError::usage(
+            "this is a secret key (an identity or key file line), not a recipient: give the recipient that \
+             `pqkit pubkey IDENTITY` prints, and keep the identity secret",
+        ));
+    }
     let body = s.strip_prefix(RECIPIENT_PREFIX).ok_or_else(|| {
-        CliError::usage(format!("recipient {short}...: not a pqkit recipient (it must start with {RECIPIENT_PREFIX})"))
+        CliError::usage(format!("not a pqkit recipient (a recipient starts with {RECIPIENT_PREFIX})"))
     })?;
+    let short: String = s.chars().take(24).collect();
     let data = b64url_decode(body)
         .filter(|d| d.len() == xwing::EK_LEN + 4)
         .ok_or_else(|| CliError::usage(format!("recipient {short}...: bad encoding or length (truncated copy?)")))?;
@@ -136,6 +114,12 @@ pub fn read_recipients_file(path: &Path) -> CliResult<Vec<PublicKey>> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| CliError::io(&name, e))?;
     let mut out = Vec::new();
+    if text.lines().any(|l| l.trim().starts_with(IDENTITY_PREFIX)) || text.starts_with(crate::keyfile::AGENT_HEADER) {
+        return Err(CliError::usage(format!(
+            "{name}: this is an identity file (a secret key), not a recipients file: give its recipient \
+             (pqkit pubkey {name}) instead"
+        )));
+    }
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -152,24 +136,39 @@ pub fn read_recipients_file(path: &Path) -> CliResult<Vec<PublicKey>> {
     Ok(out)
 }
 
-/// `pqkit keygen --alg xwing -o IDENTITY`: writes the identity file (mode 0600) and prints the recipient.
-pub fn keygen(path: &Path, force: bool) -> CliResult {
+/// A new X-Wing identity: the identity file's text and its recipient string (`pqkit keygen --alg xwing`).
+pub fn new_identity() -> CliResult<(Zeroizing<Vec<u8>>, String)> {
     let dk = xwing::DecapsulationKey::generate()?;
     let recipient = recipient_string(&dk.encapsulation_key().to_bytes());
-    let text = Zeroizing::new(format!(
-        "# pqkit X-Wing identity (ML-KEM-768 + X25519). Keep this file secret.\n# recipient: {recipient}\n\
-         {IDENTITY_PREFIX}{}\n",
-        hex::encode(&dk.to_seed()[..])
-    ));
-    crate::format::write_new_secret_file(path, text.as_bytes(), force)?;
-    println!("{recipient}");
-    Ok(())
+    let text = Zeroizing::new(
+        format!(
+            "# pqkit X-Wing identity (ML-KEM-768 + X25519). Keep this file secret.\n# recipient: {recipient}\n\
+             {IDENTITY_PREFIX}{}\n",
+            hex::encode(&dk.to_seed()[..])
+        )
+        .into_bytes(),
+    );
+    Ok((text, recipient))
+}
+
+/// The recipient string of the identity in `path` (`pqkit pubkey IDENTITY`).
+pub fn recipient_of_identity(path: &Path) -> CliResult<String> {
+    let seed = identity_seed(path)?;
+    let dk = xwing::DecapsulationKey::from_seed(&seed);
+    Ok(recipient_string(&dk.encapsulation_key().to_bytes()))
 }
 
 /// Reads an identity file; errors name the file, never its content.
 pub fn read_identity(path: &Path) -> CliResult<PrivateKey> {
+    let seed = identity_seed(path)?;
+    Ok(PrivateKey::from_bytes(Kem::XWing, &seed[..])?)
+}
+
+/// The 32-byte seed of an identity file.
+fn identity_seed(path: &Path) -> CliResult<Zeroizing<[u8; 32]>> {
     let name = path.display().to_string();
     let text = Zeroizing::new(std::fs::read(path).map_err(|e| CliError::io(&name, e))?);
+    crate::io::warn_if_exposed(path);
     let bad = || {
         CliError::usage(format!(
             "{name}: not a pqkit identity file (expected a line {IDENTITY_PREFIX} and 64 hex digits; make one with \
@@ -182,8 +181,9 @@ pub fn read_identity(path: &Path) -> CliResult<PrivateKey> {
     if hexpart.len() != 64 {
         return Err(bad());
     }
-    let seed = Zeroizing::new(hex::decode(hexpart).map_err(|_| bad())?);
-    Ok(PrivateKey::from_bytes(Kem::XWing, &seed)?)
+    let mut seed = Zeroizing::new([0u8; 32]);
+    hex::decode_to_slice(hexpart, &mut seed[..]).map_err(|_| bad())?;
+    Ok(seed)
 }
 
 /// The version-2 prefix (magic, version, recipient section) for `recipients`, and the raw key of the inner

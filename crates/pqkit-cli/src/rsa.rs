@@ -1,10 +1,12 @@
-//! RSA commands.
+//! `pqkit rsa`: encryption (RSAES-OAEP and RSAES-PKCS1-v1_5 with implicit rejection, RFC 8017) with key
+//! files, and the raw operations for known-answer tests. RSA keys come from `pqkit keygen --alg rsaNNNN`;
+//! signatures are `pqkit sign` / `pqkit verify`.
 //!
-//! - `pqkit keygen --alg rsa2048|rsa3072|rsa4096 -o SK --pub PK`: PKCS#8 PEM private key (mode 0600) and
-//!   SubjectPublicKeyInfo PEM public key, the files `openssl genpkey` / `openssl pkey -pubout` write;
-//! - `pqkit sign sign|verify --alg rsa-pss|rsa-pkcs1 [--hash sha256|sha384|sha512]` (through [`crate::pq::sign`]):
-//!   signatures raw or in hex, as for the other algorithms; key files may also be PKCS#1 (`RSA PRIVATE KEY`,
-//!   `RSA PUBLIC KEY`) and DER.
+//! - `pqkit rsa encrypt -k PUBLIC [--padding oaep|pkcs1] [--hash H] [--label HEX] [-o OUT] [FILE|-]`: the
+//!   ciphertext raw to `-o`, else printed in hex;
+//! - `pqkit rsa decrypt -k PRIVATE [--padding oaep|pkcs1] [--hash H] [--label HEX] [-o OUT] [FILE|-]`: the
+//!   ciphertext raw or hex; the plaintext to `-o`, else to stdout. An OAEP failure exits 1; PKCS#1 v1.5
+//!   never fails on a bad ciphertext (implicit rejection: an unrelated message comes out).
 //!
 //! Known-answer primitives with hex in and hex out, keys given as their hex components (the form
 //! RFC 8017 and NIST test vectors print them in):
@@ -16,11 +18,14 @@
 //! `--input` must be exactly as long as the modulus (leading zeros included) and below it. The result is printed
 //! as hex of the modulus length. Errors name the option, never a secret value.
 
-use crate::pq::{check_new, in_file, print_line, read_file, read_input, write_new};
-use crate::{CliError, CliResult};
+use crate::cmd::keys::{rsa_private, rsa_public};
+use crate::error::{CliError, CliResult};
+use crate::io::{print_line, read_input};
+use crate::keyfile::{self, Kind};
+use crate::output::Guard;
 use clap::{Args, Subcommand, ValueEnum};
-use pqkit::rsa::{HashAlg, RsaPrivateKey, RsaPublicKey, pkcs1v15, pss};
-use std::path::{Path, PathBuf};
+use pqkit::rsa::{HashAlg, RsaPrivateKey, RsaPublicKey, oaep::Oaep, pkcs1v15};
+use std::path::PathBuf;
 use zeroize::Zeroizing;
 
 /// Decodes a hex option (whitespace ignored); the error names the option, never its value (it may be a key).
@@ -46,8 +51,66 @@ pub struct RsaArgs {
     cmd: RsaCmd,
 }
 
+/// The encryption padding.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum Padding {
+    /// RSAES-OAEP (MGF1 with the same hash as --hash).
+    #[default]
+    #[value(name = "oaep")]
+    Oaep,
+    /// RSAES-PKCS1-v1_5 (decryption with implicit rejection). For old peers only.
+    #[value(name = "pkcs1")]
+    Pkcs1,
+}
+
+/// The OAEP hash (label hash and MGF1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum OaepHash {
+    /// SHA-1 (what `openssl pkeyutl` uses unless told otherwise).
+    #[value(name = "sha1")]
+    Sha1,
+    /// SHA-256.
+    #[default]
+    #[value(name = "sha256")]
+    Sha256,
+    /// SHA-384.
+    #[value(name = "sha384")]
+    Sha384,
+    /// SHA-512.
+    #[value(name = "sha512")]
+    Sha512,
+}
+
+#[derive(Args)]
+struct CryptArgs {
+    /// The key file (public to encrypt, private to decrypt; PEM or DER, PKCS#8/SPKI or PKCS#1).
+    #[arg(long, short = 'k', value_name = "KEY")]
+    key: PathBuf,
+    /// The padding.
+    #[arg(long, value_enum, default_value = "oaep")]
+    padding: Padding,
+    /// OAEP: the hash for the label and MGF1.
+    #[arg(long, value_enum, default_value = "sha256")]
+    hash: OaepHash,
+    /// OAEP: the label, hex (default empty).
+    #[arg(long, value_name = "HEX", default_value = "")]
+    label: String,
+    /// Where to write the result (`-` for stdout). Default: encrypt prints hex, decrypt writes to stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Replace an existing output file (never the key or the input).
+    #[arg(long, short = 'f')]
+    force: bool,
+    /// The input; stdin when absent or `-`.
+    input: Option<PathBuf>,
+}
+
 #[derive(Subcommand)]
 enum RsaCmd {
+    /// Encrypt a short message to a public key (at most the modulus length − 66 bytes with OAEP-SHA-256).
+    Encrypt(CryptArgs),
+    /// Decrypt with a private key (the ciphertext raw or in hex).
+    Decrypt(CryptArgs),
     /// The public-key operation input^e mod n (RSAEP / RSAVP1), printed in hex.
     Public {
         #[command(flatten)]
@@ -81,9 +144,64 @@ fn public_key(k: &PublicComponents) -> CliResult<RsaPublicKey> {
     RsaPublicKey::new(&n, &e).map_err(|err| CliError::usage(format!("--n/--e: {err}")))
 }
 
+fn oaep(a: &CryptArgs) -> CliResult<Oaep> {
+    let h = match a.hash {
+        OaepHash::Sha1 => HashAlg::Sha1,
+        OaepHash::Sha256 => HashAlg::Sha256,
+        OaepHash::Sha384 => HashAlg::Sha384,
+        OaepHash::Sha512 => HashAlg::Sha512,
+    };
+    let label = unhex("--label", &a.label)?;
+    if a.padding == Padding::Pkcs1 && (!label.is_empty() || a.hash != OaepHash::Sha256) {
+        return Err(CliError::usage("--hash, --label: only for --padding oaep"));
+    }
+    Ok(Oaep::new(h).with_label(&label))
+}
+
+fn crypt(a: CryptArgs, encrypt: bool) -> CliResult {
+    let mut g = Guard::new(a.force);
+    g.protect(&a.key, "key file");
+    if let Some(i) = &a.input {
+        g.protect(i, "input");
+    }
+    let out = g.output_opt(a.out.as_deref())?;
+    let k = keyfile::read(&a.key)?;
+    k.expect(&a.key, &[Kind::Rsa], !encrypt, None)?;
+    let params = oaep(&a)?;
+    let input = read_input(&a.input)?;
+    if encrypt {
+        let key = rsa_public(&k, &a.key)?;
+        let ct = match a.padding {
+            Padding::Oaep => params.encrypt(&key, &input),
+            Padding::Pkcs1 => pkcs1v15::encrypt(&key, &input),
+        }
+        .map_err(|e| {
+            CliError::usage(format!("{}: {e}", a.input.as_ref().map_or("stdin".into(), |p| p.display().to_string())))
+        })?;
+        match out {
+            Some(d) => g.write(&d, &ct, false),
+            None => print_line(&hex::encode(&ct)),
+        }
+    } else {
+        let key = rsa_private(&k, &a.key)?;
+        let ct = if input.len() == key.public_key().size() {
+            input.to_vec()
+        } else {
+            pqkit_cli::parse::hex::decode_file(&input).unwrap_or_else(|| input.to_vec())
+        };
+        let pt = match a.padding {
+            Padding::Oaep => params.decrypt(&key, &ct).map_err(|_| CliError::auth("decryption failed"))?,
+            Padding::Pkcs1 => pkcs1v15::decrypt(&key, &ct).map_err(|e| CliError::usage(e.to_string()))?,
+        };
+        g.write(out.as_ref().unwrap_or(&crate::output::Dest::Stdout), &pt, true)
+    }
+}
+
 /// `pqkit rsa ...`.
 pub fn run(a: RsaArgs) -> CliResult {
     match a.cmd {
+        RsaCmd::Encrypt(c) => crypt(c, true),
+        RsaCmd::Decrypt(c) => crypt(c, false),
         RsaCmd::Public { key, input } => {
             let pk = public_key(&key)?;
             let x = unhex("--input", &input)?;
@@ -99,160 +217,5 @@ pub fn run(a: RsaArgs) -> CliResult {
             let y = sk.raw_private(&x).map_err(|err| CliError::usage(format!("--input: {err}")))?;
             print_line(&Zeroizing::new(hex::encode(&y[..])))
         }
-    }
-}
-
-// ---- pqkit keygen --alg rsaNNNN, pqkit sign sign|verify --alg rsa-pss|rsa-pkcs1 ----
-
-/// An RSA key size for `pqkit keygen --alg`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum KeyAlg {
-    /// RSA with a 2048-bit modulus, e = 65537.
-    #[value(name = "rsa2048")]
-    Rsa2048,
-    /// RSA with a 3072-bit modulus, e = 65537.
-    #[value(name = "rsa3072")]
-    Rsa3072,
-    /// RSA with a 4096-bit modulus, e = 65537.
-    #[value(name = "rsa4096")]
-    Rsa4096,
-}
-
-impl KeyAlg {
-    fn bits(self) -> usize {
-        match self {
-            KeyAlg::Rsa2048 => 2048,
-            KeyAlg::Rsa3072 => 3072,
-            KeyAlg::Rsa4096 => 4096,
-        }
-    }
-}
-
-/// The hash of an RSA signature (PSS: also MGF1's; the salt is as long as the hash).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum SigHash {
-    /// SHA-256.
-    #[default]
-    #[value(name = "sha256")]
-    Sha256,
-    /// SHA-384.
-    #[value(name = "sha384")]
-    Sha384,
-    /// SHA-512.
-    #[value(name = "sha512")]
-    Sha512,
-}
-
-impl SigHash {
-    fn alg(self) -> HashAlg {
-        match self {
-            SigHash::Sha256 => HashAlg::Sha256,
-            SigHash::Sha384 => HashAlg::Sha384,
-            SigHash::Sha512 => HashAlg::Sha512,
-        }
-    }
-}
-
-/// An RSA signature scheme.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scheme {
-    /// RSASSA-PSS (RFC 8017 §8.1), MGF1 with the signature's hash, salt length = hash length.
-    Pss,
-    /// RSASSA-PKCS1-v1_5 (RFC 8017 §8.2).
-    Pkcs1,
-}
-
-/// `pqkit keygen --alg rsa2048|rsa3072|rsa4096 --out SK --pub PK`: a fresh key pair (FIPS 186-5 probable
-/// primes, e = 65537); the private key as PKCS#8 PEM (mode 0600), the public key as SubjectPublicKeyInfo PEM.
-pub fn keygen(alg: KeyAlg, sk: &Path, pk: Option<&Path>, force: bool) -> CliResult {
-    let pk = pk.ok_or_else(|| CliError::usage("--pub: required with --alg (where to write the public key)"))?;
-    check_new(sk, force)?;
-    check_new(pk, force)?;
-    let mut rng = pqkit::rng::ChaCha20Rng::from_os_rng()?;
-    let key = RsaPrivateKey::generate(alg.bits(), &mut rng)?;
-    let pem = key.to_pkcs8_pem()?;
-    let pub_pem = key.public_key().to_public_key_pem()?;
-    write_new(sk, pem.as_bytes(), force, true)?;
-    write_new(pk, pub_pem.as_bytes(), force, false)
-}
-
-/// The key file as PEM text, if it is one (else it is taken as DER).
-fn as_pem(data: &[u8]) -> Option<&str> {
-    std::str::from_utf8(data).ok().filter(|s| s.contains("-----BEGIN "))
-}
-
-/// A private key file: PKCS#8 (`PRIVATE KEY`) or PKCS#1 (`RSA PRIVATE KEY`, what `openssl genrsa -traditional`
-/// writes), PEM or DER.
-fn read_private(path: &Path) -> CliResult<RsaPrivateKey> {
-    let data = read_file(path)?;
-    match as_pem(&data) {
-        Some(s) if s.contains("-----BEGIN RSA PRIVATE KEY-----") => RsaPrivateKey::from_pkcs1_pem(s),
-        Some(s) => RsaPrivateKey::from_pkcs8_pem(s),
-        None => RsaPrivateKey::from_pkcs8_der(&data).or_else(|e| RsaPrivateKey::from_pkcs1_der(&data).map_err(|_| e)),
-    }
-    .map_err(in_file(path))
-}
-
-/// A public key file: SubjectPublicKeyInfo (`PUBLIC KEY`) or PKCS#1 (`RSA PUBLIC KEY`), PEM or DER.
-fn read_public(path: &Path) -> CliResult<RsaPublicKey> {
-    let data = read_file(path)?;
-    match as_pem(&data) {
-        Some(s) if s.contains("-----BEGIN RSA PUBLIC KEY-----") => RsaPublicKey::from_pkcs1_pem(s),
-        Some(s) => RsaPublicKey::from_public_key_pem(s),
-        None => {
-            RsaPublicKey::from_public_key_der(&data).or_else(|e| RsaPublicKey::from_pkcs1_der(&data).map_err(|_| e))
-        }
-    }
-    .map_err(in_file(path))
-}
-
-/// `sign sign --alg rsa-pss|rsa-pkcs1 [--hash H]`: the signature (the modulus length) written raw to `out`, or
-/// printed in hex. PSS draws its salt from the OS.
-pub fn sign(
-    scheme: Scheme,
-    hash: SigHash,
-    sk: &Path,
-    out: Option<&Path>,
-    force: bool,
-    input: &Option<PathBuf>,
-) -> CliResult {
-    let key = read_private(sk)?;
-    if let Some(o) = out {
-        check_new(o, force)?;
-    }
-    let msg = read_input(input)?;
-    let sig = match scheme {
-        Scheme::Pss => pss::SigningKey::with_hash(key, hash.alg()).map_err(in_file(sk))?.sign(&msg)?,
-        Scheme::Pkcs1 => pkcs1v15::SigningKey::with_hash(key, hash.alg()).map_err(in_file(sk))?.sign(&msg)?,
-    };
-    match out {
-        Some(o) => write_new(o, &sig, force, false),
-        None => print_line(&hex::encode(&sig)),
-    }
-}
-
-/// `sign verify --alg rsa-pss|rsa-pkcs1 [--hash H]`: prints OK, or exits 1 when the signature does not verify
-/// (wrong length, wrong key, wrong message or padding); 2 for a malformed key file.
-pub fn verify(scheme: Scheme, hash: SigHash, vk: &Path, sig: &Path, input: &Option<PathBuf>) -> CliResult {
-    let key = read_public(vk)?;
-    let raw = read_file(sig)?;
-    // Raw if it has the modulus length, else hex (as printed by `sign`).
-    let sig_bytes = if raw.len() == key.size() {
-        raw.to_vec()
-    } else {
-        match pqkit_cli::parse::hex::decode_file(&raw) {
-            Some(v) => v,
-            None => raw.to_vec(),
-        }
-    };
-    let msg = read_input(input)?;
-    let verdict = match scheme {
-        Scheme::Pss => pss::VerifyingKey::with_hash(key, hash.alg()).verify(&msg, &sig_bytes),
-        Scheme::Pkcs1 => pkcs1v15::VerifyingKey::with_hash(key, hash.alg()).verify(&msg, &sig_bytes),
-    };
-    match verdict {
-        Ok(()) => print_line("OK"),
-        // Every rejection of a signature (bad padding, wrong length, >= n) is a failed verification.
-        Err(_) => Err(CliError::auth(format!("{}: signature verification failed", sig.display()))),
     }
 }

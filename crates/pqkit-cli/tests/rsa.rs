@@ -399,7 +399,10 @@ fn signature_error_paths() {
     // A public key where a private key belongs.
     fails(pqkit().args(["sign", "sign", "--alg", "rsa-pss", "--sk"]).arg(&pk).arg(&msg).assert(), 2, "k.pub.pem");
     // Usage errors: exit 2.
-    fails(pqkit().args(["keygen", "--alg", "rsa2048", "-o"]).arg(d.join("x.pem")).assert(), 2, "--pub");
+    // Without --pub only the private key is written; `pqkit pubkey` derives the public one.
+    pqkit().args(["keygen", "--alg", "rsa2048", "-o"]).arg(d.join("x.pem")).assert().success();
+    let derived = pqkit().args(["pubkey"]).arg(d.join("x.pem")).assert().success().get_output().stdout.clone();
+    assert!(String::from_utf8(derived).unwrap().starts_with("-----BEGIN PUBLIC KEY-----"));
     pqkit().args(["keygen", "--pub"]).arg(d.join("y.pem")).arg("-o").arg(d.join("z.pem")).assert().failure().code(2);
     pqkit()
         .args(["keygen", "--alg", "rsa1024", "-o"])
