@@ -34,7 +34,7 @@ pub struct KeyArgs {
 pub struct CommonArgs {
     /// Output file (`-` for stdout). Default: stdout when reading stdin; otherwise INPUT.pqk (encrypt) or
     /// INPUT without .pqk (decrypt).
-    #[arg(long = "out", short = 'o', value_name = "FILE", visible_alias = "output")]
+    #[arg(long = "out", short = 'o', value_name = "FILE", alias = "output")]
     output: Option<PathBuf>,
     /// Overwrite an existing output file (never a symlink, device or FIFO, an input or the key file), and let
     /// `encrypt` write its binary output to a terminal.

@@ -73,10 +73,10 @@ impl EcdhAlg {
 #[derive(Args)]
 pub struct EncapsArgs {
     /// The encapsulation (public) key file.
-    #[arg(long, short = 'k', value_name = "PUBLIC", visible_alias = "ek")]
+    #[arg(long, short = 'k', value_name = "PUBLIC", alias = "ek")]
     pub key: PathBuf,
     /// Where to write the ciphertext (`-` for stdout).
-    #[arg(long, short = 'o', value_name = "CT", visible_alias = "ct")]
+    #[arg(long, short = 'o', value_name = "CT", alias = "ct")]
     pub out: PathBuf,
     /// The parameter set; read from the key when absent.
     #[arg(long, value_enum)]
@@ -92,7 +92,7 @@ pub struct EncapsArgs {
 #[derive(Args)]
 pub struct DecapsArgs {
     /// The decapsulation (private) key file.
-    #[arg(long, short = 'k', value_name = "PRIVATE", visible_alias = "dk")]
+    #[arg(long, short = 'k', value_name = "PRIVATE", alias = "dk")]
     pub key: PathBuf,
     /// The parameter set; read from the key when absent.
     #[arg(long, value_enum)]
@@ -105,7 +105,7 @@ pub struct DecapsArgs {
 #[derive(Args)]
 pub struct DeriveArgs {
     /// Our private key file (PKCS#8 or SEC1, PEM or DER).
-    #[arg(long, short = 'k', value_name = "PRIVATE", visible_alias = "sk")]
+    #[arg(long, short = 'k', value_name = "PRIVATE", alias = "sk")]
     pub key: PathBuf,
     /// The peer's public key file (SubjectPublicKeyInfo, PEM or DER).
     #[arg(long, value_name = "PUBLIC")]

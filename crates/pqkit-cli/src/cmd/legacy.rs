@@ -12,6 +12,7 @@ use std::path::PathBuf;
 #[derive(Subcommand)]
 pub enum LegacySign {
     /// Same as `pqkit keygen --alg ALG -o SK --pub VK`.
+    #[command(hide = true)]
     Keygen {
         #[arg(long)]
         alg: SigAlg,
@@ -25,10 +26,11 @@ pub enum LegacySign {
         force: bool,
     },
     /// Same as `pqkit sign -k SK`.
+    #[command(hide = true)]
     Sign {
         #[arg(long)]
         alg: Option<SigAlg>,
-        #[arg(long, short = 'k', visible_alias = "sk", value_name = "FILE")]
+        #[arg(long, short = 'k', alias = "sk", value_name = "FILE")]
         key: PathBuf,
         #[arg(long, value_name = "HEX", default_value = "")]
         ctx: String,
@@ -45,10 +47,11 @@ pub enum LegacySign {
         input: Option<PathBuf>,
     },
     /// Same as `pqkit verify -k VK --sig SIG`.
+    #[command(hide = true)]
     Verify {
         #[arg(long)]
         alg: Option<SigAlg>,
-        #[arg(long, short = 'k', visible_alias = "vk", value_name = "FILE")]
+        #[arg(long, short = 'k', alias = "vk", value_name = "FILE")]
         key: PathBuf,
         #[arg(long, value_name = "FILE")]
         sig: PathBuf,

@@ -127,7 +127,7 @@ pub struct SigOpts {
 #[derive(Args)]
 pub struct SignNew {
     /// The private key file (PEM or DER; raw for ML-DSA).
-    #[arg(long, short = 'k', value_name = "PRIVATE", visible_alias = "sk", required = true)]
+    #[arg(long, short = 'k', value_name = "PRIVATE", alias = "sk", required = true)]
     pub key: Option<PathBuf>,
     #[command(flatten)]
     pub opts: SigOpts,
@@ -150,7 +150,7 @@ pub struct SignNew {
 #[derive(Args)]
 pub struct VerifyArgs {
     /// The public key file (PEM or DER; raw for ML-DSA).
-    #[arg(long, short = 'k', value_name = "PUBLIC", visible_alias = "vk")]
+    #[arg(long, short = 'k', value_name = "PUBLIC", alias = "vk")]
     pub key: PathBuf,
     /// The signature file: raw or hex (ECDSA: DER or r || s).
     #[arg(long, value_name = "SIG")]
