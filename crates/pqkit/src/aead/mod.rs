@@ -23,6 +23,8 @@ use zeroize::Zeroize;
 
 pub mod kusumi512_poly1305;
 pub mod legacy;
+#[cfg(feature = "alloc")]
+pub mod recipients;
 pub mod stream;
 pub use kusumi512_poly1305::Kusumi512Poly1305;
 

@@ -637,6 +637,8 @@ impl core::fmt::Debug for FileKey {
 }
 
 #[cfg(feature = "std")]
+pub(crate) use io::read_full;
+#[cfg(feature = "std")]
 pub use io::{Decryptor, Encryptor};
 
 #[cfg(feature = "std")]
@@ -650,7 +652,7 @@ mod io {
     use zeroize::Zeroize;
 
     /// Reads until `buf` is full or the end of input; returns the bytes read. Retries `Interrupted`.
-    pub(super) fn read_full<R: Read + ?Sized>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
+    pub(crate) fn read_full<R: Read + ?Sized>(r: &mut R, buf: &mut [u8]) -> io::Result<usize> {
         let mut n = 0;
         while n < buf.len() {
             match r.read(&mut buf[n..]) {
