@@ -1,5 +1,5 @@
 //! Quick self-check of AES-GCM throughput per backend (not the benchmark system):
-//! `cargo run --release -p pqkit --example aes_gcm_speed [soft]`.
+//! `cargo run --release -p pqkit-bench --example aes_gcm_speed [soft]`.
 use pqkit::aead::{Aead, Aes128Gcm, Aes256Gcm};
 use pqkit::aes::Backend;
 use std::time::{Duration, Instant};

@@ -1,5 +1,5 @@
 //! Quick self-check of Kusumi512 / Threefish-512-CTR / Skein-512 throughput per backend (not a benchmark;
-//! the bench crate does real comparisons). Run: `cargo run --release -p pqkit --example arx512_speed`.
+//! the bench crate does real comparisons). Run: `cargo run --release -p pqkit-bench --example arx512_speed`.
 
 use pqkit::cipher::StreamCipher;
 use std::hint::black_box;

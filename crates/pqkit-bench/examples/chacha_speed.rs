@@ -1,5 +1,5 @@
 //! Rough ChaCha20 keystream throughput per backend (a quick self-check; the real comparison lives in
-//! pqkit-bench). Run with `cargo run --release -p pqkit --example chacha_speed [SIZE...]`.
+//! pqkit-bench). Run with `cargo run --release -p pqkit-bench --example chacha_speed [SIZE...]`.
 //!
 //! On Linux the rate is per CPU second (from /proc/self/schedstat, like `openssl speed` without `-elapsed`), so
 //! it stays meaningful on a loaded machine; elsewhere it falls back to wall-clock time.

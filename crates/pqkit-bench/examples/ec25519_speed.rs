@@ -2,7 +2,7 @@
 //! the real comparison belongs in pqkit-bench). Prints operations per second and pqkit/dalek ratios (> 1 means
 //! pqkit is faster), for every Curve25519 backend this CPU runs.
 //!
-//! Run: `cargo run --release -p pqkit --example ec25519_speed`.
+//! Run: `cargo run --release -p pqkit-bench --example ec25519_speed`.
 
 use pqkit::ec::curve25519::Backend;
 use pqkit::ec::ed25519::{self, Signature, SigningKey, VerifyingKey};

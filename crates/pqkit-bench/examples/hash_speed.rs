@@ -1,5 +1,5 @@
 //! Rough throughput self-check for the hash family (not a benchmark; see pqkit-bench).
-//! `cargo run --release -p pqkit --example hash_speed`
+//! `cargo run --release -p pqkit-bench --example hash_speed`
 use pqkit::hash::Hasher;
 
 /// Nanoseconds this thread has run on a CPU (the machine is shared, so wall time would mislead).

@@ -1,5 +1,5 @@
 //! Quick A/B timing of the single-state Keccak backends (not a benchmark; see pqkit-bench).
-//! `cargo run --release -p pqkit --example keccak_speed`
+//! `cargo run --release -p pqkit-bench --example keccak_speed`
 #![allow(unsafe_code)]
 use pqkit::hash::sha3::{Backend, Sha3_256, Shake128, f1600_with};
 

@@ -1,5 +1,5 @@
 //! Quick ML-DSA-65 timing against libcrux-ml-dsa and RustCrypto ml-dsa (self-check only; the real comparison
-//! lives in pqkit-bench). Run: `cargo run --release -p pqkit --example mldsa_speed`.
+//! lives in pqkit-bench). Run: `cargo run --release -p pqkit-bench --example mldsa_speed`.
 
 use pqkit::mldsa::{MlDsa65, Signature, SigningKey};
 use std::time::Instant;

@@ -1,5 +1,5 @@
 //! Quick self-check of ML-KEM-768 speed against libcrux in the same run (fastest of 31 batches, µs/op). Not a benchmark:
-//! the real comparison lives in pqkit-bench. Run: `cargo run --release -p pqkit --example mlkem_timing`.
+//! the real comparison lives in pqkit-bench. Run: `cargo run --release -p pqkit-bench --example mlkem_timing`.
 
 use pqkit::mlkem::{Backend, Ciphertext, DecapsulationKey, MlKem768};
 use std::hint::black_box;

@@ -1,7 +1,7 @@
 //! Quick Poly1305 throughput self-check per backend, next to RustCrypto's `poly1305` (a dev-dependency).
 //! Not a benchmark (pqkit-bench does the real comparisons).
 //!
-//! `cargo run --release -p pqkit --example poly1305_speed`
+//! `cargo run --release -p pqkit-bench --example poly1305_speed`
 //!
 //! The machine is shared, so each figure is the fastest of many short runs (about 2 MiB each): the least
 //! disturbed run is the best estimate of the undisturbed speed. Each message uses a fresh state (new key),
