@@ -356,9 +356,9 @@ async fn run_async(url: &str, quick: bool, want: &dyn Fn(&str) -> bool) -> R<Vec
         // One warm-up of each (keys granted, connections warm), then interleaved samples, rotating which
         // candidate goes first so none always runs on the warmer (or more loaded) machine. Each candidate keeps
         // one subject per size for all its samples (a new subscription per sample), so the keys the warm-up
-        // took serve every sample: steady-state throughput, as the in-process rows measure it. (Until
-        // 2026-11-27c each sample had a subject of its own, so every pqkit sample also paid a sender-key and a
-        // receiver-key round trip to the key server, each ~2 % of a 64 B sample, against this comment's intent.)
+        // took serve every sample: steady-state throughput, as the in-process rows measure it. (With a subject
+        // per sample, every pqkit sample would also pay a sender-key and a receiver-key round trip to the key
+        // server, each about 2% of a 64 B sample.)
         for k in 0..=samples {
             let (mut sp, mut sc, mut sn) = (None, None, None);
             for j in 0..3 {
