@@ -205,9 +205,10 @@ pub fn summary_markdown(rs: &[Ratio]) -> String {
         s,
         "pqkit's speed divided by the fastest peer's, single-threaded: above 1.00 pqkit is faster. Each cell is the \
          geometric mean over the family's algorithms and operations at that size, with the lowest and highest \
-         row in brackets. Of {} rows, pqkit is more than 5% faster in {ahead}, within 5% in {}, and more than 5% \
+         row in brackets. Of {} row{}, pqkit is more than 5% faster in {ahead}, within 5% in {}, and more than 5% \
          slower in {behind}. The heat map ([heatmap.svg](heatmap.svg)) shows the same table.\n",
         rs.len(),
+        if rs.len() == 1 { "" } else { "s" },
         rs.len() - ahead - behind
     );
     let head: Vec<String> = cols.iter().map(|c| col_name(*c)).collect();
