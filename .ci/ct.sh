@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Constant-time job (issue 18 item 4): runs crates/pqkit-ct under valgrind memcheck with the secret inputs of
+# Constant-time job: runs crates/pqkit-ct under valgrind memcheck with the secret inputs of
 # every operation marked undefined (valgrind client requests), under PQKIT_CPU=portable, avx2 and native.
 # The library is built with `--cfg pqkit_ct_check`, where `pqkit::ct::declassify` marks each public decision
 # (a tag check's outcome, a rejection, a validity verdict) defined for memcheck at the decision itself; any other

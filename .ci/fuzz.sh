@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzing job (issue 18 item 3): builds every cargo-fuzz target in fuzz/ and runs each for FUZZ_SECONDS
+# Fuzzing job: builds every cargo-fuzz target in fuzz/ and runs each for FUZZ_SECONDS
 # (default 20) seeded from its committed corpus fuzz/corpus/TARGET. A crash or a failed property fails the job
 # and prints the reproducer (its bytes and the command that replays it). Needs the nightly toolchain and
 # cargo-fuzz; fails loudly when either is missing. Whole job, build included: about 5 minutes on 2 cores.

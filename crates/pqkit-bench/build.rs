@@ -36,7 +36,7 @@ const PEERS: &[&str] = &[
     "flume",
     "crossbeam-channel",
     "tokio",
-    // h-hpke: hybrid KEM and HPKE peers.
+    // Hybrid KEM and HPKE peers.
     "x-wing",
     "hpke",
 ];

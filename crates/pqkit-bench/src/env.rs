@@ -1,10 +1,10 @@
 //! The environment header: what machine, toolchain and versions produced a report.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::process::Command;
 
 /// Environment of one run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Environment {
     /// CPU model name from /proc/cpuinfo.
     pub cpu_model: String,

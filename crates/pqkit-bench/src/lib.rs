@@ -5,7 +5,7 @@
 //! REPORT.md, report.json and SVG charts. See the crate README for the methodology.
 //!
 //! Layout: [`registry`] (what is measured), [`algs`] (one adapter module per algorithm family),
-//! [`harness`] (check and timing), [`stats`], [`report`] (outputs), [`env`](mod@env) (environment header),
+//! [`harness`] (check and timing), [`stats`], [`report`] (outputs), [`summary`] (summary, heat map, index), [`env`](mod@env) (environment header),
 //! [`alloc_count`] (the counting global allocator).
 #![deny(unsafe_code)]
 
@@ -18,6 +18,7 @@ pub mod isa;
 pub mod registry;
 pub mod report;
 pub mod stats;
+pub mod summary;
 
 use harness::{Measurement, RunError, Timing};
 use registry::{Algorithm, Kind};

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 #[derive(Parser, Debug)]
 #[command(name = "pqkit-bench", version)]
 struct Cli {
-    /// Short run (the default): under three minutes for everything registered.
+    /// Short run (the default): 7-8 minutes for everything registered on a 2-core AMD Zen 5 (AVX-512 tier),
+    /// plus the release build; `--only` and `--sizes` narrow it to seconds.
     #[arg(long, conflicts_with = "full")]
     quick: bool,
     /// Long run: more and longer samples.
@@ -23,8 +24,18 @@ struct Cli {
     #[arg(long, value_delimiter = ',')]
     threads: Vec<String>,
     /// Output directory.
-    #[arg(long, default_value = "target/pqkit-report")]
+    #[arg(long, default_value = "target/pqkit-report", conflicts_with = "publish")]
     out: PathBuf,
+    /// Write the report into DIR/<tier> (`avx512`, `avx2` or `portable`, from the CPU features in force;
+    /// `nats` with --nats), replacing that folder, then regenerate DIR/README.md as with --index. The
+    /// committed reports: `--publish docs/benchmarks`.
+    #[arg(long, value_name = "DIR")]
+    publish: Option<PathBuf>,
+    /// Measure nothing: regenerate DIR/README.md (the index of every tier) and, in each tier folder with a
+    /// report.json, the summary at the top of REPORT.md, heatmap.svg and the throughput charts, from the
+    /// committed JSON. E.g. `--index docs/benchmarks`.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["publish", "list", "nats", "compare"])]
+    index: Option<PathBuf>,
     /// Baseline report.json: mark every figure that regressed more than 5% beyond its confidence interval.
     #[arg(long)]
     compare: Option<PathBuf>,
@@ -48,7 +59,7 @@ struct Cli {
     /// could not be capped.
     #[arg(long, value_name = "TIER")]
     isa: Option<String>,
-    /// Issue 19: run only the NATS section (pqkit-bus sealed vs plain async-nats on the same server, wall
+    /// Run only the NATS section (pqkit-bus sealed vs plain async-nats on the same server, wall
     /// clock) against the server at URL, or `auto` to start a local `nats-server -js`; writes NATS.md.
     #[arg(long, value_name = "URL|auto")]
     nats: Option<String>,
@@ -56,6 +67,9 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(root) = &cli.index {
+        return index(root);
+    }
     if let Some(isa) = &cli.isa {
         let cap = match pqkit::cpu::Cap::parse(isa) {
             Ok(c) => c,
@@ -69,7 +83,21 @@ fn main() -> ExitCode {
         }
     }
     if let Some(url) = &cli.nats {
-        return run_nats(url, !cli.full, &cli.out, &cli.only);
+        let out = match &cli.publish {
+            Some(root) => match fresh_dir(&root.join("nats")) {
+                Ok(d) => d,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            },
+            None => cli.out.clone(),
+        };
+        let code = run_nats(url, !cli.full, &out, &cli.only);
+        return match &cli.publish {
+            Some(root) if code == ExitCode::SUCCESS => index(root),
+            _ => code,
+        };
     }
     let algs = pqkit_bench::algs::all();
     if cli.list {
@@ -127,7 +155,27 @@ fn main() -> ExitCode {
     if !cli.sizes.is_empty() {
         config.sizes = Some(cli.sizes);
     }
-    config.out_dir = cli.out;
+    config.out_dir = match &cli.publish {
+        Some(root) => {
+            let features = pqkit_bench::env::Environment::collect().cpu_features;
+            let has = |f: &str| features.split(' ').any(|x| x == f);
+            let tier = if has("avx512f") {
+                "avx512"
+            } else if has("avx2") {
+                "avx2"
+            } else {
+                "portable"
+            };
+            match fresh_dir(&root.join(tier)) {
+                Ok(d) => d,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+        None => cli.out.clone(),
+    };
     config.compare = cli.compare;
     config.progress = !cli.no_progress;
     let started = std::time::Instant::now();
@@ -155,6 +203,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
+    if let Some(root) = &cli.publish
+        && index(root) != ExitCode::SUCCESS
+    {
+        return ExitCode::from(2);
+    }
     for e in &out.errors {
         eprintln!(
             "error: {} {} at {}: [{}] {}",
@@ -175,6 +228,29 @@ fn main() -> ExitCode {
         return ExitCode::from(1);
     }
     ExitCode::SUCCESS
+}
+
+/// `--index DIR`: the index and the summaries regenerated from the committed report.json files.
+fn index(root: &std::path::Path) -> ExitCode {
+    match pqkit_bench::summary::write_index(root) {
+        Ok(files) => {
+            eprintln!("pqkit-bench: wrote {} files under {}", files.len(), root.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// A tier folder emptied for a new report (the old one stays in git history).
+fn fresh_dir(dir: &std::path::Path) -> Result<PathBuf, String> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|e| format!("cannot replace {}: {e}", dir.display()))?;
+    }
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    Ok(dir.to_path_buf())
 }
 
 /// `--nats`: the NATS section alone (algs/bus_nats.rs), printed and written to `<out>/NATS.md`.

@@ -48,3 +48,43 @@ fn list_run_compare_and_fail_on_regression() {
     assert!(warn.status.success());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--publish DIR` writes the run into DIR/<tier>, replacing what was there, and writes DIR/README.md; `--index`
+/// then regenerates the same index from the committed JSON alone.
+#[test]
+fn publish_replaces_the_tier_folder_and_writes_the_index() {
+    let root = std::env::temp_dir().join(format!("pqkit-bench-publish-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let small = ["--only", "SHA-256/digest", "--sizes", "64", "--threads", "none", "--samples", "5", "--no-progress"];
+    // The tier pqkit-bench names the folder after: avx512 or avx2 on x86-64 with those features, else portable.
+    let run = bin().args(small).args(["--isa", "portable", "--publish"]).arg(&root).output().unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let tier = root.join("portable");
+    std::fs::write(tier.join("stale.svg"), "<svg/>").unwrap();
+    let again = bin().args(small).args(["--isa", "portable", "--publish"]).arg(&root).output().unwrap();
+    assert!(again.status.success(), "{}", String::from_utf8_lossy(&again.stderr));
+    assert!(!tier.join("stale.svg").exists(), "the tier folder is replaced, not added to");
+    for f in ["REPORT.md", "report.json", "heatmap.svg", "throughput-sha-256-digest.svg"] {
+        assert!(tier.join(f).is_file(), "{f} missing");
+    }
+    let report = std::fs::read_to_string(tier.join("REPORT.md")).unwrap();
+    assert!(report.contains("## Summary") && report.contains("| hashes |"), "{report}");
+    let index = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(index.contains("[portable/REPORT.md](portable/REPORT.md)"), "{index}");
+    assert!(index.contains("| SHA-256 | digest |"), "{index}");
+
+    std::fs::remove_file(root.join("README.md")).unwrap();
+    let idx = bin().arg("--index").arg(&root).output().unwrap();
+    assert!(idx.status.success(), "{}", String::from_utf8_lossy(&idx.stderr));
+    assert_eq!(std::fs::read_to_string(root.join("README.md")).unwrap(), index);
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn help_states_the_quick_run_time_and_names_no_issue() {
+    let help = bin().arg("--help").output().unwrap();
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(text.contains("7-8 minutes"), "{text}");
+    assert!(!text.to_lowercase().contains("issue"), "{text}");
+    assert!(text.contains("--publish") && text.contains("--index"), "{text}");
+}

@@ -94,6 +94,7 @@ fn tiny_run_writes_a_valid_report() {
         "## Method",
         "64-byte aligned",
         "HKDF-SHA256",
+        "## Summary",
         "## (a)",
         "## (b)",
         "## (c)",
@@ -103,7 +104,7 @@ fn tiny_run_writes_a_valid_report() {
     ] {
         assert!(md.contains(needle), "REPORT.md lacks {needle}");
     }
-    let svg = std::fs::read_to_string(dir.join("ratios.svg")).unwrap();
+    let svg = std::fs::read_to_string(dir.join("heatmap.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
     assert!(dir.join("throughput-sha-256-digest.svg").is_file());
 

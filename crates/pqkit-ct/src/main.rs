@@ -1,4 +1,4 @@
-//! Constant-time validation of pqkit under valgrind memcheck (issue 18 item 4), the technique of BoringSSL
+//! Constant-time validation of pqkit under valgrind memcheck, the technique of BoringSSL
 //! and aws-lc (`CONSTTIME_SECRET` / `CONSTTIME_DECLASSIFY`) and of ctgrind: secret inputs are marked
 //! undefined with valgrind client requests, so memcheck reports every branch and every memory address that
 //! depends on them ("Conditional jump or move depends on uninitialised value(s)", "Use of uninitialised

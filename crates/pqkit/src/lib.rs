@@ -18,7 +18,7 @@
 //! | [`kdf`] | HKDF over any hash; Argon2id (RFC 9106) |
 //! | [`mlkem`] | ML-KEM-512/768/1024 (FIPS 203) key encapsulation |
 //! | [`mldsa`] | ML-DSA-44/65/87 signatures (FIPS 204), pure, HashML-DSA and external-μ |
-//! | [`ec`] | elliptic curves: X25519 (RFC 7748), Ed25519/Ed25519ctx/Ed25519ph (RFC 8032) |
+//! | [`ec`] | elliptic curves: X25519 (RFC 7748), Ed25519/Ed25519ctx/Ed25519ph (RFC 8032), P-256 ECDSA and ECDH, secp256k1 ECDSA, ECDH and BIP-340 Schnorr |
 //! | [`hybrid`] | hybrid post-quantum KEMs: X25519MLKEM768 (TLS) and X-Wing (ML-KEM-768 + X25519) |
 //! | [`hpke`] | Hybrid Public Key Encryption (RFC 9180) with DHKEM(X25519), ML-KEM and X-Wing |
 //! | [`rsa`] | RSA 2048/3072/4096: PSS and PKCS#1 v1.5 signatures, OAEP and PKCS#1 v1.5 encryption |
@@ -26,11 +26,28 @@
 //! | `rustcrypto` | (feature `rustcrypto`) the RustCrypto traits on pqkit's types |
 //! | [`ct`] | constant-time comparison and selection |
 //! | [`error`] | the one error type, [`Error`] |
+//! | `x86` | (internal) x86-64 code shared by several families' backends, such as register transposes |
 //!
 //! Each algorithm family is a module with one safe public API. Its backends (portable, AVX2, AVX-512, NEON,
 //! ...) are declared once with the features each needs, and chosen at run time by the one mechanism of
 //! [`dispatch`]; a backend runs only with a [`dispatch::Checked`] proof that the CPU has those features.
-//! `unsafe` code lives in the per-instruction-set backend files, each block with its `// SAFETY:` reason.
+//! `unsafe` code lives in the per-instruction-set backend files and a few shared low-level modules (`cpu`,
+//! `ct`, `x86`), each block with its `// SAFETY:` reason.
+//!
+//! ## Example
+//!
+//! ```
+//! use pqkit::aead::{Aead, XChaCha20Poly1305};
+//!
+//! let aead = XChaCha20Poly1305::new(&[0x42; 32])?;
+//! let mut nonce = [0u8; 24]; // 24 bytes: a random nonce is safe
+//! pqkit::rng::fill_os(&mut nonce)?;
+//! let sealed = aead.seal(&nonce, b"header", b"attack at dawn")?;
+//! assert_eq!(aead.open(&nonce, b"header", &sealed)?, b"attack at dawn");
+//! # Ok::<(), pqkit::Error>(())
+//! ```
+//!
+//! More in `crates/pqkit/examples/` (`cargo run -p pqkit --example NAME`).
 //!
 //! ## Features
 //! - `std` (default): `std::io` adapters and OS randomness; implies `alloc`.
@@ -60,11 +77,9 @@ pub mod dispatch;
 pub mod ec;
 pub mod error;
 pub mod hash;
-// -- h-hpke: hybrid KEMs and HPKE (issue 20) --
 #[cfg(feature = "alloc")]
 pub mod hpke;
 pub mod hybrid;
-// -- end h-hpke --
 pub mod kdf;
 pub mod kusumi;
 pub mod mac;
@@ -74,11 +89,9 @@ pub mod poly1305;
 pub mod rng;
 #[cfg(feature = "alloc")]
 pub mod rsa;
-// --- rustcrypto feature (issue 21)
 #[cfg(feature = "rustcrypto")]
 #[cfg_attr(docsrs, doc(cfg(feature = "rustcrypto")))]
 pub mod rustcrypto;
-// --- end rustcrypto feature
 pub mod threefish;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod x86;

@@ -586,14 +586,12 @@ fn key_file_rejections() {
 
 // ---- OpenSSL interoperability ----
 
+#[path = "common/tool.rs"]
+mod tool;
+
+/// The `openssl` command, when installed (the rule of `common/tool.rs`: required under CI).
 fn openssl() -> Option<Command> {
-    if Command::new("openssl").arg("version").output().map(|o| o.status.success()).unwrap_or(false) {
-        Some(Command::new("openssl"))
-    } else {
-        assert!(std::env::var_os("CI").is_none(), "CI: the `openssl` command is missing (apt-get install openssl)");
-        eprintln!("WARNING: the `openssl` command is not installed: OpenSSL interoperability checks SKIPPED");
-        None
-    }
+    tool::available("openssl", "version", "apt-get install openssl").then(|| Command::new("openssl"))
 }
 
 fn run(mut c: Command) -> Vec<u8> {

@@ -279,54 +279,6 @@ fn debug_prints_no_secret() {
     assert!(s.contains(&hex(&key.public_key().n()[..8])));
 }
 
-/// Rough timing (run with `--ignored --nocapture`); speed is measured with pqkit-bench, never asserted. Keys are
-/// imported once under each CPU cap (the Montgomery contexts pick their backend at import) and the runs
-/// interleave, so the comparison survives a noisy machine better.
-#[test]
-#[ignore]
-fn timing_private() {
-    use pqkit::cpu::{Cap, set_cap};
-    for bits in [2048usize, 3072, 4096] {
-        let t = std::time::Instant::now();
-        let key = RsaPrivateKey::generate(bits, &mut rng(11)).unwrap();
-        let kg = t.elapsed();
-        let c = components(&key);
-        let keys: Vec<(Cap, RsaPrivateKey)> = [Cap::Native, Cap::Portable]
-            .into_iter()
-            .map(|cap| {
-                set_cap(cap);
-                (cap, crt(&c).unwrap())
-            })
-            .collect();
-        set_cap(Cap::Native);
-        let k = key.public_key().size();
-        let iters = 40 * 2048 / bits;
-        let mut best = [std::time::Duration::MAX; 2];
-        for _round in 0..5 {
-            for (i, (_, key)) in keys.iter().enumerate() {
-                let mut x = vec![0u8; k];
-                x[1] = 7;
-                let t = std::time::Instant::now();
-                for _ in 0..iters {
-                    x = key.raw_private(&x).unwrap().to_vec();
-                }
-                best[i] = best[i].min(t.elapsed() / iters as u32);
-            }
-        }
-        let mut x = vec![0u8; k];
-        x[1] = 7;
-        let t = std::time::Instant::now();
-        for _ in 0..iters * 10 {
-            x = key.public_key().raw_public(&x).unwrap();
-        }
-        let per_pub = t.elapsed() / (iters * 10) as u32;
-        println!(
-            "RSA-{bits}: keygen {kg:?}, private {:?}/op (best backend), {:?}/op (portable), public {per_pub:?}/op",
-            best[0], best[1]
-        );
-    }
-}
-
 mod against_rsa_crate {
     use super::*;
     use rsa::BoxedUint;

@@ -35,12 +35,12 @@ fn theirs(k: &RsaPrivateKey) -> rsa::PrivateKey {
 // ------------------------------------------------------------------------------------------------------------
 // OpenSSL command line
 
+#[path = "common/tool.rs"]
+mod tool;
+
+/// Whether the `openssl` command is installed (the rule of `common/tool.rs`: required under CI).
 fn openssl_available() -> bool {
-    let ok = Command::new("openssl").arg("version").output().map(|o| o.status.success()).unwrap_or(false);
-    if !ok {
-        eprintln!("\n!!!!! `openssl` is not on PATH: SKIPPING the OpenSSL interop checks !!!!!\n");
-    }
-    ok
+    tool::available("openssl", "version", "apt-get install openssl")
 }
 
 struct Tmp(PathBuf);

@@ -1,4 +1,4 @@
-//! The RustCrypto traits on pqkit's types (feature `rustcrypto`, issue 21).
+//! The RustCrypto traits on pqkit's types (feature `rustcrypto`).
 //!
 //! Every check goes through a generic function written only against the traits, run once over pqkit's type and
 //! once over the RustCrypto crate for the same algorithm; the bytes must be equal. Where no RustCrypto crate has

@@ -1,5 +1,5 @@
-//! SHA-512 family and HMAC-SHA512 on every backend this CPU has, against RustCrypto `sha2` / `hmac`
-//! (issue 16): every message length 0..=1200 (every padding case, and every count of full blocks from 0 to 9,
+//! SHA-512 family and HMAC-SHA512 on every backend this CPU has, against RustCrypto `sha2` / `hmac`:
+//! every message length 0..=1200 (every padding case, and every count of full blocks from 0 to 9,
 //! so a compression call sees 1, 2, 3, ... blocks and the vector backends' partial groups and block pairs
 //! of both parities), at an odd offset in the buffer, plus multi-block sizes around the backends' group
 //! boundaries (block counts 1..=20 and 63..=66, each -1, +0, +1 byte), one-shot and incremental.

@@ -137,7 +137,7 @@ fn pqkit_send(sealed: bool, producers: usize, zero_copy: bool) -> Candidate {
             pubs.push(a.publisher("bench.send").map_err(e)?);
         }
         let mut p0 = pubs.remove(0);
-        // Helper producers: wait for a go signal, publish N, count themselves done.
+        // Producer threads: wait for a go signal, publish N, count themselves done.
         let done = Arc::new(AtomicUsize::new(0));
         let mut gos = Vec::new();
         for mut p in pubs {
@@ -222,7 +222,7 @@ type Round = Box<dyn FnMut(&[u8; LEN]) -> Result<(u64, u64), String> + Send>;
 type Pairs = Box<dyn FnMut(usize) -> Result<Round, String>>;
 
 /// `send_10k-<mode>-pairs-<P>`: `setup()` gives the builder of the pairs' rounds (each with its own agent,
-/// subject and subscriber, or its own channel); pairs 1.. run on helper threads started by a go signal, pair 0
+/// subject and subscriber, or its own channel); pairs 1.. run on threads started by a go signal, pair 0
 /// on the measuring thread, which then spins until the others are done.
 fn pairs_candidate(
     name: &'static str,

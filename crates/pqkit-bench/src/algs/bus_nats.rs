@@ -1,4 +1,4 @@
-//! The NATS section (issue 19): pqkit-bus sealed over NATS against plain `async-nats` on the **same server in
+//! The NATS section: pqkit-bus sealed over NATS against plain `async-nats` on the **same server in
 //! the same run**, timed by the wall clock (the harness's per-thread CPU clock does not see time spent in the
 //! server and the network, so these rows have their own loop; `pqkit-bench --nats URL|auto`).
 //!
@@ -356,9 +356,9 @@ async fn run_async(url: &str, quick: bool, want: &dyn Fn(&str) -> bool) -> R<Vec
         // One warm-up of each (keys granted, connections warm), then interleaved samples, rotating which
         // candidate goes first so none always runs on the warmer (or more loaded) machine. Each candidate keeps
         // one subject per size for all its samples (a new subscription per sample), so the keys the warm-up
-        // took serve every sample: steady-state throughput, as the in-process rows measure it. (Until
-        // 2026-11-27c each sample had a subject of its own, so every pqkit sample also paid a sender-key and a
-        // receiver-key round trip to the key server, each ~2 % of a 64 B sample, against this comment's intent.)
+        // took serve every sample: steady-state throughput, as the in-process rows measure it. (With a subject
+        // per sample, every pqkit sample would also pay a sender-key and a receiver-key round trip to the key
+        // server, each about 2% of a 64 B sample.)
         for k in 0..=samples {
             let (mut sp, mut sc, mut sn) = (None, None, None);
             for j in 0..3 {
@@ -567,11 +567,11 @@ async fn durable(p: &Pqkit, client: &async_nats::Client, _url: &str, samples: us
 }
 
 /// The section as markdown: medians (and p99 for request/reply), throughput, the publisher-side time, the
-/// messages lost per candidate, and the ratios against the issue-19 targets (sealed ≥ 0.8× plain throughput;
+/// messages lost per candidate, and the ratios against the targets (sealed ≥ 0.8× plain throughput;
 /// p50 request/reply ≤ 1.2× plain).
 pub fn markdown(rows: &[Row], header: &str) -> String {
     let mut s = String::new();
-    s.push_str("## pqkit-bus over NATS (issue 19)\n\n");
+    s.push_str("## pqkit-bus over NATS\n\n");
     s.push_str(header);
     s.push_str(
         "\n\nMethod (both candidates the same way, interleaved, alternating which goes first): `send_10k` is 10,000 \

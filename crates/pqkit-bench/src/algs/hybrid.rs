@@ -1,4 +1,4 @@
-//! Report (d): hybrid KEMs and HPKE (issue 20).
+//! Report (d): hybrid KEMs and HPKE.
 //!
 //! - `X-Wing` keygen (from the 32-byte seed) / encaps (with a fixed 64-byte `eseed`) / decaps: pqkit against
 //!   RustCrypto `x-wing`; both deterministic, so outputs must be byte-identical.

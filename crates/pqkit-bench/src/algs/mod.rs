@@ -11,12 +11,12 @@ pub mod aead_ops;
 pub mod aes_gcm;
 pub mod arx512;
 pub mod bus;
-pub mod bus_nats; // issue 19: `pqkit-bench --nats` (wall clock, its own loop; not in `all()`)
+pub mod bus_nats; // `pqkit-bench --nats` (wall clock, its own loop; not in `all()`)
 pub mod chacha;
 pub mod ec;
 pub mod ecdsa;
 pub mod hash;
-pub mod hybrid; // h-hpke
+pub mod hybrid;
 pub mod kdf;
 pub mod ossl_ffi;
 pub mod pq;
@@ -37,7 +37,7 @@ pub fn all() -> Vec<Algorithm> {
     v.extend(kdf::algorithms());
     v.extend(arx512::algorithms());
     v.extend(pq::algorithms());
-    v.extend(hybrid::algorithms()); // h-hpke
+    v.extend(hybrid::algorithms());
     v.extend(ec::algorithms());
     v.extend(ecdsa::algorithms());
     v.extend(secp256k1::algorithms());

@@ -174,7 +174,7 @@ const MEDIUM_KS: usize = 4 * 512;
 /// Runs `f` on a zeroed keystream buffer for the medium path of a `len`-byte message, of the smallest of 768, 1280
 /// and [`MEDIUM_KS`] bytes that holds the bytes it writes (block 0 to the end of the last pass: `64 + len` rounded
 /// up to 256), and wipes those bytes afterwards. Zeroing the whole 2 KiB for every message was about 5% of a 1 KiB
-/// open (issue 16).
+/// open.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn with_ks<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
@@ -201,29 +201,11 @@ fn with_ks<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
 /// bytes are hashed after it. With `SEAL`, each pass's keystream is XORed into `buf` right after the pass; without,
 /// `buf` (the ciphertext) is left as it is and the caller XORs in `ks[64..64 + len]` once the tag has checked out.
 //
-// Tried and measured slower (issue 16, AVX2 tier, 1 KiB, pqkit-bench --isa avx2, alternating runs on Zen 4), so not
-// taken: (1) the second pass's 28 blocks on two chains (blocks 0..12 and 12..28, joined by r^16 squared alongside
-// on a third accumulator) instead of one: seal 0.81-0.84 against 0.85-0.87, open 0.75-0.81 against 0.82-0.86 (the
-// stitched pass is bound by the integer work it carries, not by the one chain's latency; the join and the third
-// accumulator add to it); (2) for open, hashing 512-byte windows from the second pass on (16 pairs with r^16 squared
-// alongside in memory), which leaves nothing to hash after the last pass at 1 KiB: open 0.78-0.84 against 0.84-0.86
-// (more scalar blocks in the second pass cost more than the four serial blocks they saved).
-//
-// Where a 1 KiB seal's time goes (issue 16, h-cc3; Zen 4 with PQKIT_CPU=avx2, CPU time per call in a tight loop,
-// parts removed one at a time, so the tags were wrong): 17 blocks make three passes: blocks 0..8 (block 0 the
-// Poly1305 key; no scalar work), 8..16 carrying the 28 one-chain blocks, and block 16 alone in a 4-block row pass
-// carrying 32 blocks on two chains; then the last 4 blocks, the lengths and the finish. Whole: about 620 ns; without
-// the third pass's scalar blocks 568; without the second's too 509; without the third pass 408; without the tail
-// and finish 363; the first pass with the set-up about 180 (ChaCha20 alone, 1 KiB: 265). So the lone-block pass
-// costs about 100 ns of latency, the tail about 45, and the 60 stitched blocks about 115 over the vector passes
-// (they overlap about half). Tried and measured no better, so not taken (same harness, alternating binaries):
-// (3) an uninitialised keystream buffer (MaybeUninit, bytes shown only once written, the written ones wiped):
-// 1 KiB 611-675 against 617-651 ns, pqkit-bench --isa avx2 seal/open 0.84-0.86/0.82 against 0.87/0.83: the
-// zeroing is lost in the noise; (4) the row pass's scalar blocks in four steps per double round (after each
-// quarter-round pair) instead of one: 1 KiB seal 620 -> 700 ns, 512 B 375 -> 460; (5) h2·r0 and h2·s1 of the
-// scalar block as masked shifts on the ALUs instead of two imul: 1 KiB seal 620 -> 697 ns. (4) and (5) say the
-// stitched passes are bound by the integer instructions they issue, not by the multiplier; what is left is the
-// instruction-level interleaving of one asm block (the OpenSSL/BoringSSL stitched AVX2 technique), not tried yet.
+// Why this shape: the stitched passes are bound by the integer instructions the scalar Poly1305 blocks issue, not
+// by the latency of one multiply chain or by the multiplier. So splitting a pass's blocks over two chains, hashing
+// larger windows per pass, or moving multiplies onto the ALUs does not pay; a lone last block costs a pass of
+// latency, which the 4-block row pass keeps short. What is left is interleaving the two instruction streams
+// inside one asm block (the technique of OpenSSL's and BoringSSL's stitched AVX2 code).
 #[cfg(target_arch = "x86_64")]
 fn medium<const SEAL: bool>(
     backend: Checked<Backend>,
@@ -253,7 +235,7 @@ fn medium<const SEAL: bool>(
     }
     if passes > 1 {
         // r^16 only for the two-chain runs (the passes after the second), computed during the second pass's
-        // one-chain run, off its multiply chain (issue 16: computed here, before the pass, it cost about 5% at 1 KiB).
+        // one-chain run, off its multiply chain (computed before the pass, it would sit on the chain's critical path).
         let chain = mac.chain2_medium(passes > 2);
         for i in 1..passes {
             // Every pass but the last covers whole 16-byte blocks: 448 bytes for the first, 512 after.

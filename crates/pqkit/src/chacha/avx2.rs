@@ -572,8 +572,8 @@ macro_rules! pass8_store {
 /// The scratch of [`pass8`]: the 256 bytes where it parks words 8..15 of the 8 blocks (keystream), word `8 + i` at
 /// `32 i`. [`pass8`]'s text addresses word `j` at `{s} + 32 j` (the plan it shares with [`rounds_asm`], whose `{s}`
 /// is all 16 words), so it is given [`Scratch::base`], 256 bytes below the buffer. Left uninitialised on creation
-/// (`pass8` writes every word before it reads it; issue 16: it used to zero 512 bytes, of which `pass8` uses 256,
-/// once per pass on the AEAD's medium path) and wiped, all 256 bytes, when dropped: one per run of passes, so the
+/// (`pass8` writes every word before it reads it, so zeroing it once per pass on the AEAD's medium path would
+/// be wasted work) and wiped, all 256 bytes, when dropped: one per run of passes, so the
 /// wipe is paid once per run.
 #[repr(C, align(32))]
 struct Scratch(core::mem::MaybeUninit<[u8; 256]>);

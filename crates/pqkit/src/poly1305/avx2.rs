@@ -31,7 +31,7 @@ use core::arch::x86_64::*;
 
 /// Below this many bytes the portable code is as fast: the powers of `r`, the last step, the lane sum and the
 /// conversions cost about as much as 256 bytes of scalar blocks (measured on Zen 4, a fresh key per message:
-/// 256 bytes 105 ns portable against 142 ns here, 512 bytes 175 against 171 ns). Issue 16 (h-cc3): a fresh state's
+/// 256 bytes 105 ns portable against 142 ns here, 512 bytes 175 against 171 ns). A fresh state's
 /// runs of 512..4096 bytes on two scalar chains (32-block runs joined by `r^16`, as the AEAD's stitched loop does)
 /// instead of this vector path measured slower, 1 KiB 165-199 -> 265 ns with PQKIT_CPU=avx2: the scalar block is
 /// bound by the integer instructions it issues (about 4 ns a block on one chain or two), not by one chain's latency.

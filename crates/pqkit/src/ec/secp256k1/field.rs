@@ -643,23 +643,4 @@ pub(crate) mod tests {
             assert_eq!(s.normalize(), sr.normalize(), "square {i}");
         }
     }
-
-    /// Timing of the field product and square (run by hand: `--release -- --ignored --nocapture`).
-    #[test]
-    #[ignore]
-    fn fe_timing() {
-        let mut a = Fe([1, 2, 3, 4]);
-        let b = Fe([0x1234_5678_9abc_def0, 0xfedc_ba98_7654_3210, 0x0f0f_0f0f_0f0f_0f0f, 0xf0f0_f0f0_f0f0_f0f0]);
-        let n = 20_000_000u32;
-        let t = std::time::Instant::now();
-        for _ in 0..n {
-            a = core::hint::black_box(a).mul(&b);
-        }
-        std::println!("mul {:.2} ns", t.elapsed().as_nanos() as f64 / n as f64);
-        let t = std::time::Instant::now();
-        for _ in 0..n {
-            a = core::hint::black_box(a).square();
-        }
-        std::println!("square {:.2} ns {:x}", t.elapsed().as_nanos() as f64 / n as f64, a.0[0]);
-    }
 }
