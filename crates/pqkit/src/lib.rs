@@ -59,6 +59,7 @@ pub mod ct;
 pub mod dispatch;
 pub mod ec;
 pub mod error;
+pub mod families;
 pub mod hash;
 // -- h-hpke: hybrid KEMs and HPKE (issue 20) --
 #[cfg(feature = "alloc")]
