@@ -54,7 +54,8 @@ pub(super) fn check_ctx(alg: &'static str, ctx: &[u8]) -> Result<()> {
 
 /// μ = SHAKE256(tr || M', 64) for pure ML-DSA, M' = 0 || |ctx| || ctx || msg (FIPS 204 Algorithms 2, 3, 7).
 ///
-/// `tr` is the 64-byte hash of the public key ([`VerifyingKey::tr`]). Errors if `ctx` exceeds 255 bytes.
+/// `tr` is the 64-byte hash of the public key ([`VerifyingKey::tr`](super::VerifyingKey::tr)). Errors if `ctx`
+/// exceeds 255 bytes.
 pub fn compute_mu(tr: &[u8; 64], msg: &[u8], ctx: &[u8]) -> Result<[u8; 64]> {
     check_ctx("ML-DSA", ctx)?;
     let mut h = Shake256::new();
