@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Checks that the generated asm! text in crates/pqkit/src/chacha/avx2.rs is what avx2_rounds.py prints: the
+"""Checks that the generated asm! text in crates/pqkit/src/chacha/avx2/generated.rs is what avx2_rounds.py prints: the
 8-block rounds `rounds_asm` (no argument), the double-round loop it shares with `pass8` (`loop`: the body of
 `dround_loop!`), the one text of `pass8` for both modes (`pass8`: its data stores are `pass8_store!` lines) and the
 register-operand double round `dround`."""
 import subprocess, sys
-src = open("crates/pqkit/src/chacha/avx2.rs").read().splitlines()
+src = open("crates/pqkit/src/chacha/avx2/generated.rs").read().splitlines()
 body = [l.strip() for l in src]
 bad = 0
 for mode in ["", "loop", "pass8", "dround"]:
@@ -16,7 +16,7 @@ for mode in ["", "loop", "pass8", "dround"]:
         print(f"avx2_rounds.py {mode or '(rounds)'}: printed nothing")
         bad += 1
     elif not any(body[i:i + n] == want for i in range(len(body) - n + 1)):
-        print(f"avx2_rounds.py {mode or '(rounds)'}: its {n} lines are not in chacha/avx2.rs as printed")
+        print(f"avx2_rounds.py {mode or '(rounds)'}: its {n} lines are not in chacha/avx2/generated.rs as printed")
         bad += 1
 bad += subprocess.run(["python3", "crates/pqkit/src/hash/sha2/avx2_rounds.py", "--check"]).returncode != 0  # SHA-512 AVX2: round macros, block and stretch texts
 sys.exit(1 if bad else 0)

@@ -299,10 +299,10 @@ pub fn classify(data: &Zeroizing<Vec<u8>>) -> Result<KeyFile, String> {
         if trimmed.starts_with(AGENT_HEADER) {
             return Ok(KeyFile { kind: Kind::Agent, private: true, form: Form::Text, data: whole() });
         }
-        if t.lines().any(|l| l.trim().starts_with(crate::recipient::IDENTITY_PREFIX)) {
+        if t.lines().any(|l| l.trim().starts_with(pqkit::aead::recipients::IDENTITY_PREFIX)) {
             return Ok(KeyFile { kind: Kind::XWing, private: true, form: Form::Text, data: whole() });
         }
-        if trimmed.starts_with(crate::recipient::RECIPIENT_PREFIX) {
+        if trimmed.starts_with(pqkit::aead::recipients::RECIPIENT_PREFIX) {
             return Ok(KeyFile { kind: Kind::XWing, private: false, form: Form::Text, data: whole() });
         }
         if let Some(blocks) = pem_blocks(t) {

@@ -121,7 +121,7 @@ fn cpu() -> CliResult {
         let _ = writeln!(s, "                 this CPU lacks {lacking}: the cap is not reached");
     }
     let _ = writeln!(s, "backends:");
-    for (family, backend) in pqkit::dispatch::chosen() {
+    for (family, backend) in pqkit::families::chosen() {
         let _ = writeln!(s, "  {family:<16} {backend}");
     }
     io::write_stdout(s.as_bytes())

@@ -76,6 +76,7 @@ pub mod ct;
 pub mod dispatch;
 pub mod ec;
 pub mod error;
+pub mod families;
 pub mod hash;
 #[cfg(feature = "alloc")]
 pub mod hpke;

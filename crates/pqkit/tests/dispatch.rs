@@ -86,7 +86,7 @@ fn every_backend_of_every_family_obeys_the_rule_under_every_cap() {
         aes_gcm_tiers(cap, f, detected);
         zen5_preferences(cap, f);
         if cap == Cap::Portable {
-            for (family, backend) in pqkit::dispatch::chosen() {
+            for (family, backend) in pqkit::families::chosen() {
                 assert_eq!(backend, "Soft", "{family} under the portable cap");
             }
         }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Prints the asm! text of `rounds_asm` in avx2.rs (no argument), of the double-round loop both share (argument
+# Prints the asm! text of `rounds_asm` in avx2/generated.rs (no argument), of the double-round loop both share (argument
 # `loop`: the body of `macro_rules! dround_loop`, which the two texts invoke as `dround_loop!()`), of `pass8`
 # (argument `pass8`: one text for both modes, each store a `pass8_store!($mode, reg, offset)` line that is a plain
 # store (`ks`) or an XOR with the data then a store (`xor`)), or of `dround` (argument `dround`): paste the output
@@ -34,7 +34,7 @@ for i in range(4): emit(f"vmovdqu {B[i]}, {mem(4 + i)}")
 for i in range(4): emit(f"vmovdqu {D[i]}, {mem(12 + i)}")
 emit(f"vmovdqu {C[0]}, {mem(8)}")
 emit(f"vmovdqu {C[1]}, {mem(9)}")
-# The loop of `dr` double rounds, shared by `rounds_asm` and `pass8` (the `dround_loop!` macro of avx2.rs; words
+# The loop of `dr` double rounds, shared by `rounds_asm` and `pass8` (the `dround_loop!` macro of avx2/generated.rs; words
 # 8..11 of the c row swap through memory at {s} + 32 i).
 def gen_loop():
     global lines
@@ -126,7 +126,7 @@ def gen_pass8():
         for j in range(4):
             for (blk, imm, t) in ((j, "0x20", Tt[0]), (j + 4, "0x31", Tt[1])):
                 emit(f"vperm2i128 {t}, {X[j]}, {X[j + 4]}, {imm}")
-                # One line for both modes: `pass8_store!` in avx2.rs XORs the data in first in mode `xor`.
+                # One line for both modes: `pass8_store!` in avx2/generated.rs XORs the data in first in mode `xor`.
                 emit(("store", t, 64 * blk + off))
     transpose_out(0)
     # Words 8..15: 10 and 11 still lack the feed-forward.

@@ -419,26 +419,6 @@ stream_cipher_type! {
     ChaCha20Legacy, "ChaCha20 (legacy)"
 }
 
-impl ChaCha20Legacy {
-    /// Key length in bytes.
-    pub const KEY_LEN: usize = 32;
-    /// Nonce length in bytes.
-    pub const NONCE_LEN: usize = 8;
-
-    /// A cipher starting at block counter 0. `key` must be 32 bytes, `nonce` 8.
-    pub fn new(key: &[u8], nonce: &[u8]) -> Result<Self> {
-        Self::new_with_counter(key, nonce, 0)
-    }
-
-    /// A cipher starting at block `counter`; positions are relative to it.
-    pub fn new_with_counter(key: &[u8], nonce: &[u8], counter: u64) -> Result<Self> {
-        let k = Zeroizing::new(key32(Self::NAME, key)?);
-        let n = nonce_n::<8>(Self::NAME, nonce)?;
-        let core = Core::new(Self::NAME, 20, state_legacy(&k, counter, &n), false);
-        Ok(ChaCha20Legacy(core))
-    }
-}
-
 stream_cipher_type! {
     /// XChaCha20 (draft-irtf-cfrg-xchacha): 256-bit key, 192-bit nonce, 32-bit block counter.
     ///
@@ -485,7 +465,8 @@ stream_cipher_type! {
     ChaCha8, "ChaCha8"
 }
 
-macro_rules! reduced_round_ctors {
+/// The constructors of the legacy layout (64-bit nonce, 64-bit block counter) with `$rounds` rounds.
+macro_rules! legacy_ctors {
     ($ty:ident, $rounds:expr) => {
         impl $ty {
             /// Key length in bytes.
@@ -510,8 +491,9 @@ macro_rules! reduced_round_ctors {
     };
 }
 
-reduced_round_ctors!(ChaCha12, 12);
-reduced_round_ctors!(ChaCha8, 8);
+legacy_ctors!(ChaCha20Legacy, 20);
+legacy_ctors!(ChaCha12, 12);
+legacy_ctors!(ChaCha8, 8);
 
 #[cfg(test)]
 mod tests {

@@ -143,20 +143,6 @@ pub(super) fn xor_blocks_impl(
     }
 }
 
-/// XORs the keystream of blocks `counter, counter + 1, ...` into `data`; see [`super::xor_blocks`].
-pub(super) fn xor_blocks(
-    backend: Checked<Backend>,
-    key: &[u32; 16],
-    nonce: &[u32; 3],
-    counter: u64,
-    data: &mut [u8],
-    last: &mut [u8; BLOCK],
-) -> bool {
-    assert!(backend.covers(Backend::Avx2));
-    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
-    unsafe { xor_blocks_impl(key, nonce, counter, data, last) }
-}
-
 /// The AEAD's stitched pass on AVX2 (8-block chunks); see [`lanes::xor_stitched`].
 #[target_feature(enable = "avx2")]
 fn xor_stitched_impl<J: super::Stitch>(
@@ -173,23 +159,6 @@ fn xor_stitched_impl<J: super::Stitch>(
     unsafe { lanes::xor_stitched::<__m256i, 8, J>(key, nonce, counter, data, lead, chunks, job) }
 }
 
-/// See [`lanes::xor_stitched`] (8-block chunks).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn xor_stitched<J: super::Stitch>(
-    backend: Checked<Backend>,
-    key: &[u32; 16],
-    nonce: &[u32; 3],
-    counter: u64,
-    data: &mut [u8],
-    lead: usize,
-    chunks: usize,
-    job: &mut J,
-) {
-    assert!(backend.covers(Backend::Avx2));
-    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
-    unsafe { xor_stitched_impl(key, nonce, counter, data, lead, chunks, job) }
-}
-
 /// The AEAD's first batch on AVX2 ([`lanes::xor_head`]): block 0 and up to 7 message blocks, one 8-lane batch.
 #[target_feature(enable = "avx2")]
 fn xor_head_impl(
@@ -204,16 +173,4 @@ fn xor_head_impl(
     unsafe { lanes::xor_head::<__m256i, 8>(key, nonce, head, block0, last) }
 }
 
-/// See [`lanes::xor_head`]; `head` is at most 7 blocks.
-pub(super) fn xor_head(
-    backend: Checked<Backend>,
-    key: &[u32; 16],
-    nonce: &[u32; 3],
-    head: &mut [u8],
-    block0: &mut [u8; BLOCK],
-    last: &mut [u8; BLOCK],
-) -> bool {
-    assert!(backend.covers(Backend::Avx2));
-    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
-    unsafe { xor_head_impl(key, nonce, head, block0, last) }
-}
+lanes_entry_points!(Backend::Avx2);

@@ -190,21 +190,6 @@ fn xor_blocks_impl(key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [
     }
 }
 
-/// XORs the keystream of blocks `counter, counter + 1, ...` into `data`; see [`super::xor_blocks`].
-pub(super) fn xor_blocks(
-    backend: Checked<Backend>,
-    key: &[u32; 16],
-    nonce: &[u32; 3],
-    counter: u64,
-    data: &mut [u8],
-    last: &mut [u8; BLOCK],
-) -> bool {
-    assert!(backend.covers(Backend::Avx512));
-    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU has AVX-512F,
-    // AVX-512VL and AVX2.
-    unsafe { xor_blocks_impl(key, nonce, counter, data, last) }
-}
-
 /// The AEAD's stitched pass on AVX-512 (16-block chunks); see [`lanes::xor_stitched`].
 #[target_feature(enable = "avx512f")]
 fn xor_stitched_impl<J: super::Stitch>(
@@ -219,23 +204,6 @@ fn xor_stitched_impl<J: super::Stitch>(
     // SAFETY: this function is compiled with AVX-512F and may only run on a CPU that has it (a `#[target_feature]`
     // function), which is all `__m512i`'s `Lanes` methods need.
     unsafe { lanes::xor_stitched::<__m512i, 16, J>(key, nonce, counter, data, lead, chunks, job) }
-}
-
-/// See [`lanes::xor_stitched`] (16-block chunks).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn xor_stitched<J: super::Stitch>(
-    backend: Checked<Backend>,
-    key: &[u32; 16],
-    nonce: &[u32; 3],
-    counter: u64,
-    data: &mut [u8],
-    lead: usize,
-    chunks: usize,
-    job: &mut J,
-) {
-    assert!(backend.covers(Backend::Avx512));
-    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU has AVX-512F.
-    unsafe { xor_stitched_impl(key, nonce, counter, data, lead, chunks, job) }
 }
 
 /// The AEAD's first batch on AVX-512 ([`lanes::xor_head`]): block 0 and up to 7 message blocks as one 8-lane
@@ -259,17 +227,4 @@ fn xor_head_impl(
     }
 }
 
-/// See [`lanes::xor_head`]; `head` is at most 15 blocks.
-pub(super) fn xor_head(
-    backend: Checked<Backend>,
-    key: &[u32; 16],
-    nonce: &[u32; 3],
-    head: &mut [u8],
-    block0: &mut [u8; BLOCK],
-    last: &mut [u8; BLOCK],
-) -> bool {
-    assert!(backend.covers(Backend::Avx512));
-    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU has AVX-512F,
-    // AVX-512VL and AVX2.
-    unsafe { xor_head_impl(key, nonce, head, block0, last) }
-}
+lanes_entry_points!(Backend::Avx512);

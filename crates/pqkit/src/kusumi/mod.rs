@@ -19,6 +19,60 @@ use crate::dispatch::Checked;
 use crate::{Error, Result};
 use zeroize::Zeroize;
 
+/// The safe entry points of one SIMD backend file, the same for each: every one asserts that the `Checked`
+/// proof covers the file's backend `$b`, then calls the file's `#[target_feature]` function of the same name
+/// with `_impl` appended (`xor_blocks_impl`, `xor_stitched_impl`, `xor_head_impl`).
+#[cfg(target_arch = "x86_64")]
+macro_rules! lanes_entry_points {
+    ($b:expr) => {
+        /// XORs the keystream of blocks `counter, counter + 1, ...` into `data`; see [`super::xor_blocks`].
+        pub(super) fn xor_blocks(
+            backend: Checked<Backend>,
+            key: &[u32; 16],
+            nonce: &[u32; 3],
+            counter: u64,
+            data: &mut [u8],
+            last: &mut [u8; BLOCK],
+        ) -> bool {
+            assert!(backend.covers($b));
+            // SAFETY: `backend` is a `Checked` (crate::dispatch) covering `$b`, so the CPU has every feature `$b`
+            // is declared with in `Backend`: every feature the calling module's `target_feature` functions enable.
+            unsafe { xor_blocks_impl(key, nonce, counter, data, last) }
+        }
+
+        /// See [`lanes::xor_stitched`] (chunks of this backend's lane count).
+        #[allow(clippy::too_many_arguments)]
+        pub(super) fn xor_stitched<J: super::Stitch>(
+            backend: Checked<Backend>,
+            key: &[u32; 16],
+            nonce: &[u32; 3],
+            counter: u64,
+            data: &mut [u8],
+            lead: usize,
+            chunks: usize,
+            job: &mut J,
+        ) {
+            assert!(backend.covers($b));
+            // SAFETY: as in `xor_blocks`.
+            unsafe { xor_stitched_impl(key, nonce, counter, data, lead, chunks, job) }
+        }
+
+        /// See [`lanes::xor_head`]; `head` is shorter than this backend's lane count in blocks.
+        pub(super) fn xor_head(
+            backend: Checked<Backend>,
+            key: &[u32; 16],
+            nonce: &[u32; 3],
+            head: &mut [u8],
+            block0: &mut [u8; BLOCK],
+            last: &mut [u8; BLOCK],
+        ) -> bool {
+            assert!(backend.covers($b));
+            // SAFETY: as in `xor_blocks`.
+            unsafe { xor_head_impl(key, nonce, head, block0, last) }
+        }
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 #[cfg(target_arch = "x86_64")]

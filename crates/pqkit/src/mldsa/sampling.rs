@@ -254,7 +254,7 @@ macro_rules! multi_expand {
         /// ExpandA into `a` (row-major entries `first..first + a.len()` of the matrix, NTT domain), `$w`
         /// polynomials at a time.
         fn $a_fn(backend: Checked<Backend>, rho: &[u8; 32], a: &mut [Poly], l: usize, first: usize) {
-            let sb = backend.sha3();
+            let sb = backend.keccak();
             let total = a.len();
             let mut base = 0;
             while base < total {
@@ -290,7 +290,7 @@ macro_rules! multi_expand {
             from: usize,
             to: usize,
         ) {
-            let sb = backend.sha3();
+            let sb = backend.keccak();
             let l = s1.len();
             let total = to;
             let mut base = from;
@@ -328,7 +328,7 @@ macro_rules! multi_expand {
             gamma1: i32,
             sc: &mut MaskScratch,
         ) {
-            let sb = backend.sha3();
+            let sb = backend.keccak();
             let bytes = if gamma1 == 1 << 17 { 576 } else { 640 };
             let l = y.len();
             // The polynomials computed ahead by the previous call; the batches below run only once the
@@ -427,7 +427,7 @@ pub fn sample_in_ball(backend: Checked<Backend>, ctilde: &[u8], tau: usize) -> P
     // c̃ is part of the signature (also sampled on rejected attempts, whose count is public: FIPS 204 and
     // docs/hardening.md), so the positions it selects are public.
     crate::ct::declassify_ref(ctilde);
-    let mut h = Shake256::with_backend(backend.sha3());
+    let mut h = Shake256::with_backend(backend.keccak());
     h.update(ctilde);
     let mut rd = h.finalize_xof();
     let mut block = [0u8; RATE256];

@@ -7,6 +7,9 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
+/// Largest modulus in limbs (8192 bits).
+pub(crate) const MAX_LIMBS: usize = 128;
+
 /// All-ones if `bit` is 1, zero if it is 0 (`bit` must be 0 or 1).
 ///
 /// The value barrier is on the mask, not on the bit: with it on the bit, LLVM still knew the mask to be 0 or

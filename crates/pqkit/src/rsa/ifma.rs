@@ -32,8 +32,8 @@ use alloc::vec;
 use alloc::vec::Vec;
 use zeroize::Zeroize;
 
+use super::Backend;
 use super::bigint;
-use super::mont::Backend;
 use crate::dispatch::Checked;
 
 /// 2^52 − 1.

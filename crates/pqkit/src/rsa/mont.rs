@@ -8,27 +8,8 @@ use alloc::vec;
 use alloc::vec::Vec;
 use zeroize::Zeroize;
 
-use super::bigint::{self, cond_sub, mask};
-
-/// Largest modulus in limbs (8192 bits).
-pub(crate) const MAX_LIMBS: usize = 128;
-
-crate::dispatch::backends! {
-    /// An implementation of the RSA Montgomery product and square.
-    ///
-    /// Crate-internal plumbing, public only so tests and benchmarks can force each backend.
-    #[doc(hidden)]
-    pub enum Backend for "RSA" {
-        /// Portable Rust: 64-bit limbs, `u128` products (CIOS; a dedicated square). The reference.
-        Soft: [],
-        /// x86_64 BMI2 + ADX: each row of the product and of the reduction is a `mulx` loop with the two carry
-        /// chains of `adcx`/`adox`, in `asm!`.
-        Bmi2Adx: [BMI2, ADX],
-        /// AVX-512 IFMA exponentiation in radix 2^52 for 1024-, 1536- and 2048-bit moduli, both CRT halves in one
-        /// loop (`ifma.rs`); products and squares outside the exponentiation, and other sizes, use `Bmi2Adx`.
-        Ifma: [BMI2, ADX, AVX512F, AVX512VL, AVX512IFMA],
-    }
-}
+use super::Backend;
+use super::bigint::{self, MAX_LIMBS, cond_sub, mask};
 
 /// A modulus with its Montgomery constants. For p and q these are secret: zeroized on drop.
 #[derive(Clone)]

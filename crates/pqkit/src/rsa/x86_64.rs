@@ -11,8 +11,8 @@
 
 use core::arch::asm;
 
-use super::bigint::mask;
-use super::mont::{Backend, MAX_LIMBS};
+use super::Backend;
+use super::bigint::{MAX_LIMBS, mask};
 use crate::dispatch::Checked;
 
 /// `t[0..n] += k·x[0..n]` with n = `x.len()` ≥ 1 and `t.len()` ≥ n; returns the carry limb (the sum always

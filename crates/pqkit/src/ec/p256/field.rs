@@ -288,7 +288,7 @@ impl Fe {
         Fe(sub_mod(&[0; 4], &self.0, &P.m))
     }
 
-    /// The portable product (other backends have their own; see [`Arith`]).
+    /// The portable product (other backends have their own; see [`FieldArith`]).
     #[inline(always)]
     pub(crate) const fn mul_soft(&self, b: &Fe) -> Fe {
         Fe(mont_mul(&self.0, &b.0, &P))
@@ -306,8 +306,9 @@ impl Fe {
     }
 }
 
-/// The multiplication of one backend: the only field operations that differ between backends.
-pub(crate) trait Arith: Copy + 'static {
+/// The multiplication of one backend: the only field operations that differ between backends. The point layer
+/// adds the table scan ([`super::point::Arith`]).
+pub(crate) trait FieldArith: Copy + 'static {
     /// a·b.
     fn mul(a: &Fe, b: &Fe) -> Fe;
     /// a².
@@ -331,20 +332,6 @@ pub(crate) trait Arith: Copy + 'static {
             r = Self::sqr(&r);
         }
         r
-    }
-
-    /// Entry `idx − 1` of a row of eight affine points, constant time: every entry is read and the one kept
-    /// by masks; `idx` = 0 gives entry 0 (a stand-in the callers discard by mask). `idx` is at most 8.
-    /// Backends with vector registers scan the row with them.
-    #[inline(always)]
-    fn lookup8(row: &[super::point::Aff; 8], idx: u64) -> super::point::Aff {
-        let mut out = row[0];
-        for (j, e) in row.iter().enumerate() {
-            let m = eq_mask(&[idx, 0, 0, 0], &[j as u64 + 1, 0, 0, 0]);
-            out.x = Fe::select(m, &e.x, &out.x);
-            out.y = Fe::select(m, &e.y, &out.y);
-        }
-        out
     }
 
     /// a⁻¹ (0 for 0), constant time: the safegcd inversion of the Montgomery form a·R gives a⁻¹·R⁻¹, and
@@ -488,7 +475,7 @@ pub(crate) fn sqr_p(a: &[u64; 4]) -> [u64; 4] {
 #[derive(Clone, Copy)]
 pub(crate) struct Soft;
 
-impl Arith for Soft {
+impl FieldArith for Soft {
     #[inline(always)]
     fn mul(a: &Fe, b: &Fe) -> Fe {
         Fe(mul_p(&a.0, &b.0))
@@ -549,7 +536,7 @@ pub(crate) mod tests {
         limbs_from_be(&out)
     }
 
-    pub(crate) fn check_arith<A: Arith>() {
+    pub(crate) fn check_arith<A: FieldArith>() {
         let p = big(&P.m);
         let r: BigUint = BigUint::from(1u8) << 256usize;
         let rinv = r.modpow(&(&p - 2u32), &p);

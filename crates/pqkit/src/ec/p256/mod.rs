@@ -82,8 +82,7 @@ pub struct NistP256;
 
 /// The functions every backend runs, over its arithmetic.
 mod generic {
-    use super::field::Arith;
-    use super::point::{self, Aff};
+    use super::point::{self, Aff, Arith};
     use super::scalar::Scalar;
 
     pub(super) fn mul_base_affine<A: Arith>(k: &Scalar) -> Option<Aff> {

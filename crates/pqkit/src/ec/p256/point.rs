@@ -21,7 +21,7 @@
 //!   is compared with r in projective form (X = r·Z or X = (r + n)·Z),
 //!   without an inversion.
 
-use super::field::{Arith, Fe, P, limbs_from_be, sbb4};
+use super::field::{Fe, FieldArith, P, Soft, eq_mask, limbs_from_be, sbb4};
 use super::scalar::{N, Scalar};
 
 /// A point in projective coordinates.
@@ -38,6 +38,26 @@ pub(crate) struct Aff {
     pub(crate) x: Fe,
     pub(crate) y: Fe,
 }
+
+/// The arithmetic of one backend as the point layer uses it: the field operations of [`FieldArith`] and the
+/// constant-time scan of a table row of affine points.
+pub(crate) trait Arith: FieldArith {
+    /// Entry `idx − 1` of a row of eight affine points, constant time: every entry is read and the one kept
+    /// by masks; `idx` = 0 gives entry 0 (a stand-in the callers discard by mask). `idx` is at most 8.
+    /// Backends with vector registers scan the row with them.
+    #[inline(always)]
+    fn lookup8(row: &[Aff; 8], idx: u64) -> Aff {
+        let mut out = row[0];
+        for (j, e) in row.iter().enumerate() {
+            let m = eq_mask(&[idx, 0, 0, 0], &[j as u64 + 1, 0, 0, 0]);
+            out.x = Fe::select(m, &e.x, &out.x);
+            out.y = Fe::select(m, &e.y, &out.y);
+        }
+        out
+    }
+}
+
+impl Arith for Soft {}
 
 /// The curve constant b.
 pub(crate) const B: Fe = Fe::from_hex("5ac635d8aa3a93e7b3ebbd55769886bc651d06b0cc53b0f63bce3c3e27d2604b");

@@ -23,8 +23,8 @@
 //! `asm!` blocks and the AVX2 scan only ever run on a CPU that has all three.
 #![allow(unsafe_code)]
 
-use super::field::{Arith, Fe, Modulus};
-use super::point::Aff;
+use super::field::{Fe, FieldArith, Modulus};
+use super::point::{Aff, Arith};
 use super::scalar::{N, Scalar};
 use super::{Backend, generic};
 use crate::dispatch::Checked;
@@ -481,7 +481,7 @@ unsafe fn lookup8_avx2(row: &[Aff; 8], idx: u64) -> Aff {
 #[derive(Clone, Copy)]
 struct Adx;
 
-impl Arith for Adx {
+impl FieldArith for Adx {
     #[inline(always)]
     fn mul(a: &Fe, b: &Fe) -> Fe {
         Fe(mul_p(&a.0, &b.0))
@@ -498,6 +498,9 @@ impl Arith for Adx {
     fn sub(a: &Fe, b: &Fe) -> Fe {
         Fe(sub_p(&a.0, &b.0))
     }
+}
+
+impl Arith for Adx {
     #[inline(always)]
     fn lookup8(row: &[Aff; 8], idx: u64) -> Aff {
         // SAFETY: AVX2 is present: the backend requires it with BMI2 and ADX (module docs: this code runs only

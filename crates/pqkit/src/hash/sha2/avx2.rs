@@ -197,52 +197,7 @@ fn group_bytes<'a>(blocks: Blocks<'a>, start: usize, nb: usize, tmp: &'a mut [u8
     }
 }
 
-/// Words 0..16 (rows 0..16 of `w` and `wk`) of the one to four 128-byte blocks of `group` into `*s`; the lanes of
-/// missing blocks get zero words (scheduled like the others, never used).
-///
-/// # Safety
-/// `s` must be valid for writes (it may be uninitialized), and no reference to `*s` may be live.
-#[inline]
-#[target_feature(enable = "avx2")]
-unsafe fn load_words(s: *mut Sched, group: &[u8]) {
-    let nb = group.len() / 128;
-    assert!((1..=4).contains(&nb));
-    // Reverses the bytes of each 64-bit word (big-endian message words).
-    let bswap = _mm256_set_epi8(
-        8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7,
-    );
-    for j in 0..4 {
-        let r: [__m256i; 4] = core::array::from_fn(|k| {
-            if k < nb {
-                // SAFETY: block k < nb: its bytes 32j..32j+32 lie inside `group`; loadu needs no alignment.
-                unsafe { _mm256_loadu_si256(group.as_ptr().add(128 * k + 32 * j).cast()) }
-            } else {
-                _mm256_setzero_si256()
-            }
-        });
-        // 4x4 transpose of 64-bit words: word 4j+c of every block into one register.
-        let t0 = _mm256_unpacklo_epi64(r[0], r[1]);
-        let t1 = _mm256_unpackhi_epi64(r[0], r[1]);
-        let t2 = _mm256_unpacklo_epi64(r[2], r[3]);
-        let t3 = _mm256_unpackhi_epi64(r[2], r[3]);
-        let w = [
-            _mm256_shuffle_epi8(_mm256_permute2x128_si256::<0x20>(t0, t2), bswap),
-            _mm256_shuffle_epi8(_mm256_permute2x128_si256::<0x20>(t1, t3), bswap),
-            _mm256_shuffle_epi8(_mm256_permute2x128_si256::<0x31>(t0, t2), bswap),
-            _mm256_shuffle_epi8(_mm256_permute2x128_si256::<0x31>(t1, t3), bswap),
-        ];
-        for (c, v) in w.into_iter().enumerate() {
-            let i = 4 * j + c;
-            let wk = _mm256_add_epi64(v, _mm256_set1_epi64x(K512[i] as i64));
-            // SAFETY: rows of 32 bytes inside `*s`, which is 64-byte aligned, so every row is 32-byte aligned; the
-            // caller guarantees write access and that no reference is live.
-            unsafe {
-                _mm256_store_si256(((&raw mut (*s).w) as *mut [u64; 4]).add(i).cast(), v);
-                _mm256_store_si256(((&raw mut (*s).wk) as *mut [u64; 4]).add(i).cast(), wk);
-            }
-        }
-    }
-}
+load_words!("avx2");
 
 /// Schedule word `i` (16 <= i < 80) of the four blocks in `*s`, from the words before it.
 ///
