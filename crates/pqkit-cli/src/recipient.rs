@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 use zeroize::Zeroizing;
 
-pub use pqkit::aead::recipients::{IDENTITY_PREFIX, RECIPIENT_PREFIX, VERSION};
+pub use pqkit::aead::recipients::{IDENTITY_PREFIX, VERSION};
 
 /// Parses a recipient string; errors say what is wrong (usage error, exit 2). Only a string that starts
 /// like a recipient (public) is quoted in a message: anything else may be a secret pasted by mistake.
