@@ -1,4 +1,4 @@
-//! Issue 18: every bad input to the `pqkit` command gets a clear error and the right exit code (0 success,
+//! Every bad input to the `pqkit` command gets a clear error and the right exit code (0 success,
 //! 1 verification or decryption failed, 2 usage), and decryption refuses costs above its limits before any
 //! work. Each test here failed before the fix it covers.
 

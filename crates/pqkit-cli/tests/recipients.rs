@@ -1,4 +1,4 @@
-//! Public-key file encryption (issue 20): `pqkit keygen --alg xwing`, `pqkit encrypt -r/-R`, `pqkit decrypt -i`.
+//! Public-key file encryption: `pqkit keygen --alg xwing`, `pqkit encrypt -r/-R`, `pqkit decrypt -i`.
 //! Round trips with one and several recipients, old (version-1) files still decrypting, and every rejection:
 //! wrong identity, tampered stanza, unknown KEM, bad recipient strings — each exit 1 (or 2 for usage) with
 //! nothing written.

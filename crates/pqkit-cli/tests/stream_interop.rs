@@ -82,7 +82,7 @@ fn header_limits_are_refused_before_the_passphrase_is_read() {
         .code(1)
         .stderr(predicate::str::contains("above this pqkit's limits"));
     assert!(!out.exists());
-    // Other header faults are exit 1 with the library's reason. (Version 2 is the recipient format, h-hpke.)
+    // Other header faults are exit 1 with the library's reason. (Version 2 is the recipient format.)
     file[8] = 3;
     fs::write(&input, &file).unwrap();
     pqkit()
