@@ -12,9 +12,11 @@
 pub mod algs;
 pub mod aligned;
 pub mod alloc_count;
+pub mod chart;
 pub mod env;
 pub mod harness;
 pub mod isa;
+pub mod record;
 pub mod registry;
 pub mod report;
 pub mod stats;

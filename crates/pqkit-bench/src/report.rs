@@ -5,128 +5,19 @@ use crate::RunOutput;
 use crate::harness::Measurement;
 use crate::registry::{Kind, Report};
 use crate::stats;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
+
+pub use crate::chart::{Point, fmt_size, fmt_tick, nice_ticks, points, slug, svg_throughput};
+pub use crate::record::{KeySpread, OutlierCounts, Record};
 
 /// Version of the JSON layout. Bump on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Tolerance of `--compare`: a figure regressed if it is slower by more than this beyond both intervals.
 pub const REGRESSION_TOLERANCE: f64 = 0.05;
-
-/// Tukey-fence outlier counts in a record.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct OutlierCounts {
-    /// Below Q1 - 3 IQR.
-    pub low_severe: u64,
-    /// Between Q1 - 3 IQR and Q1 - 1.5 IQR.
-    pub low_mild: u64,
-    /// Between Q3 + 1.5 IQR and Q3 + 3 IQR.
-    pub high_mild: u64,
-    /// Above Q3 + 3 IQR.
-    pub high_severe: u64,
-    /// Sum of the four.
-    pub total: u64,
-}
-
-/// One measurement as written to report.json.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Record {
-    /// Algorithm name.
-    pub algorithm: String,
-    /// Operation.
-    pub operation: String,
-    /// Implementation.
-    pub implementation: String,
-    /// Implementation version.
-    pub implementation_version: String,
-    /// Input size in bytes (per buffer in multi-thread runs; message length or 0 for public-key operations).
-    pub size_bytes: u64,
-    /// Median time per operation, ns.
-    pub median_ns: f64,
-    /// 95% CI of the median, low end, ns.
-    pub ci_low_ns: f64,
-    /// 95% CI of the median, high end, ns.
-    pub ci_high_ns: f64,
-    /// Bytes per second at the median (total over all threads); null when there is no input size.
-    pub bytes_per_sec: Option<f64>,
-    /// Median TSC ticks per byte (nominal TSC rate, not core cycles); null without an input size and in
-    /// multi-thread runs.
-    pub tsc_per_byte: Option<f64>,
-    /// Operations per second at the median (total over all threads).
-    pub ops_per_sec: f64,
-    /// Allocation calls per operation (counted on a separate untimed run).
-    pub allocs_per_op: Option<f64>,
-    /// Allocated bytes per operation.
-    pub alloc_bytes_per_op: Option<f64>,
-    /// Number of samples.
-    pub samples: u64,
-    /// Tukey-fence outliers.
-    pub outliers: OutlierCounts,
-    /// Threads.
-    pub threads: u64,
-    /// Key-generation rows timed over many keys (RSA): the spread over the keys, ns. Absent for other rows.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key_spread: Option<KeySpread>,
-}
-
-/// The spread of a key-generation row timed over a fixed number of keys (one key per sample).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct KeySpread {
-    /// Keys timed.
-    pub keys: u64,
-    /// 10th percentile, ns.
-    pub p10_ns: f64,
-    /// 90th percentile, ns.
-    pub p90_ns: f64,
-    /// Fastest key, ns.
-    pub min_ns: f64,
-    /// Slowest key, ns.
-    pub max_ns: f64,
-}
-
-fn finite(x: f64) -> Option<f64> {
-    x.is_finite().then_some(x)
-}
-
-impl From<&Measurement> for Record {
-    fn from(m: &Measurement) -> Self {
-        let o = m.ns.outliers;
-        Record {
-            algorithm: m.algorithm.clone(),
-            operation: m.operation.clone(),
-            implementation: m.implementation.clone(),
-            implementation_version: m.implementation_version.clone(),
-            size_bytes: m.size_bytes as u64,
-            median_ns: m.ns.median,
-            ci_low_ns: m.ns.ci_low,
-            ci_high_ns: m.ns.ci_high,
-            bytes_per_sec: if m.has_throughput() { finite(m.bytes_per_sec()) } else { None },
-            tsc_per_byte: m.tsc_per_byte(),
-            ops_per_sec: m.ops_per_sec(),
-            allocs_per_op: finite(m.allocs_per_op),
-            alloc_bytes_per_op: finite(m.alloc_bytes_per_op),
-            samples: m.ns.n as u64,
-            outliers: OutlierCounts {
-                low_severe: o.low_severe as u64,
-                low_mild: o.low_mild as u64,
-                high_mild: o.high_mild as u64,
-                high_severe: o.high_severe as u64,
-                total: o.total() as u64,
-            },
-            threads: m.threads as u64,
-            key_spread: m.keys.map(|_| KeySpread {
-                keys: m.ns.n as u64,
-                p10_ns: m.ns.p10,
-                p90_ns: m.ns.p90,
-                min_ns: m.ns.min,
-                max_ns: m.ns.max,
-            }),
-        }
-    }
-}
 
 /// A figure that got slower than the baseline beyond the confidence intervals.
 #[derive(Clone, Debug, Serialize)]
@@ -188,17 +79,6 @@ pub fn compare(ms: &[Measurement], baseline: &Path) -> Result<Vec<Regression>, S
     Ok(out)
 }
 
-/// `64 B`, `1 KiB`, `10 MiB`.
-pub fn fmt_size(n: usize) -> String {
-    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
-        format!("{} MiB", n >> 20)
-    } else if n >= 1024 && n.is_multiple_of(1024) {
-        format!("{} KiB", n >> 10)
-    } else {
-        format!("{n} B")
-    }
-}
-
 /// A duration in ns, with a unit that keeps 3-4 significant digits.
 pub fn fmt_ns(ns: f64) -> String {
     if !ns.is_finite() {
@@ -224,19 +104,6 @@ fn fmt_num(x: f64) -> String {
     } else {
         format!("{x:.2}")
     }
-}
-
-/// A file-name form of a row name: `ChaCha20-Poly1305/seal` -> `chacha20-poly1305-seal`.
-pub fn slug(s: &str) -> String {
-    let mut out = String::new();
-    for c in s.chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.ends_with('-') {
-            out.push('-');
-        }
-    }
-    out.trim_matches('-').to_string()
 }
 
 /// Index of measurements by (algorithm, operation) in registry order.
@@ -727,121 +594,6 @@ pub fn json(out: &RunOutput) -> String {
         regressions: &out.regressions,
     };
     serde_json::to_string(&r).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
-}
-
-const COLORS: [&str; 8] = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
-}
-
-/// Round axis ticks from 0 up to at least `max`: a step of 1, 2, 2.5 or 5 times a power of ten giving at most
-/// `n` intervals. Returns the step and the top of the axis (a multiple of the step).
-pub fn nice_ticks(max: f64, n: usize) -> (f64, f64) {
-    let max = if max.is_finite() && max > 0.0 { max } else { 1.0 };
-    let n = n.max(1) as f64;
-    let mag = 10f64.powf((max / n).log10().floor());
-    let step =
-        [1.0, 2.0, 2.5, 5.0, 10.0].iter().map(|m| m * mag).find(|st| (max / st).ceil() <= n).unwrap_or(10.0 * mag);
-    (step, (max / step).ceil() * step)
-}
-
-/// A tick label with no more decimals than the step needs.
-pub fn fmt_tick(v: f64, step: f64) -> String {
-    let decimals = (0..6usize).find(|&d| (step * 10f64.powi(d as i32)).fract().abs() < 1e-9).unwrap_or(6);
-    format!("{v:.decimals$}")
-}
-
-/// One point of a throughput chart: implementation, size in bytes, MB/s.
-pub type Point = (String, usize, f64);
-
-/// The points of a throughput chart from measurements (single-threaded).
-pub fn points(ms: &[&Measurement]) -> Vec<Point> {
-    ms.iter().filter(|m| m.threads == 1).map(|m| (m.implementation.clone(), m.size_bytes, m.mb_per_sec())).collect()
-}
-
-/// A throughput-by-size line chart for one bulk algorithm (x: sizes, evenly spaced; y: MB/s on round ticks).
-/// Implementations are drawn in first-seen order, pqkit first.
-pub fn svg_throughput(title: &str, pts: &[Point]) -> String {
-    let (w, h, l, r, t, b) = (720.0, 400.0, 70.0, 150.0, 40.0, 50.0);
-    let mut sz: Vec<usize> = pts.iter().map(|p| p.1).collect();
-    sz.sort_unstable();
-    sz.dedup();
-    let mut imps: Vec<&str> = Vec::new();
-    for p in pts {
-        if !imps.contains(&p.0.as_str()) {
-            imps.push(&p.0);
-        }
-    }
-    imps.sort_by_key(|i| *i != "pqkit");
-    let (step, ymax) = nice_ticks(pts.iter().map(|p| p.2).filter(|v| v.is_finite()).fold(0.0, f64::max), 6);
-    let px = |i: usize| l + (w - l - r) * if sz.len() > 1 { i as f64 / (sz.len() - 1) as f64 } else { 0.5 };
-    let py = |v: f64| h - b - (h - t - b) * v / ymax;
-    let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"{}\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">{}</text>\n",
-        w / 2.0,
-        esc(title)
-    );
-    let ticks = (ymax / step).round() as usize;
-    for k in 0..=ticks {
-        let v = step * k as f64;
-        let y = py(v);
-        let _ = writeln!(
-            s,
-            "<line x1=\"{l}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#ddd\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-            w - r,
-            l - 6.0,
-            y + 4.0,
-            fmt_tick(v, step)
-        );
-    }
-    for (i, size) in sz.iter().enumerate() {
-        let _ = writeln!(
-            s,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-            px(i),
-            h - b + 18.0,
-            fmt_size(*size)
-        );
-    }
-    let _ = writeln!(
-        s,
-        "<text x=\"16\" y=\"{:.1}\" transform=\"rotate(-90 16 {:.1})\" text-anchor=\"middle\">MB/s</text>",
-        h / 2.0,
-        h / 2.0
-    );
-    for (j, imp) in imps.iter().enumerate() {
-        let color = COLORS[j % COLORS.len()];
-        let line: Vec<String> = sz
-            .iter()
-            .enumerate()
-            .filter_map(|(i, &size)| {
-                pts.iter().find(|p| p.0 == *imp && p.1 == size).map(|p| format!("{:.1},{:.1}", px(i), py(p.2)))
-            })
-            .collect();
-        let _ = writeln!(
-            s,
-            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{}\"/>",
-            line.join(" ")
-        );
-        for p in &line {
-            let (x, y) = p.split_once(',').unwrap_or(("0", "0"));
-            let _ = writeln!(s, "<circle cx=\"{x}\" cy=\"{y}\" r=\"3\" fill=\"{color}\"/>");
-        }
-        let ly = t + 10.0 + 18.0 * j as f64;
-        let _ = writeln!(
-            s,
-            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"12\" height=\"12\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
-            w - r + 12.0,
-            ly,
-            w - r + 30.0,
-            ly + 10.0,
-            esc(imp)
-        );
-    }
-    s.push_str("</svg>\n");
-    s
 }
 
 /// Writes REPORT.md, report.json and the SVG charts into `dir`. Returns the files written.

@@ -6,8 +6,9 @@
 //!
 //! The ratio of a row is the fastest peer's median time divided by pqkit's: above 1 pqkit is faster.
 
+use crate::chart::{Point, fmt_size, slug, svg_throughput};
 use crate::env::Environment;
-use crate::report::{Point, Record, fmt_size, slug, svg_throughput};
+use crate::record::Record;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -576,7 +577,7 @@ pub fn write_index(root: &Path) -> Result<Vec<PathBuf>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::OutlierCounts;
+    use crate::record::OutlierCounts;
 
     fn rec(alg: &str, op: &str, imp: &str, size: u64, ns: f64, threads: u64) -> Record {
         Record {
