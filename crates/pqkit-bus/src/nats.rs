@@ -40,7 +40,7 @@ use crate::identity::{AgentId, Identity};
 use crate::policy::Policy;
 use crate::queue::Priority;
 use crate::subject::{matches, same, validate_pattern, validate_subject};
-use crate::window::Window;
+use crate::window::{Replay, Window};
 use crate::{Error, Message, Metrics, Result};
 use async_nats::jetstream;
 use futures_util::StreamExt;
@@ -799,8 +799,10 @@ impl std::fmt::Debug for NatsAgent {
 /// scope and epoch, so this is per (sender, scope, epoch, stream).
 #[derive(Default)]
 struct Windows {
+    /// Exact replay sets ([`Replay::Exact`], durable subscriptions) instead of 64-entry windows.
+    exact: bool,
     /// By key scope, then (epoch, stream).
-    map: HashMap<String, HashMap<(u32, u32), Window>>,
+    map: HashMap<String, HashMap<(u32, u32), Replay>>,
     len: usize,
     /// The entry the last message used, with its key: a stream of messages from one sender on one topic opens
     /// without a lock or a hash lookup. Its window is the authoritative copy while it is hot and is written
@@ -819,14 +821,14 @@ struct Windows {
 struct Hot {
     scope: String,
     wid: (u32, u32),
-    window: Window,
+    window: Replay,
     key: Arc<RecvKey>,
 }
 
 impl Windows {
     /// Writes the hot window back into the map (before the map is read or another entry becomes hot). On the
     /// two fields it touches, so that a caller may hold another field (the associated data) borrowed.
-    fn cool_fields(hot: &mut Option<Hot>, map: &mut HashMap<String, HashMap<(u32, u32), Window>>) {
+    fn cool_fields(hot: &mut Option<Hot>, map: &mut HashMap<String, HashMap<(u32, u32), Replay>>) {
         if let Some(h) = hot.take() {
             let per_scope = match map.get_mut(h.scope.as_str()) {
                 Some(w) => w,
@@ -1240,7 +1242,7 @@ impl NatsAgent {
             if !g.chain.accepts(epoch, seq) {
                 self.inner.emit_checkpoint(subject, &mut g).await?;
             }
-            let n = self.inner.js_store(subject, &env, &format!("{}.{epoch}.{seq}", self.inner.id.to_hex())).await?;
+            let n = self.inner.js_store(subject, &env, &msg_id(tag_of(&env))).await?;
             self.inner.counters.published.fetch_add(1, Ordering::Relaxed);
             g.durable = true;
             let first = g.chain.pending() == 0;
@@ -1252,9 +1254,8 @@ impl NatsAgent {
             }
             return Ok(n);
         }
-        let (env, epoch, seq) = self.inner.seal_meta(subject, payload, priority, None).await?;
-        let msg_id = format!("{}.{epoch}.{seq}", self.inner.id.to_hex());
-        let n = self.inner.js_store(subject, &env, &msg_id).await?;
+        let env = self.inner.seal(subject, payload, priority, None).await?;
+        let n = self.inner.js_store(subject, &env, &msg_id(tag_of(&env))).await?;
         self.inner.counters.published.fetch_add(1, Ordering::Relaxed);
         Ok(n)
     }
@@ -1284,7 +1285,7 @@ impl NatsAgent {
             consumer: c,
             messages: None,
             pattern: pattern.into(),
-            windows: Windows::default(),
+            windows: Windows { exact: true, ..Windows::default() },
             last: 0,
             done: Processed::default(),
             auth: None,
@@ -1398,11 +1399,13 @@ impl AgentInner {
     /// Signs the pending batch of `topic` (if any) and publishes its checkpoint on the topic's subject (through
     /// JetStream, acknowledged and retried like [`NatsAgent::publish_durable`], when the batch was durable).
     async fn emit_checkpoint(&self, topic: &str, g: &mut TopicChain) -> Result<()> {
-        let Some((epoch, last)) = g.chain.range().map(|(e, _, l)| (e, l)) else { return Ok(()) };
+        if g.chain.range().is_none() {
+            return Ok(());
+        }
         let saved = g.chain.clone();
         let Some(cp) = g.chain.checkpoint(&self.identity, topic)? else { return Ok(()) };
         let r = if g.durable {
-            self.js_store(topic, &cp, &format!("{}.{epoch}.{last}.ckpt", self.id.to_hex())).await.map(|_| ())
+            self.js_store(topic, &cp, &msg_id(&cp)).await.map(|_| ())
         } else {
             self.client.publish(topic.to_string(), cp.into()).await.map_err(transport)
         };
@@ -1804,14 +1807,11 @@ impl AgentInner {
             }
             _ => {
                 Windows::cool_fields(&mut windows.hot, &mut windows.map);
-                let mut window = match windows.map.get(scope).and_then(|w| w.get(&wid)) {
-                    Some(w) => {
-                        w.check(m.seq)?;
-                        *w
-                    }
+                match windows.map.get(scope).and_then(|w| w.get(&wid)) {
+                    Some(w) => w.check(m.seq)?,
                     None if windows.len >= MAX_WINDOWS => return Err(Error::Replayed { seq: m.seq }),
-                    None => Window::default(),
-                };
+                    None => {}
+                }
                 let key = match fetched {
                     Some(k) => k,
                     None => match lock(&self.recv_keys).get(scope).and_then(|k| k.get(&wid)) {
@@ -1824,9 +1824,13 @@ impl AgentInner {
                     Some(w) => w,
                     None => windows.map.entry(scope.to_string()).or_default(),
                 };
-                if per_scope.remove(&wid).is_none() {
-                    windows.len += 1;
-                }
+                let mut window = match per_scope.remove(&wid) {
+                    Some(w) => w,
+                    None => {
+                        windows.len += 1;
+                        Replay::new(windows.exact)
+                    }
+                };
                 window.commit(m.seq);
                 let sender = key.sender;
                 windows.hot = Some(Hot { scope: scope.to_string(), wid, window, key });
@@ -1892,6 +1896,27 @@ type Fetch = std::pin::Pin<Box<dyn Future<Output = (Result<Message>, Windows, as
 /// Whether `bytes` is a checkpoint envelope (kind byte 4): it is verified by the subscription, not opened.
 fn is_checkpoint(bytes: &[u8]) -> bool {
     bytes.len() > 1 && bytes[0] == envelope::VERSION && bytes[1] == Kind::Checkpoint as u8
+}
+
+/// The JetStream message id (`Nats-Msg-Id`) of an envelope, 32 hex digits of SHA-256 over `unique`: the AEAD tag
+/// of a publish envelope (the last [`TAG_LEN`] bytes), a whole checkpoint. Unique per envelope, so per stream
+/// whatever the subject and sender (JetStream deduplicates by id across a whole stream), equal for the retries
+/// of one envelope, and derived from bytes the server stores anyway: it tells the server nothing new (no
+/// sender id, no sequence).
+fn msg_id(unique: &[u8]) -> String {
+    let mut h = Sha256::new();
+    h.update(b"pqkit-bus msg-id v1").update(unique);
+    let d = h.finalize();
+    let mut s = String::with_capacity(32);
+    for b in &d[..16] {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+/// The AEAD tag of a sealed publish envelope (its last [`TAG_LEN`] bytes).
+fn tag_of(env: &[u8]) -> &[u8] {
+    &env[env.len().saturating_sub(TAG_LEN)..]
 }
 
 /// The epoch field of a NATS (v3) envelope that opened (so its header parsed).

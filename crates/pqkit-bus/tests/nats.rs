@@ -1078,3 +1078,74 @@ async fn a_publisher_handle_seals_as_publish_does_and_follows_rotation_and_rules
     assert_eq!(alice.metrics().published, 9, "nothing was sent for a refused message");
     assert!(format!("{q:?}").contains("h.y"));
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Durable delivery loses nothing.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn durable_messages_on_different_subjects_of_one_stream_are_all_stored() {
+    let s = NatsServer::start();
+    let url = s.url();
+    let ks = key_server(&url, Policy::allow_all()).await;
+    let alice = NatsAgent::connect(&url, &ident("alice", 1), ks.id()).await.unwrap();
+    let bob = NatsAgent::connect(&url, &ident("bob", 2), ks.id()).await.unwrap();
+    alice.declare_durable("DM", &["jm.>"]).await.unwrap();
+    // Each subject is its own key scope: the same epoch and sequence on both.
+    let a = alice.publish_durable("jm.a", b"A", Priority::Normal).await.unwrap();
+    let b = alice.publish_durable("jm.b", b"B", Priority::Normal).await.unwrap();
+    assert_eq!((a, b), (1, 2), "the second message was deduplicated away");
+    let js = async_nats::jetstream::new(plain(&url).await);
+    assert_eq!(js.get_stream("DM").await.unwrap().info().await.unwrap().state.messages, 2);
+    let mut d = bob.subscribe_durable("DM", "bob", "jm.>").await.unwrap();
+    let got = [d.recv_timeout(T).await.unwrap(), d.recv_timeout(T).await.unwrap()];
+    assert_eq!(got.map(|m| m.payload().to_vec()), [b"A".to_vec(), b"B".to_vec()]);
+    // The message id names neither the sender nor the sequence.
+    let msg = js.get_stream("DM").await.unwrap().get_raw_message(1).await.unwrap();
+    let id = msg.headers.get("Nats-Msg-Id").unwrap().to_string();
+    assert_eq!(id.len(), 32);
+    assert!(!id.contains(&alice.id().to_hex()), "{id}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_consumers_late_redeliveries_of_1000_messages_are_delivered() {
+    use async_nats::jetstream::consumer::pull;
+    const N: u32 = 1000;
+    let s = NatsServer::start();
+    let url = s.url();
+    let ks = key_server(&url, Policy::allow_all()).await;
+    let opts = NatsOptions { ack_wait: Duration::from_millis(800), ..Default::default() };
+    let alice = NatsAgent::connect(&url, &ident("alice", 1), ks.id()).await.unwrap();
+    let bob = NatsAgent::connect_with(&url, &ident("bob", 2), ks.id(), opts).await.unwrap();
+    alice.declare_durable("TASKS", &["tasks.>"]).await.unwrap();
+    drop(bob.subscribe_durable("TASKS", "bob", "tasks.>").await.unwrap());
+    for i in 0..N {
+        alice.publish_durable("tasks.t", &i.to_be_bytes(), Priority::Normal).await.unwrap();
+    }
+    // The crashed predecessor: it took 300 (after 30 it had handed over and acknowledged) and died.
+    let wire = plain(&url).await;
+    let js = async_nats::jetstream::new(wire.clone());
+    let c = js.get_stream("TASKS").await.unwrap().get_consumer::<pull::Config>("bob").await.unwrap();
+    let mut batch = c.fetch().max_messages(300).messages().await.unwrap();
+    for i in 0..300 {
+        let m = batch.next().await.unwrap().unwrap();
+        if i < 30 {
+            m.double_ack().await.unwrap();
+        }
+    }
+    drop(batch);
+    let mut d = bob.subscribe_durable("TASKS", "bob", "tasks.>").await.unwrap();
+    let mut got = Vec::new();
+    for _ in 30..N {
+        let m = d.recv_timeout(Duration::from_secs(10)).await.unwrap_or_else(|e| {
+            panic!("{e} after {} messages; metrics {:?}", got.len(), bob.metrics());
+        });
+        got.push(u32::from_be_bytes(m.payload().try_into().unwrap()));
+    }
+    // The undelivered ones first, in order; the 270 redeliveries after them, far behind: every one once.
+    assert_eq!(&got[..700], &(300..N).collect::<Vec<_>>()[..]);
+    let mut all = got.clone();
+    all.sort();
+    assert_eq!(all, (30..N).collect::<Vec<_>>());
+    assert_eq!(d.recv_timeout(Duration::from_millis(1500)).await.unwrap_err(), Error::Timeout);
+    assert_eq!(bob.metrics().rejected_replayed, 0, "{:?}", bob.metrics());
+}
