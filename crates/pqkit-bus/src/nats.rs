@@ -1284,6 +1284,8 @@ impl NatsAgent {
             agent: self.inner.clone(),
             consumer: c,
             messages: None,
+            unacked: Vec::new(),
+            budget: None,
             pattern: pattern.into(),
             windows: Windows { exact: true, ..Windows::default() },
             last: 0,
@@ -2097,7 +2099,15 @@ impl NatsSubscription {
 pub struct DurableSubscription {
     agent: Arc<AgentInner>,
     consumer: jetstream::consumer::Consumer<jetstream::consumer::pull::Config>,
-    messages: Option<jetstream::consumer::pull::Stream>,
+    messages: Option<Pull>,
+    /// What the last [`recv`](DurableSubscription::recv) handed over (with sender authentication: its
+    /// batch), acknowledged when the application comes back for the next message, or on
+    /// [`ack`](DurableSubscription::ack) and [`close`](DurableSubscription::close): a subscriber that dies
+    /// while processing a message gets it again.
+    unacked: Vec<jetstream::Message>,
+    /// Messages still wanted ([`limit`](DurableSubscription::limit)): pulls ask the server for no more, so
+    /// nothing extra sits delivered and unacknowledged when the subscriber stops.
+    budget: Option<u64>,
     pattern: String,
     windows: Windows,
     last: u64,
@@ -2106,6 +2116,9 @@ pub struct DurableSubscription {
     /// Sender authentication (signed checkpoints) when on; tokens are the JetStream messages to acknowledge.
     auth: Option<Verifier<jetstream::Message>>,
 }
+
+/// The pull of a durable subscription: a continuous pull stream, or batches of at most the messages still wanted.
+type Pull = std::pin::Pin<Box<dyn futures_util::Stream<Item = std::result::Result<jetstream::Message, ()>> + Send>>;
 
 /// The stream sequences a durable subscription has processed: every one at or below `floor`, and those in
 /// `above` (at most [`MAX_PROCESSED`]; past it the lowest move into `floor`). A redelivery is recognised by
@@ -2161,17 +2174,19 @@ impl DurableSubscription {
     }
 
     /// Waits for the next message, in stream order (except redeliveries of what a predecessor on the same
-    /// consumer died holding, which come after `ack_wait`): acknowledged to the server, then handed over. Reconnects
+    /// consumer died holding, which come after `ack_wait`). The message handed over before is acknowledged
+    /// first (at-least-once: a subscriber that dies while processing a message gets it again). Reconnects
     /// the pull stream after a server restart. Duplicates (redeliveries) are removed; forged, replayed,
     /// corrupted or wrongly keyed envelopes are acknowledged away (never redelivered) and counted.
     ///
     /// With sender authentication on ([`NatsAgent::subscribe_durable_authenticated`]) messages are held until
     /// a valid checkpoint covers them, as on core subscriptions, and acknowledged **per batch**: a batch's
-    /// messages and its checkpoint are acknowledged when its last message is handed over, so a subscriber that
+    /// messages and its checkpoint are acknowledged after its last message is handed over, so a subscriber that
     /// restarts in the middle of a batch gets the whole batch again (and verifies it again). Rejected messages
     /// and checkpoints are acknowledged away. [`last_sequence`](Self::last_sequence) is then the last stream
     /// sequence processed (held or handed over).
     pub async fn recv(&mut self) -> Result<Message> {
+        let _ = self.ack().await;
         loop {
             let mut deadline = None;
             if let Some(v) = self.auth.as_mut() {
@@ -2181,18 +2196,31 @@ impl DurableSubscription {
                     let _ = t.ack().await;
                 }
                 if let Some((m, acks)) = v.pop() {
-                    for t in acks {
-                        let _ = t.ack().await;
-                    }
-                    self.agent.counters.received.fetch_add(1, Ordering::Relaxed);
+                    self.unacked.extend(acks);
+                    self.handed_over();
                     return Ok(m);
                 }
                 deadline = v.next_deadline();
             }
             if self.messages.is_none() {
-                match self.consumer.messages().await {
-                    Ok(s) => self.messages = Some(s),
-                    Err(_) => {
+                let pull: std::result::Result<Pull, ()> = match self.budget {
+                    Some(0) => return Err(Error::Closed),
+                    Some(n) => {
+                        let want = usize::try_from(n).unwrap_or(usize::MAX).min(1 << 16);
+                        match self.consumer.batch().max_messages(want).expires(Duration::from_secs(5)).messages().await
+                        {
+                            Ok(b) => Ok(Box::pin(b.map(|r| r.map_err(|_| ())))),
+                            Err(_) => Err(()),
+                        }
+                    }
+                    None => match self.consumer.messages().await {
+                        Ok(st) => Ok(Box::pin(st.map(|r| r.map_err(|_| ())))),
+                        Err(_) => Err(()),
+                    },
+                };
+                match pull {
+                    Ok(p) => self.messages = Some(p),
+                    Err(()) => {
                         tokio::time::sleep(Duration::from_millis(100)).await;
                         continue;
                     }
@@ -2261,13 +2289,59 @@ impl DurableSubscription {
                 }
                 continue;
             }
-            let _ = msg.ack().await;
             self.done.insert(seq);
-            if let Ok(m) = r {
-                self.last = seq;
-                return Ok(m);
+            match r {
+                Ok(m) => {
+                    self.last = seq;
+                    self.unacked.push(msg);
+                    if !held {
+                        self.budget = self.budget.map(|b| b.saturating_sub(1));
+                    }
+                    return Ok(m);
+                }
+                Err(_) => {
+                    let _ = msg.ack().await;
+                }
             }
         }
+    }
+
+    /// Counts a message released by the verifier.
+    fn handed_over(&mut self) {
+        self.agent.counters.received.fetch_add(1, Ordering::Relaxed);
+        self.budget = self.budget.map(|b| b.saturating_sub(1));
+    }
+
+    /// Hands over at most `n` more messages ([`recv`](Self::recv) then returns [`Error::Closed`]), and asks the
+    /// server for no more than that: a subscriber that stops after `n` leaves nothing delivered and
+    /// unacknowledged behind, so the next one on the consumer resumes in stream order at once (not after
+    /// `ack_wait`).
+    pub fn limit(&mut self, n: u64) {
+        self.budget = Some(n);
+        self.messages = None;
+    }
+
+    /// Acknowledges what the last [`recv`](Self::recv) handed over (it is acknowledged anyway by the next
+    /// `recv`). The acknowledgements are queued on the connection; [`close`](Self::close) also waits until the
+    /// server has them.
+    pub async fn ack(&mut self) -> Result<()> {
+        let mut r = Ok(());
+        for m in self.unacked.drain(..) {
+            if let Err(e) = m.ack().await {
+                r = Err(transport(e));
+            }
+        }
+        r
+    }
+
+    /// Acknowledges what was handed over, stops pulling and waits until the server has the acknowledgements.
+    /// Call it on every way out of a consumer loop. (With sender authentication, messages held for a
+    /// checkpoint are not acknowledged: the server redelivers them after `ack_wait`.)
+    pub async fn close(mut self) -> Result<()> {
+        let acked = self.ack().await;
+        self.messages = None;
+        let flushed = self.agent.client.flush().await.map_err(transport);
+        acked.and(flushed)
     }
 
     /// [`recv`](Self::recv) with a timeout ([`Error::Timeout`]).

@@ -188,3 +188,155 @@ fn sender_authentication_through_the_cli() {
     assert!(sub.0.wait().unwrap().success());
     assert_eq!(text.lines().collect::<Vec<_>>(), [format!("signed.room {alice_id} Normal: signed")]);
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Nothing accepted is lost, on any way out; output is safe.
+
+/// A nats-server, a key server (`--allow-all`) in its own process, and two agents.
+struct Deployment {
+    s: NatsServer,
+    _dir: tempfile::TempDir,
+    ks: Option<Killed>,
+    ks_key: std::path::PathBuf,
+    ks_id: String,
+    alice: std::path::PathBuf,
+    alice_id: String,
+    bob: std::path::PathBuf,
+}
+
+impl Deployment {
+    fn start() -> Deployment {
+        let s = NatsServer::start();
+        let dir = tempfile::tempdir().unwrap();
+        let (ks_key, ks_id) = keygen(dir.path(), "keys");
+        let (alice, alice_id) = keygen(dir.path(), "alice");
+        let (bob, _) = keygen(dir.path(), "bob");
+        let mut d = Deployment { s, _dir: dir, ks: None, ks_key, ks_id, alice, alice_id, bob };
+        d.start_key_server();
+        d
+    }
+    fn start_key_server(&mut self) {
+        let mut ks = Killed(
+            pqkit()
+                .args(["bus", "keyserver", "--nats", &self.s.url(), "--allow-all", "--identity"])
+                .arg(&self.ks_key)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        let mut out = BufReader::new(ks.0.stdout.take().unwrap());
+        wait_line(&mut out, |l| l == "ready");
+        self.ks = Some(ks);
+    }
+    /// `pqkit bus VERB --nats .. --key-server .. --identity WHO`.
+    fn bus(&self, verb: &str, who: &std::path::Path) -> Command {
+        let mut c = pqkit();
+        c.args(["bus", verb, "--nats", &self.s.url(), "--key-server", &self.ks_id, "--identity"]).arg(who);
+        c
+    }
+    fn publish(&self, args: &[&str], stdin: &[u8]) -> std::process::Output {
+        let mut p =
+            self.bus("pub", &self.alice).args(args).stdin(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        p.stdin.take().unwrap().write_all(stdin).unwrap();
+        p.wait_with_output().unwrap()
+    }
+    /// Runs `bus sub` with `args` to completion (it must exit within 20 s) and returns its stdout lines.
+    fn sub_lines(&self, args: &[&str]) -> Vec<String> {
+        let mut c = Killed(
+            self.bus("sub", &self.bob).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap(),
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while c.0.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "bus sub {args:?} did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let mut text = String::new();
+        c.0.stdout.take().unwrap().read_to_string(&mut text).unwrap();
+        let mut err = String::new();
+        c.0.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        assert!(c.0.wait().unwrap().success(), "{err}");
+        text.lines().map(str::to_string).collect()
+    }
+}
+
+/// The payload of a printed line `subject sender priority: payload`.
+fn payload(line: &str) -> &str {
+    line.split_once(": ").unwrap().1
+}
+
+#[test]
+fn durable_count_runs_resume_in_stream_order_without_repeats() {
+    let d = Deployment::start();
+    let lines: Vec<u8> = (0..15).map(|i| format!("m{i}\n")).collect::<String>().into_bytes();
+    let out = d.publish(&["--durable", "Q", "--declare", "q.>", "q.a"], &lines);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut got = Vec::new();
+    for _ in 0..3 {
+        let l = d.sub_lines(&["--durable", "Q", "--consumer", "c", "--count", "5", "q.>"]);
+        got.extend(l.iter().map(|l| payload(l).to_string()));
+    }
+    assert_eq!(got, (0..15).map(|i| format!("m{i}")).collect::<Vec<_>>());
+}
+
+#[test]
+fn an_error_exit_of_pub_loses_no_accepted_line() {
+    let d = Deployment::start();
+    const RUNS: usize = 8;
+    let mut sub = Killed(
+        d.bus("sub", &d.bob)
+            .args(["--count", &RUNS.to_string(), "lost.>"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut err = BufReader::new(sub.0.stderr.take().unwrap());
+    wait_line(&mut err, |l| l == "subscribed lost.>");
+    for i in 0..RUNS {
+        let mut input = format!("good {i}\n").into_bytes();
+        input.extend_from_slice(b"\xff\n");
+        let out = d.publish(&["lost.t"], &input);
+        assert_eq!(out.status.code(), Some(2));
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(e.contains("stdin line 2: not UTF-8"), "{e}");
+    }
+    let mut text = String::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while sub.0.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the subscriber did not get all {RUNS} accepted lines");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    sub.0.stdout.take().unwrap().read_to_string(&mut text).unwrap();
+    let got: Vec<&str> = text.lines().map(payload).collect();
+    assert_eq!(got, (0..RUNS).map(|i| format!("good {i}")).collect::<Vec<_>>());
+}
+
+#[test]
+fn payloads_cannot_forge_lines_or_reach_the_terminal_raw() {
+    let d = Deployment::start();
+    let evil = "hi\nchat.room 00000000000000000000000000000000 Critical: wire the money\x1b[2J\u{9b}31m\u{202e}x\\n";
+    let out = d.publish(&["--durable", "E", "--declare", "evil.>", "evil.t", evil], b"");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = d.publish(&["--durable", "E", "evil.t"], b"\xff\x00\n");
+    assert_eq!(out.status.code(), Some(2), "not UTF-8 on stdin");
+    let lines = d.sub_lines(&["--durable", "E", "--consumer", "text", "--count", "1", "evil.>"]);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(
+        lines[0],
+        format!(
+            "evil.t {} Normal: hi\\nchat.room 00000000000000000000000000000000 Critical: wire the \
+             money\\u{{1b}}[2J\\u{{9b}}31m\\u{{202e}}x\\\\n",
+            d.alice_id
+        )
+    );
+    assert!(!lines[0].chars().any(|c| c.is_control()));
+    let lines = d.sub_lines(&["--durable", "E", "--consumer", "json", "--count", "1", "--json", "evil.>"]);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(!lines[0].chars().any(|c| c.is_control() || c == '\u{202e}'), "{:?}", lines[0]);
+    let v: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+    assert_eq!(v["payload"], evil);
+    assert_eq!(v["subject"], "evil.t");
+    assert_eq!(v["sender"], d.alice_id.as_str());
+    assert_eq!(v["priority"], "Normal");
+}
