@@ -109,6 +109,43 @@ fn ks_subject(ks: &AgentId, op: &str) -> String {
     format!("_PQKIT.ks.{}.{op}", ks.to_hex())
 }
 
+const SESSION_UNKNOWN: &str = "the key server does not know this session";
+
+/// One request to the key server `ks` (operation `op`), waiting at most [`KS_TIMEOUT`]; errors name the key
+/// server and the NATS address.
+async fn ks_call(
+    client: &async_nats::Client,
+    ks: &AgentId,
+    op: &str,
+    body: Vec<u8>,
+    url: &str,
+) -> Result<async_nats::Message> {
+    let unreachable = |why: &str| Error::Transport {
+        reason: format!("key server {ks} on NATS {url}: {why} (is `pqkit bus keyserver` running with that identity?)"),
+    };
+    match tokio::time::timeout(KS_TIMEOUT, client.request(ks_subject(ks, op), body.into())).await {
+        Err(_) => Err(unreachable(&format!("no answer within {} s", KS_TIMEOUT.as_secs()))),
+        Ok(Err(e)) if matches!(e.kind(), async_nats::RequestErrorKind::NoResponders) => {
+            Err(unreachable("no responders"))
+        }
+        Ok(Err(e)) => Err(unreachable(&e.to_string())),
+        Ok(Ok(m)) => Ok(m),
+    }
+}
+
+/// Keeps an agent's key-server session alive across key-server restarts: on the key server's start-up
+/// announcement, and every [`KS_CHECK`], asks it whether it knows the session, and runs the handshake again
+/// if not ([`AgentInner::ks_request`]). Ends with the agent.
+async fn watch_key_server(weak: Weak<AgentInner>, mut up: async_nats::Subscriber) {
+    loop {
+        if let Ok(None) = tokio::time::timeout(KS_CHECK, up.next()).await {
+            return;
+        }
+        let Some(a) = weak.upgrade() else { return };
+        let _ = a.ks_request(&[OP_PING]).await;
+    }
+}
+
 /// The key scope of a subject: the subject itself, except replies: every `_INBOX.<id>.<token>` of one
 /// requester shares the scope `_INBOX.<id>`, so a responder needs one grant per requester, not per request.
 fn scope_of(topic: &str) -> &str {
@@ -152,6 +189,22 @@ const OP_SEND: u8 = 1;
 /// Receive key by stream (envelope v3): `3 || epoch (4) || stream (4) || topic` → `sender (16) || key (32)`.
 /// (Op 2, h-nats5's receive key by sender, is gone: the v3 envelope carries no sender.)
 const OP_RECV: u8 = 3;
+/// Liveness: `4` → nothing. Answered `ST_UNKNOWN` (unsealed) when the key server does not know the session,
+/// as after its restart: the agent then runs the handshake again.
+const OP_PING: u8 = 4;
+/// How often an agent checks that its key server still knows its session (besides the key server's start-up
+/// announcement on `_PQKIT.ks.<id hex>.up`).
+const KS_CHECK: Duration = Duration::from_secs(5);
+/// How long an agent waits for an answer of the key server before it reports it unreachable.
+const KS_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// The first epoch of a key scope: the key server's start time in seconds (not 1), so that a restarted key
+/// server never hands out an (epoch, stream) its predecessor did: a subscriber holding the old key and replay
+/// state of that pair would otherwise reject the new publisher's messages.
+fn first_epoch() -> u32 {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_secs());
+    u32::try_from(secs).unwrap_or(u32::MAX / 2).max(1)
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // Key server
@@ -289,12 +342,18 @@ impl KeyServer {
 
     /// Connects to NATS at `url` and serves on `_PQKIT.ks.<id hex>.*` in a tokio task.
     pub async fn serve(self, url: &str) -> Result<KeyServerHandle> {
-        let client =
-            async_nats::ConnectOptions::new().name("pqkit-bus key server").connect(url).await.map_err(transport)?;
+        let client = async_nats::ConnectOptions::new()
+            .name("pqkit-bus key server")
+            .connect(url)
+            .await
+            .map_err(|e| transport(format!("NATS {url}: {e}")))?;
         let id = self.identity.id();
         let prefix = format!("_PQKIT.ks.{}.", id.to_hex());
         let mut sub = client.subscribe(format!("{prefix}*")).await.map_err(transport)?;
         sync_with_server(&client).await?;
+        // Running agents check their sessions at once (a predecessor's are gone) instead of at their next
+        // periodic check.
+        client.publish(format!("{prefix}up"), Vec::new().into()).await.map_err(transport)?;
         let counters = Arc::new(KsCounters::default());
         let mut st = KsState {
             identity: self.identity,
@@ -442,7 +501,7 @@ impl KsState {
                     }
                 };
                 if due {
-                    let epoch = epochs.last().map_or(1, |e| e.epoch.saturating_add(1));
+                    let epoch = epochs.last().map_or_else(first_epoch, |e| e.epoch.saturating_add(1));
                     if epochs.last().is_none_or(|e| e.epoch < epoch) {
                         let secret = random::<32>().map_err(|_| ST_UNKNOWN)?;
                         epochs.push(EpochKey {
@@ -499,6 +558,7 @@ impl KsState {
                 self.counters.recv_grants.fetch_add(1, Ordering::Relaxed);
                 Ok(out)
             }
+            Some(&OP_PING) => Ok(vec![ST_OK]),
             _ => Err(self.refuse(ST_MALFORMED)),
         }
     }
@@ -659,6 +719,8 @@ pub struct NatsPublisher {
     key: Arc<SendKey>,
     /// The value of [`AgentInner::rules`] when `chain` was decided.
     rules: u64,
+    /// The value of [`AgentInner::keys_gen`] when `key` was taken.
+    keys_gen: u64,
     /// The subject's checkpoint chain, when a rule covers it.
     chain: Option<Arc<tokio::sync::Mutex<TopicChain>>>,
     /// `header || t || subject || 0` (no reply-to), the header rewritten per message.
@@ -685,6 +747,12 @@ impl NatsPublisher {
         if rules != self.rules {
             self.chain = self.agent.chain_for(&self.subject);
             self.rules = rules;
+        }
+        let keys_gen = self.agent.keys_gen.load(Ordering::Acquire);
+        if keys_gen != self.keys_gen {
+            // The agent ran the handshake again (a restarted key server): the held key is its predecessor's.
+            self.key = self.agent.send_key(&self.subject).await?;
+            self.keys_gen = keys_gen;
         }
         let a = &*self.agent;
         if let Some(tc) = &self.chain {
@@ -767,6 +835,13 @@ struct AgentInner {
     /// place): publishes on an agent without rules never take the signing lock, and a [`NatsPublisher`]
     /// decides again whether a rule covers its subject only when this moved.
     rules: AtomicU64,
+    /// Moves each time the agent ran the handshake again (a restarted key server): the sender keys are gone
+    /// and [`NatsPublisher`]s fetch theirs again.
+    keys_gen: AtomicU64,
+    /// The key-server watch task ([`watch_key_server`]).
+    watch_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The NATS server address(es) the agent was given, for error messages.
+    url: String,
     /// Wakes the checkpoint timer task when a batch starts.
     timer_wake: Arc<tokio::sync::Notify>,
     timer_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
@@ -778,6 +853,9 @@ impl Drop for AgentInner {
             t.abort();
         }
         if let Some(t) = lock(&self.timer_task).take() {
+            t.abort();
+        }
+        if let Some(t) = lock(&self.watch_task).take() {
             t.abort();
         }
     }
@@ -887,8 +965,8 @@ impl NatsAgent {
             .subscription_capacity(opts.subscription_capacity.max(1))
             .connect(url)
             .await
-            .map_err(transport)?;
-        let session = Self::handshake(&client, identity, key_server).await?;
+            .map_err(|e| transport(format!("NATS {url}: {e}")))?;
+        let session = Self::handshake(&client, identity, key_server, url).await?;
         let mut js = jetstream::new(client.clone());
         js.set_timeout(Duration::from_secs(2));
         let id = identity.id();
@@ -910,6 +988,9 @@ impl NatsAgent {
             identity: Arc::new(identity.clone()),
             signing: Mutex::new(Signing::default()),
             rules: AtomicU64::new(0),
+            keys_gen: AtomicU64::new(0),
+            watch_task: Mutex::new(None),
+            url: url.to_string(),
             timer_wake: Arc::new(tokio::sync::Notify::new()),
             timer_task: Mutex::new(None),
         });
@@ -930,14 +1011,21 @@ impl NatsAgent {
             }
         });
         *lock(&inner.inbox_task) = Some(task);
+        let up = inner.client.subscribe(ks_subject(&key_server, "up")).await.map_err(transport)?;
+        *lock(&inner.watch_task) = Some(tokio::spawn(watch_key_server(Arc::downgrade(&inner), up)));
         inner.client.flush().await.map_err(transport)?;
         Ok(NatsAgent { inner })
     }
 
-    async fn handshake(client: &async_nats::Client, identity: &Identity, ks: AgentId) -> Result<AgentSession> {
+    async fn handshake(
+        client: &async_nats::Client,
+        identity: &Identity,
+        ks: AgentId,
+        url: &str,
+    ) -> Result<AgentSession> {
         let bad = |reason| Error::Handshake { reason };
         let (st, m1) = handshake::initiate()?;
-        let r = client.request(ks_subject(&ks, "hs1"), m1.into()).await.map_err(transport)?;
+        let r = ks_call(client, &ks, "hs1", m1, url).await?;
         let p = &r.payload;
         if p.len() < 17 || p[0] != ST_OK {
             return Err(bad("the key server refused message 1"));
@@ -945,10 +1033,10 @@ impl NatsAgent {
         let (keys, _, m3) = st.finish(identity, &p[17..], Some(ks))?;
         let mut b = p[1..17].to_vec();
         b.extend_from_slice(&m3);
-        let r = client.request(ks_subject(&ks, "hs3"), b.into()).await.map_err(transport)?;
+        let r = ks_call(client, &ks, "hs3", b, url).await?;
         let p = &r.payload;
         if p.first() == Some(&ST_UNAUTHORISED) {
-            return Err(Error::Unauthorised { action: "connect", subject: String::new() });
+            return Err(Error::Unauthorised { action: "connect as", subject: identity.id().to_hex() });
         }
         if p.len() != 1 + 16 + TAG_LEN || p[0] != ST_OK {
             return Err(bad("the key server refused message 3"));
@@ -1050,6 +1138,7 @@ impl NatsAgent {
         let aad = NatsAad::new(&[0; envelope::NATS_HEADER_LEN], subject, "")?.as_bytes().to_vec();
         let rules = self.inner.rules.load(Ordering::Acquire);
         Ok(NatsPublisher {
+            keys_gen: self.inner.keys_gen.load(Ordering::Acquire),
             chain: self.inner.chain_for(subject),
             agent: self.inner.clone(),
             subject: subject.into(),
@@ -1469,8 +1558,37 @@ impl AgentInner {
         a.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// One sealed request to the key server; returns the answer's body after its status byte.
+    /// One sealed request to the key server; returns the answer's body after its status byte. When the key
+    /// server does not know the session (it restarted), runs the handshake again and retries once.
     async fn ks_request(&self, body: &[u8]) -> Result<Vec<u8>> {
+        match self.ks_request_once(body).await {
+            Err(Error::Handshake { reason: SESSION_UNKNOWN }) => {
+                self.rehandshake().await?;
+                self.ks_request_once(body).await
+            }
+            r => r,
+        }
+    }
+
+    /// Runs the handshake with the key server again (it lost this agent's session: restarted) and drops the
+    /// sender keys (the new key server knows none of them; publishers fetch new ones). Receive keys stay:
+    /// they still open what was sealed under them.
+    async fn rehandshake(&self) -> Result<()> {
+        let s = NatsAgent::handshake(&self.client, &self.identity, self.ks, &self.url).await?;
+        *lock(&self.session) = s;
+        *lock(&self.send_keys) = SendKeys::default();
+        self.keys_gen.fetch_add(1, Ordering::Release);
+        Ok(())
+    }
+
+    /// The request to the key server over NATS, with a bounded wait (NATS reports "no responders" at once only
+    /// when nobody at all subscribes to the subject; a monitoring `>` subscriber would otherwise turn a key
+    /// server that is down into the client's long request timeout).
+    async fn ks_call(&self, op: &str, body: Vec<u8>) -> Result<async_nats::Message> {
+        ks_call(&self.client, &self.ks, op, body, &self.url).await
+    }
+
+    async fn ks_request_once(&self, body: &[u8]) -> Result<Vec<u8>> {
         let (msg, ctr, head) = {
             let mut s = lock(&self.session);
             s.ctr += 1;
@@ -1485,10 +1603,13 @@ impl AgentInner {
             m.extend_from_slice(&tag);
             (m, ctr, head)
         };
-        let r = self.client.request(ks_subject(&self.ks, "req"), msg.into()).await.map_err(transport)?;
+        let r = self.ks_call("req", msg).await?;
         let p = &r.payload;
+        if p[..] == [ST_UNKNOWN] {
+            return Err(Error::Handshake { reason: SESSION_UNKNOWN });
+        }
         if p.len() < 1 + 1 + TAG_LEN || p[0] != ST_OK {
-            return Err(Error::Handshake { reason: "the key server does not know this session (reconnect)" });
+            return Err(Error::Handshake { reason: "the key server refused the request" });
         }
         let mut ans = Zeroizing::new(p[1..p.len() - TAG_LEN].to_vec());
         lock(&self.session)

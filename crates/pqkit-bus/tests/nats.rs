@@ -140,7 +140,7 @@ async fn the_policy_decides_who_gets_keys() {
     let ks = key_server(&s.url(), policy).await;
     // Not in the policy: refused at the handshake.
     let e = NatsAgent::connect(&s.url(), &stranger, ks.id()).await.unwrap_err();
-    assert_eq!(e, Error::Unauthorised { action: "connect", subject: String::new() });
+    assert_eq!(e, Error::Unauthorised { action: "connect as", subject: stranger.id().to_hex() });
     // Pinned to a key server that is not there.
     assert!(NatsAgent::connect(&s.url(), &a, ident("other", 9).id()).await.is_err());
     let alice = NatsAgent::connect(&s.url(), &a, ks.id()).await.unwrap();
@@ -200,7 +200,7 @@ async fn forged_replayed_and_corrupted_injections_are_rejected_and_counted() {
         ("inj.x", corrupt_tag),                      // corrupted tag: auth
         ("inj.x", corrupt_header),                   // raised priority: auth
         ("inj.x", forge(meta.epoch, meta.seq + 50)), // forged in alice's name: auth
-        ("inj.x", forge(777, 0)),                    // forged under an epoch nobody has: unknown key
+        ("inj.x", forge(u32::MAX - 7, 0)),           // forged under an epoch nobody has: unknown key
         ("inj.x", raw[..30].to_vec()),               // truncated: malformed
         ("inj.y", raw.clone()),                      // moved to another topic: no key of alice's for it (unknown)
         ("inj.x", b"random garbage, not an envelope at all, long enough to parse".to_vec()), // malformed
@@ -1152,4 +1152,68 @@ async fn a_crashed_consumers_late_redeliveries_of_1000_messages_are_delivered() 
     assert_eq!(all, (30..N).collect::<Vec<_>>());
     assert_eq!(d.recv_timeout(Duration::from_millis(1500)).await.unwrap_err(), Error::Timeout);
     assert_eq!(bob.metrics().rejected_replayed, 0, "{:?}", bob.metrics());
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Restarts of every part.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_key_server_restart_running_agents_carry_on_with_new_ones() {
+    let s = NatsServer::start();
+    let url = s.url();
+    let ks = key_server(&url, Policy::allow_all()).await;
+    let alice = NatsAgent::connect(&url, &ident("alice", 1), ks.id()).await.unwrap();
+    let mut handle = alice.publisher("ks.a").await.unwrap();
+    let bob = NatsAgent::connect(&url, &ident("bob", 2), ks.id()).await.unwrap();
+    let mut bob_sub = bob.subscribe("ks.>").await.unwrap();
+    alice.publish("ks.a", b"before", Priority::Normal).await.unwrap();
+    assert_eq!(bob_sub.recv_timeout(T).await.unwrap().payload(), b"before");
+    // The key server restarts: sessions and epoch secrets are gone.
+    drop(ks);
+    let ks = key_server(&url, Policy::allow_all()).await;
+    // Agents that come after it: a subscriber that must open the running publisher's messages, a publisher
+    // whose messages the running subscriber must open.
+    let carol = NatsAgent::connect(&url, &ident("carol", 3), ks.id()).await.unwrap();
+    let mut carol_sub = carol.subscribe("ks.>").await.unwrap();
+    let dave = NatsAgent::connect(&url, &ident("dave", 4), ks.id()).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(8);
+    let (mut carol_got, mut bob_got) = (false, false);
+    let mut i = 0u32;
+    while !(carol_got && bob_got) {
+        assert!(
+            Instant::now() < deadline,
+            "carol {carol_got}, bob {bob_got}: {:?} {:?}",
+            carol.metrics(),
+            bob.metrics()
+        );
+        i += 1;
+        alice.publish("ks.a", format!("alice {i}").as_bytes(), Priority::Normal).await.unwrap();
+        handle.publish(format!("handle {i}").as_bytes(), Priority::Normal).await.unwrap();
+        dave.publish("ks.d", format!("dave {i}").as_bytes(), Priority::Normal).await.unwrap();
+        while let Ok(m) = carol_sub.recv_timeout(Duration::from_millis(50)).await {
+            carol_got |= m.sender() == alice.id() && m.payload().starts_with(b"handle");
+        }
+        while let Ok(m) = bob_sub.recv_timeout(Duration::from_millis(50)).await {
+            bob_got |= m.sender() == dave.id();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_name_the_key_server_and_the_nats_address() {
+    let s = NatsServer::start();
+    let url = s.url();
+    // A monitoring client subscribed to everything: the missing key server must not become a long wait.
+    let wire = plain(&url).await;
+    let _all = wire.subscribe(">").await.unwrap();
+    sync(&wire).await;
+    let t = Instant::now();
+    let e = NatsAgent::connect(&url, &ident("alice", 1), ident("keys", 200).id()).await.unwrap_err().to_string();
+    assert!(t.elapsed() < Duration::from_secs(6), "{:?}", t.elapsed());
+    assert!(e.contains(&ident("keys", 200).id().to_hex()) && e.contains(&url), "{e}");
+    let e = NatsAgent::connect("nats://127.0.0.1:1", &ident("alice", 1), ident("keys", 200).id()).await.unwrap_err();
+    assert!(e.to_string().contains("nats://127.0.0.1:1"), "{e}");
+    let ks = key_server(&url, Policy::new()).await;
+    let e = NatsAgent::connect(&url, &ident("eve", 9), ks.id()).await.unwrap_err().to_string();
+    assert!(e.contains(&ident("eve", 9).id().to_hex()), "{e}");
 }

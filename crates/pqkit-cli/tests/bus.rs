@@ -383,6 +383,7 @@ fn a_sigkilled_durable_subscriber_loses_none_of_1000_messages() {
             printed += 1;
         }
     }
+    let first = seen.clone();
     // The second one gets the rest: what was never delivered at once, the dead one's held messages after
     // ack_wait (2 s), far behind the newer ones.
     let mut c = spawn();
@@ -402,11 +403,13 @@ fn a_sigkilled_durable_subscriber_loses_none_of_1000_messages() {
         let l = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())).unwrap_or_else(|_| {
             panic!("{} of {N} messages after the restart", seen.len());
         });
-        seen.insert(payload(&l).to_string());
+        let p = payload(&l).to_string();
+        assert!(seen.insert(p.clone()) || first.contains(&p), "{p:.8}: a repeat the first subscriber never printed");
         printed += 1;
     }
     assert_eq!(seen, (0..N).map(|i| format!("m{i} {pad}")).collect());
-    // At-least-once: only the message being printed when the first one died may come twice.
-    assert!(printed <= N + 1, "{printed} lines for {N} messages");
+    // At-least-once: what the first one printed may come again if it died before its acknowledgement reached
+    // the server (acknowledgements go out after the message is printed), nothing else.
+    assert!(printed < N + 100, "{printed} lines for {N} messages");
     drop(c);
 }
