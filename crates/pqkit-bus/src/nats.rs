@@ -79,6 +79,18 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The NATS servers of `url`: one URL, or a comma-separated list (the nodes of a cluster; the client connects
+/// to one and fails over to the others). Errors name the URL at fault.
+fn servers(url: &str) -> Result<Vec<async_nats::ServerAddr>> {
+    let list: Vec<&str> = url.split(',').map(str::trim).filter(|u| !u.is_empty()).collect();
+    if list.is_empty() {
+        return Err(transport("no NATS server URL given (--nats / $NATS_URL)"));
+    }
+    list.iter()
+        .map(|u| u.parse::<async_nats::ServerAddr>().map_err(|e| transport(format!("NATS URL `{u}`: {e}"))))
+        .collect()
+}
+
 fn transport(e: impl std::fmt::Display) -> Error {
     Error::Transport { reason: e.to_string() }
 }
@@ -198,12 +210,11 @@ const KS_CHECK: Duration = Duration::from_secs(5);
 /// How long an agent waits for an answer of the key server before it reports it unreachable.
 const KS_TIMEOUT: Duration = Duration::from_secs(3);
 
-/// The first epoch of a key scope: the key server's start time in seconds (not 1), so that a restarted key
-/// server never hands out an (epoch, stream) its predecessor did: a subscriber holding the old key and replay
-/// state of that pair would otherwise reject the new publisher's messages.
+/// The first epoch of a key scope: random in `[1, 2^31)` (not 1), so that a restarted key server does not hand
+/// out an (epoch, stream) its predecessor did (a subscriber holding the old key and replay state of that pair
+/// would otherwise reject the new publisher's messages); leaves 2^31 rotations of room.
 fn first_epoch() -> u32 {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_secs());
-    u32::try_from(secs).unwrap_or(u32::MAX / 2).max(1)
+    random::<4>().map_or(1, |b| (u32::from_be_bytes(*b) >> 1).max(1))
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -344,7 +355,7 @@ impl KeyServer {
     pub async fn serve(self, url: &str) -> Result<KeyServerHandle> {
         let client = async_nats::ConnectOptions::new()
             .name("pqkit-bus key server")
-            .connect(url)
+            .connect(servers(url)?)
             .await
             .map_err(|e| transport(format!("NATS {url}: {e}")))?;
         let id = self.identity.id();
@@ -963,7 +974,7 @@ impl NatsAgent {
         let client = async_nats::ConnectOptions::new()
             .name(format!("pqkit-bus agent {}", identity.id()))
             .subscription_capacity(opts.subscription_capacity.max(1))
-            .connect(url)
+            .connect(servers(url)?)
             .await
             .map_err(|e| transport(format!("NATS {url}: {e}")))?;
         let session = Self::handshake(&client, identity, key_server, url).await?;
@@ -1304,6 +1315,12 @@ impl NatsAgent {
     /// Declares a durable stream named `name` capturing `subjects` (JetStream, file storage, duplicate window
     /// 2 minutes). Idempotent. Messages on those subjects are stored sealed.
     pub async fn declare_durable(&self, name: &str, subjects: &[&str]) -> Result<()> {
+        self.declare_durable_replicated(name, subjects, 1).await
+    }
+
+    /// [`declare_durable`](Self::declare_durable) with `replicas` copies of the stream on a JetStream cluster
+    /// (3: the stream survives the loss of one node of three; at most 5).
+    pub async fn declare_durable_replicated(&self, name: &str, subjects: &[&str], replicas: usize) -> Result<()> {
         for s in subjects {
             validate_pattern(s)?;
         }
@@ -1314,10 +1331,11 @@ impl NatsAgent {
                 subjects: subjects.iter().map(|s| s.to_string()).collect(),
                 storage: jetstream::stream::StorageType::File,
                 duplicate_window: Duration::from_secs(120),
+                num_replicas: replicas.clamp(1, 5),
                 ..Default::default()
             })
             .await
-            .map_err(transport)?;
+            .map_err(|e| transport(format!("declaring stream `{name}` on NATS {}: {e}", self.inner.url)))?;
         Ok(())
     }
 

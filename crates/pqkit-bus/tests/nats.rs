@@ -21,6 +21,8 @@ use futures_util::StreamExt;
 use pqkit_bus::envelope::{self, Kind};
 use pqkit_bus::nats::{KeyServer, KeyServerHandle, NatsAgent, NatsOptions};
 use pqkit_bus::{Error, Identity, Policy, Priority};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 fn ident(name: &str, seed: u8) -> Identity {
@@ -1216,4 +1218,95 @@ async fn errors_name_the_key_server_and_the_nats_address() {
     let ks = key_server(&url, Policy::new()).await;
     let e = NatsAgent::connect(&url, &ident("eve", 9), ks.id()).await.unwrap_err().to_string();
     assert!(e.contains(&ident("eve", 9).id().to_hex()), "{e}");
+}
+
+/// Three nats-server nodes in one cluster, an R3 stream, agents given all three URLs. A publisher publishes
+/// continuously while the node it is connected to stops (SIGTERM) and comes back, then while the key server
+/// restarts: every message arrives at the durable subscriber, none is forged, and a payload comes twice only
+/// if the publisher gave up on an acknowledgement and published it again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_three_node_cluster_loses_nothing_while_a_node_and_the_key_server_restart() {
+    const N: u32 = 500;
+    let mut nodes = NatsServer::cluster(3);
+    let urls = nodes.iter().map(|n| n.url()).collect::<Vec<_>>().join(",");
+    let mut ks = Some(key_server(&urls, Policy::allow_all()).await);
+    let ks_id = ks.as_ref().unwrap().id();
+    let alice = NatsAgent::connect(&urls, &ident("alice", 1), ks_id).await.unwrap();
+    let bob = NatsAgent::connect(&urls, &ident("bob", 2), ks_id).await.unwrap();
+    // JetStream elects its meta leader once the routes are up: declare until it answers.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while let Err(e) = alice.declare_durable_replicated("R3", &["r3.>"], 3).await {
+        assert!(Instant::now() < deadline, "no R3 stream: {e}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let mut d = loop {
+        match bob.subscribe_durable("R3", "bob", "r3.>").await {
+            Ok(d) => break d,
+            Err(e) => assert!(Instant::now() < deadline, "no consumer: {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    let sent = Arc::new(AtomicU32::new(0));
+    // The restarts done so far: the publisher keeps its last 150 messages until the key server restarted, so
+    // that both restarts happen while it publishes, whatever the machine's speed.
+    let phase = Arc::new(AtomicU32::new(0));
+    let publisher = {
+        let (alice, sent, phase) = (alice.clone(), sent.clone(), phase.clone());
+        tokio::spawn(async move {
+            let mut republished = 0u32;
+            for i in 0..N {
+                while i >= N - 150 && phase.load(Ordering::Relaxed) < 2 {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                while alice.publish_durable("r3.t", &i.to_be_bytes(), Priority::Normal).await.is_err() {
+                    republished += 1;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                sent.store(i + 1, Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            republished
+        })
+    };
+    let mut got = std::collections::HashMap::<u32, u32>::new();
+    let mut step = 0;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while got.len() < N as usize {
+        assert!(Instant::now() < deadline, "{} of {N} received, step {step}: {:?}", got.len(), bob.metrics());
+        let n = sent.load(Ordering::Relaxed);
+        if step == 0 && n >= 100 {
+            // Stop the node the publisher is connected to.
+            let port = alice.client().server_info().port;
+            let node = nodes.iter_mut().position(|s| s.port() == port).expect("alice's node");
+            tokio::task::block_in_place(|| nodes[node].terminate());
+            tokio::time::sleep(Duration::from_secs(2)).await;
+            tokio::task::block_in_place(|| nodes[node].start_again());
+            step = 1;
+            phase.store(1, Ordering::Relaxed);
+        } else if step == 1 && n >= 200 {
+            drop(ks.take());
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            ks = Some(KeyServer::new(ident("keys", 200), Policy::allow_all()).serve(&urls).await.unwrap());
+            step = 2;
+            phase.store(2, Ordering::Relaxed);
+        }
+        match d.recv_timeout(Duration::from_millis(500)).await {
+            Ok(m) => {
+                assert_eq!(m.sender(), alice.id());
+                let i = u32::from_be_bytes(m.payload().try_into().unwrap());
+                assert!(i < N);
+                *got.entry(i).or_default() += 1;
+            }
+            Err(Error::Timeout) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let republished = publisher.await.unwrap();
+    assert_eq!(step, 2, "the restarts happened while publishing");
+    let twice = got.values().filter(|&&c| c > 1).count() as u32;
+    assert!(twice <= republished, "{twice} payloads came twice, {republished} were published again");
+    let m = bob.metrics();
+    assert_eq!((m.rejected_auth, m.rejected_malformed, m.rejected_replayed), (0, 0, 0), "{m:?}");
+    assert!(ks.unwrap().metrics().handshakes >= 2, "both agents handshook with the new key server");
+    d.close().await.unwrap();
 }
