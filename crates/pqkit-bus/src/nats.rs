@@ -1,4 +1,4 @@
-//! The NATS transport (feature `nats`, issue 19): agents in many processes and machines, over a NATS server or
+//! The NATS transport (feature `nats`): agents in many processes and machines, over a NATS server or
 //! cluster, with the server seeing only sealed envelopes. Design and what the server still learns:
 //! `docs/bus.md` §9.
 //!
@@ -199,11 +199,14 @@ const ST_MALFORMED: u8 = 4;
 // Request operations.
 const OP_SEND: u8 = 1;
 /// Receive key by stream (envelope v3): `3 || epoch (4) || stream (4) || topic` → `sender (16) || key (32)`.
-/// (Op 2, h-nats5's receive key by sender, is gone: the v3 envelope carries no sender.)
+/// (Op 2, a receive key by sender, is gone: the v3 envelope carries no sender.)
 const OP_RECV: u8 = 3;
 /// Liveness: `4` → nothing. Answered `ST_UNKNOWN` (unsealed) when the key server does not know the session,
 /// as after its restart: the agent then runs the handshake again.
 const OP_PING: u8 = 4;
+/// Subscription check: `5 || pattern` → nothing if the policy lets the agent subscribe to every topic the
+/// pattern matches, `ST_UNAUTHORISED` if not.
+const OP_MAY_SUB: u8 = 5;
 /// How often an agent checks that its key server still knows its session (besides the key server's start-up
 /// announcement on `_PQKIT.ks.<id hex>.up`).
 const KS_CHECK: Duration = Duration::from_secs(5);
@@ -570,6 +573,14 @@ impl KsState {
                 Ok(out)
             }
             Some(&OP_PING) => Ok(vec![ST_OK]),
+            Some(&OP_MAY_SUB) if body.len() > 1 => {
+                let pattern = std::str::from_utf8(&body[1..]).map_err(|_| ST_MALFORMED)?;
+                validate_pattern(pattern).map_err(|_| ST_MALFORMED)?;
+                if pattern.starts_with(CONTROL_PREFIX) || !self.policy.may_subscribe(&peer, pattern) {
+                    return Err(ST_UNAUTHORISED);
+                }
+                Ok(vec![ST_OK])
+            }
             _ => Err(self.refuse(ST_MALFORMED)),
         }
     }
@@ -1259,6 +1270,20 @@ impl NatsAgent {
     pub async fn reply(&self, request: &Message, payload: &[u8]) -> Result<()> {
         let to = request.reply_to().ok_or(Error::InvalidSubject { subject: String::new(), reason: "no reply-to" })?;
         self.publish(to, payload, request.priority()).await
+    }
+
+    /// Asks the key server whether the policy lets this agent subscribe to `pattern`, all of it (every topic
+    /// the pattern matches): [`Error::Unauthorised`] if not. NATS itself accepts any subscription, and
+    /// [`subscribe`](Self::subscribe) does not ask (a subscription wider than the grant receives what the grant
+    /// covers); call this first to refuse such a pattern up front.
+    pub async fn check_subscribe(&self, pattern: &str) -> Result<()> {
+        validate_pattern(pattern)?;
+        let mut body = vec![OP_MAY_SUB];
+        body.extend_from_slice(pattern.as_bytes());
+        self.inner.ks_request(&body).await.map(|_| ()).map_err(|e| match e {
+            Error::Unauthorised { .. } => Error::Unauthorised { action: "subscribe", subject: pattern.into() },
+            e => e,
+        })
     }
 
     /// Subscribes to `pattern` (NATS wildcards). Keys are fetched from the key server when a sender's first

@@ -1,4 +1,4 @@
-//! pqkit-bus over a real NATS server (issue 19). Every test starts its own `nats-server` (tests/common).
+//! pqkit-bus over a real NATS server. Every test starts its own `nats-server` (tests/common).
 mod common;
 
 use common::nats_server::NatsServer;
@@ -758,7 +758,7 @@ async fn redeliveries_after_later_messages_are_not_dropped_as_duplicates() {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// h-nats3: the per-message caches (the subscription's last route, the publisher's last sender key and last
+// The per-message caches (the subscription's last route, the publisher's last sender key and last
 // checkpoint decision) must never hand a message another message's sender, subject or reply-to, nor skip a
 // checkpoint rule added after a subject was looked up.
 

@@ -1,4 +1,4 @@
-//! Agent and bus commands (issue 19): pqkit-bus over NATS from a terminal.
+//! Agent and bus commands: pqkit-bus over NATS from a terminal.
 //!
 //! - `pqkit agent keygen --name NAME -o FILE`: a new agent identity (name and a 32-byte seed from which the
 //!   ML-DSA-65 and Ed25519 keys derive), mode 0600; prints `id <hex>`. `pqkit agent id FILE` prints it again.
@@ -8,8 +8,10 @@
 //!   stdin, sealed (`--durable STREAM` through JetStream, acknowledged; `--sign` adds signed checkpoints, so
 //!   that subscribers with `--sender-auth` can tell the message is this identity's, docs/bus.md §9).
 //! - `pqkit bus sub --identity FILE --key-server ID PATTERN [--count N]`: prints `subject sender priority:
-//!   payload` per message (`--durable STREAM --consumer NAME` for a durable topic; `--sender-auth` prints
-//!   only messages a checkpoint signed by their sender covers).
+//!   payload` per message, control characters and invalid UTF-8 escaped (`--json`: one JSON object per
+//!   message); `--durable STREAM --consumer NAME` for a durable topic (acknowledged after printing; `--count`
+//!   pulls no more than it prints); `--sender-auth` prints only messages a checkpoint signed by their sender
+//!   covers. A pattern the policy does not grant is refused.
 //!
 //! `--nats URL` (default `$NATS_URL`, else `nats://127.0.0.1:4222`). Exit codes as everywhere: 2 for usage,
 //! input, connection or authorisation errors.
@@ -69,7 +71,8 @@ pub struct BusArgs {
 
 #[derive(Args)]
 struct Conn {
-    /// The NATS server(s): a URL, or a comma-separated list for a cluster.
+    /// The NATS server(s): a URL, or a comma-separated list of a cluster's nodes (the client fails over
+    /// between them).
     #[arg(long, value_name = "URL", env = "NATS_URL", default_value = "nats://127.0.0.1:4222")]
     nats: String,
     /// This agent's identity file (`pqkit agent keygen`).
@@ -91,7 +94,9 @@ enum BusCmd {
     Keyserver {
         #[command(flatten)]
         conn: Conn,
-        /// The policy file.
+        /// The policy file: one rule per line, `<agent id hex> pub <patterns> sub <patterns>`, patterns
+        /// comma-separated NATS subjects with `*` and `>` wildcards, `-` for none; `#` starts a comment. For
+        /// example `3f0c...e1 pub orders.* sub events.>,alerts.*`. An agent without a rule cannot connect.
         #[arg(long, value_name = "FILE", required_unless_present = "allow_all")]
         policy: Option<PathBuf>,
         /// Every authenticated agent may publish and subscribe everywhere (closed deployments, trials).
@@ -320,6 +325,7 @@ pub fn bus(a: BusArgs) -> CliResult {
                 let ks = parse_id("--key-server", &key_server)?;
                 let identity = read_identity(&conn.identity)?;
                 let agent = NatsAgent::connect(&conn.nats, &identity, ks).await?;
+                agent.check_subscribe(&pattern).await?;
                 let print = |m: pqkit_bus::Message| -> CliResult {
                     let line = if json { json_line(&m) } else { text_line(&m) };
                     let mut o = std::io::stdout().lock();

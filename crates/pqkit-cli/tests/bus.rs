@@ -1,4 +1,4 @@
-//! `pqkit agent` and `pqkit bus` against a real nats-server (issue 19): two agents talk sealed through the
+//! `pqkit agent` and `pqkit bus` against a real nats-server: two agents talk sealed through the
 //! command line, with a key server in a third process.
 #[path = "../../pqkit-bus/tests/common/nats_server.rs"]
 mod nats_server;
@@ -133,7 +133,18 @@ fn two_agents_talk_sealed_through_the_cli() {
     let (code, err) = run(&["bus", "pub", "--nats", &s.url(), "--key-server", &ks_id, "other.topic", "x"], &alice);
     assert_eq!(code, Some(2));
     assert!(err.contains("does not allow publish `other.topic`"), "{err}");
-    let (code, _) = run(&["bus", "pub", "--nats", &s.url(), "--key-server", &bob_id, "chat.room", "x"], &alice);
+    // The policy format is in the help.
+    let help = pqkit().args(["bus", "keyserver", "--help"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).contains("<agent id hex> pub <patterns> sub <patterns>"));
+    // A subscription wider than the grant is refused, not silently starved.
+    let (code, err) = run(&["bus", "sub", "--nats", &s.url(), "--key-server", &ks_id, ">"], &bob);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("does not allow subscribe `>`"), "{err}");
+    let (code, err) = run(&["bus", "sub", "--nats", &s.url(), "--key-server", &ks_id, "other.>"], &bob);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("does not allow subscribe `other.>`"), "{err}");
+    let (code, err) = run(&["bus", "pub", "--nats", &s.url(), "--key-server", &bob_id, "chat.room", "x"], &alice);
+    assert!(err.contains(&bob_id) && err.contains(&s.url()), "the error names the key server and the address: {err}");
     assert_eq!(code, Some(2));
     let (code, err) = run(&["bus", "pub", "--nats", &s.url(), "--key-server", &ks_id, "chat.room", "x"], &policy);
     assert_eq!(code, Some(2));

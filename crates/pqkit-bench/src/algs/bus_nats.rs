@@ -1,4 +1,4 @@
-//! The NATS section (issue 19): pqkit-bus sealed over NATS against plain `async-nats` on the **same server in
+//! The NATS section: pqkit-bus sealed over NATS against plain `async-nats` on the **same server in
 //! the same run**, timed by the wall clock (the harness's per-thread CPU clock does not see time spent in the
 //! server and the network, so these rows have their own loop; `pqkit-bench --nats URL|auto`).
 //!
@@ -571,7 +571,7 @@ async fn durable(p: &Pqkit, client: &async_nats::Client, _url: &str, samples: us
 /// p50 request/reply ≤ 1.2× plain).
 pub fn markdown(rows: &[Row], header: &str) -> String {
     let mut s = String::new();
-    s.push_str("## pqkit-bus over NATS (issue 19)\n\n");
+    s.push_str("## pqkit-bus over NATS\n\n");
     s.push_str(header);
     s.push_str(
         "\n\nMethod (both candidates the same way, interleaved, alternating which goes first): `send_10k` is 10,000 \
