@@ -926,6 +926,41 @@ struct Hot {
 }
 
 impl Windows {
+    /// The replay state as text, one line per sender stream: `<scope> <epoch> <stream> <replay>` (see
+    /// [`Replay::to_text`]).
+    fn to_text(&self) -> String {
+        let mut out = String::new();
+        let hot = self.hot.as_ref().map(|h| (h.scope.as_str(), h.wid, &h.window));
+        let cold = self.map.iter().flat_map(|(scope, m)| m.iter().map(move |(wid, r)| (scope.as_str(), *wid, r)));
+        for (scope, (epoch, stream), r) in hot.into_iter().chain(cold) {
+            out.push_str(&format!("{scope} {epoch} {stream} {}\n", r.to_text()));
+        }
+        out
+    }
+
+    /// Loads [`to_text`](Self::to_text)'s output (replacing nothing already held for the same stream).
+    fn load_text(&mut self, text: &str) -> Result<()> {
+        Windows::cool_fields(&mut self.hot, &mut self.map);
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let bad = || Error::Malformed { reason: "replay state: a line is not `scope epoch stream kind fields`" };
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() < 5 {
+                return Err(bad());
+            }
+            validate_subject(f[0]).map_err(|_| bad())?;
+            let epoch: u32 = f[1].parse().map_err(|_| bad())?;
+            let stream: u32 = f[2].parse().map_err(|_| bad())?;
+            let r = Replay::from_text(f[3], &f[4..]).ok_or_else(bad)?;
+            if self.len >= MAX_WINDOWS {
+                return Err(Error::Malformed { reason: "replay state: too many streams" });
+            }
+            if self.map.entry(f[0].to_string()).or_default().insert((epoch, stream), r).is_none() {
+                self.len += 1;
+            }
+        }
+        Ok(())
+    }
+
     /// Writes the hot window back into the map (before the map is read or another entry becomes hot). On the
     /// two fields it touches, so that a caller may hold another field (the associated data) borrowed.
     fn cool_fields(hot: &mut Option<Hot>, map: &mut HashMap<String, HashMap<(u32, u32), Replay>>) {
@@ -2253,6 +2288,20 @@ impl NatsSubscription {
         }
     }
 
+    /// The subscription's replay state (the window of every sender stream it accepted from), as text to save
+    /// and hand to [`restore_replay_state`](Self::restore_replay_state) after a restart: then an envelope
+    /// accepted before the restart and re-published by anyone on the NATS server is rejected as a replay.
+    /// Save it after each message, before acting on the message.
+    pub fn replay_state(&self) -> String {
+        self.windows.to_text()
+    }
+
+    /// Loads a [`replay_state`](Self::replay_state) saved by an earlier subscription. [`Error::Malformed`] if
+    /// the text is not one.
+    pub fn restore_replay_state(&mut self, state: &str) -> Result<()> {
+        self.windows.load_text(state)
+    }
+
     /// Unsubscribes.
     pub async fn unsubscribe(mut self) -> Result<()> {
         self.sub.unsubscribe().await.map_err(transport)
@@ -2474,6 +2523,16 @@ impl DurableSubscription {
     fn handed_over(&mut self) {
         self.agent.counters.received.fetch_add(1, Ordering::Relaxed);
         self.budget = self.budget.map(|b| b.saturating_sub(1));
+    }
+
+    /// The replay state, as [`NatsSubscription::replay_state`] (the exact sets of the sender streams).
+    pub fn replay_state(&self) -> String {
+        self.windows.to_text()
+    }
+
+    /// Loads a [`replay_state`](Self::replay_state) saved by an earlier subscription on the same consumer.
+    pub fn restore_replay_state(&mut self, state: &str) -> Result<()> {
+        self.windows.load_text(state)
     }
 
     /// Hands over at most `n` more messages ([`recv`](Self::recv) then returns [`Error::Closed`]), and asks the

@@ -13,6 +13,11 @@ pub(crate) struct Window {
 }
 
 impl Window {
+    /// `top bits` in hex, or `-` before the first number (the text form of [`Replay::to_text`]).
+    fn to_text(self) -> String {
+        if self.any { format!("{:x} {:x}", self.top, self.bits) } else { "-".into() }
+    }
+
     /// `Ok` when `seq` would be accepted; [`Error::Replayed`] when it was seen or is too old. Does not record it
     /// (call [`commit`](Self::commit) once the message authenticated).
     pub(crate) fn check(&self, seq: u64) -> Result<()> {
@@ -96,6 +101,41 @@ pub(crate) enum Replay {
 }
 
 impl Replay {
+    /// One line of text: `R <top hex> <bits hex>` (or `R -`), `E <start hex>-<end hex>,...` (or `E -`).
+    pub(crate) fn to_text(&self) -> String {
+        match self {
+            Replay::Recent(w) => format!("R {}", w.to_text()),
+            Replay::Exact(s) if s.runs.is_empty() => "E -".into(),
+            Replay::Exact(s) => {
+                let runs: Vec<String> = s.runs.iter().map(|(a, b)| format!("{a:x}-{b:x}")).collect();
+                format!("E {}", runs.join(","))
+            }
+        }
+    }
+
+    /// Parses [`to_text`](Self::to_text)'s fields (after the kind letter).
+    pub(crate) fn from_text(kind: &str, fields: &[&str]) -> Option<Replay> {
+        let hex = |s: &str| u64::from_str_radix(s, 16).ok();
+        match (kind, fields) {
+            ("R", ["-"]) => Some(Replay::Recent(Window::default())),
+            ("R", [top, bits]) => Some(Replay::Recent(Window { top: hex(top)?, bits: hex(bits)?, any: true })),
+            ("E", ["-"]) => Some(Replay::Exact(Seen::default())),
+            ("E", [runs]) => {
+                let mut s = Seen::default();
+                for r in runs.split(',') {
+                    let (a, b) = r.split_once('-')?;
+                    let (a, b) = (hex(a)?, hex(b)?);
+                    if a > b || s.runs.len() >= MAX_RANGES {
+                        return None;
+                    }
+                    s.runs.insert(a, b);
+                }
+                Some(Replay::Exact(s))
+            }
+            _ => None,
+        }
+    }
+
     pub(crate) fn new(exact: bool) -> Replay {
         if exact { Replay::Exact(Seen::default()) } else { Replay::Recent(Window::default()) }
     }

@@ -1310,3 +1310,47 @@ async fn a_three_node_cluster_loses_nothing_while_a_node_and_the_key_server_rest
     assert!(ks.unwrap().metrics().handshakes >= 2, "both agents handshook with the new key server");
     d.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capture_replayed_after_a_subscriber_restart_is_rejected_with_the_saved_state() {
+    let s = NatsServer::start();
+    let url = s.url();
+    let ks = key_server(&url, Policy::allow_all()).await;
+    let alice = NatsAgent::connect(&url, &ident("alice", 1), ks.id()).await.unwrap();
+    let wire = plain(&url).await;
+    let mut tap = wire.subscribe("rp.>").await.unwrap();
+    sync(&wire).await;
+    let bob_id = ident("bob", 2);
+    let state = {
+        let bob = NatsAgent::connect(&url, &bob_id, ks.id()).await.unwrap();
+        let mut sub = bob.subscribe("rp.>").await.unwrap();
+        alice.publish("rp.x", b"pay 100", Priority::Normal).await.unwrap();
+        assert_eq!(sub.recv_timeout(T).await.unwrap().payload(), b"pay 100");
+        sub.replay_state()
+    };
+    let captured = tokio::time::timeout(T, tap.next()).await.unwrap().unwrap().payload;
+    // The subscriber restarts (a new agent, a new subscription); the capture is re-published.
+    let restarted = |restore: bool| {
+        let (url, state, bob_id, ks) = (url.clone(), state.clone(), bob_id.clone(), ks.id());
+        async move {
+            let bob = NatsAgent::connect(&url, &bob_id, ks).await.unwrap();
+            let mut sub = bob.subscribe("rp.>").await.unwrap();
+            if restore {
+                sub.restore_replay_state(&state).unwrap();
+            }
+            (bob, sub)
+        }
+    };
+    let (bob, mut sub) = restarted(false).await;
+    wire.publish("rp.x", captured.clone()).await.unwrap();
+    sync(&wire).await;
+    assert_eq!(sub.recv_timeout(T).await.unwrap().payload(), b"pay 100", "without the state: delivered again");
+    drop((bob, sub));
+    let (bob, mut sub) = restarted(true).await;
+    wire.publish("rp.x", captured).await.unwrap();
+    sync(&wire).await;
+    alice.publish("rp.x", b"pay 5", Priority::Normal).await.unwrap();
+    assert_eq!(sub.recv_timeout(T).await.unwrap().payload(), b"pay 5", "the replay is dropped, the next one comes");
+    assert_eq!(bob.metrics().rejected_replayed, 1);
+    assert!(sub.restore_replay_state("rp.x 1 2 R zz 1\n").is_err());
+}

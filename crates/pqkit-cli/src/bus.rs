@@ -152,6 +152,10 @@ enum BusCmd {
         /// use `pub --sign`); others are dropped after about a second and counted.
         #[arg(long)]
         sender_auth: bool,
+        /// Keep the replay state in FILE (read at start, written after each message, before it is printed): an
+        /// envelope printed before a restart and re-published by anyone on the NATS server is then rejected.
+        #[arg(long, value_name = "FILE")]
+        state: Option<PathBuf>,
         /// One JSON object per line: `{"subject":..,"sender":..,"priority":..,"payload":..}` (`payload_hex`
         /// instead of `payload` when the payload is not UTF-8).
         #[arg(long)]
@@ -321,7 +325,7 @@ pub fn bus(a: BusArgs) -> CliResult {
                 closed.map_err(|e| CliError::usage(format!("flushing to {}: {e}", conn.nats)))?;
                 Ok(())
             }
-            BusCmd::Sub { conn, key_server, count, durable, consumer, sender_auth, json, pattern } => {
+            BusCmd::Sub { conn, key_server, count, durable, consumer, sender_auth, state, json, pattern } => {
                 let ks = parse_id("--key-server", &key_server)?;
                 let identity = read_identity(&conn.identity)?;
                 let agent = NatsAgent::connect(&conn.nats, &identity, ks).await?;
@@ -330,6 +334,25 @@ pub fn bus(a: BusArgs) -> CliResult {
                     let line = if json { json_line(&m) } else { text_line(&m) };
                     let mut o = std::io::stdout().lock();
                     writeln!(o, "{line}").and_then(|_| o.flush()).map_err(|e| CliError::io("stdout", e))
+                };
+                let saved = match &state {
+                    Some(p) if p.exists() => {
+                        let t = read_file(p)?;
+                        Some(String::from_utf8(t.to_vec()).map_err(|_| {
+                            CliError::usage(format!("{}: not a replay state file (not UTF-8)", p.display()))
+                        })?)
+                    }
+                    _ => None,
+                };
+                let restore = |r: pqkit_bus::Result<()>| {
+                    r.map_err(|e| CliError::usage(format!("{}: not a replay state file ({e})", path_of(&state))))
+                };
+                let save = |text: String| -> CliResult {
+                    let Some(p) = &state else { return Ok(()) };
+                    let tmp = p.with_extension("tmp");
+                    std::fs::write(&tmp, text)
+                        .and_then(|_| std::fs::rename(&tmp, p))
+                        .map_err(|e| CliError::io(&p.display().to_string(), e))
                 };
                 let mut n = 0u64;
                 let auth = pqkit_bus::checkpoint::SenderAuth::default();
@@ -343,10 +366,15 @@ pub fn bus(a: BusArgs) -> CliResult {
                         if let Some(c) = count {
                             sub.limit(c);
                         }
+                        if let Some(t) = &saved {
+                            restore(sub.restore_replay_state(t))?;
+                        }
                         eprintln!("subscribed {} (durable {stream}/{name})", escape(pattern.as_bytes()));
                         let r = async {
                             while count.is_none_or(|c| n < c) {
-                                print(sub.recv().await?)?;
+                                let m = sub.recv().await?;
+                                save(sub.replay_state())?;
+                                print(m)?;
                                 n += 1;
                             }
                             Ok::<(), CliError>(())
@@ -362,10 +390,15 @@ pub fn bus(a: BusArgs) -> CliResult {
                         } else {
                             agent.subscribe(&pattern).await?
                         };
+                        if let Some(t) = &saved {
+                            restore(sub.restore_replay_state(t))?;
+                        }
                         eprintln!("subscribed {}", escape(pattern.as_bytes()));
                         async {
                             while count.is_none_or(|c| n < c) {
-                                print(sub.recv().await?)?;
+                                let m = sub.recv().await?;
+                                save(sub.replay_state())?;
+                                print(m)?;
                                 n += 1;
                             }
                             Ok::<(), CliError>(())
@@ -442,4 +475,8 @@ fn json_line(m: &pqkit_bus::Message) -> String {
         m.sender(),
         m.priority()
     )
+}
+
+fn path_of(p: &Option<PathBuf>) -> String {
+    p.as_ref().map_or_else(String::new, |p| p.display().to_string())
 }

@@ -424,3 +424,30 @@ fn a_sigkilled_durable_subscriber_loses_none_of_1000_messages() {
     assert!(printed < N + 100, "{printed} lines for {N} messages");
     drop(c);
 }
+
+#[test]
+fn sub_keeps_its_replay_state_in_a_file() {
+    let d = Deployment::start();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("bob.replay");
+    let st = state.to_str().unwrap();
+    let out = d.publish(&["--durable", "S", "--declare", "s.>", "s.a", "one"], b"");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines = d.sub_lines(&["--durable", "S", "--consumer", "c", "--count", "1", "--state", st, "s.>"]);
+    assert_eq!(lines.len(), 1);
+    let text = std::fs::read_to_string(&state).unwrap();
+    assert!(text.starts_with("s.a ") && text.contains(" E 0-0"), "{text}");
+    // Read back at the next start (a run that prints nothing new keeps it).
+    let out = d.publish(&["--durable", "S", "s.a", "two"], b"");
+    assert!(out.status.success());
+    let lines = d.sub_lines(&["--durable", "S", "--consumer", "c", "--count", "1", "--state", st, "s.>"]);
+    assert_eq!(payload(&lines[0]), "two");
+    // Each `bus pub` is a new sender stream: the state holds both, the first read back from the file.
+    let text = std::fs::read_to_string(&state).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(text.lines().all(|l| l.starts_with("s.a ") && l.contains(" E ")), "{text}");
+    std::fs::write(&state, "s.a 1 0 R zz\n").unwrap();
+    let out = d.bus("sub", &d.bob).args(["--count", "1", "--state", st, "s.>"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a replay state file"));
+}
