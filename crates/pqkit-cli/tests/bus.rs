@@ -451,3 +451,46 @@ fn sub_keeps_its_replay_state_in_a_file() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a replay state file"));
 }
+
+/// `--nats` takes a cluster's node list: the key server, a publisher and a subscriber each given all three
+/// URLs keep working when the first node of the list is down.
+#[test]
+fn the_cli_fails_over_between_the_nodes_of_a_cluster() {
+    let mut nodes = NatsServer::cluster(3);
+    let urls = nodes.iter().map(|n| n.url()).collect::<Vec<_>>().join(",");
+    let dir = tempfile::tempdir().unwrap();
+    let (ks_key, ks_id) = keygen(dir.path(), "keys");
+    let (alice, alice_id) = keygen(dir.path(), "alice");
+    let (bob, _) = keygen(dir.path(), "bob");
+    let bus = |verb: &str, who: &std::path::Path| {
+        let mut c = pqkit();
+        c.args(["bus", verb, "--nats", &urls, "--key-server", &ks_id, "--identity"]).arg(who);
+        c
+    };
+    let mut ks = Killed(
+        pqkit()
+            .args(["bus", "keyserver", "--nats", &urls, "--allow-all", "--identity"])
+            .arg(&ks_key)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_line(&mut BufReader::new(ks.0.stdout.take().unwrap()), |l| l == "ready");
+    // The first node goes down: every client connects to another one of the list.
+    nodes[0].terminate();
+    let mut sub = Killed(
+        bus("sub", &bob).args(["--count", "3", "fo.>"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap(),
+    );
+    wait_line(&mut BufReader::new(sub.0.stderr.take().unwrap()), |l| l == "subscribed fo.>");
+    for i in 0..3 {
+        let out = bus("pub", &alice).args(["fo.x", &format!("over {i}")]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let mut text = String::new();
+    sub.0.stdout.take().unwrap().read_to_string(&mut text).unwrap();
+    assert!(sub.0.wait().unwrap().success());
+    let want: Vec<String> = (0..3).map(|i| format!("fo.x {alice_id} Normal: over {i}")).collect();
+    assert_eq!(text.lines().collect::<Vec<_>>(), want);
+    drop(ks);
+}
