@@ -34,7 +34,7 @@
 //! [`parse_checkpoint`], which also splits a checkpoint's body (it checks structure, not the signature).
 
 use crate::identity::{MLDSA_PK_LEN, SIG_LEN};
-use crate::queue::Priority;
+use crate::priority::Priority;
 use crate::subject::{MAX_SUBJECT_LEN, validate_subject};
 use crate::{AgentId, Error, Result};
 use std::ops::Range;
