@@ -375,6 +375,10 @@ pub fn bus(a: BusArgs) -> CliResult {
                                 let m = sub.recv().await?;
                                 save(sub.replay_state())?;
                                 print(m)?;
+                                // Acknowledged as soon as it is printed, and sent: a `bus sub` killed later
+                                // does not get it again.
+                                sub.ack().await?;
+                                agent.flush().await?;
                                 n += 1;
                             }
                             Ok::<(), CliError>(())
