@@ -945,7 +945,7 @@ struct SubState {
     /// The delivery epoch last written into the lanes.
     lane_epoch: u32,
     /// The lane whose turn it is, or where to look for the next, when several lanes are busy (docs/bus.md §8,
-    /// "Session h-fan2"), and how many messages its turn may still take (0: the turn is over).
+    /// fair sharing), and how many messages its turn may still take (0: the turn is over).
     lane_turn: usize,
     turn_left: usize,
 }
@@ -2783,7 +2783,7 @@ impl Subscription {
     /// one and the same level only, the lane whose turn it is (round robin from `lane_turn`) to take from
     /// directly instead of merging them all (which copies every lane after the first into the main queue).
     /// Any order of whole lanes is an order the merge could give: one level (no aging between levels), FIFO
-    /// within each lane, and no order across handles promised (docs/bus.md §8, "Session h-fan2"). The busy lanes'
+    /// within each lane, and no order across handles promised (docs/bus.md §8). The busy lanes'
     /// counts and epochs are folded into the subscription first, so the oldest queued epoch covers them all.
     fn lane_turn(st: &mut SubState) -> Option<Arc<Lane>> {
         let mut level = None;

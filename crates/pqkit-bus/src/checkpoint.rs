@@ -15,7 +15,7 @@
 //!   over the NATS (v3) envelope exactly as sent and its NATS reply subject (empty for none: the NATS envelope
 //!   does not carry it, so the chain binds it here; the topic is in `c_0`). Each batch starts its own chain, so a
 //!   subscriber that joins mid-stream verifies from the next batch on. (Label `v1` chained v1 envelopes, which
-//!   carried topic and reply-to, `v2` the h-nats5 envelope with its sender field; the label changes with the
+//!   carried topic and reply-to, `v2` the earlier NATS envelope with its sender field; the label changes with the
 //!   format so chains over different formats cannot be mixed.) The sender in `c_0` is the one the subscriber
 //!   learnt from the key server's grant of the envelope's stream (v3 carries no sender field).
 //! - Security contract: nothing a [`Verifier`] releases was sent by anyone but the holder of the sender's

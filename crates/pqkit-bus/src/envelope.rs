@@ -34,7 +34,7 @@
 //! [`parse_checkpoint`], which also splits a checkpoint's body (it checks structure, not the signature).
 
 use crate::identity::{MLDSA_PK_LEN, SIG_LEN};
-use crate::queue::Priority;
+use crate::priority::Priority;
 use crate::subject::{MAX_SUBJECT_LEN, validate_subject};
 use crate::{AgentId, Error, Result};
 use std::ops::Range;
@@ -485,7 +485,7 @@ mod tests {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// NATS transport additions (h-nats2; owned by the NATS transport, docs/bus.md §9). `parse` above is
+// NATS transport additions (owned by the NATS transport, docs/bus.md §9). `parse` above is
 // `parse_checking(b, true)`: the known-topic parser below shares all of it but the topic check.
 
 /// [`parse`] for a receiver that already validated a topic: when the envelope's topic bytes equal
@@ -608,7 +608,7 @@ mod nats_additions_tests {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// The NATS envelope (v3, h-nats7; docs/bus.md §9 "Messages on the wire"). Used only by the NATS transport for
+// The NATS envelope (v3; docs/bus.md §9 "Messages on the wire"). Used only by the NATS transport for
 // its publish envelopes; the in-process bus and checkpoints keep v1. The topic and the reply-to are *not* in
 // it: they travel in NATS's own subject and reply fields, and both sides bind them into the AEAD's associated
 // data ([`NatsAad`]), so a message relabelled with another subject or reply-to fails to open. Nor is the
@@ -629,7 +629,7 @@ mod nats_additions_tests {
 // Nonce: [`nonce`]`(Kind::Publish, _, seq)`, as v1's publish leg.
 
 /// Version byte of the NATS envelope (v1 parsers refuse it as an unknown version; [`parse_nats`] refuses v1
-/// and h-nats5's v2, whose sender field this version dropped).
+/// and the earlier v2, whose sender field this version dropped).
 pub const NATS_VERSION: u8 = 3;
 /// Length of the NATS envelope's header (everything before the payload).
 pub const NATS_HEADER_LEN: usize = 15;
@@ -685,7 +685,7 @@ impl NatsHeader {
 }
 
 /// Parses a NATS (v3) envelope's structure (not its tag). Total: `Ok` or [`Error::Malformed`], never a panic.
-/// A v1 envelope (any kind) or an h-nats5 v2 envelope is refused ("not a NATS envelope").
+/// A v1 envelope (any kind) or an earlier v2 envelope is refused ("not a NATS envelope").
 pub fn parse_nats(b: &[u8]) -> Result<NatsMeta> {
     if b.len() < NATS_HEADER_LEN + TAG_LEN {
         return Err(malformed("shorter than the NATS header and tag"));
@@ -891,7 +891,7 @@ mod nats_v3_tests {
             ("empty", Box::new(|v| v.clear())),
             ("no room for the tag", Box::new(|v| v.truncate(NATS_HEADER_LEN + TAG_LEN - 1))),
             ("version 1", Box::new(|v| v[0] = VERSION)),
-            ("version 2 (h-nats5's, with a sender field)", Box::new(|v| v[0] = 2)),
+            ("version 2 (the earlier layout, with a sender field)", Box::new(|v| v[0] = 2)),
             ("version 4", Box::new(|v| v[0] = 4)),
             ("kind deliver", Box::new(|v| v[1] = Kind::Deliver as u8)),
             ("kind checkpoint", Box::new(|v| v[1] = Kind::Checkpoint as u8)),
@@ -909,7 +909,7 @@ mod nats_v3_tests {
     fn v1_v2_and_v3_refuse_each_other() {
         let v3 = sample(64);
         assert!(matches!(parse(&v3), Err(Error::Malformed { .. })));
-        // h-nats5's v2 layout (version 2, then a 16-byte sender after the sequence): refused whatever follows.
+        // The earlier v2 layout (version 2, then a 16-byte sender after the sequence): refused whatever follows.
         let mut v2 = v3.clone();
         v2[0] = 2;
         v2.splice(NATS_HEADER_LEN..NATS_HEADER_LEN, [7u8; 16]);

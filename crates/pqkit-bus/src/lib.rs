@@ -39,6 +39,7 @@ pub mod identity;
 #[cfg(feature = "nats")]
 pub mod nats;
 pub mod policy;
+mod priority;
 pub mod queue;
 pub mod subject;
 mod window;

@@ -1,4 +1,4 @@
-//! The NATS transport (feature `nats`, issue 19): agents in many processes and machines, over a NATS server or
+//! The NATS transport (feature `nats`): agents in many processes and machines, over a NATS server or
 //! cluster, with the server seeing only sealed envelopes. Design and what the server still learns:
 //! `docs/bus.md` §9.
 //!
@@ -40,7 +40,7 @@ use crate::identity::{AgentId, Identity};
 use crate::policy::Policy;
 use crate::queue::Priority;
 use crate::subject::{matches, same, validate_pattern, validate_subject};
-use crate::window::Window;
+use crate::window::{Replay, Window};
 use crate::{Error, Message, Metrics, Result};
 use async_nats::jetstream;
 use futures_util::StreamExt;
@@ -79,6 +79,18 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The NATS servers of `url`: one URL, or a comma-separated list (the nodes of a cluster; the client connects
+/// to one and fails over to the others). Errors name the URL at fault.
+fn servers(url: &str) -> Result<Vec<async_nats::ServerAddr>> {
+    let list: Vec<&str> = url.split(',').map(str::trim).filter(|u| !u.is_empty()).collect();
+    if list.is_empty() {
+        return Err(transport("no NATS server URL given (--nats / $NATS_URL)"));
+    }
+    list.iter()
+        .map(|u| u.parse::<async_nats::ServerAddr>().map_err(|e| transport(format!("NATS URL `{u}`: {e}"))))
+        .collect()
+}
+
 fn transport(e: impl std::fmt::Display) -> Error {
     Error::Transport { reason: e.to_string() }
 }
@@ -107,6 +119,43 @@ fn random<const N: usize>() -> Result<Zeroizing<[u8; N]>> {
 
 fn ks_subject(ks: &AgentId, op: &str) -> String {
     format!("_PQKIT.ks.{}.{op}", ks.to_hex())
+}
+
+const SESSION_UNKNOWN: &str = "the key server does not know this session";
+
+/// One request to the key server `ks` (operation `op`), waiting at most [`KS_TIMEOUT`]; errors name the key
+/// server and the NATS address.
+async fn ks_call(
+    client: &async_nats::Client,
+    ks: &AgentId,
+    op: &str,
+    body: Vec<u8>,
+    url: &str,
+) -> Result<async_nats::Message> {
+    let unreachable = |why: &str| Error::Transport {
+        reason: format!("key server {ks} on NATS {url}: {why} (is `pqkit bus keyserver` running with that identity?)"),
+    };
+    match tokio::time::timeout(KS_TIMEOUT, client.request(ks_subject(ks, op), body.into())).await {
+        Err(_) => Err(unreachable(&format!("no answer within {} s", KS_TIMEOUT.as_secs()))),
+        Ok(Err(e)) if matches!(e.kind(), async_nats::RequestErrorKind::NoResponders) => {
+            Err(unreachable("no responders"))
+        }
+        Ok(Err(e)) => Err(unreachable(&e.to_string())),
+        Ok(Ok(m)) => Ok(m),
+    }
+}
+
+/// Keeps an agent's key-server session alive across key-server restarts: on the key server's start-up
+/// announcement, and every [`KS_CHECK`], asks it whether it knows the session, and runs the handshake again
+/// if not ([`AgentInner::ks_request`]). Ends with the agent.
+async fn watch_key_server(weak: Weak<AgentInner>, mut up: async_nats::Subscriber) {
+    loop {
+        if let Ok(None) = tokio::time::timeout(KS_CHECK, up.next()).await {
+            return;
+        }
+        let Some(a) = weak.upgrade() else { return };
+        let _ = a.ks_request(&[OP_PING]).await;
+    }
 }
 
 /// The key scope of a subject: the subject itself, except replies: every `_INBOX.<id>.<token>` of one
@@ -150,8 +199,26 @@ const ST_MALFORMED: u8 = 4;
 // Request operations.
 const OP_SEND: u8 = 1;
 /// Receive key by stream (envelope v3): `3 || epoch (4) || stream (4) || topic` → `sender (16) || key (32)`.
-/// (Op 2, h-nats5's receive key by sender, is gone: the v3 envelope carries no sender.)
+/// (Op 2, a receive key by sender, is gone: the v3 envelope carries no sender.)
 const OP_RECV: u8 = 3;
+/// Liveness: `4` → nothing. Answered `ST_UNKNOWN` (unsealed) when the key server does not know the session,
+/// as after its restart: the agent then runs the handshake again.
+const OP_PING: u8 = 4;
+/// Subscription check: `5 || pattern` → nothing if the policy lets the agent subscribe to every topic the
+/// pattern matches, `ST_UNAUTHORISED` if not.
+const OP_MAY_SUB: u8 = 5;
+/// How often an agent checks that its key server still knows its session (besides the key server's start-up
+/// announcement on `_PQKIT.ks.<id hex>.up`).
+const KS_CHECK: Duration = Duration::from_secs(5);
+/// How long an agent waits for an answer of the key server before it reports it unreachable.
+const KS_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// The first epoch of a key scope: random in `[1, 2^31)` (not 1), so that a restarted key server does not hand
+/// out an (epoch, stream) its predecessor did (a subscriber holding the old key and replay state of that pair
+/// would otherwise reject the new publisher's messages); leaves 2^31 rotations of room.
+fn first_epoch() -> u32 {
+    random::<4>().map_or(1, |b| (u32::from_be_bytes(*b) >> 1).max(1))
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // Key server
@@ -289,12 +356,18 @@ impl KeyServer {
 
     /// Connects to NATS at `url` and serves on `_PQKIT.ks.<id hex>.*` in a tokio task.
     pub async fn serve(self, url: &str) -> Result<KeyServerHandle> {
-        let client =
-            async_nats::ConnectOptions::new().name("pqkit-bus key server").connect(url).await.map_err(transport)?;
+        let client = async_nats::ConnectOptions::new()
+            .name("pqkit-bus key server")
+            .connect(servers(url)?)
+            .await
+            .map_err(|e| transport(format!("NATS {url}: {e}")))?;
         let id = self.identity.id();
         let prefix = format!("_PQKIT.ks.{}.", id.to_hex());
         let mut sub = client.subscribe(format!("{prefix}*")).await.map_err(transport)?;
         sync_with_server(&client).await?;
+        // Running agents check their sessions at once (a predecessor's are gone) instead of at their next
+        // periodic check.
+        client.publish(format!("{prefix}up"), Vec::new().into()).await.map_err(transport)?;
         let counters = Arc::new(KsCounters::default());
         let mut st = KsState {
             identity: self.identity,
@@ -442,7 +515,7 @@ impl KsState {
                     }
                 };
                 if due {
-                    let epoch = epochs.last().map_or(1, |e| e.epoch.saturating_add(1));
+                    let epoch = epochs.last().map_or_else(first_epoch, |e| e.epoch.saturating_add(1));
                     if epochs.last().is_none_or(|e| e.epoch < epoch) {
                         let secret = random::<32>().map_err(|_| ST_UNKNOWN)?;
                         epochs.push(EpochKey {
@@ -498,6 +571,15 @@ impl KsState {
                 out.extend_from_slice(key.as_ref());
                 self.counters.recv_grants.fetch_add(1, Ordering::Relaxed);
                 Ok(out)
+            }
+            Some(&OP_PING) => Ok(vec![ST_OK]),
+            Some(&OP_MAY_SUB) if body.len() > 1 => {
+                let pattern = std::str::from_utf8(&body[1..]).map_err(|_| ST_MALFORMED)?;
+                validate_pattern(pattern).map_err(|_| ST_MALFORMED)?;
+                if pattern.starts_with(CONTROL_PREFIX) || !self.policy.may_subscribe(&peer, pattern) {
+                    return Err(ST_UNAUTHORISED);
+                }
+                Ok(vec![ST_OK])
             }
             _ => Err(self.refuse(ST_MALFORMED)),
         }
@@ -659,6 +741,8 @@ pub struct NatsPublisher {
     key: Arc<SendKey>,
     /// The value of [`AgentInner::rules`] when `chain` was decided.
     rules: u64,
+    /// The value of [`AgentInner::keys_gen`] when `key` was taken.
+    keys_gen: u64,
     /// The subject's checkpoint chain, when a rule covers it.
     chain: Option<Arc<tokio::sync::Mutex<TopicChain>>>,
     /// `header || t || subject || 0` (no reply-to), the header rewritten per message.
@@ -685,6 +769,12 @@ impl NatsPublisher {
         if rules != self.rules {
             self.chain = self.agent.chain_for(&self.subject);
             self.rules = rules;
+        }
+        let keys_gen = self.agent.keys_gen.load(Ordering::Acquire);
+        if keys_gen != self.keys_gen {
+            // The agent ran the handshake again (a restarted key server): the held key is its predecessor's.
+            self.key = self.agent.send_key(&self.subject).await?;
+            self.keys_gen = keys_gen;
         }
         let a = &*self.agent;
         if let Some(tc) = &self.chain {
@@ -767,6 +857,13 @@ struct AgentInner {
     /// place): publishes on an agent without rules never take the signing lock, and a [`NatsPublisher`]
     /// decides again whether a rule covers its subject only when this moved.
     rules: AtomicU64,
+    /// Moves each time the agent ran the handshake again (a restarted key server): the sender keys are gone
+    /// and [`NatsPublisher`]s fetch theirs again.
+    keys_gen: AtomicU64,
+    /// The key-server watch task ([`watch_key_server`]).
+    watch_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The NATS server address(es) the agent was given, for error messages.
+    url: String,
     /// Wakes the checkpoint timer task when a batch starts.
     timer_wake: Arc<tokio::sync::Notify>,
     timer_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
@@ -778,6 +875,9 @@ impl Drop for AgentInner {
             t.abort();
         }
         if let Some(t) = lock(&self.timer_task).take() {
+            t.abort();
+        }
+        if let Some(t) = lock(&self.watch_task).take() {
             t.abort();
         }
     }
@@ -799,8 +899,10 @@ impl std::fmt::Debug for NatsAgent {
 /// scope and epoch, so this is per (sender, scope, epoch, stream).
 #[derive(Default)]
 struct Windows {
+    /// Exact replay sets ([`Replay::Exact`], durable subscriptions) instead of 64-entry windows.
+    exact: bool,
     /// By key scope, then (epoch, stream).
-    map: HashMap<String, HashMap<(u32, u32), Window>>,
+    map: HashMap<String, HashMap<(u32, u32), Replay>>,
     len: usize,
     /// The entry the last message used, with its key: a stream of messages from one sender on one topic opens
     /// without a lock or a hash lookup. Its window is the authoritative copy while it is hot and is written
@@ -819,14 +921,49 @@ struct Windows {
 struct Hot {
     scope: String,
     wid: (u32, u32),
-    window: Window,
+    window: Replay,
     key: Arc<RecvKey>,
 }
 
 impl Windows {
+    /// The replay state as text, one line per sender stream: `<scope> <epoch> <stream> <replay>` (see
+    /// [`Replay::to_text`]).
+    fn to_text(&self) -> String {
+        let mut out = String::new();
+        let hot = self.hot.as_ref().map(|h| (h.scope.as_str(), h.wid, &h.window));
+        let cold = self.map.iter().flat_map(|(scope, m)| m.iter().map(move |(wid, r)| (scope.as_str(), *wid, r)));
+        for (scope, (epoch, stream), r) in hot.into_iter().chain(cold) {
+            out.push_str(&format!("{scope} {epoch} {stream} {}\n", r.to_text()));
+        }
+        out
+    }
+
+    /// Loads [`to_text`](Self::to_text)'s output (replacing nothing already held for the same stream).
+    fn load_text(&mut self, text: &str) -> Result<()> {
+        Windows::cool_fields(&mut self.hot, &mut self.map);
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let bad = || Error::Malformed { reason: "replay state: a line is not `scope epoch stream kind fields`" };
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() < 5 {
+                return Err(bad());
+            }
+            validate_subject(f[0]).map_err(|_| bad())?;
+            let epoch: u32 = f[1].parse().map_err(|_| bad())?;
+            let stream: u32 = f[2].parse().map_err(|_| bad())?;
+            let r = Replay::from_text(f[3], &f[4..]).ok_or_else(bad)?;
+            if self.len >= MAX_WINDOWS {
+                return Err(Error::Malformed { reason: "replay state: too many streams" });
+            }
+            if self.map.entry(f[0].to_string()).or_default().insert((epoch, stream), r).is_none() {
+                self.len += 1;
+            }
+        }
+        Ok(())
+    }
+
     /// Writes the hot window back into the map (before the map is read or another entry becomes hot). On the
     /// two fields it touches, so that a caller may hold another field (the associated data) borrowed.
-    fn cool_fields(hot: &mut Option<Hot>, map: &mut HashMap<String, HashMap<(u32, u32), Window>>) {
+    fn cool_fields(hot: &mut Option<Hot>, map: &mut HashMap<String, HashMap<(u32, u32), Replay>>) {
         if let Some(h) = hot.take() {
             let per_scope = match map.get_mut(h.scope.as_str()) {
                 Some(w) => w,
@@ -883,10 +1020,10 @@ impl NatsAgent {
         let client = async_nats::ConnectOptions::new()
             .name(format!("pqkit-bus agent {}", identity.id()))
             .subscription_capacity(opts.subscription_capacity.max(1))
-            .connect(url)
+            .connect(servers(url)?)
             .await
-            .map_err(transport)?;
-        let session = Self::handshake(&client, identity, key_server).await?;
+            .map_err(|e| transport(format!("NATS {url}: {e}")))?;
+        let session = Self::handshake(&client, identity, key_server, url).await?;
         let mut js = jetstream::new(client.clone());
         js.set_timeout(Duration::from_secs(2));
         let id = identity.id();
@@ -908,6 +1045,9 @@ impl NatsAgent {
             identity: Arc::new(identity.clone()),
             signing: Mutex::new(Signing::default()),
             rules: AtomicU64::new(0),
+            keys_gen: AtomicU64::new(0),
+            watch_task: Mutex::new(None),
+            url: url.to_string(),
             timer_wake: Arc::new(tokio::sync::Notify::new()),
             timer_task: Mutex::new(None),
         });
@@ -928,14 +1068,21 @@ impl NatsAgent {
             }
         });
         *lock(&inner.inbox_task) = Some(task);
+        let up = inner.client.subscribe(ks_subject(&key_server, "up")).await.map_err(transport)?;
+        *lock(&inner.watch_task) = Some(tokio::spawn(watch_key_server(Arc::downgrade(&inner), up)));
         inner.client.flush().await.map_err(transport)?;
         Ok(NatsAgent { inner })
     }
 
-    async fn handshake(client: &async_nats::Client, identity: &Identity, ks: AgentId) -> Result<AgentSession> {
+    async fn handshake(
+        client: &async_nats::Client,
+        identity: &Identity,
+        ks: AgentId,
+        url: &str,
+    ) -> Result<AgentSession> {
         let bad = |reason| Error::Handshake { reason };
         let (st, m1) = handshake::initiate()?;
-        let r = client.request(ks_subject(&ks, "hs1"), m1.into()).await.map_err(transport)?;
+        let r = ks_call(client, &ks, "hs1", m1, url).await?;
         let p = &r.payload;
         if p.len() < 17 || p[0] != ST_OK {
             return Err(bad("the key server refused message 1"));
@@ -943,10 +1090,10 @@ impl NatsAgent {
         let (keys, _, m3) = st.finish(identity, &p[17..], Some(ks))?;
         let mut b = p[1..17].to_vec();
         b.extend_from_slice(&m3);
-        let r = client.request(ks_subject(&ks, "hs3"), b.into()).await.map_err(transport)?;
+        let r = ks_call(client, &ks, "hs3", b, url).await?;
         let p = &r.payload;
         if p.first() == Some(&ST_UNAUTHORISED) {
-            return Err(Error::Unauthorised { action: "connect", subject: String::new() });
+            return Err(Error::Unauthorised { action: "connect as", subject: identity.id().to_hex() });
         }
         if p.len() != 1 + 16 + TAG_LEN || p[0] != ST_OK {
             return Err(bad("the key server refused message 3"));
@@ -1048,6 +1195,7 @@ impl NatsAgent {
         let aad = NatsAad::new(&[0; envelope::NATS_HEADER_LEN], subject, "")?.as_bytes().to_vec();
         let rules = self.inner.rules.load(Ordering::Acquire);
         Ok(NatsPublisher {
+            keys_gen: self.inner.keys_gen.load(Ordering::Acquire),
             chain: self.inner.chain_for(subject),
             agent: self.inner.clone(),
             subject: subject.into(),
@@ -1159,6 +1307,20 @@ impl NatsAgent {
         self.publish(to, payload, request.priority()).await
     }
 
+    /// Asks the key server whether the policy lets this agent subscribe to `pattern`, all of it (every topic
+    /// the pattern matches): [`Error::Unauthorised`] if not. NATS itself accepts any subscription, and
+    /// [`subscribe`](Self::subscribe) does not ask (a subscription wider than the grant receives what the grant
+    /// covers); call this first to refuse such a pattern up front.
+    pub async fn check_subscribe(&self, pattern: &str) -> Result<()> {
+        validate_pattern(pattern)?;
+        let mut body = vec![OP_MAY_SUB];
+        body.extend_from_slice(pattern.as_bytes());
+        self.inner.ks_request(&body).await.map(|_| ()).map_err(|e| match e {
+            Error::Unauthorised { .. } => Error::Unauthorised { action: "subscribe", subject: pattern.into() },
+            e => e,
+        })
+    }
+
     /// Subscribes to `pattern` (NATS wildcards). Keys are fetched from the key server when a sender's first
     /// envelope arrives; it grants them only if the policy lets this agent subscribe to the topic. Returns once
     /// the NATS server has registered the subscription, so a message published after it returns is delivered.
@@ -1213,6 +1375,12 @@ impl NatsAgent {
     /// Declares a durable stream named `name` capturing `subjects` (JetStream, file storage, duplicate window
     /// 2 minutes). Idempotent. Messages on those subjects are stored sealed.
     pub async fn declare_durable(&self, name: &str, subjects: &[&str]) -> Result<()> {
+        self.declare_durable_replicated(name, subjects, 1).await
+    }
+
+    /// [`declare_durable`](Self::declare_durable) with `replicas` copies of the stream on a JetStream cluster
+    /// (3: the stream survives the loss of one node of three; at most 5).
+    pub async fn declare_durable_replicated(&self, name: &str, subjects: &[&str], replicas: usize) -> Result<()> {
         for s in subjects {
             validate_pattern(s)?;
         }
@@ -1223,10 +1391,11 @@ impl NatsAgent {
                 subjects: subjects.iter().map(|s| s.to_string()).collect(),
                 storage: jetstream::stream::StorageType::File,
                 duplicate_window: Duration::from_secs(120),
+                num_replicas: replicas.clamp(1, 5),
                 ..Default::default()
             })
             .await
-            .map_err(transport)?;
+            .map_err(|e| transport(format!("declaring stream `{name}` on NATS {}: {e}", self.inner.url)))?;
         Ok(())
     }
 
@@ -1240,7 +1409,7 @@ impl NatsAgent {
             if !g.chain.accepts(epoch, seq) {
                 self.inner.emit_checkpoint(subject, &mut g).await?;
             }
-            let n = self.inner.js_store(subject, &env, &format!("{}.{epoch}.{seq}", self.inner.id.to_hex())).await?;
+            let n = self.inner.js_store(subject, &env, &msg_id(tag_of(&env))).await?;
             self.inner.counters.published.fetch_add(1, Ordering::Relaxed);
             g.durable = true;
             let first = g.chain.pending() == 0;
@@ -1252,9 +1421,8 @@ impl NatsAgent {
             }
             return Ok(n);
         }
-        let (env, epoch, seq) = self.inner.seal_meta(subject, payload, priority, None).await?;
-        let msg_id = format!("{}.{epoch}.{seq}", self.inner.id.to_hex());
-        let n = self.inner.js_store(subject, &env, &msg_id).await?;
+        let env = self.inner.seal(subject, payload, priority, None).await?;
+        let n = self.inner.js_store(subject, &env, &msg_id(tag_of(&env))).await?;
         self.inner.counters.published.fetch_add(1, Ordering::Relaxed);
         Ok(n)
     }
@@ -1283,8 +1451,10 @@ impl NatsAgent {
             agent: self.inner.clone(),
             consumer: c,
             messages: None,
+            unacked: Vec::new(),
+            budget: None,
             pattern: pattern.into(),
-            windows: Windows::default(),
+            windows: Windows { exact: true, ..Windows::default() },
             last: 0,
             done: Processed::default(),
             auth: None,
@@ -1398,11 +1568,13 @@ impl AgentInner {
     /// Signs the pending batch of `topic` (if any) and publishes its checkpoint on the topic's subject (through
     /// JetStream, acknowledged and retried like [`NatsAgent::publish_durable`], when the batch was durable).
     async fn emit_checkpoint(&self, topic: &str, g: &mut TopicChain) -> Result<()> {
-        let Some((epoch, last)) = g.chain.range().map(|(e, _, l)| (e, l)) else { return Ok(()) };
+        if g.chain.range().is_none() {
+            return Ok(());
+        }
         let saved = g.chain.clone();
         let Some(cp) = g.chain.checkpoint(&self.identity, topic)? else { return Ok(()) };
         let r = if g.durable {
-            self.js_store(topic, &cp, &format!("{}.{epoch}.{last}.ckpt", self.id.to_hex())).await.map(|_| ())
+            self.js_store(topic, &cp, &msg_id(&cp)).await.map(|_| ())
         } else {
             self.client.publish(topic.to_string(), cp.into()).await.map_err(transport)
         };
@@ -1464,8 +1636,37 @@ impl AgentInner {
         a.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// One sealed request to the key server; returns the answer's body after its status byte.
+    /// One sealed request to the key server; returns the answer's body after its status byte. When the key
+    /// server does not know the session (it restarted), runs the handshake again and retries once.
     async fn ks_request(&self, body: &[u8]) -> Result<Vec<u8>> {
+        match self.ks_request_once(body).await {
+            Err(Error::Handshake { reason: SESSION_UNKNOWN }) => {
+                self.rehandshake().await?;
+                self.ks_request_once(body).await
+            }
+            r => r,
+        }
+    }
+
+    /// Runs the handshake with the key server again (it lost this agent's session: restarted) and drops the
+    /// sender keys (the new key server knows none of them; publishers fetch new ones). Receive keys stay:
+    /// they still open what was sealed under them.
+    async fn rehandshake(&self) -> Result<()> {
+        let s = NatsAgent::handshake(&self.client, &self.identity, self.ks, &self.url).await?;
+        *lock(&self.session) = s;
+        *lock(&self.send_keys) = SendKeys::default();
+        self.keys_gen.fetch_add(1, Ordering::Release);
+        Ok(())
+    }
+
+    /// The request to the key server over NATS, with a bounded wait (NATS reports "no responders" at once only
+    /// when nobody at all subscribes to the subject; a monitoring `>` subscriber would otherwise turn a key
+    /// server that is down into the client's long request timeout).
+    async fn ks_call(&self, op: &str, body: Vec<u8>) -> Result<async_nats::Message> {
+        ks_call(&self.client, &self.ks, op, body, &self.url).await
+    }
+
+    async fn ks_request_once(&self, body: &[u8]) -> Result<Vec<u8>> {
         let (msg, ctr, head) = {
             let mut s = lock(&self.session);
             s.ctr += 1;
@@ -1480,10 +1681,13 @@ impl AgentInner {
             m.extend_from_slice(&tag);
             (m, ctr, head)
         };
-        let r = self.client.request(ks_subject(&self.ks, "req"), msg.into()).await.map_err(transport)?;
+        let r = self.ks_call("req", msg).await?;
         let p = &r.payload;
+        if p[..] == [ST_UNKNOWN] {
+            return Err(Error::Handshake { reason: SESSION_UNKNOWN });
+        }
         if p.len() < 1 + 1 + TAG_LEN || p[0] != ST_OK {
-            return Err(Error::Handshake { reason: "the key server does not know this session (reconnect)" });
+            return Err(Error::Handshake { reason: "the key server refused the request" });
         }
         let mut ans = Zeroizing::new(p[1..p.len() - TAG_LEN].to_vec());
         lock(&self.session)
@@ -1804,14 +2008,11 @@ impl AgentInner {
             }
             _ => {
                 Windows::cool_fields(&mut windows.hot, &mut windows.map);
-                let mut window = match windows.map.get(scope).and_then(|w| w.get(&wid)) {
-                    Some(w) => {
-                        w.check(m.seq)?;
-                        *w
-                    }
+                match windows.map.get(scope).and_then(|w| w.get(&wid)) {
+                    Some(w) => w.check(m.seq)?,
                     None if windows.len >= MAX_WINDOWS => return Err(Error::Replayed { seq: m.seq }),
-                    None => Window::default(),
-                };
+                    None => {}
+                }
                 let key = match fetched {
                     Some(k) => k,
                     None => match lock(&self.recv_keys).get(scope).and_then(|k| k.get(&wid)) {
@@ -1824,9 +2025,13 @@ impl AgentInner {
                     Some(w) => w,
                     None => windows.map.entry(scope.to_string()).or_default(),
                 };
-                if per_scope.remove(&wid).is_none() {
-                    windows.len += 1;
-                }
+                let mut window = match per_scope.remove(&wid) {
+                    Some(w) => w,
+                    None => {
+                        windows.len += 1;
+                        Replay::new(windows.exact)
+                    }
+                };
                 window.commit(m.seq);
                 let sender = key.sender;
                 windows.hot = Some(Hot { scope: scope.to_string(), wid, window, key });
@@ -1892,6 +2097,27 @@ type Fetch = std::pin::Pin<Box<dyn Future<Output = (Result<Message>, Windows, as
 /// Whether `bytes` is a checkpoint envelope (kind byte 4): it is verified by the subscription, not opened.
 fn is_checkpoint(bytes: &[u8]) -> bool {
     bytes.len() > 1 && bytes[0] == envelope::VERSION && bytes[1] == Kind::Checkpoint as u8
+}
+
+/// The JetStream message id (`Nats-Msg-Id`) of an envelope, 32 hex digits of SHA-256 over `unique`: the AEAD tag
+/// of a publish envelope (the last [`TAG_LEN`] bytes), a whole checkpoint. Unique per envelope, so per stream
+/// whatever the subject and sender (JetStream deduplicates by id across a whole stream), equal for the retries
+/// of one envelope, and derived from bytes the server stores anyway: it tells the server nothing new (no
+/// sender id, no sequence).
+fn msg_id(unique: &[u8]) -> String {
+    let mut h = Sha256::new();
+    h.update(b"pqkit-bus msg-id v1").update(unique);
+    let d = h.finalize();
+    let mut s = String::with_capacity(32);
+    for b in &d[..16] {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+/// The AEAD tag of a sealed publish envelope (its last [`TAG_LEN`] bytes).
+fn tag_of(env: &[u8]) -> &[u8] {
+    &env[env.len().saturating_sub(TAG_LEN)..]
 }
 
 /// The epoch field of a NATS (v3) envelope that opened (so its header parsed).
@@ -2062,6 +2288,20 @@ impl NatsSubscription {
         }
     }
 
+    /// The subscription's replay state (the window of every sender stream it accepted from), as text to save
+    /// and hand to [`restore_replay_state`](Self::restore_replay_state) after a restart: then an envelope
+    /// accepted before the restart and re-published by anyone on the NATS server is rejected as a replay.
+    /// Save it after each message, before acting on the message.
+    pub fn replay_state(&self) -> String {
+        self.windows.to_text()
+    }
+
+    /// Loads a [`replay_state`](Self::replay_state) saved by an earlier subscription. [`Error::Malformed`] if
+    /// the text is not one.
+    pub fn restore_replay_state(&mut self, state: &str) -> Result<()> {
+        self.windows.load_text(state)
+    }
+
     /// Unsubscribes.
     pub async fn unsubscribe(mut self) -> Result<()> {
         self.sub.unsubscribe().await.map_err(transport)
@@ -2072,7 +2312,15 @@ impl NatsSubscription {
 pub struct DurableSubscription {
     agent: Arc<AgentInner>,
     consumer: jetstream::consumer::Consumer<jetstream::consumer::pull::Config>,
-    messages: Option<jetstream::consumer::pull::Stream>,
+    messages: Option<Pull>,
+    /// What the last [`recv`](DurableSubscription::recv) handed over (with sender authentication: its
+    /// batch), acknowledged when the application comes back for the next message, or on
+    /// [`ack`](DurableSubscription::ack) and [`close`](DurableSubscription::close): a subscriber that dies
+    /// while processing a message gets it again.
+    unacked: Vec<jetstream::Message>,
+    /// Messages still wanted ([`limit`](DurableSubscription::limit)): pulls ask the server for no more, so
+    /// nothing extra sits delivered and unacknowledged when the subscriber stops.
+    budget: Option<u64>,
     pattern: String,
     windows: Windows,
     last: u64,
@@ -2081,6 +2329,9 @@ pub struct DurableSubscription {
     /// Sender authentication (signed checkpoints) when on; tokens are the JetStream messages to acknowledge.
     auth: Option<Verifier<jetstream::Message>>,
 }
+
+/// The pull of a durable subscription: a continuous pull stream, or batches of at most the messages still wanted.
+type Pull = std::pin::Pin<Box<dyn futures_util::Stream<Item = std::result::Result<jetstream::Message, ()>> + Send>>;
 
 /// The stream sequences a durable subscription has processed: every one at or below `floor`, and those in
 /// `above` (at most [`MAX_PROCESSED`]; past it the lowest move into `floor`). A redelivery is recognised by
@@ -2136,17 +2387,19 @@ impl DurableSubscription {
     }
 
     /// Waits for the next message, in stream order (except redeliveries of what a predecessor on the same
-    /// consumer died holding, which come after `ack_wait`): acknowledged to the server, then handed over. Reconnects
+    /// consumer died holding, which come after `ack_wait`). The message handed over before is acknowledged
+    /// first (at-least-once: a subscriber that dies while processing a message gets it again). Reconnects
     /// the pull stream after a server restart. Duplicates (redeliveries) are removed; forged, replayed,
     /// corrupted or wrongly keyed envelopes are acknowledged away (never redelivered) and counted.
     ///
     /// With sender authentication on ([`NatsAgent::subscribe_durable_authenticated`]) messages are held until
     /// a valid checkpoint covers them, as on core subscriptions, and acknowledged **per batch**: a batch's
-    /// messages and its checkpoint are acknowledged when its last message is handed over, so a subscriber that
+    /// messages and its checkpoint are acknowledged after its last message is handed over, so a subscriber that
     /// restarts in the middle of a batch gets the whole batch again (and verifies it again). Rejected messages
     /// and checkpoints are acknowledged away. [`last_sequence`](Self::last_sequence) is then the last stream
     /// sequence processed (held or handed over).
     pub async fn recv(&mut self) -> Result<Message> {
+        let _ = self.ack().await;
         loop {
             let mut deadline = None;
             if let Some(v) = self.auth.as_mut() {
@@ -2156,18 +2409,31 @@ impl DurableSubscription {
                     let _ = t.ack().await;
                 }
                 if let Some((m, acks)) = v.pop() {
-                    for t in acks {
-                        let _ = t.ack().await;
-                    }
-                    self.agent.counters.received.fetch_add(1, Ordering::Relaxed);
+                    self.unacked.extend(acks);
+                    self.handed_over();
                     return Ok(m);
                 }
                 deadline = v.next_deadline();
             }
             if self.messages.is_none() {
-                match self.consumer.messages().await {
-                    Ok(s) => self.messages = Some(s),
-                    Err(_) => {
+                let pull: std::result::Result<Pull, ()> = match self.budget {
+                    Some(0) => return Err(Error::Closed),
+                    Some(n) => {
+                        let want = usize::try_from(n).unwrap_or(usize::MAX).min(1 << 16);
+                        match self.consumer.batch().max_messages(want).expires(Duration::from_secs(5)).messages().await
+                        {
+                            Ok(b) => Ok(Box::pin(b.map(|r| r.map_err(|_| ())))),
+                            Err(_) => Err(()),
+                        }
+                    }
+                    None => match self.consumer.messages().await {
+                        Ok(st) => Ok(Box::pin(st.map(|r| r.map_err(|_| ())))),
+                        Err(_) => Err(()),
+                    },
+                };
+                match pull {
+                    Ok(p) => self.messages = Some(p),
+                    Err(()) => {
                         tokio::time::sleep(Duration::from_millis(100)).await;
                         continue;
                     }
@@ -2236,13 +2502,69 @@ impl DurableSubscription {
                 }
                 continue;
             }
-            let _ = msg.ack().await;
             self.done.insert(seq);
-            if let Ok(m) = r {
-                self.last = seq;
-                return Ok(m);
+            match r {
+                Ok(m) => {
+                    self.last = seq;
+                    self.unacked.push(msg);
+                    if !held {
+                        self.budget = self.budget.map(|b| b.saturating_sub(1));
+                    }
+                    return Ok(m);
+                }
+                Err(_) => {
+                    let _ = msg.ack().await;
+                }
             }
         }
+    }
+
+    /// Counts a message released by the verifier.
+    fn handed_over(&mut self) {
+        self.agent.counters.received.fetch_add(1, Ordering::Relaxed);
+        self.budget = self.budget.map(|b| b.saturating_sub(1));
+    }
+
+    /// The replay state, as [`NatsSubscription::replay_state`] (the exact sets of the sender streams).
+    pub fn replay_state(&self) -> String {
+        self.windows.to_text()
+    }
+
+    /// Loads a [`replay_state`](Self::replay_state) saved by an earlier subscription on the same consumer.
+    pub fn restore_replay_state(&mut self, state: &str) -> Result<()> {
+        self.windows.load_text(state)
+    }
+
+    /// Hands over at most `n` more messages ([`recv`](Self::recv) then returns [`Error::Closed`]), and asks the
+    /// server for no more than that: a subscriber that stops after `n` leaves nothing delivered and
+    /// unacknowledged behind, so the next one on the consumer resumes in stream order at once (not after
+    /// `ack_wait`).
+    pub fn limit(&mut self, n: u64) {
+        self.budget = Some(n);
+        self.messages = None;
+    }
+
+    /// Acknowledges what the last [`recv`](Self::recv) handed over (it is acknowledged anyway by the next
+    /// `recv`). The acknowledgements are queued on the connection; [`close`](Self::close) also waits until the
+    /// server has them.
+    pub async fn ack(&mut self) -> Result<()> {
+        let mut r = Ok(());
+        for m in self.unacked.drain(..) {
+            if let Err(e) = m.ack().await {
+                r = Err(transport(e));
+            }
+        }
+        r
+    }
+
+    /// Acknowledges what was handed over, stops pulling and waits until the server has the acknowledgements.
+    /// Call it on every way out of a consumer loop. (With sender authentication, messages held for a
+    /// checkpoint are not acknowledged: the server redelivers them after `ack_wait`.)
+    pub async fn close(mut self) -> Result<()> {
+        let acked = self.ack().await;
+        self.messages = None;
+        let flushed = self.agent.client.flush().await.map_err(transport);
+        acked.and(flushed)
     }
 
     /// [`recv`](Self::recv) with a timeout ([`Error::Timeout`]).

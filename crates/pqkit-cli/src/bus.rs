@@ -7,8 +7,10 @@
 //!   stdin, sealed (`--durable STREAM` through JetStream, acknowledged; `--sign` adds signed checkpoints, so
 //!   that subscribers with `--sender-auth` can tell the message is this identity's, docs/bus.md §9).
 //! - `pqkit bus sub --identity FILE --key-server ID PATTERN [--count N]`: prints `subject sender priority:
-//!   payload` per message (`--durable STREAM --consumer NAME` for a durable topic; `--sender-auth` prints
-//!   only messages a checkpoint signed by their sender covers).
+//!   payload` per message, control characters and invalid UTF-8 escaped (`--json`: one JSON object per
+//!   message); `--durable STREAM --consumer NAME` for a durable topic (acknowledged after printing; `--count`
+//!   pulls no more than it prints); `--sender-auth` prints only messages a checkpoint signed by their sender
+//!   covers. A pattern the policy does not grant is refused.
 //!
 //! `--nats URL` (default `$NATS_URL`, else `nats://127.0.0.1:4222`). Exit codes as everywhere: 2 for usage,
 //! input, connection or authorisation errors.
@@ -35,10 +37,11 @@ pub struct BusArgs {
 
 #[derive(Args)]
 struct Conn {
-    /// The NATS server(s): a URL, or a comma-separated list for a cluster.
+    /// The NATS server(s): a URL, or a comma-separated list of a cluster's nodes (the client fails over
+    /// between them).
     #[arg(long, value_name = "URL", env = "NATS_URL", default_value = "nats://127.0.0.1:4222")]
     nats: String,
-    /// This agent's identity file (`pqkit agent keygen`).
+    /// This agent's identity file (`pqkit keygen --alg agent`).
     #[arg(long, value_name = "FILE")]
     identity: PathBuf,
 }
@@ -57,7 +60,9 @@ enum BusCmd {
     Keyserver {
         #[command(flatten)]
         conn: Conn,
-        /// The policy file.
+        /// The policy file: one rule per line, `<agent id hex> pub <patterns> sub <patterns>`, patterns
+        /// comma-separated NATS subjects with `*` and `>` wildcards, `-` for none; `#` starts a comment. For
+        /// example `3f0c...e1 pub orders.* sub events.>,alerts.*`. An agent without a rule cannot connect.
         #[arg(long, value_name = "FILE", required_unless_present = "allow_all")]
         policy: Option<PathBuf>,
         /// Every authenticated agent may publish and subscribe everywhere (closed deployments, trials).
@@ -68,7 +73,7 @@ enum BusCmd {
     Pub {
         #[command(flatten)]
         conn: Conn,
-        /// The key server's id (hex, from `pqkit agent id`).
+        /// The key server's id (hex, from `pqkit pubkey KEYSERVER-IDENTITY`).
         #[arg(long, value_name = "ID")]
         key_server: String,
         /// Priority, carried in the authenticated header.
@@ -90,11 +95,14 @@ enum BusCmd {
         /// The message; each line of stdin if absent.
         message: Option<String>,
     },
-    /// Print the messages on PATTERN: `subject sender-id priority: payload`.
+    /// Print the messages on PATTERN: `subject sender-id priority: payload`, one line each. Control
+    /// characters, invalid UTF-8 and backslashes in the subject and payload are escaped (`\n`, `\x1b`,
+    /// `\u{9b}`, `\xff`, `\\`), so no payload can start another line or reach the terminal raw; `--json` for
+    /// programs.
     Sub {
         #[command(flatten)]
         conn: Conn,
-        /// The key server's id (hex, from `pqkit agent id`).
+        /// The key server's id (hex, from `pqkit pubkey KEYSERVER-IDENTITY`).
         #[arg(long, value_name = "ID")]
         key_server: String,
         /// Exit after N messages.
@@ -110,6 +118,14 @@ enum BusCmd {
         /// use `pub --sign`); others are dropped after about a second and counted.
         #[arg(long)]
         sender_auth: bool,
+        /// Keep the replay state in FILE (read at start, written after each message, before it is printed): an
+        /// envelope printed before a restart and re-published by anyone on the NATS server is then rejected.
+        #[arg(long, value_name = "FILE")]
+        state: Option<PathBuf>,
+        /// One JSON object per line: `{"subject":..,"sender":..,"priority":..,"payload":..}` (`payload_hex`
+        /// instead of `payload` when the payload is not UTF-8).
+        #[arg(long)]
+        json: bool,
         /// The pattern (NATS wildcards `*`, `>`).
         pattern: String,
     },
@@ -205,68 +221,126 @@ pub fn bus(a: BusArgs) -> CliResult {
                 let ks = parse_id("--key-server", &key_server)?;
                 let identity = read_identity(&conn.identity)?;
                 let agent = NatsAgent::connect(&conn.nats, &identity, ks).await?;
-                if sign {
-                    agent.sign_checkpoints(&subject, pqkit_bus::checkpoint::Checkpoints::default())?;
-                }
-                if let (Some(stream), Some(subjects)) = (&durable, &declare) {
-                    agent.declare_durable(stream, &split(subjects)).await?;
-                }
                 let p = prio(priority);
-                let send = |m: Vec<u8>| {
-                    let agent = &agent;
-                    let subject = &subject;
-                    let durable = durable.is_some();
-                    async move {
-                        if durable {
-                            agent.publish_durable(subject, &m, p).await.map(|_| ())
-                        } else {
-                            agent.publish(subject, &m, p).await
+                let sent = async {
+                    if sign {
+                        agent.sign_checkpoints(&subject, pqkit_bus::checkpoint::Checkpoints::default())?;
+                    }
+                    if let (Some(stream), Some(subjects)) = (&durable, &declare) {
+                        agent.declare_durable(stream, &split(subjects)).await?;
+                    }
+                    let send = |m: Vec<u8>| {
+                        let agent = &agent;
+                        let subject = &subject;
+                        let durable = durable.is_some();
+                        async move {
+                            if durable {
+                                agent.publish_durable(subject, &m, p).await.map(|_| ())
+                            } else {
+                                agent.publish(subject, &m, p).await
+                            }
+                        }
+                    };
+                    match message {
+                        Some(m) => send(m.into_bytes()).await?,
+                        None => {
+                            let mut stdin = std::io::stdin().lock();
+                            let mut line = Vec::new();
+                            let mut n = 0u64;
+                            loop {
+                                line.clear();
+                                if stdin.read_until(b'\n', &mut line).map_err(|e| CliError::io("stdin", e))? == 0 {
+                                    break;
+                                }
+                                n += 1;
+                                if line.last() == Some(&b'\n') {
+                                    line.pop();
+                                    if line.last() == Some(&b'\r') {
+                                        line.pop();
+                                    }
+                                }
+                                if std::str::from_utf8(&line).is_err() {
+                                    return Err(CliError::usage(format!(
+                                        "stdin line {n}: not UTF-8 (the {} line(s) before it were published)",
+                                        n - 1
+                                    )));
+                                }
+                                send(std::mem::take(&mut line)).await?;
+                            }
                         }
                     }
-                };
-                match message {
-                    Some(m) => send(m.into_bytes()).await?,
-                    None => {
-                        for line in std::io::stdin().lock().lines() {
-                            send(line.map_err(|e| CliError::io("stdin", e))?.into_bytes()).await?;
-                        }
-                    }
+                    Ok::<(), CliError>(())
                 }
-                // Signs the last batch (if --sign) and waits until the server has everything.
-                agent.close().await?;
+                .await;
+                // On every way out, errors included: sign the last batch (if --sign) and wait until the server
+                // has everything accepted so far.
+                let closed = agent.close().await;
+                sent?;
+                closed.map_err(|e| CliError::usage(format!("flushing to {}: {e}", conn.nats)))?;
                 Ok(())
             }
-            BusCmd::Sub { conn, key_server, count, durable, consumer, sender_auth, pattern } => {
+            BusCmd::Sub { conn, key_server, count, durable, consumer, sender_auth, state, json, pattern } => {
                 let ks = parse_id("--key-server", &key_server)?;
                 let identity = read_identity(&conn.identity)?;
                 let agent = NatsAgent::connect(&conn.nats, &identity, ks).await?;
+                agent.check_subscribe(&pattern).await?;
                 let print = |m: pqkit_bus::Message| -> CliResult {
+                    let line = if json { json_line(&m) } else { text_line(&m) };
                     let mut o = std::io::stdout().lock();
-                    writeln!(
-                        o,
-                        "{} {} {:?}: {}",
-                        m.subject(),
-                        m.sender(),
-                        m.priority(),
-                        String::from_utf8_lossy(m.payload())
-                    )
-                    .and_then(|_| o.flush())
-                    .map_err(|e| CliError::io("stdout", e))
+                    writeln!(o, "{line}").and_then(|_| o.flush()).map_err(|e| CliError::io("stdout", e))
+                };
+                let saved = match &state {
+                    Some(p) if p.exists() => {
+                        let t = read_file(p)?;
+                        Some(String::from_utf8(t.to_vec()).map_err(|_| {
+                            CliError::usage(format!("{}: not a replay state file (not UTF-8)", p.display()))
+                        })?)
+                    }
+                    _ => None,
+                };
+                let restore = |r: pqkit_bus::Result<()>| {
+                    r.map_err(|e| CliError::usage(format!("{}: not a replay state file ({e})", path_of(&state))))
+                };
+                let save = |text: String| -> CliResult {
+                    let Some(p) = &state else { return Ok(()) };
+                    let tmp = p.with_extension("tmp");
+                    std::fs::write(&tmp, text)
+                        .and_then(|_| std::fs::rename(&tmp, p))
+                        .map_err(|e| CliError::io(&p.display().to_string(), e))
                 };
                 let mut n = 0u64;
                 let auth = pqkit_bus::checkpoint::SenderAuth::default();
-                match (durable, consumer) {
+                let r = match (durable, consumer) {
                     (Some(stream), Some(name)) => {
                         let mut sub = if sender_auth {
                             agent.subscribe_durable_authenticated(&stream, &name, &pattern, auth).await?
                         } else {
                             agent.subscribe_durable(&stream, &name, &pattern).await?
                         };
-                        eprintln!("subscribed {pattern} (durable {stream}/{name})");
-                        while count.is_none_or(|c| n < c) {
-                            print(sub.recv().await?)?;
-                            n += 1;
+                        if let Some(c) = count {
+                            sub.limit(c);
                         }
+                        if let Some(t) = &saved {
+                            restore(sub.restore_replay_state(t))?;
+                        }
+                        eprintln!("subscribed {} (durable {stream}/{name})", escape(pattern.as_bytes()));
+                        let r = async {
+                            while count.is_none_or(|c| n < c) {
+                                let m = sub.recv().await?;
+                                save(sub.replay_state())?;
+                                print(m)?;
+                                // Acknowledged as soon as it is printed, and sent: a `bus sub` killed later
+                                // does not get it again.
+                                sub.ack().await?;
+                                agent.flush().await?;
+                                n += 1;
+                            }
+                            Ok::<(), CliError>(())
+                        }
+                        .await;
+                        // Acknowledge what was printed and wait until the server has it, on every way out.
+                        let closed = sub.close().await;
+                        r.and(closed.map_err(|e| CliError::usage(format!("acknowledging to {}: {e}", conn.nats))))
                     }
                     _ => {
                         let mut sub = if sender_auth {
@@ -274,19 +348,93 @@ pub fn bus(a: BusArgs) -> CliResult {
                         } else {
                             agent.subscribe(&pattern).await?
                         };
-                        eprintln!("subscribed {pattern}");
-                        while count.is_none_or(|c| n < c) {
-                            print(sub.recv().await?)?;
-                            n += 1;
+                        if let Some(t) = &saved {
+                            restore(sub.restore_replay_state(t))?;
                         }
+                        eprintln!("subscribed {}", escape(pattern.as_bytes()));
+                        async {
+                            while count.is_none_or(|c| n < c) {
+                                let m = sub.recv().await?;
+                                save(sub.replay_state())?;
+                                print(m)?;
+                                n += 1;
+                            }
+                            Ok::<(), CliError>(())
+                        }
+                        .await
                     }
-                }
+                };
                 let m = agent.metrics();
                 if m.rejected() > 0 {
                     eprintln!("rejected {} envelope(s): {m:?}", m.rejected());
                 }
-                Ok(())
+                r
             }
         }
     })
+}
+
+/// Whether `c` must not reach a terminal raw: controls (C0, DEL, C1) and the bidirectional formatting
+/// characters that reorder what is displayed.
+fn unsafe_char(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `bytes` as one line of printable text: `\\`, `\n`, `\r`, `\t`, `\u{..}` for other unsafe characters,
+/// `\xNN` for bytes that are not UTF-8. Distinct inputs give distinct outputs.
+fn escape(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                c if unsafe_char(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
+}
+
+/// A JSON string literal for `s`, with every unsafe character as `\uXXXX` (so the line is terminal-safe too).
+fn json_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if unsafe_char(c) => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn text_line(m: &pqkit_bus::Message) -> String {
+    format!("{} {} {:?}: {}", escape(m.subject().as_bytes()), m.sender(), m.priority(), escape(m.payload()))
+}
+
+fn json_line(m: &pqkit_bus::Message) -> String {
+    let payload = match std::str::from_utf8(m.payload()) {
+        Ok(p) => format!("\"payload\":{}", json_str(p)),
+        Err(_) => format!("\"payload_hex\":\"{}\"", hex::encode(m.payload())),
+    };
+    format!(
+        "{{\"subject\":{},\"sender\":\"{}\",\"priority\":\"{:?}\",{payload}}}",
+        json_str(m.subject()),
+        m.sender(),
+        m.priority()
+    )
+}
+
+fn path_of(p: &Option<PathBuf>) -> String {
+    p.as_ref().map_or_else(String::new, |p| p.display().to_string())
 }

@@ -1,4 +1,4 @@
-//! `pqkit agent` and `pqkit bus` against a real nats-server (issue 19): two agents talk sealed through the
+//! `pqkit agent` and `pqkit bus` against a real nats-server: two agents talk sealed through the
 //! command line, with a key server in a third process.
 #[path = "../../pqkit-bus/tests/common/nats_server.rs"]
 mod nats_server;
@@ -133,7 +133,18 @@ fn two_agents_talk_sealed_through_the_cli() {
     let (code, err) = run(&["bus", "pub", "--nats", &s.url(), "--key-server", &ks_id, "other.topic", "x"], &alice);
     assert_eq!(code, Some(2));
     assert!(err.contains("does not allow publish `other.topic`"), "{err}");
-    let (code, _) = run(&["bus", "pub", "--nats", &s.url(), "--key-server", &bob_id, "chat.room", "x"], &alice);
+    // The policy format is in the help.
+    let help = pqkit().args(["bus", "keyserver", "--help"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).contains("<agent id hex> pub <patterns> sub <patterns>"));
+    // A subscription wider than the grant is refused, not silently starved.
+    let (code, err) = run(&["bus", "sub", "--nats", &s.url(), "--key-server", &ks_id, ">"], &bob);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("does not allow subscribe `>`"), "{err}");
+    let (code, err) = run(&["bus", "sub", "--nats", &s.url(), "--key-server", &ks_id, "other.>"], &bob);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("does not allow subscribe `other.>`"), "{err}");
+    let (code, err) = run(&["bus", "pub", "--nats", &s.url(), "--key-server", &bob_id, "chat.room", "x"], &alice);
+    assert!(err.contains(&bob_id) && err.contains(&s.url()), "the error names the key server and the address: {err}");
     assert_eq!(code, Some(2));
     let (code, err) = run(&["bus", "pub", "--nats", &s.url(), "--key-server", &ks_id, "chat.room", "x"], &policy);
     assert_eq!(code, Some(2));
@@ -187,4 +198,299 @@ fn sender_authentication_through_the_cli() {
     sub.0.stdout.take().unwrap().read_to_string(&mut text).unwrap();
     assert!(sub.0.wait().unwrap().success());
     assert_eq!(text.lines().collect::<Vec<_>>(), [format!("signed.room {alice_id} Normal: signed")]);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Nothing accepted is lost, on any way out; output is safe.
+
+/// A nats-server, a key server (`--allow-all`) in its own process, and two agents.
+struct Deployment {
+    s: NatsServer,
+    _dir: tempfile::TempDir,
+    ks: Option<Killed>,
+    ks_key: std::path::PathBuf,
+    ks_id: String,
+    alice: std::path::PathBuf,
+    alice_id: String,
+    bob: std::path::PathBuf,
+}
+
+impl Deployment {
+    fn start() -> Deployment {
+        let s = NatsServer::start();
+        let dir = tempfile::tempdir().unwrap();
+        let (ks_key, ks_id) = keygen(dir.path(), "keys");
+        let (alice, alice_id) = keygen(dir.path(), "alice");
+        let (bob, _) = keygen(dir.path(), "bob");
+        let mut d = Deployment { s, _dir: dir, ks: None, ks_key, ks_id, alice, alice_id, bob };
+        d.start_key_server();
+        d
+    }
+    fn start_key_server(&mut self) {
+        let mut ks = Killed(
+            pqkit()
+                .args(["bus", "keyserver", "--nats", &self.s.url(), "--allow-all", "--identity"])
+                .arg(&self.ks_key)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        let mut out = BufReader::new(ks.0.stdout.take().unwrap());
+        wait_line(&mut out, |l| l == "ready");
+        self.ks = Some(ks);
+    }
+    /// `pqkit bus VERB --nats .. --key-server .. --identity WHO`.
+    fn bus(&self, verb: &str, who: &std::path::Path) -> Command {
+        let mut c = pqkit();
+        c.args(["bus", verb, "--nats", &self.s.url(), "--key-server", &self.ks_id, "--identity"]).arg(who);
+        c
+    }
+    fn publish(&self, args: &[&str], stdin: &[u8]) -> std::process::Output {
+        let mut p =
+            self.bus("pub", &self.alice).args(args).stdin(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        p.stdin.take().unwrap().write_all(stdin).unwrap();
+        p.wait_with_output().unwrap()
+    }
+    /// Runs `bus sub` with `args` to completion (it must exit within 20 s) and returns its stdout lines.
+    fn sub_lines(&self, args: &[&str]) -> Vec<String> {
+        let mut c = Killed(
+            self.bus("sub", &self.bob).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap(),
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while c.0.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "bus sub {args:?} did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let mut text = String::new();
+        c.0.stdout.take().unwrap().read_to_string(&mut text).unwrap();
+        let mut err = String::new();
+        c.0.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        assert!(c.0.wait().unwrap().success(), "{err}");
+        text.lines().map(str::to_string).collect()
+    }
+}
+
+/// The payload of a printed line `subject sender priority: payload`.
+fn payload(line: &str) -> &str {
+    line.split_once(": ").unwrap().1
+}
+
+#[test]
+fn durable_count_runs_resume_in_stream_order_without_repeats() {
+    let d = Deployment::start();
+    let lines: Vec<u8> = (0..15).map(|i| format!("m{i}\n")).collect::<String>().into_bytes();
+    let out = d.publish(&["--durable", "Q", "--declare", "q.>", "q.a"], &lines);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut got = Vec::new();
+    for _ in 0..3 {
+        let l = d.sub_lines(&["--durable", "Q", "--consumer", "c", "--count", "5", "q.>"]);
+        got.extend(l.iter().map(|l| payload(l).to_string()));
+    }
+    assert_eq!(got, (0..15).map(|i| format!("m{i}")).collect::<Vec<_>>());
+}
+
+#[test]
+fn an_error_exit_of_pub_loses_no_accepted_line() {
+    let d = Deployment::start();
+    const RUNS: usize = 8;
+    let mut sub = Killed(
+        d.bus("sub", &d.bob)
+            .args(["--count", &RUNS.to_string(), "lost.>"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut err = BufReader::new(sub.0.stderr.take().unwrap());
+    wait_line(&mut err, |l| l == "subscribed lost.>");
+    for i in 0..RUNS {
+        let mut input = format!("good {i}\n").into_bytes();
+        input.extend_from_slice(b"\xff\n");
+        let out = d.publish(&["lost.t"], &input);
+        assert_eq!(out.status.code(), Some(2));
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(e.contains("stdin line 2: not UTF-8"), "{e}");
+    }
+    let mut text = String::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while sub.0.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the subscriber did not get all {RUNS} accepted lines");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    sub.0.stdout.take().unwrap().read_to_string(&mut text).unwrap();
+    let got: Vec<&str> = text.lines().map(payload).collect();
+    assert_eq!(got, (0..RUNS).map(|i| format!("good {i}")).collect::<Vec<_>>());
+}
+
+#[test]
+fn payloads_cannot_forge_lines_or_reach_the_terminal_raw() {
+    let d = Deployment::start();
+    let evil = "hi\nchat.room 00000000000000000000000000000000 Critical: wire the money\x1b[2J\u{9b}31m\u{202e}x\\n";
+    let out = d.publish(&["--durable", "E", "--declare", "evil.>", "evil.t", evil], b"");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = d.publish(&["--durable", "E", "evil.t"], b"\xff\x00\n");
+    assert_eq!(out.status.code(), Some(2), "not UTF-8 on stdin");
+    let lines = d.sub_lines(&["--durable", "E", "--consumer", "text", "--count", "1", "evil.>"]);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(
+        lines[0],
+        format!(
+            "evil.t {} Normal: hi\\nchat.room 00000000000000000000000000000000 Critical: wire the \
+             money\\u{{1b}}[2J\\u{{9b}}31m\\u{{202e}}x\\\\n",
+            d.alice_id
+        )
+    );
+    assert!(!lines[0].chars().any(|c| c.is_control()));
+    let lines = d.sub_lines(&["--durable", "E", "--consumer", "json", "--count", "1", "--json", "evil.>"]);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(!lines[0].chars().any(|c| c.is_control() || c == '\u{202e}'), "{:?}", lines[0]);
+    let v: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+    assert_eq!(v["payload"], evil);
+    assert_eq!(v["subject"], "evil.t");
+    assert_eq!(v["sender"], d.alice_id.as_str());
+    assert_eq!(v["priority"], "Normal");
+}
+
+#[test]
+fn a_sigkilled_durable_subscriber_loses_none_of_1000_messages() {
+    const N: usize = 1000;
+    let d = Deployment::start();
+    // Long lines: the pipe (64 KiB) holds about a hundred, so the subscriber is blocked writing when it dies.
+    let pad = "x".repeat(600);
+    let lines: Vec<u8> = (0..N).map(|i| format!("m{i} {pad}\n")).collect::<String>().into_bytes();
+    let out = d.publish(&["--durable", "K", "--declare", "k.>", "k.a"], &lines);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let spawn = || {
+        Killed(
+            d.bus("sub", &d.bob)
+                .args(["--durable", "K", "--consumer", "c", "k.>"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        )
+    };
+    let mut seen = std::collections::HashSet::new();
+    let mut printed = 0;
+    // The first subscriber is killed (SIGKILL) after 300 lines, holding its prefetch unacknowledged.
+    {
+        let mut c = spawn();
+        let mut out = BufReader::new(c.0.stdout.take().unwrap());
+        for _ in 0..300 {
+            let mut l = String::new();
+            assert!(out.read_line(&mut l).unwrap() > 0);
+            seen.insert(payload(l.trim()).to_string());
+            printed += 1;
+        }
+        assert!(c.0.try_wait().unwrap().is_none(), "the subscriber must still be running when it is killed");
+        c.0.kill().unwrap();
+        c.0.wait().unwrap();
+        // What it printed before it died (still in the pipe) was delivered.
+        let mut rest = String::new();
+        out.read_to_string(&mut rest).unwrap();
+        for l in rest.lines().filter(|l| l.contains(": ")) {
+            seen.insert(payload(l).to_string());
+            printed += 1;
+        }
+    }
+    let first = seen.clone();
+    // The second one gets the rest: what was never delivered at once, the dead one's held messages after
+    // ack_wait (2 s), far behind the newer ones.
+    let mut c = spawn();
+    let mut out = BufReader::new(c.0.stdout.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut l = String::new();
+        while out.read_line(&mut l).unwrap_or(0) > 0 {
+            if tx.send(l.trim().to_string()).is_err() {
+                break;
+            }
+            l.clear();
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while seen.len() < N {
+        let l = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())).unwrap_or_else(|_| {
+            panic!("{} of {N} messages after the restart", seen.len());
+        });
+        let p = payload(&l).to_string();
+        assert!(seen.insert(p.clone()) || first.contains(&p), "{p:.8}: a repeat the first subscriber never printed");
+        printed += 1;
+    }
+    assert_eq!(seen, (0..N).map(|i| format!("m{i} {pad}")).collect());
+    // At-least-once: bus sub acknowledges each message once it is printed, so only the one being printed when
+    // it died may come again.
+    assert!(printed <= N + 1, "{printed} lines for {N} messages");
+    drop(c);
+}
+
+#[test]
+fn sub_keeps_its_replay_state_in_a_file() {
+    let d = Deployment::start();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("bob.replay");
+    let st = state.to_str().unwrap();
+    let out = d.publish(&["--durable", "S", "--declare", "s.>", "s.a", "one"], b"");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines = d.sub_lines(&["--durable", "S", "--consumer", "c", "--count", "1", "--state", st, "s.>"]);
+    assert_eq!(lines.len(), 1);
+    let text = std::fs::read_to_string(&state).unwrap();
+    assert!(text.starts_with("s.a ") && text.contains(" E 0-0"), "{text}");
+    // Read back at the next start (a run that prints nothing new keeps it).
+    let out = d.publish(&["--durable", "S", "s.a", "two"], b"");
+    assert!(out.status.success());
+    let lines = d.sub_lines(&["--durable", "S", "--consumer", "c", "--count", "1", "--state", st, "s.>"]);
+    assert_eq!(payload(&lines[0]), "two");
+    // Each `bus pub` is a new sender stream: the state holds both, the first read back from the file.
+    let text = std::fs::read_to_string(&state).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(text.lines().all(|l| l.starts_with("s.a ") && l.contains(" E ")), "{text}");
+    std::fs::write(&state, "s.a 1 0 R zz\n").unwrap();
+    let out = d.bus("sub", &d.bob).args(["--count", "1", "--state", st, "s.>"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a replay state file"));
+}
+
+/// `--nats` takes a cluster's node list: the key server, a publisher and a subscriber each given all three
+/// URLs keep working when the first node of the list is down.
+#[test]
+fn the_cli_fails_over_between_the_nodes_of_a_cluster() {
+    let mut nodes = NatsServer::cluster(3);
+    let urls = nodes.iter().map(|n| n.url()).collect::<Vec<_>>().join(",");
+    let dir = tempfile::tempdir().unwrap();
+    let (ks_key, ks_id) = keygen(dir.path(), "keys");
+    let (alice, alice_id) = keygen(dir.path(), "alice");
+    let (bob, _) = keygen(dir.path(), "bob");
+    let bus = |verb: &str, who: &std::path::Path| {
+        let mut c = pqkit();
+        c.args(["bus", verb, "--nats", &urls, "--key-server", &ks_id, "--identity"]).arg(who);
+        c
+    };
+    let mut ks = Killed(
+        pqkit()
+            .args(["bus", "keyserver", "--nats", &urls, "--allow-all", "--identity"])
+            .arg(&ks_key)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_line(&mut BufReader::new(ks.0.stdout.take().unwrap()), |l| l == "ready");
+    // The first node goes down: every client connects to another one of the list.
+    nodes[0].terminate();
+    let mut sub = Killed(
+        bus("sub", &bob).args(["--count", "3", "fo.>"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap(),
+    );
+    wait_line(&mut BufReader::new(sub.0.stderr.take().unwrap()), |l| l == "subscribed fo.>");
+    for i in 0..3 {
+        let out = bus("pub", &alice).args(["fo.x", &format!("over {i}")]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let mut text = String::new();
+    sub.0.stdout.take().unwrap().read_to_string(&mut text).unwrap();
+    assert!(sub.0.wait().unwrap().success());
+    let want: Vec<String> = (0..3).map(|i| format!("fo.x {alice_id} Normal: over {i}")).collect();
+    assert_eq!(text.lines().collect::<Vec<_>>(), want);
+    drop(ks);
 }

@@ -19,6 +19,8 @@
 //!   before the next, then all read through a durable pull consumer with explicit acknowledgement. pqkit:
 //!   `publish_durable` / `subscribe_durable`. Plain: `jetstream::Context::publish` (awaiting the ack) / pull
 //!   consumer `messages()` + `ack`.
+//! - `durable_send_10k-64-r3`: the same on a three-node cluster this run starts on loopback ports (whatever
+//!   `--nats` says), the stream replicated three times (R3), every client given the three URLs.
 //!
 //! - `send_10k-<size>-ckpt` and `request_reply-64-ckpt`: the same, pqkit with **sender authentication**
 //!   (docs/bus.md §9): the publisher signs checkpoints (`NatsAgent::sign_checkpoints`, defaults N = 256,
@@ -76,20 +78,56 @@ impl Drop for LocalServer {
     }
 }
 
-/// Starts `nats-server -js` on a free loopback port (found on `PATH` or in `/usr/sbin`).
-pub fn start_local() -> R<LocalServer> {
+fn nats_server_binary() -> R<PathBuf> {
     let mut dirs: Vec<PathBuf> =
         std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
     dirs.push("/usr/sbin".into());
-    let bin =
-        dirs.into_iter().map(|d| d.join("nats-server")).find(|p| p.is_file()).ok_or(
-            "nats-server not found on PATH: install nats-server (apt-get install nats-server) or pass --nats URL",
-        )?;
-    let port = std::net::TcpListener::bind("127.0.0.1:0").map_err(e)?.local_addr().map_err(e)?.port();
+    Ok(dirs
+        .into_iter()
+        .map(|d| d.join("nats-server"))
+        .find(|p| p.is_file())
+        .ok_or("nats-server not found on PATH: install nats-server (apt-get install nats-server) or pass --nats URL")?)
+}
+
+fn free_port() -> R<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0").map_err(e)?.local_addr().map_err(e)?.port())
+}
+
+/// Starts `nats-server -js` on a free loopback port (found on `PATH` or in `/usr/sbin`).
+pub fn start_local() -> R<LocalServer> {
+    start_node(free_port()?, &[])
+}
+
+/// Starts three `nats-server -js` nodes forming one cluster on loopback ports; returns them and their client
+/// URLs as one comma-separated list.
+pub fn start_local_cluster() -> R<(Vec<LocalServer>, String)> {
+    let routes = [free_port()?, free_port()?, free_port()?];
+    let all = routes.iter().map(|p| format!("nats://127.0.0.1:{p}")).collect::<Vec<_>>().join(",");
+    let mut nodes = Vec::new();
+    for (i, r) in routes.iter().enumerate() {
+        let extra = [
+            "-n".to_string(),
+            format!("bench{i}"),
+            "--cluster_name".into(),
+            "pqkit-bench".into(),
+            "--cluster".into(),
+            format!("nats://127.0.0.1:{r}"),
+            "--routes".into(),
+            all.clone(),
+        ];
+        nodes.push(start_node(free_port()?, &extra)?);
+    }
+    let urls = nodes.iter().map(|n| n.url.clone()).collect::<Vec<_>>().join(",");
+    Ok((nodes, urls))
+}
+
+fn start_node(port: u16, extra: &[String]) -> R<LocalServer> {
+    let bin = nats_server_binary()?;
     let store = std::env::temp_dir().join(format!("pqkit-bench-nats-{}-{port}", std::process::id()));
     let child = Command::new(bin)
         .args(["-a", "127.0.0.1", "-p", &port.to_string(), "-js", "-sd"])
         .arg(&store)
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -403,7 +441,17 @@ async fn run_async(url: &str, quick: bool, want: &dyn Fn(&str) -> bool) -> R<Vec
         rows.extend(b);
     }
     if want("durable_send_10k-64") {
-        rows.push(durable(&p, &pubc, url, if quick { 1 } else { 3 }).await?);
+        rows.push(durable(&p, &pubc, "durable_send_10k-64", 1, if quick { 1 } else { 3 }).await?);
+    }
+    if want("durable_send_10k-64-r3") {
+        let (_nodes, urls) = start_local_cluster()?;
+        let p = pqkit_agents(&urls).await?;
+        let client = async_nats::connect(
+            urls.split(',').map(|u| u.parse::<async_nats::ServerAddr>()).collect::<Result<Vec<_>, _>>().map_err(e)?,
+        )
+        .await
+        .map_err(e)?;
+        rows.push(durable(&p, &client, "durable_send_10k-64-r3", 3, if quick { 1 } else { 3 }).await?);
     }
     Ok(rows)
 }
@@ -495,16 +543,22 @@ async fn request_reply(
     Ok((rr.then_some(row), rrc.then_some(crow)))
 }
 
-async fn durable(p: &Pqkit, client: &async_nats::Client, _url: &str, samples: usize) -> R<Row> {
+async fn durable(p: &Pqkit, client: &async_nats::Client, name: &str, replicas: usize, samples: usize) -> R<Row> {
     use async_nats::jetstream;
     use futures_util::StreamExt;
     let js = jetstream::new(client.clone());
-    let mut row = Row::new("durable_send_10k-64");
+    let mut row = Row::new(name);
     for k in 0..samples {
-        // pqkit.
+        // pqkit. (A new cluster elects its JetStream leader after the routes connect: declare until it answers.)
         let stream = format!("BENCH_SEALED_{k}");
         let subject = format!("bench.dsealed.{k}");
-        p.alice.declare_durable(&stream, &[subject.as_str()]).await.map_err(e)?;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while let Err(x) = p.alice.declare_durable_replicated(&stream, &[subject.as_str()], replicas).await {
+            if Instant::now() > deadline {
+                return Err(format!("{name}: cannot declare the stream: {x}"));
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
         let mut sub = p.bob.subscribe_durable(&stream, "bench", &subject).await.map_err(e)?;
         let mut msg = [0u8; 64];
         let t = Instant::now();
@@ -525,6 +579,7 @@ async fn durable(p: &Pqkit, client: &async_nats::Client, _url: &str, samples: us
                 name: stream.clone(),
                 subjects: vec![subject.clone()],
                 storage: jetstream::stream::StorageType::File,
+                num_replicas: replicas,
                 ..Default::default()
             })
             .await

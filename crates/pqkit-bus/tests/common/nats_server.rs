@@ -20,6 +20,8 @@ pub struct NatsServer {
     port: u16,
     store: tempfile::TempDir,
     child: Option<Child>,
+    /// Cluster arguments (`-n`, `--cluster_name`, `--cluster`, `--routes`) of a cluster node.
+    extra: Vec<String>,
 }
 
 /// The `nats-server` binary: `$NATS_SERVER`, then `PATH`, then the Debian location (`/usr/sbin`, often not on a
@@ -45,21 +47,60 @@ impl NatsServer {
     pub fn start() -> NatsServer {
         let bin = find_binary().unwrap_or_else(|| panic!("nats-server not found on PATH: {INSTALL_HINT}"));
         let store = tempfile::tempdir().expect("temporary store directory");
-        let mut s = NatsServer { bin, port: free_port(), store, child: None };
+        let mut s = NatsServer { bin, port: free_port(), store, child: None, extra: Vec::new() };
         s.spawn();
         s
     }
 
+    /// Starts `n` servers forming one cluster (routes on loopback ports, JetStream clustered): each node's
+    /// client port is its own; a client given every node's URL fails over between them.
+    pub fn cluster(n: usize) -> Vec<NatsServer> {
+        let bin = find_binary().unwrap_or_else(|| panic!("nats-server not found on PATH: {INSTALL_HINT}"));
+        let routes: Vec<u16> = (0..n).map(|_| free_port()).collect();
+        let all = routes.iter().map(|p| format!("nats://127.0.0.1:{p}")).collect::<Vec<_>>().join(",");
+        let mut nodes: Vec<NatsServer> = (0..n)
+            .map(|i| NatsServer {
+                bin: bin.clone(),
+                port: free_port(),
+                store: tempfile::tempdir().expect("temporary store directory"),
+                child: None,
+                extra: vec![
+                    "-n".into(),
+                    format!("node{i}"),
+                    "--cluster_name".into(),
+                    "pqkit-test".into(),
+                    "--cluster".into(),
+                    format!("nats://127.0.0.1:{}", routes[i]),
+                    "--routes".into(),
+                    all.clone(),
+                ],
+            })
+            .collect();
+        // All started before any waits: the routes connect as the nodes come up.
+        for s in &mut nodes {
+            s.spawn_only();
+        }
+        for s in &mut nodes {
+            s.wait_ready();
+        }
+        nodes
+    }
+
     fn spawn(&mut self) {
+        self.spawn_only();
+        self.wait_ready();
+    }
+
+    fn spawn_only(&mut self) {
         let child = Command::new(&self.bin)
             .args(["-a", "127.0.0.1", "-p", &self.port.to_string(), "-js", "-sd"])
             .arg(self.store.path())
+            .args(&self.extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {}: {e}; {INSTALL_HINT}", self.bin.display()));
         self.child = Some(child);
-        self.wait_ready();
     }
 
     fn wait_ready(&mut self) {
@@ -90,6 +131,25 @@ impl NatsServer {
     /// The port.
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// Stops the server with SIGTERM (a graceful shutdown, as an operator's restart) and waits for it.
+    pub fn terminate(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = Command::new("kill").arg("-TERM").arg(c.id().to_string()).status();
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while matches!(c.try_wait(), Ok(None)) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Starts a stopped server again (same port, store and cluster arguments).
+    pub fn start_again(&mut self) {
+        assert!(self.child.is_none(), "the server is running");
+        self.spawn();
     }
 
     /// Kills the server (SIGKILL: no graceful shutdown, as a crash) and waits for it.
