@@ -93,9 +93,9 @@ mod aesni;
 pub(crate) mod ghash_soft;
 mod soft;
 #[cfg(target_arch = "x86_64")]
-mod vaes;
-#[cfg(target_arch = "x86_64")]
 mod vaes256;
+#[cfg(target_arch = "x86_64")]
+mod vaes512;
 
 crate::dispatch::backends! {
     /// The implementation a key runs on. Chosen once by `Backend::detect`; tests force each with the
@@ -109,7 +109,7 @@ crate::dispatch::backends! {
         /// VAES + VPCLMULQDQ on 256-bit lanes, no AVX-512 (x86_64: AMD Zen 3, and the AVX2 tier): every feature
         /// `vaes256.rs` enables, which includes all of AES-NI's (its single blocks run on `aesni.rs`).
         Vaes256: [AES, PCLMULQDQ, SSSE3, SSE41, AVX, AVX2, VAES, VPCLMULQDQ],
-        /// VAES + VPCLMULQDQ on AVX-512 (x86_64): every feature `vaes.rs` enables, which includes all of
+        /// VAES + VPCLMULQDQ on AVX-512 (x86_64): every feature `vaes512.rs` enables, which includes all of
         /// AES-NI's (its single blocks and the lengths block run on `aesni.rs`).
         Vaes: [AES, PCLMULQDQ, SSSE3, SSE41, AVX, AVX2, AVX512F, AVX512BW, AVX512VL, VAES, VPCLMULQDQ],
     }
@@ -470,7 +470,7 @@ impl GcmKey {
             #[cfg(target_arch = "x86_64")]
             Backend::AesNi => aesni::ghash(self.backend, &self.htab, state, data),
             #[cfg(target_arch = "x86_64")]
-            Backend::Vaes => vaes::ghash(self.backend, &self.htab, state, data),
+            Backend::Vaes => vaes512::ghash(self.backend, &self.htab, state, data),
             #[cfg(target_arch = "x86_64")]
             Backend::Vaes256 => vaes256::ghash(self.backend, &self.htab, state, data),
             _ => ghash_soft::ghash(&self.htab, state, data),
@@ -483,7 +483,7 @@ impl GcmKey {
             #[cfg(target_arch = "x86_64")]
             Backend::AesNi => aesni::full::<true>(self.backend, &self.keys, &self.htab, j0, aad, buf),
             #[cfg(target_arch = "x86_64")]
-            Backend::Vaes => vaes::full::<true>(self.backend, &self.keys, &self.htab, j0, aad, buf),
+            Backend::Vaes => vaes512::full::<true>(self.backend, &self.keys, &self.htab, j0, aad, buf),
             #[cfg(target_arch = "x86_64")]
             Backend::Vaes256 => vaes256::full::<true>(self.backend, &self.keys, &self.htab, j0, aad, buf),
             _ => self.full_generic::<true>(j0, aad, buf),
@@ -498,7 +498,7 @@ impl GcmKey {
             #[cfg(target_arch = "x86_64")]
             Backend::AesNi => aesni::full::<false>(self.backend, &self.keys, &self.htab, j0, aad, buf),
             #[cfg(target_arch = "x86_64")]
-            Backend::Vaes => vaes::full::<false>(self.backend, &self.keys, &self.htab, j0, aad, buf),
+            Backend::Vaes => vaes512::full::<false>(self.backend, &self.keys, &self.htab, j0, aad, buf),
             #[cfg(target_arch = "x86_64")]
             Backend::Vaes256 => vaes256::full::<false>(self.backend, &self.keys, &self.htab, j0, aad, buf),
             _ => self.full_generic::<false>(j0, aad, buf),
@@ -562,7 +562,7 @@ impl GcmKey {
             #[cfg(target_arch = "x86_64")]
             Backend::AesNi => aesni::gcm::<SEAL>(self.backend, &self.keys, &self.htab, ctr, state, buf),
             #[cfg(target_arch = "x86_64")]
-            Backend::Vaes => vaes::gcm::<SEAL>(self.backend, &self.keys, &self.htab, ctr, state, buf),
+            Backend::Vaes => vaes512::gcm::<SEAL>(self.backend, &self.keys, &self.htab, ctr, state, buf),
             #[cfg(target_arch = "x86_64")]
             Backend::Vaes256 => vaes256::gcm::<SEAL>(self.backend, &self.keys, &self.htab, ctr, state, buf),
             // One pass over 256-byte chunks (a multiple of the block, so only the last chunk can be partial and

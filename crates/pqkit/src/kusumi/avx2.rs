@@ -1,12 +1,12 @@
 //! Kusumi512 on AVX2: 8 blocks at a time, one ymm register per state word (lane i = block i).
 //!
-//! The body is [`super::lanes`], shared with AVX-512; this file gives it its 256-bit operations. AVX2 has no
+//! The body is [`super::simd`], shared with AVX-512; this file gives it its 256-bit operations. AVX2 has no
 //! vector rotate: 16 and 8 are byte shuffles (`vpshufb`), 12 and 7 are shift/shift/or. With 25 state words and
 //! 16 ymm registers some words live on the stack; the compiler schedules the spills. Output is three 8×8 dword
 //! transposes (words 0..7, 8..15, 16..23) plus word 24 stored lane by lane.
 #![allow(unsafe_code)]
 
-use super::lanes::{self, Lanes};
+use super::simd::{self, Lanes};
 use super::{BLOCK, Backend};
 use crate::dispatch::Checked;
 use crate::x86::transpose::transpose8x8_epi32;
@@ -124,7 +124,7 @@ impl Lanes<8> for __m256i {
     }
 }
 
-/// The AVX2 loop: whole 8-block chunks, then a shorter tail as one padded batch ([`lanes::xor_padded`]). Also the AVX-512 backend's
+/// The AVX2 loop: whole 8-block chunks, then a shorter tail as one padded batch ([`simd::xor_padded`]). Also the AVX-512 backend's
 /// path for tails of eight blocks or fewer. Returns true if `data` ends inside a block, whose keystream is then
 /// in `last` (see [`super::xor_blocks`]).
 #[target_feature(enable = "avx2")]
@@ -138,12 +138,12 @@ pub(super) fn xor_blocks_impl(
     // SAFETY: this function is compiled with AVX2 and may only run on a CPU that has it (a `#[target_feature]`
     // function), which is all `__m256i`'s `Lanes` methods need.
     unsafe {
-        let (ctr, tail) = lanes::xor_chunks::<__m256i, 8>(key, nonce, counter, data);
-        !tail.is_empty() && lanes::xor_padded::<__m256i, 8>(key, nonce, ctr, tail, last)
+        let (ctr, tail) = simd::xor_chunks::<__m256i, 8>(key, nonce, counter, data);
+        !tail.is_empty() && simd::xor_padded::<__m256i, 8>(key, nonce, ctr, tail, last)
     }
 }
 
-/// The AEAD's stitched pass on AVX2 (8-block chunks); see [`lanes::xor_stitched`].
+/// The AEAD's stitched pass on AVX2 (8-block chunks); see [`simd::xor_stitched`].
 #[target_feature(enable = "avx2")]
 fn xor_stitched_impl<J: super::Stitch>(
     key: &[u32; 16],
@@ -156,10 +156,10 @@ fn xor_stitched_impl<J: super::Stitch>(
 ) {
     // SAFETY: this function is compiled with AVX2 and may only run on a CPU that has it (a `#[target_feature]`
     // function), which is all `__m256i`'s `Lanes` methods need.
-    unsafe { lanes::xor_stitched::<__m256i, 8, J>(key, nonce, counter, data, lead, chunks, job) }
+    unsafe { simd::xor_stitched::<__m256i, 8, J>(key, nonce, counter, data, lead, chunks, job) }
 }
 
-/// The AEAD's first batch on AVX2 ([`lanes::xor_head`]): block 0 and up to 7 message blocks, one 8-lane batch.
+/// The AEAD's first batch on AVX2 ([`simd::xor_head`]): block 0 and up to 7 message blocks, one 8-lane batch.
 #[target_feature(enable = "avx2")]
 fn xor_head_impl(
     key: &[u32; 16],
@@ -170,7 +170,7 @@ fn xor_head_impl(
 ) -> bool {
     // SAFETY: this function is compiled with AVX2 and may only run on a CPU that has it (a `#[target_feature]`
     // function), which is all `__m256i`'s `Lanes` methods need.
-    unsafe { lanes::xor_head::<__m256i, 8>(key, nonce, head, block0, last) }
+    unsafe { simd::xor_head::<__m256i, 8>(key, nonce, head, block0, last) }
 }
 
 lanes_entry_points!(Backend::Avx2);

@@ -1,6 +1,6 @@
 //! Kusumi512 on AVX-512: 16 blocks at a time, one zmm register per state word (lane i = block i).
 //!
-//! The body is [`super::lanes`], shared with AVX2; this file gives it its 512-bit operations. Rotations use
+//! The body is [`super::simd`], shared with AVX2; this file gives it its 512-bit operations. Rotations use
 //! `vprold`. After the 10 passes the 25 word-sliced registers are transposed to block order (two 16×16 dword
 //! transposes: words 0..15, and words 16..24 padded) and XORed into the data, 1600 bytes at a time: words 0..15
 //! of a block with one 64-byte load/store, words 16..23 with a 32-byte one and word 24 as a u32. (Masked 9-dword
@@ -9,7 +9,7 @@
 //! a shorter one is one 8-lane ymm batch with the AVX-512VL encodings ([`Vl`]: `vprold`, 32 registers).
 #![allow(unsafe_code)]
 
-use super::lanes::{self, Lanes};
+use super::simd::{self, Lanes};
 use super::{BLOCK, Backend};
 use crate::dispatch::Checked;
 use crate::x86::transpose::{transpose8x8_epi32, transpose16x16_epi32};
@@ -168,16 +168,16 @@ impl Lanes<8> for Vl {
 fn xor_tail8(key: &[u32; 16], nonce: &[u32; 3], counter: u64, tail: &mut [u8], last: &mut [u8; BLOCK]) -> bool {
     // SAFETY: this function is compiled with AVX-512F, AVX-512VL and AVX2 and may only run on a CPU that has them
     // (a `#[target_feature]` function), which is all `Vl`'s `Lanes` methods need.
-    unsafe { lanes::xor_padded::<Vl, 8>(key, nonce, counter, tail, last) }
+    unsafe { simd::xor_padded::<Vl, 8>(key, nonce, counter, tail, last) }
 }
 
 /// The AVX-512 loop: whole 16-block chunks, then a tail of 9..15 blocks as one padded batch
-/// ([`lanes::xor_padded`]) or a shorter one as an 8-lane AVX-512VL batch ([`xor_tail8`]). Returns true if `data` ends inside a block, whose keystream is then in `last`.
+/// ([`simd::xor_padded`]) or a shorter one as an 8-lane AVX-512VL batch ([`xor_tail8`]). Returns true if `data` ends inside a block, whose keystream is then in `last`.
 #[target_feature(enable = "avx512f")]
 fn xor_blocks_impl(key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [u8], last: &mut [u8; BLOCK]) -> bool {
     // SAFETY: this function is compiled with AVX-512F and may only run on a CPU that has it (a `#[target_feature]`
     // function), which is all `__m512i`'s `Lanes` methods need.
-    let (ctr, tail) = unsafe { lanes::xor_chunks::<__m512i, 16>(key, nonce, counter, data) };
+    let (ctr, tail) = unsafe { simd::xor_chunks::<__m512i, 16>(key, nonce, counter, data) };
     if tail.is_empty() {
         false
     } else if tail.len() <= 8 * BLOCK {
@@ -186,11 +186,11 @@ fn xor_blocks_impl(key: &[u32; 16], nonce: &[u32; 3], counter: u64, data: &mut [
         unsafe { xor_tail8(key, nonce, ctr, tail, last) }
     } else {
         // SAFETY: as above.
-        unsafe { lanes::xor_padded::<__m512i, 16>(key, nonce, ctr, tail, last) }
+        unsafe { simd::xor_padded::<__m512i, 16>(key, nonce, ctr, tail, last) }
     }
 }
 
-/// The AEAD's stitched pass on AVX-512 (16-block chunks); see [`lanes::xor_stitched`].
+/// The AEAD's stitched pass on AVX-512 (16-block chunks); see [`simd::xor_stitched`].
 #[target_feature(enable = "avx512f")]
 fn xor_stitched_impl<J: super::Stitch>(
     key: &[u32; 16],
@@ -203,10 +203,10 @@ fn xor_stitched_impl<J: super::Stitch>(
 ) {
     // SAFETY: this function is compiled with AVX-512F and may only run on a CPU that has it (a `#[target_feature]`
     // function), which is all `__m512i`'s `Lanes` methods need.
-    unsafe { lanes::xor_stitched::<__m512i, 16, J>(key, nonce, counter, data, lead, chunks, job) }
+    unsafe { simd::xor_stitched::<__m512i, 16, J>(key, nonce, counter, data, lead, chunks, job) }
 }
 
-/// The AEAD's first batch on AVX-512 ([`lanes::xor_head`]): block 0 and up to 7 message blocks as one 8-lane
+/// The AEAD's first batch on AVX-512 ([`simd::xor_head`]): block 0 and up to 7 message blocks as one 8-lane
 /// AVX-512VL batch, up to 15 as one 16-lane batch.
 #[target_feature(enable = "avx512f,avx512vl,avx2")]
 fn xor_head_impl(
@@ -220,9 +220,9 @@ fn xor_head_impl(
     // (a `#[target_feature]` function), which is all the `Lanes` methods of `Vl` and `__m512i` need.
     unsafe {
         if head.len() <= 7 * BLOCK {
-            lanes::xor_head::<Vl, 8>(key, nonce, head, block0, last)
+            simd::xor_head::<Vl, 8>(key, nonce, head, block0, last)
         } else {
-            lanes::xor_head::<__m512i, 16>(key, nonce, head, block0, last)
+            simd::xor_head::<__m512i, 16>(key, nonce, head, block0, last)
         }
     }
 }

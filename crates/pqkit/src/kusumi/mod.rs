@@ -40,7 +40,7 @@ macro_rules! lanes_entry_points {
             unsafe { xor_blocks_impl(key, nonce, counter, data, last) }
         }
 
-        /// See [`lanes::xor_stitched`] (chunks of this backend's lane count).
+        /// See [`simd::xor_stitched`] (chunks of this backend's lane count).
         #[allow(clippy::too_many_arguments)]
         pub(super) fn xor_stitched<J: super::Stitch>(
             backend: Checked<Backend>,
@@ -57,7 +57,7 @@ macro_rules! lanes_entry_points {
             unsafe { xor_stitched_impl(key, nonce, counter, data, lead, chunks, job) }
         }
 
-        /// See [`lanes::xor_head`]; `head` is shorter than this backend's lane count in blocks.
+        /// See [`simd::xor_head`]; `head` is shorter than this backend's lane count in blocks.
         pub(super) fn xor_head(
             backend: Checked<Backend>,
             key: &[u32; 16],
@@ -78,7 +78,7 @@ mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 #[cfg(target_arch = "x86_64")]
-mod lanes;
+mod simd;
 mod soft;
 
 /// Keystream block length in bytes.

@@ -12,6 +12,8 @@
 //! - `encoding`: PKCS#1, PKCS#8 and SubjectPublicKeyInfo, DER and PEM.
 
 mod bigint;
+#[cfg(target_arch = "x86_64")]
+mod bmi2_adx;
 mod digest;
 pub mod encoding;
 #[cfg(target_arch = "x86_64")]
@@ -22,8 +24,6 @@ pub mod oaep;
 pub mod pkcs1v15;
 mod prime;
 pub mod pss;
-#[cfg(target_arch = "x86_64")]
-mod x86_64;
 
 pub use digest::HashAlg;
 pub use key::{RsaPrivateKey, RsaPublicKey};

@@ -112,7 +112,7 @@ impl MontCtx {
     pub(crate) fn mul(&self, out: &mut [u64], a: &[u64], b: &[u64]) {
         #[cfg(target_arch = "x86_64")]
         if self.backend.covers(Backend::Bmi2Adx) {
-            return super::x86_64::mul(self.backend, out, a, b, &self.m, self.m0inv);
+            return super::bmi2_adx::mul(self.backend, out, a, b, &self.m, self.m0inv);
         }
         // Fixed sizes for the common primes and moduli, so the compiler unrolls and drops bounds checks.
         match self.m.len() {
@@ -130,7 +130,7 @@ impl MontCtx {
     pub(crate) fn sqr(&self, out: &mut [u64], a: &[u64]) {
         #[cfg(target_arch = "x86_64")]
         if self.backend.covers(Backend::Bmi2Adx) {
-            return super::x86_64::sqr(self.backend, out, a, &self.m, self.m0inv);
+            return super::bmi2_adx::sqr(self.backend, out, a, &self.m, self.m0inv);
         }
         match self.m.len() {
             16 => mont_sqr_n::<16, 32>(out, a, &self.m, self.m0inv),

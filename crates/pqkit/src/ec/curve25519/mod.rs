@@ -11,12 +11,12 @@
 //!
 //! Crate-internal plumbing: public only so tests and benchmarks can force each backend.
 
+#[cfg(target_arch = "x86_64")]
+mod bmi2_adx;
 pub(crate) mod edwards;
 pub(crate) mod field;
 pub(crate) mod montgomery;
 pub(crate) mod scalar;
-#[cfg(target_arch = "x86_64")]
-mod x86_64;
 
 use crate::dispatch::Checked;
 use edwards::{CurveField, Point, ProjNiels, naf, odd_multiples, straus_vartime, straus_vartime_split};
@@ -55,7 +55,7 @@ macro_rules! with_field {
         match $backend.get() {
             Backend::Soft => generic::$f::<Fe51>($($arg),*),
             #[cfg(target_arch = "x86_64")]
-            Backend::Bmi2Adx | Backend::Bmi2AdxAvx2 => x86_64::$f($backend, $($arg),*),
+            Backend::Bmi2Adx | Backend::Bmi2AdxAvx2 => bmi2_adx::$f($backend, $($arg),*),
             // Never checked off x86_64 (no CPU there reports BMI2 and ADX).
             #[cfg(not(target_arch = "x86_64"))]
             Backend::Bmi2Adx | Backend::Bmi2AdxAvx2 => generic::$f::<Fe51>($($arg),*),

@@ -34,9 +34,9 @@
 mod field;
 mod point;
 use super::safegcd;
-mod scalar;
 #[cfg(target_arch = "x86_64")]
-mod x86_64;
+mod bmi2_adx;
+mod scalar;
 
 use super::weierstrass::{self, PrimeCurve};
 use crate::dispatch::Checked;
@@ -68,7 +68,7 @@ macro_rules! with_arith {
         match $backend.get() {
             Backend::Soft => generic::$f::<Soft>($($arg),*),
             #[cfg(target_arch = "x86_64")]
-            Backend::Bmi2Adx => x86_64::$f($backend, $($arg),*),
+            Backend::Bmi2Adx => bmi2_adx::$f($backend, $($arg),*),
             // Never checked off x86_64 (no CPU there reports BMI2 and ADX).
             #[cfg(not(target_arch = "x86_64"))]
             Backend::Bmi2Adx => generic::$f::<Soft>($($arg),*),
@@ -136,7 +136,7 @@ impl PrimeCurve for NistP256 {
     fn scalar_mul(backend: Checked<Backend>, a: &Scalar, b: &Scalar) -> Scalar {
         match backend.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::Bmi2Adx => x86_64::scalar_mul(backend, a, b),
+            Backend::Bmi2Adx => bmi2_adx::scalar_mul(backend, a, b),
             _ => a.mul(b),
         }
     }
@@ -146,7 +146,7 @@ impl PrimeCurve for NistP256 {
     fn scalar_invert(backend: Checked<Backend>, a: &Scalar) -> Scalar {
         match backend.get() {
             #[cfg(target_arch = "x86_64")]
-            Backend::Bmi2Adx => x86_64::scalar_invert(backend, a),
+            Backend::Bmi2Adx => bmi2_adx::scalar_invert(backend, a),
             _ => a.invert(),
         }
     }

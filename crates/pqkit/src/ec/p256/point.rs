@@ -862,7 +862,7 @@ pub(crate) mod tests {
 
     /// The Jacobian doubling against the complete doubling over `A`: chains of 8
     /// doublings from G and from random points, and the identity staying the identity (the Bmi2Adx run is
-    /// in x86_64.rs's tests).
+    /// in bmi2_adx.rs's tests).
     pub(crate) fn check_jdouble<A: Arith>() {
         use super::super::field::tests::Xs;
         let mut rng = Xs(0x9256_0008);
