@@ -290,6 +290,10 @@ static void test_hmac_hkdf(void) {
   CHECK_STATUS(pqkit_hkdf_expand(PQKIT_HASH_ALG_SHA256, prk, 31, info, 10, okm, 42), PQKIT_STATUS_INVALID_LENGTH);
   CHECK_STATUS(pqkit_hkdf_extract(PQKIT_HASH_ALG_SHA256, salt, 13, ikm, 22, prk, 31), PQKIT_STATUS_INVALID_LENGTH);
   CHECK_STATUS(pqkit_hkdf(PQKIT_HASH_ALG_SHA256, salt, 13, ikm, 22, info, 10, NULL, 42), PQKIT_STATUS_NULL_POINTER);
+  /* No zero-length output: a length of 0 is a mistake, reported as such (NULL or not). */
+  CHECK_STATUS(pqkit_hkdf(PQKIT_HASH_ALG_SHA256, salt, 13, ikm, 22, info, 10, okm, 0), PQKIT_STATUS_INVALID_PARAMETER);
+  CHECK_STATUS(pqkit_hkdf(PQKIT_HASH_ALG_SHA256, salt, 13, ikm, 22, info, 10, NULL, 0), PQKIT_STATUS_INVALID_PARAMETER);
+  CHECK_STATUS(pqkit_hkdf_expand(PQKIT_HASH_ALG_SHA256, prk, 32, info, 10, okm, 0), PQKIT_STATUS_INVALID_PARAMETER);
 }
 
 static void test_mlkem(void) {
