@@ -25,6 +25,8 @@ use pyo3::types::{PyByteArray, PyBytes, PyMemoryView};
 use std::sync::{Mutex, PoisonError, TryLockError};
 use zeroize::{Zeroize, Zeroizing};
 
+mod keys;
+
 /// Messages at least this long are processed with the GIL released; shorter ones are not worth the switch.
 const GIL_RELEASE_MIN: usize = 4096;
 
@@ -888,5 +890,6 @@ fn _pqkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mldsa_sign, m)?)?;
     m.add_function(wrap_pyfunction!(mldsa_verify, m)?)?;
     m.add_function(wrap_pyfunction!(random_bytes, m)?)?;
+    keys::register(m)?;
     Ok(())
 }
