@@ -376,7 +376,8 @@ enum PqkitStatus pqkit_hmac_finalize_verify(struct PqkitHmac *h,
 void pqkit_hmac_free(struct PqkitHmac *h);
 
 // HKDF (RFC 5869) with hash `alg_id`: extract from `salt` (may be empty) and `ikm`, then expand with `info`
-// into `okm` (1 to 255 digest lengths, else `PQKIT_STATUS_INVALID_PARAMETER` or `_INVALID_LENGTH`).
+// into `okm` (1 to 255 digest lengths: `okm_len` 0 gives `PQKIT_STATUS_INVALID_PARAMETER`, more than 255
+// digest lengths an error status too).
 //
 // # Safety
 // Every buffer readable (writable for `okm`) for its length, or NULL with length 0; `okm` overlaps none.
@@ -402,7 +403,8 @@ enum PqkitStatus pqkit_hkdf_extract(uint32_t alg_id,
                                     uint8_t *prk,
                                     size_t prk_len);
 
-// HKDF-Expand: expands `prk` (at least the digest length) with `info` into `okm` (at most 255 digest lengths).
+// HKDF-Expand: expands `prk` (at least the digest length) with `info` into `okm` (1 to 255 digest lengths;
+// `okm_len` 0 gives `PQKIT_STATUS_INVALID_PARAMETER`).
 //
 // # Safety
 // Every buffer readable (writable for `okm`) for its length, or NULL with length 0; `okm` overlaps none.
