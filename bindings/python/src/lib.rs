@@ -25,6 +25,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyMemoryView};
 use std::sync::{Mutex, PoisonError, TryLockError};
 use zeroize::{Zeroize, Zeroizing};
 
+mod files;
 mod keys;
 
 /// Messages at least this long are processed with the GIL released; shorter ones are not worth the switch.
@@ -891,5 +892,6 @@ fn _pqkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mldsa_verify, m)?)?;
     m.add_function(wrap_pyfunction!(random_bytes, m)?)?;
     keys::register(m)?;
+    files::register(m)?;
     Ok(())
 }
