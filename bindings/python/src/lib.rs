@@ -27,6 +27,7 @@ use zeroize::{Zeroize, Zeroizing};
 
 mod files;
 mod keys;
+mod more;
 
 /// Messages at least this long are processed with the GIL released; shorter ones are not worth the switch.
 const GIL_RELEASE_MIN: usize = 4096;
@@ -893,5 +894,6 @@ fn _pqkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(random_bytes, m)?)?;
     keys::register(m)?;
     files::register(m)?;
+    more::register(m)?;
     Ok(())
 }

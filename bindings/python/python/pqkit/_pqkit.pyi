@@ -254,3 +254,33 @@ def encrypt_file(
 ) -> None: ...
 def decrypt_file(identities: Union[Identity, Iterable[Identity]], src: BinaryIO, dst: BinaryIO) -> None:
     """Plaintext is written as it authenticates: discard dst if this raises."""
+
+# ---- BLAKE2 with parameters, incremental SHAKE, Argon2id ----
+
+def blake2b(
+    data: _Buffer, *, digest_size: int = 64, key: Optional[_Buffer] = None, salt: Optional[_Buffer] = None,
+    person: Optional[_Buffer] = None,
+) -> bytes:
+    """BLAKE2b as hashlib.blake2b: digest_size 1..64, key up to 64 bytes, salt and person up to 16."""
+
+def blake2s(
+    data: _Buffer, *, digest_size: int = 32, key: Optional[_Buffer] = None, salt: Optional[_Buffer] = None,
+    person: Optional[_Buffer] = None,
+) -> bytes:
+    """BLAKE2s as hashlib.blake2s: digest_size 1..32, key up to 32 bytes, salt and person up to 8."""
+
+class Shake:
+    """Incremental SHAKE128/SHAKE256 with hashlib's shape, e.g. Shake("shake128")."""
+    def __init__(self, algorithm: str, data: Optional[_Buffer] = None) -> None: ...
+    def update(self, data: _Buffer) -> None: ...
+    def digest(self, length: int) -> bytes: ...
+    def hexdigest(self, length: int) -> str: ...
+    def copy(self) -> "Shake": ...
+    @property
+    def name(self) -> str: ...
+
+def argon2id(
+    key_material: _Buffer, *, salt: _Buffer, length: int = 32, iterations: int = 3, lanes: int = 4,
+    memory_cost: int = 65536, ad: Optional[_Buffer] = None, secret: Optional[_Buffer] = None,
+) -> bytes:
+    """Argon2id (RFC 9106); memory_cost in KiB; pyca's parameter names."""
