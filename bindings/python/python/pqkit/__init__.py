@@ -1,8 +1,10 @@
 """pqkit: fast, constant-time, post-quantum-ready cryptography, from Python.
 
-Everything takes and returns ``bytes``. Errors are exceptions named after what went wrong
-(``InvalidLength``, ``AuthenticationFailed``, ``InvalidEncoding``, ...), all subclasses of ``PqkitError``.
+Inputs take any buffer (``bytes``, ``bytearray``, ``memoryview``); outputs are ``bytes``. Errors are
+exceptions named after what went wrong (``InvalidLength``, ``AuthenticationFailed``, ``InvalidEncoding``,
+...), all subclasses of ``PqkitError``.
 A failed decryption or verification releases nothing. The GIL is released during bulk work.
+Key classes follow pyca/cryptography's names. See docs/python.md for every API.
 
     >>> import pqkit
     >>> key = pqkit.random_bytes(32)
