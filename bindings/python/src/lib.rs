@@ -26,6 +26,7 @@ use std::sync::{Mutex, PoisonError, TryLockError};
 use zeroize::{Zeroize, Zeroizing};
 
 mod files;
+mod hpke;
 mod keys;
 mod more;
 
@@ -895,5 +896,6 @@ fn _pqkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     keys::register(m)?;
     files::register(m)?;
     more::register(m)?;
+    hpke::register(m)?;
     Ok(())
 }

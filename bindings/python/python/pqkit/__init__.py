@@ -26,6 +26,7 @@ from ._pqkit import (
     EllipticCurvePublicKey,
     GIL_RELEASE_MIN,
     Hash,
+    HpkeSuite,
     Identity,
     InvalidEncoding,
     InvalidLength,
@@ -72,6 +73,13 @@ from ._pqkit import (
     random_bytes,
     shake128,
     shake256,
+    x25519mlkem768_decapsulate,
+    x25519mlkem768_encapsulate,
+    x25519mlkem768_public_key,
+    xwing_decapsulate,
+    xwing_encapsulate,
+    xwing_keygen,
+    xwing_public_key,
 )
 
 __all__ = [
@@ -86,6 +94,7 @@ __all__ = [
     "EllipticCurvePublicKey",
     "GIL_RELEASE_MIN",
     "Hash",
+    "HpkeSuite",
     "Identity",
     "InvalidEncoding",
     "InvalidLength",
@@ -132,4 +141,11 @@ __all__ = [
     "random_bytes",
     "shake128",
     "shake256",
+    "x25519mlkem768_decapsulate",
+    "x25519mlkem768_encapsulate",
+    "x25519mlkem768_public_key",
+    "xwing_decapsulate",
+    "xwing_encapsulate",
+    "xwing_keygen",
+    "xwing_public_key",
 ]

@@ -284,3 +284,49 @@ def argon2id(
     memory_cost: int = 65536, ad: Optional[_Buffer] = None, secret: Optional[_Buffer] = None,
 ) -> bytes:
     """Argon2id (RFC 9106); memory_cost in KiB; pyca's parameter names."""
+
+# ---- HPKE, X-Wing, X25519MLKEM768 ----
+
+class HpkeSuite:
+    """HPKE (RFC 9180 and draft-ietf-hpke-pq): names or code points for the KEM, KDF and AEAD."""
+    def __init__(self, kem: Union[str, int], kdf: Union[str, int], aead: Union[str, int]) -> None: ...
+    def generate_key_pair(self) -> Tuple[bytes, bytes]:
+        """Returns (private_key, public_key)."""
+    def derive_key_pair(self, ikm: _Buffer) -> Tuple[bytes, bytes]: ...
+    def public_key(self, private_key: _Buffer) -> bytes: ...
+    def seal(
+        self, public_key: _Buffer, plaintext: _Buffer, info: Optional[_Buffer] = None, aad: Optional[_Buffer] = None,
+        *, psk: Optional[_Buffer] = None, psk_id: Optional[_Buffer] = None, sender_private_key: Optional[_Buffer] = None,
+    ) -> Tuple[bytes, bytes]:
+        """Returns (enc, ciphertext)."""
+    def open(
+        self, enc: _Buffer, private_key: _Buffer, ciphertext: _Buffer, info: Optional[_Buffer] = None,
+        aad: Optional[_Buffer] = None, *, psk: Optional[_Buffer] = None, psk_id: Optional[_Buffer] = None,
+        sender_public_key: Optional[_Buffer] = None,
+    ) -> bytes: ...
+    def send_export(
+        self, public_key: _Buffer, exporter_context: _Buffer, length: int, info: Optional[_Buffer] = None
+    ) -> Tuple[bytes, bytes]:
+        """Returns (enc, secret)."""
+    def receive_export(
+        self, enc: _Buffer, private_key: _Buffer, exporter_context: _Buffer, length: int, info: Optional[_Buffer] = None
+    ) -> bytes: ...
+    def encrypt(self, plaintext: _Buffer, public_key: _Buffer, info: Optional[_Buffer] = None) -> bytes:
+        """pyca's form: enc || ciphertext."""
+    def decrypt(self, ciphertext: _Buffer, private_key: _Buffer, info: Optional[_Buffer] = None) -> bytes: ...
+
+def xwing_keygen() -> Tuple[bytes, bytes]:
+    """Returns (public_key, private_key): 1216 bytes and the 32-byte seed."""
+
+def xwing_public_key(private_key: _Buffer) -> bytes: ...
+def xwing_encapsulate(public_key: _Buffer) -> Tuple[bytes, bytes]:
+    """Returns (ciphertext, shared_secret)."""
+
+def xwing_decapsulate(private_key: _Buffer, ciphertext: _Buffer) -> bytes: ...
+def x25519mlkem768_public_key(seed: _Buffer) -> bytes:
+    """The key share of a 96-byte seed: d || z || X25519 secret."""
+
+def x25519mlkem768_encapsulate(public_key: _Buffer) -> Tuple[bytes, bytes]:
+    """Returns (ciphertext, 64-byte shared_secret)."""
+
+def x25519mlkem768_decapsulate(seed: _Buffer, ciphertext: _Buffer) -> bytes: ...
