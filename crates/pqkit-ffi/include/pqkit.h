@@ -20,6 +20,26 @@
 #define PQKIT_AEAD_TAG_LEN 16
 
 /*
+ Length of an Ed25519 private key (the RFC 8032 seed), in bytes.
+ */
+#define PQKIT_ED25519_SEED_LEN 32
+
+/*
+ Length of an Ed25519 public key, in bytes.
+ */
+#define PQKIT_ED25519_PUBLIC_KEY_LEN 32
+
+/*
+ Length of an Ed25519 signature, in bytes.
+ */
+#define PQKIT_ED25519_SIGNATURE_LEN 64
+
+/*
+ Length of an X25519 private key, public key and shared secret, in bytes.
+ */
+#define PQKIT_X25519_KEY_LEN 32
+
+/*
  Length of an ML-KEM shared secret, in bytes.
  */
 #define PQKIT_MLKEM_SHARED_SECRET_LEN 32
@@ -395,6 +415,91 @@ enum PqkitStatus pqkit_aead_open(struct PqkitAead *aead,
  `aead` must be NULL or a live handle from [`pqkit_aead_new`], not used again afterwards.
  */
 void pqkit_aead_free(struct PqkitAead *aead);
+
+/*
+ A fresh Ed25519 key pair from the operating system's randomness: writes the 32-byte public key to `pk`
+ and the 32-byte private key (seed) to `seed`.
+
+ # Safety
+ `pk` and `seed` writable for their lengths (which must be 32), not overlapping.
+ */
+enum PqkitStatus pqkit_ed25519_keypair(uint8_t *pk,
+                                       size_t pk_len,
+                                       uint8_t *seed,
+                                       size_t seed_len);
+
+/*
+ Writes the 32-byte public key of the 32-byte private key `seed` to `pk`.
+
+ # Safety
+ `seed` readable and `pk` writable for their lengths.
+ */
+enum PqkitStatus pqkit_ed25519_public_key(const uint8_t *seed,
+                                          size_t seed_len,
+                                          uint8_t *pk,
+                                          size_t pk_len);
+
+/*
+ Signs `msg` with the private key `seed`: writes the 64-byte signature to `sig` (deterministic, RFC 8032).
+
+ # Safety
+ Every buffer readable (writable for `sig`) for its length, or NULL with length 0.
+ */
+enum PqkitStatus pqkit_ed25519_sign(const uint8_t *seed,
+                                    size_t seed_len,
+                                    const uint8_t *msg,
+                                    size_t msg_len,
+                                    uint8_t *sig,
+                                    size_t sig_len);
+
+/*
+ Verifies the 64-byte signature `sig` of `msg` under the public key `pk`: `PQKIT_STATUS_OK` if valid,
+ `PQKIT_STATUS_AUTHENTICATION_FAILED` if not, `PQKIT_STATUS_INVALID_LENGTH` or
+ `PQKIT_STATUS_INVALID_ENCODING` for a key or signature that cannot be one.
+
+ # Safety
+ Every buffer readable for its length, or NULL with length 0.
+ */
+enum PqkitStatus pqkit_ed25519_verify(const uint8_t *pk,
+                                      size_t pk_len,
+                                      const uint8_t *msg,
+                                      size_t msg_len,
+                                      const uint8_t *sig,
+                                      size_t sig_len);
+
+/*
+ A fresh X25519 key pair: writes the 32-byte public key to `pk` and the 32-byte private key to `sk`.
+
+ # Safety
+ `pk` and `sk` writable for their lengths (which must be 32), not overlapping.
+ */
+enum PqkitStatus pqkit_x25519_keypair(uint8_t *pk, size_t pk_len, uint8_t *sk, size_t sk_len);
+
+/*
+ Writes the 32-byte public key of the X25519 private key `sk` to `pk`.
+
+ # Safety
+ `sk` readable and `pk` writable for their lengths.
+ */
+enum PqkitStatus pqkit_x25519_public_key(const uint8_t *sk,
+                                         size_t sk_len,
+                                         uint8_t *pk,
+                                         size_t pk_len);
+
+/*
+ X25519 (RFC 7748): writes the 32-byte shared secret of the private key `sk` and the peer's public key
+ `peer_pk` to `ss`. A peer key of small order (an all-zero secret) gives `PQKIT_STATUS_INVALID_ENCODING`
+ and leaves `ss` zeroed.
+
+ # Safety
+ Every buffer readable (writable for `ss`) for its length; `ss` overlaps none.
+ */
+enum PqkitStatus pqkit_x25519(const uint8_t *sk,
+                              size_t sk_len,
+                              const uint8_t *peer_pk,
+                              size_t peer_pk_len,
+                              uint8_t *ss,
+                              size_t ss_len);
 
 /*
  Writes the digest length of hash `alg_id` to `*len`.

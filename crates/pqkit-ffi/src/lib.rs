@@ -31,12 +31,14 @@ use std::ffi::CString;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 mod aead;
+mod ec;
 mod hash;
 mod pq;
 mod rng;
 mod stream;
 
 pub use aead::*;
+pub use ec::*;
 pub use hash::*;
 pub use pq::*;
 pub use rng::*;

@@ -296,6 +296,50 @@ static void test_hmac_hkdf(void) {
   CHECK_STATUS(pqkit_hkdf_expand(PQKIT_HASH_ALG_SHA256, prk, 32, info, 10, okm, 0), PQKIT_STATUS_INVALID_PARAMETER);
 }
 
+/* RFC 8032 section 7.1 test 1 and RFC 7748 section 5.2 / 6.1: known answers, then round trips and refusals. */
+static void test_ed25519_x25519(void) {
+  uint8_t seed[32], pk[32], sig[64], want_pk[32], want_sig[64], msg[3] = {1, 2, 3};
+  unhex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60", seed, sizeof seed);
+  unhex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", want_pk, sizeof want_pk);
+  unhex("e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b",
+        want_sig, sizeof want_sig);
+  CHECK_STATUS(pqkit_ed25519_public_key(seed, 32, pk, 32), PQKIT_STATUS_OK);
+  CHECK(memcmp(pk, want_pk, 32) == 0);
+  CHECK_STATUS(pqkit_ed25519_sign(seed, 32, NULL, 0, sig, 64), PQKIT_STATUS_OK);
+  CHECK(memcmp(sig, want_sig, 64) == 0);
+  CHECK_STATUS(pqkit_ed25519_verify(pk, 32, NULL, 0, sig, 64), PQKIT_STATUS_OK);
+  CHECK_STATUS(pqkit_ed25519_verify(pk, 32, msg, 3, sig, 64), PQKIT_STATUS_AUTHENTICATION_FAILED);
+  CHECK_STATUS(pqkit_ed25519_verify(pk, 32, NULL, 0, sig, 63), PQKIT_STATUS_INVALID_LENGTH);
+  CHECK_STATUS(pqkit_ed25519_sign(seed, 31, msg, 3, sig, 64), PQKIT_STATUS_INVALID_LENGTH);
+  CHECK_STATUS(pqkit_ed25519_sign(seed, 32, msg, 3, NULL, 64), PQKIT_STATUS_NULL_POINTER);
+  uint8_t pk2[32], seed2[32];
+  CHECK_STATUS(pqkit_ed25519_keypair(pk2, 32, seed2, 32), PQKIT_STATUS_OK);
+  CHECK_STATUS(pqkit_ed25519_sign(seed2, 32, msg, 3, sig, 64), PQKIT_STATUS_OK);
+  CHECK_STATUS(pqkit_ed25519_verify(pk2, 32, msg, 3, sig, 64), PQKIT_STATUS_OK);
+  CHECK_STATUS(pqkit_ed25519_verify(pk, 32, msg, 3, sig, 64), PQKIT_STATUS_AUTHENTICATION_FAILED);
+
+  uint8_t a_sk[32], a_pk[32], b_sk[32], b_pk[32], ss1[32], ss2[32], want[32];
+  unhex("77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a", a_sk, 32);
+  unhex("5dab087e624a8a4b79e17f8b83800ee66f3bb1292618b6fd1c2f8b27ff88e0eb", b_sk, 32);
+  unhex("4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742", want, 32);
+  CHECK_STATUS(pqkit_x25519_public_key(a_sk, 32, a_pk, 32), PQKIT_STATUS_OK);
+  CHECK_STATUS(pqkit_x25519_public_key(b_sk, 32, b_pk, 32), PQKIT_STATUS_OK);
+  unhex("8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a", want_pk, 32);
+  CHECK(memcmp(a_pk, want_pk, 32) == 0);
+  CHECK_STATUS(pqkit_x25519(a_sk, 32, b_pk, 32, ss1, 32), PQKIT_STATUS_OK);
+  CHECK_STATUS(pqkit_x25519(b_sk, 32, a_pk, 32, ss2, 32), PQKIT_STATUS_OK);
+  CHECK(memcmp(ss1, want, 32) == 0 && memcmp(ss2, want, 32) == 0);
+  uint8_t zero[32] = {0};
+  memset(ss1, 0xAA, 32);
+  CHECK(pqkit_x25519(a_sk, 32, zero, 32, ss1, 32) != PQKIT_STATUS_OK);
+  CHECK(all_zero(ss1, 32));
+  CHECK_STATUS(pqkit_x25519(a_sk, 32, b_pk, 31, ss1, 32), PQKIT_STATUS_INVALID_LENGTH);
+  CHECK_STATUS(pqkit_x25519_keypair(a_pk, 32, a_sk, 32), PQKIT_STATUS_OK);
+  CHECK_STATUS(pqkit_x25519(a_sk, 32, b_pk, 32, ss1, 32), PQKIT_STATUS_OK);
+  CHECK_STATUS(pqkit_x25519(b_sk, 32, a_pk, 32, ss2, 32), PQKIT_STATUS_OK);
+  CHECK(memcmp(ss1, ss2, 32) == 0);
+}
+
 static void test_mlkem(void) {
   const uint32_t algs[] = {PQKIT_MLKEM_ALG_MLKEM512, PQKIT_MLKEM_ALG_MLKEM768, PQKIT_MLKEM_ALG_MLKEM1024};
   const size_t want_ek[] = {800, 1184, 1568}, want_dk[] = {1632, 2400, 3168}, want_ct[] = {768, 1088, 1568};
@@ -561,6 +605,7 @@ int main(void) {
   test_aes_gcm_and_all_aeads();
   test_hashes();
   test_hmac_hkdf();
+  test_ed25519_x25519();
   test_mlkem();
   test_mldsa();
   test_rng();
