@@ -293,7 +293,132 @@ pub(crate) fn decrypt_file<'py>(
     r.map_err(|e| io_err(e, &mut src.failed))
 }
 
+/// The key-file prefix: `pqkit keygen -o FILE` writes `PQKIT-KEY-V1:` and 64 hex digits.
+const KEY_PREFIX: &str = "PQKIT-KEY-V1:";
+
+/// A 32-byte file key: raw bytes, or a key file's text (`PQKIT-KEY-V1:<64 hex digits>`).
+fn file_key(key: &Bound<'_, PyAny>) -> PyResult<Zeroizing<Vec<u8>>> {
+    if let Ok(text) = key.extract::<String>() {
+        let text = Zeroizing::new(text);
+        let hex = text.trim().strip_prefix(KEY_PREFIX).ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err("key file: expected PQKIT-KEY-V1:<64 hex digits>")
+        })?;
+        if hex.len() != 64 || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
+            return Err(pyo3::exceptions::PyValueError::new_err("key file: expected PQKIT-KEY-V1:<64 hex digits>"));
+        }
+        let mut out = Zeroizing::new(vec![0u8; 32]);
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap_or_default();
+        }
+        return Ok(out);
+    }
+    let b: Buf<'_, '_> = key.extract()?;
+    pqkit::Error::check_length("pqkit file", "key", 32, b.len()).map_err(err)?;
+    Ok(Zeroizing::new(b.to_vec()))
+}
+
+/// A fresh key file's text, `PQKIT-KEY-V1:<64 hex digits>\n` (what `pqkit keygen -o FILE` writes). It is
+/// the secret key: store it like one.
+#[pyfunction]
+pub(crate) fn generate_key_file() -> PyResult<String> {
+    let mut k = Zeroizing::new([0u8; 32]);
+    pqkit::rng::fill_os(&mut k[..]).map_err(err)?;
+    Ok(format!("{KEY_PREFIX}{}\n", k.iter().map(|b| format!("{b:02x}")).collect::<String>()))
+}
+
+fn encrypt_v1(
+    py: Python<'_>,
+    data: &[u8],
+    make: impl FnOnce(Vec<u8>) -> pqkit::Result<pqkit::aead::stream::Encryptor<Vec<u8>>> + Send,
+) -> PyResult<Vec<u8>> {
+    py.detach(|| -> std::io::Result<Vec<u8>> {
+        let mut enc = make(Vec::with_capacity(data.len() + 256)).map_err(std::io::Error::from)?;
+        enc.write_all(data)?;
+        enc.finish()
+    })
+    .map_err(|e| io_err(e, &mut None))
+}
+
+fn decrypt_v1<'py, R: Read>(
+    py: Python<'py>,
+    make: impl FnOnce() -> std::io::Result<pqkit::aead::stream::Decryptor<R>> + Send,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let pt = py
+        .detach(|| -> std::io::Result<Zeroizing<Vec<u8>>> {
+            let mut dec = make()?;
+            let mut out = Zeroizing::new(Vec::new());
+            dec.read_to_end(&mut out)?;
+            Ok(out)
+        })
+        .map_err(|e| io_err(e, &mut None))?;
+    Ok(PyBytes::new(py, &pt))
+}
+
+/// Encrypts `data` under a key file (`key`: the file's text or the 32 raw bytes): a whole version-1 file, as
+/// `pqkit encrypt -k KEYFILE` writes.
+#[pyfunction]
+#[pyo3(signature = (key, data, algorithm="XChaCha20Poly1305"))]
+pub(crate) fn encrypt_with_key<'py>(
+    py: Python<'py>,
+    key: &Bound<'py, PyAny>,
+    data: Buf<'_, '_>,
+    algorithm: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let (k, alg) = (file_key(key)?, self::algorithm(algorithm)?);
+    let file = encrypt_v1(py, &data, |w| pqkit::aead::stream::Encryptor::with_key(alg, &k, w))?;
+    Ok(PyBytes::new(py, &file))
+}
+
+/// Decrypts a whole version-1 file made with a key file (as `pqkit decrypt -k KEYFILE`).
+#[pyfunction]
+pub(crate) fn decrypt_with_key<'py>(
+    py: Python<'py>,
+    key: &Bound<'py, PyAny>,
+    data: Buf<'_, '_>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let k = file_key(key)?;
+    let data: &[u8] = &data;
+    decrypt_v1(py, || pqkit::aead::stream::Decryptor::with_key(&k, data))
+}
+
+/// Encrypts `data` under a passphrase stretched by Argon2id (`memory_cost` KiB, `iterations`, `lanes`: the
+/// CLI's defaults): a whole version-1 file, as `pqkit encrypt --passphrase-file` writes.
+#[pyfunction]
+#[pyo3(signature = (passphrase, data, algorithm="XChaCha20Poly1305", *, memory_cost=65536, iterations=3, lanes=4))]
+pub(crate) fn encrypt_with_passphrase<'py>(
+    py: Python<'py>,
+    passphrase: Buf<'_, '_>,
+    data: Buf<'_, '_>,
+    algorithm: &str,
+    memory_cost: u32,
+    iterations: u32,
+    lanes: u32,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let alg = self::algorithm(algorithm)?;
+    let params = pqkit::kdf::argon2::Params::new(memory_cost, iterations, lanes).map_err(err)?;
+    let pw: &[u8] = &passphrase;
+    let file = encrypt_v1(py, &data, |w| pqkit::aead::stream::Encryptor::with_passphrase(alg, pw, params, w))?;
+    Ok(PyBytes::new(py, &file))
+}
+
+/// Decrypts a whole version-1 file made with a passphrase (the Argon2id cost is read from the file, within
+/// the library's limits).
+#[pyfunction]
+pub(crate) fn decrypt_with_passphrase<'py>(
+    py: Python<'py>,
+    passphrase: Buf<'_, '_>,
+    data: Buf<'_, '_>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let (pw, data): (&[u8], &[u8]) = (&passphrase, &data);
+    decrypt_v1(py, || pqkit::aead::stream::Decryptor::with_passphrase(pw, data))
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(generate_key_file, m)?)?;
+    m.add_function(wrap_pyfunction!(encrypt_with_key, m)?)?;
+    m.add_function(wrap_pyfunction!(decrypt_with_key, m)?)?;
+    m.add_function(wrap_pyfunction!(encrypt_with_passphrase, m)?)?;
+    m.add_function(wrap_pyfunction!(decrypt_with_passphrase, m)?)?;
     m.add_class::<Identity>()?;
     m.add_class::<Recipient>()?;
     m.add_function(wrap_pyfunction!(encrypt_to_recipients, m)?)?;

@@ -144,3 +144,51 @@ def test_cli_interop_both_ways(tmp_path):
     subprocess.run([cli, "decrypt", "-i", str(tmp_path / "py.id"), "-o", str(tmp_path / "out3"),
                     str(tmp_path / "cli.pqk")], check=True, capture_output=True)
     assert (tmp_path / "out3").read_bytes() == msg
+
+
+def test_key_file_and_passphrase_round_trips():
+    keyfile = pqkit.generate_key_file()
+    assert re.fullmatch(r"PQKIT-KEY-V1:[0-9a-f]{64}\n", keyfile)
+    raw = bytes.fromhex(keyfile.strip().split(":")[1])
+    for alg in ("XChaCha20Poly1305", "Aes256Gcm", "Kusumi512Poly1305"):
+        pt = os.urandom(70_000)
+        f = pqkit.encrypt_with_key(keyfile, pt, alg)
+        assert f[9] == {"XChaCha20Poly1305": 1, "Kusumi512Poly1305": 2, "Aes256Gcm": 3}[alg]
+        assert pqkit.decrypt_with_key(raw, f) == pt
+        with pytest.raises(pqkit.AuthenticationFailed):
+            pqkit.decrypt_with_key(os.urandom(32), f)
+    with pytest.raises(ValueError, match="PQKIT-KEY-V1"):
+        pqkit.encrypt_with_key("PQKIT-KEY-V1:zz", b"x")
+    with pytest.raises(pqkit.InvalidLength):
+        pqkit.encrypt_with_key(bytes(31), b"x")
+    f = pqkit.encrypt_with_passphrase(b"correct horse", b"secret", memory_cost=64, iterations=1, lanes=1)
+    assert f[12:24] == (64).to_bytes(4, "big") + (1).to_bytes(4, "big") + (1).to_bytes(4, "big")
+    assert pqkit.decrypt_with_passphrase(bytearray(b"correct horse"), f) == b"secret"
+    with pytest.raises(pqkit.AuthenticationFailed):
+        pqkit.decrypt_with_passphrase(b"wrong horse", f)
+
+
+def test_cli_key_file_and_passphrase_interop(tmp_path):
+    cli = _cli()
+    msg = os.urandom(100_000)
+    (tmp_path / "msg").write_bytes(msg)
+    subprocess.run([cli, "keygen", "-o", str(tmp_path / "cli.key")], check=True, capture_output=True)
+    keyfile = (tmp_path / "cli.key").read_text()
+    (tmp_path / "py.pqk").write_bytes(pqkit.encrypt_with_key(keyfile, msg))
+    subprocess.run([cli, "decrypt", "-k", str(tmp_path / "cli.key"), "-o", str(tmp_path / "out1"),
+                    str(tmp_path / "py.pqk")], check=True, capture_output=True)
+    assert (tmp_path / "out1").read_bytes() == msg
+    (tmp_path / "py.key").write_text(pqkit.generate_key_file())
+    subprocess.run([cli, "encrypt", "-k", str(tmp_path / "py.key"), "--alg", "aes-256-gcm", "-o",
+                    str(tmp_path / "cli.pqk"), str(tmp_path / "msg")], check=True, capture_output=True)
+    assert pqkit.decrypt_with_key((tmp_path / "py.key").read_text(), (tmp_path / "cli.pqk").read_bytes()) == msg
+    (tmp_path / "pass").write_text("correct horse battery\n")
+    subprocess.run([cli, "encrypt", "--passphrase-file", str(tmp_path / "pass"), "--argon2-memory", "256",
+                    "--argon2-passes", "1", "-o", str(tmp_path / "pw.pqk"), str(tmp_path / "msg")],
+                   check=True, capture_output=True)
+    assert pqkit.decrypt_with_passphrase(b"correct horse battery", (tmp_path / "pw.pqk").read_bytes()) == msg
+    f = pqkit.encrypt_with_passphrase(b"correct horse battery", msg, memory_cost=256, iterations=1, lanes=2)
+    (tmp_path / "pypw.pqk").write_bytes(f)
+    subprocess.run([cli, "decrypt", "--passphrase-file", str(tmp_path / "pass"), "-o", str(tmp_path / "out2"),
+                    str(tmp_path / "pypw.pqk")], check=True, capture_output=True)
+    assert (tmp_path / "out2").read_bytes() == msg

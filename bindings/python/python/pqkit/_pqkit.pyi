@@ -330,3 +330,16 @@ def x25519mlkem768_encapsulate(public_key: _Buffer) -> Tuple[bytes, bytes]:
     """Returns (ciphertext, 64-byte shared_secret)."""
 
 def x25519mlkem768_decapsulate(seed: _Buffer, ciphertext: _Buffer) -> bytes: ...
+
+# ---- file encryption with a key file or a passphrase (file format version 1) ----
+
+def generate_key_file() -> str:
+    """A fresh key file's text, PQKIT-KEY-V1:<64 hex digits> (secret)."""
+
+def encrypt_with_key(key: Union[str, _Buffer], data: _Buffer, algorithm: str = "XChaCha20Poly1305") -> bytes: ...
+def decrypt_with_key(key: Union[str, _Buffer], data: _Buffer) -> bytes: ...
+def encrypt_with_passphrase(
+    passphrase: _Buffer, data: _Buffer, algorithm: str = "XChaCha20Poly1305", *, memory_cost: int = 65536,
+    iterations: int = 3, lanes: int = 4,
+) -> bytes: ...
+def decrypt_with_passphrase(passphrase: _Buffer, data: _Buffer) -> bytes: ...
