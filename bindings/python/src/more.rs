@@ -162,7 +162,107 @@ pub(crate) fn argon2id<'py>(
     Ok(PyBytes::new(py, &out))
 }
 
+/// Skein-512 (Skein 1.3) of `data`, `digest_size` bytes (64 by default).
+#[pyfunction]
+#[pyo3(signature = (data, digest_size=64))]
+pub(crate) fn skein512<'py>(py: Python<'py>, data: Buf<'_, '_>, digest_size: usize) -> PyResult<Bound<'py, PyBytes>> {
+    let data: &[u8] = &data;
+    let out = maybe_detach(py, data.len(), || pqkit::hash::skein::skein512(digest_size, data)).map_err(err)?;
+    Ok(PyBytes::new(py, &out))
+}
+
+fn stream_xor<'py, C: pqkit::cipher::StreamCipher + Send>(
+    py: Python<'py>,
+    mut c: C,
+    data: &[u8],
+) -> PyResult<Bound<'py, PyBytes>> {
+    crate::bytes_from_prefix(py, data.len(), data, |out: &mut [u8]| c.apply_keystream(out))
+}
+
+/// Kusumi512 (64-byte key, 12-byte nonce): `data` XOR the keystream from block `counter`. Encrypts and
+/// decrypts; unauthenticated: use `Kusumi512Poly1305` unless a MAC is added.
+#[pyfunction]
+#[pyo3(signature = (key, nonce, data, counter=0))]
+pub(crate) fn kusumi512_xor<'py>(
+    py: Python<'py>,
+    key: Buf<'_, '_>,
+    nonce: Buf<'_, '_>,
+    data: Buf<'_, '_>,
+    counter: u64,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let c = pqkit::kusumi::Kusumi512::new_with_counter(&key, &nonce, counter).map_err(err)?;
+    stream_xor(py, c, &data)
+}
+
+/// Threefish-512 in counter mode (64-byte key, 16-byte nonce): `data` XOR the keystream from block `counter`.
+/// Unauthenticated.
+#[pyfunction]
+#[pyo3(signature = (key, nonce, data, counter=0))]
+pub(crate) fn threefish512_ctr_xor<'py>(
+    py: Python<'py>,
+    key: Buf<'_, '_>,
+    nonce: Buf<'_, '_>,
+    data: Buf<'_, '_>,
+    counter: u64,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let c = pqkit::threefish::Threefish512Ctr::new_with_counter(&key, &nonce, counter).map_err(err)?;
+    stream_xor(py, c, &data)
+}
+
+fn threefish_block<'py>(
+    py: Python<'py>,
+    key: &[u8],
+    tweak: &[u8],
+    block: &[u8],
+    enc: bool,
+) -> PyResult<Bound<'py, PyBytes>> {
+    use pqkit::threefish::{BLOCK_LEN, KEY_LEN, TWEAK_LEN, Threefish512};
+    pqkit::Error::check_length("Threefish-512", "key", KEY_LEN, key.len()).map_err(err)?;
+    pqkit::Error::check_length("Threefish-512", "tweak", TWEAK_LEN, tweak.len()).map_err(err)?;
+    pqkit::Error::check_length("Threefish-512", "block", BLOCK_LEN, block.len()).map_err(err)?;
+    let mut k = Zeroizing::new([0u8; KEY_LEN]);
+    k.copy_from_slice(key);
+    let mut t = [0u8; TWEAK_LEN];
+    t.copy_from_slice(tweak);
+    let mut b = Zeroizing::new([0u8; BLOCK_LEN]);
+    b.copy_from_slice(block);
+    let c = Threefish512::new(&k, &t);
+    if enc {
+        c.encrypt_block(&mut b)
+    } else {
+        c.decrypt_block(&mut b)
+    }
+    Ok(PyBytes::new(py, &b[..]))
+}
+
+/// Threefish-512 block encryption: 64-byte key, 16-byte tweak, 64-byte block.
+#[pyfunction]
+pub(crate) fn threefish512_encrypt_block<'py>(
+    py: Python<'py>,
+    key: Buf<'_, '_>,
+    tweak: Buf<'_, '_>,
+    block: Buf<'_, '_>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    threefish_block(py, &key, &tweak, &block, true)
+}
+
+/// Threefish-512 block decryption.
+#[pyfunction]
+pub(crate) fn threefish512_decrypt_block<'py>(
+    py: Python<'py>,
+    key: Buf<'_, '_>,
+    tweak: Buf<'_, '_>,
+    block: Buf<'_, '_>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    threefish_block(py, &key, &tweak, &block, false)
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(skein512, m)?)?;
+    m.add_function(wrap_pyfunction!(kusumi512_xor, m)?)?;
+    m.add_function(wrap_pyfunction!(threefish512_ctr_xor, m)?)?;
+    m.add_function(wrap_pyfunction!(threefish512_encrypt_block, m)?)?;
+    m.add_function(wrap_pyfunction!(threefish512_decrypt_block, m)?)?;
     m.add_function(wrap_pyfunction!(blake2b, m)?)?;
     m.add_function(wrap_pyfunction!(blake2s, m)?)?;
     m.add_function(wrap_pyfunction!(argon2id, m)?)?;
