@@ -417,6 +417,65 @@ enum PqkitStatus pqkit_aead_open(struct PqkitAead *aead,
 void pqkit_aead_free(struct PqkitAead *aead);
 
 /*
+ Argon2id (RFC 9106, version 0x13): fills `out` (at least 4 bytes) from the password `pwd` and `salt` (at
+ least 8 bytes) with `m_cost` KiB of memory, `t_cost` passes and `p_cost` lanes (`m_cost >= 8 * p_cost`);
+ `secret` and `ad` may be empty. Bad costs or lengths give `PQKIT_STATUS_INVALID_PARAMETER` or
+ `PQKIT_STATUS_INVALID_LENGTH`, and leave `out` zeroed.
+
+ # Safety
+ Every buffer readable (writable for `out`) for its length, or NULL with length 0; `out` overlaps none.
+ */
+enum PqkitStatus pqkit_argon2id(const uint8_t *pwd,
+                                size_t pwd_len,
+                                const uint8_t *salt,
+                                size_t salt_len,
+                                const uint8_t *secret,
+                                size_t secret_len,
+                                const uint8_t *ad,
+                                size_t ad_len,
+                                uint32_t m_cost,
+                                uint32_t t_cost,
+                                uint32_t p_cost,
+                                uint8_t *out,
+                                size_t out_len);
+
+/*
+ BLAKE2b of `msg` into `out` (1 to 64 bytes, the digest length), with `key` (0 to 64 bytes: keyed, a MAC),
+ `salt` and `personal` (0 to 16 bytes each, zero-padded). Empty key, salt and personal give plain BLAKE2b.
+
+ # Safety
+ Every buffer readable (writable for `out`) for its length, or NULL with length 0; `out` overlaps none.
+ */
+enum PqkitStatus pqkit_blake2b(const uint8_t *key,
+                               size_t key_len,
+                               const uint8_t *salt,
+                               size_t salt_len,
+                               const uint8_t *personal,
+                               size_t personal_len,
+                               const uint8_t *msg,
+                               size_t msg_len,
+                               uint8_t *out,
+                               size_t out_len);
+
+/*
+ BLAKE2s of `msg` into `out` (1 to 32 bytes), with `key` (0 to 32 bytes), `salt` and `personal` (0 to 8
+ bytes each).
+
+ # Safety
+ Every buffer readable (writable for `out`) for its length, or NULL with length 0; `out` overlaps none.
+ */
+enum PqkitStatus pqkit_blake2s(const uint8_t *key,
+                               size_t key_len,
+                               const uint8_t *salt,
+                               size_t salt_len,
+                               const uint8_t *personal,
+                               size_t personal_len,
+                               const uint8_t *msg,
+                               size_t msg_len,
+                               uint8_t *out,
+                               size_t out_len);
+
+/*
  A fresh Ed25519 key pair from the operating system's randomness: writes the 32-byte public key to `pk`
  and the 32-byte private key (seed) to `seed`.
 

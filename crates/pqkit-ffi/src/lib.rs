@@ -31,6 +31,7 @@ use std::ffi::CString;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 mod aead;
+mod argon2;
 mod ec;
 mod hash;
 mod pq;
@@ -38,6 +39,7 @@ mod rng;
 mod stream;
 
 pub use aead::*;
+pub use argon2::*;
 pub use ec::*;
 pub use hash::*;
 pub use pq::*;

@@ -340,6 +340,53 @@ static void test_ed25519_x25519(void) {
   CHECK(memcmp(ss1, ss2, 32) == 0);
 }
 
+/* RFC 9106 5.3 (Argon2id) and the BLAKE2 reference KAT (keyed, key 00..3f / 00..1f, messages 00..n-1),
+   RFC 7693 appendix A ("abc", unkeyed). */
+static void test_argon2id_blake2(void) {
+  uint8_t pwd[32], salt[16], secret[8], ad[12], tag[32], want[64];
+  memset(pwd, 1, 32);
+  memset(salt, 2, 16);
+  memset(secret, 3, 8);
+  memset(ad, 4, 12);
+  unhex("0d640df58d78766c08c037a34a8b53c9d01ef0452d75b65eb52520e96b01e659", want, 32);
+  CHECK_STATUS(pqkit_argon2id(pwd, 32, salt, 16, secret, 8, ad, 12, 32, 3, 4, tag, 32), PQKIT_STATUS_OK);
+  CHECK(memcmp(tag, want, 32) == 0);
+  memset(tag, 0xAA, 32);
+  CHECK(pqkit_argon2id(pwd, 32, salt, 7, NULL, 0, NULL, 0, 32, 3, 4, tag, 32) != PQKIT_STATUS_OK);
+  CHECK(all_zero(tag, 32));
+  CHECK(pqkit_argon2id(pwd, 32, salt, 16, NULL, 0, NULL, 0, 16, 3, 4, tag, 32) != PQKIT_STATUS_OK);
+  CHECK(pqkit_argon2id(pwd, 32, salt, 16, NULL, 0, NULL, 0, 32, 3, 4, tag, 3) != PQKIT_STATUS_OK);
+
+  uint8_t key[64], msg[2] = {0, 1}, out[64];
+  for (int i = 0; i < 64; i++) key[i] = (uint8_t)i;
+  unhex("10ebb67700b1868efb4417987acf4690ae9d972fb7a590c2f02871799aaa4786b5e996e8f0f4eb981fc214b005f42d2ff4233499391653df7aefcbc13fc51568",
+        want, 64);
+  CHECK_STATUS(pqkit_blake2b(key, 64, NULL, 0, NULL, 0, NULL, 0, out, 64), PQKIT_STATUS_OK);
+  CHECK(memcmp(out, want, 64) == 0);
+  unhex("961f6dd1e4dd30f63901690c512e78e4b45e4742ed197c3c5e45c549fd25f2e4187b0bc9fe30492b16b0d0bc4ef9b0f34c7003fac09a5ef1532e69430234cebd",
+        want, 64);
+  CHECK_STATUS(pqkit_blake2b(key, 64, NULL, 0, NULL, 0, msg, 1, out, 64), PQKIT_STATUS_OK);
+  CHECK(memcmp(out, want, 64) == 0);
+  unhex("40d15fee7c328830166ac3f918650f807e7e01e177258cdc0a39b11f598066f1", want, 32);
+  CHECK_STATUS(pqkit_blake2s(key, 32, NULL, 0, NULL, 0, msg, 1, out, 32), PQKIT_STATUS_OK);
+  CHECK(memcmp(out, want, 32) == 0);
+  unhex("ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d17d87c5392aab792dc252d5de4533cc9518d38aa8dbf1925ab92386edd4009923",
+        want, 64);
+  CHECK_STATUS(pqkit_blake2b(NULL, 0, NULL, 0, NULL, 0, (const uint8_t *)"abc", 3, out, 64), PQKIT_STATUS_OK);
+  CHECK(memcmp(out, want, 64) == 0);
+  /* Salt and personalisation: answers of CPython's hashlib.blake2b(b"\0\1", digest_size=32, salt=b"\0\1")
+     and (..., person=b"\0\1"), an independent implementation. Oversized ones are refused. */
+  CHECK_STATUS(pqkit_blake2b(NULL, 0, msg, 2, NULL, 0, msg, 2, out, 32), PQKIT_STATUS_OK);
+  unhex("919e9813aa3fc5a4ee833b1183b2a8812cd2592ad0a4bf99fbe8547a28b0a6ba", want, 32);
+  CHECK(memcmp(out, want, 32) == 0);
+  CHECK_STATUS(pqkit_blake2b(NULL, 0, NULL, 0, msg, 2, msg, 2, out, 32), PQKIT_STATUS_OK);
+  unhex("b9db4d429168658a90fe70f7f1358aaf962def4155e301214d3ba154c06661ba", want, 32);
+  CHECK(memcmp(out, want, 32) == 0);
+  CHECK(pqkit_blake2b(key, 65, NULL, 0, NULL, 0, msg, 2, out, 64) != PQKIT_STATUS_OK);
+  CHECK(pqkit_blake2s(NULL, 0, key, 9, NULL, 0, msg, 2, out, 32) != PQKIT_STATUS_OK);
+  CHECK(pqkit_blake2b(NULL, 0, NULL, 0, NULL, 0, msg, 2, out, 0) != PQKIT_STATUS_OK);
+}
+
 static void test_mlkem(void) {
   const uint32_t algs[] = {PQKIT_MLKEM_ALG_MLKEM512, PQKIT_MLKEM_ALG_MLKEM768, PQKIT_MLKEM_ALG_MLKEM1024};
   const size_t want_ek[] = {800, 1184, 1568}, want_dk[] = {1632, 2400, 3168}, want_ct[] = {768, 1088, 1568};
@@ -606,6 +653,7 @@ int main(void) {
   test_hashes();
   test_hmac_hkdf();
   test_ed25519_x25519();
+  test_argon2id_blake2();
   test_mlkem();
   test_mldsa();
   test_rng();
