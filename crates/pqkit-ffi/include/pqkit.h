@@ -40,6 +40,26 @@
 #define PQKIT_X25519_KEY_LEN 32
 
 /*
+ Length of an EC private key (big-endian scalar), in bytes.
+ */
+#define PQKIT_EC_SECRET_KEY_LEN 32
+
+/*
+ Length of an uncompressed EC public key (`04 || x || y`), in bytes.
+ */
+#define PQKIT_EC_PUBLIC_KEY_LEN 65
+
+/*
+ Length of an ECDSA signature `r || s`, in bytes.
+ */
+#define PQKIT_ECDSA_SIGNATURE_LEN 64
+
+/*
+ Length of an ECDH shared secret (the x-coordinate), in bytes.
+ */
+#define PQKIT_ECDH_SHARED_SECRET_LEN 32
+
+/*
  Length of an ML-KEM shared secret, in bytes.
  */
 #define PQKIT_MLKEM_SHARED_SECRET_LEN 32
@@ -280,6 +300,20 @@ typedef enum PqkitMldsaAlg {
    */
   PQKIT_MLDSA_ALG_MLDSA87 = 3,
 } PqkitMldsaAlg;
+
+/*
+ Curve ids (pass them as `uint32_t`).
+ */
+typedef enum PqkitEcCurve {
+  /*
+   NIST P-256 (secp256r1).
+   */
+  PQKIT_EC_CURVE_P256 = 1,
+  /*
+   secp256k1 (signs in low-S form).
+   */
+  PQKIT_EC_CURVE_SECP256K1 = 2,
+} PqkitEcCurve;
 
 /*
  An AEAD with its key set (opaque). Made by [`pqkit_aead_new`], released (and its key schedule wiped) by
@@ -559,6 +593,77 @@ enum PqkitStatus pqkit_x25519(const uint8_t *sk,
                               size_t peer_pk_len,
                               uint8_t *ss,
                               size_t ss_len);
+
+/*
+ A fresh key pair on curve `curve_id`: the 65-byte uncompressed public key to `pk`, the 32-byte private key
+ to `sk`.
+
+ # Safety
+ `pk` and `sk` writable for their lengths, not overlapping.
+ */
+enum PqkitStatus pqkit_ec_keypair(uint32_t curve_id,
+                                  uint8_t *pk,
+                                  size_t pk_len,
+                                  uint8_t *sk,
+                                  size_t sk_len);
+
+/*
+ Writes the 65-byte uncompressed public key of the private key `sk` (a scalar in [1, n - 1]) to `pk`.
+
+ # Safety
+ `sk` readable and `pk` writable for their lengths.
+ */
+enum PqkitStatus pqkit_ec_public_key(uint32_t curve_id,
+                                     const uint8_t *sk,
+                                     size_t sk_len,
+                                     uint8_t *pk,
+                                     size_t pk_len);
+
+/*
+ ECDSA with SHA-256: writes the 64-byte signature `r || s` of `msg` to `sig` (RFC 6979 deterministic nonce;
+ low-S on secp256k1).
+
+ # Safety
+ Every buffer readable (writable for `sig`) for its length, or NULL with length 0.
+ */
+enum PqkitStatus pqkit_ecdsa_sign(uint32_t curve_id,
+                                  const uint8_t *sk,
+                                  size_t sk_len,
+                                  const uint8_t *msg,
+                                  size_t msg_len,
+                                  uint8_t *sig,
+                                  size_t sig_len);
+
+/*
+ Verifies the 64-byte ECDSA-SHA-256 signature `r || s` of `msg` under the SEC1 public key `pk`:
+ `PQKIT_STATUS_OK` if valid, `PQKIT_STATUS_AUTHENTICATION_FAILED` if not, `PQKIT_STATUS_INVALID_LENGTH` or
+ `PQKIT_STATUS_INVALID_ENCODING` for a key or signature that cannot be one.
+
+ # Safety
+ Every buffer readable for its length, or NULL with length 0.
+ */
+enum PqkitStatus pqkit_ecdsa_verify(uint32_t curve_id,
+                                    const uint8_t *pk,
+                                    size_t pk_len,
+                                    const uint8_t *msg,
+                                    size_t msg_len,
+                                    const uint8_t *sig,
+                                    size_t sig_len);
+
+/*
+ ECDH (SEC1): writes the 32-byte x-coordinate shared by the private key `sk` and the peer's SEC1 public key
+ `peer_pk` to `ss` (zeroed on any error).
+
+ # Safety
+ Every buffer readable (writable for `ss`) for its length; `ss` overlaps none.
+ */
+enum PqkitStatus pqkit_ecdh(uint32_t curve_id,
+                            const uint8_t *sk,
+                            size_t sk_len,
+                            const uint8_t *peer_pk,
+                            size_t peer_pk_len,
+                            uint8_t *ss,
+                            size_t ss_len);
 
 /*
  Writes the digest length of hash `alg_id` to `*len`.

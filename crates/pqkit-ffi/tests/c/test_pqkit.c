@@ -387,6 +387,50 @@ static void test_argon2id_blake2(void) {
   CHECK(pqkit_blake2b(NULL, 0, NULL, 0, NULL, 0, msg, 2, out, 0) != PQKIT_STATUS_OK);
 }
 
+/* RFC 6979 A.2.5 (P-256, SHA-256): the public key and both signatures byte for byte; secp256k1 and P-256
+   round trips, ECDH agreement, refusals. */
+static void test_ecdsa_ecdh(void) {
+  uint8_t sk[32], pk[65], want_pk[65], sig[64], want_sig[64];
+  unhex("c9afa9d845ba75166b5c215767b1d6934e50c3db36e89b127b8a622b120f6721", sk, 32);
+  unhex("04 60fed4ba255a9d31c961eb74c6356d68c049b8923b61fa6ce669622e60f29fb6"
+        "7903fe1008b8bc99a41ae9e95628bc64f2f1b20c2d7e9f5177a3c294d4462299", want_pk, 65);
+  CHECK_STATUS(pqkit_ec_public_key(PQKIT_EC_CURVE_P256, sk, 32, pk, 65), PQKIT_STATUS_OK);
+  CHECK(memcmp(pk, want_pk, 65) == 0);
+  unhex("efd48b2aacb6a8fd1140dd9cd45e81d69d2c877b56aaf991c34d0ea84eaf3716"
+        "f7cb1c942d657c41d436c7a1b6e29f65f3e900dbb9aff4064dc4ab2f843acda8", want_sig, 64);
+  CHECK_STATUS(pqkit_ecdsa_sign(PQKIT_EC_CURVE_P256, sk, 32, (const uint8_t *)"sample", 6, sig, 64), PQKIT_STATUS_OK);
+  CHECK(memcmp(sig, want_sig, 64) == 0);
+  unhex("f1abb023518351cd71d881567b1ea663ed3efcf6c5132b354f28d3b0b7d38367"
+        "019f4113742a2b14bd25926b49c649155f267e60d3814b4c0cc84250e46f0083", want_sig, 64);
+  CHECK_STATUS(pqkit_ecdsa_sign(PQKIT_EC_CURVE_P256, sk, 32, (const uint8_t *)"test", 4, sig, 64), PQKIT_STATUS_OK);
+  CHECK(memcmp(sig, want_sig, 64) == 0);
+  CHECK_STATUS(pqkit_ecdsa_verify(PQKIT_EC_CURVE_P256, pk, 65, (const uint8_t *)"test", 4, sig, 64), PQKIT_STATUS_OK);
+  CHECK_STATUS(pqkit_ecdsa_verify(PQKIT_EC_CURVE_P256, pk, 65, (const uint8_t *)"tesT", 4, sig, 64),
+               PQKIT_STATUS_AUTHENTICATION_FAILED);
+  CHECK_STATUS(pqkit_ecdsa_verify(PQKIT_EC_CURVE_P256, pk, 65, (const uint8_t *)"test", 4, sig, 63),
+               PQKIT_STATUS_INVALID_LENGTH);
+  CHECK_STATUS(pqkit_ecdsa_sign(99, sk, 32, NULL, 0, sig, 64), PQKIT_STATUS_UNKNOWN_ALGORITHM);
+  const uint32_t curves[] = {PQKIT_EC_CURVE_P256, PQKIT_EC_CURVE_SECP256K1};
+  for (size_t c = 0; c < 2; c++) {
+    uint8_t a_sk[32], a_pk[65], b_sk[32], b_pk[65], ss1[32], ss2[32];
+    CHECK_STATUS(pqkit_ec_keypair(curves[c], a_pk, 65, a_sk, 32), PQKIT_STATUS_OK);
+    CHECK_STATUS(pqkit_ec_keypair(curves[c], b_pk, 65, b_sk, 32), PQKIT_STATUS_OK);
+    CHECK_STATUS(pqkit_ec_public_key(curves[c], a_sk, 32, pk, 65), PQKIT_STATUS_OK);
+    CHECK(memcmp(pk, a_pk, 65) == 0);
+    CHECK_STATUS(pqkit_ecdsa_sign(curves[c], a_sk, 32, (const uint8_t *)"m", 1, sig, 64), PQKIT_STATUS_OK);
+    CHECK_STATUS(pqkit_ecdsa_verify(curves[c], a_pk, 65, (const uint8_t *)"m", 1, sig, 64), PQKIT_STATUS_OK);
+    CHECK_STATUS(pqkit_ecdsa_verify(curves[c], b_pk, 65, (const uint8_t *)"m", 1, sig, 64),
+                 PQKIT_STATUS_AUTHENTICATION_FAILED);
+    CHECK_STATUS(pqkit_ecdh(curves[c], a_sk, 32, b_pk, 65, ss1, 32), PQKIT_STATUS_OK);
+    CHECK_STATUS(pqkit_ecdh(curves[c], b_sk, 32, a_pk, 65, ss2, 32), PQKIT_STATUS_OK);
+    CHECK(memcmp(ss1, ss2, 32) == 0 && !all_zero(ss1, 32));
+    a_pk[64] ^= 1; /* off the curve */
+    memset(ss1, 0xAA, 32);
+    CHECK(pqkit_ecdh(curves[c], b_sk, 32, a_pk, 65, ss1, 32) != PQKIT_STATUS_OK);
+    CHECK(all_zero(ss1, 32));
+  }
+}
+
 static void test_mlkem(void) {
   const uint32_t algs[] = {PQKIT_MLKEM_ALG_MLKEM512, PQKIT_MLKEM_ALG_MLKEM768, PQKIT_MLKEM_ALG_MLKEM1024};
   const size_t want_ek[] = {800, 1184, 1568}, want_dk[] = {1632, 2400, 3168}, want_ct[] = {768, 1088, 1568};
@@ -654,6 +698,7 @@ int main(void) {
   test_hmac_hkdf();
   test_ed25519_x25519();
   test_argon2id_blake2();
+  test_ecdsa_ecdh();
   test_mlkem();
   test_mldsa();
   test_rng();
