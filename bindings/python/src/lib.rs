@@ -19,13 +19,71 @@ use pqkit::kdf::Hkdf;
 use pqkit::mac::Hmac;
 use pqkit::{mldsa, mlkem};
 use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyByteArray, PyBytes, PyMemoryView};
+use std::sync::{Mutex, PoisonError, TryLockError};
 use zeroize::{Zeroize, Zeroizing};
+
+mod files;
+mod hpke;
+mod keys;
+mod more;
 
 /// Messages at least this long are processed with the GIL released; shorter ones are not worth the switch.
 const GIL_RELEASE_MIN: usize = 4096;
+
+/// An input argument: any object with the buffer protocol (`bytes`, `bytearray`, `memoryview`, `array`, ...),
+/// as pyca/cryptography accepts.
+///
+/// `bytes` (immutable) is read in place. Anything else is copied first: the stable ABI this module is built
+/// against (CPython 3.9+) has no `PyObject_GetBuffer`, and a copy is also what makes it safe to read a
+/// `bytearray` with the GIL released while another thread could resize it. A `bytearray` is copied into
+/// memory that is wiped when the call returns; other buffers go through a temporary `bytes` object (one copy,
+/// not wiped: Python owns that allocation).
+enum Buf<'a, 'py> {
+    Borrowed(&'a [u8]),
+    Wiped(Zeroizing<Vec<u8>>),
+    Copied(Bound<'py, PyBytes>),
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Buf<'a, 'py> {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        if let Ok(b) = <&'a [u8]>::extract(obj) {
+            return Ok(Buf::Borrowed(b));
+        }
+        if let Ok(ba) = obj.cast::<PyByteArray>() {
+            return Ok(Buf::Wiped(Zeroizing::new(ba.to_vec())));
+        }
+        // Only objects with the buffer protocol: memoryview() refuses ints, strings and iterables, which
+        // bytes() would accept.
+        let view = PyMemoryView::from(&obj.to_owned())?;
+        // SAFETY: the GIL is held; PyBytes_FromObject (stable ABI) returns a new reference or NULL with an
+        // exception set.
+        let raw = unsafe { pyo3::ffi::PyBytes_FromObject(view.as_ptr()) };
+        // SAFETY: raw is an owned reference or NULL with an exception set.
+        let copy = unsafe { Bound::from_owned_ptr_or_err(obj.py(), raw) }?;
+        Ok(Buf::Copied(copy.cast_into::<PyBytes>()?))
+    }
+}
+
+impl core::ops::Deref for Buf<'_, '_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Buf::Borrowed(b) => b,
+            Buf::Wiped(v) => v,
+            Buf::Copied(b) => b.as_bytes(),
+        }
+    }
+}
+
+/// `Option<Buf>` as an `Option<&[u8]>`.
+fn opt<'s>(b: &'s Option<Buf<'_, '_>>) -> Option<&'s [u8]> {
+    b.as_deref()
+}
 
 create_exception!(_pqkit, PqkitError, PyException, "Base class of every pqkit error.");
 create_exception!(_pqkit, InvalidLength, PqkitError, "An input or output had the wrong length.");
@@ -129,11 +187,21 @@ impl Keyed {
     }
 }
 
+/// A raw pointer to the buffer of a `bytes` object that no Python code can see yet, carried across
+/// `Python::detach`.
+struct Fresh(*mut u8);
+// SAFETY: the object it points into is referenced only by the thread that made it, which waits for the
+// detached closure to finish; no other thread reads or writes the buffer meanwhile.
+unsafe impl Send for Fresh {}
+
 /// A new `bytes` of `len` bytes whose first `prefix.len()` bytes are a copy of `prefix` and whose rest is
 /// zeroed, then filled by `fill` (called with the whole buffer, prefix included). The zeroing is needed because a
 /// `&mut [u8]` must not cover uninitialised memory. AES-GCM passes no prefix (the library writes the output out
 /// of place), so for it this is one `memset` of the new object instead of a copy of the input; the other AEADs
 /// pass the input as the prefix and work in place (no zeroing beyond the 16-byte tag).
+///
+/// Only the allocation holds the GIL: for outputs of at least `GIL_RELEASE_MIN` bytes, the copy, the zeroing
+/// (where a fresh large allocation is first touched, page by page) and `fill` run with it released.
 ///
 /// If `fill` fails, the object is dropped unseen (its bytes never reach Python), after `fill` wiped what it
 /// must.
@@ -141,9 +209,11 @@ fn bytes_from_prefix<'py>(
     py: Python<'py>,
     len: usize,
     prefix: &[u8],
-    fill: impl FnOnce(&mut [u8]) -> PyResult<()>,
+    fill: impl FnOnce(&mut [u8]) -> pqkit::Result<()> + Send,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    assert!(prefix.len() <= len);
+    if prefix.len() > len {
+        return Err(InvalidParameter::new_err("output shorter than its prefix"));
+    }
     let ssize = isize::try_from(len).map_err(|_| MessageTooLong::new_err("message too long"))?;
     // SAFETY: PyBytes_FromStringAndSize(NULL, n) is the documented way to make an uninitialised bytes object
     // of n bytes (part of the stable ABI); the GIL is held (we have `py`).
@@ -156,14 +226,19 @@ fn bytes_from_prefix<'py>(
     if buf.is_null() {
         return Err(PyErr::fetch(py));
     }
-    // SAFETY: buf is valid for len >= prefix.len() bytes and does not overlap prefix (a fresh allocation).
-    unsafe { core::ptr::copy_nonoverlapping(prefix.as_ptr(), buf, prefix.len()) };
-    // SAFETY: the bytes after the prefix are initialised here (zeroed), so the slice below covers initialised
-    // memory.
-    unsafe { core::ptr::write_bytes(buf.add(prefix.len()), 0, len - prefix.len()) };
-    // SAFETY: buf holds len initialised bytes, exclusively ours until obj is returned.
-    let slice = unsafe { core::slice::from_raw_parts_mut(buf, len) };
-    fill(slice)?;
+    let fresh = Fresh(buf);
+    let work = move || {
+        let buf = fresh;
+        // SAFETY: buf.0 is valid for len >= prefix.len() bytes and does not overlap prefix (a fresh allocation).
+        unsafe { core::ptr::copy_nonoverlapping(prefix.as_ptr(), buf.0, prefix.len()) };
+        // SAFETY: the bytes after the prefix are initialised here (zeroed), so the slice below covers
+        // initialised memory.
+        unsafe { core::ptr::write_bytes(buf.0.add(prefix.len()), 0, len - prefix.len()) };
+        // SAFETY: buf.0 holds len initialised bytes, exclusively ours until obj is returned.
+        let slice = unsafe { core::slice::from_raw_parts_mut(buf.0, len) };
+        fill(slice)
+    };
+    maybe_detach(py, len, work).map_err(err)?;
     // SAFETY: obj is a bytes object (made above).
     Ok(unsafe { obj.cast_into_unchecked::<PyBytes>() })
 }
@@ -183,16 +258,11 @@ fn aead_encrypt<'py>(
     // input is copied into the object and sealed there.
     let prefix = if k.one_pass() { &[][..] } else { data };
     bytes_from_prefix(py, total, prefix, |out: &mut [u8]| {
-        let r = maybe_detach(py, n, || {
-            let (body, tag_out) = out.split_at_mut(n);
-            // On an error `body` is zeroed.
-            let r = k.seal(nonce, aad, data, body);
-            if let Ok(tag) = &r {
-                tag_out.copy_from_slice(tag);
-            }
-            r.map(|_| ())
-        });
-        r.map_err(err)
+        let (body, tag_out) = out.split_at_mut(n);
+        // On an error `body` is zeroed.
+        let tag = k.seal(nonce, aad, data, body)?;
+        tag_out.copy_from_slice(&tag);
+        Ok(())
     })
 }
 
@@ -215,10 +285,8 @@ fn aead_decrypt<'py>(
     }
     let (ct, tag) = data.split_at(data.len() - TAG_LEN);
     let prefix = if k.one_pass() { &[][..] } else { ct };
-    bytes_from_prefix(py, ct.len(), prefix, |out: &mut [u8]| {
-        // On a bad tag `out` is zeroed before `open` returns, and the object is dropped unseen.
-        maybe_detach(py, ct.len(), || k.open(nonce, aad, ct, tag, out)).map_err(err)
-    })
+    // On a bad tag `out` is zeroed before `open` returns, and the object is dropped unseen.
+    bytes_from_prefix(py, ct.len(), prefix, |out: &mut [u8]| k.open(nonce, aad, ct, tag, out))
 }
 
 macro_rules! aead_class {
@@ -244,8 +312,8 @@ macro_rules! aead_class {
             const TAG_SIZE: usize = TAG_LEN;
 
             #[new]
-            fn new(key: &[u8]) -> PyResult<Self> {
-                Ok(Self { inner: Box::new(Keyed::$variant($rust::new(key).map_err(err)?)) })
+            fn new(key: Buf<'_, '_>) -> PyResult<Self> {
+                Ok(Self { inner: Box::new(Keyed::$variant($rust::new(&key).map_err(err)?)) })
             }
 
             /// Returns `ciphertext || tag`. A (key, nonce) pair must never encrypt two different messages.
@@ -253,11 +321,11 @@ macro_rules! aead_class {
             fn encrypt<'py>(
                 &self,
                 py: Python<'py>,
-                nonce: &[u8],
-                data: &[u8],
-                associated_data: Option<&[u8]>,
+                nonce: Buf<'_, '_>,
+                data: Buf<'_, '_>,
+                associated_data: Option<Buf<'_, '_>>,
             ) -> PyResult<Bound<'py, PyBytes>> {
-                aead_encrypt(py, &self.inner, nonce, data, associated_data)
+                aead_encrypt(py, &self.inner, &nonce, &data, opt(&associated_data))
             }
 
             /// Verifies and decrypts `ciphertext || tag`; raises `AuthenticationFailed` and releases nothing if
@@ -266,11 +334,11 @@ macro_rules! aead_class {
             fn decrypt<'py>(
                 &self,
                 py: Python<'py>,
-                nonce: &[u8],
-                data: &[u8],
-                associated_data: Option<&[u8]>,
+                nonce: Buf<'_, '_>,
+                data: Buf<'_, '_>,
+                associated_data: Option<Buf<'_, '_>>,
             ) -> PyResult<Bound<'py, PyBytes>> {
-                aead_decrypt(py, &self.inner, nonce, data, associated_data)
+                aead_decrypt(py, &self.inner, &nonce, &data, opt(&associated_data))
             }
 
             fn __repr__(&self) -> &'static str {
@@ -301,23 +369,30 @@ aead_class!(Kusumi512Poly1305Py, Kusumi512Poly1305, K, "Kusumi512Poly1305", "Kus
 // ---------------------------------------------------------------------------------------------------------
 // Hashes
 
-const HASH_NAMES: &str =
-    "sha224, sha256, sha384, sha512, sha512_224, sha512_256, sha3_224, sha3_256, sha3_384, sha3_512, blake2b, blake2s";
+const HASH_NAMES: &str = "sha224, sha256, sha384, sha512, sha512_224, sha512_256, sha3_224, sha3_256, sha3_384, \
+     sha3_512, blake2b, blake2s (or the standard spellings that `Hash.name` returns: SHA-256, SHA-512/256, \
+     SHA3-256, BLAKE2b-512, ...)";
 
-/// Calls `$f::<H>($args)` for the hash named `$name` (hashlib's names).
+/// A hash name folded for matching: lowercase, without `-`, `_` and `/`, so hashlib's names ("sha512_256",
+/// "sha3_256") and the standard ones that `Hash.name` returns ("SHA-512/256", "SHA3-256") meet.
+fn hash_key(name: &str) -> String {
+    name.chars().filter(|c| !matches!(c, '-' | '_' | '/')).map(|c| c.to_ascii_lowercase()).collect()
+}
+
+/// Calls `$f::<H>($args)` for the hash named `$name` (hashlib's names or the standard spellings).
 macro_rules! with_hash {
     ($name:expr, $f:ident ( $($arg:expr),* )) => {
-        match $name.to_ascii_lowercase().replace('-', "_").as_str() {
+        match hash_key($name).as_str() {
             "sha224" => $f::<Sha224>($($arg),*),
             "sha256" => $f::<Sha256>($($arg),*),
             "sha384" => $f::<Sha384>($($arg),*),
             "sha512" => $f::<Sha512>($($arg),*),
-            "sha512_224" => $f::<Sha512_224>($($arg),*),
-            "sha512_256" => $f::<Sha512_256>($($arg),*),
-            "sha3_224" => $f::<Sha3_224>($($arg),*),
-            "sha3_256" => $f::<Sha3_256>($($arg),*),
-            "sha3_384" => $f::<Sha3_384>($($arg),*),
-            "sha3_512" => $f::<Sha3_512>($($arg),*),
+            "sha512224" => $f::<Sha512_224>($($arg),*),
+            "sha512256" => $f::<Sha512_256>($($arg),*),
+            "sha3224" => $f::<Sha3_224>($($arg),*),
+            "sha3256" => $f::<Sha3_256>($($arg),*),
+            "sha3384" => $f::<Sha3_384>($($arg),*),
+            "sha3512" => $f::<Sha3_512>($($arg),*),
             "blake2b" | "blake2b512" => $f::<Blake2b512>($($arg),*),
             "blake2s" | "blake2s256" => $f::<Blake2s256>($($arg),*),
             _ => Err(unknown("hash", $name, HASH_NAMES)),
@@ -334,8 +409,8 @@ fn digest_of<'py, H: Hasher>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py
 
 /// One-shot digest of `data` with the hash `algorithm` (hashlib's names: "sha256", "sha3_256", "blake2b", ...).
 #[pyfunction]
-fn digest<'py>(py: Python<'py>, algorithm: &str, data: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
-    with_hash!(algorithm, digest_of(py, data))
+fn digest<'py>(py: Python<'py>, algorithm: &str, data: Buf<'_, '_>) -> PyResult<Bound<'py, PyBytes>> {
+    with_hash!(algorithm, digest_of(py, &data))
 }
 
 trait DynHash: Send + Sync {
@@ -382,17 +457,37 @@ fn new_hash<H: Hasher + Send + Sync + 'static>() -> PyResult<Box<dyn DynHash>> {
 
 /// An incremental hash with hashlib's shape: `Hash("sha256")`, `update(data)`, `digest()`, `hexdigest()`,
 /// `copy()`.
-#[pyclass(module = "pqkit", name = "Hash")]
+///
+/// One object may be shared between threads: its state sits behind a mutex, so concurrent updates are
+/// serialised (as hashlib does) instead of failing. A thread waiting for the lock does so with the GIL
+/// released.
+#[pyclass(module = "pqkit", name = "Hash", frozen)]
 struct HashPy {
-    inner: Box<dyn DynHash>,
+    inner: Mutex<Box<dyn DynHash>>,
+}
+
+impl HashPy {
+    /// Runs `f` on the state under the lock. Small jobs that find the lock free run with the GIL held; large
+    /// ones, and any that must wait for another thread, run with it released.
+    fn with<T: Send>(&self, py: Python<'_>, len: usize, f: impl FnOnce(&mut dyn DynHash) -> T + Send) -> T {
+        let lock = || self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        if len < GIL_RELEASE_MIN {
+            match self.inner.try_lock() {
+                Ok(mut g) => return f(g.as_mut()),
+                Err(TryLockError::Poisoned(p)) => return f(p.into_inner().as_mut()),
+                Err(TryLockError::WouldBlock) => {}
+            }
+        }
+        py.detach(|| f(lock().as_mut()))
+    }
 }
 
 #[pymethods]
 impl HashPy {
     #[new]
     #[pyo3(signature = (algorithm, data=None))]
-    fn new(py: Python<'_>, algorithm: &str, data: Option<&[u8]>) -> PyResult<Self> {
-        let mut h = Self { inner: with_hash!(algorithm, new_hash())? };
+    fn new(py: Python<'_>, algorithm: &str, data: Option<Buf<'_, '_>>) -> PyResult<Self> {
+        let h = Self { inner: Mutex::new(with_hash!(algorithm, new_hash())?) };
         if let Some(d) = data {
             h.update(py, d);
         }
@@ -400,59 +495,71 @@ impl HashPy {
     }
 
     /// Absorbs `data`.
-    fn update(&mut self, py: Python<'_>, data: &[u8]) {
-        let inner = &mut self.inner;
-        maybe_detach(py, data.len(), || inner.update(data));
+    fn update(&self, py: Python<'_>, data: Buf<'_, '_>) {
+        let data: &[u8] = &data;
+        self.with(py, data.len(), |h| h.update(data));
     }
 
     /// The digest of everything absorbed so far (the state is kept; more updates may follow).
     fn digest<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.inner.finalize())
+        PyBytes::new(py, &self.with(py, 0, |h| h.finalize()))
     }
 
     /// The digest as lowercase hex.
-    fn hexdigest(&self) -> String {
-        self.inner.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    fn hexdigest(&self, py: Python<'_>) -> String {
+        self.with(py, 0, |h| h.finalize()).iter().map(|b| format!("{b:02x}")).collect()
     }
 
     /// An independent copy of the current state.
-    fn copy(&self) -> Self {
-        Self { inner: self.inner.boxed_clone() }
+    fn copy(&self, py: Python<'_>) -> Self {
+        Self { inner: Mutex::new(self.with(py, 0, |h| h.boxed_clone())) }
     }
 
     /// Digest length in bytes.
     #[getter]
-    fn digest_size(&self) -> usize {
-        self.inner.size()
+    fn digest_size(&self, py: Python<'_>) -> usize {
+        self.with(py, 0, |h| h.size())
     }
 
     /// Input block length in bytes.
     #[getter]
-    fn block_size(&self) -> usize {
-        self.inner.block_size()
+    fn block_size(&self, py: Python<'_>) -> usize {
+        self.with(py, 0, |h| h.block_size())
     }
 
-    /// The algorithm's name, e.g. "SHA-256".
+    /// The algorithm's name, e.g. "SHA-256" (accepted by `Hash()` as well).
     #[getter]
-    fn name(&self) -> &'static str {
-        self.inner.name()
+    fn name(&self, py: Python<'_>) -> &'static str {
+        self.with(py, 0, |h| h.name())
     }
 }
 
 /// SHAKE128 of `data`, `length` bytes.
 #[pyfunction]
-fn shake128<'py>(py: Python<'py>, data: &[u8], length: usize) -> PyResult<Bound<'py, PyBytes>> {
-    PyBytes::new_with(py, length, |out: &mut [u8]| {
-        maybe_detach(py, data.len().max(length), || Shake128::digest_into(data, out));
+fn shake128<'py>(py: Python<'py>, data: Buf<'_, '_>, length: usize) -> PyResult<Bound<'py, PyBytes>> {
+    let data: &[u8] = &data;
+    if data.len() >= GIL_RELEASE_MIN && length < GIL_RELEASE_MIN {
+        let mut out = Zeroizing::new(vec![0u8; length]);
+        py.detach(|| Shake128::digest_into(data, &mut out));
+        return Ok(PyBytes::new(py, &out));
+    }
+    bytes_from_prefix(py, length, &[], |out: &mut [u8]| {
+        Shake128::digest_into(data, out);
         Ok(())
     })
 }
 
 /// SHAKE256 of `data`, `length` bytes.
 #[pyfunction]
-fn shake256<'py>(py: Python<'py>, data: &[u8], length: usize) -> PyResult<Bound<'py, PyBytes>> {
-    PyBytes::new_with(py, length, |out: &mut [u8]| {
-        maybe_detach(py, data.len().max(length), || Shake256::digest_into(data, out));
+fn shake256<'py>(py: Python<'py>, data: Buf<'_, '_>, length: usize) -> PyResult<Bound<'py, PyBytes>> {
+    let data: &[u8] = &data;
+    if data.len() >= GIL_RELEASE_MIN && length < GIL_RELEASE_MIN {
+        let mut out = Zeroizing::new(vec![0u8; length]);
+        py.detach(|| Shake256::digest_into(data, &mut out));
+        return Ok(PyBytes::new(py, &out));
+    }
+    bytes_from_prefix(py, length, &[], |out: &mut [u8]| {
+        Shake256::digest_into(data, out);
         Ok(())
     })
 }
@@ -478,15 +585,15 @@ fn hmac_check<H: Hasher>(py: Python<'_>, key: &[u8], msg: &[u8], tag: &[u8]) -> 
 
 /// HMAC (RFC 2104) of `msg` under `key` with the hash `algorithm`.
 #[pyfunction]
-fn hmac<'py>(py: Python<'py>, algorithm: &str, key: &[u8], msg: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
-    with_hash!(algorithm, hmac_of(py, key, msg))
+fn hmac<'py>(py: Python<'py>, algorithm: &str, key: Buf<'_, '_>, msg: Buf<'_, '_>) -> PyResult<Bound<'py, PyBytes>> {
+    with_hash!(algorithm, hmac_of(py, &key, &msg))
 }
 
 /// Checks an HMAC tag in constant time; raises `AuthenticationFailed` if it is wrong, `InvalidLength` if it is
 /// not the full digest length.
 #[pyfunction]
-fn hmac_verify(py: Python<'_>, algorithm: &str, key: &[u8], msg: &[u8], tag: &[u8]) -> PyResult<()> {
-    with_hash!(algorithm, hmac_check(py, key, msg, tag))
+fn hmac_verify(py: Python<'_>, algorithm: &str, key: Buf<'_, '_>, msg: Buf<'_, '_>, tag: Buf<'_, '_>) -> PyResult<()> {
+    with_hash!(algorithm, hmac_check(py, &key, &msg, &tag))
 }
 
 fn hkdf_of<'py, H: Hasher>(
@@ -516,25 +623,39 @@ fn hkdf_expand_of<'py, H: Hasher>(
     PyBytes::new_with(py, length, |out: &mut [u8]| h.expand(info, out).map_err(err))
 }
 
+/// HKDF derives at least one byte: a length of 0 is a caller's mistake (as pyca/cryptography says too).
+fn check_hkdf_length(length: usize) -> PyResult<()> {
+    if length == 0 {
+        return Err(PyValueError::new_err("HKDF: length must be at least 1, got 0"));
+    }
+    Ok(())
+}
+
 /// HKDF (RFC 5869) with the hash `algorithm`: `length` bytes from `ikm`, `salt` and `info`.
 #[pyfunction]
 #[pyo3(signature = (algorithm, ikm, length, salt=None, info=None))]
 fn hkdf<'py>(
     py: Python<'py>,
     algorithm: &str,
-    ikm: &[u8],
+    ikm: Buf<'_, '_>,
     length: usize,
-    salt: Option<&[u8]>,
-    info: Option<&[u8]>,
+    salt: Option<Buf<'_, '_>>,
+    info: Option<Buf<'_, '_>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let (salt, info) = (salt.unwrap_or_default(), info.unwrap_or_default());
-    with_hash!(algorithm, hkdf_of(py, ikm, length, salt, info))
+    check_hkdf_length(length)?;
+    let (salt, info) = (opt(&salt).unwrap_or_default(), opt(&info).unwrap_or_default());
+    with_hash!(algorithm, hkdf_of(py, &ikm, length, salt, info))
 }
 
 /// HKDF-Extract: the pseudorandom key `HMAC(salt, ikm)`.
 #[pyfunction]
-fn hkdf_extract<'py>(py: Python<'py>, algorithm: &str, salt: &[u8], ikm: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
-    with_hash!(algorithm, hkdf_extract_of(py, salt, ikm))
+fn hkdf_extract<'py>(
+    py: Python<'py>,
+    algorithm: &str,
+    salt: Buf<'_, '_>,
+    ikm: Buf<'_, '_>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    with_hash!(algorithm, hkdf_extract_of(py, &salt, &ikm))
 }
 
 /// HKDF-Expand: `length` bytes from the pseudorandom key `prk` and `info`.
@@ -542,11 +663,12 @@ fn hkdf_extract<'py>(py: Python<'py>, algorithm: &str, salt: &[u8], ikm: &[u8]) 
 fn hkdf_expand<'py>(
     py: Python<'py>,
     algorithm: &str,
-    prk: &[u8],
-    info: &[u8],
+    prk: Buf<'_, '_>,
+    info: Buf<'_, '_>,
     length: usize,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    with_hash!(algorithm, hkdf_expand_of(py, prk, info, length))
+    check_hkdf_length(length)?;
+    with_hash!(algorithm, hkdf_expand_of(py, &prk, &info, length))
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -624,14 +746,14 @@ fn mlkem_keygen<'py>(py: Python<'py>, params: &str) -> PyResult<Pair<'py>> {
 
 /// The ML-KEM key pair of a 64-byte seed `d || z` (FIPS 203 ML-KEM.KeyGen_internal). The seed is secret.
 #[pyfunction]
-fn mlkem_keygen_from_seed<'py>(py: Python<'py>, params: &str, seed: &[u8]) -> PyResult<Pair<'py>> {
-    with_kem!(params, kem_keygen(py, Some(seed)))
+fn mlkem_keygen_from_seed<'py>(py: Python<'py>, params: &str, seed: Buf<'_, '_>) -> PyResult<Pair<'py>> {
+    with_kem!(params, kem_keygen(py, Some(&seed)))
 }
 
 /// Encapsulates to `encapsulation_key`: returns `(ciphertext, shared_secret)` (32-byte secret).
 #[pyfunction]
-fn mlkem_encapsulate<'py>(py: Python<'py>, params: &str, encapsulation_key: &[u8]) -> PyResult<Pair<'py>> {
-    with_kem!(params, kem_encaps(py, encapsulation_key))
+fn mlkem_encapsulate<'py>(py: Python<'py>, params: &str, encapsulation_key: Buf<'_, '_>) -> PyResult<Pair<'py>> {
+    with_kem!(params, kem_encaps(py, &encapsulation_key))
 }
 
 /// Decapsulates `ciphertext`: the 32-byte shared secret. A modified ciphertext yields an unrelated secret
@@ -640,10 +762,10 @@ fn mlkem_encapsulate<'py>(py: Python<'py>, params: &str, encapsulation_key: &[u8
 fn mlkem_decapsulate<'py>(
     py: Python<'py>,
     params: &str,
-    decapsulation_key: &[u8],
-    ciphertext: &[u8],
+    decapsulation_key: Buf<'_, '_>,
+    ciphertext: Buf<'_, '_>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    with_kem!(params, kem_decaps(py, decapsulation_key, ciphertext))
+    with_kem!(params, kem_decaps(py, &decapsulation_key, &ciphertext))
 }
 
 fn dsa_keygen<'py, P: mldsa::Params>(py: Python<'py>, seed: Option<&[u8]>) -> PyResult<Pair<'py>> {
@@ -694,8 +816,8 @@ fn mldsa_keygen<'py>(py: Python<'py>, params: &str) -> PyResult<Pair<'py>> {
 
 /// The ML-DSA key pair of a 32-byte seed ξ (FIPS 204 ML-DSA.KeyGen_internal). The seed is secret.
 #[pyfunction]
-fn mldsa_keygen_from_seed<'py>(py: Python<'py>, params: &str, seed: &[u8]) -> PyResult<Pair<'py>> {
-    with_dsa!(params, dsa_keygen(py, Some(seed)))
+fn mldsa_keygen_from_seed<'py>(py: Python<'py>, params: &str, seed: Buf<'_, '_>) -> PyResult<Pair<'py>> {
+    with_dsa!(params, dsa_keygen(py, Some(&seed)))
 }
 
 /// Signs `message` with context `context` (at most 255 bytes): hedged with fresh randomness, or deterministic.
@@ -704,13 +826,13 @@ fn mldsa_keygen_from_seed<'py>(py: Python<'py>, params: &str, seed: &[u8]) -> Py
 fn mldsa_sign<'py>(
     py: Python<'py>,
     params: &str,
-    secret_key: &[u8],
-    message: &[u8],
-    context: Option<&[u8]>,
+    secret_key: Buf<'_, '_>,
+    message: Buf<'_, '_>,
+    context: Option<Buf<'_, '_>>,
     deterministic: bool,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let ctx = context.unwrap_or_default();
-    with_dsa!(params, dsa_sign(py, secret_key, message, ctx, deterministic))
+    let ctx = opt(&context).unwrap_or_default();
+    with_dsa!(params, dsa_sign(py, &secret_key, &message, ctx, deterministic))
 }
 
 /// Verifies `signature` of `message` (with `context`); raises `AuthenticationFailed` if it is not valid.
@@ -719,13 +841,13 @@ fn mldsa_sign<'py>(
 fn mldsa_verify(
     py: Python<'_>,
     params: &str,
-    public_key: &[u8],
-    message: &[u8],
-    signature: &[u8],
-    context: Option<&[u8]>,
+    public_key: Buf<'_, '_>,
+    message: Buf<'_, '_>,
+    signature: Buf<'_, '_>,
+    context: Option<Buf<'_, '_>>,
 ) -> PyResult<()> {
-    let ctx = context.unwrap_or_default();
-    with_dsa!(params, dsa_verify(py, public_key, message, signature, ctx))
+    let ctx = opt(&context).unwrap_or_default();
+    with_dsa!(params, dsa_verify(py, &public_key, &message, &signature, ctx))
 }
 
 /// `length` bytes from the operating system's random number generator.
@@ -771,5 +893,9 @@ fn _pqkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mldsa_sign, m)?)?;
     m.add_function(wrap_pyfunction!(mldsa_verify, m)?)?;
     m.add_function(wrap_pyfunction!(random_bytes, m)?)?;
+    keys::register(m)?;
+    files::register(m)?;
+    more::register(m)?;
+    hpke::register(m)?;
     Ok(())
 }

@@ -13,210 +13,400 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// Length of every AEAD tag, in bytes. A sealed message is `ciphertext || tag`, `PQKIT_AEAD_TAG_LEN` bytes
-// longer than the plaintext.
+/*
+ Length of every AEAD tag, in bytes. A sealed message is `ciphertext || tag`, `PQKIT_AEAD_TAG_LEN` bytes
+ longer than the plaintext.
+ */
 #define PQKIT_AEAD_TAG_LEN 16
 
-// Length of an ML-KEM shared secret, in bytes.
+/*
+ Length of an Ed25519 private key (the RFC 8032 seed), in bytes.
+ */
+#define PQKIT_ED25519_SEED_LEN 32
+
+/*
+ Length of an Ed25519 public key, in bytes.
+ */
+#define PQKIT_ED25519_PUBLIC_KEY_LEN 32
+
+/*
+ Length of an Ed25519 signature, in bytes.
+ */
+#define PQKIT_ED25519_SIGNATURE_LEN 64
+
+/*
+ Length of an X25519 private key, public key and shared secret, in bytes.
+ */
+#define PQKIT_X25519_KEY_LEN 32
+
+/*
+ Length of an EC private key (big-endian scalar), in bytes.
+ */
+#define PQKIT_EC_SECRET_KEY_LEN 32
+
+/*
+ Length of an uncompressed EC public key (`04 || x || y`), in bytes.
+ */
+#define PQKIT_EC_PUBLIC_KEY_LEN 65
+
+/*
+ Length of an ECDSA signature `r || s`, in bytes.
+ */
+#define PQKIT_ECDSA_SIGNATURE_LEN 64
+
+/*
+ Length of an ECDH shared secret (the x-coordinate), in bytes.
+ */
+#define PQKIT_ECDH_SHARED_SECRET_LEN 32
+
+/*
+ Length of an ML-KEM shared secret, in bytes.
+ */
 #define PQKIT_MLKEM_SHARED_SECRET_LEN 32
 
-// Length of an ML-KEM key-generation seed `d || z` (FIPS 203 Algorithm 16), in bytes.
+/*
+ Length of an ML-KEM key-generation seed `d || z` (FIPS 203 Algorithm 16), in bytes.
+ */
 #define PQKIT_MLKEM_SEED_LEN 64
 
-// Length of an ML-DSA key-generation seed ξ (FIPS 204 Algorithm 6), in bytes.
+/*
+ Length of an ML-DSA key-generation seed ξ (FIPS 204 Algorithm 6), in bytes.
+ */
 #define PQKIT_MLDSA_SEED_LEN 32
 
-// Plaintext bytes per segment (64 KiB). Every segment but the last holds exactly this many.
+/*
+ Plaintext bytes per segment (64 KiB). Every segment but the last holds exactly this many.
+ */
 #define PQKIT_STREAM_SEGMENT_LEN 65536
 
-// Bytes of a full segment in the stream: `PQKIT_STREAM_SEGMENT_LEN` plus a 16-byte tag.
+/*
+ Bytes of a full segment in the stream: `PQKIT_STREAM_SEGMENT_LEN` plus a 16-byte tag.
+ */
 #define PQKIT_STREAM_SEGMENT_CT_LEN 65552
 
-// The longest stream header, in bytes.
+/*
+ The longest stream header, in bytes.
+ */
 #define PQKIT_STREAM_MAX_HEADER_LEN 75
 
-// Length of the raw key of a stream, in bytes.
+/*
+ Length of the raw key of a stream, in bytes.
+ */
 #define PQKIT_STREAM_KEY_LEN 32
 
-// The result of every fallible function. `PQKIT_STATUS_OK` (0) is success; every other value is an error and
-// [`pqkit_last_error`] has its message.
+/*
+ The result of every fallible function. `PQKIT_STATUS_OK` (0) is success; every other value is an error and
+ [`pqkit_last_error`] has its message.
+ */
 typedef enum PqkitStatus {
-  // Success.
+  /*
+   Success.
+   */
   PQKIT_STATUS_OK = 0,
-  // A pointer was NULL while its length was not 0 (or an out-pointer or handle was NULL).
+  /*
+   A pointer was NULL while its length was not 0 (or an out-pointer or handle was NULL).
+   */
   PQKIT_STATUS_NULL_POINTER = 1,
-  // An input or a fixed-size output had the wrong length (key, nonce, tag, digest, key encoding...).
+  /*
+   An input or a fixed-size output had the wrong length (key, nonce, tag, digest, key encoding...).
+   */
   PQKIT_STATUS_INVALID_LENGTH = 2,
-  // An output buffer is too small; `*out_len` holds the size needed and nothing was done.
+  /*
+   An output buffer is too small; `*out_len` holds the size needed and nothing was done.
+   */
   PQKIT_STATUS_BUFFER_TOO_SMALL = 3,
-  // A tag or signature did not verify, or a stream segment did not authenticate. No plaintext was released.
+  /*
+   A tag or signature did not verify, or a stream segment did not authenticate. No plaintext was released.
+   */
   PQKIT_STATUS_AUTHENTICATION_FAILED = 4,
-  // An encoding (stream header, key, ciphertext) is malformed, or a stream was truncated or extended.
+  /*
+   An encoding (stream header, key, ciphertext) is malformed, or a stream was truncated or extended.
+   */
   PQKIT_STATUS_INVALID_ENCODING = 5,
-  // A parameter is out of range (e.g. an HKDF output longer than 255 hash lengths).
+  /*
+   A parameter is out of range (e.g. an HKDF output longer than 255 hash lengths).
+   */
   PQKIT_STATUS_INVALID_PARAMETER = 6,
-  // A message is longer than the algorithm allows under one nonce.
+  /*
+   A message is longer than the algorithm allows under one nonce.
+   */
   PQKIT_STATUS_MESSAGE_TOO_LONG = 7,
-  // A counter would pass its maximum (never wrapped).
+  /*
+   A counter would pass its maximum (never wrapped).
+   */
   PQKIT_STATUS_COUNTER_EXHAUSTED = 8,
-  // The operating system's random number generator failed.
+  /*
+   The operating system's random number generator failed.
+   */
   PQKIT_STATUS_RNG_FAILURE = 9,
-  // An algorithm id is not one of the enum's values.
+  /*
+   An algorithm id is not one of the enum's values.
+   */
   PQKIT_STATUS_UNKNOWN_ALGORITHM = 10,
-  // The handle cannot do this now: a stream already finished or that failed earlier.
+  /*
+   The handle cannot do this now: a stream already finished or that failed earlier.
+   */
   PQKIT_STATUS_BAD_STATE = 11,
-  // A bug: a Rust panic was caught at the boundary. Please report it.
+  /*
+   A bug: a Rust panic was caught at the boundary. Please report it.
+   */
   PQKIT_STATUS_INTERNAL_ERROR = 12,
 } PqkitStatus;
 
-// AEAD algorithm ids (pass them as `uint32_t`).
+/*
+ AEAD algorithm ids (pass them as `uint32_t`).
+ */
 typedef enum PqkitAeadAlg {
-  // ChaCha20-Poly1305 (RFC 8439): 32-byte key, 12-byte nonce.
+  /*
+   ChaCha20-Poly1305 (RFC 8439): 32-byte key, 12-byte nonce.
+   */
   PQKIT_AEAD_ALG_CHACHA20_POLY1305 = 1,
-  // XChaCha20-Poly1305: 32-byte key, 24-byte nonce (long enough to draw at random).
+  /*
+   XChaCha20-Poly1305: 32-byte key, 24-byte nonce (long enough to draw at random).
+   */
   PQKIT_AEAD_ALG_X_CHACHA20_POLY1305 = 2,
-  // AES-128-GCM (SP 800-38D): 16-byte key, 12-byte nonce.
+  /*
+   AES-128-GCM (SP 800-38D): 16-byte key, 12-byte nonce.
+   */
   PQKIT_AEAD_ALG_AES128_GCM = 3,
-  // AES-256-GCM (SP 800-38D): 32-byte key, 12-byte nonce.
+  /*
+   AES-256-GCM (SP 800-38D): 32-byte key, 12-byte nonce.
+   */
   PQKIT_AEAD_ALG_AES256_GCM = 4,
-  // Kusumi512-Poly1305: 64-byte key, see `pqkit::aead::Kusumi512Poly1305` for its nonce length.
+  /*
+   Kusumi512-Poly1305: 64-byte key, see `pqkit::aead::Kusumi512Poly1305` for its nonce length.
+   */
   PQKIT_AEAD_ALG_KUSUMI512_POLY1305 = 5,
 } PqkitAeadAlg;
 
-// Hash algorithm ids (pass them as `uint32_t`), for the hash, HMAC and HKDF functions.
+/*
+ Hash algorithm ids (pass them as `uint32_t`), for the hash, HMAC and HKDF functions.
+ */
 typedef enum PqkitHashAlg {
-  // SHA-224 (FIPS 180-4), 28-byte digest.
+  /*
+   SHA-224 (FIPS 180-4), 28-byte digest.
+   */
   PQKIT_HASH_ALG_SHA224 = 1,
-  // SHA-256 (FIPS 180-4), 32-byte digest.
+  /*
+   SHA-256 (FIPS 180-4), 32-byte digest.
+   */
   PQKIT_HASH_ALG_SHA256 = 2,
-  // SHA-384 (FIPS 180-4), 48-byte digest.
+  /*
+   SHA-384 (FIPS 180-4), 48-byte digest.
+   */
   PQKIT_HASH_ALG_SHA384 = 3,
-  // SHA-512 (FIPS 180-4), 64-byte digest.
+  /*
+   SHA-512 (FIPS 180-4), 64-byte digest.
+   */
   PQKIT_HASH_ALG_SHA512 = 4,
-  // SHA-512/224 (FIPS 180-4), 28-byte digest.
+  /*
+   SHA-512/224 (FIPS 180-4), 28-byte digest.
+   */
   PQKIT_HASH_ALG_SHA512_224 = 5,
-  // SHA-512/256 (FIPS 180-4), 32-byte digest.
+  /*
+   SHA-512/256 (FIPS 180-4), 32-byte digest.
+   */
   PQKIT_HASH_ALG_SHA512_256 = 6,
-  // SHA3-224 (FIPS 202), 28-byte digest.
+  /*
+   SHA3-224 (FIPS 202), 28-byte digest.
+   */
   PQKIT_HASH_ALG_SHA3_224 = 7,
-  // SHA3-256 (FIPS 202), 32-byte digest.
+  /*
+   SHA3-256 (FIPS 202), 32-byte digest.
+   */
   PQKIT_HASH_ALG_SHA3_256 = 8,
-  // SHA3-384 (FIPS 202), 48-byte digest.
+  /*
+   SHA3-384 (FIPS 202), 48-byte digest.
+   */
   PQKIT_HASH_ALG_SHA3_384 = 9,
-  // SHA3-512 (FIPS 202), 64-byte digest.
+  /*
+   SHA3-512 (FIPS 202), 64-byte digest.
+   */
   PQKIT_HASH_ALG_SHA3_512 = 10,
-  // BLAKE2b-512 (RFC 7693), 64-byte digest.
+  /*
+   BLAKE2b-512 (RFC 7693), 64-byte digest.
+   */
   PQKIT_HASH_ALG_BLAKE2B512 = 11,
-  // BLAKE2s-256 (RFC 7693), 32-byte digest.
+  /*
+   BLAKE2s-256 (RFC 7693), 32-byte digest.
+   */
   PQKIT_HASH_ALG_BLAKE2S256 = 12,
 } PqkitHashAlg;
 
-// Extendable-output function ids (pass them as `uint32_t`).
+/*
+ Extendable-output function ids (pass them as `uint32_t`).
+ */
 typedef enum PqkitXofAlg {
-  // SHAKE128 (FIPS 202).
+  /*
+   SHAKE128 (FIPS 202).
+   */
   PQKIT_XOF_ALG_SHAKE128 = 1,
-  // SHAKE256 (FIPS 202).
+  /*
+   SHAKE256 (FIPS 202).
+   */
   PQKIT_XOF_ALG_SHAKE256 = 2,
 } PqkitXofAlg;
 
-// Stream AEAD ids (pass them as `uint32_t`); the ids are those of the file header.
+/*
+ Stream AEAD ids (pass them as `uint32_t`); the ids are those of the file header.
+ */
 typedef enum PqkitStreamAlg {
-  // XChaCha20-Poly1305 segments (the default of `pqkit encrypt`).
+  /*
+   XChaCha20-Poly1305 segments (the default of `pqkit encrypt`).
+   */
   PQKIT_STREAM_ALG_X_CHACHA20_POLY1305 = 1,
-  // Kusumi512-Poly1305 segments.
+  /*
+   Kusumi512-Poly1305 segments.
+   */
   PQKIT_STREAM_ALG_KUSUMI512_POLY1305 = 2,
-  // AES-256-GCM segments.
+  /*
+   AES-256-GCM segments.
+   */
   PQKIT_STREAM_ALG_AES256_GCM = 3,
 } PqkitStreamAlg;
 
-// ML-KEM parameter-set ids (pass them as `uint32_t`).
+/*
+ ML-KEM parameter-set ids (pass them as `uint32_t`).
+ */
 typedef enum PqkitMlkemAlg {
-  // ML-KEM-512: encapsulation key 800 bytes, decapsulation key 1632, ciphertext 768.
+  /*
+   ML-KEM-512: encapsulation key 800 bytes, decapsulation key 1632, ciphertext 768.
+   */
   PQKIT_MLKEM_ALG_MLKEM512 = 1,
-  // ML-KEM-768: encapsulation key 1184 bytes, decapsulation key 2400, ciphertext 1088.
+  /*
+   ML-KEM-768: encapsulation key 1184 bytes, decapsulation key 2400, ciphertext 1088.
+   */
   PQKIT_MLKEM_ALG_MLKEM768 = 2,
-  // ML-KEM-1024: encapsulation key 1568 bytes, decapsulation key 3168, ciphertext 1568.
+  /*
+   ML-KEM-1024: encapsulation key 1568 bytes, decapsulation key 3168, ciphertext 1568.
+   */
   PQKIT_MLKEM_ALG_MLKEM1024 = 3,
 } PqkitMlkemAlg;
 
-// ML-DSA parameter-set ids (pass them as `uint32_t`).
+/*
+ ML-DSA parameter-set ids (pass them as `uint32_t`).
+ */
 typedef enum PqkitMldsaAlg {
-  // ML-DSA-44: public key 1312 bytes, secret key 2560, signature 2420.
+  /*
+   ML-DSA-44: public key 1312 bytes, secret key 2560, signature 2420.
+   */
   PQKIT_MLDSA_ALG_MLDSA44 = 1,
-  // ML-DSA-65: public key 1952 bytes, secret key 4032, signature 3309.
+  /*
+   ML-DSA-65: public key 1952 bytes, secret key 4032, signature 3309.
+   */
   PQKIT_MLDSA_ALG_MLDSA65 = 2,
-  // ML-DSA-87: public key 2592 bytes, secret key 4896, signature 4627.
+  /*
+   ML-DSA-87: public key 2592 bytes, secret key 4896, signature 4627.
+   */
   PQKIT_MLDSA_ALG_MLDSA87 = 3,
 } PqkitMldsaAlg;
 
-// An AEAD with its key set (opaque). Made by [`pqkit_aead_new`], released (and its key schedule wiped) by
-// [`pqkit_aead_free`].
+/*
+ Curve ids (pass them as `uint32_t`).
+ */
+typedef enum PqkitEcCurve {
+  /*
+   NIST P-256 (secp256r1).
+   */
+  PQKIT_EC_CURVE_P256 = 1,
+  /*
+   secp256k1 (signs in low-S form).
+   */
+  PQKIT_EC_CURVE_SECP256K1 = 2,
+} PqkitEcCurve;
+
+/*
+ An AEAD with its key set (opaque). Made by [`pqkit_aead_new`], released (and its key schedule wiped) by
+ [`pqkit_aead_free`].
+ */
 typedef struct PqkitAead PqkitAead;
 
-// An incremental hash (opaque): [`pqkit_hash_new`], [`pqkit_hash_update`], [`pqkit_hash_finalize`],
-// [`pqkit_hash_free`].
+/*
+ An incremental hash (opaque): [`pqkit_hash_new`], [`pqkit_hash_update`], [`pqkit_hash_finalize`],
+ [`pqkit_hash_free`].
+ */
 typedef struct PqkitHash PqkitHash;
 
-// An incremental HMAC with its key (opaque): [`pqkit_hmac_new`], [`pqkit_hmac_update`],
-// [`pqkit_hmac_finalize`] or [`pqkit_hmac_finalize_verify`], [`pqkit_hmac_free`] (which wipes the key).
+/*
+ An incremental HMAC with its key (opaque): [`pqkit_hmac_new`], [`pqkit_hmac_update`],
+ [`pqkit_hmac_finalize`] or [`pqkit_hmac_finalize_verify`], [`pqkit_hmac_free`] (which wipes the key).
+ */
 typedef struct PqkitHmac PqkitHmac;
 
-// A ChaCha20 CSPRNG (opaque). Its state is wiped by [`pqkit_rng_free`].
+/*
+ A ChaCha20 CSPRNG (opaque). Its state is wiped by [`pqkit_rng_free`].
+ */
 typedef struct PqkitRng PqkitRng;
 
-// A streaming decryptor (opaque): [`pqkit_stream_decryptor_new`], [`pqkit_stream_decryptor_update`],
-// [`pqkit_stream_decryptor_finish`], [`pqkit_stream_decryptor_free`] (which wipes the key).
+/*
+ A streaming decryptor (opaque): [`pqkit_stream_decryptor_new`], [`pqkit_stream_decryptor_update`],
+ [`pqkit_stream_decryptor_finish`], [`pqkit_stream_decryptor_free`] (which wipes the key).
+ */
 typedef struct PqkitStreamDecryptor PqkitStreamDecryptor;
 
-// A streaming encryptor (opaque): [`pqkit_stream_encryptor_new`], [`pqkit_stream_encryptor_update`],
-// [`pqkit_stream_encryptor_finish`], [`pqkit_stream_encryptor_free`] (which wipes the key and the buffered
-// plaintext).
+/*
+ A streaming encryptor (opaque): [`pqkit_stream_encryptor_new`], [`pqkit_stream_encryptor_update`],
+ [`pqkit_stream_encryptor_finish`], [`pqkit_stream_encryptor_free`] (which wipes the key and the buffered
+ plaintext).
+ */
 typedef struct PqkitStreamEncryptor PqkitStreamEncryptor;
 
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
 
-// The library version, e.g. `"0.1.0"`, as a static NUL-terminated string.
+/*
+ The library version, e.g. `"0.1.0"`, as a static NUL-terminated string.
+ */
 const char *pqkit_version(void);
 
-// A static NUL-terminated description of a status code (an unknown code gives `"unknown status"`).
+/*
+ A static NUL-terminated description of a status code (an unknown code gives `"unknown status"`).
+ */
 const char *pqkit_status_string(int32_t status);
 
-// The message of the last error on the calling thread, as a NUL-terminated string, or NULL if no call on
-// this thread has failed yet. The pointer stays valid until the next failing pqkit call on the same thread.
-// Messages name the algorithm, the field and the expected size; they never hold secret data.
+/*
+ The message of the last error on the calling thread, as a NUL-terminated string, or NULL if no call on
+ this thread has failed yet. The pointer stays valid until the next failing pqkit call on the same thread.
+ Messages name the algorithm, the field and the expected size; they never hold secret data.
+ */
 const char *pqkit_last_error(void);
 
-// Writes the key and nonce lengths of AEAD `alg` to `*key_len` and `*nonce_len`.
-//
-// # Safety
-// `key_len` and `nonce_len` must be NULL or valid for a `size_t` write.
+/*
+ Writes the key and nonce lengths of AEAD `alg` to `*key_len` and `*nonce_len`.
+
+ # Safety
+ `key_len` and `nonce_len` must be NULL or valid for a `size_t` write.
+ */
 enum PqkitStatus pqkit_aead_lengths(uint32_t alg_id, size_t *key_len, size_t *nonce_len);
 
-// Creates an AEAD of algorithm `alg_id` keyed with `key` (exactly the algorithm's key length, else
-// `PQKIT_STATUS_INVALID_LENGTH`) and writes its handle to `*out`. Free it with [`pqkit_aead_free`].
-//
-// # Safety
-// `key` must point to `key_len` readable bytes (or be NULL with `key_len == 0`); `out` must be valid for a
-// pointer write.
+/*
+ Creates an AEAD of algorithm `alg_id` keyed with `key` (exactly the algorithm's key length, else
+ `PQKIT_STATUS_INVALID_LENGTH`) and writes its handle to `*out`. Free it with [`pqkit_aead_free`].
+
+ # Safety
+ `key` must point to `key_len` readable bytes (or be NULL with `key_len == 0`); `out` must be valid for a
+ pointer write.
+ */
 enum PqkitStatus pqkit_aead_new(uint32_t alg_id,
                                 const uint8_t *key,
                                 size_t key_len,
                                 struct PqkitAead **out);
 
-// Encrypts `pt` with `nonce` and `aad` and writes `ciphertext || tag` (`pt_len + PQKIT_AEAD_TAG_LEN` bytes) to
-// `out`, its length to `*out_len`.
-//
-// Security contract: a (key, nonce) pair must never seal two different messages; with random nonces use
-// XChaCha20-Poly1305. Errors: a nonce of the wrong length (`PQKIT_STATUS_INVALID_LENGTH`), `out_cap` too
-// small (`PQKIT_STATUS_BUFFER_TOO_SMALL`, `*out_len` = size needed), a message over the algorithm's limit
-// (`PQKIT_STATUS_MESSAGE_TOO_LONG`). On error `out` holds no ciphertext.
-//
-// # Safety
-// `aead` must be a live handle from [`pqkit_aead_new`]; every buffer must be readable (writable for `out`)
-// for its length, or NULL with length 0; `out` must not overlap the inputs; `out_len` must be valid for a
-// `size_t` write.
+/*
+ Encrypts `pt` with `nonce` and `aad` and writes `ciphertext || tag` (`pt_len + PQKIT_AEAD_TAG_LEN` bytes) to
+ `out`, its length to `*out_len`.
+
+ Security contract: a (key, nonce) pair must never seal two different messages; with random nonces use
+ XChaCha20-Poly1305. Errors: a nonce of the wrong length (`PQKIT_STATUS_INVALID_LENGTH`), `out_cap` too
+ small (`PQKIT_STATUS_BUFFER_TOO_SMALL`, `*out_len` = size needed), a message over the algorithm's limit
+ (`PQKIT_STATUS_MESSAGE_TOO_LONG`). On error `out` holds no ciphertext.
+
+ # Safety
+ `aead` must be a live handle from [`pqkit_aead_new`]; every buffer must be readable (writable for `out`)
+ for its length, or NULL with length 0; `out` must not overlap the inputs; `out_len` must be valid for a
+ `size_t` write.
+ */
 enum PqkitStatus pqkit_aead_seal(struct PqkitAead *aead,
                                  const uint8_t *nonce,
                                  size_t nonce_len,
@@ -228,17 +418,19 @@ enum PqkitStatus pqkit_aead_seal(struct PqkitAead *aead,
                                  size_t out_cap,
                                  size_t *out_len);
 
-// Verifies and decrypts `sealed` (`ciphertext || tag`, at least `PQKIT_AEAD_TAG_LEN` bytes) and writes the
-// plaintext (`sealed_len - PQKIT_AEAD_TAG_LEN` bytes) to `out`, its length to `*out_len`.
-//
-// Security contract: the tag is checked in constant time before any plaintext is written. On
-// `PQKIT_STATUS_AUTHENTICATION_FAILED` (wrong key, nonce or aad, or modified data) the first
-// `sealed_len - PQKIT_AEAD_TAG_LEN` bytes of `out` are zeroed and `*out_len` is 0: no plaintext is released.
-// Other errors: `PQKIT_STATUS_INVALID_LENGTH` (nonce, or `sealed` shorter than a tag),
-// `PQKIT_STATUS_BUFFER_TOO_SMALL` (`*out_len` = size needed).
-//
-// # Safety
-// As for [`pqkit_aead_seal`].
+/*
+ Verifies and decrypts `sealed` (`ciphertext || tag`, at least `PQKIT_AEAD_TAG_LEN` bytes) and writes the
+ plaintext (`sealed_len - PQKIT_AEAD_TAG_LEN` bytes) to `out`, its length to `*out_len`.
+
+ Security contract: the tag is checked in constant time before any plaintext is written. On
+ `PQKIT_STATUS_AUTHENTICATION_FAILED` (wrong key, nonce or aad, or modified data) the first
+ `sealed_len - PQKIT_AEAD_TAG_LEN` bytes of `out` are zeroed and `*out_len` is 0: no plaintext is released.
+ Other errors: `PQKIT_STATUS_INVALID_LENGTH` (nonce, or `sealed` shorter than a tag),
+ `PQKIT_STATUS_BUFFER_TOO_SMALL` (`*out_len` = size needed).
+
+ # Safety
+ As for [`pqkit_aead_seal`].
+ */
 enum PqkitStatus pqkit_aead_open(struct PqkitAead *aead,
                                  const uint8_t *nonce,
                                  size_t nonce_len,
@@ -250,72 +442,305 @@ enum PqkitStatus pqkit_aead_open(struct PqkitAead *aead,
                                  size_t out_cap,
                                  size_t *out_len);
 
-// Frees an AEAD handle, wiping its key schedule. NULL does nothing; a handle must be freed once.
-//
-// # Safety
-// `aead` must be NULL or a live handle from [`pqkit_aead_new`], not used again afterwards.
+/*
+ Frees an AEAD handle, wiping its key schedule. NULL does nothing; a handle must be freed once.
+
+ # Safety
+ `aead` must be NULL or a live handle from [`pqkit_aead_new`], not used again afterwards.
+ */
 void pqkit_aead_free(struct PqkitAead *aead);
 
-// Writes the digest length of hash `alg_id` to `*len`.
-//
-// # Safety
-// `len` must be NULL or valid for a `size_t` write.
+/*
+ Argon2id (RFC 9106, version 0x13): fills `out` (at least 4 bytes) from the password `pwd` and `salt` (at
+ least 8 bytes) with `m_cost` KiB of memory, `t_cost` passes and `p_cost` lanes (`m_cost >= 8 * p_cost`);
+ `secret` and `ad` may be empty. Bad costs or lengths give `PQKIT_STATUS_INVALID_PARAMETER` or
+ `PQKIT_STATUS_INVALID_LENGTH`, and leave `out` zeroed.
+
+ # Safety
+ Every buffer readable (writable for `out`) for its length, or NULL with length 0; `out` overlaps none.
+ */
+enum PqkitStatus pqkit_argon2id(const uint8_t *pwd,
+                                size_t pwd_len,
+                                const uint8_t *salt,
+                                size_t salt_len,
+                                const uint8_t *secret,
+                                size_t secret_len,
+                                const uint8_t *ad,
+                                size_t ad_len,
+                                uint32_t m_cost,
+                                uint32_t t_cost,
+                                uint32_t p_cost,
+                                uint8_t *out,
+                                size_t out_len);
+
+/*
+ BLAKE2b of `msg` into `out` (1 to 64 bytes, the digest length), with `key` (0 to 64 bytes: keyed, a MAC),
+ `salt` and `personal` (0 to 16 bytes each, zero-padded). Empty key, salt and personal give plain BLAKE2b.
+
+ # Safety
+ Every buffer readable (writable for `out`) for its length, or NULL with length 0; `out` overlaps none.
+ */
+enum PqkitStatus pqkit_blake2b(const uint8_t *key,
+                               size_t key_len,
+                               const uint8_t *salt,
+                               size_t salt_len,
+                               const uint8_t *personal,
+                               size_t personal_len,
+                               const uint8_t *msg,
+                               size_t msg_len,
+                               uint8_t *out,
+                               size_t out_len);
+
+/*
+ BLAKE2s of `msg` into `out` (1 to 32 bytes), with `key` (0 to 32 bytes), `salt` and `personal` (0 to 8
+ bytes each).
+
+ # Safety
+ Every buffer readable (writable for `out`) for its length, or NULL with length 0; `out` overlaps none.
+ */
+enum PqkitStatus pqkit_blake2s(const uint8_t *key,
+                               size_t key_len,
+                               const uint8_t *salt,
+                               size_t salt_len,
+                               const uint8_t *personal,
+                               size_t personal_len,
+                               const uint8_t *msg,
+                               size_t msg_len,
+                               uint8_t *out,
+                               size_t out_len);
+
+/*
+ A fresh Ed25519 key pair from the operating system's randomness: writes the 32-byte public key to `pk`
+ and the 32-byte private key (seed) to `seed`.
+
+ # Safety
+ `pk` and `seed` writable for their lengths (which must be 32), not overlapping.
+ */
+enum PqkitStatus pqkit_ed25519_keypair(uint8_t *pk,
+                                       size_t pk_len,
+                                       uint8_t *seed,
+                                       size_t seed_len);
+
+/*
+ Writes the 32-byte public key of the 32-byte private key `seed` to `pk`.
+
+ # Safety
+ `seed` readable and `pk` writable for their lengths.
+ */
+enum PqkitStatus pqkit_ed25519_public_key(const uint8_t *seed,
+                                          size_t seed_len,
+                                          uint8_t *pk,
+                                          size_t pk_len);
+
+/*
+ Signs `msg` with the private key `seed`: writes the 64-byte signature to `sig` (deterministic, RFC 8032).
+
+ # Safety
+ Every buffer readable (writable for `sig`) for its length, or NULL with length 0.
+ */
+enum PqkitStatus pqkit_ed25519_sign(const uint8_t *seed,
+                                    size_t seed_len,
+                                    const uint8_t *msg,
+                                    size_t msg_len,
+                                    uint8_t *sig,
+                                    size_t sig_len);
+
+/*
+ Verifies the 64-byte signature `sig` of `msg` under the public key `pk`: `PQKIT_STATUS_OK` if valid,
+ `PQKIT_STATUS_AUTHENTICATION_FAILED` if not, `PQKIT_STATUS_INVALID_LENGTH` or
+ `PQKIT_STATUS_INVALID_ENCODING` for a key or signature that cannot be one.
+
+ # Safety
+ Every buffer readable for its length, or NULL with length 0.
+ */
+enum PqkitStatus pqkit_ed25519_verify(const uint8_t *pk,
+                                      size_t pk_len,
+                                      const uint8_t *msg,
+                                      size_t msg_len,
+                                      const uint8_t *sig,
+                                      size_t sig_len);
+
+/*
+ A fresh X25519 key pair: writes the 32-byte public key to `pk` and the 32-byte private key to `sk`.
+
+ # Safety
+ `pk` and `sk` writable for their lengths (which must be 32), not overlapping.
+ */
+enum PqkitStatus pqkit_x25519_keypair(uint8_t *pk, size_t pk_len, uint8_t *sk, size_t sk_len);
+
+/*
+ Writes the 32-byte public key of the X25519 private key `sk` to `pk`.
+
+ # Safety
+ `sk` readable and `pk` writable for their lengths.
+ */
+enum PqkitStatus pqkit_x25519_public_key(const uint8_t *sk,
+                                         size_t sk_len,
+                                         uint8_t *pk,
+                                         size_t pk_len);
+
+/*
+ X25519 (RFC 7748): writes the 32-byte shared secret of the private key `sk` and the peer's public key
+ `peer_pk` to `ss`. A peer key of small order (an all-zero secret) gives `PQKIT_STATUS_INVALID_ENCODING`
+ and leaves `ss` zeroed.
+
+ # Safety
+ Every buffer readable (writable for `ss`) for its length; `ss` overlaps none.
+ */
+enum PqkitStatus pqkit_x25519(const uint8_t *sk,
+                              size_t sk_len,
+                              const uint8_t *peer_pk,
+                              size_t peer_pk_len,
+                              uint8_t *ss,
+                              size_t ss_len);
+
+/*
+ A fresh key pair on curve `curve_id`: the 65-byte uncompressed public key to `pk`, the 32-byte private key
+ to `sk`.
+
+ # Safety
+ `pk` and `sk` writable for their lengths, not overlapping.
+ */
+enum PqkitStatus pqkit_ec_keypair(uint32_t curve_id,
+                                  uint8_t *pk,
+                                  size_t pk_len,
+                                  uint8_t *sk,
+                                  size_t sk_len);
+
+/*
+ Writes the 65-byte uncompressed public key of the private key `sk` (a scalar in [1, n - 1]) to `pk`.
+
+ # Safety
+ `sk` readable and `pk` writable for their lengths.
+ */
+enum PqkitStatus pqkit_ec_public_key(uint32_t curve_id,
+                                     const uint8_t *sk,
+                                     size_t sk_len,
+                                     uint8_t *pk,
+                                     size_t pk_len);
+
+/*
+ ECDSA with SHA-256: writes the 64-byte signature `r || s` of `msg` to `sig` (RFC 6979 deterministic nonce;
+ low-S on secp256k1).
+
+ # Safety
+ Every buffer readable (writable for `sig`) for its length, or NULL with length 0.
+ */
+enum PqkitStatus pqkit_ecdsa_sign(uint32_t curve_id,
+                                  const uint8_t *sk,
+                                  size_t sk_len,
+                                  const uint8_t *msg,
+                                  size_t msg_len,
+                                  uint8_t *sig,
+                                  size_t sig_len);
+
+/*
+ Verifies the 64-byte ECDSA-SHA-256 signature `r || s` of `msg` under the SEC1 public key `pk`:
+ `PQKIT_STATUS_OK` if valid, `PQKIT_STATUS_AUTHENTICATION_FAILED` if not, `PQKIT_STATUS_INVALID_LENGTH` or
+ `PQKIT_STATUS_INVALID_ENCODING` for a key or signature that cannot be one.
+
+ # Safety
+ Every buffer readable for its length, or NULL with length 0.
+ */
+enum PqkitStatus pqkit_ecdsa_verify(uint32_t curve_id,
+                                    const uint8_t *pk,
+                                    size_t pk_len,
+                                    const uint8_t *msg,
+                                    size_t msg_len,
+                                    const uint8_t *sig,
+                                    size_t sig_len);
+
+/*
+ ECDH (SEC1): writes the 32-byte x-coordinate shared by the private key `sk` and the peer's SEC1 public key
+ `peer_pk` to `ss` (zeroed on any error).
+
+ # Safety
+ Every buffer readable (writable for `ss`) for its length; `ss` overlaps none.
+ */
+enum PqkitStatus pqkit_ecdh(uint32_t curve_id,
+                            const uint8_t *sk,
+                            size_t sk_len,
+                            const uint8_t *peer_pk,
+                            size_t peer_pk_len,
+                            uint8_t *ss,
+                            size_t ss_len);
+
+/*
+ Writes the digest length of hash `alg_id` to `*len`.
+
+ # Safety
+ `len` must be NULL or valid for a `size_t` write.
+ */
 enum PqkitStatus pqkit_hash_len(uint32_t alg_id, size_t *len);
 
-// One-shot hash: writes the digest of `data` to `out`, whose length must be exactly the digest length
-// (`pqkit_hash_len`), else `PQKIT_STATUS_INVALID_LENGTH`.
-//
-// # Safety
-// `data` must be readable for `data_len` bytes and `out` writable for `out_len` bytes (or NULL with length 0);
-// they must not overlap.
+/*
+ One-shot hash: writes the digest of `data` to `out`, whose length must be exactly the digest length
+ (`pqkit_hash_len`), else `PQKIT_STATUS_INVALID_LENGTH`.
+
+ # Safety
+ `data` must be readable for `data_len` bytes and `out` writable for `out_len` bytes (or NULL with length 0);
+ they must not overlap.
+ */
 enum PqkitStatus pqkit_hash(uint32_t alg_id,
                             const uint8_t *data,
                             size_t data_len,
                             uint8_t *out,
                             size_t out_len);
 
-// Creates an incremental hash of algorithm `alg_id` and writes its handle to `*out`.
-//
-// # Safety
-// `out` must be NULL or valid for a pointer write.
+/*
+ Creates an incremental hash of algorithm `alg_id` and writes its handle to `*out`.
+
+ # Safety
+ `out` must be NULL or valid for a pointer write.
+ */
 enum PqkitStatus pqkit_hash_new(uint32_t alg_id, struct PqkitHash **out);
 
-// Absorbs `data` into the hash.
-//
-// # Safety
-// `h` must be a live handle from [`pqkit_hash_new`]; `data` readable for `data_len` bytes (or NULL with 0).
+/*
+ Absorbs `data` into the hash.
+
+ # Safety
+ `h` must be a live handle from [`pqkit_hash_new`]; `data` readable for `data_len` bytes (or NULL with 0).
+ */
 enum PqkitStatus pqkit_hash_update(struct PqkitHash *h,
                                    const uint8_t *data,
                                    size_t data_len);
 
-// Writes the digest of everything absorbed to `out` (exactly the digest length, else
-// `PQKIT_STATUS_INVALID_LENGTH` and the state is unchanged) and resets the hash to its fresh state.
-//
-// # Safety
-// `h` must be a live handle from [`pqkit_hash_new`]; `out` writable for `out_len` bytes.
+/*
+ Writes the digest of everything absorbed to `out` (exactly the digest length, else
+ `PQKIT_STATUS_INVALID_LENGTH` and the state is unchanged) and resets the hash to its fresh state.
+
+ # Safety
+ `h` must be a live handle from [`pqkit_hash_new`]; `out` writable for `out_len` bytes.
+ */
 enum PqkitStatus pqkit_hash_finalize(struct PqkitHash *h, uint8_t *out, size_t out_len);
 
-// Frees a hash handle, wiping its state. NULL does nothing.
-//
-// # Safety
-// `h` must be NULL or a live handle from [`pqkit_hash_new`], not used again afterwards.
+/*
+ Frees a hash handle, wiping its state. NULL does nothing.
+
+ # Safety
+ `h` must be NULL or a live handle from [`pqkit_hash_new`], not used again afterwards.
+ */
 void pqkit_hash_free(struct PqkitHash *h);
 
-// SHAKE128 or SHAKE256 of `data`, `out_len` bytes of output (any length).
-//
-// # Safety
-// `data` readable for `data_len` bytes, `out` writable for `out_len` bytes (or NULL with 0); no overlap.
+/*
+ SHAKE128 or SHAKE256 of `data`, `out_len` bytes of output (any length).
+
+ # Safety
+ `data` readable for `data_len` bytes, `out` writable for `out_len` bytes (or NULL with 0); no overlap.
+ */
 enum PqkitStatus pqkit_xof(uint32_t alg_id,
                            const uint8_t *data,
                            size_t data_len,
                            uint8_t *out,
                            size_t out_len);
 
-// HMAC (RFC 2104) with hash `alg_id`: writes the tag of `msg` under `key` (any length) to `out`, which must
-// be exactly the hash's digest length.
-//
-// # Safety
-// Every buffer readable (writable for `out`) for its length, or NULL with length 0; no overlap with `out`.
+/*
+ HMAC (RFC 2104) with hash `alg_id`: writes the tag of `msg` under `key` (any length) to `out`, which must
+ be exactly the hash's digest length.
+
+ # Safety
+ Every buffer readable (writable for `out`) for its length, or NULL with length 0; no overlap with `out`.
+ */
 enum PqkitStatus pqkit_hmac(uint32_t alg_id,
                             const uint8_t *key,
                             size_t key_len,
@@ -324,11 +749,13 @@ enum PqkitStatus pqkit_hmac(uint32_t alg_id,
                             uint8_t *out,
                             size_t out_len);
 
-// Verifies an HMAC tag in constant time: `PQKIT_STATUS_OK` if `tag` (exactly the digest length, else
-// `PQKIT_STATUS_INVALID_LENGTH`) is the tag of `msg` under `key`, else `PQKIT_STATUS_AUTHENTICATION_FAILED`.
-//
-// # Safety
-// Every buffer readable for its length, or NULL with length 0.
+/*
+ Verifies an HMAC tag in constant time: `PQKIT_STATUS_OK` if `tag` (exactly the digest length, else
+ `PQKIT_STATUS_INVALID_LENGTH`) is the tag of `msg` under `key`, else `PQKIT_STATUS_AUTHENTICATION_FAILED`.
+
+ # Safety
+ Every buffer readable for its length, or NULL with length 0.
+ */
 enum PqkitStatus pqkit_hmac_verify(uint32_t alg_id,
                                    const uint8_t *key,
                                    size_t key_len,
@@ -337,49 +764,62 @@ enum PqkitStatus pqkit_hmac_verify(uint32_t alg_id,
                                    const uint8_t *tag,
                                    size_t tag_len);
 
-// Creates an incremental HMAC with hash `alg_id` and `key` (any length) and writes its handle to `*out`.
-//
-// # Safety
-// `key` readable for `key_len` bytes (or NULL with 0); `out` NULL or valid for a pointer write.
+/*
+ Creates an incremental HMAC with hash `alg_id` and `key` (any length) and writes its handle to `*out`.
+
+ # Safety
+ `key` readable for `key_len` bytes (or NULL with 0); `out` NULL or valid for a pointer write.
+ */
 enum PqkitStatus pqkit_hmac_new(uint32_t alg_id,
                                 const uint8_t *key,
                                 size_t key_len,
                                 struct PqkitHmac **out);
 
-// Absorbs `data` into the HMAC.
-//
-// # Safety
-// `h` a live handle from [`pqkit_hmac_new`]; `data` readable for `data_len` bytes (or NULL with 0).
+/*
+ Absorbs `data` into the HMAC.
+
+ # Safety
+ `h` a live handle from [`pqkit_hmac_new`]; `data` readable for `data_len` bytes (or NULL with 0).
+ */
 enum PqkitStatus pqkit_hmac_update(struct PqkitHmac *h, const uint8_t *data, size_t data_len);
 
-// Writes the tag of everything absorbed to `out` (exactly the digest length) and resets to the keyed state.
-//
-// # Safety
-// `h` a live handle from [`pqkit_hmac_new`]; `out` writable for `out_len` bytes.
+/*
+ Writes the tag of everything absorbed to `out` (exactly the digest length) and resets to the keyed state.
+
+ # Safety
+ `h` a live handle from [`pqkit_hmac_new`]; `out` writable for `out_len` bytes.
+ */
 enum PqkitStatus pqkit_hmac_finalize(struct PqkitHmac *h,
                                      uint8_t *out,
                                      size_t out_len);
 
-// Compares the tag of everything absorbed with `tag` in constant time (`PQKIT_STATUS_AUTHENTICATION_FAILED`
-// if they differ) and resets to the keyed state.
-//
-// # Safety
-// `h` a live handle from [`pqkit_hmac_new`]; `tag` readable for `tag_len` bytes.
+/*
+ Compares the tag of everything absorbed with `tag` in constant time (`PQKIT_STATUS_AUTHENTICATION_FAILED`
+ if they differ) and resets to the keyed state.
+
+ # Safety
+ `h` a live handle from [`pqkit_hmac_new`]; `tag` readable for `tag_len` bytes.
+ */
 enum PqkitStatus pqkit_hmac_finalize_verify(struct PqkitHmac *h,
                                             const uint8_t *tag,
                                             size_t tag_len);
 
-// Frees an HMAC handle, wiping its keyed state. NULL does nothing.
-//
-// # Safety
-// `h` must be NULL or a live handle from [`pqkit_hmac_new`], not used again afterwards.
+/*
+ Frees an HMAC handle, wiping its keyed state. NULL does nothing.
+
+ # Safety
+ `h` must be NULL or a live handle from [`pqkit_hmac_new`], not used again afterwards.
+ */
 void pqkit_hmac_free(struct PqkitHmac *h);
 
-// HKDF (RFC 5869) with hash `alg_id`: extract from `salt` (may be empty) and `ikm`, then expand with `info`
-// into `okm` (1 to 255 digest lengths, else `PQKIT_STATUS_INVALID_PARAMETER` or `_INVALID_LENGTH`).
-//
-// # Safety
-// Every buffer readable (writable for `okm`) for its length, or NULL with length 0; `okm` overlaps none.
+/*
+ HKDF (RFC 5869) with hash `alg_id`: extract from `salt` (may be empty) and `ikm`, then expand with `info`
+ into `okm` (1 to 255 digest lengths: `okm_len` 0 gives `PQKIT_STATUS_INVALID_PARAMETER`, more than 255
+ digest lengths an error status too).
+
+ # Safety
+ Every buffer readable (writable for `okm`) for its length, or NULL with length 0; `okm` overlaps none.
+ */
 enum PqkitStatus pqkit_hkdf(uint32_t alg_id,
                             const uint8_t *salt,
                             size_t salt_len,
@@ -390,10 +830,12 @@ enum PqkitStatus pqkit_hkdf(uint32_t alg_id,
                             uint8_t *okm,
                             size_t okm_len);
 
-// HKDF-Extract: writes `PRK = HMAC(salt, ikm)` to `prk` (exactly the digest length).
-//
-// # Safety
-// Every buffer readable (writable for `prk`) for its length, or NULL with length 0; `prk` overlaps none.
+/*
+ HKDF-Extract: writes `PRK = HMAC(salt, ikm)` to `prk` (exactly the digest length).
+
+ # Safety
+ Every buffer readable (writable for `prk`) for its length, or NULL with length 0; `prk` overlaps none.
+ */
 enum PqkitStatus pqkit_hkdf_extract(uint32_t alg_id,
                                     const uint8_t *salt,
                                     size_t salt_len,
@@ -402,10 +844,13 @@ enum PqkitStatus pqkit_hkdf_extract(uint32_t alg_id,
                                     uint8_t *prk,
                                     size_t prk_len);
 
-// HKDF-Expand: expands `prk` (at least the digest length) with `info` into `okm` (at most 255 digest lengths).
-//
-// # Safety
-// Every buffer readable (writable for `okm`) for its length, or NULL with length 0; `okm` overlaps none.
+/*
+ HKDF-Expand: expands `prk` (at least the digest length) with `info` into `okm` (1 to 255 digest lengths;
+ `okm_len` 0 gives `PQKIT_STATUS_INVALID_PARAMETER`).
+
+ # Safety
+ Every buffer readable (writable for `okm`) for its length, or NULL with length 0; `okm` overlaps none.
+ */
 enum PqkitStatus pqkit_hkdf_expand(uint32_t alg_id,
                                    const uint8_t *prk,
                                    size_t prk_len,
@@ -414,31 +859,37 @@ enum PqkitStatus pqkit_hkdf_expand(uint32_t alg_id,
                                    uint8_t *okm,
                                    size_t okm_len);
 
-// Writes the encapsulation-key, decapsulation-key and ciphertext lengths of ML-KEM `alg_id`.
-//
-// # Safety
-// Each pointer must be NULL or valid for a `size_t` write.
+/*
+ Writes the encapsulation-key, decapsulation-key and ciphertext lengths of ML-KEM `alg_id`.
+
+ # Safety
+ Each pointer must be NULL or valid for a `size_t` write.
+ */
 enum PqkitStatus pqkit_mlkem_lengths(uint32_t alg_id,
                                      size_t *ek_len,
                                      size_t *dk_len,
                                      size_t *ct_len);
 
-// Generates an ML-KEM key pair from the OS's randomness: writes the encapsulation key to `ek` and the
-// decapsulation key (secret) to `dk`, each exactly its length (see [`pqkit_mlkem_lengths`]).
-//
-// # Safety
-// `ek` and `dk` writable for their lengths, not overlapping.
+/*
+ Generates an ML-KEM key pair from the OS's randomness: writes the encapsulation key to `ek` and the
+ decapsulation key (secret) to `dk`, each exactly its length (see [`pqkit_mlkem_lengths`]).
+
+ # Safety
+ `ek` and `dk` writable for their lengths, not overlapping.
+ */
 enum PqkitStatus pqkit_mlkem_keygen(uint32_t alg_id,
                                     uint8_t *ek,
                                     size_t ek_len,
                                     uint8_t *dk,
                                     size_t dk_len);
 
-// Derives an ML-KEM key pair from a 64-byte seed `d || z` (FIPS 203 ML-KEM.KeyGen_internal), for known
-// answers and compact key storage. The seed is secret: anyone holding it holds the decapsulation key.
-//
-// # Safety
-// `seed` readable for `seed_len` bytes; `ek` and `dk` writable for their lengths; no overlap.
+/*
+ Derives an ML-KEM key pair from a 64-byte seed `d || z` (FIPS 203 ML-KEM.KeyGen_internal), for known
+ answers and compact key storage. The seed is secret: anyone holding it holds the decapsulation key.
+
+ # Safety
+ `seed` readable for `seed_len` bytes; `ek` and `dk` writable for their lengths; no overlap.
+ */
 enum PqkitStatus pqkit_mlkem_keygen_from_seed(uint32_t alg_id,
                                               const uint8_t *seed,
                                               size_t seed_len,
@@ -447,11 +898,13 @@ enum PqkitStatus pqkit_mlkem_keygen_from_seed(uint32_t alg_id,
                                               uint8_t *dk,
                                               size_t dk_len);
 
-// Encapsulates to the encapsulation key `ek` (checked as FIPS 203 §7.2 requires; a malformed key is
-// `PQKIT_STATUS_INVALID_ENCODING`): writes the ciphertext to `ct` and the 32-byte shared secret to `ss`.
-//
-// # Safety
-// `ek` readable for `ek_len` bytes; `ct` and `ss` writable for their lengths; no overlap.
+/*
+ Encapsulates to the encapsulation key `ek` (checked as FIPS 203 §7.2 requires; a malformed key is
+ `PQKIT_STATUS_INVALID_ENCODING`): writes the ciphertext to `ct` and the 32-byte shared secret to `ss`.
+
+ # Safety
+ `ek` readable for `ek_len` bytes; `ct` and `ss` writable for their lengths; no overlap.
+ */
 enum PqkitStatus pqkit_mlkem_encapsulate(uint32_t alg_id,
                                          const uint8_t *ek,
                                          size_t ek_len,
@@ -460,15 +913,17 @@ enum PqkitStatus pqkit_mlkem_encapsulate(uint32_t alg_id,
                                          uint8_t *ss,
                                          size_t ss_len);
 
-// Decapsulates `ct` with the decapsulation key `dk` and writes the 32-byte shared secret to `ss`.
-//
-// Security contract: ML-KEM rejects implicitly: a modified ciphertext gives `PQKIT_STATUS_OK` and a
-// pseudorandom secret unrelated to the sender's, so the protocol on top must authenticate (e.g. use the
-// secret as an AEAD key). Wrong lengths are `PQKIT_STATUS_INVALID_LENGTH`; a `dk` failing its hash check is
-// `PQKIT_STATUS_INVALID_ENCODING`.
-//
-// # Safety
-// `dk` and `ct` readable for their lengths; `ss` writable for `ss_len`; no overlap.
+/*
+ Decapsulates `ct` with the decapsulation key `dk` and writes the 32-byte shared secret to `ss`.
+
+ Security contract: ML-KEM rejects implicitly: a modified ciphertext gives `PQKIT_STATUS_OK` and a
+ pseudorandom secret unrelated to the sender's, so the protocol on top must authenticate (e.g. use the
+ secret as an AEAD key). Wrong lengths are `PQKIT_STATUS_INVALID_LENGTH`; a `dk` failing its hash check is
+ `PQKIT_STATUS_INVALID_ENCODING`.
+
+ # Safety
+ `dk` and `ct` readable for their lengths; `ss` writable for `ss_len`; no overlap.
+ */
 enum PqkitStatus pqkit_mlkem_decapsulate(uint32_t alg_id,
                                          const uint8_t *dk,
                                          size_t dk_len,
@@ -477,30 +932,36 @@ enum PqkitStatus pqkit_mlkem_decapsulate(uint32_t alg_id,
                                          uint8_t *ss,
                                          size_t ss_len);
 
-// Writes the public-key, secret-key and signature lengths of ML-DSA `alg_id`.
-//
-// # Safety
-// Each pointer must be NULL or valid for a `size_t` write.
+/*
+ Writes the public-key, secret-key and signature lengths of ML-DSA `alg_id`.
+
+ # Safety
+ Each pointer must be NULL or valid for a `size_t` write.
+ */
 enum PqkitStatus pqkit_mldsa_lengths(uint32_t alg_id,
                                      size_t *pk_len,
                                      size_t *sk_len,
                                      size_t *sig_len);
 
-// Generates an ML-DSA key pair from the OS's randomness: writes the public key to `pk` and the secret key to
-// `sk`, each exactly its length (see [`pqkit_mldsa_lengths`]).
-//
-// # Safety
-// `pk` and `sk` writable for their lengths, not overlapping.
+/*
+ Generates an ML-DSA key pair from the OS's randomness: writes the public key to `pk` and the secret key to
+ `sk`, each exactly its length (see [`pqkit_mldsa_lengths`]).
+
+ # Safety
+ `pk` and `sk` writable for their lengths, not overlapping.
+ */
 enum PqkitStatus pqkit_mldsa_keygen(uint32_t alg_id,
                                     uint8_t *pk,
                                     size_t pk_len,
                                     uint8_t *sk,
                                     size_t sk_len);
 
-// Derives an ML-DSA key pair from a 32-byte seed ξ (FIPS 204 ML-DSA.KeyGen_internal). The seed is secret.
-//
-// # Safety
-// `seed` readable for `seed_len` bytes; `pk` and `sk` writable for their lengths; no overlap.
+/*
+ Derives an ML-DSA key pair from a 32-byte seed ξ (FIPS 204 ML-DSA.KeyGen_internal). The seed is secret.
+
+ # Safety
+ `seed` readable for `seed_len` bytes; `pk` and `sk` writable for their lengths; no overlap.
+ */
 enum PqkitStatus pqkit_mldsa_keygen_from_seed(uint32_t alg_id,
                                               const uint8_t *seed,
                                               size_t seed_len,
@@ -509,12 +970,14 @@ enum PqkitStatus pqkit_mldsa_keygen_from_seed(uint32_t alg_id,
                                               uint8_t *sk,
                                               size_t sk_len);
 
-// Signs `msg` with context string `ctx` (0 to 255 bytes) under the secret key `sk` (FIPS 204 ML-DSA.Sign,
-// hedged with fresh OS randomness when `deterministic` is 0, rnd = 0 otherwise) and writes the signature to
-// `sig` (exactly the signature length).
-//
-// # Safety
-// `sk`, `msg`, `ctx` readable for their lengths (or NULL with 0); `sig` writable for `sig_len`; no overlap.
+/*
+ Signs `msg` with context string `ctx` (0 to 255 bytes) under the secret key `sk` (FIPS 204 ML-DSA.Sign,
+ hedged with fresh OS randomness when `deterministic` is 0, rnd = 0 otherwise) and writes the signature to
+ `sig` (exactly the signature length).
+
+ # Safety
+ `sk`, `msg`, `ctx` readable for their lengths (or NULL with 0); `sig` writable for `sig_len`; no overlap.
+ */
 enum PqkitStatus pqkit_mldsa_sign(uint32_t alg_id,
                                   const uint8_t *sk,
                                   size_t sk_len,
@@ -526,12 +989,14 @@ enum PqkitStatus pqkit_mldsa_sign(uint32_t alg_id,
                                   uint8_t *sig,
                                   size_t sig_len);
 
-// Verifies the signature `sig` of `msg` with context `ctx` under the public key `pk`: `PQKIT_STATUS_OK` if
-// valid, `PQKIT_STATUS_AUTHENTICATION_FAILED` if not, `PQKIT_STATUS_INVALID_LENGTH` or
-// `PQKIT_STATUS_INVALID_ENCODING` for a key or signature that cannot be one.
-//
-// # Safety
-// Every buffer readable for its length, or NULL with length 0.
+/*
+ Verifies the signature `sig` of `msg` with context `ctx` under the public key `pk`: `PQKIT_STATUS_OK` if
+ valid, `PQKIT_STATUS_AUTHENTICATION_FAILED` if not, `PQKIT_STATUS_INVALID_LENGTH` or
+ `PQKIT_STATUS_INVALID_ENCODING` for a key or signature that cannot be one.
+
+ # Safety
+ Every buffer readable for its length, or NULL with length 0.
+ */
 enum PqkitStatus pqkit_mldsa_verify(uint32_t alg_id,
                                     const uint8_t *pk,
                                     size_t pk_len,
@@ -542,66 +1007,80 @@ enum PqkitStatus pqkit_mldsa_verify(uint32_t alg_id,
                                     const uint8_t *sig,
                                     size_t sig_len);
 
-// Fills `out` with `out_len` bytes from the operating system's random number generator
-// (`PQKIT_STATUS_RNG_FAILURE` if it fails; `out` is then unspecified and must not be used).
-//
-// # Safety
-// `out` writable for `out_len` bytes (or NULL with 0).
+/*
+ Fills `out` with `out_len` bytes from the operating system's random number generator
+ (`PQKIT_STATUS_RNG_FAILURE` if it fails; `out` is then unspecified and must not be used).
+
+ # Safety
+ `out` writable for `out_len` bytes (or NULL with 0).
+ */
 enum PqkitStatus pqkit_random_bytes(uint8_t *out, size_t out_len);
 
-// Creates a ChaCha20 CSPRNG seeded from the operating system and writes its handle to `*out`.
-//
-// # Safety
-// `out` NULL or valid for a pointer write.
+/*
+ Creates a ChaCha20 CSPRNG seeded from the operating system and writes its handle to `*out`.
+
+ # Safety
+ `out` NULL or valid for a pointer write.
+ */
 enum PqkitStatus pqkit_rng_new(struct PqkitRng **out);
 
-// Creates a ChaCha20 CSPRNG keyed by a 32-byte `seed` (stream 0): the same seed always gives the same
-// output, so use it only for reproducible tests or with a seed that is itself a fresh secret.
-//
-// # Safety
-// `seed` readable for `seed_len` bytes; `out` NULL or valid for a pointer write.
+/*
+ Creates a ChaCha20 CSPRNG keyed by a 32-byte `seed` (stream 0): the same seed always gives the same
+ output, so use it only for reproducible tests or with a seed that is itself a fresh secret.
+
+ # Safety
+ `seed` readable for `seed_len` bytes; `out` NULL or valid for a pointer write.
+ */
 enum PqkitStatus pqkit_rng_new_from_seed(const uint8_t *seed,
                                          size_t seed_len,
                                          struct PqkitRng **out);
 
-// Fills `out` with the generator's next `out_len` bytes.
-//
-// # Safety
-// `rng` a live handle; `out` writable for `out_len` bytes (or NULL with 0).
+/*
+ Fills `out` with the generator's next `out_len` bytes.
+
+ # Safety
+ `rng` a live handle; `out` writable for `out_len` bytes (or NULL with 0).
+ */
 enum PqkitStatus pqkit_rng_fill(struct PqkitRng *rng, uint8_t *out, size_t out_len);
 
-// Frees a generator, wiping its state. NULL does nothing.
-//
-// # Safety
-// `rng` must be NULL or a live handle, not used again afterwards.
+/*
+ Frees a generator, wiping its state. NULL does nothing.
+
+ # Safety
+ `rng` must be NULL or a live handle, not used again afterwards.
+ */
 void pqkit_rng_free(struct PqkitRng *rng);
 
-// Creates a streaming encryptor for AEAD `alg_id` (a [`PqkitStreamAlg`]) under a 32-byte raw `key`, with a
-// fresh random salt and nonce prefix from the OS, and writes its handle to `*out`.
-//
-// Security contract: the file key is derived per stream with HKDF-SHA-512 from `key` and the random salt, so
-// reusing `key` across streams is safe. The whole stream (header, every segment, their order and the end)
-// is authenticated.
-//
-// # Safety
-// `key` readable for `key_len` bytes; `out` NULL or valid for a pointer write.
+/*
+ Creates a streaming encryptor for AEAD `alg_id` (a [`PqkitStreamAlg`]) under a 32-byte raw `key`, with a
+ fresh random salt and nonce prefix from the OS, and writes its handle to `*out`.
+
+ Security contract: the file key is derived per stream with HKDF-SHA-512 from `key` and the random salt, so
+ reusing `key` across streams is safe. The whole stream (header, every segment, their order and the end)
+ is authenticated.
+
+ # Safety
+ `key` readable for `key_len` bytes; `out` NULL or valid for a pointer write.
+ */
 enum PqkitStatus pqkit_stream_encryptor_new(uint32_t alg_id,
                                             const uint8_t *key,
                                             size_t key_len,
                                             struct PqkitStreamEncryptor **out);
 
-// Encrypts `data` (any length, possibly 0) and writes the stream bytes it completes to `out`, their count to
-// `*out_len`: the header on the first call, then every full 64 KiB segment that more data follows (the last
-// segment waits for [`pqkit_stream_encryptor_finish`]).
-//
-// The output is at most `PQKIT_STREAM_MAX_HEADER_LEN + data_len + PQKIT_STREAM_SEGMENT_LEN +
-// 16 * (data_len / PQKIT_STREAM_SEGMENT_LEN + 1)` bytes; if `out_cap` is smaller than what this call
-// writes it returns `PQKIT_STATUS_BUFFER_TOO_SMALL` with the exact size in `*out_len` and consumes nothing.
-// After any other error the stream is unusable (`PQKIT_STATUS_BAD_STATE`).
-//
-// # Safety
-// `enc` a live handle; `data` readable for `data_len`, `out` writable for `out_cap` bytes (or NULL with 0),
-// not overlapping; `out_len` valid for a `size_t` write.
+/*
+ Encrypts `data` (any length, possibly 0) and writes the stream bytes it completes to `out`, their count to
+ `*out_len`: the header on the first call, then every full 64 KiB segment that more data follows (the last
+ segment waits for [`pqkit_stream_encryptor_finish`]).
+
+ The output is at most `PQKIT_STREAM_MAX_HEADER_LEN + data_len + PQKIT_STREAM_SEGMENT_LEN +
+ 16 * (data_len / PQKIT_STREAM_SEGMENT_LEN + 1)` bytes; if `out_cap` is smaller than what this call
+ writes it returns `PQKIT_STATUS_BUFFER_TOO_SMALL` with the exact size in `*out_len` and consumes nothing.
+ After any other error the stream is unusable (`PQKIT_STATUS_BAD_STATE`).
+
+ # Safety
+ `enc` a live handle; `data` readable for `data_len`, `out` writable for `out_cap` bytes (or NULL with 0),
+ not overlapping; `out_len` valid for a `size_t` write.
+ */
 enum PqkitStatus pqkit_stream_encryptor_update(struct PqkitStreamEncryptor *enc,
                                                const uint8_t *data,
                                                size_t data_len,
@@ -609,50 +1088,58 @@ enum PqkitStatus pqkit_stream_encryptor_update(struct PqkitStreamEncryptor *enc,
                                                size_t out_cap,
                                                size_t *out_len);
 
-// Seals the final segment (the buffered plaintext, 0 to 64 KiB) and writes it, preceded by the header if no
-// update wrote it, to `out`; its size to `*out_len`. Without this call the stream is truncated and a reader
-// rejects it. Needs at most `PQKIT_STREAM_MAX_HEADER_LEN + PQKIT_STREAM_SEGMENT_CT_LEN` bytes
-// (`PQKIT_STATUS_BUFFER_TOO_SMALL` with the exact size otherwise, nothing done). The encryptor is finished
-// afterwards: further calls return `PQKIT_STATUS_BAD_STATE`.
-//
-// # Safety
-// `enc` a live handle; `out` writable for `out_cap` bytes; `out_len` valid for a `size_t` write.
+/*
+ Seals the final segment (the buffered plaintext, 0 to 64 KiB) and writes it, preceded by the header if no
+ update wrote it, to `out`; its size to `*out_len`. Without this call the stream is truncated and a reader
+ rejects it. Needs at most `PQKIT_STREAM_MAX_HEADER_LEN + PQKIT_STREAM_SEGMENT_CT_LEN` bytes
+ (`PQKIT_STATUS_BUFFER_TOO_SMALL` with the exact size otherwise, nothing done). The encryptor is finished
+ afterwards: further calls return `PQKIT_STATUS_BAD_STATE`.
+
+ # Safety
+ `enc` a live handle; `out` writable for `out_cap` bytes; `out_len` valid for a `size_t` write.
+ */
 enum PqkitStatus pqkit_stream_encryptor_finish(struct PqkitStreamEncryptor *enc,
                                                uint8_t *out,
                                                size_t out_cap,
                                                size_t *out_len);
 
-// Frees an encryptor, wiping its key and buffered plaintext. NULL does nothing.
-//
-// # Safety
-// `enc` must be NULL or a live handle, not used again afterwards.
+/*
+ Frees an encryptor, wiping its key and buffered plaintext. NULL does nothing.
+
+ # Safety
+ `enc` must be NULL or a live handle, not used again afterwards.
+ */
 void pqkit_stream_encryptor_free(struct PqkitStreamEncryptor *enc);
 
-// Creates a streaming decryptor for streams made under the 32-byte raw `key` (any algorithm: the header says
-// which) and writes its handle to `*out`.
-//
-// # Safety
-// `key` readable for `key_len` bytes; `out` NULL or valid for a pointer write.
+/*
+ Creates a streaming decryptor for streams made under the 32-byte raw `key` (any algorithm: the header says
+ which) and writes its handle to `*out`.
+
+ # Safety
+ `key` readable for `key_len` bytes; `out` NULL or valid for a pointer write.
+ */
 enum PqkitStatus pqkit_stream_decryptor_new(const uint8_t *key,
                                             size_t key_len,
                                             struct PqkitStreamDecryptor **out);
 
-// Feeds stream bytes `data` and writes the plaintext of every segment that authenticated (as a non-final
-// segment: one is opened only once more data follows it) to `out`, its length to `*out_len`.
-//
-// Plaintext is released one 64 KiB segment at a time and only after that segment authenticated; but the
-// stream as a whole is authentic and complete only when [`pqkit_stream_decryptor_finish`] returns
-// `PQKIT_STATUS_OK`, so callers that must not act on a prefix should hold the output until then. On an error
-// nothing from this call is released (`out` is zeroed where it was written, `*out_len` is 0) and the
-// decryptor is unusable afterwards. The plaintext of one call is at most `data_len + 64 KiB`; with a smaller
-// `out_cap` the call returns `PQKIT_STATUS_BUFFER_TOO_SMALL` with the size needed in `*out_len` (exact once
-// the header is complete) and consumes nothing. Errors: a bad header (`PQKIT_STATUS_INVALID_ENCODING`), a segment that fails to authenticate
-// (wrong key, corrupted, reordered, spliced: `PQKIT_STATUS_AUTHENTICATION_FAILED`), data after the final
-// segment (`PQKIT_STATUS_INVALID_ENCODING`).
-//
-// # Safety
-// `dec` a live handle; `data` readable for `data_len`, `out` writable for `out_cap` bytes (or NULL with 0),
-// not overlapping; `out_len` valid for a `size_t` write.
+/*
+ Feeds stream bytes `data` and writes the plaintext of every segment that authenticated (as a non-final
+ segment: one is opened only once more data follows it) to `out`, its length to `*out_len`.
+
+ Plaintext is released one 64 KiB segment at a time and only after that segment authenticated; but the
+ stream as a whole is authentic and complete only when [`pqkit_stream_decryptor_finish`] returns
+ `PQKIT_STATUS_OK`, so callers that must not act on a prefix should hold the output until then. On an error
+ nothing from this call is released (`out` is zeroed where it was written, `*out_len` is 0) and the
+ decryptor is unusable afterwards. The plaintext of one call is at most `data_len + 64 KiB`; with a smaller
+ `out_cap` the call returns `PQKIT_STATUS_BUFFER_TOO_SMALL` with the size needed in `*out_len` (exact once
+ the header is complete) and consumes nothing. Errors: a bad header (`PQKIT_STATUS_INVALID_ENCODING`), a segment that fails to authenticate
+ (wrong key, corrupted, reordered, spliced: `PQKIT_STATUS_AUTHENTICATION_FAILED`), data after the final
+ segment (`PQKIT_STATUS_INVALID_ENCODING`).
+
+ # Safety
+ `dec` a live handle; `data` readable for `data_len`, `out` writable for `out_cap` bytes (or NULL with 0),
+ not overlapping; `out_len` valid for a `size_t` write.
+ */
 enum PqkitStatus pqkit_stream_decryptor_update(struct PqkitStreamDecryptor *dec,
                                                const uint8_t *data,
                                                size_t data_len,
@@ -660,23 +1147,27 @@ enum PqkitStatus pqkit_stream_decryptor_update(struct PqkitStreamDecryptor *dec,
                                                size_t out_cap,
                                                size_t *out_len);
 
-// Ends the stream: opens the buffered last segment as the final one and writes its plaintext (at most
-// 64 KiB) to `out`, its length to `*out_len`. `PQKIT_STATUS_OK` means the whole stream authenticated and is
-// complete. A stream cut after a segment, or cut inside the header or a tag, is rejected
-// (`PQKIT_STATUS_INVALID_ENCODING`); a forged or corrupted last segment is
-// `PQKIT_STATUS_AUTHENTICATION_FAILED`. On error nothing is released. The decryptor is finished afterwards.
-//
-// # Safety
-// `dec` a live handle; `out` writable for `out_cap` bytes; `out_len` valid for a `size_t` write.
+/*
+ Ends the stream: opens the buffered last segment as the final one and writes its plaintext (at most
+ 64 KiB) to `out`, its length to `*out_len`. `PQKIT_STATUS_OK` means the whole stream authenticated and is
+ complete. A stream cut after a segment, or cut inside the header or a tag, is rejected
+ (`PQKIT_STATUS_INVALID_ENCODING`); a forged or corrupted last segment is
+ `PQKIT_STATUS_AUTHENTICATION_FAILED`. On error nothing is released. The decryptor is finished afterwards.
+
+ # Safety
+ `dec` a live handle; `out` writable for `out_cap` bytes; `out_len` valid for a `size_t` write.
+ */
 enum PqkitStatus pqkit_stream_decryptor_finish(struct PqkitStreamDecryptor *dec,
                                                uint8_t *out,
                                                size_t out_cap,
                                                size_t *out_len);
 
-// Frees a decryptor, wiping its keys. NULL does nothing.
-//
-// # Safety
-// `dec` must be NULL or a live handle, not used again afterwards.
+/*
+ Frees a decryptor, wiping its keys. NULL does nothing.
+
+ # Safety
+ `dec` must be NULL or a live handle, not used again afterwards.
+ */
 void pqkit_stream_decryptor_free(struct PqkitStreamDecryptor *dec);
 
 #ifdef __cplusplus

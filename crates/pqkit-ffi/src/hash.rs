@@ -1,6 +1,6 @@
 //! Hashes, SHAKE, HMAC and HKDF.
 
-use crate::{FfiResult, PqkitStatus, check_out, guard, guard_free, input, output, unknown_alg, write_out};
+use crate::{Fail, FfiResult, PqkitStatus, check_out, guard, guard_free, input, output, unknown_alg, write_out};
 use pqkit::hash::Hasher;
 use pqkit::hash::blake2::{Blake2b512, Blake2s256};
 use pqkit::hash::sha2::{Sha224, Sha256, Sha384, Sha512, Sha512_224, Sha512_256};
@@ -396,7 +396,17 @@ pub unsafe extern "C" fn pqkit_hmac_free(h: *mut PqkitHmac) {
     guard_free(|| unsafe { crate::free_handle(h) })
 }
 
+/// HKDF has no zero-length output: a caller asking for none has made a mistake (a forgotten length), which
+/// is reported instead of "succeeding" with nothing derived.
+fn check_okm_len(okm: &[u8]) -> FfiResult<()> {
+    if okm.is_empty() {
+        return Err(Fail::new(PqkitStatus::InvalidParameter, "HKDF okm_len must be at least 1, got 0"));
+    }
+    Ok(())
+}
+
 fn hkdf_derive<H: Hasher>(salt: &[u8], ikm: &[u8], info: &[u8], okm: &mut [u8]) -> FfiResult<()> {
+    check_okm_len(okm)?;
     Hkdf::<H>::derive(salt, ikm, info, okm).inspect_err(|_| okm.zeroize())?;
     Ok(())
 }
@@ -410,12 +420,14 @@ fn hkdf_extract<H: Hasher>(salt: &[u8], ikm: &[u8], prk: &mut [u8]) -> FfiResult
 }
 
 fn hkdf_expand<H: Hasher>(prk: &[u8], info: &[u8], okm: &mut [u8]) -> FfiResult<()> {
+    check_okm_len(okm)?;
     Hkdf::<H>::from_prk(prk)?.expand(info, okm).inspect_err(|_| okm.zeroize())?;
     Ok(())
 }
 
 /// HKDF (RFC 5869) with hash `alg_id`: extract from `salt` (may be empty) and `ikm`, then expand with `info`
-/// into `okm` (1 to 255 digest lengths, else `PQKIT_STATUS_INVALID_PARAMETER` or `_INVALID_LENGTH`).
+/// into `okm` (1 to 255 digest lengths: `okm_len` 0 gives `PQKIT_STATUS_INVALID_PARAMETER`, more than 255
+/// digest lengths an error status too).
 ///
 /// # Safety
 /// Every buffer readable (writable for `okm`) for its length, or NULL with length 0; `okm` overlaps none.
@@ -468,7 +480,8 @@ pub unsafe extern "C" fn pqkit_hkdf_extract(
     })
 }
 
-/// HKDF-Expand: expands `prk` (at least the digest length) with `info` into `okm` (at most 255 digest lengths).
+/// HKDF-Expand: expands `prk` (at least the digest length) with `info` into `okm` (1 to 255 digest lengths;
+/// `okm_len` 0 gives `PQKIT_STATUS_INVALID_PARAMETER`).
 ///
 /// # Safety
 /// Every buffer readable (writable for `okm`) for its length, or NULL with length 0; `okm` overlaps none.

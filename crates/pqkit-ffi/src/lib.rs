@@ -31,12 +31,18 @@ use std::ffi::CString;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 mod aead;
+mod argon2;
+mod ec;
+mod ecdsa;
 mod hash;
 mod pq;
 mod rng;
 mod stream;
 
 pub use aead::*;
+pub use argon2::*;
+pub use ec::*;
+pub use ecdsa::*;
 pub use hash::*;
 pub use pq::*;
 pub use rng::*;

@@ -64,6 +64,25 @@ fn static_link(dir: &Path) -> Vec<String> {
     vec![dir.join("libpqkit_ffi.a").display().to_string(), "-lpthread".into(), "-ldl".into(), "-lm".into()]
 }
 
+/// The soname the shared library carries (set by build.rs): `libpqkit_ffi.so.<major>`.
+fn soname() -> String {
+    format!("libpqkit_ffi.so.{}", env!("CARGO_PKG_VERSION_MAJOR"))
+}
+
+/// A directory laid out as an installed library: `libpqkit_ffi.so.<major>` (the file the loader looks for by
+/// soname) and the `libpqkit_ffi.so` link the linker finds with `-lpqkit_ffi`, both pointing at the build.
+fn installed_layout(name: &str) -> PathBuf {
+    let lib = lib_dir().join("libpqkit_ffi.so");
+    let dir = scratch(name).join("lib");
+    std::fs::create_dir_all(&dir).unwrap();
+    for link in ["libpqkit_ffi.so".to_string(), soname()] {
+        let p = dir.join(link);
+        let _ = std::fs::remove_file(&p);
+        std::os::unix::fs::symlink(&lib, &p).unwrap();
+    }
+    dir
+}
+
 fn shared_link(dir: &Path) -> Vec<String> {
     vec![format!("-L{}", dir.display()), format!("-Wl,-rpath,{}", dir.display()), "-lpqkit_ffi".into()]
 }
@@ -79,19 +98,19 @@ fn c_tests_against_static_library() {
 
 #[test]
 fn c_tests_against_shared_library() {
-    let dir = lib_dir();
+    let dir = installed_layout("shared-lib");
     let exe = scratch("shared").join("test_pqkit");
     compile(&[crate_dir().join("tests/c/test_pqkit.c")], &exe, &shared_link(&dir));
     // The binary must really load the shared library (not a static copy).
     let ldd = run(Command::new("ldd").arg(&exe), "ldd");
-    assert!(ldd.contains("libpqkit_ffi.so"), "{ldd}");
+    assert!(ldd.contains(&format!("{} => ", soname())), "{ldd}");
     let out = run(&mut Command::new(&exe), "C tests (shared)");
     assert!(out.contains(", 0 failures"), "{out}");
 }
 
 #[test]
 fn example_builds_with_pkg_config_and_runs() {
-    let dir = lib_dir();
+    let dir = installed_layout("pc-lib");
     let work = scratch("pc");
     let template = std::fs::read_to_string(crate_dir().join("pqkit.pc.in")).unwrap();
     assert!(template.contains("@VERSION@"));
@@ -131,4 +150,12 @@ fn readme_c_example_compiles_and_runs() {
     let exe = work.join("readme");
     compile(&[work.join("readme.c")], &exe, &static_link(&lib_dir()));
     run(&mut Command::new(&exe), "README C example");
+}
+
+/// The shared library names its ABI version: programs linked against it need `libpqkit_ffi.so.<major>`.
+#[test]
+fn shared_library_has_a_soname() {
+    let lib = lib_dir().join("libpqkit_ffi.so");
+    let dynamic = run(Command::new("readelf").arg("-d").arg(&lib), "readelf -d (apt-get install binutils)");
+    assert!(dynamic.contains(&format!("Library soname: [{}]", soname())), "{dynamic}");
 }

@@ -290,6 +290,145 @@ static void test_hmac_hkdf(void) {
   CHECK_STATUS(pqkit_hkdf_expand(PQKIT_HASH_ALG_SHA256, prk, 31, info, 10, okm, 42), PQKIT_STATUS_INVALID_LENGTH);
   CHECK_STATUS(pqkit_hkdf_extract(PQKIT_HASH_ALG_SHA256, salt, 13, ikm, 22, prk, 31), PQKIT_STATUS_INVALID_LENGTH);
   CHECK_STATUS(pqkit_hkdf(PQKIT_HASH_ALG_SHA256, salt, 13, ikm, 22, info, 10, NULL, 42), PQKIT_STATUS_NULL_POINTER);
+  /* No zero-length output: a length of 0 is a mistake, reported as such (NULL or not). */
+  CHECK_STATUS(pqkit_hkdf(PQKIT_HASH_ALG_SHA256, salt, 13, ikm, 22, info, 10, okm, 0), PQKIT_STATUS_INVALID_PARAMETER);
+  CHECK_STATUS(pqkit_hkdf(PQKIT_HASH_ALG_SHA256, salt, 13, ikm, 22, info, 10, NULL, 0), PQKIT_STATUS_INVALID_PARAMETER);
+  CHECK_STATUS(pqkit_hkdf_expand(PQKIT_HASH_ALG_SHA256, prk, 32, info, 10, okm, 0), PQKIT_STATUS_INVALID_PARAMETER);
+}
+
+/* RFC 8032 section 7.1 test 1 and RFC 7748 section 5.2 / 6.1: known answers, then round trips and refusals. */
+static void test_ed25519_x25519(void) {
+  uint8_t seed[32], pk[32], sig[64], want_pk[32], want_sig[64], msg[3] = {1, 2, 3};
+  unhex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60", seed, sizeof seed);
+  unhex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", want_pk, sizeof want_pk);
+  unhex("e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b",
+        want_sig, sizeof want_sig);
+  CHECK_STATUS(pqkit_ed25519_public_key(seed, 32, pk, 32), PQKIT_STATUS_OK);
+  CHECK(memcmp(pk, want_pk, 32) == 0);
+  CHECK_STATUS(pqkit_ed25519_sign(seed, 32, NULL, 0, sig, 64), PQKIT_STATUS_OK);
+  CHECK(memcmp(sig, want_sig, 64) == 0);
+  CHECK_STATUS(pqkit_ed25519_verify(pk, 32, NULL, 0, sig, 64), PQKIT_STATUS_OK);
+  CHECK_STATUS(pqkit_ed25519_verify(pk, 32, msg, 3, sig, 64), PQKIT_STATUS_AUTHENTICATION_FAILED);
+  CHECK_STATUS(pqkit_ed25519_verify(pk, 32, NULL, 0, sig, 63), PQKIT_STATUS_INVALID_LENGTH);
+  CHECK_STATUS(pqkit_ed25519_sign(seed, 31, msg, 3, sig, 64), PQKIT_STATUS_INVALID_LENGTH);
+  CHECK_STATUS(pqkit_ed25519_sign(seed, 32, msg, 3, NULL, 64), PQKIT_STATUS_NULL_POINTER);
+  uint8_t pk2[32], seed2[32];
+  CHECK_STATUS(pqkit_ed25519_keypair(pk2, 32, seed2, 32), PQKIT_STATUS_OK);
+  CHECK_STATUS(pqkit_ed25519_sign(seed2, 32, msg, 3, sig, 64), PQKIT_STATUS_OK);
+  CHECK_STATUS(pqkit_ed25519_verify(pk2, 32, msg, 3, sig, 64), PQKIT_STATUS_OK);
+  CHECK_STATUS(pqkit_ed25519_verify(pk, 32, msg, 3, sig, 64), PQKIT_STATUS_AUTHENTICATION_FAILED);
+
+  uint8_t a_sk[32], a_pk[32], b_sk[32], b_pk[32], ss1[32], ss2[32], want[32];
+  unhex("77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a", a_sk, 32);
+  unhex("5dab087e624a8a4b79e17f8b83800ee66f3bb1292618b6fd1c2f8b27ff88e0eb", b_sk, 32);
+  unhex("4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742", want, 32);
+  CHECK_STATUS(pqkit_x25519_public_key(a_sk, 32, a_pk, 32), PQKIT_STATUS_OK);
+  CHECK_STATUS(pqkit_x25519_public_key(b_sk, 32, b_pk, 32), PQKIT_STATUS_OK);
+  unhex("8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a", want_pk, 32);
+  CHECK(memcmp(a_pk, want_pk, 32) == 0);
+  CHECK_STATUS(pqkit_x25519(a_sk, 32, b_pk, 32, ss1, 32), PQKIT_STATUS_OK);
+  CHECK_STATUS(pqkit_x25519(b_sk, 32, a_pk, 32, ss2, 32), PQKIT_STATUS_OK);
+  CHECK(memcmp(ss1, want, 32) == 0 && memcmp(ss2, want, 32) == 0);
+  uint8_t zero[32] = {0};
+  memset(ss1, 0xAA, 32);
+  CHECK(pqkit_x25519(a_sk, 32, zero, 32, ss1, 32) != PQKIT_STATUS_OK);
+  CHECK(all_zero(ss1, 32));
+  CHECK_STATUS(pqkit_x25519(a_sk, 32, b_pk, 31, ss1, 32), PQKIT_STATUS_INVALID_LENGTH);
+  CHECK_STATUS(pqkit_x25519_keypair(a_pk, 32, a_sk, 32), PQKIT_STATUS_OK);
+  CHECK_STATUS(pqkit_x25519(a_sk, 32, b_pk, 32, ss1, 32), PQKIT_STATUS_OK);
+  CHECK_STATUS(pqkit_x25519(b_sk, 32, a_pk, 32, ss2, 32), PQKIT_STATUS_OK);
+  CHECK(memcmp(ss1, ss2, 32) == 0);
+}
+
+/* RFC 9106 5.3 (Argon2id) and the BLAKE2 reference KAT (keyed, key 00..3f / 00..1f, messages 00..n-1),
+   RFC 7693 appendix A ("abc", unkeyed). */
+static void test_argon2id_blake2(void) {
+  uint8_t pwd[32], salt[16], secret[8], ad[12], tag[32], want[64];
+  memset(pwd, 1, 32);
+  memset(salt, 2, 16);
+  memset(secret, 3, 8);
+  memset(ad, 4, 12);
+  unhex("0d640df58d78766c08c037a34a8b53c9d01ef0452d75b65eb52520e96b01e659", want, 32);
+  CHECK_STATUS(pqkit_argon2id(pwd, 32, salt, 16, secret, 8, ad, 12, 32, 3, 4, tag, 32), PQKIT_STATUS_OK);
+  CHECK(memcmp(tag, want, 32) == 0);
+  memset(tag, 0xAA, 32);
+  CHECK(pqkit_argon2id(pwd, 32, salt, 7, NULL, 0, NULL, 0, 32, 3, 4, tag, 32) != PQKIT_STATUS_OK);
+  CHECK(all_zero(tag, 32));
+  CHECK(pqkit_argon2id(pwd, 32, salt, 16, NULL, 0, NULL, 0, 16, 3, 4, tag, 32) != PQKIT_STATUS_OK);
+  CHECK(pqkit_argon2id(pwd, 32, salt, 16, NULL, 0, NULL, 0, 32, 3, 4, tag, 3) != PQKIT_STATUS_OK);
+
+  uint8_t key[64], msg[2] = {0, 1}, out[64];
+  for (int i = 0; i < 64; i++) key[i] = (uint8_t)i;
+  unhex("10ebb67700b1868efb4417987acf4690ae9d972fb7a590c2f02871799aaa4786b5e996e8f0f4eb981fc214b005f42d2ff4233499391653df7aefcbc13fc51568",
+        want, 64);
+  CHECK_STATUS(pqkit_blake2b(key, 64, NULL, 0, NULL, 0, NULL, 0, out, 64), PQKIT_STATUS_OK);
+  CHECK(memcmp(out, want, 64) == 0);
+  unhex("961f6dd1e4dd30f63901690c512e78e4b45e4742ed197c3c5e45c549fd25f2e4187b0bc9fe30492b16b0d0bc4ef9b0f34c7003fac09a5ef1532e69430234cebd",
+        want, 64);
+  CHECK_STATUS(pqkit_blake2b(key, 64, NULL, 0, NULL, 0, msg, 1, out, 64), PQKIT_STATUS_OK);
+  CHECK(memcmp(out, want, 64) == 0);
+  unhex("40d15fee7c328830166ac3f918650f807e7e01e177258cdc0a39b11f598066f1", want, 32);
+  CHECK_STATUS(pqkit_blake2s(key, 32, NULL, 0, NULL, 0, msg, 1, out, 32), PQKIT_STATUS_OK);
+  CHECK(memcmp(out, want, 32) == 0);
+  unhex("ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d17d87c5392aab792dc252d5de4533cc9518d38aa8dbf1925ab92386edd4009923",
+        want, 64);
+  CHECK_STATUS(pqkit_blake2b(NULL, 0, NULL, 0, NULL, 0, (const uint8_t *)"abc", 3, out, 64), PQKIT_STATUS_OK);
+  CHECK(memcmp(out, want, 64) == 0);
+  /* Salt and personalisation: answers of CPython's hashlib.blake2b(b"\0\1", digest_size=32, salt=b"\0\1")
+     and (..., person=b"\0\1"), an independent implementation. Oversized ones are refused. */
+  CHECK_STATUS(pqkit_blake2b(NULL, 0, msg, 2, NULL, 0, msg, 2, out, 32), PQKIT_STATUS_OK);
+  unhex("919e9813aa3fc5a4ee833b1183b2a8812cd2592ad0a4bf99fbe8547a28b0a6ba", want, 32);
+  CHECK(memcmp(out, want, 32) == 0);
+  CHECK_STATUS(pqkit_blake2b(NULL, 0, NULL, 0, msg, 2, msg, 2, out, 32), PQKIT_STATUS_OK);
+  unhex("b9db4d429168658a90fe70f7f1358aaf962def4155e301214d3ba154c06661ba", want, 32);
+  CHECK(memcmp(out, want, 32) == 0);
+  CHECK(pqkit_blake2b(key, 65, NULL, 0, NULL, 0, msg, 2, out, 64) != PQKIT_STATUS_OK);
+  CHECK(pqkit_blake2s(NULL, 0, key, 9, NULL, 0, msg, 2, out, 32) != PQKIT_STATUS_OK);
+  CHECK(pqkit_blake2b(NULL, 0, NULL, 0, NULL, 0, msg, 2, out, 0) != PQKIT_STATUS_OK);
+}
+
+/* RFC 6979 A.2.5 (P-256, SHA-256): the public key and both signatures byte for byte; secp256k1 and P-256
+   round trips, ECDH agreement, refusals. */
+static void test_ecdsa_ecdh(void) {
+  uint8_t sk[32], pk[65], want_pk[65], sig[64], want_sig[64];
+  unhex("c9afa9d845ba75166b5c215767b1d6934e50c3db36e89b127b8a622b120f6721", sk, 32);
+  unhex("04 60fed4ba255a9d31c961eb74c6356d68c049b8923b61fa6ce669622e60f29fb6"
+        "7903fe1008b8bc99a41ae9e95628bc64f2f1b20c2d7e9f5177a3c294d4462299", want_pk, 65);
+  CHECK_STATUS(pqkit_ec_public_key(PQKIT_EC_CURVE_P256, sk, 32, pk, 65), PQKIT_STATUS_OK);
+  CHECK(memcmp(pk, want_pk, 65) == 0);
+  unhex("efd48b2aacb6a8fd1140dd9cd45e81d69d2c877b56aaf991c34d0ea84eaf3716"
+        "f7cb1c942d657c41d436c7a1b6e29f65f3e900dbb9aff4064dc4ab2f843acda8", want_sig, 64);
+  CHECK_STATUS(pqkit_ecdsa_sign(PQKIT_EC_CURVE_P256, sk, 32, (const uint8_t *)"sample", 6, sig, 64), PQKIT_STATUS_OK);
+  CHECK(memcmp(sig, want_sig, 64) == 0);
+  unhex("f1abb023518351cd71d881567b1ea663ed3efcf6c5132b354f28d3b0b7d38367"
+        "019f4113742a2b14bd25926b49c649155f267e60d3814b4c0cc84250e46f0083", want_sig, 64);
+  CHECK_STATUS(pqkit_ecdsa_sign(PQKIT_EC_CURVE_P256, sk, 32, (const uint8_t *)"test", 4, sig, 64), PQKIT_STATUS_OK);
+  CHECK(memcmp(sig, want_sig, 64) == 0);
+  CHECK_STATUS(pqkit_ecdsa_verify(PQKIT_EC_CURVE_P256, pk, 65, (const uint8_t *)"test", 4, sig, 64), PQKIT_STATUS_OK);
+  CHECK_STATUS(pqkit_ecdsa_verify(PQKIT_EC_CURVE_P256, pk, 65, (const uint8_t *)"tesT", 4, sig, 64),
+               PQKIT_STATUS_AUTHENTICATION_FAILED);
+  CHECK_STATUS(pqkit_ecdsa_verify(PQKIT_EC_CURVE_P256, pk, 65, (const uint8_t *)"test", 4, sig, 63),
+               PQKIT_STATUS_INVALID_LENGTH);
+  CHECK_STATUS(pqkit_ecdsa_sign(99, sk, 32, NULL, 0, sig, 64), PQKIT_STATUS_UNKNOWN_ALGORITHM);
+  const uint32_t curves[] = {PQKIT_EC_CURVE_P256, PQKIT_EC_CURVE_SECP256K1};
+  for (size_t c = 0; c < 2; c++) {
+    uint8_t a_sk[32], a_pk[65], b_sk[32], b_pk[65], ss1[32], ss2[32];
+    CHECK_STATUS(pqkit_ec_keypair(curves[c], a_pk, 65, a_sk, 32), PQKIT_STATUS_OK);
+    CHECK_STATUS(pqkit_ec_keypair(curves[c], b_pk, 65, b_sk, 32), PQKIT_STATUS_OK);
+    CHECK_STATUS(pqkit_ec_public_key(curves[c], a_sk, 32, pk, 65), PQKIT_STATUS_OK);
+    CHECK(memcmp(pk, a_pk, 65) == 0);
+    CHECK_STATUS(pqkit_ecdsa_sign(curves[c], a_sk, 32, (const uint8_t *)"m", 1, sig, 64), PQKIT_STATUS_OK);
+    CHECK_STATUS(pqkit_ecdsa_verify(curves[c], a_pk, 65, (const uint8_t *)"m", 1, sig, 64), PQKIT_STATUS_OK);
+    CHECK_STATUS(pqkit_ecdsa_verify(curves[c], b_pk, 65, (const uint8_t *)"m", 1, sig, 64),
+                 PQKIT_STATUS_AUTHENTICATION_FAILED);
+    CHECK_STATUS(pqkit_ecdh(curves[c], a_sk, 32, b_pk, 65, ss1, 32), PQKIT_STATUS_OK);
+    CHECK_STATUS(pqkit_ecdh(curves[c], b_sk, 32, a_pk, 65, ss2, 32), PQKIT_STATUS_OK);
+    CHECK(memcmp(ss1, ss2, 32) == 0 && !all_zero(ss1, 32));
+    a_pk[64] ^= 1; /* off the curve */
+    memset(ss1, 0xAA, 32);
+    CHECK(pqkit_ecdh(curves[c], b_sk, 32, a_pk, 65, ss1, 32) != PQKIT_STATUS_OK);
+    CHECK(all_zero(ss1, 32));
+  }
 }
 
 static void test_mlkem(void) {
@@ -557,6 +696,9 @@ int main(void) {
   test_aes_gcm_and_all_aeads();
   test_hashes();
   test_hmac_hkdf();
+  test_ed25519_x25519();
+  test_argon2id_blake2();
+  test_ecdsa_ecdh();
   test_mlkem();
   test_mldsa();
   test_rng();
