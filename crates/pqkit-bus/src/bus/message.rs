@@ -74,7 +74,7 @@ impl Message {
     }
 }
 
-/// A received message borrowed from its subscription ([`Subscription::drain`]): the same accessors as
+/// A received message borrowed from its subscription ([`Subscription::drain`](crate::Subscription::drain)): the same accessors as
 /// [`Message`], without an owned copy.
 #[derive(Clone, Copy)]
 pub struct MessageRef<'a> {

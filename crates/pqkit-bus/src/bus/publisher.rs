@@ -54,7 +54,7 @@ impl Publisher {
     }
 
     /// Seals `payload` into a publish envelope (wire form) without sending it: for transports, and for
-    /// tests of [`Bus::ingest`]. Uses one sequence number.
+    /// tests of [`Bus::ingest`](crate::Bus::ingest). Uses one sequence number.
     pub fn seal(&mut self, payload: &[u8], priority: Priority, reply_to: Option<&str>) -> Result<Vec<u8>> {
         self.build(payload, priority, reply_to)?;
         Ok(self.buf.clone())
