@@ -117,7 +117,7 @@ impl Agent {
             (None, None)
         };
         // The id and the route generation change only under the map's write lock: plain loads and stores (no
-        // locked instruction each; subscribe + unsubscribe is a benchmarked row, see docs/bus.md §8).
+        // locked instruction each; subscribe + unsubscribe is a benchmarked row, see docs/bus.md §8, "`subscribe`").
         let mut subs = inner.subs.write().unwrap_or_else(|e| e.into_inner());
         let id = inner.next_sub.load(Ordering::Relaxed);
         inner.next_sub.store(id + 1, Ordering::Relaxed);

@@ -23,8 +23,8 @@ pub enum Backpressure {
     /// everything queued). Counted as `dropped`.
     #[default]
     DropOldest,
-    /// This subscription does not get the message; `publish` returns [`Error::QueueFull`](crate::Error::QueueFull) after delivering to
-    /// every other subscriber. Counted as `refused`.
+    /// This subscription does not get the message; `publish` returns [`Error::QueueFull`](crate::Error::QueueFull)
+    /// after delivering to every other subscriber. Counted as `refused`.
     Fail,
 }
 

@@ -166,9 +166,9 @@ impl Bus {
         })
     }
 
-    /// Feeds one publish envelope from a transport (the wire form of [`Publisher::seal`](crate::Publisher::seal)) to the broker:
-    /// parsed, authenticated under the sender's key, replay-checked and routed. Every rejection is counted in
-    /// [`metrics`](Self::metrics) and returned; nothing unauthenticated is delivered. Returns the number of
+    /// Feeds one publish envelope from a transport (the wire form of [`Publisher::seal`](crate::Publisher::seal)) to
+    /// the broker: parsed, authenticated under the sender's key, replay-checked and routed. Every rejection is counted
+    /// in [`metrics`](Self::metrics) and returned; nothing unauthenticated is delivered. Returns the number of
     /// subscriptions reached.
     pub fn ingest(&self, envelope: &[u8]) -> Result<usize> {
         self.inner.ingest(envelope)

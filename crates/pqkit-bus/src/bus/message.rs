@@ -74,8 +74,8 @@ impl Message {
     }
 }
 
-/// A received message borrowed from its subscription ([`Subscription::drain`](crate::Subscription::drain)): the same accessors as
-/// [`Message`], without an owned copy.
+/// A received message borrowed from its subscription ([`Subscription::drain`](crate::Subscription::drain)): the same
+/// accessors as [`Message`], without an owned copy.
 #[derive(Clone, Copy)]
 pub struct MessageRef<'a> {
     pub(super) route: &'a Route,

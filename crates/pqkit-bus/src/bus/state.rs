@@ -451,7 +451,7 @@ pub(super) struct SubState {
     /// The delivery epoch last written into the lanes.
     pub(super) lane_epoch: u32,
     /// The lane whose turn it is, or where to look for the next, when several lanes are busy (docs/bus.md §8,
-    /// fair sharing), and how many messages its turn may still take (0: the turn is over).
+    /// "Lanes, turns and buffer reuse"), and how many messages its turn may still take (0: the turn is over).
     pub(super) lane_turn: usize,
     pub(super) turn_left: usize,
 }

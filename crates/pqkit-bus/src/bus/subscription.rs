@@ -26,7 +26,8 @@ pub struct Subscription {
     /// The lane the batch was last taken from directly (by swapping its buffers): once the batch is handed
     /// over, its emptied buffers go back to that lane, so the publisher's next messages land in memory the
     /// subscriber has just read (warm) instead of in the batch's previous buffers, last touched two rounds
-    /// earlier (sealed fan-out to 100 subscriptions: twice the L2 between two writes of a buffer, docs/bus.md §8).
+    /// earlier (sealed fan-out to 100 subscriptions: twice the L2 between two writes of a buffer, docs/bus.md §8,
+    /// "Lanes, turns and buffer reuse").
     pub(super) back: Option<Arc<Lane>>,
     pub(super) done: bool,
 }
@@ -299,8 +300,9 @@ impl Subscription {
     /// one and the same level only, the lane whose turn it is (round robin from `lane_turn`) to take from
     /// directly instead of merging them all (which copies every lane after the first into the main queue).
     /// Any order of whole lanes is an order the merge could give: one level (no aging between levels), FIFO
-    /// within each lane, and no order across handles promised (docs/bus.md §8). The busy lanes'
-    /// counts and epochs are folded into the subscription first, so the oldest queued epoch covers them all.
+    /// within each lane, and no order across handles promised (docs/bus.md §8, "Lanes, turns and buffer reuse"). The
+    /// busy lanes' counts and epochs are folded into the subscription first, so the oldest queued epoch covers them
+    /// all.
     pub(super) fn lane_turn(st: &mut SubState) -> Option<Arc<Lane>> {
         let mut level = None;
         let mut busy = 0;

@@ -20,7 +20,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-/// An agent connected to a NATS server (or cluster) and authenticated to a [`KeyServer`](crate::nats::KeyServer). Cheap to clone.
+/// An agent connected to a NATS server (or cluster) and authenticated to a [`KeyServer`](crate::nats::KeyServer). Cheap
+/// to clone.
 #[derive(Clone)]
 pub struct NatsAgent {
     pub(super) inner: Arc<AgentInner>,

@@ -97,11 +97,12 @@ impl DurableSubscription {
     /// the pull stream after a server restart. Duplicates (redeliveries) are removed; forged, replayed,
     /// corrupted or wrongly keyed envelopes are acknowledged away (never redelivered) and counted.
     ///
-    /// With sender authentication on ([`NatsAgent::subscribe_durable_authenticated`](crate::nats::NatsAgent::subscribe_durable_authenticated)) messages are held until
-    /// a valid checkpoint covers them, as on core subscriptions, and acknowledged **per batch**: a batch's
-    /// messages and its checkpoint are acknowledged after its last message is handed over, so a subscriber that
-    /// restarts in the middle of a batch gets the whole batch again (and verifies it again). Rejected messages
-    /// and checkpoints are acknowledged away. [`last_sequence`](Self::last_sequence) is then the last stream
+    /// With sender authentication on
+    /// ([`NatsAgent::subscribe_durable_authenticated`](crate::nats::NatsAgent::subscribe_durable_authenticated))
+    /// messages are held until a valid checkpoint covers them, as on core subscriptions, and acknowledged **per
+    /// batch**: a batch's messages and its checkpoint are acknowledged after its last message is handed over, so a
+    /// subscriber that restarts in the middle of a batch gets the whole batch again (and verifies it again). Rejected
+    /// messages and checkpoints are acknowledged away. [`last_sequence`](Self::last_sequence) is then the last stream
     /// sequence processed (held or handed over).
     pub async fn recv(&mut self) -> Result<Message> {
         let _ = self.ack().await;
@@ -230,7 +231,8 @@ impl DurableSubscription {
         self.budget = self.budget.map(|b| b.saturating_sub(1));
     }
 
-    /// The replay state, as [`NatsSubscription::replay_state`](crate::nats::NatsSubscription::replay_state) (the exact sets of the sender streams).
+    /// The replay state, as [`NatsSubscription::replay_state`](crate::nats::NatsSubscription::replay_state) (the exact
+    /// sets of the sender streams).
     pub fn replay_state(&self) -> String {
         self.windows.to_text()
     }

@@ -24,8 +24,8 @@ pub struct NatsOptions {
     /// How long a durable consumer waits for an acknowledgement before the server redelivers (default 2 s):
     /// also how long a restarted subscriber waits for what its predecessor held unacknowledged.
     pub ack_wait: Duration,
-    /// How long [`NatsAgent::publish_durable`](crate::nats::NatsAgent::publish_durable) retries (server down, no acknowledgement) before it gives up
-    /// (default 30 s).
+    /// How long [`NatsAgent::publish_durable`](crate::nats::NatsAgent::publish_durable) retries (server down, no
+    /// acknowledgement) before it gives up (default 30 s).
     pub durable_retry: Duration,
     /// Messages the NATS client buffers per subscription before it drops them as a slow consumer (core NATS is
     /// at-most-once; default 65,536, async-nats's own default). Raise it for bursty topics with slow readers.

@@ -10,9 +10,9 @@ use crate::{Error, Result};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-/// A publisher on one NATS subject, from [`NatsAgent::publisher`](crate::nats::NatsAgent::publisher): the subject checked, the sender key held,
-/// the checkpoint decision made, and the associated data built once. Cheap to hold; not `Clone` (each producer
-/// takes its own with [`NatsAgent::publisher`](crate::nats::NatsAgent::publisher)).
+/// A publisher on one NATS subject, from [`NatsAgent::publisher`](crate::nats::NatsAgent::publisher): the subject
+/// checked, the sender key held, the checkpoint decision made, and the associated data built once. Cheap to hold; not
+/// `Clone` (each producer takes its own with [`NatsAgent::publisher`](crate::nats::NatsAgent::publisher)).
 pub struct NatsPublisher {
     pub(super) agent: Arc<AgentInner>,
     pub(super) subject: String,
@@ -42,9 +42,10 @@ impl NatsPublisher {
         &self.subject
     }
 
-    /// Publishes one sealed message, as [`NatsAgent::publish`](crate::nats::NatsAgent::publish) on the handle's subject does: returns once the
-    /// client queued it ([`NatsAgent::flush`](crate::nats::NatsAgent::flush) waits until the server has it). When the sender key is used up
-    /// the agent asks the key server for the next epoch and the handle keeps the new key.
+    /// Publishes one sealed message, as [`NatsAgent::publish`](crate::nats::NatsAgent::publish) on the handle's subject
+    /// does: returns once the client queued it ([`NatsAgent::flush`](crate::nats::NatsAgent::flush) waits until the
+    /// server has it). When the sender key is used up the agent asks the key server for the next epoch and the handle
+    /// keeps the new key.
     pub async fn publish(&mut self, payload: &[u8], priority: Priority) -> Result<()> {
         let rules = self.agent.rules.load(Ordering::Acquire);
         if rules != self.rules {

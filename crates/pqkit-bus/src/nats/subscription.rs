@@ -103,13 +103,15 @@ impl NatsSubscription {
     }
 
     /// Waits for the next message that authenticates; forged, replayed, corrupted, unauthorised or wrongly
-    /// keyed envelopes are dropped and counted in the agent's [`metrics`](crate::nats::NatsAgent::metrics). NATS messages
-    /// are delivered in the order the server sends them (NATS has no priorities; the priority is in the
+    /// keyed envelopes are dropped and counted in the agent's [`metrics`](crate::nats::NatsAgent::metrics). NATS
+    /// messages are delivered in the order the server sends them (NATS has no priorities; the priority is in the
     /// authenticated header for the application). [`Error::Closed`] when the subscription ends.
     ///
-    /// With sender authentication on ([`NatsAgent::subscribe_authenticated`](crate::nats::NatsAgent::subscribe_authenticated)) a message is handed over only
-    /// once a valid signed checkpoint of its sender covers it (in sequence order per sender and topic); what no
-    /// checkpoint covers within [`SenderAuth::timeout`](crate::checkpoint::SenderAuth::timeout) is dropped and counted (`rejected_unsigned`).
+    /// With sender authentication on
+    /// ([`NatsAgent::subscribe_authenticated`](crate::nats::NatsAgent::subscribe_authenticated)) a message is handed
+    /// over only once a valid signed checkpoint of its sender covers it (in sequence order per sender and topic); what
+    /// no checkpoint covers within [`SenderAuth::timeout`](crate::checkpoint::SenderAuth::timeout) is dropped and
+    /// counted (`rejected_unsigned`).
     ///
     /// The future is a thin [`poll_fn`](std::future::poll_fn) over the subscription (no per-message state
     /// machine to build and move): a message whose sender key is held opens within one poll; a key-server

@@ -1,7 +1,7 @@
 //! What the key server and the agents share: the limits, the key server's request subjects, status codes
 //! and operations, the sealed request/answer exchange with the key server (`ks_call`), sender-key derivation
-//! and its scopes, the JetStream message id of an envelope, and the small helpers that turn NATS errors and URLs into the
-//! crate's own.
+//! and its scopes, the JetStream message id of an envelope, and the small helpers that turn NATS errors and URLs into
+//! the crate's own.
 
 use crate::identity::AgentId;
 use crate::{Error, Result};
@@ -30,7 +30,8 @@ pub(super) const MAX_KEYS: usize = 1 << 14;
 pub(super) const MAX_PENDING: usize = 1024;
 /// Sessions the key server keeps; the least recently used is dropped past it (that agent must reconnect).
 pub(super) const MAX_SESSIONS: usize = 1 << 16;
-/// Default messages buffered per subscription by the NATS client ([`NatsOptions::subscription_capacity`](crate::nats::NatsOptions::subscription_capacity)).
+/// Default messages buffered per subscription by the NATS client
+/// ([`NatsOptions::subscription_capacity`](crate::nats::NatsOptions::subscription_capacity)).
 pub const SUBSCRIPTION_CAPACITY: usize = 1 << 16;
 pub(super) const HELLO_AAD: &[u8] = b"pqkit-bus ks hello v1";
 
