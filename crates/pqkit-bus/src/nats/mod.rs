@@ -2,9 +2,8 @@
 //! cluster, with the server seeing only sealed envelopes. Design and what the server still learns:
 //! `docs/bus.md` §9.
 //!
-//! - A [`KeyServer`] (one process, any machine that reaches NATS) holds the [`Policy`](crate::Policy) and the topic
-//! epoch
-//!   secrets. Agents run the same authenticated hybrid handshake with it as with the in-process broker
+//! - A [`KeyServer`] (one process, any machine that reaches NATS) holds the [`Policy`](crate::Policy) and the
+//!   topic epoch secrets. Agents run the same authenticated hybrid handshake with it as with the in-process broker
 //!   ([`crate::handshake`]), carried in NATS requests, and then ask it for keys over the resulting session.
 //! - A [`NatsAgent`] publishes envelopes (the v1 wire format of [`crate::envelope`], kind `publish`) sealed under
 //!   its own per-topic sender key straight onto the NATS subject of the topic; subscribers fetch the sender's
