@@ -1,1 +1,2 @@
+pub mod agents;
 pub mod nats_server;
