@@ -61,6 +61,25 @@ macro_rules! with_dsa {
     };
 }
 
+/// Writes the three lengths of a parameter set (ML-KEM: encapsulation key, decapsulation key, ciphertext;
+/// ML-DSA: public key, secret key, signature) through the caller's pointers, refusing a NULL one before
+/// writing any.
+///
+/// # Safety
+/// Each pointer must be NULL or valid for a `size_t` write.
+unsafe fn write_lengths(sizes: (usize, usize, usize), outs: [(*mut usize, &'static str); 3]) -> FfiResult<()> {
+    for (ptr, name) in outs {
+        crate::check_out(ptr, name)?;
+    }
+    let [(a, an), (b, bn), (c, cn)] = outs;
+    // SAFETY: none is NULL (checked above) and each is valid for a size_t write, by this function's contract.
+    unsafe {
+        write_out(a, sizes.0, an)?;
+        write_out(b, sizes.1, bn)?;
+        write_out(c, sizes.2, cn)
+    }
+}
+
 fn kem_sizes<P: mlkem::Params>() -> FfiResult<(usize, usize, usize)> {
     Ok((P::EK_LEN, P::DK_LEN, P::CT_LEN))
 }
@@ -77,16 +96,9 @@ pub unsafe extern "C" fn pqkit_mlkem_lengths(
     ct_len: *mut usize,
 ) -> PqkitStatus {
     guard(|| {
-        let (e, d, c) = with_kem!(alg_id, kem_sizes())?;
-        crate::check_out(ek_len, "ek_len")?;
-        crate::check_out(dk_len, "dk_len")?;
-        crate::check_out(ct_len, "ct_len")?;
-        // SAFETY: the pointers are NULL (rejected) or valid for a size_t write, by the caller's contract.
-        unsafe {
-            write_out(ek_len, e, "ek_len")?;
-            write_out(dk_len, d, "dk_len")?;
-            write_out(ct_len, c, "ct_len")
-        }
+        let sizes = with_kem!(alg_id, kem_sizes())?;
+        // SAFETY: the caller's contract: each pointer is NULL (rejected) or valid for a size_t write.
+        unsafe { write_lengths(sizes, [(ek_len, "ek_len"), (dk_len, "dk_len"), (ct_len, "ct_len")]) }
     })
 }
 
@@ -227,16 +239,9 @@ pub unsafe extern "C" fn pqkit_mldsa_lengths(
     sig_len: *mut usize,
 ) -> PqkitStatus {
     guard(|| {
-        let (p, s, g) = with_dsa!(alg_id, dsa_sizes())?;
-        crate::check_out(pk_len, "pk_len")?;
-        crate::check_out(sk_len, "sk_len")?;
-        crate::check_out(sig_len, "sig_len")?;
-        // SAFETY: the pointers are NULL (rejected) or valid for a size_t write, by the caller's contract.
-        unsafe {
-            write_out(pk_len, p, "pk_len")?;
-            write_out(sk_len, s, "sk_len")?;
-            write_out(sig_len, g, "sig_len")
-        }
+        let sizes = with_dsa!(alg_id, dsa_sizes())?;
+        // SAFETY: the caller's contract: each pointer is NULL (rejected) or valid for a size_t write.
+        unsafe { write_lengths(sizes, [(pk_len, "pk_len"), (sk_len, "sk_len"), (sig_len, "sig_len")]) }
     })
 }
 
