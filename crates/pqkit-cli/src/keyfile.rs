@@ -188,11 +188,9 @@ fn classify_der(der: &[u8], label: Option<&str>, curve_hint: Option<Kind>) -> Re
     let try_spki =
         || spki::SubjectPublicKeyInfoRef::from_der(der).map_err(|_| ()).map(|k| kind_of_algorithm(&k.algorithm));
     let try_sec1 = || {
-        sec1::EcPrivateKey::from_der(der).map_err(|_| ()).map(|k| {
-            match k.parameters.and_then(|p| p.named_curve()).or(None) {
-                Some(c) => curve(c).ok_or_else(|| format!("an EC key on a curve pqkit does not support ({c})")),
-                None => curve_hint.ok_or_else(|| "an EC private key that names no curve".to_string()),
-            }
+        sec1::EcPrivateKey::from_der(der).map_err(|_| ()).map(|k| match k.parameters.and_then(|p| p.named_curve()) {
+            Some(c) => curve(c).ok_or_else(|| format!("an EC key on a curve pqkit does not support ({c})")),
+            None => curve_hint.ok_or_else(|| "an EC private key that names no curve".to_string()),
         })
     };
     let is_pkcs1_private = || pkcs1_shape(der, 9);
