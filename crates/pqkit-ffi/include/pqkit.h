@@ -60,6 +60,11 @@
 #define PQKIT_ECDH_SHARED_SECRET_LEN 32
 
 /*
+ The largest DER ECDSA signature, in bytes: a capacity that always suffices for `PQKIT_SIGNATURE_FORMAT_DER`.
+ */
+#define PQKIT_ECDSA_DER_SIGNATURE_MAX_LEN 72
+
+/*
  Length of an ML-KEM shared secret, in bytes.
  */
 #define PQKIT_MLKEM_SHARED_SECRET_LEN 32
@@ -316,6 +321,78 @@ typedef enum PqkitEcCurve {
 } PqkitEcCurve;
 
 /*
+ Key types (pass them as `uint32_t`).
+ */
+typedef enum PqkitKeyType {
+  /*
+   Ed25519 signatures (RFC 8032). Raw keys: a 32-byte seed, a 32-byte public key.
+   */
+  PQKIT_KEY_TYPE_ED25519 = 1,
+  /*
+   X25519 key agreement (RFC 7748). Raw keys: 32 bytes each.
+   */
+  PQKIT_KEY_TYPE_X25519 = 2,
+  /*
+   ECDSA-SHA-256 and ECDH on NIST P-256. Raw keys: a 32-byte big-endian scalar, a SEC1 point.
+   */
+  PQKIT_KEY_TYPE_P256 = 3,
+  /*
+   ECDSA-SHA-256 (low-S) and ECDH on secp256k1. Raw keys as P-256.
+   */
+  PQKIT_KEY_TYPE_SECP256K1 = 4,
+} PqkitKeyType;
+
+/*
+ Key encodings (pass them as `uint32_t`). PEM output is ASCII text with `\n` line ends and no NUL
+ terminator; PEM input need not be NUL-terminated either (its length is given).
+ */
+typedef enum PqkitKeyFormat {
+  /*
+   The bare key: private, the seed or scalar (32 bytes); public, 32 bytes (Ed25519, X25519) or a SEC1
+   point (65 bytes uncompressed when written; compressed 33-byte points are accepted).
+   */
+  PQKIT_KEY_FORMAT_RAW = 1,
+  /*
+   PKCS#8 `PrivateKeyInfo` (RFC 5208 / 5958), DER. Private keys only.
+   */
+  PQKIT_KEY_FORMAT_PKCS8_DER = 2,
+  /*
+   PKCS#8 as PEM, label `PRIVATE KEY`. Private keys only.
+   */
+  PQKIT_KEY_FORMAT_PKCS8_PEM = 3,
+  /*
+   SEC1 `ECPrivateKey` (RFC 5915), DER. P-256 and secp256k1 private keys only.
+   */
+  PQKIT_KEY_FORMAT_SEC1_DER = 4,
+  /*
+   SEC1 as PEM, label `EC PRIVATE KEY`. P-256 and secp256k1 private keys only.
+   */
+  PQKIT_KEY_FORMAT_SEC1_PEM = 5,
+  /*
+   X.509 `SubjectPublicKeyInfo` (RFC 5280 / 5480 / 8410), DER. Public keys only.
+   */
+  PQKIT_KEY_FORMAT_SPKI_DER = 6,
+  /*
+   SubjectPublicKeyInfo as PEM, label `PUBLIC KEY`. Public keys only.
+   */
+  PQKIT_KEY_FORMAT_SPKI_PEM = 7,
+} PqkitKeyFormat;
+
+/*
+ Signature encodings (pass them as `uint32_t`).
+ */
+typedef enum PqkitSignatureFormat {
+  /*
+   Fixed length: Ed25519's 64 bytes, or ECDSA's `r || s` (IEEE P1363, 64 bytes).
+   */
+  PQKIT_SIGNATURE_FORMAT_RAW = 1,
+  /*
+   ECDSA only: the DER `SEQUENCE { r, s }` of X.509 and `openssl dgst -sign` (at most 72 bytes).
+   */
+  PQKIT_SIGNATURE_FORMAT_DER = 2,
+} PqkitSignatureFormat;
+
+/*
  An AEAD with its key set (opaque). Made by [`pqkit_aead_new`], released (and its key schedule wiped) by
  [`pqkit_aead_free`].
  */
@@ -332,6 +409,18 @@ typedef struct PqkitHash PqkitHash;
  [`pqkit_hmac_finalize`] or [`pqkit_hmac_finalize_verify`], [`pqkit_hmac_free`] (which wipes the key).
  */
 typedef struct PqkitHmac PqkitHmac;
+
+/*
+ A private key (opaque). Made by [`pqkit_private_key_generate`] or [`pqkit_private_key_import`], released
+ (and wiped) by [`pqkit_private_key_free`].
+ */
+typedef struct PqkitPrivateKey PqkitPrivateKey;
+
+/*
+ A public key (opaque). Made by [`pqkit_public_key_import`] or [`pqkit_private_key_public_key`], released
+ by [`pqkit_public_key_free`].
+ */
+typedef struct PqkitPublicKey PqkitPublicKey;
 
 /*
  A ChaCha20 CSPRNG (opaque). Its state is wiped by [`pqkit_rng_free`].
@@ -858,6 +947,158 @@ enum PqkitStatus pqkit_hkdf_expand(uint32_t alg_id,
                                    size_t info_len,
                                    uint8_t *okm,
                                    size_t okm_len);
+
+/*
+ Generates a private key of type `key_type` ([`PqkitKeyType`]) from the operating system's randomness and
+ writes its handle to `*out`.
+
+ # Safety
+ `out` must be valid for a pointer write.
+ */
+enum PqkitStatus pqkit_private_key_generate(uint32_t key_type,
+                                            struct PqkitPrivateKey **out);
+
+/*
+ Reads a private key of type `key_type` encoded as `format` ([`PqkitKeyFormat`]: raw, PKCS#8 or SEC1, DER or
+ PEM) and writes its handle to `*out`. A malformed encoding, another algorithm or curve in the document, or
+ a PEM label that does not match the format is `PQKIT_STATUS_INVALID_ENCODING`; a format the key type does
+ not have (SEC1 for Ed25519, SubjectPublicKeyInfo for any private key) is `PQKIT_STATUS_INVALID_PARAMETER`.
+
+ # Safety
+ `data` readable for `data_len` bytes; `out` valid for a pointer write.
+ */
+enum PqkitStatus pqkit_private_key_import(uint32_t key_type,
+                                          uint32_t format,
+                                          const uint8_t *data,
+                                          size_t data_len,
+                                          struct PqkitPrivateKey **out);
+
+/*
+ Writes the private key `key` encoded as `format` to `out` (capacity `out_cap`) and its length to
+ `*out_len`; if `out_cap` is too small, `PQKIT_STATUS_BUFFER_TOO_SMALL` with the size needed in `*out_len`.
+ The output is secret: wipe it when done.
+
+ # Safety
+ `key` a live handle; `out` writable for `out_cap` bytes (or NULL with 0); `out_len` valid for a write.
+ */
+enum PqkitStatus pqkit_private_key_export(const struct PqkitPrivateKey *key,
+                                          uint32_t format,
+                                          uint8_t *out,
+                                          size_t out_cap,
+                                          size_t *out_len);
+
+/*
+ Writes the type ([`PqkitKeyType`]) of the private key `key` to `*key_type`.
+
+ # Safety
+ `key` a live handle; `key_type` valid for a write.
+ */
+enum PqkitStatus pqkit_private_key_type(const struct PqkitPrivateKey *key, uint32_t *key_type);
+
+/*
+ Writes a handle to the public key of the private key `key` to `*out`.
+
+ # Safety
+ `key` a live handle; `out` valid for a pointer write.
+ */
+enum PqkitStatus pqkit_private_key_public_key(const struct PqkitPrivateKey *key,
+                                              struct PqkitPublicKey **out);
+
+/*
+ Signs `msg` with `key` and writes the signature, encoded as `sig_format` ([`PqkitSignatureFormat`]), to
+ `sig` (capacity `sig_cap`) and its length to `*sig_len`. Ed25519 (RFC 8032) signs raw only; ECDSA signs
+ SHA-256(`msg`) with an RFC 6979 nonce (low-S on secp256k1), raw `r || s` or DER. An X25519 key is
+ `PQKIT_STATUS_INVALID_PARAMETER`.
+
+ # Safety
+ `key` a live handle; `msg` readable for `msg_len`; `sig` writable for `sig_cap`; `sig_len` valid for a write.
+ */
+enum PqkitStatus pqkit_private_key_sign(const struct PqkitPrivateKey *key,
+                                        const uint8_t *msg,
+                                        size_t msg_len,
+                                        uint32_t sig_format,
+                                        uint8_t *sig,
+                                        size_t sig_cap,
+                                        size_t *sig_len);
+
+/*
+ Key agreement: writes the 32-byte secret shared by the private key `key` and the peer's public key `peer`
+ (X25519, or ECDH's x-coordinate on P-256 and secp256k1) to `ss` (exactly 32 bytes; zeroed on any error).
+ Keys of different types, or an Ed25519 key, are `PQKIT_STATUS_INVALID_PARAMETER`; a peer key that makes
+ the secret all zero (X25519 small order) or the identity is `PQKIT_STATUS_INVALID_ENCODING`.
+
+ # Safety
+ `key` and `peer` live handles; `ss` writable for `ss_len` bytes.
+ */
+enum PqkitStatus pqkit_private_key_agree(const struct PqkitPrivateKey *key,
+                                         const struct PqkitPublicKey *peer,
+                                         uint8_t *ss,
+                                         size_t ss_len);
+
+/*
+ Releases a private key handle and wipes the key. NULL does nothing.
+
+ # Safety
+ `key` NULL or a live handle, not used again.
+ */
+void pqkit_private_key_free(struct PqkitPrivateKey *key);
+
+/*
+ Reads a public key of type `key_type` encoded as `format` (raw or SubjectPublicKeyInfo, DER or PEM) and
+ writes its handle to `*out`. Points are validated (on the curve; Ed25519 canonical and not of small order).
+
+ # Safety
+ `data` readable for `data_len` bytes; `out` valid for a pointer write.
+ */
+enum PqkitStatus pqkit_public_key_import(uint32_t key_type,
+                                         uint32_t format,
+                                         const uint8_t *data,
+                                         size_t data_len,
+                                         struct PqkitPublicKey **out);
+
+/*
+ Writes the public key `key` encoded as `format` to `out` (capacity `out_cap`) and its length to
+ `*out_len` (`PQKIT_STATUS_BUFFER_TOO_SMALL` with the size needed if `out_cap` is too small).
+
+ # Safety
+ `key` a live handle; `out` writable for `out_cap` bytes (or NULL with 0); `out_len` valid for a write.
+ */
+enum PqkitStatus pqkit_public_key_export(const struct PqkitPublicKey *key,
+                                         uint32_t format,
+                                         uint8_t *out,
+                                         size_t out_cap,
+                                         size_t *out_len);
+
+/*
+ Writes the type ([`PqkitKeyType`]) of the public key `key` to `*key_type`.
+
+ # Safety
+ `key` a live handle; `key_type` valid for a write.
+ */
+enum PqkitStatus pqkit_public_key_type(const struct PqkitPublicKey *key, uint32_t *key_type);
+
+/*
+ Verifies the signature `sig` (encoded as `sig_format`) of `msg` under `key`: `PQKIT_STATUS_OK` if valid,
+ `PQKIT_STATUS_AUTHENTICATION_FAILED` if not, `PQKIT_STATUS_INVALID_LENGTH` or
+ `PQKIT_STATUS_INVALID_ENCODING` for a signature that cannot be one.
+
+ # Safety
+ `key` a live handle; `msg` and `sig` readable for their lengths.
+ */
+enum PqkitStatus pqkit_public_key_verify(const struct PqkitPublicKey *key,
+                                         const uint8_t *msg,
+                                         size_t msg_len,
+                                         uint32_t sig_format,
+                                         const uint8_t *sig,
+                                         size_t sig_len);
+
+/*
+ Releases a public key handle. NULL does nothing.
+
+ # Safety
+ `key` NULL or a live handle, not used again.
+ */
+void pqkit_public_key_free(struct PqkitPublicKey *key);
 
 /*
  Writes the encapsulation-key, decapsulation-key and ciphertext lengths of ML-KEM `alg_id`.

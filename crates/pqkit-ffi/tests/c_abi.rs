@@ -1,4 +1,4 @@
-//! Compiles `tests/c/test_pqkit.c` and `examples/c/demo.c` with the system C compiler (`cc`, or `$CC`) against
+//! Compiles the C tests (`tests/c/*.c`) and `examples/c/demo.c` with the system C compiler (`cc`, or `$CC`) against
 //! the static and the shared library that cargo built for this test run, and runs them. Also checks that the
 //! committed `pqkit.pc` template gives working compiler and linker flags through `pkg-config`.
 //!
@@ -52,6 +52,17 @@ fn run(cmd: &mut Command, what: &str) -> String {
     stdout
 }
 
+/// Every C test source: `test_pqkit.c` holds `main` and the counters, the others one family each.
+fn c_test_sources() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(crate_dir().join("tests/c"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    v.sort();
+    v
+}
+
 fn compile(sources: &[PathBuf], exe: &Path, link: &[String]) {
     let include = crate_dir().join("include");
     let mut cmd = Command::new(cc());
@@ -91,7 +102,7 @@ fn shared_link(dir: &Path) -> Vec<String> {
 fn c_tests_against_static_library() {
     let dir = lib_dir();
     let exe = scratch("static").join("test_pqkit");
-    compile(&[crate_dir().join("tests/c/test_pqkit.c")], &exe, &static_link(&dir));
+    compile(&c_test_sources(), &exe, &static_link(&dir));
     let out = run(&mut Command::new(&exe), "C tests (static)");
     assert!(out.contains(", 0 failures"), "{out}");
 }
@@ -100,7 +111,7 @@ fn c_tests_against_static_library() {
 fn c_tests_against_shared_library() {
     let dir = installed_layout("shared-lib");
     let exe = scratch("shared").join("test_pqkit");
-    compile(&[crate_dir().join("tests/c/test_pqkit.c")], &exe, &shared_link(&dir));
+    compile(&c_test_sources(), &exe, &shared_link(&dir));
     // The binary must really load the shared library (not a static copy).
     let ldd = run(Command::new("ldd").arg(&exe), "ldd");
     assert!(ldd.contains(&format!("{} => ", soname())), "{ldd}");
@@ -158,4 +169,25 @@ fn shared_library_has_a_soname() {
     let lib = lib_dir().join("libpqkit_ffi.so");
     let dynamic = run(Command::new("readelf").arg("-d").arg(&lib), "readelf -d (apt-get install binutils)");
     assert!(dynamic.contains(&format!("Library soname: [{}]", soname())), "{dynamic}");
+}
+
+/// Every C program in docs/c.md (each ```c block with a `main`) compiles as C99 with -Werror against the
+/// static library and runs to a zero exit status, in an empty directory of its own.
+#[test]
+fn docs_c_examples_compile_and_run() {
+    let doc = std::fs::read_to_string(crate_dir().join("../../docs/c.md")).unwrap();
+    let mut count = 0;
+    for (i, block) in doc.split("```c\n").skip(1).enumerate() {
+        let src = &block[..block.find("```").expect("closed code block")];
+        if !src.contains("int main(") {
+            continue;
+        }
+        let work = scratch(&format!("doc-{i}"));
+        std::fs::write(work.join("example.c"), src).unwrap();
+        let exe = work.join("example");
+        compile(&[work.join("example.c")], &exe, &static_link(&lib_dir()));
+        run(Command::new(&exe).current_dir(&work), &format!("docs/c.md example {i}"));
+        count += 1;
+    }
+    assert!(count >= 2, "docs/c.md has {count} complete C programs");
 }

@@ -3,38 +3,12 @@
  * Built and run against both the static and the shared library by crates/pqkit-ffi/tests/c_abi.rs.
  * Exit status 0 only if every check passed.
  */
-#include "pqkit.h"
+#include "check.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+int failures = 0;
+int checks = 0;
 
-static int failures = 0;
-static int checks = 0;
-
-#define CHECK(cond)                                                              \
-  do {                                                                           \
-    checks++;                                                                    \
-    if (!(cond)) {                                                               \
-      failures++;                                                                \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);   \
-    }                                                                            \
-  } while (0)
-
-#define CHECK_STATUS(expr, want)                                                 \
-  do {                                                                           \
-    int got_ = (int)(expr);                                                      \
-    checks++;                                                                    \
-    if (got_ != (int)(want)) {                                                   \
-      failures++;                                                                \
-      const char *m_ = pqkit_last_error();                                       \
-      fprintf(stderr, "%s:%d: %s returned %d (%s), want %d; last error: %s\n",  \
-              __FILE__, __LINE__, #expr, got_, pqkit_status_string(got_),        \
-              (int)(want), m_ ? m_ : "(none)");                                  \
-    }                                                                            \
-  } while (0)
-
-static size_t unhex(const char *hex, uint8_t *out, size_t cap) {
+size_t unhex(const char *hex, uint8_t *out, size_t cap) {
   size_t n = 0;
   while (hex[0] && hex[1]) {
     unsigned v;
@@ -46,7 +20,7 @@ static size_t unhex(const char *hex, uint8_t *out, size_t cap) {
   return n;
 }
 
-static int all_zero(const uint8_t *p, size_t n) {
+int all_zero(const uint8_t *p, size_t n) {
   uint8_t acc = 0;
   for (size_t i = 0; i < n; i++) acc |= p[i];
   return acc == 0;
@@ -703,6 +677,7 @@ int main(void) {
   test_mldsa();
   test_rng();
   test_stream();
+  test_keys();
   printf("pqkit C tests: %d checks, %d failures\n", checks, failures);
   return failures == 0 ? 0 : 1;
 }
