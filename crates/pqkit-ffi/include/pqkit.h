@@ -340,6 +340,11 @@ typedef enum PqkitKeyType {
    ECDSA-SHA-256 (low-S) and ECDH on secp256k1. Raw keys as P-256.
    */
   PQKIT_KEY_TYPE_SECP256K1 = 4,
+  /*
+   RSA (RFC 8017): PSS and PKCS#1 v1.5 signatures, OAEP encryption (`pqkit_rsa_*`). No raw form; keys
+   are made by [`pqkit_private_key_generate_rsa`].
+   */
+  PQKIT_KEY_TYPE_RSA = 5,
 } PqkitKeyType;
 
 /*
@@ -376,6 +381,14 @@ typedef enum PqkitKeyFormat {
    SubjectPublicKeyInfo as PEM, label `PUBLIC KEY`. Public keys only.
    */
   PQKIT_KEY_FORMAT_SPKI_PEM = 7,
+  /*
+   PKCS#1 `RSAPrivateKey` or `RSAPublicKey` (RFC 8017 appendix A.1), DER. RSA keys only.
+   */
+  PQKIT_KEY_FORMAT_PKCS1_DER = 8,
+  /*
+   PKCS#1 as PEM, label `RSA PRIVATE KEY` or `RSA PUBLIC KEY`. RSA keys only.
+   */
+  PQKIT_KEY_FORMAT_PKCS1_PEM = 9,
 } PqkitKeyFormat;
 
 /*
@@ -391,6 +404,55 @@ typedef enum PqkitSignatureFormat {
    */
   PQKIT_SIGNATURE_FORMAT_DER = 2,
 } PqkitSignatureFormat;
+
+/*
+ RSA signature paddings (pass them as `uint32_t`).
+ */
+typedef enum PqkitRsaPadding {
+  /*
+   RSASSA-PSS: MGF1 with the signature's hash, a random salt as long as the hash when signing; any salt
+   length is accepted when verifying (as OpenSSL's `auto`).
+   */
+  PQKIT_RSA_PADDING_PSS = 1,
+  /*
+   RSASSA-PKCS1-v1_5 (deterministic).
+   */
+  PQKIT_RSA_PADDING_PKCS1V15 = 2,
+} PqkitRsaPadding;
+
+/*
+ Hashes for RSA (pass them as `uint32_t`). The SHA-2 ids equal those of `PqkitHashAlg`.
+ */
+typedef enum PqkitRsaHash {
+  /*
+   SHA-224.
+   */
+  PQKIT_RSA_HASH_SHA224 = 1,
+  /*
+   SHA-256: the usual choice.
+   */
+  PQKIT_RSA_HASH_SHA256 = 2,
+  /*
+   SHA-384.
+   */
+  PQKIT_RSA_HASH_SHA384 = 3,
+  /*
+   SHA-512.
+   */
+  PQKIT_RSA_HASH_SHA512 = 4,
+  /*
+   SHA-512/224.
+   */
+  PQKIT_RSA_HASH_SHA512_224 = 5,
+  /*
+   SHA-512/256.
+   */
+  PQKIT_RSA_HASH_SHA512_256 = 6,
+  /*
+   SHA-1: OAEP only (OpenSSL's default OAEP hash); refused for signatures.
+   */
+  PQKIT_RSA_HASH_SHA1 = 100,
+} PqkitRsaHash;
 
 /*
  An AEAD with its key set (opaque). Made by [`pqkit_aead_new`], released (and its key schedule wiped) by
@@ -1291,6 +1353,91 @@ enum PqkitStatus pqkit_rng_fill(struct PqkitRng *rng, uint8_t *out, size_t out_l
  `rng` must be NULL or a live handle, not used again afterwards.
  */
 void pqkit_rng_free(struct PqkitRng *rng);
+
+/*
+ Generates an RSA key of `bits` bits (2048, 3072 or 4096; e = 65537; FIPS 186-5 probable primes) from the
+ operating system's randomness and writes its handle to `*out`. Takes from tens of milliseconds (2048) to
+ seconds (4096).
+
+ # Safety
+ `out` must be valid for a pointer write.
+ */
+enum PqkitStatus pqkit_private_key_generate_rsa(uint32_t bits,
+                                                struct PqkitPrivateKey **out);
+
+/*
+ Signs `msg` with the RSA key `key` under `padding` ([`PqkitRsaPadding`]) and `hash_id` ([`PqkitRsaHash`]:
+ SHA-256, SHA-384 or SHA-512 for PSS; any SHA-2 for PKCS#1 v1.5; never SHA-1) and writes the signature (the modulus length) to `sig`, its length to `*sig_len`
+ (`PQKIT_STATUS_BUFFER_TOO_SMALL` with the size needed if `sig_cap` is too small). A non-RSA key is
+ `PQKIT_STATUS_INVALID_PARAMETER`.
+
+ # Safety
+ `key` a live handle; `msg` readable for `msg_len`; `sig` writable for `sig_cap`; `sig_len` valid for a write.
+ */
+enum PqkitStatus pqkit_rsa_sign(const struct PqkitPrivateKey *key,
+                                uint32_t padding,
+                                uint32_t hash_id,
+                                const uint8_t *msg,
+                                size_t msg_len,
+                                uint8_t *sig,
+                                size_t sig_cap,
+                                size_t *sig_len);
+
+/*
+ Verifies the RSA signature `sig` of `msg` under `key` with `padding` and `hash_id`: `PQKIT_STATUS_OK` if
+ valid, `PQKIT_STATUS_AUTHENTICATION_FAILED` if not, `PQKIT_STATUS_INVALID_LENGTH` for a signature that is
+ not the modulus length.
+
+ # Safety
+ `key` a live handle; `msg` and `sig` readable for their lengths.
+ */
+enum PqkitStatus pqkit_rsa_verify(const struct PqkitPublicKey *key,
+                                  uint32_t padding,
+                                  uint32_t hash_id,
+                                  const uint8_t *msg,
+                                  size_t msg_len,
+                                  const uint8_t *sig,
+                                  size_t sig_len);
+
+/*
+ RSAES-OAEP encryption of `msg` to `key` with `hash_id` for the label hash and MGF1 ([`PqkitRsaHash`],
+ SHA-1 allowed) and the optional `label`: writes the ciphertext (the modulus length) to `out`, its length to
+ `*out_len`. A message longer than the modulus length − 2·hash length − 2 is `PQKIT_STATUS_MESSAGE_TOO_LONG`
+ or `PQKIT_STATUS_INVALID_LENGTH`.
+
+ # Safety
+ `key` a live handle; `label` and `msg` readable for their lengths; `out` writable for `out_cap`; `out_len`
+ valid for a write.
+ */
+enum PqkitStatus pqkit_rsa_oaep_encrypt(const struct PqkitPublicKey *key,
+                                        uint32_t hash_id,
+                                        const uint8_t *label,
+                                        size_t label_len,
+                                        const uint8_t *msg,
+                                        size_t msg_len,
+                                        uint8_t *out,
+                                        size_t out_cap,
+                                        size_t *out_len);
+
+/*
+ RSAES-OAEP decryption of `ct` with `key`, `hash_id` and `label` as given to the encryption: writes the
+ message to `out` and its length to `*out_len`. Every kind of failure (wrong key, hash, label or a modified
+ ciphertext) is one `PQKIT_STATUS_INVALID_ENCODING`, "decryption error" (the padding is checked in constant
+ time), with nothing written.
+
+ # Safety
+ `key` a live handle; `label` and `ct` readable for their lengths; `out` writable for `out_cap`; `out_len`
+ valid for a write.
+ */
+enum PqkitStatus pqkit_rsa_oaep_decrypt(const struct PqkitPrivateKey *key,
+                                        uint32_t hash_id,
+                                        const uint8_t *label,
+                                        size_t label_len,
+                                        const uint8_t *ct,
+                                        size_t ct_len,
+                                        uint8_t *out,
+                                        size_t out_cap,
+                                        size_t *out_len);
 
 /*
  Creates a streaming encryptor for AEAD `alg_id` (a [`PqkitStreamAlg`]) under a 32-byte raw `key`, with a

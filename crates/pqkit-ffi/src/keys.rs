@@ -11,6 +11,7 @@ use pqkit::ec::ed25519;
 use pqkit::ec::weierstrass::{self as ws, PrimeCurve};
 use pqkit::ec::x25519::{X25519PublicKey, X25519SecretKey};
 use pqkit::ec::{p256::NistP256, secp256k1::Secp256k1};
+use pqkit::rsa::{RsaPrivateKey, RsaPublicKey};
 use zeroize::Zeroizing;
 
 /// Key types (pass them as `uint32_t`).
@@ -25,6 +26,9 @@ pub enum PqkitKeyType {
     P256 = 3,
     /// ECDSA-SHA-256 (low-S) and ECDH on secp256k1. Raw keys as P-256.
     Secp256k1 = 4,
+    /// RSA (RFC 8017): PSS and PKCS#1 v1.5 signatures, OAEP encryption (`pqkit_rsa_*`). No raw form; keys
+    /// are made by [`pqkit_private_key_generate_rsa`].
+    Rsa = 5,
 }
 
 /// Key encodings (pass them as `uint32_t`). PEM output is ASCII text with `\n` line ends and no NUL
@@ -47,6 +51,10 @@ pub enum PqkitKeyFormat {
     SpkiDer = 6,
     /// SubjectPublicKeyInfo as PEM, label `PUBLIC KEY`. Public keys only.
     SpkiPem = 7,
+    /// PKCS#1 `RSAPrivateKey` or `RSAPublicKey` (RFC 8017 appendix A.1), DER. RSA keys only.
+    Pkcs1Der = 8,
+    /// PKCS#1 as PEM, label `RSA PRIVATE KEY` or `RSA PUBLIC KEY`. RSA keys only.
+    Pkcs1Pem = 9,
 }
 
 /// Signature encodings (pass them as `uint32_t`).
@@ -79,6 +87,7 @@ enum PrivateKey {
     X25519(X25519SecretKey),
     P256(ws::SigningKey<NistP256>),
     Secp256k1(ws::SigningKey<Secp256k1>),
+    Rsa(Box<RsaPrivateKey>),
 }
 
 enum PublicKey {
@@ -86,6 +95,7 @@ enum PublicKey {
     X25519(X25519PublicKey),
     P256(ws::VerifyingKey<NistP256>),
     Secp256k1(ws::VerifyingKey<Secp256k1>),
+    Rsa(Box<RsaPublicKey>),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -94,6 +104,7 @@ enum Format {
     Pkcs8(Enc),
     Sec1(Enc),
     Spki(Enc),
+    Pkcs1(Enc),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -111,6 +122,8 @@ fn format(id: u32) -> FfiResult<Format> {
         5 => Format::Sec1(Enc::Pem),
         6 => Format::Spki(Enc::Der),
         7 => Format::Spki(Enc::Pem),
+        8 => Format::Pkcs1(Enc::Der),
+        9 => Format::Pkcs1(Enc::Pem),
         other => return Err(crate::unknown_alg("key format", other)),
     })
 }
@@ -125,6 +138,7 @@ fn type_name(id: u32) -> &'static str {
         2 => "X25519",
         3 => "P-256",
         4 => "secp256k1",
+        5 => "RSA",
         _ => "unknown",
     }
 }
@@ -146,6 +160,7 @@ impl PrivateKey {
             PrivateKey::X25519(_) => 2,
             PrivateKey::P256(_) => 3,
             PrivateKey::Secp256k1(_) => 4,
+            PrivateKey::Rsa(_) => 5,
         }
     }
 
@@ -156,6 +171,11 @@ impl PrivateKey {
             2 => PrivateKey::X25519(X25519SecretKey::generate(&mut rng)),
             3 => PrivateKey::P256(ws::SigningKey::generate(&mut rng)),
             4 => PrivateKey::Secp256k1(ws::SigningKey::generate(&mut rng)),
+            5 => {
+                return Err(param(
+                    "pqkit: RSA keys are made by pqkit_private_key_generate_rsa (it takes the size)".into(),
+                ));
+            }
             other => return Err(crate::unknown_alg("key type", other)),
         })
     }
@@ -164,6 +184,8 @@ impl PrivateKey {
         use ed25519::SigningKey as Ed;
         Ok(match (kind, fmt) {
             (_, Format::Spki(_)) => return Err(spki_private()),
+            (5, f) => PrivateKey::Rsa(Box::new(rsa_import(f, data)?)),
+            (1..=4, Format::Pkcs1(_)) => return Err(unsupported(kind, "PKCS#1 encoding (it is RSA's)")),
             (1, Format::Raw) => PrivateKey::Ed25519(Ed::from_bytes(data)?),
             (1, Format::Pkcs8(Enc::Der)) => PrivateKey::Ed25519(Ed::from_pkcs8_der(data)?),
             (1, Format::Pkcs8(Enc::Pem)) => PrivateKey::Ed25519(Ed::from_pkcs8_pem(pem_text(data)?)?),
@@ -181,6 +203,8 @@ impl PrivateKey {
         let text = |s: Zeroizing<String>| Zeroizing::new(s.as_bytes().to_vec());
         Ok(match (self, fmt) {
             (_, Format::Spki(_)) => return Err(spki_private()),
+            (PrivateKey::Rsa(k), f) => rsa_export(k, f)?,
+            (_, Format::Pkcs1(_)) => return Err(unsupported(self.kind(), "PKCS#1 encoding (it is RSA's)")),
             (PrivateKey::Ed25519(k), Format::Raw) => Zeroizing::new(k.to_seed().to_vec()),
             (PrivateKey::Ed25519(k), Format::Pkcs8(Enc::Der)) => k.to_pkcs8_der()?,
             (PrivateKey::Ed25519(k), Format::Pkcs8(Enc::Pem)) => text(k.to_pkcs8_pem()?),
@@ -201,6 +225,7 @@ impl PrivateKey {
             PrivateKey::X25519(k) => PublicKey::X25519(k.public_key()),
             PrivateKey::P256(k) => PublicKey::P256(k.verifying_key()),
             PrivateKey::Secp256k1(k) => PublicKey::Secp256k1(k.verifying_key()),
+            PrivateKey::Rsa(k) => PublicKey::Rsa(Box::new(k.public_key().clone())),
         }
     }
 
@@ -214,6 +239,7 @@ impl PrivateKey {
                 return Err(param("pqkit: Ed25519 signatures are raw (64 bytes), not DER".into()));
             }
             (PrivateKey::X25519(_), _) => return Err(unsupported(2, "signatures (X25519 is for key agreement)")),
+            (PrivateKey::Rsa(_), _) => return Err(rsa_sign_elsewhere()),
             (PrivateKey::P256(k), f) => ecdsa_bytes(k.sign(msg), f),
             (PrivateKey::Secp256k1(k), f) => ecdsa_bytes(k.sign(msg), f),
         })
@@ -227,6 +253,9 @@ impl PrivateKey {
                 k.as_secret_key().diffie_hellman(p.as_public_key())?
             }
             (PrivateKey::Ed25519(_), _) => return Err(unsupported(1, "key agreement (Ed25519 is for signatures)")),
+            (PrivateKey::Rsa(_), _) => {
+                return Err(unsupported(5, "key agreement (encrypt with pqkit_rsa_oaep_encrypt)"));
+            }
             _ => {
                 return Err(param(format!(
                     "pqkit: key agreement needs two keys of one type, got {} and {}",
@@ -238,6 +267,30 @@ impl PrivateKey {
     }
 }
 
+impl PqkitPrivateKey {
+    /// The RSA key inside, or an error naming the key type it holds.
+    pub(crate) fn rsa(&self) -> FfiResult<&RsaPrivateKey> {
+        match &self.key {
+            PrivateKey::Rsa(k) => Ok(k),
+            other => Err(param(format!("pqkit: an RSA key is needed, this one is {}", type_name(other.kind())))),
+        }
+    }
+
+    pub(crate) fn from_rsa(key: RsaPrivateKey) -> Self {
+        PqkitPrivateKey { key: PrivateKey::Rsa(Box::new(key)) }
+    }
+}
+
+impl PqkitPublicKey {
+    /// The RSA key inside, or an error naming the key type it holds.
+    pub(crate) fn rsa(&self) -> FfiResult<&RsaPublicKey> {
+        match &self.key {
+            PublicKey::Rsa(k) => Ok(k),
+            other => Err(param(format!("pqkit: an RSA key is needed, this one is {}", type_name(other.kind())))),
+        }
+    }
+}
+
 fn ws_import<C: PrimeCurve>(fmt: Format, data: &[u8]) -> FfiResult<ws::SigningKey<C>> {
     Ok(match fmt {
         Format::Raw => ws::SigningKey::from_bytes(data)?,
@@ -246,6 +299,7 @@ fn ws_import<C: PrimeCurve>(fmt: Format, data: &[u8]) -> FfiResult<ws::SigningKe
         Format::Sec1(Enc::Der) => ws::SigningKey::from_sec1_der(data)?,
         Format::Sec1(Enc::Pem) => ws::SigningKey::from_sec1_pem(pem_text(data)?)?,
         Format::Spki(_) => return Err(spki_private()),
+        Format::Pkcs1(_) => return Err(param("pqkit: PKCS#1 encodes RSA keys only".into())),
     })
 }
 
@@ -258,6 +312,37 @@ fn ws_export<C: PrimeCurve>(k: &ws::SigningKey<C>, fmt: Format) -> FfiResult<Zer
         Format::Sec1(Enc::Der) => k.to_sec1_der()?,
         Format::Sec1(Enc::Pem) => text(k.to_sec1_pem()?),
         Format::Spki(_) => return Err(spki_private()),
+        Format::Pkcs1(_) => return Err(param("pqkit: PKCS#1 encodes RSA keys only".into())),
+    })
+}
+
+fn rsa_sign_elsewhere() -> Fail {
+    param(
+        "pqkit: RSA keys sign and verify with pqkit_rsa_sign / pqkit_rsa_verify (they take the padding and hash)"
+            .into(),
+    )
+}
+
+fn rsa_import(fmt: Format, data: &[u8]) -> FfiResult<RsaPrivateKey> {
+    Ok(match fmt {
+        Format::Pkcs8(Enc::Der) => RsaPrivateKey::from_pkcs8_der(data)?,
+        Format::Pkcs8(Enc::Pem) => RsaPrivateKey::from_pkcs8_pem(pem_text(data)?)?,
+        Format::Pkcs1(Enc::Der) => RsaPrivateKey::from_pkcs1_der(data)?,
+        Format::Pkcs1(Enc::Pem) => RsaPrivateKey::from_pkcs1_pem(pem_text(data)?)?,
+        Format::Spki(_) => return Err(spki_private()),
+        Format::Raw | Format::Sec1(_) => return Err(unsupported(5, "raw or SEC1 encoding (use PKCS#8 or PKCS#1)")),
+    })
+}
+
+fn rsa_export(k: &RsaPrivateKey, fmt: Format) -> FfiResult<Zeroizing<Vec<u8>>> {
+    let text = |s: Zeroizing<String>| Zeroizing::new(s.as_bytes().to_vec());
+    Ok(match fmt {
+        Format::Pkcs8(Enc::Der) => k.to_pkcs8_der()?,
+        Format::Pkcs8(Enc::Pem) => text(k.to_pkcs8_pem()?),
+        Format::Pkcs1(Enc::Der) => k.to_pkcs1_der()?,
+        Format::Pkcs1(Enc::Pem) => text(k.to_pkcs1_pem()?),
+        Format::Spki(_) => return Err(spki_private()),
+        Format::Raw | Format::Sec1(_) => return Err(unsupported(5, "raw or SEC1 encoding (use PKCS#8 or PKCS#1)")),
     })
 }
 
@@ -284,13 +369,22 @@ impl PublicKey {
             PublicKey::X25519(_) => 2,
             PublicKey::P256(_) => 3,
             PublicKey::Secp256k1(_) => 4,
+            PublicKey::Rsa(_) => 5,
         }
     }
 
     fn import(kind: u32, fmt: Format, data: &[u8]) -> FfiResult<Self> {
         use ed25519::VerifyingKey as Ed;
         Ok(match (kind, fmt) {
-            (1 | 2, Format::Pkcs8(_) | Format::Sec1(_)) => return Err(private_format_for_public()),
+            (_, Format::Pkcs8(_) | Format::Sec1(_)) => return Err(private_format_for_public()),
+            (5, Format::Raw) => return Err(unsupported(5, "raw encoding (use SubjectPublicKeyInfo or PKCS#1)")),
+            (5, Format::Pkcs1(Enc::Der)) => PublicKey::Rsa(Box::new(RsaPublicKey::from_pkcs1_der(data)?)),
+            (5, Format::Pkcs1(Enc::Pem)) => PublicKey::Rsa(Box::new(RsaPublicKey::from_pkcs1_pem(pem_text(data)?)?)),
+            (5, Format::Spki(Enc::Der)) => PublicKey::Rsa(Box::new(RsaPublicKey::from_public_key_der(data)?)),
+            (5, Format::Spki(Enc::Pem)) => {
+                PublicKey::Rsa(Box::new(RsaPublicKey::from_public_key_pem(pem_text(data)?)?))
+            }
+            (1..=4, Format::Pkcs1(_)) => return Err(unsupported(kind, "PKCS#1 encoding (it is RSA's)")),
             (1, Format::Raw) => PublicKey::Ed25519(Ed::from_bytes(data)?),
             (1, Format::Spki(Enc::Der)) => PublicKey::Ed25519(Ed::from_public_key_der(data)?),
             (1, Format::Spki(Enc::Pem)) => PublicKey::Ed25519(Ed::from_public_key_pem(pem_text(data)?)?),
@@ -305,9 +399,15 @@ impl PublicKey {
 
     fn export(&self, fmt: Format) -> FfiResult<Vec<u8>> {
         Ok(match (self, fmt) {
-            (PublicKey::Ed25519(_) | PublicKey::X25519(_), Format::Pkcs8(_) | Format::Sec1(_)) => {
-                return Err(private_format_for_public());
+            (_, Format::Pkcs8(_) | Format::Sec1(_)) => return Err(private_format_for_public()),
+            (PublicKey::Rsa(_), Format::Raw) => {
+                return Err(unsupported(5, "raw encoding (use SubjectPublicKeyInfo or PKCS#1)"));
             }
+            (PublicKey::Rsa(k), Format::Pkcs1(Enc::Der)) => k.to_pkcs1_der()?,
+            (PublicKey::Rsa(k), Format::Pkcs1(Enc::Pem)) => k.to_pkcs1_pem()?.into_bytes(),
+            (PublicKey::Rsa(k), Format::Spki(Enc::Der)) => k.to_public_key_der()?,
+            (PublicKey::Rsa(k), Format::Spki(Enc::Pem)) => k.to_public_key_pem()?.into_bytes(),
+            (_, Format::Pkcs1(_)) => return Err(unsupported(self.kind(), "PKCS#1 encoding (it is RSA's)")),
             (PublicKey::Ed25519(k), Format::Raw) => k.as_bytes().to_vec(),
             (PublicKey::Ed25519(k), Format::Spki(Enc::Der)) => k.to_public_key_der()?,
             (PublicKey::Ed25519(k), Format::Spki(Enc::Pem)) => k.to_public_key_pem()?.into_bytes(),
@@ -329,6 +429,7 @@ impl PublicKey {
                 return Err(param("pqkit: Ed25519 signatures are raw (64 bytes), not DER".into()));
             }
             (PublicKey::X25519(_), _) => return Err(unsupported(2, "signatures (X25519 is for key agreement)")),
+            (PublicKey::Rsa(_), _) => return Err(rsa_sign_elsewhere()),
             (PublicKey::P256(k), f) => k.verify(msg, &ecdsa_parse(sig, f)?)?,
             (PublicKey::Secp256k1(k), f) => k.verify(msg, &ecdsa_parse(sig, f)?)?,
         }
@@ -342,6 +443,7 @@ fn ws_public_import<C: PrimeCurve>(fmt: Format, data: &[u8]) -> FfiResult<ws::Ve
         Format::Spki(Enc::Der) => ws::VerifyingKey::from_public_key_der(data)?,
         Format::Spki(Enc::Pem) => ws::VerifyingKey::from_public_key_pem(pem_text(data)?)?,
         Format::Pkcs8(_) | Format::Sec1(_) => return Err(private_format_for_public()),
+        Format::Pkcs1(_) => return Err(param("pqkit: PKCS#1 encodes RSA keys only".into())),
     })
 }
 
@@ -351,6 +453,7 @@ fn ws_public_export<C: PrimeCurve>(k: &ws::VerifyingKey<C>, fmt: Format) -> FfiR
         Format::Spki(Enc::Der) => k.to_public_key_der()?,
         Format::Spki(Enc::Pem) => k.to_public_key_pem()?.into_bytes(),
         Format::Pkcs8(_) | Format::Sec1(_) => return Err(private_format_for_public()),
+        Format::Pkcs1(_) => return Err(param("pqkit: PKCS#1 encodes RSA keys only".into())),
     })
 }
 

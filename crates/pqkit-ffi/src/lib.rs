@@ -3,7 +3,7 @@
 //! This crate builds `libpqkit_ffi.so` and `libpqkit_ffi.a`; their header, `include/pqkit.h`, is generated
 //! from this source by `cbindgen` (configuration in `cbindgen.toml`) and committed. It exposes the AEADs (one-shot
 //! and the streaming file format), the hashes and SHAKE, HMAC, HKDF, ML-KEM, ML-DSA, key handles with PEM and
-//! DER import and export (Ed25519, X25519, P-256, secp256k1) and the random number
+//! DER import and export (Ed25519, X25519, P-256, secp256k1, RSA), RSA PSS / PKCS#1 v1.5 / OAEP and the random number
 //! generators, all implemented by the `pqkit` crate; this crate only checks arguments and moves bytes.
 //!
 //! ## Conventions (the security contract of every function)
@@ -39,6 +39,7 @@ mod hash;
 mod keys;
 mod pq;
 mod rng;
+mod rsa;
 mod stream;
 
 pub use aead::*;
@@ -49,6 +50,7 @@ pub use hash::*;
 pub use keys::*;
 pub use pq::*;
 pub use rng::*;
+pub use rsa::*;
 pub use stream::*;
 
 /// The result of every fallible function. `PQKIT_STATUS_OK` (0) is success; every other value is an error and

@@ -73,12 +73,17 @@ fn import_public(t: PqkitKeyType, f: PqkitKeyFormat, data: &[u8]) -> Pk {
 }
 
 fn export_private(k: &Sk, f: PqkitKeyFormat) -> Vec<u8> {
-    let mut buf = vec![0u8; 1024];
+    // The size first (a capacity of 0), then the key.
     let mut n = 0usize;
+    // SAFETY: a live handle; NULL with capacity 0; an out-pointer.
+    let st = unsafe { pqkit_private_key_export(k.0, f as u32, core::ptr::null_mut(), 0, &mut n) };
+    assert_eq!(st, PqkitStatus::BufferTooSmall, "{f:?}");
+    let mut buf = vec![0u8; n];
+    let mut m = 0usize;
     // SAFETY: a live handle, a writable buffer of its length and an out-pointer.
-    let st = unsafe { pqkit_private_key_export(k.0, f as u32, buf.as_mut_ptr(), buf.len(), &mut n) };
+    let st = unsafe { pqkit_private_key_export(k.0, f as u32, buf.as_mut_ptr(), buf.len(), &mut m) };
     assert_eq!(st, PqkitStatus::Ok, "{f:?}");
-    buf.truncate(n);
+    assert_eq!(m, n);
     buf
 }
 
@@ -90,12 +95,17 @@ fn public_of(k: &Sk) -> Pk {
 }
 
 fn export_public(k: &Pk, f: PqkitKeyFormat) -> Vec<u8> {
-    let mut buf = vec![0u8; 1024];
+    // The size first (a capacity of 0), then the key.
     let mut n = 0usize;
-    // SAFETY: as export_private.
-    let st = unsafe { pqkit_public_key_export(k.0, f as u32, buf.as_mut_ptr(), buf.len(), &mut n) };
+    // SAFETY: a live handle; NULL with capacity 0; an out-pointer.
+    let st = unsafe { pqkit_public_key_export(k.0, f as u32, core::ptr::null_mut(), 0, &mut n) };
+    assert_eq!(st, PqkitStatus::BufferTooSmall, "{f:?}");
+    let mut buf = vec![0u8; n];
+    let mut m = 0usize;
+    // SAFETY: a live handle, a writable buffer of its length and an out-pointer.
+    let st = unsafe { pqkit_public_key_export(k.0, f as u32, buf.as_mut_ptr(), buf.len(), &mut m) };
     assert_eq!(st, PqkitStatus::Ok, "{f:?}");
-    buf.truncate(n);
+    assert_eq!(m, n);
     buf
 }
 
@@ -240,7 +250,7 @@ fn keys_and_signatures_written_here_are_read_by_openssl() {
                     PqkitStatus::AuthenticationFailed
                 );
             }
-            PqkitKeyType::X25519 => {}
+            PqkitKeyType::X25519 | PqkitKeyType::Rsa => {}
         }
 
         if t != PqkitKeyType::Ed25519 {
@@ -257,5 +267,176 @@ fn keys_and_signatures_written_here_are_read_by_openssl() {
             let peer = import_public(t, F::SpkiPem, &std::fs::read(&peer_pub).unwrap());
             assert_eq!(agree(&key, &peer).to_vec(), theirs, "{t:?}");
         }
+    }
+}
+
+fn rsa_sign(k: &Sk, padding: PqkitRsaPadding, msg: &[u8]) -> Vec<u8> {
+    let mut buf = vec![0u8; 512];
+    let mut n = 0usize;
+    // SAFETY: live handle and buffers.
+    let st = unsafe {
+        pqkit_rsa_sign(
+            k.0,
+            padding as u32,
+            PqkitRsaHash::Sha256 as u32,
+            msg.as_ptr(),
+            msg.len(),
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut n,
+        )
+    };
+    assert_eq!(st, PqkitStatus::Ok);
+    buf.truncate(n);
+    buf
+}
+
+fn rsa_verify(k: &Pk, padding: PqkitRsaPadding, msg: &[u8], sig: &[u8]) -> PqkitStatus {
+    // SAFETY: live handle and buffers.
+    unsafe {
+        pqkit_rsa_verify(
+            k.0,
+            padding as u32,
+            PqkitRsaHash::Sha256 as u32,
+            msg.as_ptr(),
+            msg.len(),
+            sig.as_ptr(),
+            sig.len(),
+        )
+    }
+}
+
+#[test]
+fn rsa_keys_signatures_and_oaep_against_openssl() {
+    if !have_openssl() {
+        return;
+    }
+    use PqkitKeyFormat as F;
+    let d = dir("rsa");
+    let pem = d.join("key.pem");
+    openssl(&["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", p(&pem)]);
+    let pem_bytes = std::fs::read(&pem).unwrap();
+    let pkcs8_der = openssl(&["pkcs8", "-topk8", "-nocrypt", "-in", p(&pem), "-outform", "DER"]);
+    let pkcs1_pem = openssl(&["rsa", "-in", p(&pem), "-traditional"]);
+    let pkcs1_der = openssl(&["rsa", "-in", p(&pem), "-traditional", "-outform", "DER"]);
+    let spki_pem = openssl(&["pkey", "-in", p(&pem), "-pubout"]);
+    let spki_der = openssl(&["pkey", "-in", p(&pem), "-pubout", "-outform", "DER"]);
+    let rsapub_pem = openssl(&["rsa", "-in", p(&pem), "-RSAPublicKey_out"]);
+    let rsapub_der = openssl(&["rsa", "-in", p(&pem), "-RSAPublicKey_out", "-outform", "DER"]);
+
+    // openssl's files load, and pqkit writes each back byte for byte.
+    let key = import_private(PqkitKeyType::Rsa, F::Pkcs8Pem, &pem_bytes);
+    for (f, bytes) in
+        [(F::Pkcs8Pem, &pem_bytes), (F::Pkcs8Der, &pkcs8_der), (F::Pkcs1Pem, &pkcs1_pem), (F::Pkcs1Der, &pkcs1_der)]
+    {
+        let k = import_private(PqkitKeyType::Rsa, f, bytes);
+        assert_eq!(&export_private(&k, f), bytes, "{f:?}");
+        assert_eq!(export_private(&k, F::Pkcs8Der), pkcs8_der, "{f:?}");
+    }
+    let public = public_of(&key);
+    for (f, bytes) in
+        [(F::SpkiPem, &spki_pem), (F::SpkiDer, &spki_der), (F::Pkcs1Pem, &rsapub_pem), (F::Pkcs1Der, &rsapub_der)]
+    {
+        assert_eq!(&export_public(&public, f), bytes, "{f:?}");
+        let k = import_public(PqkitKeyType::Rsa, f, bytes);
+        assert_eq!(export_public(&k, F::SpkiDer), spki_der, "{f:?}");
+    }
+
+    // A key generated here is read by openssl, which derives the same public key.
+    let mut h = core::ptr::null_mut();
+    // SAFETY: an out-pointer.
+    assert_eq!(unsafe { pqkit_private_key_generate_rsa(2048, &mut h) }, PqkitStatus::Ok);
+    let ours = Sk(h);
+    let ours_pem = d.join("ours.pem");
+    std::fs::write(&ours_pem, export_private(&ours, F::Pkcs1Pem)).unwrap();
+    assert_eq!(openssl(&["pkey", "-in", p(&ours_pem), "-pubout"]), export_public(&public_of(&ours), F::SpkiPem));
+    openssl(&["rsa", "-in", p(&ours_pem), "-check", "-noout"]);
+
+    // Signatures both ways, PSS and PKCS#1 v1.5 with SHA-256.
+    let msg = b"RSA through the pqkit C API";
+    let msg_file = d.join("msg");
+    std::fs::write(&msg_file, msg).unwrap();
+    let pub_file = d.join("pub.pem");
+    std::fs::write(&pub_file, &spki_pem).unwrap();
+    let sig_file = d.join("sig");
+    for (padding, opts) in [
+        (PqkitRsaPadding::Pss, &["-sigopt", "rsa_padding_mode:pss", "-sigopt", "rsa_pss_saltlen:-1"][..]),
+        (PqkitRsaPadding::Pkcs1v15, &[][..]),
+    ] {
+        std::fs::write(&sig_file, rsa_sign(&key, padding, msg)).unwrap();
+        let mut args = vec!["dgst", "-sha256"];
+        args.extend_from_slice(opts);
+        args.extend_from_slice(&["-verify", p(&pub_file), "-signature", p(&sig_file), p(&msg_file)]);
+        assert!(String::from_utf8_lossy(&openssl(&args)).contains("Verified OK"), "{padding:?}");
+        // openssl signs (PSS with its default salt length), the C API verifies
+        let mut args = vec!["dgst", "-sha256"];
+        if padding == PqkitRsaPadding::Pss {
+            args.extend_from_slice(&["-sigopt", "rsa_padding_mode:pss"]);
+        }
+        args.extend_from_slice(&["-sign", p(&pem), p(&msg_file)]);
+        let theirs = openssl(&args);
+        assert_eq!(rsa_verify(&public, padding, msg, &theirs), PqkitStatus::Ok, "{padding:?}");
+        assert_eq!(rsa_verify(&public, padding, &msg[1..], &theirs), PqkitStatus::AuthenticationFailed);
+        if padding == PqkitRsaPadding::Pkcs1v15 {
+            // deterministic: the same bytes
+            assert_eq!(rsa_sign(&key, padding, msg), theirs);
+        }
+    }
+
+    // OAEP both ways: SHA-256 with a label, and openssl's default (SHA-1, no label).
+    let label = b"oaep label";
+    for (hash, hash_name, with_label) in [(PqkitRsaHash::Sha256, "sha256", true), (PqkitRsaHash::Sha1, "sha1", false)] {
+        let label: &[u8] = if with_label { label } else { b"" };
+        let label_hex: String = label.iter().map(|b| format!("{b:02x}")).collect();
+        let md = format!("rsa_oaep_md:{hash_name}");
+        let mgf = format!("rsa_mgf1_md:{hash_name}");
+        let lab = format!("rsa_oaep_label:{label_hex}");
+        let mut opts = vec!["-pkeyopt", "rsa_padding_mode:oaep", "-pkeyopt", md.as_str(), "-pkeyopt", mgf.as_str()];
+        if with_label {
+            opts.extend_from_slice(&["-pkeyopt", lab.as_str()]);
+        }
+        let mut ct = vec![0u8; 256];
+        let mut n = 0usize;
+        // SAFETY: live handle and buffers.
+        let st = unsafe {
+            pqkit_rsa_oaep_encrypt(
+                public.0,
+                hash as u32,
+                label.as_ptr(),
+                label.len(),
+                msg.as_ptr(),
+                msg.len(),
+                ct.as_mut_ptr(),
+                ct.len(),
+                &mut n,
+            )
+        };
+        assert_eq!(st, PqkitStatus::Ok);
+        let ct_file = d.join("ct");
+        std::fs::write(&ct_file, &ct[..n]).unwrap();
+        let mut args = vec!["pkeyutl", "-decrypt", "-inkey", p(&pem), "-in", p(&ct_file)];
+        args.extend_from_slice(&opts);
+        assert_eq!(openssl(&args), msg, "{hash:?}");
+
+        let mut args = vec!["pkeyutl", "-encrypt", "-pubin", "-inkey", p(&pub_file), "-in", p(&msg_file)];
+        args.extend_from_slice(&opts);
+        let theirs = openssl(&args);
+        let mut back = vec![0u8; 256];
+        // SAFETY: live handle and buffers.
+        let st = unsafe {
+            pqkit_rsa_oaep_decrypt(
+                key.0,
+                hash as u32,
+                label.as_ptr(),
+                label.len(),
+                theirs.as_ptr(),
+                theirs.len(),
+                back.as_mut_ptr(),
+                back.len(),
+                &mut n,
+            )
+        };
+        assert_eq!(st, PqkitStatus::Ok, "{hash:?}");
+        assert_eq!(&back[..n], msg);
     }
 }

@@ -41,5 +41,6 @@ size_t unhex(const char *hex, uint8_t *out, size_t cap);
 int all_zero(const uint8_t *p, size_t n);
 
 void test_keys(void);
+void test_rsa(void);
 
 #endif

@@ -678,6 +678,7 @@ int main(void) {
   test_rng();
   test_stream();
   test_keys();
+  test_rsa();
   printf("pqkit C tests: %d checks, %d failures\n", checks, failures);
   return failures == 0 ? 0 : 1;
 }
