@@ -14,7 +14,7 @@ lib="$tgt/debug/libpqkit_ffi.a"
 [ -f "$lib" ] || { echo "c-sanitize: $lib was not built" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$cc" -std=c99 -Wall -Wextra -Werror -O1 -g -fno-omit-frame-pointer \
+"$cc" -std=c99 -pedantic -Wall -Wextra -Werror -O1 -g -fno-omit-frame-pointer \
   -fsanitize=address,undefined -fno-sanitize-recover=all \
   -I crates/pqkit-ffi/include crates/pqkit-ffi/tests/c/*.c "$lib" -lpthread -ldl -lm -o "$work/test_pqkit_asan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1 \

@@ -66,7 +66,7 @@ fn c_test_sources() -> Vec<PathBuf> {
 fn compile(sources: &[PathBuf], exe: &Path, link: &[String]) {
     let include = crate_dir().join("include");
     let mut cmd = Command::new(cc());
-    cmd.args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-O1"]).arg("-I").arg(&include);
+    cmd.args(["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1"]).arg("-I").arg(&include);
     cmd.args(sources).arg("-o").arg(exe).args(link);
     run(&mut cmd, "compiling the C test");
 }
