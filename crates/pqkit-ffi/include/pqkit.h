@@ -455,10 +455,30 @@ typedef enum PqkitRsaHash {
 } PqkitRsaHash;
 
 /*
+ Stream cipher ids (pass them as `uint32_t`). Both take a 64-byte key.
+ */
+typedef enum PqkitCipherAlg {
+  /*
+   Kusumi512 (docs/kusumi512.md): 64-byte key, 12-byte nonce, 100-byte blocks.
+   */
+  PQKIT_CIPHER_ALG_KUSUMI512 = 1,
+  /*
+   Threefish-512 in counter mode: 64-byte key, 16-byte nonce (the tweak), 64-byte blocks.
+   */
+  PQKIT_CIPHER_ALG_THREEFISH512_CTR = 2,
+} PqkitCipherAlg;
+
+/*
  An AEAD with its key set (opaque). Made by [`pqkit_aead_new`], released (and its key schedule wiped) by
  [`pqkit_aead_free`].
  */
 typedef struct PqkitAead PqkitAead;
+
+/*
+ A keyed stream cipher (opaque). Made by [`pqkit_cipher_new`], released (and its key wiped) by
+ [`pqkit_cipher_free`].
+ */
+typedef struct PqkitCipher PqkitCipher;
 
 /*
  An incremental hash (opaque): [`pqkit_hash_new`], [`pqkit_hash_update`], [`pqkit_hash_finalize`],
@@ -501,6 +521,11 @@ typedef struct PqkitStreamDecryptor PqkitStreamDecryptor;
  plaintext).
  */
 typedef struct PqkitStreamEncryptor PqkitStreamEncryptor;
+
+/*
+ SHAKE being absorbed or squeezed (opaque). Made by [`pqkit_xof_new`], released by [`pqkit_xof_free`].
+ */
+typedef struct PqkitXof PqkitXof;
 
 #ifdef __cplusplus
 extern "C" {
@@ -1309,6 +1334,129 @@ enum PqkitStatus pqkit_mldsa_verify(uint32_t alg_id,
                                     size_t ctx_len,
                                     const uint8_t *sig,
                                     size_t sig_len);
+
+/*
+ Starts SHAKE128 (`alg_id` 1) or SHAKE256 (2) ([`crate::PqkitXofAlg`]) and writes its handle to `*out`.
+
+ # Safety
+ `out` must be valid for a pointer write.
+ */
+enum PqkitStatus pqkit_xof_new(uint32_t alg_id,
+                               struct PqkitXof **out);
+
+/*
+ Absorbs `data`. After the first [`pqkit_xof_squeeze`] this is `PQKIT_STATUS_BAD_STATE` (the input is closed).
+
+ # Safety
+ `x` a live handle; `data` readable for `data_len` bytes (or NULL with 0).
+ */
+enum PqkitStatus pqkit_xof_update(struct PqkitXof *x,
+                                  const uint8_t *data,
+                                  size_t data_len);
+
+/*
+ Writes the next `out_len` bytes of output to `out`. The first call ends the input; successive calls
+ continue the same output stream (squeezing 10 then 20 bytes gives the 30 bytes one call would).
+
+ # Safety
+ `x` a live handle; `out` writable for `out_len` bytes (or NULL with 0).
+ */
+enum PqkitStatus pqkit_xof_squeeze(struct PqkitXof *x, uint8_t *out, size_t out_len);
+
+/*
+ Releases an XOF handle (its state is wiped). NULL does nothing.
+
+ # Safety
+ `x` NULL or a live handle, not used again.
+ */
+void pqkit_xof_free(struct PqkitXof *x);
+
+/*
+ Keys the stream cipher `alg_id` ([`PqkitCipherAlg`]) with `key` (64 bytes) and `nonce` (12 bytes for
+ Kusumi512, 16 for Threefish-512-CTR), its keystream starting at block counter `counter` (usually 0; the
+ vectors of docs/kusumi512-vectors.json give one), and writes its handle to `*out`.
+
+ Security contract: a stream cipher alone authenticates nothing, and a (key, nonce) pair must never encrypt
+ two messages; use an AEAD (`pqkit_aead_*`) unless a protocol needs the bare keystream.
+
+ # Safety
+ `key` and `nonce` readable for their lengths; `out` valid for a pointer write.
+ */
+enum PqkitStatus pqkit_cipher_new(uint32_t alg_id,
+                                  const uint8_t *key,
+                                  size_t key_len,
+                                  const uint8_t *nonce,
+                                  size_t nonce_len,
+                                  uint64_t counter,
+                                  struct PqkitCipher **out);
+
+/*
+ XORs the next `data_len` bytes of keystream into `data`, in place (encryption and decryption are the same
+ operation). Passing the end of the keystream is `PQKIT_STATUS_COUNTER_EXHAUSTED` with `data` unchanged.
+
+ # Safety
+ `c` a live handle; `data` readable and writable for `data_len` bytes (or NULL with 0).
+ */
+enum PqkitStatus pqkit_cipher_apply_keystream(struct PqkitCipher *c,
+                                              uint8_t *data,
+                                              size_t data_len);
+
+/*
+ Moves to keystream byte `position`, counted from the start of block `counter` given to [`pqkit_cipher_new`].
+
+ # Safety
+ `c` a live handle.
+ */
+enum PqkitStatus pqkit_cipher_seek(struct PqkitCipher *c,
+                                   uint64_t position);
+
+/*
+ Releases a stream cipher handle and wipes its key. NULL does nothing.
+
+ # Safety
+ `c` NULL or a live handle, not used again.
+ */
+void pqkit_cipher_free(struct PqkitCipher *c);
+
+/*
+ Threefish-512 (Skein 1.3 §3.3): encrypts the 64-byte `block` in place under the 64-byte `key` and the
+ 16-byte `tweak`.
+
+ # Safety
+ `key` and `tweak` readable for their lengths; `block` readable and writable for `block_len` bytes.
+ */
+enum PqkitStatus pqkit_threefish512_encrypt_block(const uint8_t *key,
+                                                  size_t key_len,
+                                                  const uint8_t *tweak,
+                                                  size_t tweak_len,
+                                                  uint8_t *block,
+                                                  size_t block_len);
+
+/*
+ Threefish-512: decrypts the 64-byte `block` in place (the inverse of [`pqkit_threefish512_encrypt_block`]).
+
+ # Safety
+ As [`pqkit_threefish512_encrypt_block`].
+ */
+enum PqkitStatus pqkit_threefish512_decrypt_block(const uint8_t *key,
+                                                  size_t key_len,
+                                                  const uint8_t *tweak,
+                                                  size_t tweak_len,
+                                                  uint8_t *block,
+                                                  size_t block_len);
+
+/*
+ Skein-512 (Skein 1.3, simple hashing) of `data` with an output of `out_len` bytes (1 or more; Skein-512-256
+ is `out_len` 32, Skein-512-512 is 64). The output length is part of the hash: 32 bytes are not a prefix of
+ the 64-byte output.
+
+ # Safety
+ `data` readable for `data_len` bytes; `out` writable for `out_len` bytes.
+ */
+enum PqkitStatus pqkit_skein512(const uint8_t *data,
+                                size_t data_len,
+                                uint8_t *out,
+                                size_t out_len);
 
 /*
  Fills `out` with `out_len` bytes from the operating system's random number generator

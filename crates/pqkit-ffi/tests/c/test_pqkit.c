@@ -679,6 +679,7 @@ int main(void) {
   test_stream();
   test_keys();
   test_rsa();
+  test_primitives();
   printf("pqkit C tests: %d checks, %d failures\n", checks, failures);
   return failures == 0 ? 0 : 1;
 }
