@@ -469,6 +469,42 @@ typedef enum PqkitCipherAlg {
 } PqkitCipherAlg;
 
 /*
+ Hybrid KEM ids (pass them as `uint32_t`).
+ */
+typedef enum PqkitHybridKem {
+  /*
+   X-Wing: seed 32 bytes, encapsulation key 1216, ciphertext 1120, shared secret 32.
+   */
+  PQKIT_HYBRID_KEM_XWING = 1,
+  /*
+   X25519MLKEM768: seed 96 bytes, encapsulation key 1216, ciphertext 1120, shared secret 64.
+   */
+  PQKIT_HYBRID_KEM_X25519_MLKEM768 = 2,
+} PqkitHybridKem;
+
+/*
+ HPKE mode ids (RFC 9180 §5).
+ */
+typedef enum PqkitHpkeModeId {
+  /*
+   mode_base.
+   */
+  PQKIT_HPKE_MODE_ID_BASE = 0,
+  /*
+   mode_psk: a pre-shared key (at least 32 bytes) and its non-empty id.
+   */
+  PQKIT_HPKE_MODE_ID_PSK = 1,
+  /*
+   mode_auth: the sender's key authenticates (DHKEM X25519 only).
+   */
+  PQKIT_HPKE_MODE_ID_AUTH = 2,
+  /*
+   mode_auth_psk.
+   */
+  PQKIT_HPKE_MODE_ID_AUTH_PSK = 3,
+} PqkitHpkeModeId;
+
+/*
  An AEAD with its key set (opaque). Made by [`pqkit_aead_new`], released (and its key schedule wiped) by
  [`pqkit_aead_free`].
  */
@@ -491,6 +527,13 @@ typedef struct PqkitHash PqkitHash;
  [`pqkit_hmac_finalize`] or [`pqkit_hmac_finalize_verify`], [`pqkit_hmac_free`] (which wipes the key).
  */
 typedef struct PqkitHmac PqkitHmac;
+
+/*
+ An HPKE context (opaque): a sender's (seal, export) or a recipient's (open, export). Made by
+ [`pqkit_hpke_sender_new`] or [`pqkit_hpke_recipient_new`], released (and its keys wiped) by
+ [`pqkit_hpke_context_free`].
+ */
+typedef struct PqkitHpkeContext PqkitHpkeContext;
 
 /*
  A private key (opaque). Made by [`pqkit_private_key_generate`] or [`pqkit_private_key_import`], released
@@ -526,6 +569,43 @@ typedef struct PqkitStreamEncryptor PqkitStreamEncryptor;
  SHAKE being absorbed or squeezed (opaque). Made by [`pqkit_xof_new`], released by [`pqkit_xof_free`].
  */
 typedef struct PqkitXof PqkitXof;
+
+/*
+ The mode of a context and its inputs. `mode` is a [`PqkitHpkeModeId`]; `psk` and `psk_id` are used by the
+ PSK modes; `auth_key` is the sender's private key (for the sender) or public key (for the recipient) in
+ the auth modes, as the bytes [`pqkit_hpke_generate_key_pair`] writes. Unused fields must be NULL with
+ length 0. A NULL `PqkitHpkeMode *` means mode_base.
+ */
+typedef struct PqkitHpkeMode {
+  /*
+   A [`PqkitHpkeModeId`].
+   */
+  uint32_t mode;
+  /*
+   The pre-shared key.
+   */
+  const uint8_t *psk;
+  /*
+   Its length.
+   */
+  size_t psk_len;
+  /*
+   The pre-shared key's id.
+   */
+  const uint8_t *psk_id;
+  /*
+   Its length.
+   */
+  size_t psk_id_len;
+  /*
+   The sender's private key (sender side) or public key (recipient side).
+   */
+  const uint8_t *auth_key;
+  /*
+   Its length.
+   */
+  size_t auth_key_len;
+} PqkitHpkeMode;
 
 #ifdef __cplusplus
 extern "C" {
@@ -1034,6 +1114,216 @@ enum PqkitStatus pqkit_hkdf_expand(uint32_t alg_id,
                                    size_t info_len,
                                    uint8_t *okm,
                                    size_t okm_len);
+
+/*
+ Writes the private-key, public-key and `enc` lengths of the KEM `kem_id`; NULL refused before any write.
+
+ # Safety
+ Each pointer NULL or valid for a `size_t` write.
+ */
+enum PqkitStatus pqkit_hpke_kem_lengths(uint32_t kem_id,
+                                        size_t *sk_len,
+                                        size_t *pk_len,
+                                        size_t *enc_len);
+
+/*
+ Generates a key pair of the KEM `kem_id` from the operating system's randomness: the private key (secret)
+ to `sk`, the public key to `pk`, each exactly its length ([`pqkit_hpke_kem_lengths`]).
+
+ # Safety
+ `sk` and `pk` writable for their lengths, not overlapping.
+ */
+enum PqkitStatus pqkit_hpke_generate_key_pair(uint32_t kem_id,
+                                              uint8_t *sk,
+                                              size_t sk_len,
+                                              uint8_t *pk,
+                                              size_t pk_len);
+
+/*
+ `DeriveKeyPair` (RFC 9180 §7.1.3): the key pair of the KEM `kem_id` for the input keying material `ikm`
+ (at least as many bytes as the private key's security level needs; secret).
+
+ # Safety
+ `ikm` readable; `sk` and `pk` writable for their lengths; no overlap.
+ */
+enum PqkitStatus pqkit_hpke_derive_key_pair(uint32_t kem_id,
+                                            const uint8_t *ikm,
+                                            size_t ikm_len,
+                                            uint8_t *sk,
+                                            size_t sk_len,
+                                            uint8_t *pk,
+                                            size_t pk_len);
+
+/*
+ Sets up a sender (RFC 9180 `SetupBaseS` / `SetupPSKS` / `SetupAuthS` / `SetupAuthPSKS`) for the suite
+ (`kem_id`, `kdf_id`, `aead_id`), the recipient's public key `pk_r`, `info` and `mode` (NULL: base): writes
+ the encapsulated key to `enc` (capacity `enc_cap`, length to `*enc_len`; `PQKIT_STATUS_BUFFER_TOO_SMALL`
+ with the size needed, and no context, if too small) and the context's handle to `*out`. An unknown id is
+ `PQKIT_STATUS_UNKNOWN_ALGORITHM`; a PSK shorter than 32 bytes is `PQKIT_STATUS_INVALID_LENGTH`; a PSK
+ without its id, or an auth mode with a KEM that has none (only DHKEM X25519 has) is
+ `PQKIT_STATUS_INVALID_PARAMETER`.
+
+ # Safety
+ `pk_r` and `info` readable; `mode` NULL or valid with readable buffers; `enc` writable for `enc_cap`;
+ `enc_len` and `out` valid for writes.
+ */
+enum PqkitStatus pqkit_hpke_sender_new(uint32_t kem_id,
+                                       uint32_t kdf_id,
+                                       uint32_t aead_id,
+                                       const uint8_t *pk_r,
+                                       size_t pk_r_len,
+                                       const uint8_t *info,
+                                       size_t info_len,
+                                       const struct PqkitHpkeMode *mode,
+                                       uint8_t *enc,
+                                       size_t enc_cap,
+                                       size_t *enc_len,
+                                       struct PqkitHpkeContext **out);
+
+/*
+ Sets up a recipient (`SetupBaseR` ... `SetupAuthPSKR`) for the suite, the encapsulated key `enc`, the
+ recipient's private key `sk_r`, `info` and `mode` (NULL: base; in the auth modes `auth_key` is the sender's
+ public key) and writes the context's handle to `*out`.
+
+ # Safety
+ `enc`, `sk_r` and `info` readable; `mode` NULL or valid with readable buffers; `out` valid for a write.
+ */
+enum PqkitStatus pqkit_hpke_recipient_new(uint32_t kem_id,
+                                          uint32_t kdf_id,
+                                          uint32_t aead_id,
+                                          const uint8_t *enc,
+                                          size_t enc_len,
+                                          const uint8_t *sk_r,
+                                          size_t sk_r_len,
+                                          const uint8_t *info,
+                                          size_t info_len,
+                                          const struct PqkitHpkeMode *mode,
+                                          struct PqkitHpkeContext **out);
+
+/*
+ Seals `pt` with `aad` under the sender context `ctx` (the next sequence number): writes `ciphertext || tag`
+ (`pt_len` + 16 bytes) to `out` and its length to `*out_len`. A recipient context is
+ `PQKIT_STATUS_BAD_STATE`; an export-only suite is `PQKIT_STATUS_INVALID_PARAMETER`.
+
+ # Safety
+ `ctx` a live handle; `aad` and `pt` readable; `out` writable for `out_cap`; `out_len` valid for a write.
+ */
+enum PqkitStatus pqkit_hpke_seal(struct PqkitHpkeContext *ctx,
+                                 const uint8_t *aad,
+                                 size_t aad_len,
+                                 const uint8_t *pt,
+                                 size_t pt_len,
+                                 uint8_t *out,
+                                 size_t out_cap,
+                                 size_t *out_len);
+
+/*
+ Opens `ct` (`ciphertext || tag`) with `aad` under the recipient context `ctx`: writes the plaintext to
+ `out` and its length to `*out_len`. A wrong key, aad, order or modified data is
+ `PQKIT_STATUS_AUTHENTICATION_FAILED` with nothing written (the sequence number does not advance).
+
+ # Safety
+ `ctx` a live handle; `aad` and `ct` readable; `out` writable for `out_cap`; `out_len` valid for a write.
+ */
+enum PqkitStatus pqkit_hpke_open(struct PqkitHpkeContext *ctx,
+                                 const uint8_t *aad,
+                                 size_t aad_len,
+                                 const uint8_t *ct,
+                                 size_t ct_len,
+                                 uint8_t *out,
+                                 size_t out_cap,
+                                 size_t *out_len);
+
+/*
+ `Export` (RFC 9180 §5.3): writes `out_len` bytes of secret derived from the context and
+ `exporter_context` to `out` (at most 255 hash lengths for the HKDF suites). Sender and recipient of one
+ exchange export the same bytes.
+
+ # Safety
+ `ctx` a live handle; `exporter_context` readable; `out` writable for `out_len` bytes.
+ */
+enum PqkitStatus pqkit_hpke_export(struct PqkitHpkeContext *ctx,
+                                   const uint8_t *exporter_context,
+                                   size_t exporter_context_len,
+                                   uint8_t *out,
+                                   size_t out_len);
+
+/*
+ Releases an HPKE context and wipes its keys. NULL does nothing.
+
+ # Safety
+ `ctx` NULL or a live handle, not used again.
+ */
+void pqkit_hpke_context_free(struct PqkitHpkeContext *ctx);
+
+/*
+ Writes the seed (private key), encapsulation-key, ciphertext and shared-secret lengths of `kem_id`
+ ([`PqkitHybridKem`]); a NULL pointer is refused before anything is written.
+
+ # Safety
+ Each pointer NULL or valid for a `size_t` write.
+ */
+enum PqkitStatus pqkit_hybrid_kem_lengths(uint32_t kem_id,
+                                          size_t *seed_len,
+                                          size_t *ek_len,
+                                          size_t *ct_len,
+                                          size_t *ss_len);
+
+/*
+ Generates a key pair from the operating system's randomness: writes the private key (its seed; secret) to
+ `seed` and the encapsulation key to `ek`, each exactly its length.
+
+ # Safety
+ `seed` and `ek` writable for their lengths, not overlapping.
+ */
+enum PqkitStatus pqkit_hybrid_kem_keygen(uint32_t kem_id,
+                                         uint8_t *seed,
+                                         size_t seed_len,
+                                         uint8_t *ek,
+                                         size_t ek_len);
+
+/*
+ Writes the encapsulation key of the private key `seed` to `ek`.
+
+ # Safety
+ `seed` readable and `ek` writable for their lengths.
+ */
+enum PqkitStatus pqkit_hybrid_kem_public_key(uint32_t kem_id,
+                                             const uint8_t *seed,
+                                             size_t seed_len,
+                                             uint8_t *ek,
+                                             size_t ek_len);
+
+/*
+ Encapsulates to `ek`: writes the ciphertext to `ct` and the shared secret to `ss`. A malformed key is
+ `PQKIT_STATUS_INVALID_ENCODING`.
+
+ # Safety
+ `ek` readable; `ct` and `ss` writable for their lengths; no overlap.
+ */
+enum PqkitStatus pqkit_hybrid_kem_encapsulate(uint32_t kem_id,
+                                              const uint8_t *ek,
+                                              size_t ek_len,
+                                              uint8_t *ct,
+                                              size_t ct_len,
+                                              uint8_t *ss,
+                                              size_t ss_len);
+
+/*
+ Decapsulates `ct` with the private key `seed` and writes the shared secret to `ss` (zeroed on error).
+ A modified ciphertext gives an unrelated secret and `PQKIT_STATUS_OK` (implicit rejection): the protocol
+ on top must authenticate. X25519MLKEM768 refuses an all-zero X25519 result (`PQKIT_STATUS_INVALID_ENCODING`).
+
+ # Safety
+ `seed` and `ct` readable; `ss` writable for their lengths.
+ */
+enum PqkitStatus pqkit_hybrid_kem_decapsulate(uint32_t kem_id,
+                                              const uint8_t *seed,
+                                              size_t seed_len,
+                                              const uint8_t *ct,
+                                              size_t ct_len,
+                                              uint8_t *ss,
+                                              size_t ss_len);
 
 /*
  Generates a private key of type `key_type` ([`PqkitKeyType`]) from the operating system's randomness and

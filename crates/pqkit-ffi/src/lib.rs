@@ -2,9 +2,11 @@
 //!
 //! This crate builds `libpqkit_ffi.so` and `libpqkit_ffi.a`; their header, `include/pqkit.h`, is generated
 //! from this source by `cbindgen` (configuration in `cbindgen.toml`) and committed. It exposes the AEADs (one-shot
-//! and the streaming file format), the hashes and SHAKE, HMAC, HKDF, ML-KEM, ML-DSA, key handles with PEM and
-//! DER import and export (Ed25519, X25519, P-256, secp256k1, RSA), RSA PSS / PKCS#1 v1.5 / OAEP and the random number
-//! generators, all implemented by the `pqkit` crate; this crate only checks arguments and moves bytes.
+//! and the streaming file format), the hashes, SHAKE (one-shot and incremental), HMAC, HKDF, ML-KEM, ML-DSA,
+//! key handles with PEM and DER import and export (Ed25519, X25519, P-256, secp256k1, RSA), RSA PSS, PKCS#1
+//! v1.5 and OAEP, HPKE, X-Wing and X25519MLKEM768, Kusumi512, Threefish-512 and Skein-512, Argon2id and the
+//! random number generators, all implemented by the `pqkit` crate; this crate only checks arguments and moves
+//! bytes.
 //!
 //! ## Conventions (the security contract of every function)
 //! - Every function returns a [`PqkitStatus`] (`PQKIT_STATUS_OK` is 0), except the `*_free` functions (which
@@ -36,6 +38,8 @@ mod argon2;
 mod ec;
 mod ecdsa;
 mod hash;
+mod hpke;
+mod hybrid;
 mod keys;
 mod pq;
 mod primitives;
@@ -48,6 +52,8 @@ pub use argon2::*;
 pub use ec::*;
 pub use ecdsa::*;
 pub use hash::*;
+pub use hpke::*;
+pub use hybrid::*;
 pub use keys::*;
 pub use pq::*;
 pub use primitives::*;

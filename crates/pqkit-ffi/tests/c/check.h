@@ -43,5 +43,6 @@ int all_zero(const uint8_t *p, size_t n);
 void test_keys(void);
 void test_rsa(void);
 void test_primitives(void);
+void test_kem(void);
 
 #endif

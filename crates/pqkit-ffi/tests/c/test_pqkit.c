@@ -680,6 +680,7 @@ int main(void) {
   test_keys();
   test_rsa();
   test_primitives();
+  test_kem();
   printf("pqkit C tests: %d checks, %d failures\n", checks, failures);
   return failures == 0 ? 0 : 1;
 }
