@@ -536,6 +536,13 @@ typedef struct PqkitHmac PqkitHmac;
 typedef struct PqkitHpkeContext PqkitHpkeContext;
 
 /*
+ An identity (opaque): an X-Wing private key that can open files encrypted to its recipient string. Made by
+ [`pqkit_identity_generate`] or [`pqkit_identity_from_text`], released (and wiped) by
+ [`pqkit_identity_free`].
+ */
+typedef struct PqkitIdentity PqkitIdentity;
+
+/*
  A private key (opaque). Made by [`pqkit_private_key_generate`] or [`pqkit_private_key_import`], released
  (and wiped) by [`pqkit_private_key_free`].
  */
@@ -1747,6 +1754,96 @@ enum PqkitStatus pqkit_skein512(const uint8_t *data,
                                 size_t data_len,
                                 uint8_t *out,
                                 size_t out_len);
+
+/*
+ Generates an identity from the operating system's randomness and writes its handle to `*out`.
+
+ # Safety
+ `out` valid for a pointer write.
+ */
+enum PqkitStatus pqkit_identity_generate(struct PqkitIdentity **out);
+
+/*
+ Reads an identity from its text (an identity file as `pqkit keygen --alg xwing` writes it: a line
+ `PQKIT-XWING-IDENTITY-1:` and 64 hex digits, other lines ignored) and writes its handle to `*out`.
+
+ # Safety
+ `text` readable for `text_len` bytes; `out` valid for a pointer write.
+ */
+enum PqkitStatus pqkit_identity_from_text(const uint8_t *text_ptr,
+                                          size_t text_len,
+                                          struct PqkitIdentity **out);
+
+/*
+ Writes the identity's text (secret: what an identity file holds) to `out` (capacity `out_cap`, no NUL
+ terminator) and its length to `*out_len`.
+
+ # Safety
+ `id` a live handle; `out` writable for `out_cap` bytes; `out_len` valid for a write.
+ */
+enum PqkitStatus pqkit_identity_to_text(const struct PqkitIdentity *id,
+                                        uint8_t *out,
+                                        size_t out_cap,
+                                        size_t *out_len);
+
+/*
+ Writes the identity's recipient string (`pqkit-xwing1...`, public: give it to senders) to `out` (no NUL
+ terminator) and its length to `*out_len`.
+
+ # Safety
+ `id` a live handle; `out` writable for `out_cap` bytes; `out_len` valid for a write.
+ */
+enum PqkitStatus pqkit_identity_recipient(const struct PqkitIdentity *id,
+                                          uint8_t *out,
+                                          size_t out_cap,
+                                          size_t *out_len);
+
+/*
+ Releases an identity and wipes its key. NULL does nothing.
+
+ # Safety
+ `id` NULL or a live handle, not used again.
+ */
+void pqkit_identity_free(struct PqkitIdentity *id);
+
+/*
+ Encrypts `pt` to every recipient in `recipients` (text: one `pqkit-xwing1...` string per line, blank lines
+ and `#` comments skipped; 1 to 1024 recipients) with the file format's segments in `alg_id`
+ ([`crate::PqkitStreamAlg`]), and writes the whole file to `out` and its length to `*out_len`. The output is
+ the plaintext length plus about 1.2 KiB per recipient and 16 bytes per 64 KiB segment; a capacity too small
+ gives `PQKIT_STATUS_BUFFER_TOO_SMALL` and the size needed (each call draws a fresh file key, so the bytes
+ differ between calls, not the length). `pqkit decrypt -i` reads the file.
+
+ # Safety
+ `recipients` and `pt` readable for their lengths; `out` writable for `out_cap`; `out_len` valid for a write.
+ */
+enum PqkitStatus pqkit_recipients_encrypt(uint32_t alg_id,
+                                          const uint8_t *recipients_text,
+                                          size_t recipients_len,
+                                          const uint8_t *pt,
+                                          size_t pt_len,
+                                          uint8_t *out,
+                                          size_t out_cap,
+                                          size_t *out_len);
+
+/*
+ Decrypts a file encrypted to recipients (by [`pqkit_recipients_encrypt`] or `pqkit encrypt -r`) with any of
+ the `identities_len` identities in `identities`, and writes the plaintext to `out` (at most `ct_len` bytes)
+ and its length to `*out_len`. No identity matching is `PQKIT_STATUS_AUTHENTICATION_FAILED`; a modified,
+ truncated or extended file is `PQKIT_STATUS_AUTHENTICATION_FAILED` or `PQKIT_STATUS_INVALID_ENCODING`; on
+ any error nothing is written to `out`.
+
+ # Safety
+ `identities` readable for `identities_len` live handles; `ct` readable for `ct_len`; `out` writable for
+ `out_cap`; `out_len` valid for a write.
+ */
+enum PqkitStatus pqkit_recipients_decrypt(const struct PqkitIdentity *const *identities,
+                                          size_t identities_len,
+                                          const uint8_t *ct,
+                                          size_t ct_len,
+                                          uint8_t *out,
+                                          size_t out_cap,
+                                          size_t *out_len);
 
 /*
  Fills `out` with `out_len` bytes from the operating system's random number generator

@@ -4,9 +4,9 @@
 //! from this source by `cbindgen` (configuration in `cbindgen.toml`) and committed. It exposes the AEADs (one-shot
 //! and the streaming file format), the hashes, SHAKE (one-shot and incremental), HMAC, HKDF, ML-KEM, ML-DSA,
 //! key handles with PEM and DER import and export (Ed25519, X25519, P-256, secp256k1, RSA), RSA PSS, PKCS#1
-//! v1.5 and OAEP, HPKE, X-Wing and X25519MLKEM768, Kusumi512, Threefish-512 and Skein-512, Argon2id and the
-//! random number generators, all implemented by the `pqkit` crate; this crate only checks arguments and moves
-//! bytes.
+//! v1.5 and OAEP, HPKE, X-Wing and X25519MLKEM768, encryption to recipients, Kusumi512, Threefish-512 and
+//! Skein-512, Argon2id and the random number generators, all implemented by the `pqkit` crate; this crate only
+//! checks arguments and moves bytes.
 //!
 //! ## Conventions (the security contract of every function)
 //! - Every function returns a [`PqkitStatus`] (`PQKIT_STATUS_OK` is 0), except the `*_free` functions (which
@@ -43,6 +43,7 @@ mod hybrid;
 mod keys;
 mod pq;
 mod primitives;
+mod recipients;
 mod rng;
 mod rsa;
 mod stream;
@@ -57,6 +58,7 @@ pub use hybrid::*;
 pub use keys::*;
 pub use pq::*;
 pub use primitives::*;
+pub use recipients::*;
 pub use rng::*;
 pub use rsa::*;
 pub use stream::*;

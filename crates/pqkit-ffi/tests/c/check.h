@@ -44,5 +44,6 @@ void test_keys(void);
 void test_rsa(void);
 void test_primitives(void);
 void test_kem(void);
+void test_recipients(void);
 
 #endif

@@ -681,6 +681,7 @@ int main(void) {
   test_rsa();
   test_primitives();
   test_kem();
+  test_recipients();
   printf("pqkit C tests: %d checks, %d failures\n", checks, failures);
   return failures == 0 ? 0 : 1;
 }
