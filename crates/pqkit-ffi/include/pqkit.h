@@ -4,7 +4,6 @@
  * ids from the Pqkit*Alg enums; every buffer has an explicit length and may be NULL only when that length is 0.
  * On error no plaintext or secret is released; pqkit_last_error() names what was wrong.
  */
-
 #ifndef PQKIT_H
 #define PQKIT_H
 
@@ -12,6 +11,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /*
  Length of every AEAD tag, in bytes. A sealed message is `ciphertext || tag`, `PQKIT_AEAD_TAG_LEN` bytes
@@ -613,10 +615,6 @@ typedef struct PqkitHpkeMode {
    */
   size_t auth_key_len;
 } PqkitHpkeMode;
-
-#ifdef __cplusplus
-extern "C" {
-#endif // __cplusplus
 
 /*
  The library version, e.g. `"0.1.0"`, as a static NUL-terminated string.
@@ -2094,7 +2092,7 @@ enum PqkitStatus pqkit_stream_decryptor_finish(struct PqkitStreamDecryptor *dec,
 void pqkit_stream_decryptor_free(struct PqkitStreamDecryptor *dec);
 
 #ifdef __cplusplus
-}  // extern "C"
-#endif  // __cplusplus
+} /* extern "C" */
+#endif
 
-#endif  /* PQKIT_H */
+#endif /* PQKIT_H */

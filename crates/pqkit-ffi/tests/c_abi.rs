@@ -191,3 +191,58 @@ fn docs_c_examples_compile_and_run() {
     }
     assert!(count >= 2, "docs/c.md has {count} complete C programs");
 }
+
+/// The header is C99 with /* */ comments only, may be included twice, and declares the functions with C
+/// linkage for C++ (compiled with `c++`, whose absence fails under CI and is reported elsewhere).
+#[test]
+fn header_is_clean_c99_and_cxx() {
+    let header = std::fs::read_to_string(crate_dir().join("include/pqkit.h")).unwrap();
+    // No `//` outside /* */ comments (inside them, a URL may hold one).
+    let mut in_comment = false;
+    for (i, line) in header.lines().enumerate() {
+        let mut rest = line;
+        loop {
+            if in_comment {
+                match rest.find("*/") {
+                    Some(p) => (in_comment, rest) = (false, &rest[p + 2..]),
+                    None => break,
+                }
+            } else {
+                let (c, s) = (rest.find("/*"), rest.find("//"));
+                assert!(s.is_none() || c.is_some_and(|c| c < s.unwrap()), "pqkit.h:{}: a // comment", i + 1);
+                match c {
+                    Some(p) => (in_comment, rest) = (true, &rest[p + 2..]),
+                    None => break,
+                }
+            }
+        }
+    }
+    let work = scratch("header");
+    let src = work.join("twice.c");
+    std::fs::write(
+        &src,
+        "#include \"pqkit.h\"\n#include \"pqkit.h\"\nint main(void) { return pqkit_version() == 0; }\n",
+    )
+    .unwrap();
+    let exe = work.join("twice");
+    compile(std::slice::from_ref(&src), &exe, &static_link(&lib_dir()));
+    run(&mut Command::new(&exe), "header included twice (C)");
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    if Command::new(&cxx).arg("--version").output().is_err() {
+        assert!(std::env::var_os("CI").is_none(), "CI: no C++ compiler ({cxx}): apt-get install g++");
+        eprintln!("WARNING: no C++ compiler ({cxx}; apt-get install g++): the C++ check of pqkit.h is SKIPPED");
+        return;
+    }
+    let mut cmd = Command::new(&cxx);
+    cmd.args(["-x", "c++", "-std=c++11", "-pedantic", "-Wall", "-Wextra", "-Werror"]);
+    cmd.arg("-I")
+        .arg(crate_dir().join("include"))
+        .arg(&src)
+        .arg("-x")
+        .arg("none")
+        .arg("-o")
+        .arg(work.join("twice_cxx"));
+    cmd.args(static_link(&lib_dir()));
+    run(&mut cmd, "compiling pqkit.h as C++");
+    run(&mut Command::new(work.join("twice_cxx")), "header included twice (C++)");
+}
