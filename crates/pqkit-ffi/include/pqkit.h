@@ -344,7 +344,7 @@ typedef enum PqkitKeyType {
   PQKIT_KEY_TYPE_SECP256K1 = 4,
   /*
    RSA (RFC 8017): PSS and PKCS#1 v1.5 signatures, OAEP encryption (`pqkit_rsa_*`). No raw form; keys
-   are made by [`pqkit_private_key_generate_rsa`].
+   are made by [`crate::pqkit_private_key_generate_rsa`].
    */
   PQKIT_KEY_TYPE_RSA = 5,
 } PqkitKeyType;

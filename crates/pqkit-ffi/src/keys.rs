@@ -27,7 +27,7 @@ pub enum PqkitKeyType {
     /// ECDSA-SHA-256 (low-S) and ECDH on secp256k1. Raw keys as P-256.
     Secp256k1 = 4,
     /// RSA (RFC 8017): PSS and PKCS#1 v1.5 signatures, OAEP encryption (`pqkit_rsa_*`). No raw form; keys
-    /// are made by [`pqkit_private_key_generate_rsa`].
+    /// are made by [`crate::pqkit_private_key_generate_rsa`].
     Rsa = 5,
 }
 
