@@ -1844,6 +1844,46 @@ enum PqkitStatus pqkit_recipients_decrypt(const struct PqkitIdentity *const *ide
                                           size_t *out_len);
 
 /*
+ Starts a streaming encryption to `recipients` (as [`pqkit_recipients_encrypt`]): writes the file's
+ recipient section (11 bytes plus 1178 per X-Wing recipient) to `section` and its length to
+ `*section_len`, and the handle of a [`PqkitStreamEncryptor`] to `*out`. Write the section first, then
+ everything `pqkit_stream_encryptor_update` and `_finish` give: together they are the file
+ `pqkit_recipients_decrypt` and `pqkit decrypt -i` read. Free the encryptor with
+ `pqkit_stream_encryptor_free`. A `section_cap` too small is `PQKIT_STATUS_BUFFER_TOO_SMALL` with the size
+ needed in `*section_len` and no encryptor.
+
+ # Safety
+ `recipients` readable; `section` writable for `section_cap`; `section_len` and `out` valid for writes.
+ */
+enum PqkitStatus pqkit_recipients_encryptor_new(uint32_t alg_id,
+                                                const uint8_t *recipients_text,
+                                                size_t recipients_len,
+                                                uint8_t *section,
+                                                size_t section_cap,
+                                                size_t *section_len,
+                                                struct PqkitStreamEncryptor **out);
+
+/*
+ Starts a streaming decryption of a file encrypted to recipients: `data` is the start of the file, holding
+ at least its recipient section (11 bytes plus 1178 per recipient); the section is opened with any of the
+ identities, `*consumed` gets its length, and `*out` the handle of a [`PqkitStreamDecryptor`]. Feed it the
+ rest of `data` (from `data + *consumed`) and then the rest of the file with
+ `pqkit_stream_decryptor_update`, and end with `_finish`: it releases plaintext only as it authenticates.
+ If `data` ends inside the section: `PQKIT_STATUS_BUFFER_TOO_SMALL`, with the number of bytes needed (so
+ far) in `*consumed`; call again with more. No identity matching is `PQKIT_STATUS_AUTHENTICATION_FAILED`.
+
+ # Safety
+ `identities` readable for `identities_len` live handles; `data` readable; `consumed` and `out` valid for
+ writes.
+ */
+enum PqkitStatus pqkit_recipients_decryptor_new(const struct PqkitIdentity *const *identities,
+                                                size_t identities_len,
+                                                const uint8_t *data,
+                                                size_t data_len,
+                                                size_t *consumed,
+                                                struct PqkitStreamDecryptor **out);
+
+/*
  Fills `out` with `out_len` bytes from the operating system's random number generator
  (`PQKIT_STATUS_RNG_FAILURE` if it fails; `out` is then unspecified and must not be used).
 

@@ -84,6 +84,75 @@ fn encrypt(alg: PqkitStreamAlg, recipients: &[u8], pt: &[u8]) -> Vec<u8> {
     })
 }
 
+/// Streaming encryption: the section, then the stream fed in pieces of `chunk` bytes.
+fn encrypt_streaming(recipients: &[u8], pt: &[u8], chunk: usize) -> Vec<u8> {
+    let mut file = vec![0u8; 4096];
+    let (mut n, mut enc) = (0usize, core::ptr::null_mut());
+    // SAFETY: live slices and out-pointers; each later call gets a live handle and a buffer of its capacity.
+    unsafe {
+        let st = pqkit_recipients_encryptor_new(
+            1,
+            recipients.as_ptr(),
+            recipients.len(),
+            file.as_mut_ptr(),
+            4096,
+            &mut n,
+            &mut enc,
+        );
+        assert_eq!(st, PqkitStatus::Ok);
+        file.truncate(n);
+        let mut buf = vec![0u8; chunk + 2 * 65_536 + 200];
+        for piece in pt.chunks(chunk) {
+            let st =
+                pqkit_stream_encryptor_update(enc, piece.as_ptr(), piece.len(), buf.as_mut_ptr(), buf.len(), &mut n);
+            assert_eq!(st, PqkitStatus::Ok);
+            file.extend_from_slice(&buf[..n]);
+        }
+        assert_eq!(pqkit_stream_encryptor_finish(enc, buf.as_mut_ptr(), buf.len(), &mut n), PqkitStatus::Ok);
+        file.extend_from_slice(&buf[..n]);
+        pqkit_stream_encryptor_free(enc);
+    }
+    file
+}
+
+/// Streaming decryption: the section from a prefix of `prefix` bytes (asking for more while it is short),
+/// then the rest in pieces of `chunk` bytes.
+fn decrypt_streaming(id: &Id, file: &[u8], mut prefix: usize, chunk: usize) -> Result<Vec<u8>, PqkitStatus> {
+    let ids = [id.0 as *const PqkitIdentity];
+    let (mut consumed, mut dec) = (0usize, core::ptr::null_mut());
+    loop {
+        let p = prefix.min(file.len());
+        // SAFETY: live handles and slices, out-pointers.
+        let st = unsafe { pqkit_recipients_decryptor_new(ids.as_ptr(), 1, file.as_ptr(), p, &mut consumed, &mut dec) };
+        match st {
+            PqkitStatus::Ok => break,
+            PqkitStatus::BufferTooSmall if consumed > p && p < file.len() => prefix = consumed,
+            other => return Err(other),
+        }
+    }
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; chunk + 2 * 65_552];
+    let mut n = 0usize;
+    // SAFETY: a live handle and buffers of their capacities.
+    let r = unsafe {
+        let mut st = PqkitStatus::Ok;
+        for piece in file[consumed..].chunks(chunk) {
+            st = pqkit_stream_decryptor_update(dec, piece.as_ptr(), piece.len(), buf.as_mut_ptr(), buf.len(), &mut n);
+            if st != PqkitStatus::Ok {
+                break;
+            }
+            out.extend_from_slice(&buf[..n]);
+        }
+        if st == PqkitStatus::Ok {
+            st = pqkit_stream_decryptor_finish(dec, buf.as_mut_ptr(), buf.len(), &mut n);
+            out.extend_from_slice(&buf[..n.min(buf.len())]);
+        }
+        pqkit_stream_decryptor_free(dec);
+        st
+    };
+    if r == PqkitStatus::Ok { Ok(out) } else { Err(r) }
+}
+
 #[test]
 fn files_cross_between_the_c_api_and_the_cli() {
     let Some(pqkit) = cli() else { return };
@@ -121,6 +190,23 @@ fn files_cross_between_the_c_api_and_the_cli() {
         assert_eq!(std::fs::read(&back_file).unwrap(), msg, "{alg:?}");
         assert_eq!(decrypt(&[&other], &file).unwrap(), msg);
     }
+
+    // Streaming both ways: written in 1000-byte pieces here, read by the CLI; the CLI's file read here from a
+    // 20-byte prefix (too short: the section is 11 + 2 * 1178 bytes) in 7000-byte pieces.
+    let file = encrypt_streaming(list.as_bytes(), &msg, 1000);
+    std::fs::write(&ct_file, &file).unwrap();
+    let _ = std::fs::remove_file(&back_file);
+    run(Command::new(&pqkit).args(["decrypt", "-i"]).arg(&id_file).arg("-o").arg(&back_file).arg(&ct_file));
+    assert_eq!(std::fs::read(&back_file).unwrap(), msg);
+    assert_eq!(decrypt_streaming(&other, &file, 20, 7000).unwrap(), msg);
+    let cli_file = d.join("cli.pqk");
+    run(Command::new(&pqkit).args(["encrypt", "-r", cli_recipient.trim(), "-o"]).arg(&cli_file).arg(&msg_file));
+    let cli_bytes = std::fs::read(&cli_file).unwrap();
+    assert_eq!(decrypt_streaming(&me, &cli_bytes, 20, 7000).unwrap(), msg);
+    assert_eq!(decrypt_streaming(&other, &cli_bytes, 4096, 7000), Err(PqkitStatus::AuthenticationFailed));
+    let mut bad = cli_bytes.clone();
+    bad[5000] ^= 1;
+    assert!(decrypt_streaming(&me, &bad, 4096, 7000).is_err());
 
     // An identity made here, written as text, decrypts with the CLI.
     // SAFETY: a live handle; the closure's buffers come from read_out.
