@@ -457,6 +457,94 @@ fn ws_public_export<C: PrimeCurve>(k: &ws::VerifyingKey<C>, fmt: Format) -> FfiR
     })
 }
 
+/// The private and the public handle as the import, export and type entry points see them.
+trait KeyHandle: Sized {
+    /// The output's name in errors.
+    const OUTPUT: &'static str;
+    fn import(kind: u32, fmt: Format, data: &[u8]) -> FfiResult<Self>;
+    fn export(&self, fmt: Format) -> FfiResult<Zeroizing<Vec<u8>>>;
+    fn kind(&self) -> u32;
+}
+
+impl KeyHandle for PqkitPrivateKey {
+    const OUTPUT: &'static str = "private key output";
+    fn import(kind: u32, fmt: Format, data: &[u8]) -> FfiResult<Self> {
+        Ok(PqkitPrivateKey { key: PrivateKey::import(kind, fmt, data)? })
+    }
+    fn export(&self, fmt: Format) -> FfiResult<Zeroizing<Vec<u8>>> {
+        self.key.export(fmt)
+    }
+    fn kind(&self) -> u32 {
+        self.key.kind()
+    }
+}
+
+impl KeyHandle for PqkitPublicKey {
+    const OUTPUT: &'static str = "public key output";
+    fn import(kind: u32, fmt: Format, data: &[u8]) -> FfiResult<Self> {
+        Ok(PqkitPublicKey { key: PublicKey::import(kind, fmt, data)? })
+    }
+    fn export(&self, fmt: Format) -> FfiResult<Zeroizing<Vec<u8>>> {
+        Ok(Zeroizing::new(self.key.export(fmt)?))
+    }
+    fn kind(&self) -> u32 {
+        self.key.kind()
+    }
+}
+
+/// The body of `pqkit_private_key_import` and `pqkit_public_key_import`.
+///
+/// # Safety
+/// `data` readable for `data_len` bytes; `out` NULL or valid for a pointer write.
+unsafe fn import_entry<H: KeyHandle>(
+    key_type: u32,
+    fmt: u32,
+    data: *const u8,
+    data_len: usize,
+    out: *mut *mut H,
+) -> PqkitStatus {
+    guard(|| {
+        // SAFETY: the caller guarantees data.
+        let data = unsafe { input(data, data_len, "data") }?;
+        crate::check_out(out, "handle out-pointer")?;
+        let key = H::import(key_type, format(fmt)?, data)?;
+        // SAFETY: out is valid for a pointer write (caller's contract).
+        unsafe { new_handle(out, key) }
+    })
+}
+
+/// The body of `pqkit_private_key_export` and `pqkit_public_key_export`.
+///
+/// # Safety
+/// `key` NULL or a live handle; `out` writable for `out_cap` bytes (or NULL with 0); `out_len` NULL or valid
+/// for a write.
+unsafe fn export_entry<H: KeyHandle>(
+    key: *const H,
+    fmt: u32,
+    out: *mut u8,
+    out_cap: usize,
+    out_len: *mut usize,
+) -> PqkitStatus {
+    guard(|| {
+        // SAFETY: the caller guarantees a live handle.
+        let key = unsafe { handle_ref(key) }?;
+        let bytes = key.export(format(fmt)?)?;
+        // SAFETY: the caller guarantees out and out_len.
+        unsafe { emit(&bytes, out, out_cap, out_len, H::OUTPUT) }
+    })
+}
+
+/// The body of `pqkit_private_key_type` and `pqkit_public_key_type`.
+///
+/// # Safety
+/// `key` NULL or a live handle; `key_type` NULL or valid for a write.
+unsafe fn type_entry<H: KeyHandle>(key: *const H, key_type: *mut u32) -> PqkitStatus {
+    guard(|| {
+        // SAFETY: the caller guarantees a live handle and a writable key_type.
+        unsafe { write_out(key_type, handle_ref(key)?.kind(), "key_type") }
+    })
+}
+
 /// Generates a private key of type `key_type` ([`PqkitKeyType`]) from the operating system's randomness and
 /// writes its handle to `*out`.
 ///
@@ -487,14 +575,8 @@ pub unsafe extern "C" fn pqkit_private_key_import(
     data_len: usize,
     out: *mut *mut PqkitPrivateKey,
 ) -> PqkitStatus {
-    guard(|| {
-        // SAFETY: the caller guarantees data.
-        let data = unsafe { input(data, data_len, "data") }?;
-        crate::check_out(out, "handle out-pointer")?;
-        let key = PrivateKey::import(key_type, self::format(format)?, data)?;
-        // SAFETY: out is valid for a pointer write (caller's contract).
-        unsafe { new_handle(out, PqkitPrivateKey { key }) }
-    })
+    // SAFETY: the caller's contract is import_entry's.
+    unsafe { import_entry(key_type, format, data, data_len, out) }
 }
 
 /// Writes the private key `key` encoded as `format` to `out` (capacity `out_cap`) and its length to
@@ -511,13 +593,8 @@ pub unsafe extern "C" fn pqkit_private_key_export(
     out_cap: usize,
     out_len: *mut usize,
 ) -> PqkitStatus {
-    guard(|| {
-        // SAFETY: the caller guarantees a live handle.
-        let key = unsafe { handle_ref(key) }?;
-        let bytes = key.key.export(self::format(format)?)?;
-        // SAFETY: the caller guarantees out and out_len.
-        unsafe { emit(&bytes, out, out_cap, out_len, "private key output") }
-    })
+    // SAFETY: the caller's contract is export_entry's.
+    unsafe { export_entry(key, format, out, out_cap, out_len) }
 }
 
 /// Writes the type ([`PqkitKeyType`]) of the private key `key` to `*key_type`.
@@ -526,10 +603,8 @@ pub unsafe extern "C" fn pqkit_private_key_export(
 /// `key` a live handle; `key_type` valid for a write.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn pqkit_private_key_type(key: *const PqkitPrivateKey, key_type: *mut u32) -> PqkitStatus {
-    guard(|| {
-        // SAFETY: the caller guarantees a live handle and a writable key_type.
-        unsafe { write_out(key_type, handle_ref(key)?.key.kind(), "key_type") }
-    })
+    // SAFETY: the caller's contract is type_entry's.
+    unsafe { type_entry(key, key_type) }
 }
 
 /// Writes a handle to the public key of the private key `key` to `*out`.
@@ -625,14 +700,8 @@ pub unsafe extern "C" fn pqkit_public_key_import(
     data_len: usize,
     out: *mut *mut PqkitPublicKey,
 ) -> PqkitStatus {
-    guard(|| {
-        // SAFETY: the caller guarantees data.
-        let data = unsafe { input(data, data_len, "data") }?;
-        crate::check_out(out, "handle out-pointer")?;
-        let key = PublicKey::import(key_type, self::format(format)?, data)?;
-        // SAFETY: out is valid for a pointer write (caller's contract).
-        unsafe { new_handle(out, PqkitPublicKey { key }) }
-    })
+    // SAFETY: the caller's contract is import_entry's.
+    unsafe { import_entry(key_type, format, data, data_len, out) }
 }
 
 /// Writes the public key `key` encoded as `format` to `out` (capacity `out_cap`) and its length to
@@ -648,13 +717,8 @@ pub unsafe extern "C" fn pqkit_public_key_export(
     out_cap: usize,
     out_len: *mut usize,
 ) -> PqkitStatus {
-    guard(|| {
-        // SAFETY: the caller guarantees a live handle.
-        let key = unsafe { handle_ref(key) }?;
-        let bytes = key.key.export(self::format(format)?)?;
-        // SAFETY: the caller guarantees out and out_len.
-        unsafe { emit(&bytes, out, out_cap, out_len, "public key output") }
-    })
+    // SAFETY: the caller's contract is export_entry's.
+    unsafe { export_entry(key, format, out, out_cap, out_len) }
 }
 
 /// Writes the type ([`PqkitKeyType`]) of the public key `key` to `*key_type`.
@@ -663,10 +727,8 @@ pub unsafe extern "C" fn pqkit_public_key_export(
 /// `key` a live handle; `key_type` valid for a write.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn pqkit_public_key_type(key: *const PqkitPublicKey, key_type: *mut u32) -> PqkitStatus {
-    guard(|| {
-        // SAFETY: the caller guarantees a live handle and a writable key_type.
-        unsafe { write_out(key_type, handle_ref(key)?.key.kind(), "key_type") }
-    })
+    // SAFETY: the caller's contract is type_entry's.
+    unsafe { type_entry(key, key_type) }
 }
 
 /// Verifies the signature `sig` (encoded as `sig_format`) of `msg` under `key`: `PQKIT_STATUS_OK` if valid,

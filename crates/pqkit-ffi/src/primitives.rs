@@ -189,6 +189,29 @@ pub unsafe extern "C" fn pqkit_cipher_free(c: *mut PqkitCipher) {
     guard_free(|| unsafe { crate::free_handle(c) })
 }
 
+/// The body of both Threefish-512 block entry points.
+///
+/// # Safety
+/// `key` and `tweak` readable for their lengths; `block` readable and writable for `block_len` bytes, not
+/// overlapping them.
+unsafe fn block_entry(
+    key: *const u8,
+    key_len: usize,
+    tweak: *const u8,
+    tweak_len: usize,
+    block: *mut u8,
+    block_len: usize,
+    decrypt: bool,
+) -> PqkitStatus {
+    guard(|| {
+        // SAFETY: the caller guarantees the three buffers, block not overlapping key or tweak.
+        let (key, tweak, block) = unsafe {
+            (input(key, key_len, "key")?, input(tweak, tweak_len, "tweak")?, output(block, block_len, "block")?)
+        };
+        threefish_block(key, tweak, block, decrypt)
+    })
+}
+
 fn threefish_block(key: &[u8], tweak: &[u8], block: &mut [u8], decrypt: bool) -> FfiResult<()> {
     pqkit::Error::check_length("Threefish-512", "key", 64, key.len())?;
     pqkit::Error::check_length("Threefish-512", "tweak", 16, tweak.len())?;
@@ -223,13 +246,8 @@ pub unsafe extern "C" fn pqkit_threefish512_encrypt_block(
     block: *mut u8,
     block_len: usize,
 ) -> PqkitStatus {
-    guard(|| {
-        // SAFETY: the caller guarantees the three buffers, block not overlapping key or tweak.
-        let (key, tweak, block) = unsafe {
-            (input(key, key_len, "key")?, input(tweak, tweak_len, "tweak")?, output(block, block_len, "block")?)
-        };
-        threefish_block(key, tweak, block, false)
-    })
+    // SAFETY: the caller's contract is block_entry's.
+    unsafe { block_entry(key, key_len, tweak, tweak_len, block, block_len, false) }
 }
 
 /// Threefish-512: decrypts the 64-byte `block` in place (the inverse of [`pqkit_threefish512_encrypt_block`]).
@@ -245,13 +263,8 @@ pub unsafe extern "C" fn pqkit_threefish512_decrypt_block(
     block: *mut u8,
     block_len: usize,
 ) -> PqkitStatus {
-    guard(|| {
-        // SAFETY: the caller guarantees the three buffers, block not overlapping key or tweak.
-        let (key, tweak, block) = unsafe {
-            (input(key, key_len, "key")?, input(tweak, tweak_len, "tweak")?, output(block, block_len, "block")?)
-        };
-        threefish_block(key, tweak, block, true)
-    })
+    // SAFETY: the caller's contract is block_entry's.
+    unsafe { block_entry(key, key_len, tweak, tweak_len, block, block_len, true) }
 }
 
 /// Skein-512 (Skein 1.3, simple hashing) of `data` with an output of `out_len` bytes (1 or more; Skein-512-256
