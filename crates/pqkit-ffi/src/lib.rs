@@ -20,8 +20,9 @@
 //!   `PQKIT_STATUS_INVALID_LENGTH`. Variable outputs take a capacity and an `out_len`: if the capacity is too
 //!   small the call returns `PQKIT_STATUS_BUFFER_TOO_SMALL`, writes the size needed to `*out_len` and changes
 //!   nothing else.
-//! - Handles are opaque, created by `*_new` (written to an out-pointer) and released by `*_free`, which wipes
-//!   any key material they hold; `*_free(NULL)` does nothing. A handle may be used by one thread at a time.
+//! - Handles are opaque, created by `*_new`, `*_generate` or `*_import` (written to an out-pointer) and released
+//!   by `*_free`, which wipes any key material they hold; `*_free(NULL)` does nothing. A handle may be used by
+//!   one thread at a time.
 //! - No Rust panic crosses the boundary: one would be caught and returned as `PQKIT_STATUS_INTERNAL_ERROR`.
 //! - On any error no plaintext, secret or partial result is released: the output buffer is left unchanged or
 //!   zeroed (documented per function).
