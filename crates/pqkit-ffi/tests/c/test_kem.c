@@ -30,6 +30,7 @@ static void test_hybrid(void) {
     CHECK_STATUS(pqkit_hybrid_kem_keygen(kems[i], seed, sl - 1, ek, el), PQKIT_STATUS_INVALID_LENGTH);
     CHECK_STATUS(pqkit_hybrid_kem_keygen(kems[i], seed, sl, ek, el + 1 > 1216 ? el - 1 : el), PQKIT_STATUS_INVALID_LENGTH);
     CHECK_STATUS(pqkit_hybrid_kem_public_key(kems[i], seed, sl + 1, ek, el), PQKIT_STATUS_INVALID_LENGTH);
+    CHECK_STATUS(pqkit_hybrid_kem_public_key(kems[i], seed, sl, ek2, el - 1), PQKIT_STATUS_INVALID_LENGTH);
     CHECK_STATUS(pqkit_hybrid_kem_encapsulate(kems[i], ek, el - 1, ct, cl, ss1, ssl), PQKIT_STATUS_INVALID_LENGTH);
     CHECK_STATUS(pqkit_hybrid_kem_encapsulate(kems[i], ek, el, ct, cl - 1, ss1, ssl), PQKIT_STATUS_INVALID_LENGTH);
     CHECK_STATUS(pqkit_hybrid_kem_encapsulate(kems[i], ek, el, ct, cl, ss1, ssl - 1), PQKIT_STATUS_INVALID_LENGTH);
@@ -37,6 +38,8 @@ static void test_hybrid(void) {
     CHECK_STATUS(pqkit_hybrid_kem_decapsulate(kems[i], seed, sl, ct, cl - 1, ss3, ssl), PQKIT_STATUS_INVALID_LENGTH);
     CHECK(all_zero(ss3, ssl));
     CHECK_STATUS(pqkit_hybrid_kem_decapsulate(kems[i], NULL, sl, ct, cl, ss3, ssl), PQKIT_STATUS_NULL_POINTER);
+    CHECK_STATUS(pqkit_hybrid_kem_decapsulate(kems[i], seed, sl, ct, cl, ss3, ssl - 1), PQKIT_STATUS_INVALID_LENGTH);
+    CHECK_STATUS(pqkit_hybrid_kem_decapsulate(kems[i], seed, sl - 1, ct, cl, ss3, ssl), PQKIT_STATUS_INVALID_LENGTH);
     CHECK_STATUS(pqkit_hybrid_kem_encapsulate(kems[i], ek, el, NULL, cl, ss1, ssl), PQKIT_STATUS_NULL_POINTER);
     CHECK_STATUS(pqkit_hybrid_kem_lengths(kems[i], &sl, NULL, &cl, &ssl), PQKIT_STATUS_NULL_POINTER);
   }

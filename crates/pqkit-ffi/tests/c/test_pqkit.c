@@ -441,6 +441,8 @@ static void test_mlkem(void) {
     CHECK_STATUS(pqkit_mlkem_decapsulate(algs[i], dk, dkl, ct, ctl - 1, ss3, 32), PQKIT_STATUS_INVALID_LENGTH);
     CHECK_STATUS(pqkit_mlkem_decapsulate(algs[i], dk, dkl, ct, ctl, ss3, 31), PQKIT_STATUS_INVALID_LENGTH);
     CHECK_STATUS(pqkit_mlkem_keygen(algs[i], ek, ekl, NULL, dkl), PQKIT_STATUS_NULL_POINTER);
+    CHECK_STATUS(pqkit_mlkem_keygen(algs[i], ek, ekl, dk, dkl - 1), PQKIT_STATUS_INVALID_LENGTH);
+    CHECK_STATUS(pqkit_mlkem_keygen(algs[i], ek, ekl - 1, dk, dkl), PQKIT_STATUS_INVALID_LENGTH);
     CHECK_STATUS(pqkit_mlkem_decapsulate(algs[i], NULL, dkl, ct, ctl, ss3, 32), PQKIT_STATUS_NULL_POINTER);
     /* Seeded key generation is deterministic. */
     for (size_t j = 0; j < 64; j++) seed[j] = (uint8_t)j;
@@ -503,6 +505,8 @@ static void test_mldsa(void) {
     /* Seeded key generation is deterministic. */
     uint8_t seed[32] = {1, 2, 3};
     uint8_t *pk2 = malloc(pkl);
+    CHECK_STATUS(pqkit_mldsa_keygen(algs[i], pk, pkl, sk, skl - 1), PQKIT_STATUS_INVALID_LENGTH);
+    CHECK_STATUS(pqkit_mldsa_keygen_from_seed(algs[i], seed, 32, pk, pkl - 1, sk, skl), PQKIT_STATUS_INVALID_LENGTH);
     CHECK_STATUS(pqkit_mldsa_keygen_from_seed(algs[i], seed, 32, pk, pkl, sk, skl), PQKIT_STATUS_OK);
     CHECK_STATUS(pqkit_mldsa_keygen_from_seed(algs[i], seed, 32, pk2, pkl, sk, skl), PQKIT_STATUS_OK);
     CHECK(memcmp(pk, pk2, pkl) == 0);
