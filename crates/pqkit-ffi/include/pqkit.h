@@ -4,7 +4,6 @@
  * ids from the Pqkit*Alg enums; every buffer has an explicit length and may be NULL only when that length is 0.
  * On error no plaintext or secret is released; pqkit_last_error() names what was wrong.
  */
-
 #ifndef PQKIT_H
 #define PQKIT_H
 
@@ -12,6 +11,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /*
  Length of every AEAD tag, in bytes. A sealed message is `ciphertext || tag`, `PQKIT_AEAD_TAG_LEN` bytes
@@ -58,6 +60,11 @@
  Length of an ECDH shared secret (the x-coordinate), in bytes.
  */
 #define PQKIT_ECDH_SHARED_SECRET_LEN 32
+
+/*
+ The largest DER ECDSA signature, in bytes: a capacity that always suffices for `PQKIT_SIGNATURE_FORMAT_DER`.
+ */
+#define PQKIT_ECDSA_DER_SIGNATURE_MAX_LEN 72
 
 /*
  Length of an ML-KEM shared secret, in bytes.
@@ -316,10 +323,200 @@ typedef enum PqkitEcCurve {
 } PqkitEcCurve;
 
 /*
+ Key types (pass them as `uint32_t`).
+ */
+typedef enum PqkitKeyType {
+  /*
+   Ed25519 signatures (RFC 8032). Raw keys: a 32-byte seed, a 32-byte public key.
+   */
+  PQKIT_KEY_TYPE_ED25519 = 1,
+  /*
+   X25519 key agreement (RFC 7748). Raw keys: 32 bytes each.
+   */
+  PQKIT_KEY_TYPE_X25519 = 2,
+  /*
+   ECDSA-SHA-256 and ECDH on NIST P-256. Raw keys: a 32-byte big-endian scalar, a SEC1 point.
+   */
+  PQKIT_KEY_TYPE_P256 = 3,
+  /*
+   ECDSA-SHA-256 (low-S) and ECDH on secp256k1. Raw keys as P-256.
+   */
+  PQKIT_KEY_TYPE_SECP256K1 = 4,
+  /*
+   RSA (RFC 8017): PSS and PKCS#1 v1.5 signatures, OAEP encryption (`pqkit_rsa_*`). No raw form; keys
+   are made by [`crate::pqkit_private_key_generate_rsa`].
+   */
+  PQKIT_KEY_TYPE_RSA = 5,
+} PqkitKeyType;
+
+/*
+ Key encodings (pass them as `uint32_t`). PEM output is ASCII text with `\n` line ends and no NUL
+ terminator; PEM input need not be NUL-terminated either (its length is given).
+ */
+typedef enum PqkitKeyFormat {
+  /*
+   The bare key: private, the seed or scalar (32 bytes); public, 32 bytes (Ed25519, X25519) or a SEC1
+   point (65 bytes uncompressed when written; compressed 33-byte points are accepted).
+   */
+  PQKIT_KEY_FORMAT_RAW = 1,
+  /*
+   PKCS#8 `PrivateKeyInfo` (RFC 5208 / 5958), DER. Private keys only.
+   */
+  PQKIT_KEY_FORMAT_PKCS8_DER = 2,
+  /*
+   PKCS#8 as PEM, label `PRIVATE KEY`. Private keys only.
+   */
+  PQKIT_KEY_FORMAT_PKCS8_PEM = 3,
+  /*
+   SEC1 `ECPrivateKey` (RFC 5915), DER. P-256 and secp256k1 private keys only.
+   */
+  PQKIT_KEY_FORMAT_SEC1_DER = 4,
+  /*
+   SEC1 as PEM, label `EC PRIVATE KEY`. P-256 and secp256k1 private keys only.
+   */
+  PQKIT_KEY_FORMAT_SEC1_PEM = 5,
+  /*
+   X.509 `SubjectPublicKeyInfo` (RFC 5280 / 5480 / 8410), DER. Public keys only.
+   */
+  PQKIT_KEY_FORMAT_SPKI_DER = 6,
+  /*
+   SubjectPublicKeyInfo as PEM, label `PUBLIC KEY`. Public keys only.
+   */
+  PQKIT_KEY_FORMAT_SPKI_PEM = 7,
+  /*
+   PKCS#1 `RSAPrivateKey` or `RSAPublicKey` (RFC 8017 appendix A.1), DER. RSA keys only.
+   */
+  PQKIT_KEY_FORMAT_PKCS1_DER = 8,
+  /*
+   PKCS#1 as PEM, label `RSA PRIVATE KEY` or `RSA PUBLIC KEY`. RSA keys only.
+   */
+  PQKIT_KEY_FORMAT_PKCS1_PEM = 9,
+} PqkitKeyFormat;
+
+/*
+ Signature encodings (pass them as `uint32_t`).
+ */
+typedef enum PqkitSignatureFormat {
+  /*
+   Fixed length: Ed25519's 64 bytes, or ECDSA's `r || s` (IEEE P1363, 64 bytes).
+   */
+  PQKIT_SIGNATURE_FORMAT_RAW = 1,
+  /*
+   ECDSA only: the DER `SEQUENCE { r, s }` of X.509 and `openssl dgst -sign` (at most 72 bytes).
+   */
+  PQKIT_SIGNATURE_FORMAT_DER = 2,
+} PqkitSignatureFormat;
+
+/*
+ RSA signature paddings (pass them as `uint32_t`).
+ */
+typedef enum PqkitRsaPadding {
+  /*
+   RSASSA-PSS: MGF1 with the signature's hash, a random salt as long as the hash when signing; any salt
+   length is accepted when verifying (as OpenSSL's `auto`).
+   */
+  PQKIT_RSA_PADDING_PSS = 1,
+  /*
+   RSASSA-PKCS1-v1_5 (deterministic).
+   */
+  PQKIT_RSA_PADDING_PKCS1V15 = 2,
+} PqkitRsaPadding;
+
+/*
+ Hashes for RSA (pass them as `uint32_t`). The SHA-2 ids equal those of `PqkitHashAlg`.
+ */
+typedef enum PqkitRsaHash {
+  /*
+   SHA-224.
+   */
+  PQKIT_RSA_HASH_SHA224 = 1,
+  /*
+   SHA-256: the usual choice.
+   */
+  PQKIT_RSA_HASH_SHA256 = 2,
+  /*
+   SHA-384.
+   */
+  PQKIT_RSA_HASH_SHA384 = 3,
+  /*
+   SHA-512.
+   */
+  PQKIT_RSA_HASH_SHA512 = 4,
+  /*
+   SHA-512/224.
+   */
+  PQKIT_RSA_HASH_SHA512_224 = 5,
+  /*
+   SHA-512/256.
+   */
+  PQKIT_RSA_HASH_SHA512_256 = 6,
+  /*
+   SHA-1: OAEP only (OpenSSL's default OAEP hash); refused for signatures.
+   */
+  PQKIT_RSA_HASH_SHA1 = 100,
+} PqkitRsaHash;
+
+/*
+ Stream cipher ids (pass them as `uint32_t`). Both take a 64-byte key.
+ */
+typedef enum PqkitCipherAlg {
+  /*
+   Kusumi512 (docs/kusumi512.md): 64-byte key, 12-byte nonce, 100-byte blocks.
+   */
+  PQKIT_CIPHER_ALG_KUSUMI512 = 1,
+  /*
+   Threefish-512 in counter mode: 64-byte key, 16-byte nonce (the tweak), 64-byte blocks.
+   */
+  PQKIT_CIPHER_ALG_THREEFISH512_CTR = 2,
+} PqkitCipherAlg;
+
+/*
+ Hybrid KEM ids (pass them as `uint32_t`).
+ */
+typedef enum PqkitHybridKem {
+  /*
+   X-Wing: seed 32 bytes, encapsulation key 1216, ciphertext 1120, shared secret 32.
+   */
+  PQKIT_HYBRID_KEM_XWING = 1,
+  /*
+   X25519MLKEM768: seed 96 bytes, encapsulation key 1216, ciphertext 1120, shared secret 64.
+   */
+  PQKIT_HYBRID_KEM_X25519_MLKEM768 = 2,
+} PqkitHybridKem;
+
+/*
+ HPKE mode ids (RFC 9180 §5).
+ */
+typedef enum PqkitHpkeModeId {
+  /*
+   mode_base.
+   */
+  PQKIT_HPKE_MODE_ID_BASE = 0,
+  /*
+   mode_psk: a pre-shared key (at least 32 bytes) and its non-empty id.
+   */
+  PQKIT_HPKE_MODE_ID_PSK = 1,
+  /*
+   mode_auth: the sender's key authenticates (DHKEM X25519 only).
+   */
+  PQKIT_HPKE_MODE_ID_AUTH = 2,
+  /*
+   mode_auth_psk.
+   */
+  PQKIT_HPKE_MODE_ID_AUTH_PSK = 3,
+} PqkitHpkeModeId;
+
+/*
  An AEAD with its key set (opaque). Made by [`pqkit_aead_new`], released (and its key schedule wiped) by
  [`pqkit_aead_free`].
  */
 typedef struct PqkitAead PqkitAead;
+
+/*
+ A keyed stream cipher (opaque). Made by [`pqkit_cipher_new`], released (and its key wiped) by
+ [`pqkit_cipher_free`].
+ */
+typedef struct PqkitCipher PqkitCipher;
 
 /*
  An incremental hash (opaque): [`pqkit_hash_new`], [`pqkit_hash_update`], [`pqkit_hash_finalize`],
@@ -332,6 +529,32 @@ typedef struct PqkitHash PqkitHash;
  [`pqkit_hmac_finalize`] or [`pqkit_hmac_finalize_verify`], [`pqkit_hmac_free`] (which wipes the key).
  */
 typedef struct PqkitHmac PqkitHmac;
+
+/*
+ An HPKE context (opaque): a sender's (seal, export) or a recipient's (open, export). Made by
+ [`pqkit_hpke_sender_new`] or [`pqkit_hpke_recipient_new`], released (and its keys wiped) by
+ [`pqkit_hpke_context_free`].
+ */
+typedef struct PqkitHpkeContext PqkitHpkeContext;
+
+/*
+ An identity (opaque): an X-Wing private key that can open files encrypted to its recipient string. Made by
+ [`pqkit_identity_generate`] or [`pqkit_identity_from_text`], released (and wiped) by
+ [`pqkit_identity_free`].
+ */
+typedef struct PqkitIdentity PqkitIdentity;
+
+/*
+ A private key (opaque). Made by [`pqkit_private_key_generate`] or [`pqkit_private_key_import`], released
+ (and wiped) by [`pqkit_private_key_free`].
+ */
+typedef struct PqkitPrivateKey PqkitPrivateKey;
+
+/*
+ A public key (opaque). Made by [`pqkit_public_key_import`] or [`pqkit_private_key_public_key`], released
+ by [`pqkit_public_key_free`].
+ */
+typedef struct PqkitPublicKey PqkitPublicKey;
 
 /*
  A ChaCha20 CSPRNG (opaque). Its state is wiped by [`pqkit_rng_free`].
@@ -351,9 +574,47 @@ typedef struct PqkitStreamDecryptor PqkitStreamDecryptor;
  */
 typedef struct PqkitStreamEncryptor PqkitStreamEncryptor;
 
-#ifdef __cplusplus
-extern "C" {
-#endif // __cplusplus
+/*
+ SHAKE being absorbed or squeezed (opaque). Made by [`pqkit_xof_new`], released by [`pqkit_xof_free`].
+ */
+typedef struct PqkitXof PqkitXof;
+
+/*
+ The mode of a context and its inputs. `mode` is a [`PqkitHpkeModeId`]; `psk` and `psk_id` are used by the
+ PSK modes; `auth_key` is the sender's private key (for the sender) or public key (for the recipient) in
+ the auth modes, as the bytes [`pqkit_hpke_generate_key_pair`] writes. Unused fields must be NULL with
+ length 0. A NULL `PqkitHpkeMode *` means mode_base.
+ */
+typedef struct PqkitHpkeMode {
+  /*
+   A [`PqkitHpkeModeId`].
+   */
+  uint32_t mode;
+  /*
+   The pre-shared key.
+   */
+  const uint8_t *psk;
+  /*
+   Its length.
+   */
+  size_t psk_len;
+  /*
+   The pre-shared key's id.
+   */
+  const uint8_t *psk_id;
+  /*
+   Its length.
+   */
+  size_t psk_id_len;
+  /*
+   The sender's private key (sender side) or public key (recipient side).
+   */
+  const uint8_t *auth_key;
+  /*
+   Its length.
+   */
+  size_t auth_key_len;
+} PqkitHpkeMode;
 
 /*
  The library version, e.g. `"0.1.0"`, as a static NUL-terminated string.
@@ -860,6 +1121,368 @@ enum PqkitStatus pqkit_hkdf_expand(uint32_t alg_id,
                                    size_t okm_len);
 
 /*
+ Writes the private-key, public-key and `enc` lengths of the KEM `kem_id`; NULL refused before any write.
+
+ # Safety
+ Each pointer NULL or valid for a `size_t` write.
+ */
+enum PqkitStatus pqkit_hpke_kem_lengths(uint32_t kem_id,
+                                        size_t *sk_len,
+                                        size_t *pk_len,
+                                        size_t *enc_len);
+
+/*
+ Generates a key pair of the KEM `kem_id` from the operating system's randomness: the private key (secret)
+ to `sk`, the public key to `pk`, each exactly its length ([`pqkit_hpke_kem_lengths`]).
+
+ # Safety
+ `sk` and `pk` writable for their lengths, not overlapping.
+ */
+enum PqkitStatus pqkit_hpke_generate_key_pair(uint32_t kem_id,
+                                              uint8_t *sk,
+                                              size_t sk_len,
+                                              uint8_t *pk,
+                                              size_t pk_len);
+
+/*
+ `DeriveKeyPair` (RFC 9180 §7.1.3): the key pair of the KEM `kem_id` for the input keying material `ikm`
+ (at least as many bytes as the private key's security level needs; secret).
+
+ # Safety
+ `ikm` readable; `sk` and `pk` writable for their lengths; no overlap.
+ */
+enum PqkitStatus pqkit_hpke_derive_key_pair(uint32_t kem_id,
+                                            const uint8_t *ikm,
+                                            size_t ikm_len,
+                                            uint8_t *sk,
+                                            size_t sk_len,
+                                            uint8_t *pk,
+                                            size_t pk_len);
+
+/*
+ Sets up a sender (RFC 9180 `SetupBaseS` / `SetupPSKS` / `SetupAuthS` / `SetupAuthPSKS`) for the suite
+ (`kem_id`, `kdf_id`, `aead_id`), the recipient's public key `pk_r`, `info` and `mode` (NULL: base): writes
+ the encapsulated key to `enc` (capacity `enc_cap`, length to `*enc_len`; `PQKIT_STATUS_BUFFER_TOO_SMALL`
+ with the size needed, and no context, if too small) and the context's handle to `*out`. An unknown id is
+ `PQKIT_STATUS_UNKNOWN_ALGORITHM`; a PSK shorter than 32 bytes is `PQKIT_STATUS_INVALID_LENGTH`; a PSK
+ without its id, or an auth mode with a KEM that has none (only DHKEM X25519 has) is
+ `PQKIT_STATUS_INVALID_PARAMETER`.
+
+ # Safety
+ `pk_r` and `info` readable; `mode` NULL or valid with readable buffers; `enc` writable for `enc_cap`;
+ `enc_len` and `out` valid for writes.
+ */
+enum PqkitStatus pqkit_hpke_sender_new(uint32_t kem_id,
+                                       uint32_t kdf_id,
+                                       uint32_t aead_id,
+                                       const uint8_t *pk_r,
+                                       size_t pk_r_len,
+                                       const uint8_t *info,
+                                       size_t info_len,
+                                       const struct PqkitHpkeMode *mode,
+                                       uint8_t *enc,
+                                       size_t enc_cap,
+                                       size_t *enc_len,
+                                       struct PqkitHpkeContext **out);
+
+/*
+ Sets up a recipient (`SetupBaseR` ... `SetupAuthPSKR`) for the suite, the encapsulated key `enc`, the
+ recipient's private key `sk_r`, `info` and `mode` (NULL: base; in the auth modes `auth_key` is the sender's
+ public key) and writes the context's handle to `*out`.
+
+ # Safety
+ `enc`, `sk_r` and `info` readable; `mode` NULL or valid with readable buffers; `out` valid for a write.
+ */
+enum PqkitStatus pqkit_hpke_recipient_new(uint32_t kem_id,
+                                          uint32_t kdf_id,
+                                          uint32_t aead_id,
+                                          const uint8_t *enc,
+                                          size_t enc_len,
+                                          const uint8_t *sk_r,
+                                          size_t sk_r_len,
+                                          const uint8_t *info,
+                                          size_t info_len,
+                                          const struct PqkitHpkeMode *mode,
+                                          struct PqkitHpkeContext **out);
+
+/*
+ Seals `pt` with `aad` under the sender context `ctx` (the next sequence number): writes `ciphertext || tag`
+ (`pt_len` + 16 bytes) to `out` and its length to `*out_len`. A recipient context is
+ `PQKIT_STATUS_BAD_STATE`; an export-only suite is `PQKIT_STATUS_INVALID_PARAMETER`.
+
+ # Safety
+ `ctx` a live handle; `aad` and `pt` readable; `out` writable for `out_cap`; `out_len` valid for a write.
+ */
+enum PqkitStatus pqkit_hpke_seal(struct PqkitHpkeContext *ctx,
+                                 const uint8_t *aad,
+                                 size_t aad_len,
+                                 const uint8_t *pt,
+                                 size_t pt_len,
+                                 uint8_t *out,
+                                 size_t out_cap,
+                                 size_t *out_len);
+
+/*
+ Opens `ct` (`ciphertext || tag`) with `aad` under the recipient context `ctx`: writes the plaintext to
+ `out` and its length to `*out_len`. A wrong key, aad, order or modified data is
+ `PQKIT_STATUS_AUTHENTICATION_FAILED` with nothing written (the sequence number does not advance).
+
+ # Safety
+ `ctx` a live handle; `aad` and `ct` readable; `out` writable for `out_cap`; `out_len` valid for a write.
+ */
+enum PqkitStatus pqkit_hpke_open(struct PqkitHpkeContext *ctx,
+                                 const uint8_t *aad,
+                                 size_t aad_len,
+                                 const uint8_t *ct,
+                                 size_t ct_len,
+                                 uint8_t *out,
+                                 size_t out_cap,
+                                 size_t *out_len);
+
+/*
+ `Export` (RFC 9180 §5.3): writes `out_len` bytes of secret derived from the context and
+ `exporter_context` to `out` (at most 255 hash lengths for the HKDF suites). Sender and recipient of one
+ exchange export the same bytes.
+
+ # Safety
+ `ctx` a live handle; `exporter_context` readable; `out` writable for `out_len` bytes.
+ */
+enum PqkitStatus pqkit_hpke_export(struct PqkitHpkeContext *ctx,
+                                   const uint8_t *exporter_context,
+                                   size_t exporter_context_len,
+                                   uint8_t *out,
+                                   size_t out_len);
+
+/*
+ Releases an HPKE context and wipes its keys. NULL does nothing.
+
+ # Safety
+ `ctx` NULL or a live handle, not used again.
+ */
+void pqkit_hpke_context_free(struct PqkitHpkeContext *ctx);
+
+/*
+ Writes the seed (private key), encapsulation-key, ciphertext and shared-secret lengths of `kem_id`
+ ([`PqkitHybridKem`]); a NULL pointer is refused before anything is written.
+
+ # Safety
+ Each pointer NULL or valid for a `size_t` write.
+ */
+enum PqkitStatus pqkit_hybrid_kem_lengths(uint32_t kem_id,
+                                          size_t *seed_len,
+                                          size_t *ek_len,
+                                          size_t *ct_len,
+                                          size_t *ss_len);
+
+/*
+ Generates a key pair from the operating system's randomness: writes the private key (its seed; secret) to
+ `seed` and the encapsulation key to `ek`, each exactly its length.
+
+ # Safety
+ `seed` and `ek` writable for their lengths, not overlapping.
+ */
+enum PqkitStatus pqkit_hybrid_kem_keygen(uint32_t kem_id,
+                                         uint8_t *seed,
+                                         size_t seed_len,
+                                         uint8_t *ek,
+                                         size_t ek_len);
+
+/*
+ Writes the encapsulation key of the private key `seed` to `ek`.
+
+ # Safety
+ `seed` readable and `ek` writable for their lengths.
+ */
+enum PqkitStatus pqkit_hybrid_kem_public_key(uint32_t kem_id,
+                                             const uint8_t *seed,
+                                             size_t seed_len,
+                                             uint8_t *ek,
+                                             size_t ek_len);
+
+/*
+ Encapsulates to `ek`: writes the ciphertext to `ct` and the shared secret to `ss`. A malformed key is
+ `PQKIT_STATUS_INVALID_ENCODING`.
+
+ # Safety
+ `ek` readable; `ct` and `ss` writable for their lengths; no overlap.
+ */
+enum PqkitStatus pqkit_hybrid_kem_encapsulate(uint32_t kem_id,
+                                              const uint8_t *ek,
+                                              size_t ek_len,
+                                              uint8_t *ct,
+                                              size_t ct_len,
+                                              uint8_t *ss,
+                                              size_t ss_len);
+
+/*
+ Decapsulates `ct` with the private key `seed` and writes the shared secret to `ss` (zeroed on error).
+ A modified ciphertext gives an unrelated secret and `PQKIT_STATUS_OK` (implicit rejection): the protocol
+ on top must authenticate. X25519MLKEM768 refuses an all-zero X25519 result (`PQKIT_STATUS_INVALID_ENCODING`).
+
+ # Safety
+ `seed` and `ct` readable; `ss` writable for their lengths.
+ */
+enum PqkitStatus pqkit_hybrid_kem_decapsulate(uint32_t kem_id,
+                                              const uint8_t *seed,
+                                              size_t seed_len,
+                                              const uint8_t *ct,
+                                              size_t ct_len,
+                                              uint8_t *ss,
+                                              size_t ss_len);
+
+/*
+ Generates a private key of type `key_type` ([`PqkitKeyType`]) from the operating system's randomness and
+ writes its handle to `*out`.
+
+ # Safety
+ `out` must be valid for a pointer write.
+ */
+enum PqkitStatus pqkit_private_key_generate(uint32_t key_type,
+                                            struct PqkitPrivateKey **out);
+
+/*
+ Reads a private key of type `key_type` encoded as `format` ([`PqkitKeyFormat`]: raw, PKCS#8 or SEC1, DER or
+ PEM) and writes its handle to `*out`. A malformed encoding, another algorithm or curve in the document, or
+ a PEM label that does not match the format is `PQKIT_STATUS_INVALID_ENCODING`; a format the key type does
+ not have (SEC1 for Ed25519, SubjectPublicKeyInfo for any private key) is `PQKIT_STATUS_INVALID_PARAMETER`.
+
+ # Safety
+ `data` readable for `data_len` bytes; `out` valid for a pointer write.
+ */
+enum PqkitStatus pqkit_private_key_import(uint32_t key_type,
+                                          uint32_t format,
+                                          const uint8_t *data,
+                                          size_t data_len,
+                                          struct PqkitPrivateKey **out);
+
+/*
+ Writes the private key `key` encoded as `format` to `out` (capacity `out_cap`) and its length to
+ `*out_len`; if `out_cap` is too small, `PQKIT_STATUS_BUFFER_TOO_SMALL` with the size needed in `*out_len`.
+ The output is secret: wipe it when done.
+
+ # Safety
+ `key` a live handle; `out` writable for `out_cap` bytes (or NULL with 0); `out_len` valid for a write.
+ */
+enum PqkitStatus pqkit_private_key_export(const struct PqkitPrivateKey *key,
+                                          uint32_t format,
+                                          uint8_t *out,
+                                          size_t out_cap,
+                                          size_t *out_len);
+
+/*
+ Writes the type ([`PqkitKeyType`]) of the private key `key` to `*key_type`.
+
+ # Safety
+ `key` a live handle; `key_type` valid for a write.
+ */
+enum PqkitStatus pqkit_private_key_type(const struct PqkitPrivateKey *key, uint32_t *key_type);
+
+/*
+ Writes a handle to the public key of the private key `key` to `*out`.
+
+ # Safety
+ `key` a live handle; `out` valid for a pointer write.
+ */
+enum PqkitStatus pqkit_private_key_public_key(const struct PqkitPrivateKey *key,
+                                              struct PqkitPublicKey **out);
+
+/*
+ Signs `msg` with `key` and writes the signature, encoded as `sig_format` ([`PqkitSignatureFormat`]), to
+ `sig` (capacity `sig_cap`) and its length to `*sig_len`. Ed25519 (RFC 8032) signs raw only; ECDSA signs
+ SHA-256(`msg`) with an RFC 6979 nonce (low-S on secp256k1), raw `r || s` or DER. An X25519 key is
+ `PQKIT_STATUS_INVALID_PARAMETER`.
+
+ # Safety
+ `key` a live handle; `msg` readable for `msg_len`; `sig` writable for `sig_cap`; `sig_len` valid for a write.
+ */
+enum PqkitStatus pqkit_private_key_sign(const struct PqkitPrivateKey *key,
+                                        const uint8_t *msg,
+                                        size_t msg_len,
+                                        uint32_t sig_format,
+                                        uint8_t *sig,
+                                        size_t sig_cap,
+                                        size_t *sig_len);
+
+/*
+ Key agreement: writes the 32-byte secret shared by the private key `key` and the peer's public key `peer`
+ (X25519, or ECDH's x-coordinate on P-256 and secp256k1) to `ss` (exactly 32 bytes; zeroed on any error).
+ Keys of different types, or an Ed25519 key, are `PQKIT_STATUS_INVALID_PARAMETER`; a peer key that makes
+ the secret all zero (X25519 small order) or the identity is `PQKIT_STATUS_INVALID_ENCODING`.
+
+ # Safety
+ `key` and `peer` live handles; `ss` writable for `ss_len` bytes.
+ */
+enum PqkitStatus pqkit_private_key_agree(const struct PqkitPrivateKey *key,
+                                         const struct PqkitPublicKey *peer,
+                                         uint8_t *ss,
+                                         size_t ss_len);
+
+/*
+ Releases a private key handle and wipes the key. NULL does nothing.
+
+ # Safety
+ `key` NULL or a live handle, not used again.
+ */
+void pqkit_private_key_free(struct PqkitPrivateKey *key);
+
+/*
+ Reads a public key of type `key_type` encoded as `format` (raw or SubjectPublicKeyInfo, DER or PEM) and
+ writes its handle to `*out`. Points are validated (on the curve; Ed25519 canonical and not of small order).
+
+ # Safety
+ `data` readable for `data_len` bytes; `out` valid for a pointer write.
+ */
+enum PqkitStatus pqkit_public_key_import(uint32_t key_type,
+                                         uint32_t format,
+                                         const uint8_t *data,
+                                         size_t data_len,
+                                         struct PqkitPublicKey **out);
+
+/*
+ Writes the public key `key` encoded as `format` to `out` (capacity `out_cap`) and its length to
+ `*out_len` (`PQKIT_STATUS_BUFFER_TOO_SMALL` with the size needed if `out_cap` is too small).
+
+ # Safety
+ `key` a live handle; `out` writable for `out_cap` bytes (or NULL with 0); `out_len` valid for a write.
+ */
+enum PqkitStatus pqkit_public_key_export(const struct PqkitPublicKey *key,
+                                         uint32_t format,
+                                         uint8_t *out,
+                                         size_t out_cap,
+                                         size_t *out_len);
+
+/*
+ Writes the type ([`PqkitKeyType`]) of the public key `key` to `*key_type`.
+
+ # Safety
+ `key` a live handle; `key_type` valid for a write.
+ */
+enum PqkitStatus pqkit_public_key_type(const struct PqkitPublicKey *key, uint32_t *key_type);
+
+/*
+ Verifies the signature `sig` (encoded as `sig_format`) of `msg` under `key`: `PQKIT_STATUS_OK` if valid,
+ `PQKIT_STATUS_AUTHENTICATION_FAILED` if not, `PQKIT_STATUS_INVALID_LENGTH` or
+ `PQKIT_STATUS_INVALID_ENCODING` for a signature that cannot be one.
+
+ # Safety
+ `key` a live handle; `msg` and `sig` readable for their lengths.
+ */
+enum PqkitStatus pqkit_public_key_verify(const struct PqkitPublicKey *key,
+                                         const uint8_t *msg,
+                                         size_t msg_len,
+                                         uint32_t sig_format,
+                                         const uint8_t *sig,
+                                         size_t sig_len);
+
+/*
+ Releases a public key handle. NULL does nothing.
+
+ # Safety
+ `key` NULL or a live handle, not used again.
+ */
+void pqkit_public_key_free(struct PqkitPublicKey *key);
+
+/*
  Writes the encapsulation-key, decapsulation-key and ciphertext lengths of ML-KEM `alg_id`.
 
  # Safety
@@ -1008,6 +1631,259 @@ enum PqkitStatus pqkit_mldsa_verify(uint32_t alg_id,
                                     size_t sig_len);
 
 /*
+ Starts SHAKE128 (`alg_id` 1) or SHAKE256 (2) ([`crate::PqkitXofAlg`]) and writes its handle to `*out`.
+
+ # Safety
+ `out` must be valid for a pointer write.
+ */
+enum PqkitStatus pqkit_xof_new(uint32_t alg_id,
+                               struct PqkitXof **out);
+
+/*
+ Absorbs `data`. After the first [`pqkit_xof_squeeze`] this is `PQKIT_STATUS_BAD_STATE` (the input is closed).
+
+ # Safety
+ `x` a live handle; `data` readable for `data_len` bytes (or NULL with 0).
+ */
+enum PqkitStatus pqkit_xof_update(struct PqkitXof *x,
+                                  const uint8_t *data,
+                                  size_t data_len);
+
+/*
+ Writes the next `out_len` bytes of output to `out`. The first call ends the input; successive calls
+ continue the same output stream (squeezing 10 then 20 bytes gives the 30 bytes one call would).
+
+ # Safety
+ `x` a live handle; `out` writable for `out_len` bytes (or NULL with 0).
+ */
+enum PqkitStatus pqkit_xof_squeeze(struct PqkitXof *x, uint8_t *out, size_t out_len);
+
+/*
+ Releases an XOF handle (its state is wiped). NULL does nothing.
+
+ # Safety
+ `x` NULL or a live handle, not used again.
+ */
+void pqkit_xof_free(struct PqkitXof *x);
+
+/*
+ Keys the stream cipher `alg_id` ([`PqkitCipherAlg`]) with `key` (64 bytes) and `nonce` (12 bytes for
+ Kusumi512, 16 for Threefish-512-CTR), its keystream starting at block counter `counter` (usually 0; the
+ vectors of docs/kusumi512-vectors.json give one), and writes its handle to `*out`.
+
+ Security contract: a stream cipher alone authenticates nothing, and a (key, nonce) pair must never encrypt
+ two messages; use an AEAD (`pqkit_aead_*`) unless a protocol needs the bare keystream.
+
+ # Safety
+ `key` and `nonce` readable for their lengths; `out` valid for a pointer write.
+ */
+enum PqkitStatus pqkit_cipher_new(uint32_t alg_id,
+                                  const uint8_t *key,
+                                  size_t key_len,
+                                  const uint8_t *nonce,
+                                  size_t nonce_len,
+                                  uint64_t counter,
+                                  struct PqkitCipher **out);
+
+/*
+ XORs the next `data_len` bytes of keystream into `data`, in place (encryption and decryption are the same
+ operation). Passing the end of the keystream is `PQKIT_STATUS_COUNTER_EXHAUSTED` with `data` unchanged.
+
+ # Safety
+ `c` a live handle; `data` readable and writable for `data_len` bytes (or NULL with 0).
+ */
+enum PqkitStatus pqkit_cipher_apply_keystream(struct PqkitCipher *c,
+                                              uint8_t *data,
+                                              size_t data_len);
+
+/*
+ Moves to keystream byte `position`, counted from the start of block `counter` given to [`pqkit_cipher_new`].
+
+ # Safety
+ `c` a live handle.
+ */
+enum PqkitStatus pqkit_cipher_seek(struct PqkitCipher *c,
+                                   uint64_t position);
+
+/*
+ Releases a stream cipher handle and wipes its key. NULL does nothing.
+
+ # Safety
+ `c` NULL or a live handle, not used again.
+ */
+void pqkit_cipher_free(struct PqkitCipher *c);
+
+/*
+ Threefish-512 (Skein 1.3 §3.3): encrypts the 64-byte `block` in place under the 64-byte `key` and the
+ 16-byte `tweak`.
+
+ # Safety
+ `key` and `tweak` readable for their lengths; `block` readable and writable for `block_len` bytes.
+ */
+enum PqkitStatus pqkit_threefish512_encrypt_block(const uint8_t *key,
+                                                  size_t key_len,
+                                                  const uint8_t *tweak,
+                                                  size_t tweak_len,
+                                                  uint8_t *block,
+                                                  size_t block_len);
+
+/*
+ Threefish-512: decrypts the 64-byte `block` in place (the inverse of [`pqkit_threefish512_encrypt_block`]).
+
+ # Safety
+ As [`pqkit_threefish512_encrypt_block`].
+ */
+enum PqkitStatus pqkit_threefish512_decrypt_block(const uint8_t *key,
+                                                  size_t key_len,
+                                                  const uint8_t *tweak,
+                                                  size_t tweak_len,
+                                                  uint8_t *block,
+                                                  size_t block_len);
+
+/*
+ Skein-512 (Skein 1.3, simple hashing) of `data` with an output of `out_len` bytes (1 or more; Skein-512-256
+ is `out_len` 32, Skein-512-512 is 64). The output length is part of the hash: 32 bytes are not a prefix of
+ the 64-byte output.
+
+ # Safety
+ `data` readable for `data_len` bytes; `out` writable for `out_len` bytes.
+ */
+enum PqkitStatus pqkit_skein512(const uint8_t *data,
+                                size_t data_len,
+                                uint8_t *out,
+                                size_t out_len);
+
+/*
+ Generates an identity from the operating system's randomness and writes its handle to `*out`.
+
+ # Safety
+ `out` valid for a pointer write.
+ */
+enum PqkitStatus pqkit_identity_generate(struct PqkitIdentity **out);
+
+/*
+ Reads an identity from its text (an identity file as `pqkit keygen --alg xwing` writes it: a line
+ `PQKIT-XWING-IDENTITY-1:` and 64 hex digits, other lines ignored) and writes its handle to `*out`.
+
+ # Safety
+ `text` readable for `text_len` bytes; `out` valid for a pointer write.
+ */
+enum PqkitStatus pqkit_identity_from_text(const uint8_t *text_ptr,
+                                          size_t text_len,
+                                          struct PqkitIdentity **out);
+
+/*
+ Writes the identity's text (secret: what an identity file holds) to `out` (capacity `out_cap`, no NUL
+ terminator) and its length to `*out_len`.
+
+ # Safety
+ `id` a live handle; `out` writable for `out_cap` bytes; `out_len` valid for a write.
+ */
+enum PqkitStatus pqkit_identity_to_text(const struct PqkitIdentity *id,
+                                        uint8_t *out,
+                                        size_t out_cap,
+                                        size_t *out_len);
+
+/*
+ Writes the identity's recipient string (`pqkit-xwing1...`, public: give it to senders) to `out` (no NUL
+ terminator) and its length to `*out_len`.
+
+ # Safety
+ `id` a live handle; `out` writable for `out_cap` bytes; `out_len` valid for a write.
+ */
+enum PqkitStatus pqkit_identity_recipient(const struct PqkitIdentity *id,
+                                          uint8_t *out,
+                                          size_t out_cap,
+                                          size_t *out_len);
+
+/*
+ Releases an identity and wipes its key. NULL does nothing.
+
+ # Safety
+ `id` NULL or a live handle, not used again.
+ */
+void pqkit_identity_free(struct PqkitIdentity *id);
+
+/*
+ Encrypts `pt` to every recipient in `recipients` (text: one `pqkit-xwing1...` string per line, blank lines
+ and `#` comments skipped; 1 to 1024 recipients) with the file format's segments in `alg_id`
+ ([`crate::PqkitStreamAlg`]), and writes the whole file to `out` and its length to `*out_len`. The output is
+ the plaintext length plus about 1.2 KiB per recipient and 16 bytes per 64 KiB segment; a capacity too small
+ gives `PQKIT_STATUS_BUFFER_TOO_SMALL` and the size needed (each call draws a fresh file key, so the bytes
+ differ between calls, not the length). `pqkit decrypt -i` reads the file.
+
+ # Safety
+ `recipients` and `pt` readable for their lengths; `out` writable for `out_cap`; `out_len` valid for a write.
+ */
+enum PqkitStatus pqkit_recipients_encrypt(uint32_t alg_id,
+                                          const uint8_t *recipients_text,
+                                          size_t recipients_len,
+                                          const uint8_t *pt,
+                                          size_t pt_len,
+                                          uint8_t *out,
+                                          size_t out_cap,
+                                          size_t *out_len);
+
+/*
+ Decrypts a file encrypted to recipients (by [`pqkit_recipients_encrypt`] or `pqkit encrypt -r`) with any of
+ the `identities_len` identities in `identities`, and writes the plaintext to `out` (at most `ct_len` bytes)
+ and its length to `*out_len`. No identity matching is `PQKIT_STATUS_AUTHENTICATION_FAILED`; a modified,
+ truncated or extended file is `PQKIT_STATUS_AUTHENTICATION_FAILED` or `PQKIT_STATUS_INVALID_ENCODING`; on
+ any error nothing is written to `out`.
+
+ # Safety
+ `identities` readable for `identities_len` live handles; `ct` readable for `ct_len`; `out` writable for
+ `out_cap`; `out_len` valid for a write.
+ */
+enum PqkitStatus pqkit_recipients_decrypt(const struct PqkitIdentity *const *identities,
+                                          size_t identities_len,
+                                          const uint8_t *ct,
+                                          size_t ct_len,
+                                          uint8_t *out,
+                                          size_t out_cap,
+                                          size_t *out_len);
+
+/*
+ Starts a streaming encryption to `recipients` (as [`pqkit_recipients_encrypt`]): writes the file's
+ recipient section (11 bytes plus 1178 per X-Wing recipient) to `section` and its length to
+ `*section_len`, and the handle of a [`PqkitStreamEncryptor`] to `*out`. Write the section first, then
+ everything `pqkit_stream_encryptor_update` and `_finish` give: together they are the file
+ `pqkit_recipients_decrypt` and `pqkit decrypt -i` read. Free the encryptor with
+ `pqkit_stream_encryptor_free`. A `section_cap` too small is `PQKIT_STATUS_BUFFER_TOO_SMALL` with the size
+ needed in `*section_len` and no encryptor.
+
+ # Safety
+ `recipients` readable; `section` writable for `section_cap`; `section_len` and `out` valid for writes.
+ */
+enum PqkitStatus pqkit_recipients_encryptor_new(uint32_t alg_id,
+                                                const uint8_t *recipients_text,
+                                                size_t recipients_len,
+                                                uint8_t *section,
+                                                size_t section_cap,
+                                                size_t *section_len,
+                                                struct PqkitStreamEncryptor **out);
+
+/*
+ Starts a streaming decryption of a file encrypted to recipients: `data` is the start of the file, holding
+ at least its recipient section (11 bytes plus 1178 per recipient); the section is opened with any of the
+ identities, `*consumed` gets its length, and `*out` the handle of a [`PqkitStreamDecryptor`]. Feed it the
+ rest of `data` (from `data + *consumed`) and then the rest of the file with
+ `pqkit_stream_decryptor_update`, and end with `_finish`: it releases plaintext only as it authenticates.
+ If `data` ends inside the section: `PQKIT_STATUS_BUFFER_TOO_SMALL`, with the number of bytes needed (so
+ far) in `*consumed`; call again with more. No identity matching is `PQKIT_STATUS_AUTHENTICATION_FAILED`.
+
+ # Safety
+ `identities` readable for `identities_len` live handles; `data` readable; `consumed` and `out` valid for
+ writes.
+ */
+enum PqkitStatus pqkit_recipients_decryptor_new(const struct PqkitIdentity *const *identities,
+                                                size_t identities_len,
+                                                const uint8_t *data,
+                                                size_t data_len,
+                                                size_t *consumed,
+                                                struct PqkitStreamDecryptor **out);
+
+/*
  Fills `out` with `out_len` bytes from the operating system's random number generator
  (`PQKIT_STATUS_RNG_FAILURE` if it fails; `out` is then unspecified and must not be used).
 
@@ -1050,6 +1926,91 @@ enum PqkitStatus pqkit_rng_fill(struct PqkitRng *rng, uint8_t *out, size_t out_l
  `rng` must be NULL or a live handle, not used again afterwards.
  */
 void pqkit_rng_free(struct PqkitRng *rng);
+
+/*
+ Generates an RSA key of `bits` bits (2048, 3072 or 4096; e = 65537; FIPS 186-5 probable primes) from the
+ operating system's randomness and writes its handle to `*out`. Takes from tens of milliseconds (2048) to
+ seconds (4096).
+
+ # Safety
+ `out` must be valid for a pointer write.
+ */
+enum PqkitStatus pqkit_private_key_generate_rsa(uint32_t bits,
+                                                struct PqkitPrivateKey **out);
+
+/*
+ Signs `msg` with the RSA key `key` under `padding` ([`PqkitRsaPadding`]) and `hash_id` ([`PqkitRsaHash`]:
+ SHA-256, SHA-384 or SHA-512 for PSS; any SHA-2 for PKCS#1 v1.5; never SHA-1) and writes the signature (the modulus length) to `sig`, its length to `*sig_len`
+ (`PQKIT_STATUS_BUFFER_TOO_SMALL` with the size needed if `sig_cap` is too small). A non-RSA key is
+ `PQKIT_STATUS_INVALID_PARAMETER`.
+
+ # Safety
+ `key` a live handle; `msg` readable for `msg_len`; `sig` writable for `sig_cap`; `sig_len` valid for a write.
+ */
+enum PqkitStatus pqkit_rsa_sign(const struct PqkitPrivateKey *key,
+                                uint32_t padding,
+                                uint32_t hash_id,
+                                const uint8_t *msg,
+                                size_t msg_len,
+                                uint8_t *sig,
+                                size_t sig_cap,
+                                size_t *sig_len);
+
+/*
+ Verifies the RSA signature `sig` of `msg` under `key` with `padding` and `hash_id`: `PQKIT_STATUS_OK` if
+ valid, `PQKIT_STATUS_AUTHENTICATION_FAILED` if not, `PQKIT_STATUS_INVALID_LENGTH` for a signature that is
+ not the modulus length.
+
+ # Safety
+ `key` a live handle; `msg` and `sig` readable for their lengths.
+ */
+enum PqkitStatus pqkit_rsa_verify(const struct PqkitPublicKey *key,
+                                  uint32_t padding,
+                                  uint32_t hash_id,
+                                  const uint8_t *msg,
+                                  size_t msg_len,
+                                  const uint8_t *sig,
+                                  size_t sig_len);
+
+/*
+ RSAES-OAEP encryption of `msg` to `key` with `hash_id` for the label hash and MGF1 ([`PqkitRsaHash`],
+ SHA-1 allowed) and the optional `label`: writes the ciphertext (the modulus length) to `out`, its length to
+ `*out_len`. A message longer than the modulus length − 2·hash length − 2 is `PQKIT_STATUS_MESSAGE_TOO_LONG`
+ or `PQKIT_STATUS_INVALID_LENGTH`.
+
+ # Safety
+ `key` a live handle; `label` and `msg` readable for their lengths; `out` writable for `out_cap`; `out_len`
+ valid for a write.
+ */
+enum PqkitStatus pqkit_rsa_oaep_encrypt(const struct PqkitPublicKey *key,
+                                        uint32_t hash_id,
+                                        const uint8_t *label,
+                                        size_t label_len,
+                                        const uint8_t *msg,
+                                        size_t msg_len,
+                                        uint8_t *out,
+                                        size_t out_cap,
+                                        size_t *out_len);
+
+/*
+ RSAES-OAEP decryption of `ct` with `key`, `hash_id` and `label` as given to the encryption: writes the
+ message to `out` and its length to `*out_len`. Every kind of failure (wrong key, hash, label or a modified
+ ciphertext) is one `PQKIT_STATUS_INVALID_ENCODING`, "decryption error" (the padding is checked in constant
+ time), with nothing written.
+
+ # Safety
+ `key` a live handle; `label` and `ct` readable for their lengths; `out` writable for `out_cap`; `out_len`
+ valid for a write.
+ */
+enum PqkitStatus pqkit_rsa_oaep_decrypt(const struct PqkitPrivateKey *key,
+                                        uint32_t hash_id,
+                                        const uint8_t *label,
+                                        size_t label_len,
+                                        const uint8_t *ct,
+                                        size_t ct_len,
+                                        uint8_t *out,
+                                        size_t out_cap,
+                                        size_t *out_len);
 
 /*
  Creates a streaming encryptor for AEAD `alg_id` (a [`PqkitStreamAlg`]) under a 32-byte raw `key`, with a
@@ -1171,7 +2132,7 @@ enum PqkitStatus pqkit_stream_decryptor_finish(struct PqkitStreamDecryptor *dec,
 void pqkit_stream_decryptor_free(struct PqkitStreamDecryptor *dec);
 
 #ifdef __cplusplus
-}  // extern "C"
-#endif  // __cplusplus
+} /* extern "C" */
+#endif
 
-#endif  /* PQKIT_H */
+#endif /* PQKIT_H */

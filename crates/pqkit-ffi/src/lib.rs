@@ -2,8 +2,11 @@
 //!
 //! This crate builds `libpqkit_ffi.so` and `libpqkit_ffi.a`; their header, `include/pqkit.h`, is generated
 //! from this source by `cbindgen` (configuration in `cbindgen.toml`) and committed. It exposes the AEADs (one-shot
-//! and the streaming file format), the hashes and SHAKE, HMAC, HKDF, ML-KEM, ML-DSA and the random number
-//! generators, all implemented by the `pqkit` crate; this crate only checks arguments and moves bytes.
+//! and the streaming file format), the hashes, SHAKE (one-shot and incremental), HMAC, HKDF, ML-KEM, ML-DSA,
+//! key handles with PEM and DER import and export (Ed25519, X25519, P-256, secp256k1, RSA), RSA PSS, PKCS#1
+//! v1.5 and OAEP, HPKE, X-Wing and X25519MLKEM768, encryption to recipients, Kusumi512, Threefish-512 and
+//! Skein-512, Argon2id and the random number generators, all implemented by the `pqkit` crate; this crate only
+//! checks arguments and moves bytes.
 //!
 //! ## Conventions (the security contract of every function)
 //! - Every function returns a [`PqkitStatus`] (`PQKIT_STATUS_OK` is 0), except the `*_free` functions (which
@@ -17,8 +20,9 @@
 //!   `PQKIT_STATUS_INVALID_LENGTH`. Variable outputs take a capacity and an `out_len`: if the capacity is too
 //!   small the call returns `PQKIT_STATUS_BUFFER_TOO_SMALL`, writes the size needed to `*out_len` and changes
 //!   nothing else.
-//! - Handles are opaque, created by `*_new` (written to an out-pointer) and released by `*_free`, which wipes
-//!   any key material they hold; `*_free(NULL)` does nothing. A handle may be used by one thread at a time.
+//! - Handles are opaque, created by `*_new`, `*_generate` or `*_import` (written to an out-pointer) and released
+//!   by `*_free`, which wipes any key material they hold; `*_free(NULL)` does nothing. A handle may be used by
+//!   one thread at a time.
 //! - No Rust panic crosses the boundary: one would be caught and returned as `PQKIT_STATUS_INTERNAL_ERROR`.
 //! - On any error no plaintext, secret or partial result is released: the output buffer is left unchanged or
 //!   zeroed (documented per function).
@@ -35,8 +39,14 @@ mod argon2;
 mod ec;
 mod ecdsa;
 mod hash;
+mod hpke;
+mod hybrid;
+mod keys;
 mod pq;
+mod primitives;
+mod recipients;
 mod rng;
+mod rsa;
 mod stream;
 
 pub use aead::*;
@@ -44,8 +54,14 @@ pub use argon2::*;
 pub use ec::*;
 pub use ecdsa::*;
 pub use hash::*;
+pub use hpke::*;
+pub use hybrid::*;
+pub use keys::*;
 pub use pq::*;
+pub use primitives::*;
+pub use recipients::*;
 pub use rng::*;
+pub use rsa::*;
 pub use stream::*;
 
 /// The result of every fallible function. `PQKIT_STATUS_OK` (0) is success; every other value is an error and
@@ -212,6 +228,32 @@ pub(crate) fn check_out<T>(ptr: *mut T, what: &str) -> FfiResult<()> {
     if ptr.is_null() { Err(null(what)) } else { Ok(()) }
 }
 
+/// Writes a variable-length result: if `out_cap` is too small, writes the size needed to `*out_len` and
+/// returns `PQKIT_STATUS_BUFFER_TOO_SMALL` without writing `out`; else copies `bytes` to `out` and its length
+/// to `*out_len`.
+///
+/// # Safety
+/// `out` must be NULL or writable for `out_cap` bytes, not overlapping `bytes`; `out_len` NULL or valid for a
+/// `size_t` write.
+pub(crate) unsafe fn emit(
+    bytes: &[u8],
+    out: *mut u8,
+    out_cap: usize,
+    out_len: *mut usize,
+    what: &str,
+) -> FfiResult<()> {
+    check_out(out_len, "out_len")?;
+    if out_cap < bytes.len() {
+        // SAFETY: out_len is not NULL (checked) and valid for a write by this function's contract.
+        unsafe { write_out(out_len, bytes.len(), "out_len")? };
+        return Err(too_small(what, bytes.len(), out_cap));
+    }
+    // SAFETY: out is writable for out_cap >= bytes.len() bytes by this function's contract.
+    unsafe { output(out, bytes.len(), "out")? }.copy_from_slice(bytes);
+    // SAFETY: as above.
+    unsafe { write_out(out_len, bytes.len(), "out_len") }
+}
+
 /// Moves `value` to the heap and writes the handle to `*out`.
 ///
 /// # Safety
@@ -231,6 +273,16 @@ pub(crate) unsafe fn new_handle<T>(out: *mut *mut T, value: T) -> FfiResult<()> 
 pub(crate) unsafe fn handle<'a, T>(h: *mut T) -> FfiResult<&'a mut T> {
     // SAFETY: by this function's contract h is NULL or a live, exclusively used Box<T> pointer.
     unsafe { h.as_mut() }.ok_or_else(|| null("handle"))
+}
+
+/// Borrows the object behind a handle for reading.
+///
+/// # Safety
+/// `h` must be NULL or a handle returned by the matching `*_new` and not yet freed, not written by another
+/// thread during `'a`.
+pub(crate) unsafe fn handle_ref<'a, T>(h: *const T) -> FfiResult<&'a T> {
+    // SAFETY: by this function's contract h is NULL or a live Box<T> pointer not mutated during 'a.
+    unsafe { h.as_ref() }.ok_or_else(|| null("handle"))
 }
 
 /// Frees a handle made by [`new_handle`]; dropping the value wipes its secrets.

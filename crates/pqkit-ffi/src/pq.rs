@@ -61,27 +61,121 @@ macro_rules! with_dsa {
     };
 }
 
-/// Writes the three lengths of a parameter set (ML-KEM: encapsulation key, decapsulation key, ciphertext;
-/// ML-DSA: public key, secret key, signature) through the caller's pointers, refusing a NULL one before
-/// writing any.
-///
-/// # Safety
-/// Each pointer must be NULL or valid for a `size_t` write.
-unsafe fn write_lengths(sizes: (usize, usize, usize), outs: [(*mut usize, &'static str); 3]) -> FfiResult<()> {
-    for (ptr, name) in outs {
-        crate::check_out(ptr, name)?;
+/// The lengths and key generation of one parameter set, as the shared entry-point bodies below need them.
+struct Lengths {
+    name: &'static str,
+    public: usize,
+    secret: usize,
+    third: usize,
+}
+
+/// ML-KEM and ML-DSA as the shared entry-point bodies see them: a parameter-set id gives the lengths (public
+/// key, secret key, then ciphertext or signature) and a key generation that fills exactly sized buffers.
+trait Family {
+    /// Names of the three lengths' out-pointers and of the two key outputs, for errors.
+    const FIELDS: [&'static str; 3];
+    const KEYS: [&'static str; 2];
+    fn lengths(alg_id: u32) -> FfiResult<Lengths>;
+    /// Generates (no seed) or derives a key pair into `public` and `secret`, whose lengths are already checked.
+    fn keygen(alg_id: u32, seed: Option<&[u8]>, public: &mut [u8], secret: &mut [u8]) -> FfiResult<()>;
+}
+
+struct Kem;
+struct Dsa;
+
+impl Family for Kem {
+    const FIELDS: [&'static str; 3] = ["ek_len", "dk_len", "ct_len"];
+    const KEYS: [&'static str; 2] = ["encapsulation key output", "decapsulation key output"];
+    fn lengths(alg_id: u32) -> FfiResult<Lengths> {
+        with_kem!(alg_id, kem_lengths())
     }
-    let [(a, an), (b, bn), (c, cn)] = outs;
-    // SAFETY: none is NULL (checked above) and each is valid for a size_t write, by this function's contract.
-    unsafe {
-        write_out(a, sizes.0, an)?;
-        write_out(b, sizes.1, bn)?;
-        write_out(c, sizes.2, cn)
+    fn keygen(alg_id: u32, seed: Option<&[u8]>, public: &mut [u8], secret: &mut [u8]) -> FfiResult<()> {
+        with_kem!(alg_id, kem_keygen(seed, public, secret))
     }
 }
 
-fn kem_sizes<P: mlkem::Params>() -> FfiResult<(usize, usize, usize)> {
-    Ok((P::EK_LEN, P::DK_LEN, P::CT_LEN))
+impl Family for Dsa {
+    const FIELDS: [&'static str; 3] = ["pk_len", "sk_len", "sig_len"];
+    const KEYS: [&'static str; 2] = ["public key output", "secret key output"];
+    fn lengths(alg_id: u32) -> FfiResult<Lengths> {
+        with_dsa!(alg_id, dsa_lengths())
+    }
+    fn keygen(alg_id: u32, seed: Option<&[u8]>, public: &mut [u8], secret: &mut [u8]) -> FfiResult<()> {
+        with_dsa!(alg_id, dsa_keygen(seed, public, secret))
+    }
+}
+
+fn kem_lengths<P: mlkem::Params>() -> FfiResult<Lengths> {
+    Ok(Lengths { name: P::NAME, public: P::EK_LEN, secret: P::DK_LEN, third: P::CT_LEN })
+}
+
+fn dsa_lengths<P: mldsa::Params>() -> FfiResult<Lengths> {
+    Ok(Lengths { name: P::NAME, public: P::PK_LEN, secret: P::SK_LEN, third: P::SIG_LEN })
+}
+
+fn kem_keygen<P: mlkem::Params>(seed: Option<&[u8]>, ek: &mut [u8], dk: &mut [u8]) -> FfiResult<()> {
+    let (d, e) = match seed {
+        Some(s) => mlkem::DecapsulationKey::<P>::from_seed64(s)?,
+        None => mlkem::DecapsulationKey::<P>::generate()?,
+    };
+    ek.copy_from_slice(e.as_bytes());
+    dk.copy_from_slice(d.to_bytes().as_ref());
+    Ok(())
+}
+
+fn dsa_keygen<P: mldsa::Params>(seed: Option<&[u8]>, pk: &mut [u8], sk: &mut [u8]) -> FfiResult<()> {
+    let (s, p) = match seed {
+        Some(seed) => mldsa::SigningKey::<P>::from_seed_bytes(seed)?,
+        None => mldsa::SigningKey::<P>::generate()?,
+    };
+    pk.copy_from_slice(p.as_bytes());
+    sk.copy_from_slice(s.to_bytes().as_ref());
+    Ok(())
+}
+
+/// The body of `pqkit_mlkem_lengths` and `pqkit_mldsa_lengths`: refuses a NULL pointer before writing any.
+///
+/// # Safety
+/// Each pointer must be NULL or valid for a `size_t` write.
+unsafe fn lengths_entry<F: Family>(alg_id: u32, outs: [*mut usize; 3]) -> PqkitStatus {
+    guard(|| {
+        let l = F::lengths(alg_id)?;
+        for (ptr, name) in outs.iter().zip(F::FIELDS) {
+            crate::check_out(*ptr, name)?;
+        }
+        for ((ptr, name), value) in outs.into_iter().zip(F::FIELDS).zip([l.public, l.secret, l.third]) {
+            // SAFETY: not NULL (checked above) and valid for a size_t write, by this function's contract.
+            unsafe { write_out(ptr, value, name)? };
+        }
+        Ok(())
+    })
+}
+
+/// The body of the four `*_keygen` and `*_keygen_from_seed` entry points: checks the buffers and the two
+/// output lengths, then generates (`seed` None) or derives (`seed` Some) the pair.
+///
+/// # Safety
+/// `seed` readable for `seed_len` bytes; `public` and `secret` writable for their lengths; no overlap.
+unsafe fn keygen_entry<F: Family>(
+    alg_id: u32,
+    seed: Option<(*const u8, usize)>,
+    public: (*mut u8, usize),
+    secret: (*mut u8, usize),
+) -> PqkitStatus {
+    guard(|| {
+        // SAFETY: the caller guarantees the buffers, outputs not overlapping anything.
+        let (seed, public, secret) = unsafe {
+            (
+                seed.map(|(p, n)| input(p, n, "seed")).transpose()?,
+                output(public.0, public.1, F::FIELDS[0].trim_end_matches("_len"))?,
+                output(secret.0, secret.1, F::FIELDS[1].trim_end_matches("_len"))?,
+            )
+        };
+        let l = F::lengths(alg_id)?;
+        pqkit::Error::check_length(l.name, F::KEYS[0], l.public, public.len())?;
+        pqkit::Error::check_length(l.name, F::KEYS[1], l.secret, secret.len())?;
+        F::keygen(alg_id, seed, public, secret)
+    })
 }
 
 /// Writes the encapsulation-key, decapsulation-key and ciphertext lengths of ML-KEM `alg_id`.
@@ -95,23 +189,8 @@ pub unsafe extern "C" fn pqkit_mlkem_lengths(
     dk_len: *mut usize,
     ct_len: *mut usize,
 ) -> PqkitStatus {
-    guard(|| {
-        let sizes = with_kem!(alg_id, kem_sizes())?;
-        // SAFETY: the caller's contract: each pointer is NULL (rejected) or valid for a size_t write.
-        unsafe { write_lengths(sizes, [(ek_len, "ek_len"), (dk_len, "dk_len"), (ct_len, "ct_len")]) }
-    })
-}
-
-fn kem_keygen<P: mlkem::Params>(seed: Option<&[u8]>, ek: &mut [u8], dk: &mut [u8]) -> FfiResult<()> {
-    pqkit::Error::check_length(P::NAME, "encapsulation key output", P::EK_LEN, ek.len())?;
-    pqkit::Error::check_length(P::NAME, "decapsulation key output", P::DK_LEN, dk.len())?;
-    let (d, e) = match seed {
-        Some(s) => mlkem::DecapsulationKey::<P>::from_seed64(s)?,
-        None => mlkem::DecapsulationKey::<P>::generate()?,
-    };
-    ek.copy_from_slice(e.as_bytes());
-    dk.copy_from_slice(d.to_bytes().as_ref());
-    Ok(())
+    // SAFETY: the caller's contract is lengths_entry's.
+    unsafe { lengths_entry::<Kem>(alg_id, [ek_len, dk_len, ct_len]) }
 }
 
 /// Generates an ML-KEM key pair from the OS's randomness: writes the encapsulation key to `ek` and the
@@ -127,11 +206,8 @@ pub unsafe extern "C" fn pqkit_mlkem_keygen(
     dk: *mut u8,
     dk_len: usize,
 ) -> PqkitStatus {
-    guard(|| {
-        // SAFETY: the caller guarantees both writable, non-overlapping buffers.
-        let (ek, dk) = unsafe { (output(ek, ek_len, "ek")?, output(dk, dk_len, "dk")?) };
-        with_kem!(alg_id, kem_keygen(None, ek, dk))
-    })
+    // SAFETY: the caller's contract is keygen_entry's.
+    unsafe { keygen_entry::<Kem>(alg_id, None, (ek, ek_len), (dk, dk_len)) }
 }
 
 /// Derives an ML-KEM key pair from a 64-byte seed `d || z` (FIPS 203 ML-KEM.KeyGen_internal), for known
@@ -149,12 +225,8 @@ pub unsafe extern "C" fn pqkit_mlkem_keygen_from_seed(
     dk: *mut u8,
     dk_len: usize,
 ) -> PqkitStatus {
-    guard(|| {
-        // SAFETY: the caller guarantees the three buffers, outputs not overlapping anything.
-        let (seed, ek, dk) =
-            unsafe { (input(seed, seed_len, "seed")?, output(ek, ek_len, "ek")?, output(dk, dk_len, "dk")?) };
-        with_kem!(alg_id, kem_keygen(Some(seed), ek, dk))
-    })
+    // SAFETY: the caller's contract is keygen_entry's.
+    unsafe { keygen_entry::<Kem>(alg_id, Some((seed, seed_len)), (ek, ek_len), (dk, dk_len)) }
 }
 
 fn kem_encaps<P: mlkem::Params>(ek: &[u8], ct: &mut [u8], ss: &mut [u8]) -> FfiResult<()> {
@@ -223,10 +295,6 @@ pub unsafe extern "C" fn pqkit_mlkem_decapsulate(
     })
 }
 
-fn dsa_sizes<P: mldsa::Params>() -> FfiResult<(usize, usize, usize)> {
-    Ok((P::PK_LEN, P::SK_LEN, P::SIG_LEN))
-}
-
 /// Writes the public-key, secret-key and signature lengths of ML-DSA `alg_id`.
 ///
 /// # Safety
@@ -238,23 +306,8 @@ pub unsafe extern "C" fn pqkit_mldsa_lengths(
     sk_len: *mut usize,
     sig_len: *mut usize,
 ) -> PqkitStatus {
-    guard(|| {
-        let sizes = with_dsa!(alg_id, dsa_sizes())?;
-        // SAFETY: the caller's contract: each pointer is NULL (rejected) or valid for a size_t write.
-        unsafe { write_lengths(sizes, [(pk_len, "pk_len"), (sk_len, "sk_len"), (sig_len, "sig_len")]) }
-    })
-}
-
-fn dsa_keygen<P: mldsa::Params>(seed: Option<&[u8]>, pk: &mut [u8], sk: &mut [u8]) -> FfiResult<()> {
-    pqkit::Error::check_length(P::NAME, "public key output", P::PK_LEN, pk.len())?;
-    pqkit::Error::check_length(P::NAME, "secret key output", P::SK_LEN, sk.len())?;
-    let (s, p) = match seed {
-        Some(seed) => mldsa::SigningKey::<P>::from_seed_bytes(seed)?,
-        None => mldsa::SigningKey::<P>::generate()?,
-    };
-    pk.copy_from_slice(p.as_bytes());
-    sk.copy_from_slice(s.to_bytes().as_ref());
-    Ok(())
+    // SAFETY: the caller's contract is lengths_entry's.
+    unsafe { lengths_entry::<Dsa>(alg_id, [pk_len, sk_len, sig_len]) }
 }
 
 /// Generates an ML-DSA key pair from the OS's randomness: writes the public key to `pk` and the secret key to
@@ -270,11 +323,8 @@ pub unsafe extern "C" fn pqkit_mldsa_keygen(
     sk: *mut u8,
     sk_len: usize,
 ) -> PqkitStatus {
-    guard(|| {
-        // SAFETY: the caller guarantees both writable, non-overlapping buffers.
-        let (pk, sk) = unsafe { (output(pk, pk_len, "pk")?, output(sk, sk_len, "sk")?) };
-        with_dsa!(alg_id, dsa_keygen(None, pk, sk))
-    })
+    // SAFETY: the caller's contract is keygen_entry's.
+    unsafe { keygen_entry::<Dsa>(alg_id, None, (pk, pk_len), (sk, sk_len)) }
 }
 
 /// Derives an ML-DSA key pair from a 32-byte seed ξ (FIPS 204 ML-DSA.KeyGen_internal). The seed is secret.
@@ -291,12 +341,8 @@ pub unsafe extern "C" fn pqkit_mldsa_keygen_from_seed(
     sk: *mut u8,
     sk_len: usize,
 ) -> PqkitStatus {
-    guard(|| {
-        // SAFETY: the caller guarantees the three buffers, outputs not overlapping anything.
-        let (seed, pk, sk) =
-            unsafe { (input(seed, seed_len, "seed")?, output(pk, pk_len, "pk")?, output(sk, sk_len, "sk")?) };
-        with_dsa!(alg_id, dsa_keygen(Some(seed), pk, sk))
-    })
+    // SAFETY: the caller's contract is keygen_entry's.
+    unsafe { keygen_entry::<Dsa>(alg_id, Some((seed, seed_len)), (pk, pk_len), (sk, sk_len)) }
 }
 
 fn dsa_sign<P: mldsa::Params>(sk: &[u8], msg: &[u8], ctx: &[u8], det: bool, sig: &mut [u8]) -> FfiResult<()> {

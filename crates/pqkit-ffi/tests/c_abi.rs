@@ -1,4 +1,4 @@
-//! Compiles `tests/c/test_pqkit.c` and `examples/c/demo.c` with the system C compiler (`cc`, or `$CC`) against
+//! Compiles the C tests (`tests/c/*.c`) and `examples/c/demo.c` with the system C compiler (`cc`, or `$CC`) against
 //! the static and the shared library that cargo built for this test run, and runs them. Also checks that the
 //! committed `pqkit.pc` template gives working compiler and linker flags through `pkg-config`.
 //!
@@ -52,10 +52,21 @@ fn run(cmd: &mut Command, what: &str) -> String {
     stdout
 }
 
+/// Every C test source: `test_pqkit.c` holds `main` and the counters, the others one family each.
+fn c_test_sources() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(crate_dir().join("tests/c"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    v.sort();
+    v
+}
+
 fn compile(sources: &[PathBuf], exe: &Path, link: &[String]) {
     let include = crate_dir().join("include");
     let mut cmd = Command::new(cc());
-    cmd.args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-O1"]).arg("-I").arg(&include);
+    cmd.args(["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1"]).arg("-I").arg(&include);
     cmd.args(sources).arg("-o").arg(exe).args(link);
     run(&mut cmd, "compiling the C test");
 }
@@ -91,7 +102,7 @@ fn shared_link(dir: &Path) -> Vec<String> {
 fn c_tests_against_static_library() {
     let dir = lib_dir();
     let exe = scratch("static").join("test_pqkit");
-    compile(&[crate_dir().join("tests/c/test_pqkit.c")], &exe, &static_link(&dir));
+    compile(&c_test_sources(), &exe, &static_link(&dir));
     let out = run(&mut Command::new(&exe), "C tests (static)");
     assert!(out.contains(", 0 failures"), "{out}");
 }
@@ -100,7 +111,7 @@ fn c_tests_against_static_library() {
 fn c_tests_against_shared_library() {
     let dir = installed_layout("shared-lib");
     let exe = scratch("shared").join("test_pqkit");
-    compile(&[crate_dir().join("tests/c/test_pqkit.c")], &exe, &shared_link(&dir));
+    compile(&c_test_sources(), &exe, &shared_link(&dir));
     // The binary must really load the shared library (not a static copy).
     let ldd = run(Command::new("ldd").arg(&exe), "ldd");
     assert!(ldd.contains(&format!("{} => ", soname())), "{ldd}");
@@ -158,4 +169,80 @@ fn shared_library_has_a_soname() {
     let lib = lib_dir().join("libpqkit_ffi.so");
     let dynamic = run(Command::new("readelf").arg("-d").arg(&lib), "readelf -d (apt-get install binutils)");
     assert!(dynamic.contains(&format!("Library soname: [{}]", soname())), "{dynamic}");
+}
+
+/// Every C program in docs/c.md (each ```c block with a `main`) compiles as C99 with -Werror against the
+/// static library and runs to a zero exit status, in an empty directory of its own.
+#[test]
+fn docs_c_examples_compile_and_run() {
+    let doc = std::fs::read_to_string(crate_dir().join("../../docs/c.md")).unwrap();
+    let mut count = 0;
+    for (i, block) in doc.split("```c\n").skip(1).enumerate() {
+        let src = &block[..block.find("```").expect("closed code block")];
+        if !src.contains("int main(") {
+            continue;
+        }
+        let work = scratch(&format!("doc-{i}"));
+        std::fs::write(work.join("example.c"), src).unwrap();
+        let exe = work.join("example");
+        compile(&[work.join("example.c")], &exe, &static_link(&lib_dir()));
+        run(Command::new(&exe).current_dir(&work), &format!("docs/c.md example {i}"));
+        count += 1;
+    }
+    assert!(count >= 2, "docs/c.md has {count} complete C programs");
+}
+
+/// The header is C99 with /* */ comments only, may be included twice, and declares the functions with C
+/// linkage for C++ (compiled with `c++`, whose absence fails under CI and is reported elsewhere).
+#[test]
+fn header_is_clean_c99_and_cxx() {
+    let header = std::fs::read_to_string(crate_dir().join("include/pqkit.h")).unwrap();
+    // No `//` outside /* */ comments (inside them, a URL may hold one).
+    let mut in_comment = false;
+    for (i, line) in header.lines().enumerate() {
+        let mut rest = line;
+        loop {
+            if in_comment {
+                match rest.find("*/") {
+                    Some(p) => (in_comment, rest) = (false, &rest[p + 2..]),
+                    None => break,
+                }
+            } else {
+                let (c, s) = (rest.find("/*"), rest.find("//"));
+                assert!(s.is_none() || c.is_some_and(|c| c < s.unwrap()), "pqkit.h:{}: a // comment", i + 1);
+                match c {
+                    Some(p) => (in_comment, rest) = (true, &rest[p + 2..]),
+                    None => break,
+                }
+            }
+        }
+    }
+    let work = scratch("header");
+    let src = work.join("twice.c");
+    std::fs::write(
+        &src,
+        "#include \"pqkit.h\"\n#include \"pqkit.h\"\nint main(void) { return pqkit_version() == 0; }\n",
+    )
+    .unwrap();
+    let exe = work.join("twice");
+    compile(std::slice::from_ref(&src), &exe, &static_link(&lib_dir()));
+    run(&mut Command::new(&exe), "header included twice (C)");
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    if Command::new(&cxx).arg("--version").output().is_err() {
+        assert!(std::env::var_os("CI").is_none(), "CI: no C++ compiler ({cxx}): apt-get install g++");
+        eprintln!("WARNING: no C++ compiler ({cxx}; apt-get install g++): the C++ check of pqkit.h is SKIPPED");
+        return;
+    }
+    let mut cmd = Command::new(&cxx);
+    cmd.args(["-x", "c++", "-std=c++11", "-pedantic", "-Wall", "-Wextra", "-Werror"]);
+    cmd.arg("-I")
+        .arg(crate_dir().join("include"))
+        .arg(&src)
+        .arg("-x")
+        .arg("none")
+        .arg("-o")
+        .arg(work.join("twice_cxx"));
+    cmd.args(static_link(&lib_dir()));
+    run(&mut cmd, "compiling pqkit.h as C++");
+    run(&mut Command::new(work.join("twice_cxx")), "header included twice (C++)");
 }

@@ -3,38 +3,12 @@
  * Built and run against both the static and the shared library by crates/pqkit-ffi/tests/c_abi.rs.
  * Exit status 0 only if every check passed.
  */
-#include "pqkit.h"
+#include "check.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+int failures = 0;
+int checks = 0;
 
-static int failures = 0;
-static int checks = 0;
-
-#define CHECK(cond)                                                              \
-  do {                                                                           \
-    checks++;                                                                    \
-    if (!(cond)) {                                                               \
-      failures++;                                                                \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);   \
-    }                                                                            \
-  } while (0)
-
-#define CHECK_STATUS(expr, want)                                                 \
-  do {                                                                           \
-    int got_ = (int)(expr);                                                      \
-    checks++;                                                                    \
-    if (got_ != (int)(want)) {                                                   \
-      failures++;                                                                \
-      const char *m_ = pqkit_last_error();                                       \
-      fprintf(stderr, "%s:%d: %s returned %d (%s), want %d; last error: %s\n",  \
-              __FILE__, __LINE__, #expr, got_, pqkit_status_string(got_),        \
-              (int)(want), m_ ? m_ : "(none)");                                  \
-    }                                                                            \
-  } while (0)
-
-static size_t unhex(const char *hex, uint8_t *out, size_t cap) {
+size_t unhex(const char *hex, uint8_t *out, size_t cap) {
   size_t n = 0;
   while (hex[0] && hex[1]) {
     unsigned v;
@@ -46,7 +20,7 @@ static size_t unhex(const char *hex, uint8_t *out, size_t cap) {
   return n;
 }
 
-static int all_zero(const uint8_t *p, size_t n) {
+int all_zero(const uint8_t *p, size_t n) {
   uint8_t acc = 0;
   for (size_t i = 0; i < n; i++) acc |= p[i];
   return acc == 0;
@@ -467,6 +441,8 @@ static void test_mlkem(void) {
     CHECK_STATUS(pqkit_mlkem_decapsulate(algs[i], dk, dkl, ct, ctl - 1, ss3, 32), PQKIT_STATUS_INVALID_LENGTH);
     CHECK_STATUS(pqkit_mlkem_decapsulate(algs[i], dk, dkl, ct, ctl, ss3, 31), PQKIT_STATUS_INVALID_LENGTH);
     CHECK_STATUS(pqkit_mlkem_keygen(algs[i], ek, ekl, NULL, dkl), PQKIT_STATUS_NULL_POINTER);
+    CHECK_STATUS(pqkit_mlkem_keygen(algs[i], ek, ekl, dk, dkl - 1), PQKIT_STATUS_INVALID_LENGTH);
+    CHECK_STATUS(pqkit_mlkem_keygen(algs[i], ek, ekl - 1, dk, dkl), PQKIT_STATUS_INVALID_LENGTH);
     CHECK_STATUS(pqkit_mlkem_decapsulate(algs[i], NULL, dkl, ct, ctl, ss3, 32), PQKIT_STATUS_NULL_POINTER);
     /* Seeded key generation is deterministic. */
     for (size_t j = 0; j < 64; j++) seed[j] = (uint8_t)j;
@@ -494,7 +470,7 @@ static void test_mldsa(void) {
     size_t pkl = 0, skl = 0, sigl = 0;
     CHECK_STATUS(pqkit_mldsa_lengths(algs[i], &pkl, &skl, &sigl), PQKIT_STATUS_OK);
     CHECK(pkl == want_pk[i] && skl == want_sk[i] && sigl == want_sig[i]);
-    uint8_t *pk = malloc(pkl), *sk = malloc(skl), *sig = malloc(sigl), *sig2 = malloc(sigl);
+    uint8_t *pk = malloc(pkl), *sk = malloc(skl), *sig = malloc(sigl), *sig2 = malloc(sigl + 1); /* one spare byte: the sigl + 1 call below */
     CHECK(pk && sk && sig && sig2);
     CHECK_STATUS(pqkit_mldsa_keygen(algs[i], pk, pkl, sk, skl), PQKIT_STATUS_OK);
     CHECK_STATUS(pqkit_mldsa_sign(algs[i], sk, skl, msg, 17, ctx, 3, 0, sig, sigl), PQKIT_STATUS_OK);
@@ -529,6 +505,8 @@ static void test_mldsa(void) {
     /* Seeded key generation is deterministic. */
     uint8_t seed[32] = {1, 2, 3};
     uint8_t *pk2 = malloc(pkl);
+    CHECK_STATUS(pqkit_mldsa_keygen(algs[i], pk, pkl, sk, skl - 1), PQKIT_STATUS_INVALID_LENGTH);
+    CHECK_STATUS(pqkit_mldsa_keygen_from_seed(algs[i], seed, 32, pk, pkl - 1, sk, skl), PQKIT_STATUS_INVALID_LENGTH);
     CHECK_STATUS(pqkit_mldsa_keygen_from_seed(algs[i], seed, 32, pk, pkl, sk, skl), PQKIT_STATUS_OK);
     CHECK_STATUS(pqkit_mldsa_keygen_from_seed(algs[i], seed, 32, pk2, pkl, sk, skl), PQKIT_STATUS_OK);
     CHECK(memcmp(pk, pk2, pkl) == 0);
@@ -703,6 +681,11 @@ int main(void) {
   test_mldsa();
   test_rng();
   test_stream();
+  test_keys();
+  test_rsa();
+  test_primitives();
+  test_kem();
+  test_recipients();
   printf("pqkit C tests: %d checks, %d failures\n", checks, failures);
   return failures == 0 ? 0 : 1;
 }
