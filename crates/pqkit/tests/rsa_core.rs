@@ -244,6 +244,40 @@ fn public_key_rejections() {
     assert!(RsaPublicKey::new(&n, &[1; 9]).is_err());
 }
 
+/// The public operation against num-bigint for odd moduli of every size class (multiples of 64 bits, the sizes
+/// with unrolled arithmetic, and sizes that are not) and for small, usual, large and random public exponents, on
+/// random inputs and on 0, 1 and n − 1. Run under each `PQKIT_CPU` cap for every backend.
+#[test]
+fn public_operation_matches_bigint_for_any_exponent() {
+    use rand_core::Rng as _;
+    let mut r = rng(7);
+    for bits in [1024usize, 1100, 1536, 2048, 3000, 3072, 4096, 8192] {
+        let k = bits.div_ceil(8);
+        let mut nb = vec![0u8; k];
+        r.fill_bytes(&mut nb);
+        let excess = 8 * k - bits;
+        nb[0] &= 0xff >> excess;
+        nb[0] |= 0x80 >> excess;
+        nb[k - 1] |= 1;
+        let n = big(&nb);
+        let mut eb = [0u8; 8];
+        r.fill_bytes(&mut eb);
+        eb[7] |= 1;
+        for e in [3u64, 5, 17, 65537, u64::MAX, u64::from_be_bytes(eb)] {
+            let pk = RsaPublicKey::new(&nb, &e.to_be_bytes()).unwrap();
+            let eb = BigUint::from(e);
+            let mut inputs = vec![BigUint::from(0u8), BigUint::from(1u8), &n - 1u8];
+            for _ in 0..3 {
+                inputs.push(random_below(&n, k, &mut r));
+            }
+            for x in inputs {
+                let got = pk.raw_public(&pad(&x, k)).unwrap();
+                assert_eq!(big(&got), x.modpow(&eb, &n), "{bits} bits, e = {e}");
+            }
+        }
+    }
+}
+
 #[test]
 fn raw_input_rejections() {
     let key = RsaPrivateKey::generate(2048, &mut rng(6)).unwrap();

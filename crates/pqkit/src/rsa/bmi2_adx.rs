@@ -12,7 +12,7 @@
 use core::arch::asm;
 
 use super::Backend;
-use super::bigint::{MAX_LIMBS, mask};
+use super::bigint::{self, MAX_LIMBS, mask};
 use crate::dispatch::Checked;
 
 /// `t[0..n] += k·x[0..n]` with n = `x.len()` ≥ 1 and `t.len()` ≥ n; returns the carry limb (the sum always
@@ -225,9 +225,13 @@ macro_rules! mul_rows_n {
 reduce_rows_n!(reduce_rows_16, 16, 128, [0 8, 16 24, 32 40, 48 56, 64 72, 80 88, 96 104, 112 120]);
 reduce_rows_n!(reduce_rows_24, 24, 192, [0 8, 16 24, 32 40, 48 56, 64 72, 80 88, 96 104, 112 120, 128 136, 144 152, 160 168, 176 184]);
 reduce_rows_n!(reduce_rows_32, 32, 256, [0 8, 16 24, 32 40, 48 56, 64 72, 80 88, 96 104, 112 120, 128 136, 144 152, 160 168, 176 184, 192 200, 208 216, 224 232, 240 248]);
+reduce_rows_n!(reduce_rows_48, 48, 384, [0 8, 16 24, 32 40, 48 56, 64 72, 80 88, 96 104, 112 120, 128 136, 144 152, 160 168, 176 184, 192 200, 208 216, 224 232, 240 248, 256 264, 272 280, 288 296, 304 312, 320 328, 336 344, 352 360, 368 376]);
+reduce_rows_n!(reduce_rows_64, 64, 512, [0 8, 16 24, 32 40, 48 56, 64 72, 80 88, 96 104, 112 120, 128 136, 144 152, 160 168, 176 184, 192 200, 208 216, 224 232, 240 248, 256 264, 272 280, 288 296, 304 312, 320 328, 336 344, 352 360, 368 376, 384 392, 400 408, 416 424, 432 440, 448 456, 464 472, 480 488, 496 504]);
 mul_rows_n!(mul_rows_16, 16, 128, [0 8, 16 24, 32 40, 48 56, 64 72, 80 88, 96 104, 112 120]);
 mul_rows_n!(mul_rows_24, 24, 192, [0 8, 16 24, 32 40, 48 56, 64 72, 80 88, 96 104, 112 120, 128 136, 144 152, 160 168, 176 184]);
 mul_rows_n!(mul_rows_32, 32, 256, [0 8, 16 24, 32 40, 48 56, 64 72, 80 88, 96 104, 112 120, 128 136, 144 152, 160 168, 176 184, 192 200, 208 216, 224 232, 240 248]);
+mul_rows_n!(mul_rows_48, 48, 384, [0 8, 16 24, 32 40, 48 56, 64 72, 80 88, 96 104, 112 120, 128 136, 144 152, 160 168, 176 184, 192 200, 208 216, 224 232, 240 248, 256 264, 272 280, 288 296, 304 312, 320 328, 336 344, 352 360, 368 376]);
+mul_rows_n!(mul_rows_64, 64, 512, [0 8, 16 24, 32 40, 48 56, 64 72, 80 88, 96 104, 112 120, 128 136, 144 152, 160 168, 176 184, 192 200, 208 216, 224 232, 240 248, 256 264, 272 280, 288 296, 304 312, 320 328, 336 344, 352 360, 368 376, 384 392, 400 408, 416 424, 432 440, 448 456, 464 472, 480 488, 496 504]);
 
 /// The cross products of [`sqr_w`] for 16 limbs, fully unrolled in one `asm!` block: row i adds
 /// `a[i]·a[i+1..16]` at `t[2i+1..]` and stores its carry word at `t[i + 16]`. `t` must be zero on entry.
@@ -829,6 +833,8 @@ fn reduce(out: &mut [u64], t: &mut [u64], m: &[u64], m0inv: u64) {
         16 => reduce_rows_16(t, m, m0inv),
         24 => reduce_rows_24(t, m, m0inv),
         32 => reduce_rows_32(t, m, m0inv),
+        48 => reduce_rows_48(t, m, m0inv),
+        64 => reduce_rows_64(t, m, m0inv),
         _ => reduce_rows(t, m, m0inv),
     };
     let mut br = 0u64;
@@ -870,6 +876,8 @@ fn mul_w<const W: usize>(out: &mut [u64], a: &[u64], b: &[u64], m: &[u64], m0inv
         16 => mul_rows_16(&mut t, a, b),
         24 => mul_rows_24(&mut t, a, b),
         32 => mul_rows_32(&mut t, a, b),
+        48 => mul_rows_48(&mut t, a, b),
+        64 => mul_rows_64(&mut t, a, b),
         _ => {
             for i in 0..n {
                 t[i + n] = addmul_row(&mut t[i..i + n], &b[..n], a[i]);
@@ -880,8 +888,43 @@ fn mul_w<const W: usize>(out: &mut [u64], a: &[u64], b: &[u64], m: &[u64], m0inv
     crate::ct::wipe(&mut t[..2 * n]);
 }
 
-/// `out = a²·R^-1 mod m` with mulx/adcx/adox: cross products once, doubled, plus the diagonal, then the
-/// reduction.
+/// The cross products `Σ_{i<j} a_i·a_j·2^(64·(i + j))` of `a` (n = `a.len()` ≥ 1 limbs) into `t[..2n]`, which
+/// must be zero on entry.
+///
+/// 16 limbs: one unrolled block. 32, 48 and 64 limbs: split as a = a_lo + a_hi·2^(64h), h = n/2; the cross
+/// products of a are those of a_lo, those of a_hi shifted by 2h limbs (the two do not overlap), and the whole
+/// product a_lo·a_hi shifted by h limbs, which the unrolled product rows compute. Other sizes (24 included: its
+/// 16 + 8 split is slower than these rows) take one `mulx` loop per row.
+fn sqr_cross(t: &mut [u64], a: &[u64]) {
+    let n = a.len();
+    assert!(n >= 1 && t.len() >= 2 * n);
+    let h = match n {
+        16 => return sqr_cross_16(t, a),
+        32 | 48 | 64 => n / 2,
+        _ => {
+            for i in 0..n - 1 {
+                t[i + n] = addmul_row(&mut t[2 * i + 1..i + n], &a[i + 1..n], a[i]);
+            }
+            return;
+        }
+    };
+    let (lo, hi) = a.split_at(h);
+    sqr_cross(&mut t[..2 * h], lo);
+    sqr_cross(&mut t[2 * h..2 * n], hi);
+    // lo·hi: n limbs, in a zeroed scratch (the product rows start from zero).
+    let mut p = [0u64; 64];
+    match h {
+        16 => mul_rows_16(&mut p, hi, lo),
+        24 => mul_rows_24(&mut p, hi, lo),
+        _ => mul_rows_32(&mut p, hi, lo),
+    }
+    // The sum is the cross products of a, below 2^(128·n): no carry leaves t.
+    bigint::add_assign(&mut t[h..2 * n], &p[..n]);
+    crate::ct::wipe(&mut p[..n]);
+}
+
+/// `out = a²·R^-1 mod m` with mulx/adcx/adox: cross products once ([`sqr_cross`]), doubled, plus the
+/// diagonal, then the reduction.
 pub(super) fn sqr(backend: Checked<Backend>, out: &mut [u64], a: &[u64], m: &[u64], m0inv: u64) {
     assert!(backend.covers(Backend::Bmi2Adx));
     let n = m.len();
@@ -899,13 +942,7 @@ pub(super) fn sqr(backend: Checked<Backend>, out: &mut [u64], a: &[u64], m: &[u6
 fn sqr_w<const W: usize>(out: &mut [u64], a: &[u64], m: &[u64], m0inv: u64) {
     let n = m.len();
     let mut t = [0u64; W];
-    if n == 16 {
-        sqr_cross_16(&mut t, a);
-    } else {
-        for i in 0..n - 1 {
-            t[i + n] = addmul_row(&mut t[2 * i + 1..i + n], &a[i + 1..n], a[i]);
-        }
-    }
+    sqr_cross(&mut t[..2 * n], &a[..n]);
     let mut top = 0u64;
     for w in t[..2 * n].iter_mut() {
         let nt = *w >> 63;

@@ -279,7 +279,8 @@ impl MontCtx {
     }
 
     /// `base^e` for a public exponent (variable time in `e` only; the products themselves are the same
-    /// constant-time ones). `base` in Montgomery form.
+    /// constant-time ones). `base` in Montgomery form; for a plain `base < m` the result is `base^e·R^-(e − 1)`
+    /// (each product divides by R once), which the RSA public operation relies on.
     pub(crate) fn pow_vartime(&self, base: &[u64], e: u64) -> Vec<u64> {
         let l = self.limbs();
         let mut acc = base.to_vec();
