@@ -343,6 +343,17 @@ def encrypt_with_passphrase(
     iterations: int = 3, lanes: int = 4,
 ) -> bytes: ...
 def decrypt_with_passphrase(passphrase: _Buffer, data: _Buffer) -> bytes: ...
+def encrypt_file_with_key(
+    key: Union[str, _Buffer], src: BinaryIO, dst: BinaryIO, algorithm: str = "XChaCha20Poly1305"
+) -> None: ...
+def decrypt_file_with_key(key: Union[str, _Buffer], src: BinaryIO, dst: BinaryIO) -> None:
+    """Plaintext is written as it authenticates: discard dst if this raises."""
+def encrypt_file_with_passphrase(
+    passphrase: _Buffer, src: BinaryIO, dst: BinaryIO, algorithm: str = "XChaCha20Poly1305", *,
+    memory_cost: int = 65536, iterations: int = 3, lanes: int = 4,
+) -> None: ...
+def decrypt_file_with_passphrase(passphrase: _Buffer, src: BinaryIO, dst: BinaryIO) -> None:
+    """Plaintext is written as it authenticates: discard dst if this raises."""
 
 # ---- Kusumi512, Threefish-512, Skein-512 ----
 
