@@ -413,6 +413,117 @@ pub(crate) fn decrypt_with_passphrase<'py>(
     decrypt_v1(py, || pqkit::aead::stream::Decryptor::with_passphrase(pw, data))
 }
 
+/// Streams everything read from `src` through the version-1 encryptor `make` builds over `dst`.
+fn encrypt_v1_stream<'py>(
+    src: Bound<'py, PyAny>,
+    dst: Bound<'py, PyAny>,
+    make: impl FnOnce(PyFile<'py>) -> pqkit::Result<pqkit::aead::stream::Encryptor<PyFile<'py>>>,
+) -> PyResult<()> {
+    let mut input = PyFile::new(src);
+    let mut failed = None;
+    let r = (|| -> std::io::Result<()> {
+        let mut enc = make(PyFile::new(dst)).map_err(std::io::Error::from)?;
+        let mut buf = Zeroizing::new(vec![0u8; CHUNK]);
+        loop {
+            let n = input.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            enc.write_all(&buf[..n])?;
+        }
+        let mut out = enc.finish()?;
+        failed = out.failed.take();
+        Ok(())
+    })();
+    if let Some(e) = input.failed.take() {
+        return Err(e);
+    }
+    r.map_err(|e| io_err(e, &mut failed))
+}
+
+/// Streams the version-1 file read from `src` through the decryptor `make` builds, writing the plaintext to
+/// `dst` segment by segment as each authenticates.
+fn decrypt_v1_stream<'py>(
+    src: Bound<'py, PyAny>,
+    dst: Bound<'py, PyAny>,
+    make: impl for<'a> FnOnce(&'a mut PyFile<'py>) -> std::io::Result<pqkit::aead::stream::Decryptor<&'a mut PyFile<'py>>>,
+) -> PyResult<()> {
+    let mut output = PyFile::new(dst);
+    let mut src = PyFile::new(src);
+    let r = (|| -> std::io::Result<()> {
+        let mut dec = make(&mut src)?;
+        let mut buf = Zeroizing::new(vec![0u8; CHUNK]);
+        loop {
+            let n = dec.read(&mut buf)?;
+            if n == 0 {
+                return Ok(());
+            }
+            output.write_all(&buf[..n])?;
+        }
+    })();
+    if let Some(e) = output.failed.take() {
+        return Err(e);
+    }
+    r.map_err(|e| io_err(e, &mut src.failed))
+}
+
+/// Encrypts everything read from the file-like `src` under a key file (its text or the 32 raw bytes), writing
+/// the version-1 file (as `pqkit encrypt -k KEYFILE` writes) to the file-like `dst`.
+#[pyfunction]
+#[pyo3(signature = (key, src, dst, algorithm="XChaCha20Poly1305"))]
+pub(crate) fn encrypt_file_with_key<'py>(
+    key: &Bound<'py, PyAny>,
+    src: Bound<'py, PyAny>,
+    dst: Bound<'py, PyAny>,
+    algorithm: &str,
+) -> PyResult<()> {
+    let (k, alg) = (file_key(key)?, self::algorithm(algorithm)?);
+    encrypt_v1_stream(src, dst, |w| pqkit::aead::stream::Encryptor::with_key(alg, &k, w))
+}
+
+/// Decrypts the version-1 file read from `src` with a key file, writing the plaintext to `dst` as each segment
+/// authenticates (discard `dst` when this raises).
+#[pyfunction]
+pub(crate) fn decrypt_file_with_key<'py>(
+    key: &Bound<'py, PyAny>,
+    src: Bound<'py, PyAny>,
+    dst: Bound<'py, PyAny>,
+) -> PyResult<()> {
+    let k = file_key(key)?;
+    decrypt_v1_stream(src, dst, |r| pqkit::aead::stream::Decryptor::with_key(&k, r))
+}
+
+/// Encrypts everything read from `src` under a passphrase stretched by Argon2id, writing the version-1 file
+/// (as `pqkit encrypt --passphrase-file` writes) to `dst`.
+#[pyfunction]
+#[pyo3(signature = (passphrase, src, dst, algorithm="XChaCha20Poly1305", *, memory_cost=65536, iterations=3, lanes=4))]
+pub(crate) fn encrypt_file_with_passphrase<'py>(
+    passphrase: Buf<'_, '_>,
+    src: Bound<'py, PyAny>,
+    dst: Bound<'py, PyAny>,
+    algorithm: &str,
+    memory_cost: u32,
+    iterations: u32,
+    lanes: u32,
+) -> PyResult<()> {
+    let alg = self::algorithm(algorithm)?;
+    let params = pqkit::kdf::argon2::Params::new(memory_cost, iterations, lanes).map_err(err)?;
+    let pw: &[u8] = &passphrase;
+    encrypt_v1_stream(src, dst, |w| pqkit::aead::stream::Encryptor::with_passphrase(alg, pw, params, w))
+}
+
+/// Decrypts the version-1 file read from `src` with a passphrase, writing the plaintext to `dst` as each
+/// segment authenticates (discard `dst` when this raises).
+#[pyfunction]
+pub(crate) fn decrypt_file_with_passphrase<'py>(
+    passphrase: Buf<'_, '_>,
+    src: Bound<'py, PyAny>,
+    dst: Bound<'py, PyAny>,
+) -> PyResult<()> {
+    let pw: &[u8] = &passphrase;
+    decrypt_v1_stream(src, dst, |r| pqkit::aead::stream::Decryptor::with_passphrase(pw, r))
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(generate_key_file, m)?)?;
     m.add_function(wrap_pyfunction!(encrypt_with_key, m)?)?;
@@ -425,5 +536,9 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decrypt_with_identities, m)?)?;
     m.add_function(wrap_pyfunction!(encrypt_file, m)?)?;
     m.add_function(wrap_pyfunction!(decrypt_file, m)?)?;
+    m.add_function(wrap_pyfunction!(encrypt_file_with_key, m)?)?;
+    m.add_function(wrap_pyfunction!(decrypt_file_with_key, m)?)?;
+    m.add_function(wrap_pyfunction!(encrypt_file_with_passphrase, m)?)?;
+    m.add_function(wrap_pyfunction!(decrypt_file_with_passphrase, m)?)?;
     Ok(())
 }

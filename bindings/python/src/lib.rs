@@ -25,6 +25,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyMemoryView};
 use std::sync::{Mutex, PoisonError, TryLockError};
 use zeroize::{Zeroize, Zeroizing};
 
+mod bus;
 mod files;
 mod hpke;
 mod keys;
@@ -897,5 +898,6 @@ fn _pqkit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     files::register(m)?;
     more::register(m)?;
     hpke::register(m)?;
+    bus::register(m)?;
     Ok(())
 }

@@ -192,3 +192,66 @@ def test_cli_key_file_and_passphrase_interop(tmp_path):
     subprocess.run([cli, "decrypt", "--passphrase-file", str(tmp_path / "pass"), "-o", str(tmp_path / "out2"),
                     str(tmp_path / "pypw.pqk")], check=True, capture_output=True)
     assert (tmp_path / "out2").read_bytes() == msg
+
+
+def test_key_file_and_passphrase_over_file_like_objects(tmp_path):
+    """The streaming key-file and passphrase functions, read and written by the CLI both ways."""
+    cli = _cli()
+    msg = os.urandom(200_000)
+    (tmp_path / "msg").write_bytes(msg)
+    subprocess.run([cli, "keygen", "-o", str(tmp_path / "cli.key")], check=True, capture_output=True)
+    keyfile = (tmp_path / "cli.key").read_text()
+    # Python streams from a file to a file; the CLI decrypts.
+    with open(tmp_path / "msg", "rb") as src, open(tmp_path / "py.pqk", "wb") as dst:
+        pqkit.encrypt_file_with_key(keyfile, src, dst, "Aes256Gcm")
+    subprocess.run([cli, "decrypt", "-k", str(tmp_path / "cli.key"), "-o", str(tmp_path / "out1"),
+                    str(tmp_path / "py.pqk")], check=True, capture_output=True)
+    assert (tmp_path / "out1").read_bytes() == msg
+    # The CLI encrypts; Python streams it back out (raw key bytes this time).
+    subprocess.run([cli, "encrypt", "-k", str(tmp_path / "cli.key"), "-o", str(tmp_path / "cli.pqk"),
+                    str(tmp_path / "msg")], check=True, capture_output=True)
+    out = io.BytesIO()
+    with open(tmp_path / "cli.pqk", "rb") as src:
+        pqkit.decrypt_file_with_key(bytes.fromhex(keyfile.strip().split(":")[1]), src, out)
+    assert out.getvalue() == msg
+    bad = bytearray((tmp_path / "cli.pqk").read_bytes())
+    bad[-1] ^= 1
+    with pytest.raises(pqkit.AuthenticationFailed):
+        pqkit.decrypt_file_with_key(keyfile, io.BytesIO(bad), io.BytesIO())
+    with pytest.raises(pqkit.AuthenticationFailed):
+        pqkit.decrypt_file_with_key(os.urandom(32), io.BytesIO(bytes(bad)), io.BytesIO())
+
+    # Passphrases, both ways.
+    (tmp_path / "pass").write_text("correct horse battery\n")
+    subprocess.run([cli, "encrypt", "--passphrase-file", str(tmp_path / "pass"), "--argon2-memory", "256",
+                    "--argon2-passes", "1", "-o", str(tmp_path / "pw.pqk"), str(tmp_path / "msg")],
+                   check=True, capture_output=True)
+    out = io.BytesIO()
+    with open(tmp_path / "pw.pqk", "rb") as src:
+        pqkit.decrypt_file_with_passphrase(b"correct horse battery", src, out)
+    assert out.getvalue() == msg
+    with pytest.raises(pqkit.AuthenticationFailed):
+        pqkit.decrypt_file_with_passphrase(b"wrong horse", io.BytesIO((tmp_path / "pw.pqk").read_bytes()),
+                                           io.BytesIO())
+    enc = io.BytesIO()
+    pqkit.encrypt_file_with_passphrase(bytearray(b"correct horse battery"), io.BytesIO(msg), enc,
+                                       "Kusumi512Poly1305", memory_cost=256, iterations=1, lanes=2)
+    (tmp_path / "pypw.pqk").write_bytes(enc.getvalue())
+    subprocess.run([cli, "decrypt", "--passphrase-file", str(tmp_path / "pass"), "-o", str(tmp_path / "out2"),
+                    str(tmp_path / "pypw.pqk")], check=True, capture_output=True)
+    assert (tmp_path / "out2").read_bytes() == msg
+
+    # A source or destination that raises: its own exception comes out.
+    class Broken(io.RawIOBase):
+        def read(self, n=-1):
+            raise OSError("disk on fire")
+
+        def write(self, b):
+            raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk on fire"):
+        pqkit.encrypt_file_with_key(keyfile, Broken(), io.BytesIO())
+    with pytest.raises(OSError, match="disk full"):
+        pqkit.encrypt_file_with_key(keyfile, io.BytesIO(msg), Broken())
+    with pytest.raises(OSError, match="disk full"):
+        pqkit.decrypt_file_with_key(keyfile, io.BytesIO((tmp_path / "cli.pqk").read_bytes()), Broken())

@@ -1,0 +1,537 @@
+//! `pqkit.bus`: the Rust NATS agent of `pqkit-bus`, driven from asyncio.
+//!
+//! One implementation of the sealed protocol: every operation here calls `pqkit_bus::nats`. The futures run on
+//! the tokio runtime that `pyo3-async-runtimes` owns (created on first use, worker threads of its own) and
+//! complete an `asyncio.Future` of the caller's event loop; the GIL is held only to copy arguments in and
+//! results out, never while waiting on the network. The asyncio-facing classes (`Agent`, `Subscription`, ...)
+//! are in `python/pqkit/bus.py` and wrap the `_Bus*` classes below.
+
+use crate::{Buf, PqkitError};
+use pqkit_bus::nats::{DurableSubscription, KeyServer, KeyServerHandle, NatsAgent, NatsSubscription};
+use pqkit_bus::{AgentId, Error, Identity, Message, Policy, Priority};
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use pyo3_async_runtimes::tokio::future_into_py;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+use zeroize::Zeroizing;
+
+create_exception!(_pqkit, BusError, PqkitError, "A pqkit.bus operation failed (transport, handshake, envelope).");
+create_exception!(_pqkit, Unauthorised, BusError, "The key server's policy does not allow this publish or subscribe.");
+create_exception!(_pqkit, NoResponders, BusError, "A request reached no subscriber.");
+create_exception!(_pqkit, BusTimeout, BusError, "A request or receive timed out.");
+create_exception!(_pqkit, BusClosed, BusError, "The subscription or agent is closed.");
+create_exception!(_pqkit, InvalidSubject, BusError, "A subject or pattern is not a valid NATS subject.");
+
+/// The first line of an agent identity file, as `pqkit keygen --alg agent` writes it.
+const IDENTITY_HEADER: &str = "pqkit-bus agent v1";
+
+fn bus_err(e: Error) -> PyErr {
+    let msg = e.to_string();
+    match e {
+        Error::Unauthorised { .. } => Unauthorised::new_err(msg),
+        Error::NoResponders { .. } => NoResponders::new_err(msg),
+        Error::Timeout => BusTimeout::new_err(msg),
+        Error::Closed => BusClosed::new_err(msg),
+        Error::InvalidSubject { .. } | Error::InvalidName => InvalidSubject::new_err(msg),
+        _ => BusError::new_err(msg),
+    }
+}
+
+fn parse_id(what: &str, s: &str) -> PyResult<AgentId> {
+    let s = s.trim();
+    let bad = || {
+        PyValueError::new_err(format!("{what}: an agent id is 32 hex digits (16 bytes), got {} characters", s.len()))
+    };
+    if s.len() != 32 || !s.is_ascii() {
+        return Err(bad());
+    }
+    let mut id = [0u8; 16];
+    for (i, b) in id.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
+    }
+    Ok(AgentId(id))
+}
+
+fn priority(p: u8) -> PyResult<Priority> {
+    Priority::from_u8(p)
+        .ok_or_else(|| PyValueError::new_err(format!("priority: expected 0 (LOW) to 3 (CRITICAL), got {p}")))
+}
+
+fn timeout(seconds: f64) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(seconds)
+        .map_err(|_| PyValueError::new_err(format!("timeout: expected a finite number of seconds >= 0, got {seconds}")))
+}
+
+/// An agent identity: a name and the hybrid ML-DSA-65 + Ed25519 signing keys derived from a 32-byte seed.
+#[pyclass(module = "pqkit.bus", name = "_BusIdentity", frozen)]
+pub(crate) struct BusIdentity {
+    identity: Identity,
+    seed: Zeroizing<[u8; 32]>,
+}
+
+impl BusIdentity {
+    fn from_seed_bytes(name: &str, seed: &[u8]) -> PyResult<Self> {
+        let seed: Zeroizing<[u8; 32]> = Zeroizing::new(seed.try_into().map_err(|_| {
+            crate::InvalidLength::new_err(format!("agent identity seed: expected 32 bytes, got {}", seed.len()))
+        })?);
+        let identity = Identity::from_seed(name, &seed).map_err(bus_err)?;
+        Ok(BusIdentity { identity, seed })
+    }
+}
+
+#[pymethods]
+impl BusIdentity {
+    #[staticmethod]
+    fn generate(name: &str) -> PyResult<Self> {
+        let mut seed = Zeroizing::new([0u8; 32]);
+        pqkit::rng::fill_os(seed.as_mut()).map_err(crate::err)?;
+        Self::from_seed_bytes(name, seed.as_ref())
+    }
+
+    #[staticmethod]
+    fn from_seed(name: &str, seed: Buf<'_, '_>) -> PyResult<Self> {
+        Self::from_seed_bytes(name, &seed)
+    }
+
+    /// Reads the identity file format of `pqkit keygen --alg agent`.
+    #[staticmethod]
+    fn from_text(text: &str) -> PyResult<Self> {
+        let bad = |why: &str| crate::InvalidEncoding::new_err(format!("not a pqkit-bus agent identity file ({why})"));
+        let mut lines = text.lines();
+        if lines.next().map(str::trim_end) != Some(IDENTITY_HEADER) {
+            return Err(bad("the first line is not `pqkit-bus agent v1`"));
+        }
+        let name = lines.next().and_then(|l| l.strip_prefix("name ")).ok_or_else(|| bad("no `name` line"))?;
+        let seed_hex = lines.next().and_then(|l| l.strip_prefix("seed ")).ok_or_else(|| bad("no `seed` line"))?;
+        let seed_hex = seed_hex.trim();
+        if seed_hex.len() != 64 || !seed_hex.is_ascii() {
+            return Err(bad("the seed is not 64 hex digits"));
+        }
+        let mut seed = Zeroizing::new([0u8; 32]);
+        for (i, b) in seed.iter_mut().enumerate() {
+            *b = u8::from_str_radix(&seed_hex[2 * i..2 * i + 2], 16).map_err(|_| bad("the seed is not hex"))?;
+        }
+        Self::from_seed_bytes(name.trim_end(), seed.as_ref())
+    }
+
+    /// The identity file text (secret: it holds the seed).
+    fn to_text(&self) -> String {
+        let mut hex = String::with_capacity(64);
+        for b in self.seed.iter() {
+            hex.push_str(&format!("{b:02x}"));
+        }
+        let text = format!("{IDENTITY_HEADER}\nname {}\nseed {hex}\n", self.identity.name());
+        zeroize::Zeroize::zeroize(&mut hex);
+        text
+    }
+
+    #[getter]
+    fn id(&self) -> String {
+        self.identity.id().to_hex()
+    }
+
+    #[getter]
+    fn name(&self) -> &str {
+        self.identity.name()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<pqkit.bus.Identity {:?} id {} (keys hidden)>", self.identity.name(), self.identity.id().to_hex())
+    }
+}
+
+/// Who may publish and subscribe to what; held by the key server.
+#[pyclass(module = "pqkit.bus", name = "_BusPolicy", frozen)]
+pub(crate) struct BusPolicy {
+    policy: Mutex<Policy>,
+}
+
+impl BusPolicy {
+    fn get(&self) -> Policy {
+        self.policy.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+}
+
+#[pymethods]
+impl BusPolicy {
+    #[new]
+    fn new() -> Self {
+        BusPolicy { policy: Mutex::new(Policy::new()) }
+    }
+
+    #[staticmethod]
+    fn allow_all() -> Self {
+        BusPolicy { policy: Mutex::new(Policy::allow_all()) }
+    }
+
+    fn allow(&self, agent_id: &str, publish: Vec<String>, subscribe: Vec<String>) -> PyResult<()> {
+        let id = parse_id("agent_id", agent_id)?;
+        let p: Vec<&str> = publish.iter().map(String::as_str).collect();
+        let s: Vec<&str> = subscribe.iter().map(String::as_str).collect();
+        let mut g = self.policy.lock().unwrap_or_else(PoisonError::into_inner);
+        *g = g.clone().allow(id, &p, &s).map_err(bus_err)?;
+        Ok(())
+    }
+
+    fn may_publish(&self, agent_id: &str, subject: &str) -> PyResult<bool> {
+        Ok(self.get().may_publish(&parse_id("agent_id", agent_id)?, subject))
+    }
+
+    fn may_subscribe(&self, agent_id: &str, pattern: &str) -> PyResult<bool> {
+        Ok(self.get().may_subscribe(&parse_id("agent_id", agent_id)?, pattern))
+    }
+}
+
+/// A key server run inside this process.
+#[pyclass(module = "pqkit.bus", name = "_BusKeyServer", frozen)]
+pub(crate) struct BusKeyServer {
+    id: AgentId,
+    handle: Mutex<Option<KeyServerHandle>>,
+}
+
+#[pymethods]
+impl BusKeyServer {
+    #[staticmethod]
+    fn serve<'py>(
+        py: Python<'py>,
+        url: String,
+        identity: &BusIdentity,
+        policy: &BusPolicy,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let ks = KeyServer::new(identity.identity.clone(), policy.get());
+        future_into_py(py, async move {
+            let handle = ks.serve(&url).await.map_err(bus_err)?;
+            Ok(BusKeyServer { id: handle.id(), handle: Mutex::new(Some(handle)) })
+        })
+    }
+
+    #[getter]
+    fn id(&self) -> String {
+        self.id.to_hex()
+    }
+
+    /// Stops serving (idempotent).
+    fn close(&self) {
+        drop(self.handle.lock().unwrap_or_else(PoisonError::into_inner).take());
+    }
+}
+
+/// A message that authenticated: its subject, sender, priority and payload.
+#[pyclass(module = "pqkit.bus", name = "Message", frozen)]
+pub(crate) struct BusMessage {
+    msg: Message,
+}
+
+#[pymethods]
+impl BusMessage {
+    #[getter]
+    fn subject(&self) -> &str {
+        self.msg.subject()
+    }
+
+    #[getter]
+    fn sender(&self) -> String {
+        self.msg.sender().to_hex()
+    }
+
+    #[getter]
+    fn priority(&self) -> u8 {
+        self.msg.priority() as u8
+    }
+
+    #[getter]
+    fn payload<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, self.msg.payload())
+    }
+
+    #[getter]
+    fn reply_to(&self) -> Option<&str> {
+        self.msg.reply_to()
+    }
+
+    #[getter]
+    fn seq(&self) -> u64 {
+        self.msg.seq()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<pqkit.bus.Message subject={:?} sender={} priority={} {} bytes>",
+            self.msg.subject(),
+            self.msg.sender().to_hex(),
+            self.msg.priority() as u8,
+            self.msg.payload().len()
+        )
+    }
+}
+
+fn wrap(msg: Message) -> BusMessage {
+    BusMessage { msg }
+}
+
+/// A NATS agent, authenticated to a key server.
+#[pyclass(module = "pqkit.bus", name = "_BusAgent", frozen)]
+pub(crate) struct BusAgent {
+    agent: NatsAgent,
+}
+
+#[pymethods]
+impl BusAgent {
+    #[staticmethod]
+    fn connect<'py>(
+        py: Python<'py>,
+        url: String,
+        identity: &BusIdentity,
+        key_server: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let ks = parse_id("key_server", key_server)?;
+        let identity = identity.identity.clone();
+        future_into_py(py, async move {
+            let agent = NatsAgent::connect(&url, &identity, ks).await.map_err(bus_err)?;
+            Ok(BusAgent { agent })
+        })
+    }
+
+    #[getter]
+    fn id(&self) -> String {
+        self.agent.id().to_hex()
+    }
+
+    #[getter]
+    fn key_server(&self) -> String {
+        self.agent.key_server().to_hex()
+    }
+
+    fn publish<'py>(
+        &self,
+        py: Python<'py>,
+        subject: String,
+        payload: Buf<'_, '_>,
+        priority: u8,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (agent, payload, p) = (self.agent.clone(), payload.to_vec(), self::priority(priority)?);
+        future_into_py(py, async move { agent.publish(&subject, &payload, p).await.map_err(bus_err) })
+    }
+
+    fn request<'py>(
+        &self,
+        py: Python<'py>,
+        subject: String,
+        payload: Buf<'_, '_>,
+        timeout: f64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (agent, payload, t) = (self.agent.clone(), payload.to_vec(), self::timeout(timeout)?);
+        future_into_py(py, async move { agent.request(&subject, &payload, t).await.map(wrap).map_err(bus_err) })
+    }
+
+    fn reply<'py>(&self, py: Python<'py>, request: &BusMessage, payload: Buf<'_, '_>) -> PyResult<Bound<'py, PyAny>> {
+        if request.msg.reply_to().is_none() {
+            return Err(PyValueError::new_err(format!(
+                "reply: the message on {:?} is not a request (it has no reply_to)",
+                request.msg.subject()
+            )));
+        }
+        let (agent, req, payload) = (self.agent.clone(), request.msg.clone(), payload.to_vec());
+        future_into_py(py, async move { agent.reply(&req, &payload).await.map_err(bus_err) })
+    }
+
+    fn subscribe<'py>(&self, py: Python<'py>, pattern: String) -> PyResult<Bound<'py, PyAny>> {
+        let agent = self.agent.clone();
+        future_into_py(py, async move {
+            // The key server is asked first, as `pqkit bus sub` does: a pattern the policy does not cover whole is
+            // refused here rather than received in part.
+            agent.check_subscribe(&pattern).await.map_err(bus_err)?;
+            let sub = agent.subscribe(&pattern).await.map_err(bus_err)?;
+            Ok(BusSubscription { pattern, sub: Arc::new(tokio::sync::Mutex::new(Some(sub))), closing: closing() })
+        })
+    }
+
+    fn declare_durable<'py>(
+        &self,
+        py: Python<'py>,
+        name: String,
+        subjects: Vec<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let agent = self.agent.clone();
+        future_into_py(py, async move {
+            let s: Vec<&str> = subjects.iter().map(String::as_str).collect();
+            agent.declare_durable(&name, &s).await.map_err(bus_err)
+        })
+    }
+
+    fn publish_durable<'py>(
+        &self,
+        py: Python<'py>,
+        subject: String,
+        payload: Buf<'_, '_>,
+        priority: u8,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (agent, payload, p) = (self.agent.clone(), payload.to_vec(), self::priority(priority)?);
+        future_into_py(py, async move { agent.publish_durable(&subject, &payload, p).await.map_err(bus_err) })
+    }
+
+    fn subscribe_durable<'py>(
+        &self,
+        py: Python<'py>,
+        stream: String,
+        consumer: String,
+        pattern: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let agent = self.agent.clone();
+        future_into_py(py, async move {
+            agent.check_subscribe(&pattern).await.map_err(bus_err)?;
+            let sub = agent.subscribe_durable(&stream, &consumer, &pattern).await.map_err(bus_err)?;
+            Ok(BusDurableSubscription {
+                pattern,
+                sub: Arc::new(tokio::sync::Mutex::new(Some(sub))),
+                closing: closing(),
+            })
+        })
+    }
+
+    fn flush<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let agent = self.agent.clone();
+        future_into_py(py, async move { agent.flush().await.map_err(bus_err) })
+    }
+
+    fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let agent = self.agent.clone();
+        future_into_py(py, async move { agent.close().await.map_err(bus_err) })
+    }
+
+    /// The agent's counters: published, delivered, and every rejection by reason.
+    fn metrics(&self) -> Vec<(&'static str, u64)> {
+        let m = self.agent.metrics();
+        vec![
+            ("published", m.published),
+            ("delivered", m.delivered),
+            ("rejected", m.rejected()),
+            ("duplicates", self.agent.duplicates()),
+        ]
+    }
+}
+
+/// A subscription of a [`BusAgent`]; one receive at a time (the Python side serialises them).
+#[pyclass(module = "pqkit.bus", name = "_BusSubscription", frozen)]
+pub(crate) struct BusSubscription {
+    pattern: String,
+    sub: Arc<tokio::sync::Mutex<Option<NatsSubscription>>>,
+    /// Set by unsubscribe/close: ends a receive in flight (which holds the lock) with `Closed`.
+    closing: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+#[pymethods]
+impl BusSubscription {
+    #[getter]
+    fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    fn recv<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let (sub, mut closing) = (self.sub.clone(), self.closing.subscribe());
+        future_into_py(py, async move {
+            let closed = || bus_err(Error::Closed);
+            let mut g = tokio::select! {
+                g = sub.lock() => g,
+                _ = closing.wait_for(|c| *c) => return Err(closed()),
+            };
+            let s = g.as_mut().ok_or_else(closed)?;
+            tokio::select! {
+                r = s.recv() => r.map(wrap).map_err(bus_err),
+                _ = closing.wait_for(|c| *c) => Err(closed()),
+            }
+        })
+    }
+
+    fn unsubscribe<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let sub = self.sub.clone();
+        self.closing.send_replace(true);
+        future_into_py(py, async move {
+            let taken = sub.lock().await.take();
+            match taken {
+                Some(s) => s.unsubscribe().await.map_err(bus_err),
+                None => Ok(()),
+            }
+        })
+    }
+}
+
+/// A durable (JetStream) subscription of a [`BusAgent`].
+#[pyclass(module = "pqkit.bus", name = "_BusDurableSubscription", frozen)]
+pub(crate) struct BusDurableSubscription {
+    pattern: String,
+    sub: Arc<tokio::sync::Mutex<Option<DurableSubscription>>>,
+    /// Set by unsubscribe/close: ends a receive in flight (which holds the lock) with `Closed`.
+    closing: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+#[pymethods]
+impl BusDurableSubscription {
+    #[getter]
+    fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    fn recv<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let (sub, mut closing) = (self.sub.clone(), self.closing.subscribe());
+        future_into_py(py, async move {
+            let closed = || bus_err(Error::Closed);
+            let mut g = tokio::select! {
+                g = sub.lock() => g,
+                _ = closing.wait_for(|c| *c) => return Err(closed()),
+            };
+            let s = g.as_mut().ok_or_else(closed)?;
+            tokio::select! {
+                r = s.recv() => r.map(wrap).map_err(bus_err),
+                _ = closing.wait_for(|c| *c) => Err(closed()),
+            }
+        })
+    }
+
+    fn ack<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let sub = self.sub.clone();
+        future_into_py(py, async move {
+            let mut g = sub.lock().await;
+            let s = g.as_mut().ok_or_else(|| bus_err(Error::Closed))?;
+            s.ack().await.map_err(bus_err)
+        })
+    }
+
+    fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let sub = self.sub.clone();
+        self.closing.send_replace(true);
+        future_into_py(py, async move {
+            let taken = sub.lock().await.take();
+            match taken {
+                Some(s) => s.close().await.map_err(bus_err),
+                None => Ok(()),
+            }
+        })
+    }
+}
+
+fn closing() -> Arc<tokio::sync::watch::Sender<bool>> {
+    Arc::new(tokio::sync::watch::channel(false).0)
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    // Private names: `pqkit.bus` re-exports them as BusError, Unauthorised, ..., Message.
+    m.add("_BusError", py.get_type::<BusError>())?;
+    m.add("_BusUnauthorised", py.get_type::<Unauthorised>())?;
+    m.add("_BusNoResponders", py.get_type::<NoResponders>())?;
+    m.add("_BusTimeout", py.get_type::<BusTimeout>())?;
+    m.add("_BusClosed", py.get_type::<BusClosed>())?;
+    m.add("_BusInvalidSubject", py.get_type::<InvalidSubject>())?;
+    m.add_class::<BusIdentity>()?;
+    m.add_class::<BusPolicy>()?;
+    m.add_class::<BusKeyServer>()?;
+    m.add("_BusMessage", py.get_type::<BusMessage>())?;
+    m.add_class::<BusAgent>()?;
+    m.add_class::<BusSubscription>()?;
+    m.add_class::<BusDurableSubscription>()?;
+    Ok(())
+}
