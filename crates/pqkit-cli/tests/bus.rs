@@ -152,8 +152,9 @@ fn two_agents_talk_sealed_through_the_cli() {
     drop(ks);
 }
 
-/// `pub --sign` and `sub --sender-auth`: the subscriber prints only what a checkpoint signed by its sender
-/// covers; an unsigned message (what a member holding the publisher's key could inject) is dropped.
+/// Sender authentication is the default: `bus sub` prints only what a checkpoint signed by its sender covers;
+/// a message published with `--no-sender-auth` (unsigned, as a member holding the publisher's key could
+/// inject) is dropped. `sub --no-sender-auth` prints an unsigned message as soon as it opens.
 #[test]
 fn sender_authentication_through_the_cli() {
     let s = NatsServer::start();
@@ -174,7 +175,7 @@ fn sender_authentication_through_the_cli() {
     wait_line(&mut ks_out, |l| l == "ready");
     let mut sub = Killed(
         pqkit()
-            .args(["bus", "sub", "--nats", &s.url(), "--key-server", &ks_id, "--count", "1", "--sender-auth"])
+            .args(["bus", "sub", "--nats", &s.url(), "--key-server", &ks_id, "--count", "1"])
             .arg("--identity")
             .arg(&bob)
             .arg("signed.>")
@@ -188,8 +189,8 @@ fn sender_authentication_through_the_cli() {
     for (sign, text) in [(false, "unsigned"), (true, "signed")] {
         let mut c = pqkit();
         c.args(["bus", "pub", "--nats", &s.url(), "--key-server", &ks_id, "--identity"]).arg(&alice);
-        if sign {
-            c.arg("--sign");
+        if !sign {
+            c.arg("--no-sender-auth");
         }
         let out = c.args(["signed.room", text]).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -198,6 +199,31 @@ fn sender_authentication_through_the_cli() {
     sub.0.stdout.take().unwrap().read_to_string(&mut text).unwrap();
     assert!(sub.0.wait().unwrap().success());
     assert_eq!(text.lines().collect::<Vec<_>>(), [format!("signed.room {alice_id} Normal: signed")]);
+    // Opted out, the subscriber prints the unsigned message as soon as it opens.
+    let mut sub = Killed(
+        pqkit()
+            .args(["bus", "sub", "--nats", &s.url(), "--key-server", &ks_id, "--count", "1", "--no-sender-auth"])
+            .arg("--identity")
+            .arg(&bob)
+            .arg("signed.>")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut sub_err = BufReader::new(sub.0.stderr.take().unwrap());
+    wait_line(&mut sub_err, |l| l == "subscribed signed.>");
+    let out = pqkit()
+        .args(["bus", "pub", "--nats", &s.url(), "--key-server", &ks_id, "--no-sender-auth", "--identity"])
+        .arg(&alice)
+        .args(["signed.room", "unsigned"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut text = String::new();
+    sub.0.stdout.take().unwrap().read_to_string(&mut text).unwrap();
+    assert!(sub.0.wait().unwrap().success());
+    assert_eq!(text.lines().collect::<Vec<_>>(), [format!("signed.room {alice_id} Normal: unsigned")]);
 }
 
 // ---------------------------------------------------------------------------------------------------------

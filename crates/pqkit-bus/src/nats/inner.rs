@@ -245,7 +245,7 @@ impl AgentInner {
             sg.remember(subject, Some(c.clone()));
             return Some(c);
         }
-        let Some(cfg) = sg.rules.iter().find(|(p, _)| matches(p, subject)).map(|(_, c)| *c) else {
+        let Some(cfg) = sg.rules.iter().find(|(p, _)| matches(p, subject)).map(|(_, c)| *c).or(sg.default) else {
             // Remembered (bounded), so a topic no rule covers costs one lookup per publish, not a pattern match
             // per rule; a new rule forgets these.
             if sg.unchained.len() >= MAX_KEYS {
@@ -256,6 +256,12 @@ impl AgentInner {
             return None;
         };
         validate_subject(subject).ok()?;
+        if sg.chains.len() >= MAX_KEYS {
+            // Bounded (every topic is chained by default): forget the chains nothing else holds and nothing is
+            // pending in (a later publish there starts a new one; its sequence numbers go on).
+            sg.last = None;
+            sg.chains.retain(|_, c| Arc::strong_count(c) > 1 || c.try_lock().map_or(true, |g| g.chain.pending() > 0));
+        }
         let c = Arc::new(tokio::sync::Mutex::new(TopicChain { chain: Chain::new(), cfg, durable: false }));
         sg.chains.insert(subject.to_string(), c.clone());
         sg.remember(subject, Some(c.clone()));
