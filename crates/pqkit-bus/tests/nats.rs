@@ -668,7 +668,7 @@ async fn errors_name_the_key_server_and_the_nats_address() {
 /// if the publisher gave up on an acknowledgement and published it again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_three_node_cluster_loses_nothing_while_a_node_and_the_key_server_restart() {
-    const N: u32 = 500;
+    const N: u32 = 1000;
     let mut nodes = NatsServer::cluster(3);
     let urls = nodes.iter().map(|n| n.url()).collect::<Vec<_>>().join(",");
     let mut ks = Some(key_server(&urls, Policy::allow_all()).await);
