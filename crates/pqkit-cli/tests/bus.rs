@@ -136,11 +136,31 @@ fn two_agents_talk_sealed_through_the_cli() {
     // The policy format is in the help.
     let help = pqkit().args(["bus", "keyserver", "--help"]).output().unwrap();
     assert!(String::from_utf8_lossy(&help.stdout).contains("<agent id hex> pub <patterns> sub <patterns>"));
-    // A subscription wider than the grant is refused, not silently starved.
-    let (code, err) = run(&["bus", "sub", "--nats", &s.url(), "--key-server", &ks_id, ">"], &bob);
+    // A subscription wider than the grant is refused, not silently starved (a `bus sub` that subscribed instead
+    // would wait for messages forever: it is given 20 s to exit, then killed and the test fails).
+    let refused = |pattern: &str| {
+        let mut c = Killed(
+            pqkit()
+                .args(["bus", "sub", "--nats", &s.url(), "--key-server", &ks_id, pattern, "--identity"])
+                .arg(&bob)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while c.0.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "bus sub {pattern} was not refused: still running after 20 s");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let mut err = String::new();
+        c.0.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        (c.0.wait().unwrap().code(), err)
+    };
+    let (code, err) = refused(">");
     assert_eq!(code, Some(2));
     assert!(err.contains("does not allow subscribe `>`"), "{err}");
-    let (code, err) = run(&["bus", "sub", "--nats", &s.url(), "--key-server", &ks_id, "other.>"], &bob);
+    let (code, err) = refused("other.>");
     assert_eq!(code, Some(2));
     assert!(err.contains("does not allow subscribe `other.>`"), "{err}");
     let (code, err) = run(&["bus", "pub", "--nats", &s.url(), "--key-server", &bob_id, "chat.room", "x"], &alice);
