@@ -256,12 +256,8 @@ impl AgentInner {
             return None;
         };
         validate_subject(subject).ok()?;
-        if sg.chains.len() >= MAX_KEYS {
-            // Bounded (every topic is chained by default): forget the chains nothing else holds and nothing is
-            // pending in (a later publish there starts a new one; its sequence numbers go on).
-            sg.last = None;
-            sg.chains.retain(|_, c| Arc::strong_count(c) > 1 || c.try_lock().map_or(true, |g| g.chain.pending() > 0));
-        }
+        // Bounded: every topic is chained by default.
+        sg.prune(MAX_KEYS);
         let c = Arc::new(tokio::sync::Mutex::new(TopicChain { chain: Chain::new(), cfg, durable: false }));
         sg.chains.insert(subject.to_string(), c.clone());
         sg.remember(subject, Some(c.clone()));

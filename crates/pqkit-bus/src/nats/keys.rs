@@ -221,6 +221,17 @@ pub(super) struct Signing {
 }
 
 impl Signing {
+    /// Once there are `max` chains, forgets those that nothing else holds (no publisher handle, no running
+    /// timer pass) and that have nothing pending: a later publish on their topic starts a new chain, and its
+    /// sequence numbers go on (they belong to the sender key, not the chain).
+    pub(super) fn prune(&mut self, max: usize) {
+        if self.chains.len() < max {
+            return;
+        }
+        self.last = None;
+        self.chains.retain(|_, c| Arc::strong_count(c) > 1 || c.try_lock().map_or(true, |g| g.chain.pending() > 0));
+    }
+
     pub(super) fn remember(&mut self, subject: &str, c: Option<Arc<tokio::sync::Mutex<TopicChain>>>) {
         match &mut self.last {
             Some((s, last)) => {
@@ -241,3 +252,37 @@ pub(super) struct RecvKey {
 
 /// Receive keys by key scope, then (epoch, stream): looked up by `&str` without allocating.
 pub(super) type RecvKeys = HashMap<String, HashMap<(u32, u32), Arc<RecvKey>>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_chain_map_forgets_only_idle_chains_that_nothing_else_holds() {
+        let new = || {
+            Arc::new(tokio::sync::Mutex::new(TopicChain {
+                chain: Chain::new(),
+                cfg: Checkpoints::default(),
+                durable: false,
+            }))
+        };
+        let mut sg = Signing::default();
+        // Held by a publisher handle; with a pending batch; idle (only the map, and the last-lookup cache).
+        let held = new();
+        sg.chains.insert("held".into(), held.clone());
+        let pending = new();
+        pending.try_lock().unwrap().chain.push(&AgentId([1; 16]), "pending", 1, 1, "", b"envelope");
+        sg.chains.insert("pending".into(), pending);
+        let idle = new();
+        sg.chains.insert("idle".into(), idle.clone());
+        sg.remember("idle", Some(idle));
+        sg.prune(4);
+        assert_eq!(sg.chains.len(), 3, "under the bound nothing is forgotten");
+        sg.prune(3);
+        let mut left: Vec<&str> = sg.chains.keys().map(String::as_str).collect();
+        left.sort_unstable();
+        assert_eq!(left, ["held", "pending"]);
+        assert!(sg.last.is_none(), "the last lookup is forgotten with it");
+        drop(held);
+    }
+}
