@@ -342,7 +342,7 @@ impl<T> Verifier<T> {
     /// Holds an opened (AEAD-authenticated) message: `envelope` is the envelope exactly as received (its reply
     /// subject, which the AEAD authenticated, is the message's), `epoch` and the sequence's stream name its buffer.
     pub fn push(&mut self, msg: Message, epoch: u32, envelope: &[u8], token: T, now: Instant) {
-        let key: BufKey = (msg.sender(), Arc::from(msg.subject()), epoch, (msg.seq() >> STREAM_SHIFT) as u32);
+        let key: BufKey = (msg.sender(), msg.subject_shared(), epoch, (msg.seq() >> STREAM_SHIFT) as u32);
         if !self.buffers.contains_key(&key) && self.buffers.len() >= self.opts.max_buffers {
             self.evict_buffer();
         }

@@ -2,7 +2,7 @@
 //! senders and subjects, relabelled subjects, and stream numbers. Every test starts its own `nats-server`.
 mod common;
 
-use common::agents::{T, ident, key_server, plain, sync};
+use common::agents::{T, ident, key_server, opted_out, plain, sync};
 use common::nats_server::NatsServer;
 use futures_util::StreamExt;
 use pqkit_bus::envelope::{self, Kind};
@@ -37,7 +37,8 @@ async fn a_member_forging_in_a_publishers_name_is_rejected_with_sender_auth() {
     // Everyone may publish and subscribe on `team.>`: bob holds alice's key for it, as any subscriber does.
     let ks = key_server(&s.url(), Policy::allow_all()).await;
     let alice = NatsAgent::connect(&s.url(), &ident("alice", 1), ks.id()).await.unwrap();
-    let bob = NatsAgent::connect(&s.url(), &ident("bob", 2), ks.id()).await.unwrap();
+    // Bob opted out of sender authentication: his subscription shows what the AEAD alone accepts.
+    let bob = NatsAgent::connect_with(&s.url(), &ident("bob", 2), ks.id(), opted_out()).await.unwrap();
     let carol = NatsAgent::connect(&s.url(), &ident("carol", 5), ks.id()).await.unwrap();
     let wire = plain(&s.url()).await;
     alice.sign_checkpoints("team.quiet", Checkpoints::default()).unwrap();
@@ -92,6 +93,107 @@ async fn a_member_forging_in_a_publishers_name_is_rejected_with_sender_auth() {
     want.sort();
     assert_eq!(got, want);
     assert_eq!(bob.metrics().rejected(), 0);
+}
+
+/// With the default options (no `sign_checkpoints`, no `subscribe_authenticated`), a subscriber of a topic who
+/// holds a publisher's key cannot make another subscriber accept a message in that publisher's name: neither
+/// a bare forgery, nor one covered by a checkpoint the forger signs himself claiming the publisher, nor one
+/// whose genuine checkpoint is cut short. The genuine messages arrive.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn by_default_a_co_subscriber_cannot_forge_a_publishers_message() {
+    let s = NatsServer::start();
+    let ks = key_server(&s.url(), Policy::allow_all()).await;
+    let alice = NatsAgent::connect(&s.url(), &ident("alice", 1), ks.id()).await.unwrap();
+    let mallory_id = ident("mallory", 2);
+    let mallory = NatsAgent::connect(&s.url(), &mallory_id, ks.id()).await.unwrap();
+    let carol = NatsAgent::connect(&s.url(), &ident("carol", 5), ks.id()).await.unwrap();
+    let wire = plain(&s.url()).await;
+    let mut tap = wire.subscribe("team.pay").await.unwrap();
+    let mut carols = carol.subscribe("team.>").await.unwrap();
+    let mut mallorys = mallory.subscribe("team.>").await.unwrap();
+    sync(&wire).await;
+    // Genuine traffic: both subscribers get it once alice's timer has signed it (no flush, no rule).
+    alice.publish("team.pay", b"pay bob 10", Priority::Normal).await.unwrap();
+    for sub in [&mut carols, &mut mallorys] {
+        let m = sub.recv_timeout(T).await.unwrap();
+        assert_eq!((m.payload(), m.sender()), (&b"pay bob 10"[..], alice.id()));
+    }
+    assert!(alice.checkpoints_sent() >= 1, "the default signs checkpoints");
+    let genuine = take(&mut tap, 2).await;
+    assert_eq!(envelope::parse(&genuine[1]).unwrap().kind, Kind::Checkpoint);
+    // 1. A bare forgery: sealed under alice's sender key for the topic, which mallory, a subscriber, holds
+    //    (alice's own `seal` makes the same bytes a forger would), injected by a plain connection.
+    let forged = alice.seal("team.pay", b"pay mallory 1000", Priority::Critical, None).await.unwrap();
+    wire.publish("team.pay", forged.clone().into()).await.unwrap();
+    sync(&wire).await;
+    // 2. The same forgery covered by a checkpoint mallory signs, with the right chain, claiming alice.
+    let forged2 = alice.seal("team.pay", b"pay mallory 2000", Priority::Critical, None).await.unwrap();
+    let m = envelope::parse_nats(&forged2).unwrap();
+    let mut ch = checkpoint::Chain::new();
+    ch.push(&alice.id(), "team.pay", m.epoch, m.seq, "", &forged2);
+    let mut cp = ch.checkpoint(&mallory_id, "team.pay").unwrap().unwrap();
+    cp[16..32].copy_from_slice(&alice.id().0);
+    wire.publish("team.pay", forged2.into()).await.unwrap();
+    wire.publish("team.pay", cp.into()).await.unwrap();
+    sync(&wire).await;
+    // 3. A genuine message whose genuine checkpoint arrives truncated (by a byte, and by half).
+    alice.sign_checkpoints("team.held", BY_HAND).unwrap();
+    let mut tap2 = wire.subscribe("team.held").await.unwrap();
+    sync(&wire).await;
+    alice.publish("team.held", b"cut", Priority::Normal).await.unwrap();
+    alice.flush_checkpoints().await.unwrap();
+    let v = take(&mut tap2, 2).await;
+    // Carol got alice's message and checkpoint as sent; a later copy of both, truncated, changes nothing.
+    let got = carols.recv_timeout(T).await.unwrap();
+    assert_eq!(got.payload(), b"cut");
+    for cut in [1, v[1].len() / 2] {
+        wire.publish("team.held", v[1][..v[1].len() - cut].to_vec().into()).await.unwrap();
+    }
+    sync(&wire).await;
+    // None of it is delivered; the forgeries are rejected once the timeout passes (never released early).
+    let bound = SenderAuth::default().timeout + Duration::from_millis(500);
+    assert_eq!(carols.recv_timeout(bound).await.unwrap_err(), Error::Timeout);
+    let mt = carol.metrics();
+    assert_eq!(mt.received, 2, "{mt:?}");
+    assert_eq!(mt.rejected_unsigned, 2, "both forgeries dropped unreleased: {mt:?}");
+    assert!(mt.rejected_auth >= 1, "mallory's checkpoint in alice's name: {mt:?}");
+    assert_eq!(mt.rejected_malformed, 2, "the truncated checkpoints: {mt:?}");
+    // Genuine traffic goes on.
+    alice.publish("team.pay", b"pay bob 20", Priority::Normal).await.unwrap();
+    assert_eq!(carols.recv_timeout(T).await.unwrap().payload(), b"pay bob 20");
+}
+
+/// A checkpoint that never arrives: the messages it would have covered are held, never delivered, and rejected
+/// and counted (`rejected_unsigned`) once [`SenderAuth::timeout`] has passed, not before and not much later; a
+/// late checkpoint releases nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn messages_whose_checkpoint_never_arrives_are_dropped_and_counted_within_the_bound() {
+    let s = NatsServer::start();
+    let ks = key_server(&s.url(), Policy::allow_all()).await;
+    let alice = NatsAgent::connect(&s.url(), &ident("alice", 1), ks.id()).await.unwrap();
+    let carol = NatsAgent::connect(&s.url(), &ident("carol", 5), ks.id()).await.unwrap();
+    // Alice's checkpoints for this topic are held back (signed by hand only).
+    alice.sign_checkpoints("lost.>", BY_HAND).unwrap();
+    let mut sub = carol.subscribe("lost.x").await.unwrap();
+    let t0 = Instant::now();
+    for i in 0u8..5 {
+        alice.publish("lost.x", &[i], Priority::Normal).await.unwrap();
+    }
+    alice.flush().await.unwrap();
+    let timeout = SenderAuth::default().timeout;
+    let early = sub.recv_timeout(timeout / 2).await;
+    assert_eq!(early.unwrap_err(), Error::Timeout, "nothing before a checkpoint");
+    assert_eq!(carol.metrics().rejected_unsigned, 0, "not rejected before the timeout");
+    // Polling the subscription (as an application waiting for messages does) reports the rejection.
+    let r = sub.recv_timeout(timeout + Duration::from_millis(500)).await;
+    assert_eq!(r.unwrap_err(), Error::Timeout);
+    let mt = carol.metrics();
+    assert_eq!((mt.rejected_unsigned, mt.received), (5, 0), "{mt:?}");
+    assert!(t0.elapsed() < timeout * 2 + Duration::from_secs(1), "rejected within the bound");
+    // The checkpoint turns up late: nothing is released.
+    alice.flush_checkpoints().await.unwrap();
+    assert_eq!(sub.recv_timeout(Duration::from_millis(300)).await.unwrap_err(), Error::Timeout);
+    assert_eq!(carol.metrics().received, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -347,8 +449,8 @@ async fn interleaved_senders_subjects_and_replies_each_keep_their_own_route() {
 async fn a_checkpoint_rule_added_after_publishing_applies_to_the_next_publish() {
     let s = NatsServer::start();
     let ks = key_server(&s.url(), Policy::allow_all()).await;
-    let alice = NatsAgent::connect(&s.url(), &ident("alice", 1), ks.id()).await.unwrap();
-    // A rule on another topic turns signing on, so `ck.x` is looked up (and found uncovered) on each publish.
+    let alice = NatsAgent::connect_with(&s.url(), &ident("alice", 1), ks.id(), opted_out()).await.unwrap();
+    // Opted out, so that only rules sign. A rule on another topic turns signing on, so `ck.x` is looked up (and found uncovered) on each publish.
     alice.sign_checkpoints("other.>", Checkpoints { every: 1, ..Checkpoints::default() }).unwrap();
     alice.publish("ck.x", b"one", Priority::Normal).await.unwrap();
     alice.publish("ck.x", b"two", Priority::Normal).await.unwrap();
@@ -398,10 +500,11 @@ async fn a_recv_cancelled_during_the_key_fetch_loses_no_message() {
 /// genuine labels are delivered. Fails if either binding is dropped from the associated data.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn relabelled_subjects_and_reply_tos_fail_the_tag_and_are_counted() {
+    // Opted out of sender authentication: the envelope's own checks.
     let s = NatsServer::start();
     let ks = key_server(&s.url(), Policy::allow_all()).await;
-    let alice = NatsAgent::connect(&s.url(), &ident("alice", 1), ks.id()).await.unwrap();
-    let bob = NatsAgent::connect(&s.url(), &ident("bob", 2), ks.id()).await.unwrap();
+    let alice = NatsAgent::connect_with(&s.url(), &ident("alice", 1), ks.id(), opted_out()).await.unwrap();
+    let bob = NatsAgent::connect_with(&s.url(), &ident("bob", 2), ks.id(), opted_out()).await.unwrap();
     let wire = plain(&s.url()).await;
     let mut sub = bob.subscribe("rl.*").await.unwrap();
     sync(&wire).await;
@@ -480,11 +583,12 @@ fn restamp(envelope: &[u8], stream: u32) -> Vec<u8> {
 /// sender are each rejected and counted, and nothing is delivered under a wrong sender.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stream_numbers_name_their_sender_and_cannot_be_forged_borrowed_or_restamped() {
+    // Opted out of sender authentication: the envelope's own checks.
     let s = NatsServer::start();
     let ks = key_server(&s.url(), Policy::allow_all()).await;
-    let alice = NatsAgent::connect(&s.url(), &ident("alice", 1), ks.id()).await.unwrap();
-    let carol = NatsAgent::connect(&s.url(), &ident("carol", 5), ks.id()).await.unwrap();
-    let bob = NatsAgent::connect(&s.url(), &ident("bob", 2), ks.id()).await.unwrap();
+    let alice = NatsAgent::connect_with(&s.url(), &ident("alice", 1), ks.id(), opted_out()).await.unwrap();
+    let carol = NatsAgent::connect_with(&s.url(), &ident("carol", 5), ks.id(), opted_out()).await.unwrap();
+    let bob = NatsAgent::connect_with(&s.url(), &ident("bob", 2), ks.id(), opted_out()).await.unwrap();
     let wire = plain(&s.url()).await;
     let mut tap = wire.subscribe("sn.x").await.unwrap();
     let mut sub = bob.subscribe("sn.x").await.unwrap();
@@ -505,7 +609,7 @@ async fn stream_numbers_name_their_sender_and_cannot_be_forged_borrowed_or_resta
     let sc = envelope::parse_nats(&carol_raw).unwrap().stream();
     assert_ne!(sa, sc, "two senders share a stream number");
     // alice again, in a second process (the same identity, a new connection): a new grant, a new stream.
-    let alice2 = NatsAgent::connect(&s.url(), &ident("alice", 1), ks.id()).await.unwrap();
+    let alice2 = NatsAgent::connect_with(&s.url(), &ident("alice", 1), ks.id(), opted_out()).await.unwrap();
     alice2.publish("sn.x", b"a2", Priority::Normal).await.unwrap();
     let m = sub.recv_timeout(T).await.unwrap();
     assert_eq!((m.payload(), m.sender()), (&b"a2"[..], alice.id()));

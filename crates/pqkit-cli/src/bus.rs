@@ -4,13 +4,15 @@
 //! - `pqkit bus keyserver --identity FILE (--policy FILE | --allow-all)`: serves keys on NATS until killed;
 //!   prints `keyserver <id hex>` then `ready`.
 //! - `pqkit bus pub --identity FILE --key-server ID SUBJECT [MESSAGE]`: publishes MESSAGE, or each line of
-//!   stdin, sealed (`--durable STREAM` through JetStream, acknowledged; `--sign` adds signed checkpoints, so
-//!   that subscribers with `--sender-auth` can tell the message is this identity's, docs/bus.md §9).
+//!   stdin, sealed (`--durable STREAM` through JetStream, acknowledged), with signed checkpoints so that
+//!   subscribers can tell the message is this identity's (sender authentication, on by default;
+//!   `--no-sender-auth` opts out, docs/bus.md §9).
 //! - `pqkit bus sub --identity FILE --key-server ID PATTERN [--count N]`: prints `subject sender priority:
 //!   payload` per message, control characters and invalid UTF-8 escaped (`--json`: one JSON object per
 //!   message); `--durable STREAM --consumer NAME` for a durable topic (acknowledged after printing; `--count`
-//!   pulls no more than it prints); `--sender-auth` prints only messages a checkpoint signed by their sender
-//!   covers. A pattern the policy does not grant is refused.
+//!   pulls no more than it prints); without `--durable` prints only messages a checkpoint signed by their
+//!   sender covers (`--no-sender-auth` opts out; `--sender-auth` turns it on with `--durable`). A pattern the
+//!   policy does not grant is refused.
 //!
 //! `--nats URL` (default `$NATS_URL`, else `nats://127.0.0.1:4222`). Exit codes as everywhere: 2 for usage,
 //! input, connection or authorisation errors.
@@ -21,7 +23,7 @@
 use crate::error::{CliError, CliResult};
 use crate::io::{print_line, read_file};
 use clap::{Args, Subcommand, ValueEnum};
-use pqkit_bus::nats::{KeyServer, NatsAgent};
+use pqkit_bus::nats::{KeyServer, NatsAgent, NatsOptions};
 use pqkit_bus::{AgentId, Identity, Policy, Priority};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -86,10 +88,19 @@ enum BusCmd {
         /// With --durable: declare the stream over these subjects first (comma-separated patterns).
         #[arg(long, value_name = "PATTERNS", requires = "durable")]
         declare: Option<String>,
-        /// Sign checkpoints over what is published (sender authentication against other members; one hybrid
-        /// signature per 256 messages or 5 ms, and at exit).
+        /// With --declare: keep this many copies of the stream on a JetStream cluster (3: it survives the loss
+        /// of one node of three; at most 5).
+        #[arg(long, value_name = "N", default_value_t = 1, requires = "declare")]
+        replicas: usize,
+        /// Sign checkpoints over what is published (the default: sender authentication against other members;
+        /// one hybrid signature per 256 messages or 5 ms, and at exit). Kept so that scripts that pass it work;
+        /// with --no-sender-auth it still signs this subject.
         #[arg(long)]
         sign: bool,
+        /// Opt out of sender authentication: sign no checkpoints. Subscribers that keep the default then drop
+        /// these messages after about a second (docs/bus.md §9).
+        #[arg(long)]
+        no_sender_auth: bool,
         /// The subject.
         subject: String,
         /// The message; each line of stdin if absent.
@@ -114,10 +125,16 @@ enum BusCmd {
         /// The durable consumer's name.
         #[arg(long, value_name = "NAME", requires = "durable")]
         consumer: Option<String>,
-        /// Sender authentication: print only messages covered by a checkpoint their sender signed (publishers
-        /// use `pub --sign`); others are dropped after about a second and counted.
-        #[arg(long)]
+        /// Sender authentication: print only messages covered by a checkpoint their sender signed; others are
+        /// dropped after about a second and counted. The default without --durable; with --durable it turns it
+        /// on (the consumer then acknowledges per batch of the sender's, so a restart may print a batch again).
+        #[arg(long, conflicts_with = "no_sender_auth")]
         sender_auth: bool,
+        /// Opt out of sender authentication: print each message as soon as it opens, without waiting for its
+        /// sender's checkpoint (then any other subscriber of the topic could forge a message in a publisher's
+        /// name; docs/bus.md §9).
+        #[arg(long)]
+        no_sender_auth: bool,
         /// Keep the replay state in FILE (read at start, written after each message, before it is printed): an
         /// envelope printed before a restart and re-published by anyone on the NATS server is then rejected.
         #[arg(long, value_name = "FILE")]
@@ -193,6 +210,12 @@ fn prio(p: Prio) -> Priority {
     }
 }
 
+/// Connects an agent with the default options, or opted out of sender authentication.
+async fn connect(conn: &Conn, identity: &Identity, ks: AgentId, no_sender_auth: bool) -> CliResult<NatsAgent> {
+    let opts = NatsOptions { sender_auth: !no_sender_auth, ..NatsOptions::default() };
+    Ok(NatsAgent::connect_with(&conn.nats, identity, ks, opts).await?)
+}
+
 fn runtime() -> CliResult<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -217,17 +240,28 @@ pub fn bus(a: BusArgs) -> CliResult {
                 ks.wait().await;
                 Err(CliError::usage("the key server's NATS subscription ended"))
             }
-            BusCmd::Pub { conn, key_server, priority, durable, declare, sign, subject, message } => {
+            BusCmd::Pub {
+                conn,
+                key_server,
+                priority,
+                durable,
+                declare,
+                replicas,
+                sign,
+                no_sender_auth,
+                subject,
+                message,
+            } => {
                 let ks = parse_id("--key-server", &key_server)?;
                 let identity = read_identity(&conn.identity)?;
-                let agent = NatsAgent::connect(&conn.nats, &identity, ks).await?;
+                let agent = connect(&conn, &identity, ks, no_sender_auth).await?;
                 let p = prio(priority);
                 let sent = async {
                     if sign {
                         agent.sign_checkpoints(&subject, pqkit_bus::checkpoint::Checkpoints::default())?;
                     }
                     if let (Some(stream), Some(subjects)) = (&durable, &declare) {
-                        agent.declare_durable(stream, &split(subjects)).await?;
+                        agent.declare_durable_replicated(stream, &split(subjects), replicas).await?;
                     }
                     let send = |m: Vec<u8>| {
                         let agent = &agent;
@@ -279,10 +313,21 @@ pub fn bus(a: BusArgs) -> CliResult {
                 closed.map_err(|e| CliError::usage(format!("flushing to {}: {e}", conn.nats)))?;
                 Ok(())
             }
-            BusCmd::Sub { conn, key_server, count, durable, consumer, sender_auth, state, json, pattern } => {
+            BusCmd::Sub {
+                conn,
+                key_server,
+                count,
+                durable,
+                consumer,
+                sender_auth,
+                no_sender_auth,
+                state,
+                json,
+                pattern,
+            } => {
                 let ks = parse_id("--key-server", &key_server)?;
                 let identity = read_identity(&conn.identity)?;
-                let agent = NatsAgent::connect(&conn.nats, &identity, ks).await?;
+                let agent = connect(&conn, &identity, ks, no_sender_auth).await?;
                 agent.check_subscribe(&pattern).await?;
                 let print = |m: pqkit_bus::Message| -> CliResult {
                     let line = if json { json_line(&m) } else { text_line(&m) };

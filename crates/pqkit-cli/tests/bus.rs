@@ -136,11 +136,31 @@ fn two_agents_talk_sealed_through_the_cli() {
     // The policy format is in the help.
     let help = pqkit().args(["bus", "keyserver", "--help"]).output().unwrap();
     assert!(String::from_utf8_lossy(&help.stdout).contains("<agent id hex> pub <patterns> sub <patterns>"));
-    // A subscription wider than the grant is refused, not silently starved.
-    let (code, err) = run(&["bus", "sub", "--nats", &s.url(), "--key-server", &ks_id, ">"], &bob);
+    // A subscription wider than the grant is refused, not silently starved (a `bus sub` that subscribed instead
+    // would wait for messages forever: it is given 20 s to exit, then killed and the test fails).
+    let refused = |pattern: &str| {
+        let mut c = Killed(
+            pqkit()
+                .args(["bus", "sub", "--nats", &s.url(), "--key-server", &ks_id, pattern, "--identity"])
+                .arg(&bob)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while c.0.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "bus sub {pattern} was not refused: still running after 20 s");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let mut err = String::new();
+        c.0.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        (c.0.wait().unwrap().code(), err)
+    };
+    let (code, err) = refused(">");
     assert_eq!(code, Some(2));
     assert!(err.contains("does not allow subscribe `>`"), "{err}");
-    let (code, err) = run(&["bus", "sub", "--nats", &s.url(), "--key-server", &ks_id, "other.>"], &bob);
+    let (code, err) = refused("other.>");
     assert_eq!(code, Some(2));
     assert!(err.contains("does not allow subscribe `other.>`"), "{err}");
     let (code, err) = run(&["bus", "pub", "--nats", &s.url(), "--key-server", &bob_id, "chat.room", "x"], &alice);
@@ -152,8 +172,9 @@ fn two_agents_talk_sealed_through_the_cli() {
     drop(ks);
 }
 
-/// `pub --sign` and `sub --sender-auth`: the subscriber prints only what a checkpoint signed by its sender
-/// covers; an unsigned message (what a member holding the publisher's key could inject) is dropped.
+/// Sender authentication is the default: `bus sub` prints only what a checkpoint signed by its sender covers;
+/// a message published with `--no-sender-auth` (unsigned, as a member holding the publisher's key could
+/// inject) is dropped. `sub --no-sender-auth` prints an unsigned message as soon as it opens.
 #[test]
 fn sender_authentication_through_the_cli() {
     let s = NatsServer::start();
@@ -174,7 +195,7 @@ fn sender_authentication_through_the_cli() {
     wait_line(&mut ks_out, |l| l == "ready");
     let mut sub = Killed(
         pqkit()
-            .args(["bus", "sub", "--nats", &s.url(), "--key-server", &ks_id, "--count", "1", "--sender-auth"])
+            .args(["bus", "sub", "--nats", &s.url(), "--key-server", &ks_id, "--count", "1"])
             .arg("--identity")
             .arg(&bob)
             .arg("signed.>")
@@ -188,8 +209,8 @@ fn sender_authentication_through_the_cli() {
     for (sign, text) in [(false, "unsigned"), (true, "signed")] {
         let mut c = pqkit();
         c.args(["bus", "pub", "--nats", &s.url(), "--key-server", &ks_id, "--identity"]).arg(&alice);
-        if sign {
-            c.arg("--sign");
+        if !sign {
+            c.arg("--no-sender-auth");
         }
         let out = c.args(["signed.room", text]).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -198,6 +219,31 @@ fn sender_authentication_through_the_cli() {
     sub.0.stdout.take().unwrap().read_to_string(&mut text).unwrap();
     assert!(sub.0.wait().unwrap().success());
     assert_eq!(text.lines().collect::<Vec<_>>(), [format!("signed.room {alice_id} Normal: signed")]);
+    // Opted out, the subscriber prints the unsigned message as soon as it opens.
+    let mut sub = Killed(
+        pqkit()
+            .args(["bus", "sub", "--nats", &s.url(), "--key-server", &ks_id, "--count", "1", "--no-sender-auth"])
+            .arg("--identity")
+            .arg(&bob)
+            .arg("signed.>")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut sub_err = BufReader::new(sub.0.stderr.take().unwrap());
+    wait_line(&mut sub_err, |l| l == "subscribed signed.>");
+    let out = pqkit()
+        .args(["bus", "pub", "--nats", &s.url(), "--key-server", &ks_id, "--no-sender-auth", "--identity"])
+        .arg(&alice)
+        .args(["signed.room", "unsigned"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut text = String::new();
+    sub.0.stdout.take().unwrap().read_to_string(&mut text).unwrap();
+    assert!(sub.0.wait().unwrap().success());
+    assert_eq!(text.lines().collect::<Vec<_>>(), [format!("signed.room {alice_id} Normal: unsigned")]);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -492,5 +538,158 @@ fn the_cli_fails_over_between_the_nodes_of_a_cluster() {
     assert!(sub.0.wait().unwrap().success());
     let want: Vec<String> = (0..3).map(|i| format!("fo.x {alice_id} Normal: over {i}")).collect();
     assert_eq!(text.lines().collect::<Vec<_>>(), want);
+    drop(ks);
+}
+
+/// Durable delivery on a three-node cluster loses nothing while every part restarts. The key server, the
+/// publisher and the durable subscriber are `pqkit bus` processes given all three URLs; the stream is R3. While
+/// 1,000 messages are published, one line at a time, the subscriber is killed (SIGKILL) and started again with
+/// the same consumer, a node is stopped (SIGTERM) and started again, and the key server is killed and started
+/// again. Every message is printed, each as alice's, and a message is printed twice only if the killed
+/// subscriber printed it (at-least-once: the one it was printing when it died).
+#[test]
+fn a_cluster_loses_none_of_1000_durable_messages_while_subscriber_node_and_key_server_restart() {
+    const N: usize = 1000;
+    let t0 = Instant::now();
+    let mut nodes = NatsServer::cluster(3);
+    let urls = nodes.iter().map(|n| n.url()).collect::<Vec<_>>().join(",");
+    let dir = tempfile::tempdir().unwrap();
+    let (ks_key, ks_id) = keygen(dir.path(), "keys");
+    let (alice, alice_id) = keygen(dir.path(), "alice");
+    let (bob, _) = keygen(dir.path(), "bob");
+    let bus = |verb: &str, who: &std::path::Path| {
+        let mut c = pqkit();
+        c.args(["bus", verb, "--nats", &urls, "--key-server", &ks_id, "--identity"]).arg(who);
+        c
+    };
+    let start_ks = || {
+        let mut ks = Killed(
+            pqkit()
+                .args(["bus", "keyserver", "--nats", &urls, "--allow-all", "--identity"])
+                .arg(&ks_key)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        wait_line(&mut BufReader::new(ks.0.stdout.take().unwrap()), |l| l == "ready");
+        ks
+    };
+    let mut ks = start_ks();
+    // JetStream elects its meta leader once the routes are up: declare the R3 stream until it answers.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let out = bus("pub", &alice)
+            .args(["--durable", "R3", "--declare", "r3.>", "--replicas", "3", "r3.warm", "warm"])
+            .output()
+            .unwrap();
+        if out.status.success() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no R3 stream: {}", String::from_utf8_lossy(&out.stderr));
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    // Each subscriber's printed lines, tagged with its generation, through one channel.
+    let (tx, rx) = std::sync::mpsc::channel::<(u8, String)>();
+    let spawn_sub = |generation: u8| {
+        let mut c = Killed(
+            bus("sub", &bob)
+                .args(["--durable", "R3", "--consumer", "c", "r3.t"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        let out = BufReader::new(c.0.stdout.take().unwrap());
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            for l in out.lines() {
+                let Ok(l) = l else { break };
+                if tx.send((generation, l)).is_err() {
+                    break;
+                }
+            }
+        });
+        c
+    };
+    let mut sub = spawn_sub(0);
+    let mut publisher =
+        Killed(bus("pub", &alice).args(["--durable", "R3", "r3.t"]).stdin(Stdio::piped()).spawn().unwrap());
+    let mut stdin = publisher.0.stdin.take().unwrap();
+    let mut lines: Vec<(u8, String)> = Vec::new();
+    let collect = |lines: &mut Vec<(u8, String)>| lines.extend(rx.try_iter());
+    // The restarts, in order, as publishing goes on; the last 100 lines wait until all have happened.
+    let mut step = 0;
+    let mut since = Instant::now();
+    let mut i = 0;
+    while i < N {
+        collect(&mut lines);
+        match step {
+            0 if i >= 200 => {
+                sub.0.kill().unwrap();
+                sub.0.wait().unwrap();
+                sub = spawn_sub(1);
+                step = 1;
+            }
+            1 if i >= 300 => {
+                nodes[0].terminate();
+                since = Instant::now();
+                step = 2;
+            }
+            2 if since.elapsed() >= Duration::from_secs(2) => {
+                nodes[0].start_again();
+                step = 3;
+            }
+            3 if i >= 600 => {
+                ks.0.kill().unwrap();
+                ks.0.wait().unwrap();
+                since = Instant::now();
+                step = 4;
+            }
+            4 if since.elapsed() >= Duration::from_secs(1) => {
+                ks = start_ks();
+                step = 5;
+            }
+            _ => {}
+        }
+        if i >= N - 100 && step < 5 {
+            std::thread::sleep(Duration::from_millis(10));
+            continue;
+        }
+        writeln!(stdin, "m{i}").unwrap();
+        i += 1;
+        std::thread::sleep(Duration::from_millis(3));
+    }
+    drop(stdin);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while publisher.0.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "bus pub did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(publisher.0.wait().unwrap().success(), "bus pub failed");
+    let want: std::collections::HashSet<String> = (0..N).map(|i| format!("m{i}")).collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let seen: std::collections::HashSet<String> = loop {
+        collect(&mut lines);
+        let seen: std::collections::HashSet<String> = lines.iter().map(|(_, l)| payload(l).to_string()).collect();
+        if seen.len() >= N || Instant::now() >= deadline {
+            break seen;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let missing: Vec<&String> = want.difference(&seen).collect();
+    assert!(missing.is_empty(), "{} of {N} missing, e.g. {:?}", missing.len(), &missing[..missing.len().min(5)]);
+    assert_eq!(seen, want, "nothing but what alice published");
+    assert!(lines.iter().all(|(_, l)| l.starts_with(&format!("r3.t {alice_id} Normal: "))), "a line not alice's");
+    // Repeats: only of what the killed subscriber printed, at most the one it was printing.
+    let first: std::collections::HashSet<&str> =
+        lines.iter().filter(|(g, _)| *g == 0).map(|(_, l)| payload(l)).collect();
+    let second: Vec<&str> = lines.iter().filter(|(g, _)| *g == 1).map(|(_, l)| payload(l)).collect();
+    let again: Vec<&&str> = second.iter().filter(|p| first.contains(**p)).collect();
+    assert!(again.len() <= 1, "printed again after the restart: {again:?}");
+    assert_eq!(second.len(), second.iter().collect::<std::collections::HashSet<_>>().len(), "a repeat");
+    assert!(!first.is_empty() && second.len() >= N - first.len(), "both subscribers printed");
+    eprintln!("1,000 durable messages across the restarts in {:.1} s", t0.elapsed().as_secs_f64());
+    drop(sub);
     drop(ks);
 }

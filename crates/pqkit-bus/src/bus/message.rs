@@ -50,6 +50,11 @@ impl Message {
     pub fn subject(&self) -> &str {
         &self.route.topic
     }
+
+    /// The subject, shared (a reference count, no copy).
+    pub(crate) fn subject_shared(&self) -> Arc<str> {
+        self.route.topic.clone()
+    }
     /// The reply-to subject, if any.
     pub fn reply_to(&self) -> Option<&str> {
         self.route.reply.as_deref()

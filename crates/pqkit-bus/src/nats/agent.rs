@@ -101,8 +101,20 @@ impl NatsAgent {
         *lock(&inner.inbox_task) = Some(task);
         let up = inner.client.subscribe(ks_subject(&key_server, "up")).await.map_err(transport)?;
         *lock(&inner.watch_task) = Some(tokio::spawn(watch_key_server(Arc::downgrade(&inner), up)));
+        if inner.opts.sender_auth {
+            lock(&inner.signing).default = Some(Checkpoints::default());
+            inner.rules.fetch_add(1, Ordering::Release);
+            let (weak, wake) = (Arc::downgrade(&inner), inner.timer_wake.clone());
+            *lock(&inner.timer_task) = Some(tokio::spawn(checkpoint_timer(weak, wake)));
+        }
         inner.client.flush().await.map_err(transport)?;
         Ok(NatsAgent { inner })
+    }
+
+    /// The verifier a subscription to `pattern` starts with: sender authentication with the default limits
+    /// when [`NatsOptions::sender_auth`] is on (not for reply inboxes, which are never checkpointed).
+    fn default_auth<T>(&self, pattern: &str) -> Option<Verifier<T>> {
+        (self.inner.opts.sender_auth && !pattern.starts_with("_INBOX.")).then(|| Verifier::new(SenderAuth::default()))
     }
 
     /// The agent's id.
@@ -322,6 +334,8 @@ impl NatsAgent {
     /// Subscribes to `pattern` (NATS wildcards). Keys are fetched from the key server when a sender's first
     /// envelope arrives; it grants them only if the policy lets this agent subscribe to the topic. Returns once
     /// the NATS server has registered the subscription, so a message published after it returns is delivered.
+    /// With [`NatsOptions::sender_auth`] on (the default) this is
+    /// [`subscribe_authenticated`](Self::subscribe_authenticated) with [`SenderAuth::default`].
     pub async fn subscribe(&self, pattern: &str) -> Result<NatsSubscription> {
         validate_pattern(pattern)?;
         if pattern.starts_with(CONTROL_PREFIX) {
@@ -334,7 +348,7 @@ impl NatsAgent {
             sub,
             pattern: pattern.into(),
             windows: Windows::default(),
-            auth: None,
+            auth: self.default_auth(pattern),
             timer: Box::pin(tokio::time::sleep(Duration::ZERO)),
             armed: None,
             matched: None,

@@ -245,7 +245,7 @@ impl AgentInner {
             sg.remember(subject, Some(c.clone()));
             return Some(c);
         }
-        let Some(cfg) = sg.rules.iter().find(|(p, _)| matches(p, subject)).map(|(_, c)| *c) else {
+        let Some(cfg) = sg.rules.iter().find(|(p, _)| matches(p, subject)).map(|(_, c)| *c).or(sg.default) else {
             // Remembered (bounded), so a topic no rule covers costs one lookup per publish, not a pattern match
             // per rule; a new rule forgets these.
             if sg.unchained.len() >= MAX_KEYS {
@@ -256,6 +256,8 @@ impl AgentInner {
             return None;
         };
         validate_subject(subject).ok()?;
+        // Bounded: every topic is chained by default.
+        sg.prune(MAX_KEYS);
         let c = Arc::new(tokio::sync::Mutex::new(TopicChain { chain: Chain::new(), cfg, durable: false }));
         sg.chains.insert(subject.to_string(), c.clone());
         sg.remember(subject, Some(c.clone()));

@@ -30,6 +30,20 @@ pub struct NatsOptions {
     /// Messages the NATS client buffers per subscription before it drops them as a slow consumer (core NATS is
     /// at-most-once; default 65,536, async-nats's own default). Raise it for bursty topics with slow readers.
     pub subscription_capacity: usize,
+    /// **Sender authentication** (docs/bus.md §9), on by default: every topic this agent publishes on is
+    /// chained and covered by signed checkpoints ([`Checkpoints::default`]: `N` = 256, `T` = 5 ms, unless a
+    /// [`NatsAgent::sign_checkpoints`](crate::nats::NatsAgent::sign_checkpoints) rule says otherwise; durable
+    /// messages too, the checkpoints stored with them), and every core subscription
+    /// ([`NatsAgent::subscribe`](crate::nats::NatsAgent::subscribe)) hands a message over only once a checkpoint
+    /// signed by its sender covers it ([`SenderAuth::default`](crate::checkpoint::SenderAuth)). Then no other
+    /// member of a topic can make this agent's core subscriptions accept a message in a publisher's name.
+    /// Durable subscriptions authenticate senders only when made with
+    /// [`NatsAgent::subscribe_durable_authenticated`](crate::nats::NatsAgent::subscribe_durable_authenticated)
+    /// (they then acknowledge per batch, so a restart delivers a partly handed-over batch again). `false`
+    /// opts out (no checkpoints signed, messages handed over as soon as they open): lower latency (no wait of
+    /// up to `T` for the checkpoint) and more throughput, but any subscriber of a topic can forge messages of
+    /// its other publishers to this agent.
+    pub sender_auth: bool,
 }
 
 impl Default for NatsOptions {
@@ -39,6 +53,7 @@ impl Default for NatsOptions {
             ack_wait: Duration::from_secs(2),
             durable_retry: Duration::from_secs(30),
             subscription_capacity: SUBSCRIPTION_CAPACITY,
+            sender_auth: true,
         }
     }
 }
@@ -195,6 +210,8 @@ impl SendKeys {
 #[derive(Default)]
 pub(super) struct Signing {
     pub(super) rules: Vec<(String, Checkpoints)>,
+    /// The checkpoint settings of every topic no rule covers ([`NatsOptions::sender_auth`]; `None`: opted out).
+    pub(super) default: Option<Checkpoints>,
     pub(super) chains: HashMap<String, Arc<tokio::sync::Mutex<TopicChain>>>,
     /// Subjects published on that no rule covers (emptied when a rule is added, and past `MAX_KEYS`).
     pub(super) unchained: std::collections::HashSet<String>,
@@ -204,6 +221,17 @@ pub(super) struct Signing {
 }
 
 impl Signing {
+    /// Once there are `max` chains, forgets those that nothing else holds (no publisher handle, no running
+    /// timer pass) and that have nothing pending: a later publish on their topic starts a new chain, and its
+    /// sequence numbers go on (they belong to the sender key, not the chain).
+    pub(super) fn prune(&mut self, max: usize) {
+        if self.chains.len() < max {
+            return;
+        }
+        self.last = None;
+        self.chains.retain(|_, c| Arc::strong_count(c) > 1 || c.try_lock().map_or(true, |g| g.chain.pending() > 0));
+    }
+
     pub(super) fn remember(&mut self, subject: &str, c: Option<Arc<tokio::sync::Mutex<TopicChain>>>) {
         match &mut self.last {
             Some((s, last)) => {
@@ -224,3 +252,37 @@ pub(super) struct RecvKey {
 
 /// Receive keys by key scope, then (epoch, stream): looked up by `&str` without allocating.
 pub(super) type RecvKeys = HashMap<String, HashMap<(u32, u32), Arc<RecvKey>>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_chain_map_forgets_only_idle_chains_that_nothing_else_holds() {
+        let new = || {
+            Arc::new(tokio::sync::Mutex::new(TopicChain {
+                chain: Chain::new(),
+                cfg: Checkpoints::default(),
+                durable: false,
+            }))
+        };
+        let mut sg = Signing::default();
+        // Held by a publisher handle; with a pending batch; idle (only the map, and the last-lookup cache).
+        let held = new();
+        sg.chains.insert("held".into(), held.clone());
+        let pending = new();
+        pending.try_lock().unwrap().chain.push(&AgentId([1; 16]), "pending", 1, 1, "", b"envelope");
+        sg.chains.insert("pending".into(), pending);
+        let idle = new();
+        sg.chains.insert("idle".into(), idle.clone());
+        sg.remember("idle", Some(idle));
+        sg.prune(4);
+        assert_eq!(sg.chains.len(), 3, "under the bound nothing is forgotten");
+        sg.prune(3);
+        let mut left: Vec<&str> = sg.chains.keys().map(String::as_str).collect();
+        left.sort_unstable();
+        assert_eq!(left, ["held", "pending"]);
+        assert!(sg.last.is_none(), "the last lookup is forgotten with it");
+        drop(held);
+    }
+}

@@ -59,26 +59,45 @@ impl NatsPublisher {
             self.keys_gen = keys_gen;
         }
         let a = &*self.agent;
-        if let Some(tc) = &self.chain {
-            return a.send_chained(tc, &self.subject, payload, priority, None, false).await;
-        }
         if payload.len() > MAX_PAYLOAD {
             return Err(Error::PayloadTooLarge { len: payload.len() });
         }
+        // A chained subject (sender authentication): seal, chain and send under the chain's lock, so the chain
+        // follows the order on the wire; a checkpoint follows when the batch is full (the agent's timer signs a
+        // batch that stays open for `T`).
+        let guard = match &self.chain {
+            Some(tc) => Some(tc.lock().await),
+            None => None,
+        };
         let k = &self.key;
         let n = k.next.fetch_add(1, Ordering::Relaxed);
-        let env = if n < a.opts.rotate_after_messages {
+        let (env, epoch, seq) = if n < a.opts.rotate_after_messages {
             let seq = (u64::from(k.stream) << COUNTER_BITS) | n;
             let header = NatsHeader { priority, epoch: k.epoch, seq }.encode();
             self.aad[..header.len()].copy_from_slice(&header);
-            k.seal(seq, priority, &header, &self.aad, payload)?
+            (k.seal(seq, priority, &header, &self.aad, payload)?, k.epoch, seq)
         } else {
-            let env = Box::pin(a.seal_fetching(&self.subject, payload, priority, None)).await?.0;
+            let r = Box::pin(a.seal_fetching(&self.subject, payload, priority, None)).await?;
             if let Some(k) = a.send_key_cached(&self.subject)? {
                 self.key = k;
             }
-            env
+            r
         };
+        if let Some(mut g) = guard {
+            if !g.chain.accepts(epoch, seq) {
+                a.emit_checkpoint(&self.subject, &mut g).await?;
+            }
+            let first = g.chain.pending() == 0;
+            g.chain.push(&a.id, &self.subject, epoch, seq, "", &env);
+            a.client.publish(self.nats_subject.clone(), env.into()).await.map_err(transport)?;
+            a.counters.published.fetch_add(1, Ordering::Relaxed);
+            if g.chain.full(&g.cfg) {
+                a.emit_checkpoint(&self.subject, &mut g).await?;
+            } else if first {
+                a.timer_wake.notify_one();
+            }
+            return Ok(());
+        }
         a.client.publish(self.nats_subject.clone(), env.into()).await.map_err(transport)?;
         a.counters.published.fetch_add(1, Ordering::Relaxed);
         Ok(())

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use futures_util::StreamExt;
-use pqkit_bus::nats::{KeyServer, KeyServerHandle};
+use pqkit_bus::nats::{KeyServer, KeyServerHandle, NatsOptions};
 use pqkit_bus::{Identity, Policy};
 use std::time::Duration;
 
@@ -21,6 +21,12 @@ pub async fn plain(url: &str) -> async_nats::Client {
 }
 
 pub const T: Duration = Duration::from_secs(5);
+
+/// Agent options opted out of sender authentication: for the tests of what the AEAD, the replay windows and
+/// durable delivery do on their own (no checkpoints on the wire or in the streams, nothing held for one).
+pub fn opted_out() -> NatsOptions {
+    NatsOptions { sender_auth: false, ..NatsOptions::default() }
+}
 
 /// Returns once the server has processed everything `wire` sent before (a round trip through the server on
 /// that connection; `flush` only empties the client's socket buffer, so a message another connection sends
