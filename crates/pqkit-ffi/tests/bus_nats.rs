@@ -347,3 +347,82 @@ fn bad_arguments_are_statuses() {
     let name = unsafe { CStr::from_ptr(pqkit_status_string(PqkitStatus::Transport as i32)) };
     assert_eq!(name.to_str().unwrap(), "NATS transport failure");
 }
+
+/// The directory holding libpqkit_ffi.a as built for this test run (`deps/` next to the test binary first, so
+/// a stale copy from an earlier `cargo build` is never the one tested).
+fn static_lib() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let deps = exe.parent().unwrap().to_path_buf();
+    let profile = deps.parent().unwrap().to_path_buf();
+    [deps, profile].into_iter().map(|d| d.join("libpqkit_ffi.a")).find(|p| p.exists()).expect("libpqkit_ffi.a built")
+}
+
+/// The C example of docs/c.md (the block calling `pqkit_bus_*`), given a `main`, compiled as strict C99 against
+/// the static library and run as a separate process: it answers a Rust agent's request.
+#[test]
+fn the_docs_c_example_answers_a_rust_agent() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/c.md")).unwrap();
+    let example = doc
+        .split("```c\n")
+        .skip(1)
+        .map(|b| &b[..b.find("```").unwrap()])
+        .find(|b| b.contains("answer_one_request("))
+        .expect("docs/c.md has the bus example");
+    let main = r#"
+int main(int argc, char **argv) {
+  uint8_t ks[16];
+  unsigned v;
+  int i;
+  if (argc != 5 || strlen(argv[3]) != 32) return 2;
+  for (i = 0; i < 16; i++) {
+    if (sscanf(argv[3] + 2 * i, "%2x", &v) != 1) return 2;
+    ks[i] = (uint8_t)v;
+  }
+  return answer_one_request(argv[1], argv[2], ks, argv[4]);
+}
+"#;
+    let work = tempfile::tempdir().unwrap();
+    let src = work.path().join("answer.c");
+    std::fs::write(&src, format!("{example}{main}")).unwrap();
+    let exe = work.path().join("answer");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let out = std::process::Command::new(&cc)
+        .args(["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1", "-I"])
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/include"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .arg(static_lib())
+        .args(["-lpthread", "-ldl", "-lm"])
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cc} ({e}): apt-get install gcc"));
+    assert!(out.status.success(), "compiling the example: {}", String::from_utf8_lossy(&out.stderr));
+
+    let w = world();
+    let key = work.path().join("c-agent.key");
+    std::fs::write(&key, key_file("c-agent", &C_SEED)).unwrap();
+    let child = std::process::Command::new(&exe)
+        .arg(w.server.url())
+        .arg(&key)
+        .arg(w.ks.id().to_hex())
+        .arg("svc.c")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Ask until the C agent has subscribed (no responders before that).
+    let reply = w.rt.block_on(async {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            match w.rust.request("svc.c", b"from Rust", T).await {
+                Err(pqkit_bus::Error::NoResponders { .. }) if std::time::Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(50)).await
+                }
+                r => break r.unwrap(),
+            }
+        }
+    });
+    assert_eq!(reply.payload(), b"hello, from Rust");
+    assert_eq!(reply.sender().0, Identity::from_seed("c-agent", &C_SEED).unwrap().id().0);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "the example failed: {}", String::from_utf8_lossy(&out.stderr));
+}
