@@ -426,3 +426,40 @@ int main(int argc, char **argv) {
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "the example failed: {}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// A subscription handle moved to another thread.
+struct SendSub(*mut PqkitBusSubscription);
+// SAFETY: the handle is used by one thread at a time (the receiving thread, then the test thread after join).
+unsafe impl Send for SendSub {}
+
+/// One thread blocks in `next` on a subscription while another publishes with the agent handle: the two handles
+/// share the agent's runtime and connection, and neither call waits for the other.
+#[test]
+fn a_thread_waits_in_next_while_another_publishes() {
+    let w = world();
+    let (st, a) = connect(&w.server.url(), &key_file("c-agent", &C_SEED), &w.ks.id().0);
+    assert_eq!(st, PqkitStatus::Ok, "{}", last_error());
+    let sub = SendSub(subscribe(a, "to.c.>"));
+    let receiver = std::thread::spawn(move || {
+        let sub = sub;
+        let g = next(sub.0);
+        (sub, g.payload)
+    });
+    // The Rust agent answers every ping with a pong, which the waiting thread receives.
+    let mut pings = w.rt.block_on(w.rust.subscribe("to.rust.ping")).unwrap();
+    let rust = w.rust.clone();
+    let echo = w.rt.spawn(async move {
+        let m = pings.recv_timeout(T).await.unwrap();
+        rust.publish("to.c.pong", m.payload(), Priority::Normal).await.unwrap();
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(publish(a, "to.rust.ping", 1, b"ping 1"), PqkitStatus::Ok, "{}", last_error());
+    w.rt.block_on(echo).unwrap();
+    let (sub, got) = receiver.join().unwrap();
+    assert_eq!(got, b"ping 1");
+    // SAFETY: live handles, each freed once.
+    unsafe {
+        pqkit_bus_subscription_free(sub.0);
+        pqkit_bus_agent_free(a);
+    }
+}
