@@ -618,7 +618,8 @@ pub unsafe extern "C" fn pqkit_bus_agent_free(agent: *mut PqkitBusAgent) {
         // SAFETY: agent came from Box::into_raw in new_handle and is freed once, by this function's contract.
         let a = unsafe { Box::from_raw(agent) };
         let rt = a.rt.clone();
-        let _ = rt.block_on(tokio::time::timeout(Duration::from_secs(2), a.agent.close()));
+        // The timer is made inside the async block: it needs the runtime.
+        let _ = rt.block_on(async { tokio::time::timeout(Duration::from_secs(2), a.agent.close()).await });
         let _ctx = rt.enter();
         drop(a);
     })

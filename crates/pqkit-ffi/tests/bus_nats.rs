@@ -463,3 +463,46 @@ fn a_thread_waits_in_next_while_another_publishes() {
         pqkit_bus_agent_free(a);
     }
 }
+
+/// Panics raised in the library's bus code, counted by a panic hook (the `*_free` functions swallow them, as
+/// there is no status to return).
+fn library_panics() -> usize {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static COUNT: AtomicUsize = AtomicUsize::new(0);
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if info.location().is_some_and(|l| l.file().ends_with("src/bus.rs")) {
+                COUNT.fetch_add(1, Ordering::SeqCst);
+            }
+            default(info);
+        }));
+    });
+    COUNT.load(Ordering::SeqCst)
+}
+
+/// Freeing an agent right after publishing loses nothing: the free waits until the server has what was queued.
+#[test]
+fn freeing_an_agent_delivers_what_it_queued() {
+    let w = world();
+    let (st, a) = connect(&w.server.url(), &key_file("c-agent", &C_SEED), &w.ks.id().0);
+    assert_eq!(st, PqkitStatus::Ok, "{}", last_error());
+    let mut sub = w.rt.block_on(w.rust.subscribe("to.rust.>")).unwrap();
+    let csub = subscribe(a, "to.c.>");
+    let payload = vec![0x5a; 16 * 1024];
+    for _ in 0..200 {
+        assert_eq!(publish(a, "to.rust.bulk", 1, &payload), PqkitStatus::Ok, "{}", last_error());
+    }
+    let before = library_panics();
+    // SAFETY: a live handle, freed once.
+    unsafe { pqkit_bus_agent_free(a) };
+    assert_eq!(library_panics(), before, "pqkit_bus_agent_free panicked (caught at the boundary)");
+    // SAFETY: a live handle, freed once.
+    unsafe { pqkit_bus_subscription_free(csub) };
+    assert_eq!(library_panics(), before, "pqkit_bus_subscription_free panicked (caught at the boundary)");
+    for i in 0..200 {
+        let m = w.rt.block_on(async { sub.recv_timeout(T).await }).unwrap_or_else(|e| panic!("message {i}: {e}"));
+        assert_eq!(m.payload().len(), payload.len());
+    }
+}
