@@ -537,6 +537,9 @@ pub unsafe extern "C" fn pqkit_bus_agent_declare_durable(
         if subjects.is_null() {
             return Err(null("subjects"));
         }
+        if n_subjects > isize::MAX as usize / core::mem::size_of::<*const c_char>() {
+            return Err(Fail::new(PqkitStatus::InvalidLength, format!("pqkit: {n_subjects} subjects is too many")));
+        }
         // SAFETY: subjects points to n_subjects pointers by this function's contract.
         let ptrs = unsafe { core::slice::from_raw_parts(subjects, n_subjects) };
         // SAFETY: each pointer is a NUL-terminated string by this function's contract.

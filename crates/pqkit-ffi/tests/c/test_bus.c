@@ -41,6 +41,7 @@ void test_bus(void) {
   CHECK_STATUS(pqkit_bus_subscription_reply(NULL, NULL, 0), PQKIT_STATUS_NULL_POINTER);
   CHECK_STATUS(pqkit_bus_agent_request(NULL, "a", NULL, 0, 0, out, 16, &n), PQKIT_STATUS_NULL_POINTER);
   CHECK_STATUS(pqkit_bus_agent_flush(NULL), PQKIT_STATUS_NULL_POINTER);
+  CHECK_STATUS(pqkit_bus_agent_declare_durable(NULL, "S", NULL, 0), PQKIT_STATUS_NULL_POINTER);
   pqkit_bus_agent_free(NULL);
   pqkit_bus_subscription_free(NULL);
   CHECK(strcmp(pqkit_status_string(PQKIT_STATUS_UNAUTHORISED), "unauthorised by the bus policy") == 0);
