@@ -1,5 +1,5 @@
 //! The bus from C: an agent driven through the C ABI (`pqkit_bus_*`) and a Rust `NatsAgent` exchange sealed
-//! messages both ways over a real `nats-server` (started on a loopback port by the bus tests' helper), under a
+//! messages both ways over a real `nats-server` (started on a loopback port by the bus tests' `nats_server` module), under a
 //! key server's policy: publish and subscribe, request and reply in both directions, a durable topic, the
 //! short-buffer and timeout statuses, and subjects the policy denies refused.
 
