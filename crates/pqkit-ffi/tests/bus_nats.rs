@@ -1,7 +1,7 @@
 //! The bus from C: an agent driven through the C ABI (`pqkit_bus_*`) and a Rust `NatsAgent` exchange sealed
-//! messages both ways over a real `nats-server` (started on a loopback port by the bus tests' `nats_server` module), under a
-//! key server's policy: publish and subscribe, request and reply in both directions, a durable topic, the
-//! short-buffer and timeout statuses, and subjects the policy denies refused.
+//! messages both ways over a real `nats-server` (started on a loopback port by the bus tests' `nats_server`
+//! module), under a key server's policy: publish and subscribe, request and reply in both directions, a durable
+//! topic, the short-buffer and timeout statuses, and subjects the policy denies refused.
 
 #[path = "../../pqkit-bus/tests/common/nats_server.rs"]
 mod nats_server;
