@@ -158,6 +158,23 @@ typedef enum PqkitStatus {
    A bug: a Rust panic was caught at the boundary. Please report it.
    */
   PQKIT_STATUS_INTERNAL_ERROR = 12,
+  /*
+   The bus key server's policy does not allow this agent to connect, publish or subscribe here.
+   */
+  PQKIT_STATUS_UNAUTHORISED = 13,
+  /*
+   A bus receive or request timed out.
+   */
+  PQKIT_STATUS_TIMEOUT = 14,
+  /*
+   A bus request reached no subscriber.
+   */
+  PQKIT_STATUS_NO_RESPONDERS = 15,
+  /*
+   The NATS transport failed: the server could not be reached, the connection was lost, the key-server
+   handshake failed, or JetStream refused an operation.
+   */
+  PQKIT_STATUS_TRANSPORT = 16,
 } PqkitStatus;
 
 /*
@@ -507,10 +524,44 @@ typedef enum PqkitHpkeModeId {
 } PqkitHpkeModeId;
 
 /*
+ Message priorities, the `priority` argument of the publish functions (higher is delivered first).
+ */
+typedef enum PqkitBusPriority {
+  /*
+   Background traffic.
+   */
+  PQKIT_BUS_PRIORITY_LOW = 0,
+  /*
+   The default.
+   */
+  PQKIT_BUS_PRIORITY_NORMAL = 1,
+  /*
+   Ahead of normal traffic.
+   */
+  PQKIT_BUS_PRIORITY_HIGH = 2,
+  /*
+   Ahead of everything.
+   */
+  PQKIT_BUS_PRIORITY_CRITICAL = 3,
+} PqkitBusPriority;
+
+/*
  An AEAD with its key set (opaque). Made by [`pqkit_aead_new`], released (and its key schedule wiped) by
  [`pqkit_aead_free`].
  */
 typedef struct PqkitAead PqkitAead;
+
+/*
+ An agent connected to a NATS server (or cluster) and authenticated to a key server. Opaque; made by
+ [`pqkit_bus_agent_connect`] or [`pqkit_bus_agent_connect_file`], released by [`pqkit_bus_agent_free`].
+ */
+typedef struct PqkitBusAgent PqkitBusAgent;
+
+/*
+ A subscription (plain or durable). Opaque; made by [`pqkit_bus_agent_subscribe`] or
+ [`pqkit_bus_agent_subscribe_durable`], released by [`pqkit_bus_subscription_free`].
+ */
+typedef struct PqkitBusSubscription PqkitBusSubscription;
 
 /*
  A keyed stream cipher (opaque). Made by [`pqkit_cipher_new`], released (and its key wiped) by
@@ -769,6 +820,226 @@ enum PqkitStatus pqkit_blake2s(const uint8_t *key,
                                size_t msg_len,
                                uint8_t *out,
                                size_t out_len);
+
+/*
+ Connects an agent: `urls` is the NATS server URL (`nats://127.0.0.1:4222`, or `tls://`; a comma-separated
+ list for a cluster), `identity` the bytes of the agent's key file (as written by
+ `pqkit keygen --alg agent`), `key_server` the 16-byte id of the key server to pin (any other responder is
+ refused). Runs the authenticated handshake with the key server, which applies its policy. The handle goes
+ to `*agent`.
+
+ `PQKIT_STATUS_INVALID_ENCODING` if `identity` is not a key file, `PQKIT_STATUS_INVALID_LENGTH` if
+ `key_server_len` is not 16, `PQKIT_STATUS_TRANSPORT` if the server cannot be reached or the handshake fails,
+ `PQKIT_STATUS_UNAUTHORISED` if the policy refuses the agent.
+
+ # Safety
+ `urls` is a NUL-terminated string; buffers as in the conventions; `agent` is valid for a pointer write.
+ */
+enum PqkitStatus pqkit_bus_agent_connect(const char *urls,
+                                         const uint8_t *identity,
+                                         size_t identity_len,
+                                         const uint8_t *key_server,
+                                         size_t key_server_len,
+                                         struct PqkitBusAgent **agent);
+
+/*
+ [`pqkit_bus_agent_connect`] with the identity read from the key file at `identity_path`.
+
+ # Safety
+ `urls` and `identity_path` are NUL-terminated strings; `key_server` as in the conventions; `agent` is valid
+ for a pointer write.
+ */
+enum PqkitStatus pqkit_bus_agent_connect_file(const char *urls,
+                                              const char *identity_path,
+                                              const uint8_t *key_server,
+                                              size_t key_server_len,
+                                              struct PqkitBusAgent **agent);
+
+/*
+ Writes the agent's 16-byte id to `out` (`out_len` must be 16).
+
+ # Safety
+ `agent` is a live handle; `out` is writable for `out_len` bytes.
+ */
+enum PqkitStatus pqkit_bus_agent_id(const struct PqkitBusAgent *agent,
+                                    uint8_t *out,
+                                    size_t out_len);
+
+/*
+ Publishes `payload`, sealed, on `subject` with `priority` (a [`PqkitBusPriority`]). Returns once the
+ message is queued; [`pqkit_bus_agent_flush`] waits until the server has it. `PQKIT_STATUS_UNAUTHORISED`
+ if the policy does not let this agent publish on `subject`.
+
+ # Safety
+ `agent` is a live handle used by no other thread; `subject` is a NUL-terminated string; `payload` as in the
+ conventions.
+ */
+enum PqkitStatus pqkit_bus_agent_publish(struct PqkitBusAgent *agent,
+                                         const char *subject,
+                                         uint32_t priority,
+                                         const uint8_t *payload,
+                                         size_t payload_len);
+
+/*
+ Waits until the NATS server has everything this agent published so far.
+
+ # Safety
+ `agent` is a live handle used by no other thread.
+ */
+enum PqkitStatus pqkit_bus_agent_flush(struct PqkitBusAgent *agent);
+
+/*
+ Asks the key server whether the policy lets this agent subscribe to all of `pattern`:
+ `PQKIT_STATUS_UNAUTHORISED` if not. ([`pqkit_bus_agent_subscribe`] does not ask: a subscription wider than
+ the grant receives only what the grant covers.)
+
+ # Safety
+ `agent` is a live handle used by no other thread; `pattern` is a NUL-terminated string.
+ */
+enum PqkitStatus pqkit_bus_agent_check_subscribe(struct PqkitBusAgent *agent,
+                                                 const char *pattern);
+
+/*
+ Subscribes to `pattern` (NATS wildcards `*` and `>`). Returns once the server has registered it, so a
+ message published after this returns is delivered. The handle goes to `*sub`.
+
+ # Safety
+ `agent` is a live handle used by no other thread; `pattern` is a NUL-terminated string; `sub` is valid for
+ a pointer write.
+ */
+enum PqkitStatus pqkit_bus_agent_subscribe(struct PqkitBusAgent *agent,
+                                           const char *pattern,
+                                           struct PqkitBusSubscription **sub);
+
+/*
+ Waits up to `timeout_ms` for the next message and writes its sender id (16 bytes, `sender_len` must be
+ 16), its subject (not NUL-terminated) and its payload to the caller's buffers, their lengths to
+ `*subject_len` and `*payload_len`, and its priority to `*priority`.
+
+ If `subject_cap` or `payload_cap` is too small: `PQKIT_STATUS_BUFFER_TOO_SMALL`, both sizes needed are
+ written to `*subject_len` and `*payload_len`, nothing else is written, and the message stays in the
+ subscription: the next call returns it. `PQKIT_STATUS_TIMEOUT` if none arrived in time. Messages that do
+ not authenticate, replays and messages the policy does not grant are dropped (never returned).
+
+ # Safety
+ `sub` is a live handle used by no other thread; each buffer is writable for its length or capacity;
+ `subject_len`, `payload_len` and `priority` are valid for a write.
+ */
+enum PqkitStatus pqkit_bus_subscription_next(struct PqkitBusSubscription *sub,
+                                             uint32_t timeout_ms,
+                                             uint8_t *sender,
+                                             size_t sender_len,
+                                             char *subject,
+                                             size_t subject_cap,
+                                             size_t *subject_len,
+                                             uint8_t *payload,
+                                             size_t payload_cap,
+                                             size_t *payload_len,
+                                             uint32_t *priority);
+
+/*
+ Answers the last message [`pqkit_bus_subscription_next`] returned (a request): publishes `payload`, sealed,
+ to its reply subject. `PQKIT_STATUS_BAD_STATE` if no message was returned yet or it has no reply subject.
+
+ # Safety
+ `sub` is a live handle used by no other thread; `payload` as in the conventions.
+ */
+enum PqkitStatus pqkit_bus_subscription_reply(struct PqkitBusSubscription *sub,
+                                              const uint8_t *payload,
+                                              size_t payload_len);
+
+/*
+ Frees a subscription (unsubscribing); `NULL` does nothing.
+
+ # Safety
+ `sub` is NULL or a live handle, not used after this call.
+ */
+void pqkit_bus_subscription_free(struct PqkitBusSubscription *sub);
+
+/*
+ Sends a request: publishes `payload`, sealed, on `subject` with a reply subject of this agent and waits up
+ to `timeout_ms` for the first reply, whose payload goes to `reply` (length to `*reply_len`).
+ `PQKIT_STATUS_NO_RESPONDERS` if nobody subscribes to `subject`, `PQKIT_STATUS_TIMEOUT` if nobody answered
+ in time. If `reply_cap` is too small: `PQKIT_STATUS_BUFFER_TOO_SMALL` with the size needed in `*reply_len`,
+ and the reply is kept: [`pqkit_bus_agent_last_reply`] returns it.
+
+ # Safety
+ `agent` is a live handle used by no other thread; `subject` is a NUL-terminated string; buffers as in the
+ conventions; `reply_len` is valid for a write.
+ */
+enum PqkitStatus pqkit_bus_agent_request(struct PqkitBusAgent *agent,
+                                         const char *subject,
+                                         const uint8_t *payload,
+                                         size_t payload_len,
+                                         uint32_t timeout_ms,
+                                         uint8_t *reply,
+                                         size_t reply_cap,
+                                         size_t *reply_len);
+
+/*
+ Writes the reply of the last [`pqkit_bus_agent_request`] (when that call's buffer was too small) to
+ `reply`, with the usual length query. `PQKIT_STATUS_BAD_STATE` if there is none.
+
+ # Safety
+ `agent` is a live handle used by no other thread; `reply` is writable for `reply_cap` bytes; `reply_len`
+ is valid for a write.
+ */
+enum PqkitStatus pqkit_bus_agent_last_reply(const struct PqkitBusAgent *agent,
+                                            uint8_t *reply,
+                                            size_t reply_cap,
+                                            size_t *reply_len);
+
+/*
+ Declares the durable topic (a JetStream stream) `stream` capturing the `n_subjects` patterns in
+ `subjects`. Idempotent. Messages on those subjects are stored sealed.
+
+ # Safety
+ `agent` is a live handle used by no other thread; `stream` is a NUL-terminated string; `subjects` points to
+ `n_subjects` NUL-terminated strings (NULL only if `n_subjects` is 0).
+ */
+enum PqkitStatus pqkit_bus_agent_declare_durable(struct PqkitBusAgent *agent,
+                                                 const char *stream,
+                                                 const char *const *subjects,
+                                                 size_t n_subjects);
+
+/*
+ Publishes on a durable subject and waits for the server's acknowledgement (retrying the same envelope on a
+ lost connection, stored once); the stream sequence goes to `*sequence`.
+
+ # Safety
+ `agent` is a live handle used by no other thread; `subject` is a NUL-terminated string; `payload` as in the
+ conventions; `sequence` is valid for a write.
+ */
+enum PqkitStatus pqkit_bus_agent_publish_durable(struct PqkitBusAgent *agent,
+                                                 const char *subject,
+                                                 uint32_t priority,
+                                                 const uint8_t *payload,
+                                                 size_t payload_len,
+                                                 uint64_t *sequence);
+
+/*
+ Subscribes to `pattern` on the durable topic `stream` through the durable consumer `consumer`: a
+ subscriber that was away gets what it missed, in order, and resumes after the last message it received.
+ Read it with [`pqkit_bus_subscription_next`]; the handle goes to `*sub`.
+
+ # Safety
+ `agent` is a live handle used by no other thread; `stream`, `consumer` and `pattern` are NUL-terminated
+ strings; `sub` is valid for a pointer write.
+ */
+enum PqkitStatus pqkit_bus_agent_subscribe_durable(struct PqkitBusAgent *agent,
+                                                   const char *stream,
+                                                   const char *consumer,
+                                                   const char *pattern,
+                                                   struct PqkitBusSubscription **sub);
+
+/*
+ Waits (up to 2 seconds) until the server has what the agent published, then frees it; `NULL` does
+ nothing. Subscriptions made from it stay usable until they are freed.
+
+ # Safety
+ `agent` is NULL or a live handle, not used after this call.
+ */
+void pqkit_bus_agent_free(struct PqkitBusAgent *agent);
 
 /*
  A fresh Ed25519 key pair from the operating system's randomness: writes the 32-byte public key to `pk`

@@ -5,8 +5,9 @@
 //! and the streaming file format), the hashes, SHAKE (one-shot and incremental), HMAC, HKDF, ML-KEM, ML-DSA,
 //! key handles with PEM and DER import and export (Ed25519, X25519, P-256, secp256k1, RSA), RSA PSS, PKCS#1
 //! v1.5 and OAEP, HPKE, X-Wing and X25519MLKEM768, encryption to recipients, Kusumi512, Threefish-512 and
-//! Skein-512, Argon2id and the random number generators, all implemented by the `pqkit` crate; this crate only
-//! checks arguments and moves bytes.
+//! Skein-512, Argon2id and the random number generators, all implemented by the `pqkit` crate, and agents on
+//! the message bus over NATS, implemented by the `pqkit-bus` crate; this crate only checks arguments and moves
+//! bytes.
 //!
 //! ## Conventions (the security contract of every function)
 //! - Every function returns a [`PqkitStatus`] (`PQKIT_STATUS_OK` is 0), except the `*_free` functions (which
@@ -36,6 +37,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 mod aead;
 mod argon2;
+mod bus;
 mod ec;
 mod ecdsa;
 mod hash;
@@ -51,6 +53,7 @@ mod stream;
 
 pub use aead::*;
 pub use argon2::*;
+pub use bus::*;
 pub use ec::*;
 pub use ecdsa::*;
 pub use hash::*;
@@ -95,6 +98,15 @@ pub enum PqkitStatus {
     BadState = 11,
     /// A bug: a Rust panic was caught at the boundary. Please report it.
     InternalError = 12,
+    /// The bus key server's policy does not allow this agent to connect, publish or subscribe here.
+    Unauthorised = 13,
+    /// A bus receive or request timed out.
+    Timeout = 14,
+    /// A bus request reached no subscriber.
+    NoResponders = 15,
+    /// The NATS transport failed: the server could not be reached, the connection was lost, the key-server
+    /// handshake failed, or JetStream refused an operation.
+    Transport = 16,
 }
 
 /// An error: the status plus the message kept for [`pqkit_last_error`].
@@ -113,18 +125,22 @@ impl Fail {
 
 impl From<pqkit::Error> for Fail {
     fn from(e: pqkit::Error) -> Self {
-        use pqkit::Error as E;
-        let status = match &e {
-            E::InvalidLength { .. } => PqkitStatus::InvalidLength,
-            E::AuthenticationFailed { .. } => PqkitStatus::AuthenticationFailed,
-            E::CounterExhausted { .. } => PqkitStatus::CounterExhausted,
-            E::MessageTooLong { .. } => PqkitStatus::MessageTooLong,
-            E::InvalidEncoding { .. } => PqkitStatus::InvalidEncoding,
-            E::Rng => PqkitStatus::RngFailure,
-            // InvalidParameter, BackendUnavailable and future variants.
-            _ => PqkitStatus::InvalidParameter,
-        };
-        Fail { status, message: e.to_string() }
+        Fail { status: status_of(&e), message: e.to_string() }
+    }
+}
+
+/// The status of a pqkit error.
+pub(crate) fn status_of(e: &pqkit::Error) -> PqkitStatus {
+    use pqkit::Error as E;
+    match e {
+        E::InvalidLength { .. } => PqkitStatus::InvalidLength,
+        E::AuthenticationFailed { .. } => PqkitStatus::AuthenticationFailed,
+        E::CounterExhausted { .. } => PqkitStatus::CounterExhausted,
+        E::MessageTooLong { .. } => PqkitStatus::MessageTooLong,
+        E::InvalidEncoding { .. } => PqkitStatus::InvalidEncoding,
+        E::Rng => PqkitStatus::RngFailure,
+        // InvalidParameter, BackendUnavailable and future variants.
+        _ => PqkitStatus::InvalidParameter,
     }
 }
 
@@ -319,6 +335,10 @@ pub extern "C" fn pqkit_status_string(status: i32) -> *const c_char {
         10 => "unknown algorithm\0",
         11 => "bad state\0",
         12 => "internal error\0",
+        13 => "unauthorised by the bus policy\0",
+        14 => "timed out\0",
+        15 => "no responders\0",
+        16 => "NATS transport failure\0",
         _ => "unknown status\0",
     };
     s.as_ptr().cast()

@@ -45,5 +45,6 @@ void test_rsa(void);
 void test_primitives(void);
 void test_kem(void);
 void test_recipients(void);
+void test_bus(void);
 
 #endif

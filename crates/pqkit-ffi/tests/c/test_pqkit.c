@@ -686,6 +686,7 @@ int main(void) {
   test_primitives();
   test_kem();
   test_recipients();
+  test_bus();
   printf("pqkit C tests: %d checks, %d failures\n", checks, failures);
   return failures == 0 ? 0 : 1;
 }
