@@ -25,9 +25,6 @@ create_exception!(_pqkit, BusTimeout, BusError, "A request or receive timed out.
 create_exception!(_pqkit, BusClosed, BusError, "The subscription or agent is closed.");
 create_exception!(_pqkit, InvalidSubject, BusError, "A subject or pattern is not a valid NATS subject.");
 
-/// The first line of an agent identity file, as `pqkit keygen --alg agent` writes it.
-const IDENTITY_HEADER: &str = "pqkit-bus agent v1";
-
 fn bus_err(e: Error) -> PyErr {
     let msg = e.to_string();
     match e {
@@ -99,33 +96,18 @@ impl BusIdentity {
     /// Reads the identity file format of `pqkit keygen --alg agent`.
     #[staticmethod]
     fn from_text(text: &str) -> PyResult<Self> {
-        let bad = |why: &str| crate::InvalidEncoding::new_err(format!("not a pqkit-bus agent identity file ({why})"));
-        let mut lines = text.lines();
-        if lines.next().map(str::trim_end) != Some(IDENTITY_HEADER) {
-            return Err(bad("the first line is not `pqkit-bus agent v1`"));
-        }
-        let name = lines.next().and_then(|l| l.strip_prefix("name ")).ok_or_else(|| bad("no `name` line"))?;
-        let seed_hex = lines.next().and_then(|l| l.strip_prefix("seed ")).ok_or_else(|| bad("no `seed` line"))?;
-        let seed_hex = seed_hex.trim();
-        if seed_hex.len() != 64 || !seed_hex.is_ascii() {
-            return Err(bad("the seed is not 64 hex digits"));
-        }
-        let mut seed = Zeroizing::new([0u8; 32]);
-        for (i, b) in seed.iter_mut().enumerate() {
-            *b = u8::from_str_radix(&seed_hex[2 * i..2 * i + 2], 16).map_err(|_| bad("the seed is not hex"))?;
-        }
-        Self::from_seed_bytes(name.trim_end(), seed.as_ref())
+        let (name, seed) = pqkit_bus::identity::parse_key_file(text.as_bytes()).map_err(|e| match e {
+            Error::KeyFile { .. } => crate::InvalidEncoding::new_err(e.to_string()),
+            e => bus_err(e),
+        })?;
+        Self::from_seed_bytes(&name, seed.as_ref())
     }
 
     /// The identity file text (secret: it holds the seed).
-    fn to_text(&self) -> String {
-        let mut hex = String::with_capacity(64);
-        for b in self.seed.iter() {
-            hex.push_str(&format!("{b:02x}"));
-        }
-        let text = format!("{IDENTITY_HEADER}\nname {}\nseed {hex}\n", self.identity.name());
-        zeroize::Zeroize::zeroize(&mut hex);
-        text
+    fn to_text(&self) -> PyResult<String> {
+        let file = pqkit_bus::identity::key_file(self.identity.name(), &self.seed).map_err(bus_err)?;
+        // The format is ASCII apart from the name, which `from_seed` checked is UTF-8.
+        Ok(String::from_utf8_lossy(&file).into_owned())
     }
 
     #[getter]

@@ -21,17 +21,9 @@ fn hex(s: &str) -> Res<Vec<u8>> {
     (0..s.len()).step_by(2).map(|i| Ok(u8::from_str_radix(&s[i..i + 2], 16)?)).collect()
 }
 
-/// Reads the identity file: `pqkit-bus agent v1`, `name <name>`, `seed <64 hex>`.
+/// Reads the identity file that `pqkit keygen --alg agent` writes.
 fn read_identity(path: &str) -> Res<Identity> {
-    let text = std::fs::read_to_string(path)?;
-    let mut lines = text.lines();
-    let name = match (lines.next(), lines.next()) {
-        (Some("pqkit-bus agent v1"), Some(l)) => l.strip_prefix("name ").ok_or("no name line")?,
-        _ => return Err(format!("{path}: not a pqkit-bus agent identity file").into()),
-    };
-    let seed = hex(lines.next().and_then(|l| l.strip_prefix("seed ")).ok_or("no seed line")?)?;
-    let seed: [u8; 32] = seed.try_into().map_err(|_| "the seed is not 32 bytes")?;
-    Ok(Identity::from_seed(name, &seed)?)
+    Ok(Identity::from_key_file(&std::fs::read(path)?)?)
 }
 
 #[tokio::main(flavor = "current_thread")]

@@ -158,6 +158,54 @@ impl PublicIdentity {
     }
 }
 
+/// The first line of an agent key file.
+pub const KEY_FILE_HEADER: &str = "pqkit-bus agent v1";
+
+/// The agent key file for `name` and `seed` (secret: it holds the seed), as `pqkit keygen --alg agent` writes it:
+/// three lines, `pqkit-bus agent v1`, `name <name>`, `seed <64 lower-case hex digits>`, each ending in `\n`.
+/// Every binding reads and writes this one format through [`parse_key_file`] and this function.
+pub fn key_file(name: &str, seed: &[u8; 32]) -> Result<Zeroizing<Vec<u8>>> {
+    check_name(name)?;
+    let mut out = Zeroizing::new(Vec::with_capacity(KEY_FILE_HEADER.len() + name.len() + 80));
+    out.extend_from_slice(KEY_FILE_HEADER.as_bytes());
+    out.extend_from_slice(b"\nname ");
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b"\nseed ");
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for b in seed {
+        out.push(HEX[usize::from(b >> 4)]);
+        out.push(HEX[usize::from(b & 15)]);
+    }
+    out.push(b'\n');
+    Ok(out)
+}
+
+/// Reads an agent key file (the format of [`key_file`]; a trailing `\r` on a line and text after the third line
+/// are ignored): the name and the seed. The error names the line at fault, never the seed.
+pub fn parse_key_file(data: &[u8]) -> Result<(String, Zeroizing<[u8; 32]>)> {
+    let bad = |reason: &'static str| Error::KeyFile { reason };
+    let text = std::str::from_utf8(data).map_err(|_| bad("not UTF-8"))?;
+    let mut lines = text.lines().map(|l| l.strip_suffix('\r').unwrap_or(l));
+    if lines.next() != Some(KEY_FILE_HEADER) {
+        return Err(bad("the first line is not `pqkit-bus agent v1`"));
+    }
+    let name = lines.next().and_then(|l| l.strip_prefix("name ")).ok_or_else(|| bad("no `name` line"))?;
+    check_name(name)?;
+    let hex = lines.next().and_then(|l| l.strip_prefix("seed ")).ok_or_else(|| bad("no `seed` line"))?.trim();
+    if hex.len() != 64 {
+        return Err(bad("the seed is not 64 hex digits"));
+    }
+    let mut seed = Zeroizing::new([0u8; 32]);
+    for (o, pair) in seed.iter_mut().zip(hex.as_bytes().chunks_exact(2)) {
+        let digit = |c: u8| (c as char).to_digit(16);
+        match (digit(pair[0]), digit(pair[1])) {
+            (Some(h), Some(l)) => *o = (h * 16 + l) as u8,
+            _ => return Err(bad("the seed is not hex")),
+        }
+    }
+    Ok((name.to_string(), seed))
+}
+
 /// An agent's identity: its name and hybrid signing keys (zeroized on drop; `Debug` shows only the public part).
 /// A clone is a second copy of the secret keys (the NATS agent keeps one to sign checkpoints), zeroized on drop too.
 #[derive(Clone)]
@@ -197,6 +245,12 @@ impl Identity {
         Ok(Identity { mldsa, ed, public })
     }
 
+    /// The identity in an agent key file (see [`key_file`]).
+    pub fn from_key_file(data: &[u8]) -> Result<Self> {
+        let (name, seed) = parse_key_file(data)?;
+        Self::from_seed(&name, &seed)
+    }
+
     /// The public half.
     pub fn public(&self) -> &PublicIdentity {
         &self.public
@@ -222,6 +276,41 @@ impl Identity {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn key_file_round_trips_and_rejects_every_bad_line() {
+        let seed = [0xa5u8; 32];
+        let file = key_file("alice", &seed).unwrap();
+        assert_eq!(
+            std::str::from_utf8(&file).unwrap(),
+            format!("pqkit-bus agent v1\nname alice\nseed {}\n", "a5".repeat(32))
+        );
+        let (name, back) = parse_key_file(&file).unwrap();
+        assert_eq!((name.as_str(), *back), ("alice", seed));
+        assert_eq!(Identity::from_key_file(&file).unwrap().id(), Identity::from_seed("alice", &seed).unwrap().id());
+        // CRLF line ends and upper-case hex are read too.
+        let crlf = format!("pqkit-bus agent v1\r\nname alice\r\nseed {}\r\n", "A5".repeat(32));
+        assert_eq!(*parse_key_file(crlf.as_bytes()).unwrap().1, seed);
+        let hex = "a5".repeat(32);
+        for (text, why) in [
+            (format!("pqkit-bus agent v2\nname a\nseed {hex}\n"), "first line"),
+            (format!("pqkit-bus agent v1\nnom a\nseed {hex}\n"), "`name`"),
+            (format!("pqkit-bus agent v1\nname a\nsead {hex}\n"), "`seed`"),
+            ("pqkit-bus agent v1\nname a\nseed abcd\n".to_string(), "64 hex"),
+            (format!("pqkit-bus agent v1\nname a\nseed {}zz\n", &hex[2..]), "not hex"),
+        ] {
+            let e = parse_key_file(text.as_bytes()).unwrap_err();
+            assert!(matches!(e, Error::KeyFile { .. }), "{text:?}: {e:?}");
+            assert!(e.to_string().contains(why), "{e}");
+            assert!(!e.to_string().contains(&hex[..16]), "the error shows the seed: {e}");
+        }
+        assert!(matches!(parse_key_file(b"\xff"), Err(Error::KeyFile { reason: "not UTF-8" })));
+        assert!(matches!(
+            parse_key_file(format!("pqkit-bus agent v1\nname \nseed {hex}\n").as_bytes()),
+            Err(Error::InvalidName)
+        ));
+        assert!(matches!(key_file("", &seed), Err(Error::InvalidName)));
+    }
 
     #[test]
     fn sign_verify_and_reject() {

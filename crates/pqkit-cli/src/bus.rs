@@ -29,8 +29,6 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use zeroize::Zeroizing;
 
-const HEADER: &str = "pqkit-bus agent v1";
-
 #[derive(Args)]
 pub struct BusArgs {
     #[command(subcommand)]
@@ -148,26 +146,15 @@ enum BusCmd {
     },
 }
 
-pub(crate) fn write_identity(name: &str, seed: &[u8; 32]) -> Zeroizing<Vec<u8>> {
-    Zeroizing::new(format!("{HEADER}\nname {name}\nseed {}\n", hex::encode(seed)).into_bytes())
+pub(crate) fn write_identity(name: &str, seed: &[u8; 32]) -> CliResult<Zeroizing<Vec<u8>>> {
+    Ok(pqkit_bus::identity::key_file(name, seed)?)
 }
 
 /// Reads an identity file.
 pub(crate) fn read_identity(path: &Path) -> CliResult<Identity> {
-    let bad = |why: &str| CliError::usage(format!("{}: not a pqkit-bus identity file ({why})", path.display()));
     let data = read_file(path)?;
     crate::io::warn_if_exposed(path);
-    let text = std::str::from_utf8(&data).map_err(|_| bad("not UTF-8"))?;
-    let mut lines = text.lines();
-    if lines.next() != Some(HEADER) {
-        return Err(bad("first line"));
-    }
-    let name = lines.next().and_then(|l| l.strip_prefix("name ")).ok_or_else(|| bad("name line"))?;
-    let seed_hex = lines.next().and_then(|l| l.strip_prefix("seed ")).ok_or_else(|| bad("seed line"))?;
-    let seed = Zeroizing::new(hex::decode(seed_hex.trim()).map_err(|_| bad("seed is not hex"))?);
-    let seed: Zeroizing<[u8; 32]> =
-        Zeroizing::new(seed.as_slice().try_into().map_err(|_| bad("seed is not 32 bytes"))?);
-    Identity::from_seed(name, &seed).map_err(|e| CliError::usage(format!("{}: {e}", path.display())))
+    Identity::from_key_file(&data).map_err(|e| CliError::usage(format!("{}: {e}", path.display())))
 }
 
 fn parse_id(opt: &str, s: &str) -> CliResult<AgentId> {

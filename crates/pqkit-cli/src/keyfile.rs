@@ -26,7 +26,7 @@ const OID_ED25519: Oid = Oid::new_unwrap("1.3.101.112");
 /// The symmetric key file's prefix (`pqkit keygen`).
 pub const SYMMETRIC_PREFIX: &str = "PQKIT-KEY-V1:";
 /// The agent identity file's first line (`pqkit keygen --alg agent`).
-pub const AGENT_HEADER: &str = "pqkit-bus agent v1";
+pub const AGENT_HEADER: &str = pqkit_bus::identity::KEY_FILE_HEADER;
 
 /// What a key file holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -20,9 +20,6 @@ use std::time::Duration;
 use tokio::runtime::Runtime;
 use zeroize::Zeroizing;
 
-/// The first line of an agent key file (`pqkit keygen --alg agent`).
-const KEY_FILE_HEADER: &str = "pqkit-bus agent v1";
-
 /// Message priorities, the `priority` argument of the publish functions (higher is delivered first).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,7 +71,7 @@ impl From<Error> for Fail {
             Error::NoResponders { .. } => PqkitStatus::NoResponders,
             Error::Transport { .. } | Error::Handshake { .. } => PqkitStatus::Transport,
             Error::PayloadTooLarge { .. } => PqkitStatus::MessageTooLong,
-            Error::Malformed { .. } => PqkitStatus::InvalidEncoding,
+            Error::Malformed { .. } | Error::KeyFile { .. } => PqkitStatus::InvalidEncoding,
             Error::AuthFailed => PqkitStatus::AuthenticationFailed,
             Error::Closed => PqkitStatus::BadState,
             // InvalidSubject, InvalidName, and the rejections a receive never returns to the caller.
@@ -108,30 +105,9 @@ fn millis(ms: u32) -> Duration {
     Duration::from_millis(u64::from(ms))
 }
 
-/// Parses an agent key file: `pqkit-bus agent v1`, `name <name>`, `seed <64 hex digits>`, one per line.
+/// Parses an agent key file (the format of `pqkit_bus::identity::key_file`).
 fn parse_identity(data: &[u8]) -> FfiResult<Identity> {
-    let bad = |why: &str| {
-        Fail::new(PqkitStatus::InvalidEncoding, format!("pqkit: identity is not a pqkit-bus agent key file ({why})"))
-    };
-    let text = std::str::from_utf8(data).map_err(|_| bad("not UTF-8"))?;
-    let mut lines = text.lines();
-    if lines.next() != Some(KEY_FILE_HEADER) {
-        return Err(bad("first line"));
-    }
-    let name = lines.next().and_then(|l| l.strip_prefix("name ")).ok_or_else(|| bad("name line"))?;
-    let hex = lines.next().and_then(|l| l.strip_prefix("seed ")).ok_or_else(|| bad("seed line"))?.trim().as_bytes();
-    if hex.len() != 64 {
-        return Err(bad("the seed is not 32 bytes"));
-    }
-    let mut seed = Zeroizing::new([0u8; 32]);
-    for (o, pair) in seed.iter_mut().zip(hex.chunks_exact(2)) {
-        let digit = |c: u8| (c as char).to_digit(16);
-        match (digit(pair[0]), digit(pair[1])) {
-            (Some(h), Some(l)) => *o = (h * 16 + l) as u8,
-            _ => return Err(bad("the seed is not hex")),
-        }
-    }
-    Identity::from_seed(name, &seed).map_err(Fail::from)
+    Identity::from_key_file(data).map_err(Fail::from)
 }
 
 fn connect(urls: &str, identity: &Identity, key_server: &[u8]) -> FfiResult<PqkitBusAgent> {

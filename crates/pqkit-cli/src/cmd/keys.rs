@@ -245,7 +245,7 @@ fn make(a: &KeygenArgs) -> CliResult<Made> {
             let id = pqkit_bus::Identity::from_seed(name, &seed)?;
             let line = format!("id {}", id.id());
             Made {
-                private: crate::bus::write_identity(name, &seed),
+                private: crate::bus::write_identity(name, &seed)?,
                 public: Some(format!("{}\n", id.id()).into_bytes()),
                 print: Some(line),
             }
