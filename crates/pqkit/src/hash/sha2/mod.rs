@@ -278,16 +278,36 @@ macro_rules! md_engine {
             #[inline]
             fn oneshot(iv: &'static [$w; 8], backend: Checked<Backend>, data: &[u8]) -> [$w; 8] {
                 let mut h = *iv;
+                let mut tail = [0u8; 2 * $blk];
+                Self::absorb_last(backend, &mut h, 0, data, &mut tail);
+                h
+            }
+
+            /// The rest of a message whose first `prefix` bytes (whole blocks) are absorbed in `h`: the full
+            /// blocks of `data` straight from it and the padded tail, built in `tail` (zeroed by the caller), in
+            /// one compression call, so the tail shares the schedule of the blocks before it.
+            #[inline(always)]
+            fn absorb_last(
+                backend: Checked<Backend>,
+                h: &mut [$w; 8],
+                prefix: u64,
+                data: &[u8],
+                tail: &mut [u8; 2 * $blk],
+            ) {
                 let full = data.len() - data.len() % $blk;
                 let rest = &data[full..];
-                let mut tail = [0u8; 2 * $blk];
                 tail[..rest.len()].copy_from_slice(rest);
                 tail[rest.len()] = 0x80;
                 let n = if rest.len() + 1 + $lenbytes <= $blk { $blk } else { 2 * $blk };
-                let bits = (data.len() as u128) << 3;
+                let bits = ((prefix as u128) + (data.len() as u128)) << 3;
                 tail[n - $lenbytes..n].copy_from_slice(&bits.to_be_bytes()[16 - $lenbytes..]);
-                $compress_then(backend, &mut h, &data[..full], &tail[..n]);
-                h
+                $compress_then(backend, h, &data[..full], &tail[..n]);
+            }
+
+            /// Whether this is a prepared HMAC state: exactly one block absorbed, nothing buffered.
+            #[inline(always)]
+            fn one_block_absorbed(&self) -> bool {
+                self.buf_len == 0 && self.total == $blk as u64
             }
 
             #[inline]
@@ -437,7 +457,7 @@ macro_rules! sha2_hasher {
             fn hmac_outer(outer: &Self, inner: &mut Self) -> [u8; $out] {
                 let mut ih = Self::output(&inner.engine.finish());
                 zeroize::Zeroize::zeroize(&mut inner.engine);
-                let tag = if outer.engine.buf_len == 0 && outer.engine.total == $blk as u64 {
+                let tag = if outer.engine.one_block_absorbed() {
                     let mut h = outer.engine.outer_one_block(&ih);
                     let tag = Self::output(&h);
                     wipe(&mut h);
@@ -449,6 +469,29 @@ macro_rules! sha2_hasher {
                     o.finalize()
                 };
                 wipe(&mut ih);
+                tag
+            }
+            #[inline]
+            fn hmac_mac(inner: &Self, outer: &Self, msg: &[u8]) -> [u8; $out] {
+                if !(inner.engine.one_block_absorbed() && outer.engine.one_block_absorbed()) {
+                    // Not prepared HMAC states: the generic path.
+                    let mut i = inner.clone();
+                    i.update(msg);
+                    return Self::hmac_outer(outer, &mut i);
+                }
+                // The inner hash as a one-shot from the prepared state: the message's last blocks and its padding
+                // in one compression call (no copy into the block buffer, no lone padding block), then the
+                // outer step's single block.
+                let mut h = inner.engine.h;
+                let mut tail = [0u8; 2 * $blk];
+                $engine::absorb_last(inner.engine.backend, &mut h, $blk, msg, &mut tail);
+                let mut ih = Self::output(&h);
+                let mut oh = outer.engine.outer_one_block(&ih);
+                let tag = Self::output(&oh);
+                wipe(&mut h);
+                wipe(&mut tail);
+                wipe(&mut ih);
+                wipe(&mut oh);
                 tag
             }
         }
