@@ -764,8 +764,8 @@ fn compress(h: &mut [u64; 8], blocks: Blocks<'_>, four: bool) {
     // Groups of four blocks; the last one may be short. Every block but the first of the message runs
     // `block_asm`, which schedules 16 rows of the next group (block k of a group rows 16 + 16 k..32 + 16 k) in
     // between its rounds. The first block of the message has no schedule yet: it runs `rounds`, computing its own
-    // group's rows 16..80 a stretch or two ahead of its rounds; the next group's rows that the first group then
-    // leaves (64..80) are computed after it.
+    // group's rows 16..80 a stretch or two ahead of its rounds, then in its last two stretches rows 16..32 of the
+    // next group, whose other rows the group's other three blocks compute as above (rows 32..80).
     if n == 0 {
         return;
     }
@@ -797,7 +797,8 @@ fn compress(h: &mut [u64; 8], blocks: Blocks<'_>, four: bool) {
         for k in 0..nb {
             if own < 80 {
                 // SAFETY: k < 4; `cur` has rows 0..16 written and its rows `own..own + 8` are written two
-                // stretches before the rounds read them (see above).
+                // stretches before the rounds read them; `next` has rows 0..r written when `step` writes row r
+                // (see above).
                 unsafe {
                     rounds(h, cur, k, || {
                         if own < 80 {
@@ -812,12 +813,21 @@ fn compress(h: &mut [u64; 8], blocks: Blocks<'_>, four: bool) {
                                 p1 = w;
                             }
                             own += 8;
+                        } else if following.is_some() && r < 32 {
+                            // The first block's last two stretches have no rows of their own to compute: rows
+                            // 16..32 of the next (full) group, so that the group's other three blocks compute the
+                            // remaining 48 in their rounds and no row is left for after them.
+                            for j in r..r + 8 {
+                                step(next, j);
+                            }
+                            r += 8;
                         }
                     })
                 };
             } else {
                 // SAFETY: k < 4, so column k of `cur.wk` (all 80 rows written) is readable at stride 4; `next`
-                // has rows 0..r written (16 <= r <= 64: at most four blocks a group) and is a distinct buffer; no
+                // has rows 0..r written (16 <= r <= 64, a multiple of 16: at most four blocks a group, the first
+                // block's share 0 or 16 rows) and is a distinct buffer; no
                 // reference to either is live (see above). AVX2, BMI1 and BMI2 are enabled.
                 unsafe {
                     let (p, n) =
