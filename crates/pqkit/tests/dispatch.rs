@@ -111,8 +111,9 @@ fn aes_gcm_tiers(cap: Cap, f: Features, detected: Features) {
 }
 
 /// The per-microarchitecture preferences measured so far (pqkit::dispatch, `avoid_on`): on Zen 5 the portable
-/// BLAKE2 and the AVX2 SHA-512 schedule win over the vector code the features alone would choose; on every other
-/// CPU, Zen 3 and Zen 4 included, the choice is the feature-based one. Checked as pure choices for every CPU
+/// BLAKE2 and the AVX2 SHA-512 schedule win over the vector code the features alone would choose, and the
+/// SHA-512 round with four-cycle recurrences (`Avx2Zen5`, `ShaNiZen5`) over the 22-operation one; on every other
+/// CPU, Zen 3 and Zen 4 included, the choice is the feature-based one without the Zen 5 variants. Checked as pure choices for every CPU
 /// design (so it fails if the preference is ignored, on any machine); on this machine under every cap by
 /// `zen5_preferences`.
 #[test]
@@ -129,8 +130,13 @@ fn per_microarchitecture_preferences() {
     }
     assert_eq!(choose::<blake2::Backend>(avx512, Uarch::Zen5), blake2::Backend::Soft);
     assert_eq!(choose::<blake2::Backend>(avx2, Uarch::Zen5), blake2::Backend::Soft);
-    assert_eq!(choose::<sha2::Backend>(avx512, Uarch::Zen5), sha2::Backend::ShaNi);
-    assert_eq!(choose::<sha2::Backend>(avx2, Uarch::Zen5), sha2::Backend::ShaNi);
+    assert_eq!(choose::<sha2::Backend>(avx512, Uarch::Zen5), sha2::Backend::ShaNiZen5);
+    assert_eq!(choose::<sha2::Backend>(avx2, Uarch::Zen5), sha2::Backend::ShaNiZen5);
+    let avx2_no_sha = sha2::Backend::Avx2.required();
+    assert_eq!(choose::<sha2::Backend>(avx2_no_sha, Uarch::Zen5), sha2::Backend::Avx2Zen5);
+    for u in [Uarch::Other, Uarch::Zen3, Uarch::Zen4] {
+        assert_eq!(choose::<sha2::Backend>(avx2_no_sha, u), sha2::Backend::Avx2);
+    }
 }
 
 /// On this machine under one cap (called from `every_backend_of_every_family_obeys_the_rule_under_every_cap`,
@@ -143,7 +149,9 @@ fn zen5_preferences(cap: Cap, f: Features) {
     }
     assert_eq!(blake2::Backend::detect().get(), blake2::Backend::Soft, "{cap}");
     if f.has(sha2::Backend::ShaNi.required()) {
-        assert_eq!(sha2::Backend::detect().get(), sha2::Backend::ShaNi, "{cap}");
+        assert_eq!(sha2::Backend::detect().get(), sha2::Backend::ShaNiZen5, "{cap}");
+    } else if f.has(sha2::Backend::Avx2.required()) {
+        assert_eq!(sha2::Backend::detect().get(), sha2::Backend::Avx2Zen5, "{cap}");
     }
     assert_eq!(blake2::Backend::Avx2.checked().is_ok(), f.has(blake2::Backend::Avx2.required()));
     assert_eq!(sha2::Backend::ShaNiAvx512.checked().is_ok(), f.has(sha2::Backend::ShaNiAvx512.required()));

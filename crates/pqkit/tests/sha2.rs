@@ -254,7 +254,8 @@ fn finalize_after_every_split_point() {
 /// error naming what is missing, never a silent fallback; one it has runs and gives the standard's answer.
 #[test]
 fn forcing_an_unavailable_backend_is_an_error() {
-    for b in [Backend::Soft, Backend::Avx2, Backend::ShaNi, Backend::ShaNiAvx512] {
+    for b in [Backend::Soft, Backend::Avx2, Backend::Avx2Zen5, Backend::ShaNi, Backend::ShaNiZen5, Backend::ShaNiAvx512]
+    {
         let has = pqkit::cpu::features().has(b.required());
         match b.checked() {
             Ok(checked) => {
@@ -280,6 +281,8 @@ fn forcing_an_unavailable_backend_is_an_error() {
     assert!(Backend::Soft.required().is_empty());
     assert!(Backend::ShaNi.required().has(Features::SHA | Features::SSE41 | Features::SSSE3));
     assert!(Backend::ShaNi.required().has(Backend::Avx2.required()));
+    assert_eq!(Backend::Avx2Zen5.required(), Backend::Avx2.required());
+    assert_eq!(Backend::ShaNiZen5.required(), Backend::ShaNi.required());
     assert!(Backend::ShaNiAvx512.required().has(Backend::ShaNi.required() | Features::AVX512F | Features::AVX512VL));
     // detect() is the last available backend not avoided on this microarchitecture (pqkit::dispatch).
     use pqkit::dispatch::BackendSet;

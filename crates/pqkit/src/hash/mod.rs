@@ -50,6 +50,17 @@ pub trait Hasher: Clone + zeroize::Zeroize {
         o.finalize()
     }
 
+    /// HMAC of `msg` from the prepared states `inner` (`K ^ ipad` absorbed) and `outer` (`K ^ opad` absorbed).
+    /// Hashes may override it with a faster equivalent (SHA-2 runs the inner hash as a one-shot from the prepared
+    /// state); the result must equal this default. Intermediate digests are wiped.
+    #[doc(hidden)]
+    #[inline]
+    fn hmac_mac(inner: &Self, outer: &Self, msg: &[u8]) -> Self::Output {
+        let mut i = inner.clone();
+        i.update(msg);
+        Self::hmac_outer(outer, &mut i)
+    }
+
     /// Writes the digest into `out`, which must be exactly [`OUTPUT_LEN`](Self::OUTPUT_LEN) bytes.
     fn finalize_into(self, out: &mut [u8]) -> crate::Result<()> {
         crate::Error::check_length(Self::NAME, "output", Self::OUTPUT_LEN, out.len())?;

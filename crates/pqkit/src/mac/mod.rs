@@ -94,9 +94,7 @@ impl<H: Hasher> Hmac<H> {
     /// One-shot MAC of `msg` with this key. Does not touch the incremental computation.
     #[inline]
     pub fn mac(&self, msg: &[u8]) -> H::Output {
-        let mut inner = self.inner_start.clone();
-        inner.update(msg);
-        H::hmac_outer(&self.outer_start, &mut inner)
+        H::hmac_mac(&self.inner_start, &self.outer_start, msg)
     }
 
     /// A copy of the prepared inner state (`K ^ ipad` absorbed), for callers that feed the message in

@@ -15,10 +15,16 @@
 //! backend forced by name is checked (`Backend::X.checked()`): one this CPU cannot run is an error.
 //!
 //! On AMD Zen 5, [`Backend::ShaNiAvx512`] is `avoid_on [Zen5]` (the dispatch's per-microarchitecture
-//! preference) and [`Backend::ShaNi`] runs: the AVX-512 backend keeps half of every round in xmm registers,
-//! which pays on Zen 4 (one-cycle vector latency) but not on Zen 5, where a vector add or rotate takes two
+//! preference) and [`Backend::ShaNiZen5`] runs ([`Backend::Avx2Zen5`] without SHA-NI): [`Backend::ShaNi`] with
+//! every SHA-512 block but a call's first in a round of 25 integer operations whose `e` and `a` recurrences are
+//! four cycles, where the 22-operation round of [`Backend::ShaNi`] has five-cycle ones. Zen 5's six integer units
+//! run it at the recurrences' pace (measured on Zen 5, pqkit-bench, SHA-512: about 5% faster at 16 KiB, the same at
+//! 1 KiB); with four (Zen 4, Zen 3) the 25 operations are slower, so the Zen 5 variants are `avoid_on` every
+//! other design. The AVX-512 backend is passed over there because it keeps half of every round in xmm
+//! registers, which pays on Zen 4 (one-cycle vector latency) but not on Zen 5, where a vector add or rotate takes two
 //! cycles and a `vmovq` between the register files about three each way. Measured on Zen 5 (pqkit-bench,
-//! SHA-512, 16 KiB): ShaNiAvx512 21.1 us, ShaNi 14.4 us. SHA-224/256 run the same SHA-NI code in both.
+//! SHA-512, 16 KiB): ShaNiAvx512 21.1 us, ShaNi 14.4 us. SHA-224/256 run the same SHA-NI code in every SHA-NI
+//! backend.
 
 mod soft;
 
@@ -141,8 +147,14 @@ crate::dispatch::backends! {
         /// SHA-224/256 portable; SHA-384/512 with the AVX2 message schedule (`rorx` from BMI2 and `andn` from
         /// BMI1 in the rounds).
         Avx2: [AVX2, BMI1, BMI2],
+        /// [`Backend::Avx2`] with the SHA-512 round of four-cycle recurrences (see the module docs): chosen on
+        /// AMD Zen 5 only.
+        Avx2Zen5: [AVX2, BMI1, BMI2] avoid_on [Other, Zen3, Zen4],
         /// SHA-224/256 with SHA-NI (SSE2, SSSE3, SSE4.1); SHA-384/512 with the AVX2 message schedule.
         ShaNi: [SHA, SSE2, SSSE3, SSE41, AVX2, BMI1, BMI2],
+        /// [`Backend::ShaNi`] with the SHA-512 round of four-cycle recurrences (see the module docs): chosen on
+        /// AMD Zen 5 only.
+        ShaNiZen5: [SHA, SSE2, SSSE3, SSE41, AVX2, BMI1, BMI2] avoid_on [Other, Zen3, Zen4],
         /// SHA-224/256 with SHA-NI; SHA-384/512 with the AVX-512VL schedule interleaved with the rounds. Not
         /// chosen on Zen 5, where [`Backend::ShaNi`] is faster (see the module docs).
         ShaNiAvx512: [SHA, SSE2, SSSE3, SSE41, AVX2, BMI1, BMI2, AVX512F, AVX512VL] avoid_on [Zen5],
@@ -154,7 +166,7 @@ crate::dispatch::backends! {
 fn compress256(backend: Checked<Backend>, h: &mut [u32; 8], blocks: &[u8]) {
     match backend.get() {
         #[cfg(target_arch = "x86_64")]
-        Backend::ShaNi | Backend::ShaNiAvx512 => shani::compress256(backend, h, blocks),
+        Backend::ShaNi | Backend::ShaNiZen5 | Backend::ShaNiAvx512 => shani::compress256(backend, h, blocks),
         _ => soft::compress256(h, blocks),
     }
 }
@@ -164,7 +176,9 @@ fn compress256(backend: Checked<Backend>, h: &mut [u32; 8], blocks: &[u8]) {
 fn compress512(backend: Checked<Backend>, h: &mut [u64; 8], blocks: &[u8]) {
     match backend.get() {
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx2 | Backend::ShaNi => avx2::compress512(backend, h, blocks),
+        Backend::Avx2 | Backend::Avx2Zen5 | Backend::ShaNi | Backend::ShaNiZen5 => {
+            avx2::compress512(backend, h, blocks)
+        }
         #[cfg(target_arch = "x86_64")]
         Backend::ShaNiAvx512 => avx512::compress512(backend, h, blocks),
         _ => soft::compress512(h, blocks),
@@ -185,7 +199,9 @@ fn compress256_then(backend: Checked<Backend>, h: &mut [u32; 8], a: &[u8], b: &[
 fn compress512_then(backend: Checked<Backend>, h: &mut [u64; 8], a: &[u8], b: &[u8]) {
     match backend.get() {
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx2 | Backend::ShaNi => avx2::compress512_then(backend, h, a, b),
+        Backend::Avx2 | Backend::Avx2Zen5 | Backend::ShaNi | Backend::ShaNiZen5 => {
+            avx2::compress512_then(backend, h, a, b)
+        }
         _ => {
             compress512(backend, h, a);
             compress512(backend, h, b);
@@ -278,16 +294,36 @@ macro_rules! md_engine {
             #[inline]
             fn oneshot(iv: &'static [$w; 8], backend: Checked<Backend>, data: &[u8]) -> [$w; 8] {
                 let mut h = *iv;
+                let mut tail = [0u8; 2 * $blk];
+                Self::absorb_last(backend, &mut h, 0, data, &mut tail);
+                h
+            }
+
+            /// The rest of a message whose first `prefix` bytes (whole blocks) are absorbed in `h`: the full
+            /// blocks of `data` straight from it and the padded tail, built in `tail` (zeroed by the caller), in
+            /// one compression call, so the tail shares the schedule of the blocks before it.
+            #[inline(always)]
+            fn absorb_last(
+                backend: Checked<Backend>,
+                h: &mut [$w; 8],
+                prefix: u64,
+                data: &[u8],
+                tail: &mut [u8; 2 * $blk],
+            ) {
                 let full = data.len() - data.len() % $blk;
                 let rest = &data[full..];
-                let mut tail = [0u8; 2 * $blk];
                 tail[..rest.len()].copy_from_slice(rest);
                 tail[rest.len()] = 0x80;
                 let n = if rest.len() + 1 + $lenbytes <= $blk { $blk } else { 2 * $blk };
-                let bits = (data.len() as u128) << 3;
+                let bits = ((prefix as u128) + (data.len() as u128)) << 3;
                 tail[n - $lenbytes..n].copy_from_slice(&bits.to_be_bytes()[16 - $lenbytes..]);
-                $compress_then(backend, &mut h, &data[..full], &tail[..n]);
-                h
+                $compress_then(backend, h, &data[..full], &tail[..n]);
+            }
+
+            /// Whether this is a prepared HMAC state: exactly one block absorbed, nothing buffered.
+            #[inline(always)]
+            fn one_block_absorbed(&self) -> bool {
+                self.buf_len == 0 && self.total == $blk as u64
             }
 
             #[inline]
@@ -437,7 +473,7 @@ macro_rules! sha2_hasher {
             fn hmac_outer(outer: &Self, inner: &mut Self) -> [u8; $out] {
                 let mut ih = Self::output(&inner.engine.finish());
                 zeroize::Zeroize::zeroize(&mut inner.engine);
-                let tag = if outer.engine.buf_len == 0 && outer.engine.total == $blk as u64 {
+                let tag = if outer.engine.one_block_absorbed() {
                     let mut h = outer.engine.outer_one_block(&ih);
                     let tag = Self::output(&h);
                     wipe(&mut h);
@@ -449,6 +485,29 @@ macro_rules! sha2_hasher {
                     o.finalize()
                 };
                 wipe(&mut ih);
+                tag
+            }
+            #[inline]
+            fn hmac_mac(inner: &Self, outer: &Self, msg: &[u8]) -> [u8; $out] {
+                if !(inner.engine.one_block_absorbed() && outer.engine.one_block_absorbed()) {
+                    // Not prepared HMAC states: the generic path.
+                    let mut i = inner.clone();
+                    i.update(msg);
+                    return Self::hmac_outer(outer, &mut i);
+                }
+                // The inner hash as a one-shot from the prepared state: the message's last blocks and its padding
+                // in one compression call (no copy into the block buffer, no lone padding block), then the
+                // outer step's single block.
+                let mut h = inner.engine.h;
+                let mut tail = [0u8; 2 * $blk];
+                $engine::absorb_last(inner.engine.backend, &mut h, $blk, msg, &mut tail);
+                let mut ih = Self::output(&h);
+                let mut oh = outer.engine.outer_one_block(&ih);
+                let tag = Self::output(&oh);
+                wipe(&mut h);
+                wipe(&mut tail);
+                wipe(&mut ih);
+                wipe(&mut oh);
                 tag
             }
         }

@@ -80,7 +80,8 @@ fn compress(h: &mut [u32; 8], blocks: &[u8]) {
     }
 }
 
-/// SHA-256 compression of every 64-byte block, for [`Backend::ShaNi`] and [`Backend::ShaNiAvx512`].
+/// SHA-256 compression of every 64-byte block, for [`Backend::ShaNi`], [`Backend::ShaNiZen5`] and
+/// [`Backend::ShaNiAvx512`].
 pub(super) fn compress256(backend: Checked<Backend>, h: &mut [u32; 8], blocks: &[u8]) {
     assert!(backend.covers(Backend::ShaNi));
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::ShaNi, so the CPU has the SHA
