@@ -177,6 +177,14 @@ impl<F: Field> Point<F> {
         p.to_extended()
     }
 
+    /// `16·self`: four doublings, the first three to projective form only (a doubling reads X, Y, Z).
+    #[inline]
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pub(crate) fn mul_by_16(&self) -> Point<F> {
+        let p = self.double().to_projective().double().to_projective().double().to_projective().double();
+        p.to_extended()
+    }
+
     /// All ones if this is the identity (x = 0, y = 1).
     #[inline]
     pub(crate) fn mask_is_identity(&self) -> Mask {
@@ -277,7 +285,7 @@ impl<F: Field> AffineNiels<F> {
     /// The point in extended coordinates with Z = 4: (2(y+x − (y−x)), 2(y+x + (y−x)), 4, (2x)·(2y)) =
     /// 4·(x, y, 1, xy). One multiplication, where adding it to the identity would take seven.
     #[inline(always)]
-    fn to_extended(self) -> Point<F> {
+    pub(crate) fn to_extended(self) -> Point<F> {
         let x2 = self.ypx.sub(&self.ymx); // 2x
         let y2 = self.ypx.add(&self.ymx); // 2y
         Point { x: x2.mul_small(2), y: y2.mul_small(2), z: F::ONE.mul_small(4), t: x2.mul(&y2) }
@@ -322,7 +330,7 @@ pub(crate) fn lookup<F: Field>(row: &[AffineNiels<F>; 8], d: i8) -> AffineNiels<
 
 /// The signed radix-16 digits of `s` < 2^255: 64 digits in \[−8, 8\] (the last in \[−8, 8\] too, since
 /// s < 2^255), `s = Σ d[i]·16^i`. Arithmetic only.
-fn radix16(s: &[u8; 32]) -> [i8; 64] {
+pub(crate) fn radix16(s: &[u8; 32]) -> [i8; 64] {
     let mut d = [0i8; 64];
     for i in 0..32 {
         d[2 * i] = (s[i] & 15) as i8;
