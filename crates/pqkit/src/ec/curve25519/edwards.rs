@@ -177,14 +177,6 @@ impl<F: Field> Point<F> {
         p.to_extended()
     }
 
-    /// `16·self`: four doublings, the first three to projective form only (a doubling reads X, Y, Z).
-    #[inline]
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-    pub(crate) fn mul_by_16(&self) -> Point<F> {
-        let p = self.double().to_projective().double().to_projective().double().to_projective().double();
-        p.to_extended()
-    }
-
     /// All ones if this is the identity (x = 0, y = 1).
     #[inline]
     pub(crate) fn mask_is_identity(&self) -> Mask {
@@ -589,9 +581,16 @@ const fn to_affine_niels<const N: usize>(pts: &[CPoint; N]) -> [AffineNiels<Fe51
     out
 }
 
-const fn compute_base_table() -> [[AffineNiels<Fe51>; 8]; 32] {
+/// `[[(j + 1)·2^shift·256^i·B for j in 0..8] for i in 0..32]`: shift 0 for `BASE_TABLE`; shift 4 gives the
+/// rows of the odd radix-16 digits, which a comb without doublings reads.
+pub(crate) const fn compute_base_table(shift: u32) -> [[AffineNiels<Fe51>; 8]; 32] {
     let mut pts = [base_point(); 256];
     let mut row_base = base_point();
+    let mut k = 0;
+    while k < shift {
+        row_base = cadd(&row_base, &row_base);
+        k += 1;
+    }
     let mut i = 0;
     while i < 32 {
         let mut cur = row_base;
@@ -643,7 +642,7 @@ const fn compute_odd_multiples(shift: u32) -> [AffineNiels<Fe51>; 64] {
 }
 
 /// `BASE_TABLE[i][j] = (j + 1)·256^i·B` (other backends convert it in their own static initializers).
-pub(crate) static BASE_TABLE: [[AffineNiels<Fe51>; 8]; 32] = compute_base_table();
+pub(crate) static BASE_TABLE: [[AffineNiels<Fe51>; 8]; 32] = compute_base_table(0);
 /// `BASE_ODD[j] = (2j + 1)·B`.
 pub(crate) static BASE_ODD: [AffineNiels<Fe51>; 64] = compute_odd_multiples(0);
 /// `BASE128_ODD[j] = (2j + 1)·2^128·B`.

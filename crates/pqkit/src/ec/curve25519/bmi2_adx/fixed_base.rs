@@ -1,11 +1,11 @@
-//! The fixed-base multiplication `s·B` for the `Bmi2Adx` backend: the signed radix-16 comb of
-//! [`edwards::mul_base_with`], with each mixed addition of a table entry (the accumulator in extended
+//! The fixed-base multiplication `s·B` for the `Bmi2Adx` backend: the signed radix-16 digits and masked
+//! look-ups of [`edwards::mul_base_with`], with each mixed addition of a table entry (the accumulator in extended
 //! coordinates plus an affine Niels point, back to extended coordinates: 7 products) done as one `asm!`
 //! block over a state in memory ([`CombState`]), with the field operations of [`ops`](super::ops): no
 //! spills or moves between the operations, and additions and subtractions with a single fold because every
-//! product is kept below 2p. The look-ups and the four doublings are those of the generic code. Runs only
-//! below the parent's `mul_base`, which asserted the backend's `Checked` proof (see the parent's safety
-//! notes).
+//! product is kept below 2p. With a second table for the odd radix-16 digits, the comb needs no doublings.
+//! The look-ups are those of the generic code. Runs only below the parent's `mul_base`, which asserted the
+//! backend's `Checked` proof (see the parent's safety notes).
 
 use super::*;
 
@@ -94,34 +94,26 @@ pub(super) fn madd(st: &mut CombState) {
 }
 
 /// `s·B` for a secret `s` < 2^255 with `lookup` choosing each table entry (the contract of
-/// [`edwards::mul_base_with`], whose digit order and table rows this follows), each addition one [`madd`].
-/// Constant time: the digits only reach the look-ups.
+/// [`edwards::mul_base_with`]): the signed radix-16 digits d[i] of `s`, each added as d[i]·16^i·B from row
+/// i/2 of `BASE_TABLE` (even i) or `BASE_TABLE_ODD` (odd i), so that no doubling is needed; 63 additions,
+/// each one [`madd`]. Constant time: the digits only reach the look-ups.
 pub(super) fn mul_base_comb<L>(s: &[u8; 32], lookup: L) -> Point<Fe64>
 where
     L: Fn(&[AffineNiels<Fe64>; 8], i8) -> AffineNiels<Fe64>,
 {
     debug_assert!(s[31] < 0x80);
     let mut digits = edwards::radix16(s);
-    let table = Fe64::base_table();
+    let (even, odd) = (Fe64::base_table(), &BASE_TABLE_ODD);
+    let row = |i: usize| if i.is_multiple_of(2) { &even[i / 2] } else { &odd[i / 2] };
     let mut st = CombState([0; 68]);
-    // Odd digits first: d[2k+1]·16·256^k·B from row k. The first entry becomes the accumulator directly, and
-    // each entry is looked up one addition ahead, so its loads run while the previous addition's products do.
-    st.set_point(&lookup(&table[0], digits[1]).to_extended());
-    let mut next = lookup(&table[1], digits[3]);
-    for i in (3..64).step_by(2) {
+    // The first entry becomes the accumulator directly, and each entry is looked up one addition ahead, so
+    // its loads run while the previous addition's products do.
+    st.set_point(&lookup(row(0), digits[0]).to_extended());
+    let mut next = lookup(row(1), digits[1]);
+    for i in 1..64 {
         let cur = next;
-        // After the last odd digit, the first even one (row 0), across the doublings.
-        next = if i < 63 { lookup(&table[(i + 2) / 2], digits[i + 2]) } else { lookup(&table[0], digits[0]) };
-        st.set_entry(&cur);
-        madd(&mut st);
-    }
-    let p16 = st.point().mul_by_16();
-    st.set_point(&p16);
-    // Even digits: d[2k]·256^k·B from row k.
-    for i in (0..64).step_by(2) {
-        let cur = next;
-        if i < 62 {
-            next = lookup(&table[(i + 2) / 2], digits[i + 2]);
+        if i < 63 {
+            next = lookup(row(i + 1), digits[i + 1]);
         }
         st.set_entry(&cur);
         madd(&mut st);
