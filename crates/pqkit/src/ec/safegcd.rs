@@ -82,15 +82,15 @@ const BATCH: u32 = 62;
 const BATCHES: usize = 10;
 const LAST: u32 = 590 - 9 * BATCH;
 
-/// `n` ≤ 62 divsteps on the low 64 bits of f (odd) and g, with η = −(δ + 1/2) (so δ > 0 exactly when
-/// η < 0). Returns the new η and the transition matrix [u, v, q, r], scaled to 2^62 whatever `n`:
-/// 2^62·f' = u·f + v·g, 2^62·g' = q·f + r·g (n steps give the factor 2^n; the entries are multiplied by
-/// 2^(62 − n), which keeps |u| + |v| and |q| + |r| within 2^62). Constant time (`n` is public).
+/// `N` ≤ 62 divsteps on the low 64 bits of f (odd) and g, with η = −(δ + 1/2) (so δ > 0 exactly when
+/// η < 0). Returns the new η and the transition matrix [u, v, q, r], scaled to 2^62 whatever `N`:
+/// 2^62·f' = u·f + v·g, 2^62·g' = q·f + r·g (N steps give the factor 2^N; the entries are multiplied by
+/// 2^(62 − N), which keeps |u| + |v| and |q| + |r| within 2^62). Constant time.
 #[inline(always)]
-fn divsteps(mut eta: i64, mut f: i64, mut g: i64, n: u32) -> (i64, [i64; 4]) {
-    debug_assert!(n <= BATCH);
+fn divsteps<const N: u32>(mut eta: i64, mut f: i64, mut g: i64) -> (i64, [i64; 4]) {
+    const { assert!(N <= BATCH) };
     let (mut u, mut v, mut q, mut r) = (1i64, 0i64, 0i64, 1i64);
-    for _ in 0..n {
+    for _ in 0..N {
         // c1: δ > 0; c2: g odd. If both: (f, g) ← (g, (g − f)/2), δ ← 1 − δ; else if g odd:
         // g ← (g + f)/2, δ ← 1 + δ; else g ← g/2, δ ← 1 + δ. Done as: g += ±f when g is odd (− when δ > 0),
         // then, in the swap case, f += the new g (giving the old g).
@@ -112,7 +112,7 @@ fn divsteps(mut eta: i64, mut f: i64, mut g: i64, n: u32) -> (i64, [i64; 4]) {
         u = u.wrapping_shl(1);
         v = v.wrapping_shl(1);
     }
-    let k = BATCH - n;
+    let k = BATCH - N;
     (eta, [u.wrapping_shl(k), v.wrapping_shl(k), q.wrapping_shl(k), r.wrapping_shl(k)])
 }
 
@@ -274,8 +274,11 @@ pub(crate) fn invert(x: &[u64; 4], md: &Mod62) -> [u64; 4] {
     let mut e = [1i64, 0, 0, 0, 0];
     let mut eta = -1i64; // δ = 1/2
     for b in 0..BATCHES {
-        let n = if b + 1 < BATCHES { BATCH } else { LAST };
-        let (eta2, t) = divsteps(eta, low64(&f), low64(&g), n);
+        let (eta2, t) = if b + 1 < BATCHES {
+            divsteps::<BATCH>(eta, low64(&f), low64(&g))
+        } else {
+            divsteps::<LAST>(eta, low64(&f), low64(&g))
+        };
         eta = eta2;
         update_fg(&mut f, &mut g, &t);
         update_de(&mut d, &mut e, &t, md);
