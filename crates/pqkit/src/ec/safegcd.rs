@@ -4,8 +4,8 @@
 //! and n, secp256k1's p and n).
 //!
 //! Two entry points share the arithmetic:
-//! - [`invert`], constant time, for secrets: a fixed 620 divsteps in the half-delta variant (δ starts at
-//!   1/2), for which 590 steps suffice for every modulus and input below 2^256.
+//! - [`invert`], constant time, for secrets: a fixed 590 divsteps in the half-delta variant (δ starts at
+//!   1/2), which suffice for every modulus and input below 2^256 (nine batches of 62 and one of 32).
 //! - [`invert_vartime`], for public values only (verification): the classic variant (δ starts at 1) that
 //!   skips runs of zero bits and stops as soon as g = 0.
 //!
@@ -76,17 +76,21 @@ fn low64(v: &[i64; 5]) -> i64 {
     v[0] | (v[1] << 62)
 }
 
-/// Divsteps per batch, and batches of the constant-time inversion: 10·62 = 620 ≥ 590.
+/// Divsteps per batch, and batches of the constant-time inversion: nine full ones and a last one of
+/// `LAST` steps, 9·62 + 32 = 590 in all, the bound for the half-delta variant and inputs below 2^256.
 const BATCH: u32 = 62;
 const BATCHES: usize = 10;
+const LAST: u32 = 590 - 9 * BATCH;
 
-/// 62 divsteps on the low 64 bits of f (odd) and g, with η = −(δ + 1/2) (so δ > 0 exactly when η < 0).
-/// Returns the new η and the transition matrix [u, v, q, r]: 2^62·f' = u·f + v·g, 2^62·g' = q·f + r·g.
-/// Constant time.
+/// `N` ≤ 62 divsteps on the low 64 bits of f (odd) and g, with η = −(δ + 1/2) (so δ > 0 exactly when
+/// η < 0). Returns the new η and the transition matrix [u, v, q, r], scaled to 2^62 whatever `N`:
+/// 2^62·f' = u·f + v·g, 2^62·g' = q·f + r·g (N steps give the factor 2^N; the entries are multiplied by
+/// 2^(62 − N), which keeps |u| + |v| and |q| + |r| within 2^62). Constant time.
 #[inline(always)]
-fn divsteps(mut eta: i64, mut f: i64, mut g: i64) -> (i64, [i64; 4]) {
+fn divsteps<const N: u32>(mut eta: i64, mut f: i64, mut g: i64) -> (i64, [i64; 4]) {
+    const { assert!(N <= BATCH) };
     let (mut u, mut v, mut q, mut r) = (1i64, 0i64, 0i64, 1i64);
-    for _ in 0..BATCH {
+    for _ in 0..N {
         // c1: δ > 0; c2: g odd. If both: (f, g) ← (g, (g − f)/2), δ ← 1 − δ; else if g odd:
         // g ← (g + f)/2, δ ← 1 + δ; else g ← g/2, δ ← 1 + δ. Done as: g += ±f when g is odd (− when δ > 0),
         // then, in the swap case, f += the new g (giving the old g).
@@ -108,7 +112,8 @@ fn divsteps(mut eta: i64, mut f: i64, mut g: i64) -> (i64, [i64; 4]) {
         u = u.wrapping_shl(1);
         v = v.wrapping_shl(1);
     }
-    (eta, [u, v, q, r])
+    let k = BATCH - N;
+    (eta, [u.wrapping_shl(k), v.wrapping_shl(k), q.wrapping_shl(k), r.wrapping_shl(k)])
 }
 
 /// The same 62 divsteps in the classic variant (δ, starting at 1) with branches: runs of zero bits of g are
@@ -268,8 +273,12 @@ pub(crate) fn invert(x: &[u64; 4], md: &Mod62) -> [u64; 4] {
     let mut d = [0i64; 5];
     let mut e = [1i64, 0, 0, 0, 0];
     let mut eta = -1i64; // δ = 1/2
-    for _ in 0..BATCHES {
-        let (eta2, t) = divsteps(eta, low64(&f), low64(&g));
+    for b in 0..BATCHES {
+        let (eta2, t) = if b + 1 < BATCHES {
+            divsteps::<BATCH>(eta, low64(&f), low64(&g))
+        } else {
+            divsteps::<LAST>(eta, low64(&f), low64(&g))
+        };
         eta = eta2;
         update_fg(&mut f, &mut g, &t);
         update_de(&mut d, &mut e, &t, md);

@@ -18,7 +18,9 @@
 //! - `inv`: the constant-time Bernstein–Yang divsteps of `ec::safegcd`, shared by every curve (plain Rust, about 1.8× faster
 //!   than Fermat's chain of 254 dependent squarings here).
 //!
-//! The Edwards operations (Ed25519, X25519 public keys) run over `Fe64`. X25519's variable-base ladder
+//! The Edwards operations (Ed25519, X25519 public keys) run over `Fe64`; the fixed-base multiplication
+//! ([`fixed_base`]) does each of its 63 additions as one `asm!` block, from two tables (even and odd
+//! radix-16 digits) so that it needs no doublings. X25519's variable-base ladder
 //! ([`ladder_asm`]) does each whole step in one `asm!` block over a state in memory: no spills or moves
 //! between the operations, adds and subtractions with a single fold because every product is kept below
 //! 2p, and no swaps (only the doubling's input is selected by mask).
@@ -42,6 +44,9 @@ use crate::dispatch::Checked;
 use core::arch::asm;
 use ladder::ladder_asm;
 
+#[macro_use]
+mod ops;
+mod fixed_base;
 mod ladder;
 
 /// A field element for the BMI2/ADX backend: four little-endian 64-bit limbs, value below 2^256.
@@ -88,8 +93,8 @@ const fn niels_from_fe51(n: &AffineNiels<Fe51>) -> AffineNiels<Fe64> {
     AffineNiels { ypx: Fe64::from_fe51(&n.ypx), ymx: Fe64::from_fe51(&n.ymx), xy2d: Fe64::from_fe51(&n.xy2d) }
 }
 
-static BASE_TABLE: [[AffineNiels<Fe64>; 8]; 32] = {
-    let src = &BASE_TABLE_FE51;
+/// Converts a 32-row table of the portable backend at compile time.
+const fn table_from_fe51(src: &[[AffineNiels<Fe51>; 8]; 32]) -> [[AffineNiels<Fe64>; 8]; 32] {
     let mut out = [[AffineNiels { ypx: Fe64([0; 4]), ymx: Fe64([0; 4]), xy2d: Fe64([0; 4]) }; 8]; 32];
     let mut i = 0;
     while i < 32 {
@@ -101,7 +106,13 @@ static BASE_TABLE: [[AffineNiels<Fe64>; 8]; 32] = {
         i += 1;
     }
     out
-};
+}
+
+static BASE_TABLE: [[AffineNiels<Fe64>; 8]; 32] = table_from_fe51(&BASE_TABLE_FE51);
+
+/// `BASE_TABLE_ODD[i][j] = (j + 1)·16·256^i·B`: the rows of the odd radix-16 digits, so that the fixed-base
+/// comb ([`fixed_base`]) needs no doublings.
+static BASE_TABLE_ODD: [[AffineNiels<Fe64>; 8]; 32] = table_from_fe51(&edwards::compute_base_table(4));
 
 /// Converts a 64-entry table of the portable backend at compile time.
 const fn odd_from_fe51(src: &[AffineNiels<Fe51>; 64]) -> [AffineNiels<Fe64>; 64] {
@@ -578,9 +589,9 @@ fn mul_base(backend: Checked<Backend>, s: &[u8; 32]) -> Point<Fe64> {
     assert!(backend.covers(Backend::Bmi2Adx));
     if backend.covers(Backend::Bmi2AdxAvx2) {
         // SAFETY: the backend covers Bmi2AdxAvx2, so the CPU has AVX2 (the one dispatch mechanism).
-        edwards::mul_base_with(s, |row, d| unsafe { lookup_avx2(row, d) })
+        fixed_base::mul_base_comb(s, |row, d| unsafe { lookup_avx2(row, d) })
     } else {
-        edwards::mul_base::<Fe64>(s)
+        fixed_base::mul_base_comb(s, edwards::lookup::<Fe64>)
     }
 }
 
@@ -662,7 +673,7 @@ mod tests {
     fn avx2_lookup_matches_portable() {
         let Some(backend) = Checked::for_test(Backend::Bmi2AdxAvx2) else { return };
         assert!(backend.covers(Backend::Bmi2AdxAvx2));
-        for row in BASE_TABLE.iter() {
+        for row in BASE_TABLE.iter().chain(BASE_TABLE_ODD.iter()) {
             for d in -8i8..=8 {
                 // SAFETY: the backend covers Bmi2AdxAvx2, so the CPU has AVX2.
                 let v = unsafe { lookup_avx2(row, d) };
@@ -730,6 +741,55 @@ mod tests {
             v.push(w);
         }
         v
+    }
+
+    /// The odd-digit table holds (j + 1)·16·256^i·B: each entry against the fixed-base multiplication of the
+    /// portable backend by that scalar.
+    #[test]
+    fn odd_digit_table_holds_the_right_multiples() {
+        let Some(backend) = Checked::for_test(Backend::Bmi2Adx) else { return };
+        assert!(backend.covers(Backend::Bmi2Adx));
+        for (i, row) in BASE_TABLE_ODD.iter().enumerate() {
+            for (j, entry) in row.iter().enumerate() {
+                // (j + 1)·16 at byte i, reduced mod L (B has order L; 8·16·256^31 = 2^255).
+                let mut k = [0u8; 32];
+                k[i] = ((j + 1) << 4) as u8;
+                let k = Scalar::from_bytes_mod_order(&k).to_bytes();
+                let (x, y) = edwards::mul_base::<Fe51>(&k).to_affine();
+                assert_eq!(entry.ypx.to_bytes(), y.add(&x).to_bytes(), "row {i}, entry {j}");
+                assert_eq!(entry.ymx.to_bytes(), y.sub(&x).to_bytes(), "row {i}, entry {j}");
+                assert_eq!(entry.xy2d.to_bytes(), x.mul(&y).mul(&Fe51::D2).to_bytes(), "row {i}, entry {j}");
+            }
+        }
+    }
+
+    /// One asm mixed addition of the fixed-base comb agrees with the generic `add_affine` and
+    /// `to_extended` over Fe64, on accumulators whose coordinates are arbitrary values below 2p (the bound
+    /// `madd` assumes) and entries anywhere below 2^256, and keeps every coordinate below 2p.
+    #[test]
+    fn comb_addition_matches_generic() {
+        use super::fixed_base::{CombState, madd};
+        let Some(backend) = Checked::for_test(Backend::Bmi2Adx) else { return };
+        assert!(backend.covers(Backend::Bmi2Adx));
+        let mut rng = Xs(0x6464_0006);
+        let w = words_below_2p(&mut rng);
+        let n = w.len();
+        for i in 0..4 * n {
+            let pick = |k: usize| Fe64(w[(i * (2 * k + 3) + k) % n]);
+            let acc = Point { x: pick(0), y: pick(1), z: pick(2), t: pick(3) };
+            let any = if i % 3 == 0 { Fe64([rng.next(), rng.next(), rng.next(), u64::MAX]) } else { pick(6) };
+            let q = AffineNiels { ypx: pick(4), ymx: pick(5), xy2d: any };
+            let mut st = CombState([0; 68]);
+            st.0[..16].copy_from_slice(&[acc.x.0, acc.y.0, acc.z.0, acc.t.0].concat());
+            st.set_entry(&q);
+            madd(&mut st);
+            let want = acc.add_affine(&q).to_extended();
+            let got = st.point();
+            for (g, w) in [(got.x, want.x), (got.y, want.y), (got.z, want.z), (got.t, want.t)] {
+                assert_eq!(g.to_bytes(), w.to_bytes(), "case {i}");
+                assert!(big_words(&g.0) < BigUint::from(2u8) * p(), "below 2p, case {i}");
+            }
+        }
     }
 
     /// One asm ladder step agrees with the RFC 7748 formulas over the generic Fe64 operations, for both

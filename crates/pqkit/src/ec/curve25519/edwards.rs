@@ -277,7 +277,7 @@ impl<F: Field> AffineNiels<F> {
     /// The point in extended coordinates with Z = 4: (2(y+x − (y−x)), 2(y+x + (y−x)), 4, (2x)·(2y)) =
     /// 4·(x, y, 1, xy). One multiplication, where adding it to the identity would take seven.
     #[inline(always)]
-    fn to_extended(self) -> Point<F> {
+    pub(crate) fn to_extended(self) -> Point<F> {
         let x2 = self.ypx.sub(&self.ymx); // 2x
         let y2 = self.ypx.add(&self.ymx); // 2y
         Point { x: x2.mul_small(2), y: y2.mul_small(2), z: F::ONE.mul_small(4), t: x2.mul(&y2) }
@@ -322,7 +322,7 @@ pub(crate) fn lookup<F: Field>(row: &[AffineNiels<F>; 8], d: i8) -> AffineNiels<
 
 /// The signed radix-16 digits of `s` < 2^255: 64 digits in \[−8, 8\] (the last in \[−8, 8\] too, since
 /// s < 2^255), `s = Σ d[i]·16^i`. Arithmetic only.
-fn radix16(s: &[u8; 32]) -> [i8; 64] {
+pub(crate) fn radix16(s: &[u8; 32]) -> [i8; 64] {
     let mut d = [0i8; 64];
     for i in 0..32 {
         d[2 * i] = (s[i] & 15) as i8;
@@ -581,9 +581,16 @@ const fn to_affine_niels<const N: usize>(pts: &[CPoint; N]) -> [AffineNiels<Fe51
     out
 }
 
-const fn compute_base_table() -> [[AffineNiels<Fe51>; 8]; 32] {
+/// `[[(j + 1)·2^shift·256^i·B for j in 0..8] for i in 0..32]`: shift 0 for `BASE_TABLE`; shift 4 gives the
+/// rows of the odd radix-16 digits, which a comb without doublings reads.
+pub(crate) const fn compute_base_table(shift: u32) -> [[AffineNiels<Fe51>; 8]; 32] {
     let mut pts = [base_point(); 256];
     let mut row_base = base_point();
+    let mut k = 0;
+    while k < shift {
+        row_base = cadd(&row_base, &row_base);
+        k += 1;
+    }
     let mut i = 0;
     while i < 32 {
         let mut cur = row_base;
@@ -635,7 +642,7 @@ const fn compute_odd_multiples(shift: u32) -> [AffineNiels<Fe51>; 64] {
 }
 
 /// `BASE_TABLE[i][j] = (j + 1)·256^i·B` (other backends convert it in their own static initializers).
-pub(crate) static BASE_TABLE: [[AffineNiels<Fe51>; 8]; 32] = compute_base_table();
+pub(crate) static BASE_TABLE: [[AffineNiels<Fe51>; 8]; 32] = compute_base_table(0);
 /// `BASE_ODD[j] = (2j + 1)·B`.
 pub(crate) static BASE_ODD: [AffineNiels<Fe51>; 64] = compute_odd_multiples(0);
 /// `BASE128_ODD[j] = (2j + 1)·2^128·B`.
