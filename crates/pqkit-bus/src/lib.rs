@@ -125,7 +125,7 @@ pub enum Error {
         /// The subject.
         subject: String,
     },
-    /// Bytes are not an agent key file (see [`identity::key_file`]).
+    /// Bytes are not an agent identity file (see [`identity::key_file`]).
     KeyFile {
         /// Which line is at fault (never the seed).
         reason: &'static str,
@@ -176,7 +176,7 @@ impl fmt::Display for Error {
                 "pqkit-bus: more than {} live publisher handles of one agent on `{subject}`",
                 crate::MAX_PUBLISHERS
             ),
-            Error::KeyFile { reason } => write!(f, "pqkit-bus: not an agent key file: {reason}"),
+            Error::KeyFile { reason } => write!(f, "pqkit-bus: not an agent identity file: {reason}"),
             Error::Handshake { reason } => write!(f, "pqkit-bus: handshake failed: {reason}"),
             Error::Transport { reason } => write!(f, "pqkit-bus: NATS transport: {reason}"),
         }

@@ -168,7 +168,7 @@ fn two_agents_talk_sealed_through_the_cli() {
     assert_eq!(code, Some(2));
     let (code, err) = run(&["bus", "pub", "--nats", &s.url(), "--key-server", &ks_id, "chat.room", "x"], &policy);
     assert_eq!(code, Some(2));
-    assert!(err.contains("not a pqkit-bus identity file"), "{err}");
+    assert!(err.contains("not an agent identity file"), "{err}");
     drop(ks);
 }
 
