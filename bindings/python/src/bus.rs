@@ -1,11 +1,12 @@
 //! `pqkit.bus`: the Rust NATS agent of `pqkit-bus`, driven from asyncio.
 //!
 //! One implementation of the sealed protocol: every operation here calls `pqkit_bus::nats`. The futures run on
-//! the tokio runtime that `pyo3-async-runtimes` owns (created on first use, worker threads of its own) and
-//! complete an `asyncio.Future` of the caller's event loop; the GIL is held only to copy arguments in and
-//! results out, never while waiting on the network. The asyncio-facing classes (`Agent`, `Subscription`, ...)
+//! the tokio runtime of [`crate::runtime`] (created on first use, stopped at interpreter exit) and complete an
+//! `asyncio.Future` of the caller's event loop; the GIL is held only to copy arguments in and results out,
+//! never while waiting on the network. The asyncio-facing classes (`Agent`, `Subscription`, ...)
 //! are in `python/pqkit/bus.py` and wrap the `_Bus*` classes below.
 
+use crate::runtime::future_into_py;
 use crate::{Buf, PqkitError};
 use pqkit_bus::nats::{DurableSubscription, KeyServer, KeyServerHandle, NatsAgent, NatsSubscription};
 use pqkit_bus::{AgentId, Error, Identity, Message, Policy, Priority};
@@ -13,7 +14,6 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use pyo3_async_runtimes::tokio::future_into_py;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use zeroize::Zeroizing;
@@ -515,5 +515,5 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<BusAgent>()?;
     m.add_class::<BusSubscription>()?;
     m.add_class::<BusDurableSubscription>()?;
-    Ok(())
+    crate::runtime::register(m)
 }

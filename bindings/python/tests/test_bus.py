@@ -252,6 +252,39 @@ def test_python_example_answers_a_rust_requester(deployment):
             responder.wait()
 
 
+# Run as a program of its own: agents, a key server and a subscription left open, and 100 requests whose
+# replies (timeouts from 0 to 0.2 s) are still being handed over from the bus runtime while the interpreter
+# exits. A runtime that outlives the interpreter crashes such a program at exit (SIGSEGV or SIGABRT in
+# about one run of four).
+_LEFT_OPEN = """
+import asyncio, sys
+from pqkit import bus
+keep = []
+async def main(url):
+    ks = await bus.KeyServer.serve(url, bus.Identity.generate("ks"), bus.Policy.allow_all())
+    a = await bus.Agent.connect(url, bus.Identity.generate("a"), ks.id)
+    b = await bus.Agent.connect(url, bus.Identity.generate("b"), ks.id)
+    sub = await b.subscribe("silent.q")
+    await a.publish("silent.q", b"hello")
+    assert (await sub.recv(timeout=10)).payload == b"hello"
+    keep.extend([ks, a, b, sub, asyncio.ensure_future(sub.recv())])
+    keep.extend(a._inner.request("silent.q", b"?", i * 0.002) for i in range(100))
+    print("leaving", flush=True)
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+def test_interpreter_exits_cleanly_with_the_bus_busy_and_agents_left_open(nats, tmp_path):
+    """A program that forgets to close its agents, with results in flight, exits with 0 every time."""
+    script = tmp_path / "left_open.py"
+    script.write_text(_LEFT_OPEN)
+    for run in range(20):
+        p = subprocess.run([sys.executable, "-X", "faulthandler", str(script), nats], capture_output=True,
+                           text=True, timeout=60)
+        assert (p.returncode, p.stdout) == (0, "leaving\n"), f"run {run}: {p.returncode}\n{p.stderr}"
+        assert "Fatal Python error" not in p.stderr, p.stderr
+
+
 def test_python_request_reply_and_errors(deployment):
     dep = deployment
 

@@ -377,6 +377,9 @@ class _BusTimeout(_BusError): ...
 class _BusClosed(_BusError): ...
 class _BusInvalidSubject(_BusError): ...
 
+def _bus_shutdown() -> None:
+    """Stops the bus runtime (registered with atexit on import; afterwards every bus call raises _BusClosed)."""
+
 class _BusMessage:
     """A message that authenticated."""
     @property
