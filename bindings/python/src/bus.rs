@@ -413,19 +413,7 @@ impl BusSubscription {
     }
 
     fn recv<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let (sub, mut closing) = (self.sub.clone(), self.closing.subscribe());
-        future_into_py(py, async move {
-            let closed = || bus_err(Error::Closed);
-            let mut g = tokio::select! {
-                g = sub.lock() => g,
-                _ = closing.wait_for(|c| *c) => return Err(closed()),
-            };
-            let s = g.as_mut().ok_or_else(closed)?;
-            tokio::select! {
-                r = s.recv() => r.map(wrap).map_err(bus_err),
-                _ = closing.wait_for(|c| *c) => Err(closed()),
-            }
-        })
+        recv(py, &self.sub, &self.closing)
     }
 
     fn unsubscribe<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -458,19 +446,7 @@ impl BusDurableSubscription {
     }
 
     fn recv<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let (sub, mut closing) = (self.sub.clone(), self.closing.subscribe());
-        future_into_py(py, async move {
-            let closed = || bus_err(Error::Closed);
-            let mut g = tokio::select! {
-                g = sub.lock() => g,
-                _ = closing.wait_for(|c| *c) => return Err(closed()),
-            };
-            let s = g.as_mut().ok_or_else(closed)?;
-            tokio::select! {
-                r = s.recv() => r.map(wrap).map_err(bus_err),
-                _ = closing.wait_for(|c| *c) => Err(closed()),
-            }
-        })
+        recv(py, &self.sub, &self.closing)
     }
 
     fn ack<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -493,6 +469,45 @@ impl BusDurableSubscription {
             }
         })
     }
+}
+
+/// What a core and a durable subscription have in common: receiving the next message.
+trait Receive: Send + 'static {
+    fn next(&mut self) -> impl Future<Output = pqkit_bus::Result<Message>> + Send + '_;
+}
+
+impl Receive for NatsSubscription {
+    fn next(&mut self) -> impl Future<Output = pqkit_bus::Result<Message>> + Send + '_ {
+        self.recv()
+    }
+}
+
+impl Receive for DurableSubscription {
+    fn next(&mut self) -> impl Future<Output = pqkit_bus::Result<Message>> + Send + '_ {
+        self.recv()
+    }
+}
+
+/// The `recv` of both subscription classes: waits for the lock (one receive at a time), then for the next
+/// message; setting `closing` (unsubscribe, close) ends either wait with `Closed`.
+fn recv<'py, S: Receive>(
+    py: Python<'py>,
+    sub: &Arc<tokio::sync::Mutex<Option<S>>>,
+    closing: &tokio::sync::watch::Sender<bool>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (sub, mut closing) = (sub.clone(), closing.subscribe());
+    future_into_py(py, async move {
+        let closed = || bus_err(Error::Closed);
+        let mut g = tokio::select! {
+            g = sub.lock() => g,
+            _ = closing.wait_for(|c| *c) => return Err(closed()),
+        };
+        let s = g.as_mut().ok_or_else(closed)?;
+        tokio::select! {
+            r = s.next() => r.map(wrap).map_err(bus_err),
+            _ = closing.wait_for(|c| *c) => Err(closed()),
+        }
+    })
 }
 
 fn closing() -> Arc<tokio::sync::watch::Sender<bool>> {
