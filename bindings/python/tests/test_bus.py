@@ -541,3 +541,73 @@ def test_durable_subscription_with_sender_auth(deployment):
                 assert [(await s.recv(timeout=20)).payload for _ in range(2)] == [b"m0", b"m1"]
 
     _run(main())
+
+
+def test_close_ends_the_agents_connection(tmp_path):
+    """After `close` the NATS server no longer has the agent's connection (its monitoring endpoint lists the
+    connections by name), and the agent's operations raise Closed."""
+    import urllib.request
+
+    server = _program(shutil.which("nats-server") or "/usr/sbin/nats-server", "nats-server",
+                      "apt-get install nats-server")
+    port, mon = _free_port(), _free_port()
+    proc = subprocess.Popen([server, "-a", "127.0.0.1", "-p", str(port), "-m", str(mon)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def names():
+        with urllib.request.urlopen(f"http://127.0.0.1:{mon}/connz", timeout=5) as r:
+            return {c.get("name", "") for c in json.load(r)["connections"]}
+
+    async def main():
+        url = f"nats://127.0.0.1:{port}"
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                names()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.05)
+        async with await bus.KeyServer.serve(url, bus.Identity.generate("ks"), bus.Policy.allow_all()) as ks:
+            agent = await bus.Agent.connect(url, bus.Identity.generate("a"), ks.id)
+            sub = await agent.subscribe("t.x")
+            await agent.publish("t.x", b"m")
+            assert (await sub.recv(timeout=10)).payload == b"m"
+            mine = f"pqkit-bus agent {agent.id}"
+            assert mine in names()
+            await agent.close()
+            end = time.monotonic() + 5
+            while mine in names():
+                assert time.monotonic() < end, "the agent's connection is still open 5 s after close"
+                await asyncio.sleep(0.05)
+            for op in (agent.publish("t.x", b""), agent.subscribe("t.y"), agent.flush()):
+                with pytest.raises(bus.Closed):
+                    await op
+            assert agent.metrics()["published"] == 1
+            await agent.close()  # idempotent
+
+    try:
+        _run(main())
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_bus_calls_after_the_runtime_stopped_raise_closed(nats, tmp_path):
+    """The interpreter-exit function stops the runtime for good: a bus call afterwards raises Closed."""
+    script = tmp_path / "after_stop.py"
+    script.write_text(
+        "import asyncio, sys\n"
+        "from pqkit import bus, _pqkit\n"
+        "async def main(url):\n"
+        "    ks = await bus.KeyServer.serve(url, bus.Identity.generate('ks'), bus.Policy.allow_all())\n"
+        "    _pqkit._bus_shutdown()\n"
+        "    try:\n"
+        "        await bus.Agent.connect(url, bus.Identity.generate('a'), ks.id)\n"
+        "    except bus.Closed as e:\n"
+        "        print('closed:', e)\n"
+        "asyncio.run(main(sys.argv[1]))\n")
+    p = subprocess.run([sys.executable, str(script), nats], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("closed: pqkit.bus: the interpreter is exiting"), p.stdout
