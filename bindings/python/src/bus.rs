@@ -1,19 +1,20 @@
 //! `pqkit.bus`: the Rust NATS agent of `pqkit-bus`, driven from asyncio.
 //!
 //! One implementation of the sealed protocol: every operation here calls `pqkit_bus::nats`. The futures run on
-//! the tokio runtime that `pyo3-async-runtimes` owns (created on first use, worker threads of its own) and
-//! complete an `asyncio.Future` of the caller's event loop; the GIL is held only to copy arguments in and
-//! results out, never while waiting on the network. The asyncio-facing classes (`Agent`, `Subscription`, ...)
+//! the tokio runtime of [`crate::runtime`] (created on first use, stopped at interpreter exit) and complete an
+//! `asyncio.Future` of the caller's event loop; the GIL is held only to copy arguments in and results out,
+//! never while waiting on the network. The asyncio-facing classes (`Agent`, `Subscription`, ...)
 //! are in `python/pqkit/bus.py` and wrap the `_Bus*` classes below.
 
+use crate::runtime::future_into_py;
 use crate::{Buf, PqkitError};
-use pqkit_bus::nats::{DurableSubscription, KeyServer, KeyServerHandle, NatsAgent, NatsSubscription};
+use pqkit_bus::checkpoint::{Checkpoints, SenderAuth};
+use pqkit_bus::nats::{DurableSubscription, KeyServer, KeyServerHandle, NatsAgent, NatsOptions, NatsSubscription};
 use pqkit_bus::{AgentId, Error, Identity, Message, Policy, Priority};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use pyo3_async_runtimes::tokio::future_into_py;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use zeroize::Zeroizing;
@@ -58,9 +59,82 @@ fn priority(p: u8) -> PyResult<Priority> {
 }
 
 fn timeout(seconds: f64) -> PyResult<Duration> {
-    Duration::try_from_secs_f64(seconds)
-        .map_err(|_| PyValueError::new_err(format!("timeout: expected a finite number of seconds >= 0, got {seconds}")))
+    secs("timeout", seconds)
 }
+
+fn secs(what: &str, seconds: f64) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(seconds)
+        .map_err(|_| PyValueError::new_err(format!("{what}: expected a finite number of seconds >= 0, got {seconds}")))
+}
+
+/// The agent options of `Agent.connect`, checked; `None` keeps the Rust default ([`NatsOptions::default`]).
+struct ConnectOptions {
+    opts: NatsOptions,
+    /// A checkpoint rule for every topic, when `checkpoint_every` or `checkpoint_after` was given.
+    checkpoints: Option<Checkpoints>,
+    /// Subscriber-side sender authentication with a timeout of the caller's, when `sender_auth_timeout` was given.
+    auth: Option<SenderAuth>,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn connect_options(
+    sender_auth: bool,
+    checkpoint_every: Option<u64>,
+    checkpoint_after: Option<f64>,
+    sender_auth_timeout: Option<f64>,
+    ack_wait: Option<f64>,
+    durable_retry: Option<f64>,
+    subscription_capacity: Option<usize>,
+    rotate_after_messages: Option<u64>,
+) -> PyResult<ConnectOptions> {
+    let d = NatsOptions::default();
+    if !sender_auth && (checkpoint_every.is_some() || checkpoint_after.is_some()) {
+        return Err(PyValueError::new_err(
+            "checkpoint_every, checkpoint_after: checkpoints are signed for sender authentication, which \
+             sender_auth=False turns off",
+        ));
+    }
+    if checkpoint_every == Some(0) {
+        return Err(PyValueError::new_err("checkpoint_every: expected at least 1 message, got 0"));
+    }
+    if subscription_capacity == Some(0) {
+        return Err(PyValueError::new_err("subscription_capacity: expected at least 1 message, got 0"));
+    }
+    if let Some(n) = rotate_after_messages.filter(|n| !(1..=MAX_ROTATE).contains(n)) {
+        return Err(PyValueError::new_err(format!("rotate_after_messages: expected 1 to 2**39 messages, got {n}")));
+    }
+    let checkpoints = match (checkpoint_every, checkpoint_after) {
+        (None, None) => None,
+        (every, after) => {
+            let c = Checkpoints::default();
+            Some(Checkpoints {
+                every: every.unwrap_or(c.every),
+                after: after.map(|t| secs("checkpoint_after", t)).transpose()?.unwrap_or(c.after),
+                ..c
+            })
+        }
+    };
+    let auth = match sender_auth_timeout {
+        None => None,
+        Some(t) if t > 0.0 => Some(SenderAuth { timeout: secs("sender_auth_timeout", t)?, ..SenderAuth::default() }),
+        Some(t) => {
+            return Err(PyValueError::new_err(format!(
+                "sender_auth_timeout: expected a finite number of seconds > 0, got {t}"
+            )));
+        }
+    };
+    let opts = NatsOptions {
+        sender_auth,
+        ack_wait: ack_wait.map(|t| secs("ack_wait", t)).transpose()?.unwrap_or(d.ack_wait),
+        durable_retry: durable_retry.map(|t| secs("durable_retry", t)).transpose()?.unwrap_or(d.durable_retry),
+        subscription_capacity: subscription_capacity.unwrap_or(d.subscription_capacity),
+        rotate_after_messages: rotate_after_messages.unwrap_or(d.rotate_after_messages),
+    };
+    Ok(ConnectOptions { opts, checkpoints, auth })
+}
+
+/// The most messages under one sender key that the Rust agent accepts (2^39).
+const MAX_ROTATE: u64 = 1 << 39;
 
 /// An agent identity: a name and the hybrid ML-DSA-65 + Ed25519 signing keys derived from a 32-byte seed.
 #[pyclass(module = "pqkit.bus", name = "_BusIdentity", frozen)]
@@ -254,37 +328,101 @@ fn wrap(msg: Message) -> BusMessage {
     BusMessage { msg }
 }
 
-/// A NATS agent, authenticated to a key server.
+/// A NATS agent, authenticated to a key server. `close` takes the Rust agent out: once the operations in
+/// flight end, its last reference goes, its background tasks are aborted and its connection is drained.
 #[pyclass(module = "pqkit.bus", name = "_BusAgent", frozen)]
 pub(crate) struct BusAgent {
-    agent: NatsAgent,
+    id: AgentId,
+    ks: AgentId,
+    agent: Mutex<Option<NatsAgent>>,
+    /// Sender authentication on core subscriptions (the agent's `sender_auth`).
+    sender_auth: bool,
+    /// Subscriber-side settings of the caller's (`sender_auth_timeout`); `None`: the Rust default.
+    auth: Option<SenderAuth>,
+    /// The counters when the agent was closed (once its last checkpoints are signed).
+    last_metrics: Arc<Mutex<Option<Counters>>>,
+}
+
+impl BusAgent {
+    /// The Rust agent; `Closed` once `close` ran.
+    fn agent(&self) -> PyResult<NatsAgent> {
+        self.agent.lock().unwrap_or_else(PoisonError::into_inner).clone().ok_or_else(|| bus_err(Error::Closed))
+    }
+}
+
+/// The counters `metrics` returns, by name.
+type Counters = Vec<(&'static str, u64)>;
+
+fn metrics_of(agent: &NatsAgent) -> Counters {
+    let m = agent.metrics();
+    vec![
+        ("published", m.published),
+        ("delivered", m.delivered),
+        ("rejected", m.rejected()),
+        ("rejected_unsigned", m.rejected_unsigned),
+        ("duplicates", agent.duplicates()),
+        ("checkpoints", agent.checkpoints_sent()),
+    ]
 }
 
 #[pymethods]
 impl BusAgent {
     #[staticmethod]
+    #[pyo3(signature = (url, identity, key_server, *, sender_auth=true, checkpoint_every=None,
+        checkpoint_after=None, sender_auth_timeout=None, ack_wait=None, durable_retry=None,
+        subscription_capacity=None, rotate_after_messages=None))]
+    #[allow(clippy::too_many_arguments)]
     fn connect<'py>(
         py: Python<'py>,
         url: String,
         identity: &BusIdentity,
         key_server: &str,
+        sender_auth: bool,
+        checkpoint_every: Option<u64>,
+        checkpoint_after: Option<f64>,
+        sender_auth_timeout: Option<f64>,
+        ack_wait: Option<f64>,
+        durable_retry: Option<f64>,
+        subscription_capacity: Option<usize>,
+        rotate_after_messages: Option<u64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let ks = parse_id("key_server", key_server)?;
+        let c = connect_options(
+            sender_auth,
+            checkpoint_every,
+            checkpoint_after,
+            sender_auth_timeout,
+            ack_wait,
+            durable_retry,
+            subscription_capacity,
+            rotate_after_messages,
+        )?;
         let identity = identity.identity.clone();
         future_into_py(py, async move {
-            let agent = NatsAgent::connect(&url, &identity, ks).await.map_err(bus_err)?;
-            Ok(BusAgent { agent })
+            let agent = NatsAgent::connect_with(&url, &identity, ks, c.opts).await.map_err(bus_err)?;
+            if let Some(cfg) = c.checkpoints {
+                // A rule for every topic: it takes the place of the default N and T.
+                agent.sign_checkpoints(">", cfg).map_err(bus_err)?;
+            }
+            Ok(BusAgent {
+                id: agent.id(),
+                ks: agent.key_server(),
+                agent: Mutex::new(Some(agent)),
+                sender_auth,
+                auth: c.auth,
+                last_metrics: Arc::new(Mutex::new(None)),
+            })
         })
     }
 
     #[getter]
     fn id(&self) -> String {
-        self.agent.id().to_hex()
+        self.id.to_hex()
     }
 
     #[getter]
     fn key_server(&self) -> String {
-        self.agent.key_server().to_hex()
+        self.ks.to_hex()
     }
 
     fn publish<'py>(
@@ -294,7 +432,7 @@ impl BusAgent {
         payload: Buf<'_, '_>,
         priority: u8,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (agent, payload, p) = (self.agent.clone(), payload.to_vec(), self::priority(priority)?);
+        let (agent, payload, p) = (self.agent()?, payload.to_vec(), self::priority(priority)?);
         future_into_py(py, async move { agent.publish(&subject, &payload, p).await.map_err(bus_err) })
     }
 
@@ -305,7 +443,7 @@ impl BusAgent {
         payload: Buf<'_, '_>,
         timeout: f64,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (agent, payload, t) = (self.agent.clone(), payload.to_vec(), self::timeout(timeout)?);
+        let (agent, payload, t) = (self.agent()?, payload.to_vec(), self::timeout(timeout)?);
         future_into_py(py, async move { agent.request(&subject, &payload, t).await.map(wrap).map_err(bus_err) })
     }
 
@@ -316,17 +454,22 @@ impl BusAgent {
                 request.msg.subject()
             )));
         }
-        let (agent, req, payload) = (self.agent.clone(), request.msg.clone(), payload.to_vec());
+        let (agent, req, payload) = (self.agent()?, request.msg.clone(), payload.to_vec());
         future_into_py(py, async move { agent.reply(&req, &payload).await.map_err(bus_err) })
     }
 
     fn subscribe<'py>(&self, py: Python<'py>, pattern: String) -> PyResult<Bound<'py, PyAny>> {
-        let agent = self.agent.clone();
+        let agent = self.agent()?;
+        let auth = self.auth.filter(|_| self.sender_auth);
         future_into_py(py, async move {
             // The key server is asked first, as `pqkit bus sub` does: a pattern the policy does not cover whole is
             // refused here rather than received in part.
             agent.check_subscribe(&pattern).await.map_err(bus_err)?;
-            let sub = agent.subscribe(&pattern).await.map_err(bus_err)?;
+            let sub = match auth {
+                Some(a) => agent.subscribe_authenticated(&pattern, a).await,
+                None => agent.subscribe(&pattern).await,
+            }
+            .map_err(bus_err)?;
             Ok(BusSubscription { pattern, sub: Arc::new(tokio::sync::Mutex::new(Some(sub))), closing: closing() })
         })
     }
@@ -337,7 +480,7 @@ impl BusAgent {
         name: String,
         subjects: Vec<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let agent = self.agent.clone();
+        let agent = self.agent()?;
         future_into_py(py, async move {
             let s: Vec<&str> = subjects.iter().map(String::as_str).collect();
             agent.declare_durable(&name, &s).await.map_err(bus_err)
@@ -351,21 +494,28 @@ impl BusAgent {
         payload: Buf<'_, '_>,
         priority: u8,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (agent, payload, p) = (self.agent.clone(), payload.to_vec(), self::priority(priority)?);
+        let (agent, payload, p) = (self.agent()?, payload.to_vec(), self::priority(priority)?);
         future_into_py(py, async move { agent.publish_durable(&subject, &payload, p).await.map_err(bus_err) })
     }
 
+    #[pyo3(signature = (stream, consumer, pattern, sender_auth=false))]
     fn subscribe_durable<'py>(
         &self,
         py: Python<'py>,
         stream: String,
         consumer: String,
         pattern: String,
+        sender_auth: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let agent = self.agent.clone();
+        let agent = self.agent()?;
+        let auth = sender_auth.then(|| self.auth.unwrap_or_default());
         future_into_py(py, async move {
             agent.check_subscribe(&pattern).await.map_err(bus_err)?;
-            let sub = agent.subscribe_durable(&stream, &consumer, &pattern).await.map_err(bus_err)?;
+            let sub = match auth {
+                Some(a) => agent.subscribe_durable_authenticated(&stream, &consumer, &pattern, a).await,
+                None => agent.subscribe_durable(&stream, &consumer, &pattern).await,
+            }
+            .map_err(bus_err)?;
             Ok(BusDurableSubscription {
                 pattern,
                 sub: Arc::new(tokio::sync::Mutex::new(Some(sub))),
@@ -375,24 +525,34 @@ impl BusAgent {
     }
 
     fn flush<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let agent = self.agent.clone();
+        let agent = self.agent()?;
         future_into_py(py, async move { agent.flush().await.map_err(bus_err) })
     }
 
+    /// Signs what is pending and flushes, then drains the connection and lets the Rust agent go (idempotent).
     fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let agent = self.agent.clone();
-        future_into_py(py, async move { agent.close().await.map_err(bus_err) })
+        let taken = self.agent.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let last = self.last_metrics.clone();
+        let snapshot = move |a: &NatsAgent| *last.lock().unwrap_or_else(PoisonError::into_inner) = Some(metrics_of(a));
+        if let Some(a) = &taken {
+            snapshot(a);
+        }
+        future_into_py(py, async move {
+            let Some(agent) = taken else { return Ok(()) };
+            let r = agent.close().await.map_err(bus_err);
+            snapshot(&agent);
+            // The connection ends once what is queued is sent; the agent's tasks end with its last reference.
+            let _ = agent.client().drain().await;
+            r
+        })
     }
 
-    /// The agent's counters: published, delivered, and every rejection by reason.
-    fn metrics(&self) -> Vec<(&'static str, u64)> {
-        let m = self.agent.metrics();
-        vec![
-            ("published", m.published),
-            ("delivered", m.delivered),
-            ("rejected", m.rejected()),
-            ("duplicates", self.agent.duplicates()),
-        ]
+    /// The agent's counters: published, delivered, and every rejection by reason (the last ones once closed).
+    fn metrics(&self) -> Counters {
+        match self.agent.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
+            Some(a) => metrics_of(a),
+            None => self.last_metrics.lock().unwrap_or_else(PoisonError::into_inner).clone().unwrap_or_default(),
+        }
     }
 }
 
@@ -413,19 +573,7 @@ impl BusSubscription {
     }
 
     fn recv<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let (sub, mut closing) = (self.sub.clone(), self.closing.subscribe());
-        future_into_py(py, async move {
-            let closed = || bus_err(Error::Closed);
-            let mut g = tokio::select! {
-                g = sub.lock() => g,
-                _ = closing.wait_for(|c| *c) => return Err(closed()),
-            };
-            let s = g.as_mut().ok_or_else(closed)?;
-            tokio::select! {
-                r = s.recv() => r.map(wrap).map_err(bus_err),
-                _ = closing.wait_for(|c| *c) => Err(closed()),
-            }
-        })
+        recv(py, &self.sub, &self.closing)
     }
 
     fn unsubscribe<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -458,19 +606,7 @@ impl BusDurableSubscription {
     }
 
     fn recv<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let (sub, mut closing) = (self.sub.clone(), self.closing.subscribe());
-        future_into_py(py, async move {
-            let closed = || bus_err(Error::Closed);
-            let mut g = tokio::select! {
-                g = sub.lock() => g,
-                _ = closing.wait_for(|c| *c) => return Err(closed()),
-            };
-            let s = g.as_mut().ok_or_else(closed)?;
-            tokio::select! {
-                r = s.recv() => r.map(wrap).map_err(bus_err),
-                _ = closing.wait_for(|c| *c) => Err(closed()),
-            }
-        })
+        recv(py, &self.sub, &self.closing)
     }
 
     fn ack<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -495,6 +631,45 @@ impl BusDurableSubscription {
     }
 }
 
+/// What a core and a durable subscription have in common: receiving the next message.
+trait Receive: Send + 'static {
+    fn next(&mut self) -> impl Future<Output = pqkit_bus::Result<Message>> + Send + '_;
+}
+
+impl Receive for NatsSubscription {
+    fn next(&mut self) -> impl Future<Output = pqkit_bus::Result<Message>> + Send + '_ {
+        self.recv()
+    }
+}
+
+impl Receive for DurableSubscription {
+    fn next(&mut self) -> impl Future<Output = pqkit_bus::Result<Message>> + Send + '_ {
+        self.recv()
+    }
+}
+
+/// The `recv` of both subscription classes: waits for the lock (one receive at a time), then for the next
+/// message; setting `closing` (unsubscribe, close) ends either wait with `Closed`.
+fn recv<'py, S: Receive>(
+    py: Python<'py>,
+    sub: &Arc<tokio::sync::Mutex<Option<S>>>,
+    closing: &tokio::sync::watch::Sender<bool>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let (sub, mut closing) = (sub.clone(), closing.subscribe());
+    future_into_py(py, async move {
+        let closed = || bus_err(Error::Closed);
+        let mut g = tokio::select! {
+            g = sub.lock() => g,
+            _ = closing.wait_for(|c| *c) => return Err(closed()),
+        };
+        let s = g.as_mut().ok_or_else(closed)?;
+        tokio::select! {
+            r = s.next() => r.map(wrap).map_err(bus_err),
+            _ = closing.wait_for(|c| *c) => Err(closed()),
+        }
+    })
+}
+
 fn closing() -> Arc<tokio::sync::watch::Sender<bool>> {
     Arc::new(tokio::sync::watch::channel(false).0)
 }
@@ -515,5 +690,5 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<BusAgent>()?;
     m.add_class::<BusSubscription>()?;
     m.add_class::<BusDurableSubscription>()?;
-    Ok(())
+    crate::runtime::register(m)
 }

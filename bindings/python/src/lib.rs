@@ -30,6 +30,7 @@ mod files;
 mod hpke;
 mod keys;
 mod more;
+mod runtime;
 
 /// Messages at least this long are processed with the GIL released; shorter ones are not worth the switch.
 const GIL_RELEASE_MIN: usize = 4096;

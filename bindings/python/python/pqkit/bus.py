@@ -315,10 +315,54 @@ class Agent:
         self._subs: weakref.WeakSet[Union[Subscription, DurableSubscription]] = weakref.WeakSet()
 
     @staticmethod
-    async def connect(url: str, identity: Identity, key_server: str) -> Agent:
-        """Connects to NATS at ``url`` (``nats://host:port``, or a comma-separated list for a cluster) and runs the
-        authenticated hybrid handshake with the key server whose id is ``key_server``."""
-        return Agent(await _pqkit._BusAgent.connect(url, identity._inner, key_server))
+    async def connect(
+        url: Union[str, Sequence[str]],
+        identity: Identity,
+        key_server: str,
+        *,
+        sender_auth: bool = True,
+        checkpoint_every: Optional[int] = None,
+        checkpoint_after: Optional[float] = None,
+        sender_auth_timeout: Optional[float] = None,
+        ack_wait: Optional[float] = None,
+        durable_retry: Optional[float] = None,
+        subscription_capacity: Optional[int] = None,
+        rotate_after_messages: Optional[int] = None,
+    ) -> Agent:
+        """Connects to NATS at ``url`` (``nats://host:port``; a list of them, or one comma-separated string, for
+        failover across a cluster) and runs the authenticated hybrid handshake with the key server whose id is
+        ``key_server``. The options are those of the Rust agent (``NatsOptions``); ``None`` keeps its default:
+
+        - ``sender_auth`` (default on): sign checkpoints over what this agent publishes, and let ``subscribe``
+          deliver a message only once a checkpoint of its sender covers it. ``False`` opts out (as
+          ``pqkit bus --no-sender-auth``): lower latency, but another member of a topic could forge a message in
+          a publisher's name to this agent, and subscribers that keep the default drop what it publishes.
+        - ``checkpoint_every`` (``N``, default 256 messages) and ``checkpoint_after`` (``T``, default 0.005 s):
+          a checkpoint is signed after ``N`` messages on a topic, or ``T`` after its first unsigned one.
+        - ``sender_auth_timeout`` (default 1.005 s): a message no checkpoint covers by then is dropped.
+        - ``ack_wait`` (2 s): how long a durable consumer waits for an acknowledgement before redelivering.
+        - ``durable_retry`` (30 s): how long ``publish_durable`` retries before it gives up.
+        - ``subscription_capacity`` (65,536): messages buffered per subscription before NATS drops them.
+        - ``rotate_after_messages`` (2**24): a new epoch key after this many messages under one key.
+        """
+        urls = url if isinstance(url, str) else ",".join(url)
+        if not urls.strip(" ,"):
+            raise ValueError("url: no NATS server URL given")
+        return Agent(
+            await _pqkit._BusAgent.connect(
+                urls,
+                identity._inner,
+                key_server,
+                sender_auth=sender_auth,
+                checkpoint_every=checkpoint_every,
+                checkpoint_after=checkpoint_after,
+                sender_auth_timeout=sender_auth_timeout,
+                ack_wait=ack_wait,
+                durable_retry=durable_retry,
+                subscription_capacity=subscription_capacity,
+                rotate_after_messages=rotate_after_messages,
+            )
+        )
 
     @property
     def id(self) -> str:
@@ -358,10 +402,18 @@ class Agent:
         the stream sequence."""
         return await self._inner.publish_durable(subject, payload, int(priority))
 
-    async def subscribe_durable(self, stream: str, consumer: str, pattern: str) -> DurableSubscription:
+    async def subscribe_durable(
+        self, stream: str, consumer: str, pattern: str, *, sender_auth: bool = False
+    ) -> DurableSubscription:
         """Reads ``stream`` through the durable consumer ``consumer`` (created if new), filtered by ``pattern``;
-        :class:`Unauthorised` unless the policy lets this agent subscribe to all of ``pattern``."""
-        sub = DurableSubscription(await self._inner.subscribe_durable(stream, consumer, pattern))
+        :class:`Unauthorised` unless the policy lets this agent subscribe to all of ``pattern``.
+
+        ``sender_auth=True`` delivers only what a checkpoint signed by its sender covers (the checkpoints are
+        stored in the stream with the messages); messages are then acknowledged per checkpointed batch, so a
+        consumer that restarts in the middle of a batch gets the whole batch again."""
+        sub = DurableSubscription(
+            await self._inner.subscribe_durable(stream, consumer, pattern, sender_auth=sender_auth)
+        )
         self._subs.add(sub)
         return sub
 
@@ -371,8 +423,9 @@ class Agent:
 
     async def close(self) -> None:
         """Ends this agent's subscriptions (a receive waiting on one raises :class:`Closed`; durable ones
-        acknowledge what was received) and flushes what is published. The connection ends when the agent is
-        garbage-collected."""
+        acknowledge what was received), signs what is pending and flushes what is published, then ends the
+        connection and the agent's background tasks. Afterwards every operation raises :class:`Closed`.
+        Idempotent."""
         for sub in list(self._subs):
             if isinstance(sub, Subscription):
                 await sub.unsubscribe()
@@ -381,7 +434,9 @@ class Agent:
         await self._inner.close()
 
     def metrics(self) -> Dict[str, int]:
-        """Counters: ``published``, ``delivered``, ``rejected`` (envelopes dropped) and ``duplicates``."""
+        """Counters: ``published``, ``delivered``, ``rejected`` (envelopes dropped), ``rejected_unsigned`` (of
+        those, messages no checkpoint of their sender covered in time) and ``duplicates``; once closed, the
+        last ones."""
         return dict(self._inner.metrics())
 
     def __repr__(self) -> str:
