@@ -16,8 +16,8 @@
 //! - `add`, `sub`: `add`/`adc` (`sub`/`sbb`) chains in `asm!` on registers, the carry folded by mask.
 //! - `mul_small`, selections: plain Rust.
 //! - `inv`: the constant-time Bernstein–Yang divsteps of `ec::safegcd`, shared by every curve, with the
-//!   divsteps themselves on packed words by `cmov` ([`invert`]); faster than Fermat's chain of 254
-//!   dependent squarings here.
+//!   divsteps themselves on packed words by `cmov` ([`crate::x86::divsteps`]); faster than Fermat's
+//!   chain of 254 dependent squarings here.
 //!
 //! The Edwards operations (Ed25519, X25519 public keys) run over `Fe64`; the fixed-base multiplication
 //! ([`fixed_base`]) does each of its 63 additions as one `asm!` block, from two tables (even and odd
@@ -48,7 +48,6 @@ use ladder::ladder_asm;
 #[macro_use]
 mod ops;
 mod fixed_base;
-mod invert;
 mod ladder;
 
 /// A field element for the BMI2/ADX backend: four little-endian 64-bit limbs, value below 2^256.
@@ -476,11 +475,9 @@ impl Field for Fe64 {
     /// squarings.
     #[inline]
     fn inv(&self) -> Self {
-        use crate::ec::safegcd::Mod62;
-        const P62: Mod62 = Mod62::new(&[!18, !0, !0, (1 << 63) - 1]);
         // The canonical value (below p), as the inversion requires.
         let x = Fe64::from_bytes(&self.to_bytes());
-        Fe64(invert::invert(&x.0, &P62))
+        Fe64(crate::x86::divsteps::invert(&x.0, &super::field::P62))
     }
 
     #[inline(always)]

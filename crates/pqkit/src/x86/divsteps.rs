@@ -1,6 +1,7 @@
-//! The constant-time inversion of the `Bmi2Adx` backend: the Bernstein–Yang divsteps of
-//! [`crate::ec::safegcd`] (its batches of 62 and its updates of f, g, d and e), with each batch's divsteps
-//! done on packed words by `cmov` instead of on six separate variables by masks.
+//! The constant-time safegcd inversion on x86_64: the Bernstein–Yang divsteps of [`crate::ec::safegcd`]
+//! (its batches of 62 and its updates of f, g, d and e), with each batch's divsteps done on packed words by
+//! `cmov` instead of on six separate variables by masks. Baseline x86_64 only (no CPU feature to check):
+//! both Curve25519 backends invert with it.
 //!
 //! ## Packing
 //! A batch of up to 62 divsteps runs as runs of at most [`RUN`] = 19 steps. A run starts from the low 19
@@ -28,6 +29,8 @@
 //! ## Constant time
 //! Each step is the same straight-line sequence of `add`, `sub`, `test`, `cmov` and shifts; the conditions
 //! select values through `cmov`, never a branch, and the only jump is the loop's, on the step count (public).
+
+#![allow(unsafe_code)]
 
 use crate::ec::safegcd::{self, BATCH, Mod62};
 use core::arch::asm;
@@ -98,7 +101,7 @@ fn run(eta: i64, f: u64, g: u64, n: u32) -> (i64, [i64; 4]) {
 /// `n` ∈ {[`BATCH`], [`LAST`](safegcd::LAST)} divsteps from η and the low 64 bits of f (odd) and g: what
 /// [`safegcd::divsteps`]`::<n>` returns (the matrix scaled to 2^62), in runs of at most [`RUN`] steps.
 #[inline(always)]
-pub(super) fn batch(mut eta: i64, mut f: u64, mut g: u64, n: u32) -> (i64, [i64; 4]) {
+pub(crate) fn batch(mut eta: i64, mut f: u64, mut g: u64, n: u32) -> (i64, [i64; 4]) {
     let (mut u, mut v, mut q, mut r) = (1i64, 0i64, 0i64, 1i64);
     let mut done = 0;
     while done < n {
@@ -124,7 +127,7 @@ pub(super) fn batch(mut eta: i64, mut f: u64, mut g: u64, n: u32) -> (i64, [i64;
 
 /// x⁻¹ mod m for x below m (0 for 0), fully reduced, constant time: [`safegcd::invert`] with [`batch`].
 #[inline]
-pub(super) fn invert(x: &[u64; 4], md: &Mod62) -> [u64; 4] {
+pub(crate) fn invert(x: &[u64; 4], md: &Mod62) -> [u64; 4] {
     safegcd::invert_with(x, md, batch)
 }
 
