@@ -59,7 +59,7 @@ pub mod ed25519;
 #[cfg(feature = "alloc")]
 pub mod encoding;
 pub mod p256;
-mod safegcd;
+pub(crate) mod safegcd;
 pub mod secp256k1;
 pub mod weierstrass;
 pub mod x25519;

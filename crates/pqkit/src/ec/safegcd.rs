@@ -78,16 +78,16 @@ fn low64(v: &[i64; 5]) -> i64 {
 
 /// Divsteps per batch, and batches of the constant-time inversion: nine full ones and a last one of
 /// `LAST` steps, 9·62 + 32 = 590 in all, the bound for the half-delta variant and inputs below 2^256.
-const BATCH: u32 = 62;
+pub(crate) const BATCH: u32 = 62;
 const BATCHES: usize = 10;
-const LAST: u32 = 590 - 9 * BATCH;
+pub(crate) const LAST: u32 = 590 - 9 * BATCH;
 
 /// `N` ≤ 62 divsteps on the low 64 bits of f (odd) and g, with η = −(δ + 1/2) (so δ > 0 exactly when
 /// η < 0). Returns the new η and the transition matrix [u, v, q, r], scaled to 2^62 whatever `N`:
 /// 2^62·f' = u·f + v·g, 2^62·g' = q·f + r·g (N steps give the factor 2^N; the entries are multiplied by
 /// 2^(62 − N), which keeps |u| + |v| and |q| + |r| within 2^62). Constant time.
 #[inline(always)]
-fn divsteps<const N: u32>(mut eta: i64, mut f: i64, mut g: i64) -> (i64, [i64; 4]) {
+pub(crate) fn divsteps<const N: u32>(mut eta: i64, mut f: i64, mut g: i64) -> (i64, [i64; 4]) {
     const { assert!(N <= BATCH) };
     let (mut u, mut v, mut q, mut r) = (1i64, 0i64, 0i64, 1i64);
     for _ in 0..N {
@@ -268,17 +268,27 @@ fn finish(mut d: [i64; 5], f4: i64, md: &Mod62) -> [u64; 4] {
 /// x⁻¹ mod m for x below m (0 for 0), fully reduced, constant time.
 #[inline]
 pub(crate) fn invert(x: &[u64; 4], md: &Mod62) -> [u64; 4] {
+    invert_with(x, md, |eta, f, g, n| {
+        if n == BATCH { divsteps::<BATCH>(eta, f as i64, g as i64) } else { divsteps::<LAST>(eta, f as i64, g as i64) }
+    })
+}
+
+/// [`invert`] with another implementation of its batches: `batch(η, f, g, n)` must return what
+/// [`divsteps`]`::<n>(η, f, g)` does (n is [`BATCH`] or [`LAST`]; f and g are the low 64 bits), in constant
+/// time. For a backend's faster divsteps.
+#[inline(always)]
+pub(crate) fn invert_with<B>(x: &[u64; 4], md: &Mod62, batch: B) -> [u64; 4]
+where
+    B: Fn(i64, u64, u64, u32) -> (i64, [i64; 4]),
+{
     let mut f = md.m;
     let mut g = to62(x);
     let mut d = [0i64; 5];
     let mut e = [1i64, 0, 0, 0, 0];
     let mut eta = -1i64; // δ = 1/2
     for b in 0..BATCHES {
-        let (eta2, t) = if b + 1 < BATCHES {
-            divsteps::<BATCH>(eta, low64(&f), low64(&g))
-        } else {
-            divsteps::<LAST>(eta, low64(&f), low64(&g))
-        };
+        let n = if b + 1 < BATCHES { BATCH } else { LAST };
+        let (eta2, t) = batch(eta, low64(&f) as u64, low64(&g) as u64, n);
         eta = eta2;
         update_fg(&mut f, &mut g, &t);
         update_de(&mut d, &mut e, &t, md);

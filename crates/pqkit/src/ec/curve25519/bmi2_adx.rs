@@ -15,8 +15,9 @@
 //!   instead of 16).
 //! - `add`, `sub`: `add`/`adc` (`sub`/`sbb`) chains in `asm!` on registers, the carry folded by mask.
 //! - `mul_small`, selections: plain Rust.
-//! - `inv`: the constant-time Bernstein–Yang divsteps of `ec::safegcd`, shared by every curve (plain Rust, about 1.8× faster
-//!   than Fermat's chain of 254 dependent squarings here).
+//! - `inv`: the constant-time Bernstein–Yang divsteps of `ec::safegcd`, shared by every curve, with the
+//!   divsteps themselves on packed words by `cmov` ([`crate::x86::divsteps`]); faster than Fermat's
+//!   chain of 254 dependent squarings here.
 //!
 //! The Edwards operations (Ed25519, X25519 public keys) run over `Fe64`; the fixed-base multiplication
 //! ([`fixed_base`]) does each of its 63 additions as one `asm!` block, from two tables (even and odd
@@ -474,11 +475,9 @@ impl Field for Fe64 {
     /// squarings.
     #[inline]
     fn inv(&self) -> Self {
-        use crate::ec::safegcd::{Mod62, invert};
-        const P62: Mod62 = Mod62::new(&[!18, !0, !0, (1 << 63) - 1]);
         // The canonical value (below p), as the inversion requires.
         let x = Fe64::from_bytes(&self.to_bytes());
-        Fe64(invert(&x.0, &P62))
+        Fe64(crate::x86::divsteps::invert(&x.0, &super::field::P62))
     }
 
     #[inline(always)]
