@@ -7,10 +7,10 @@
 //! units compute the next chunk's keystream; the AVX2 loop hashes every block so, on two independent chains.
 //!
 //! Short messages (at most 192 bytes) take one ChaCha20 call for the Poly1305 key block and the data together and
-//! one straight scalar Poly1305 pass. On AVX2, messages up to 1984 bytes compute their keystream from block 1 on
-//! into a buffer in 8-block passes, block 0 (the Poly1305 key) on the integer units during the first pass (so the
-//! key block costs no vector work), hashing each pass's ciphertext during the next; open checks the tag before it
-//! decrypts anything.
+//! one straight scalar Poly1305 pass. On AVX2, messages up to 1984 bytes compute their keystream from block 1 on in
+//! 8-block passes (seal XORs it into the message, open writes it to a buffer), block 0 (the Poly1305 key) on the
+//! integer units during the first pass (so the key block costs no vector work), hashing each pass's ciphertext
+//! during the next; open checks the tag before it decrypts anything.
 //!
 //! ## Limits
 //! - One (key, nonce) pair must never seal two messages. With ChaCha20-Poly1305's 12-byte nonce use a counter
@@ -171,7 +171,7 @@ const MEDIUM: usize = MEDIUM_KS - 64;
 #[cfg(target_arch = "x86_64")]
 const MEDIUM_KS: usize = 4 * 512;
 
-/// Runs `f` on a zeroed keystream buffer for the medium path of a `len`-byte message, of the smallest of 512, 1024
+/// Runs `f` on a zeroed keystream buffer for the medium path's open of a `len`-byte message, of the smallest of 512, 1024
 /// and [`MEDIUM_KS`] bytes that holds the bytes it writes (block 1 to the end of the last pass: `len` rounded up to
 /// 256), and wipes those bytes afterwards. Zeroing the whole 2 KiB for every message was about 5% of a 1 KiB open.
 #[cfg(target_arch = "x86_64")]
@@ -193,13 +193,13 @@ fn with_ks<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
 }
 
 /// Seal (`SEAL`) or the authentication half of open on the AVX2 backend, for `SHORT < len <= MEDIUM`; returns
-/// the tag. The keystream from block 1 on is written into `ks` in 8-block passes (the last one as a 4-block
-/// row-layout pass when it needs at most four blocks); block 0, the Poly1305 key, is computed on the integer units
-/// during the first pass, so it costs no vector work and no pass of its own. Pass `i` covers message bytes
-/// `512 i .. 512 i + 512`; while pass `i > 0` runs, the integer units hash the ciphertext of pass `i - 1` (32
-/// blocks on two chains); the last pass's bytes are hashed after it. With `SEAL`, each pass's keystream is XORed
-/// into `buf` right after the pass; without, `buf` (the ciphertext) is left as it is and the caller XORs in
-/// `ks[..len]` once the tag has checked out.
+/// the tag. The keystream from block 1 on runs in 8-block passes (the last one as a 4-block row-layout pass when it
+/// needs at most four blocks); block 0, the Poly1305 key, is computed on the integer units during the first pass,
+/// so it costs no vector work and no pass of its own. Pass `i` covers message bytes `512 i .. 512 i + 512`; while
+/// pass `i > 0` runs, the integer units hash the ciphertext of pass `i - 1` (32 blocks on two chains); the last
+/// pass's bytes are hashed after it. With `SEAL`, each pass XORs its keystream straight into `buf` and `ks` is not
+/// used; without, the keystream goes to `ks` at the same offsets, `buf` (the ciphertext) is left as it is, and the
+/// caller XORs in `ks[..len]` once the tag has checked out.
 //
 // Why this shape: the stitched passes are bound by the integer instructions the scalar Poly1305 blocks issue, not
 // by the latency of one multiply chain or by the multiplier, and the first pass has nothing to hash (the key is
@@ -219,12 +219,17 @@ fn medium<const SEAL: bool>(
     let mut state = chacha::state_ietf(key, 0, nonce);
     let blocks = len.div_ceil(64);
     let passes = blocks.div_ceil(8);
-    // Message bytes covered by pass i (its keystream at the same offset of `ks`), and the bytes of `ks` the pass
-    // writes (256 for a last pass of at most four blocks).
+    // Message bytes covered by pass i, and (open) the bytes of `ks` the pass writes, at the same offset (256 for a
+    // last pass of at most four blocks).
     let region = |i: usize| 512 * i..(512 * i + 512).min(len);
     let out = |i: usize| 512 * i..512 * i + if blocks - 8 * i <= 4 { 256 } else { 512 };
     let mut block0 = [0u32; 16];
-    chacha::ks_pass2::<Job2>(backend, &state, 1, &mut ks[out(0)], chacha::PassSide::Block(&mut block0));
+    let first = chacha::PassSide::<Job2>::Block(&mut block0);
+    if SEAL {
+        chacha::ks_pass2(backend, &state, 1, &mut buf[region(0)], true, first);
+    } else {
+        chacha::ks_pass2(backend, &state, 1, &mut ks[out(0)], false, first);
+    }
     let mut otk = [0u8; 32];
     for (o, w) in otk.chunks_exact_mut(4).zip(&block0) {
         o.copy_from_slice(&w.to_le_bytes());
@@ -233,19 +238,19 @@ fn medium<const SEAL: bool>(
     let mut mac = Poly1305::new(&otk);
     crate::ct::wipe(&mut otk);
     mac.update_padded(aad);
-    if SEAL {
-        xor_into(&mut buf[region(0)], ks);
-    }
     if passes > 1 {
         let chain = mac.chain2();
         for i in 1..passes {
-            // Every pass but the last covers 512 bytes.
-            let (done, this) = (region(i - 1), region(i));
             let mut job = Job2 { mac: &mut mac, chain: &chain };
-            let side = chacha::PassSide::Hash(&buf[done], &mut job);
-            chacha::ks_pass2(backend, &state, 1 + 8 * i as u64, &mut ks[out(i)], side);
+            let skip = 1 + 8 * i as u64;
+            // Every pass but the last covers 512 bytes: the ciphertext of pass i - 1 is hashed during pass i.
             if SEAL {
-                xor_into(&mut buf[this.clone()], &ks[this.start..]);
+                let (done, rest) = buf.split_at_mut(512 * i);
+                let side = chacha::PassSide::Hash(&done[512 * (i - 1)..], &mut job);
+                chacha::ks_pass2(backend, &state, skip, &mut rest[..region(i).len()], true, side);
+            } else {
+                let side = chacha::PassSide::Hash(&buf[region(i - 1)], &mut job);
+                chacha::ks_pass2(backend, &state, skip, &mut ks[out(i)], false, side);
             }
         }
     }
@@ -348,7 +353,7 @@ fn seal(
     }
     #[cfg(target_arch = "x86_64")]
     if let (Some(chacha::StitchLoop::Avx2(b)), true) = (chacha::stitch(backend), buf.len() <= MEDIUM) {
-        return Ok(with_ks(buf.len(), |ks| medium::<true>(b, key, nonce, aad, buf, ks)));
+        return Ok(medium::<true>(b, key, nonce, aad, buf, &mut []));
     }
     let mut p = OnePass::new(key, nonce, aad, backend);
     p.encrypt(buf);

@@ -512,32 +512,39 @@ pub(super) fn ks_pass<J: super::Stitch2>(
     state: &[u32; 16],
     skip: u64,
     out: &mut [u8],
+    xor: bool,
     side: super::PassSide<'_, J>,
 ) {
-    assert!(out.len() == 4 * BLOCK_LEN || out.len() == 8 * BLOCK_LEN);
+    assert!(!out.is_empty() && out.len() <= 8 * BLOCK_LEN);
     if let super::PassSide::Hash(src, _) = &side {
         assert!(src.len() == STITCH_CHUNK);
     }
     assert!(backend.covers(Backend::Avx2));
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2, BMI1 and BMI2.
-    unsafe { ks_pass_avx2(state, skip, out, side) }
+    unsafe { ks_pass_avx2(state, skip, out, xor, side) }
 }
 
 #[target_feature(enable = "avx2,bmi1,bmi2")]
-fn ks_pass_avx2<J: super::Stitch2>(state: &[u32; 16], skip: u64, out: &mut [u8], side: super::PassSide<'_, J>) {
+fn ks_pass_avx2<J: super::Stitch2>(
+    state: &[u32; 16],
+    skip: u64,
+    out: &mut [u8],
+    xor: bool,
+    side: super::PassSide<'_, J>,
+) {
     let ctr = counter(state).wrapping_add(skip);
     let masks = masks();
-    let (rounds, m, xor, avail, p) = (20, &masks, false, out.len(), out.as_mut_ptr());
+    let (rounds, m, avail, p) = (20, &masks, out.len(), out.as_mut_ptr());
     let sc = &mut Scratch::new();
-    let rows = avail == 4 * BLOCK_LEN;
-    // Writes the keystream over `out` (256 or 512 bytes, checked by `ks_pass`).
+    let rows = avail <= 4 * BLOCK_LEN;
+    // XORs the keystream into (or writes it over) `out` (1 to 512 bytes, checked by `ks_pass`).
     macro_rules! pass {
         ($side:ident) => {
             if rows {
                 let ks = blocks4_rows(rounds, state, ctr, m, $side);
-                for (j, v) in ks.into_iter().enumerate() {
-                    // SAFETY: `out` is 256 bytes here: eight 32-byte stores; unaligned.
-                    unsafe { _mm256_storeu_si256(p.add(32 * j) as *mut __m256i, v) };
+                for j in 0..avail.div_ceil(BLOCK_LEN) {
+                    // SAFETY: block j starts inside `out`; `out_block` touches at most `avail - 64 j` bytes from there.
+                    unsafe { out_block(p.add(j * BLOCK_LEN), ks[2 * j], ks[2 * j + 1], avail - j * BLOCK_LEN, xor) };
                 }
             } else {
                 blocks8_body!(rounds, state, ctr, m, p, avail, xor, $side, sc);

@@ -196,10 +196,11 @@ pub(crate) enum PassSide<'a, J> {
     Block(&'a mut [u32; 16]),
 }
 
-/// One AVX2 keystream pass for the AEAD's medium-length path: the 20-round keystream of the `out.len() / 64`
-/// blocks from the block `skip` blocks after `state`'s (the counter carried as in [`apply_blocks`]; `out` is 256
-/// bytes: 4 blocks in the row layout, or 512: one 8-block pass) written over `out`, with `side` done on the
-/// integer units during the pass ([`PassSide`]). `backend` comes from [`stitch`] (`StitchLoop::Avx2`).
+/// One AVX2 keystream pass for the AEAD's medium-length path: the 20-round keystream of the
+/// `out.len().div_ceil(64)` blocks from the block `skip` blocks after `state`'s (the counter carried as in
+/// [`apply_blocks`]; `out` is 1 to 512 bytes: up to 4 blocks in the row layout, else one 8-block pass) XORed into
+/// `out` if `xor`, else written over it, with `side` done on the integer units during the pass ([`PassSide`]).
+/// `backend` comes from [`stitch`] (`StitchLoop::Avx2`).
 #[cfg(target_arch = "x86_64")]
 #[inline]
 pub(crate) fn ks_pass2<J: Stitch2>(
@@ -207,9 +208,10 @@ pub(crate) fn ks_pass2<J: Stitch2>(
     state: &[u32; 16],
     skip: u64,
     out: &mut [u8],
+    xor: bool,
     side: PassSide<'_, J>,
 ) {
-    avx2::ks_pass(backend, state, skip, out, side)
+    avx2::ks_pass(backend, state, skip, out, xor, side)
 }
 
 /// HChaCha20 (draft-irtf-cfrg-xchacha §2.2): derives a 256-bit subkey from a key and a 128-bit input.
