@@ -4,8 +4,8 @@
 //! `AuthenticationFailed`, leaving the caller's buffer holding the ciphertext.
 //!
 //! The range covers the short path (up to 192 bytes), all of the AVX2 medium path (up to 1984 bytes: one, two,
-//! three and four keystream passes, the 4-block last pass, the one-chain and two-chain stitched runs, 1 KiB
-//! among them) and the start of the stitched loop.
+//! three and four keystream passes, the 4-block last pass, block 0 computed during the first pass, the two-chain
+//! stitched runs, 1 KiB among them) and the start of the stitched loop.
 
 use chacha20poly1305::aead::{Aead as _, KeyInit, Payload};
 use pqkit::Error;

@@ -7,8 +7,9 @@
 //! units compute the next chunk's keystream; the AVX2 loop hashes every block so, on two independent chains.
 //!
 //! Short messages (at most 192 bytes) take one ChaCha20 call for the Poly1305 key block and the data together and
-//! one straight scalar Poly1305 pass. On AVX2, messages up to 1984 bytes compute their keystream from block 0 on
-//! into a buffer in 8-block passes (so the key block costs no pass of its own), hashing each pass's ciphertext
+//! one straight scalar Poly1305 pass. On AVX2, messages up to 1984 bytes compute their keystream from block 1 on in
+//! 8-block passes (seal XORs it into the message, open writes it to a buffer), block 0 (the Poly1305 key) on the
+//! integer units during the first pass (so the key block costs no vector work), hashing each pass's ciphertext
 //! during the next; open checks the tag before it decrypts anything.
 //!
 //! ## Limits
@@ -162,8 +163,7 @@ fn finish_mac(mut mac: Poly1305, aad_len: usize, ct_len: usize) -> [u8; TAG_LEN]
     mac.finalize()
 }
 
-/// Longest message of the AVX2 medium path ([`medium`]): its keystream, block 0 included, fills at most
-/// [`MEDIUM_KS`] bytes.
+/// Longest message of the AVX2 medium path ([`medium`]).
 #[cfg(target_arch = "x86_64")]
 const MEDIUM: usize = MEDIUM_KS - 64;
 
@@ -171,10 +171,9 @@ const MEDIUM: usize = MEDIUM_KS - 64;
 #[cfg(target_arch = "x86_64")]
 const MEDIUM_KS: usize = 4 * 512;
 
-/// Runs `f` on a zeroed keystream buffer for the medium path of a `len`-byte message, of the smallest of 768, 1280
-/// and [`MEDIUM_KS`] bytes that holds the bytes it writes (block 0 to the end of the last pass: `64 + len` rounded
-/// up to 256), and wipes those bytes afterwards. Zeroing the whole 2 KiB for every message was about 5% of a 1 KiB
-/// open.
+/// Runs `f` on a zeroed keystream buffer for the medium path's open of a `len`-byte message, of the smallest of 512, 1024
+/// and [`MEDIUM_KS`] bytes that holds the bytes it writes (block 1 to the end of the last pass: `len` rounded up to
+/// 256), and wipes those bytes afterwards. Zeroing the whole 2 KiB for every message was about 5% of a 1 KiB open.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn with_ks<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
@@ -185,27 +184,27 @@ fn with_ks<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
         crate::ct::wipe(&mut ks[..used]);
         r
     }
-    let used = (len + 64).next_multiple_of(256);
+    let used = len.next_multiple_of(256);
     match used {
-        0..=768 => run::<768, R>(used, f),
-        769..=1280 => run::<1280, R>(used, f),
+        0..=512 => run::<512, R>(used, f),
+        513..=1024 => run::<1024, R>(used, f),
         _ => run::<MEDIUM_KS, R>(used, f),
     }
 }
 
 /// Seal (`SEAL`) or the authentication half of open on the AVX2 backend, for `SHORT < len <= MEDIUM`; returns
-/// the tag. The keystream from block 0 is written into `ks` in 8-block passes (the last one as a 4-block
-/// row-layout pass when it needs at most four blocks), so block 0, the Poly1305 key, costs no pass of its own.
-/// Pass `i` covers message bytes `512 i - 64 .. 512 i + 448` (the first pass 448 of them); while pass `i` runs,
-/// the integer units hash the ciphertext of pass `i - 1` (28 blocks on one chain, 32 on two); the last pass's
-/// bytes are hashed after it. With `SEAL`, each pass's keystream is XORed into `buf` right after the pass; without,
-/// `buf` (the ciphertext) is left as it is and the caller XORs in `ks[64..64 + len]` once the tag has checked out.
+/// the tag. The keystream from block 1 on runs in 8-block passes (the last one as a 4-block row-layout pass when it
+/// needs at most four blocks); block 0, the Poly1305 key, is computed on the integer units during the first pass,
+/// so it costs no vector work and no pass of its own. Pass `i` covers message bytes `512 i .. 512 i + 512`; while
+/// pass `i > 0` runs, the integer units hash the ciphertext of pass `i - 1` (32 blocks on two chains); the last
+/// pass's bytes are hashed after it. With `SEAL`, each pass XORs its keystream straight into `buf` and `ks` is not
+/// used; without, the keystream goes to `ks` at the same offsets, `buf` (the ciphertext) is left as it is, and the
+/// caller XORs in `ks[..len]` once the tag has checked out.
 //
 // Why this shape: the stitched passes are bound by the integer instructions the scalar Poly1305 blocks issue, not
-// by the latency of one multiply chain or by the multiplier. So splitting a pass's blocks over two chains, hashing
-// larger windows per pass, or moving multiplies onto the ALUs does not pay; a lone last block costs a pass of
-// latency, which the 4-block row pass keeps short. What is left is interleaving the two instruction streams
-// inside one asm block (the technique of OpenSSL's and BoringSSL's stitched AVX2 code).
+// by the latency of one multiply chain or by the multiplier, and the first pass has nothing to hash (the key is
+// not known before block 0 is). Giving block 0 to the integer units during that pass fills them there, and every
+// pass then computes only message keystream: 1 KiB takes two passes where block 0 in the vector pass needs three.
 #[cfg(target_arch = "x86_64")]
 fn medium<const SEAL: bool>(
     backend: Checked<Backend>,
@@ -218,32 +217,40 @@ fn medium<const SEAL: bool>(
     let len = buf.len();
     debug_assert!(len > SHORT && len <= MEDIUM);
     let mut state = chacha::state_ietf(key, 0, nonce);
-    let blocks = 1 + len.div_ceil(64);
+    let blocks = len.div_ceil(64);
     let passes = blocks.div_ceil(8);
-    // Message bytes covered by pass i, and the bytes of `ks` the pass writes (256 for a last pass of at most
-    // four blocks).
-    let region = |i: usize| (512 * i).saturating_sub(64)..(512 * i + 448).min(len);
+    // Message bytes covered by pass i, and (open) the bytes of `ks` the pass writes, at the same offset (256 for a
+    // last pass of at most four blocks).
+    let region = |i: usize| 512 * i..(512 * i + 512).min(len);
     let out = |i: usize| 512 * i..512 * i + if blocks - 8 * i <= 4 { 256 } else { 512 };
-    chacha::ks_pass2::<Job2>(backend, &state, 0, &mut ks[out(0)], None);
+    let mut block0 = [0u32; 16];
+    let first = chacha::PassSide::<Job2>::Block(&mut block0);
+    if SEAL {
+        chacha::ks_pass2(backend, &state, 1, &mut buf[region(0)], true, first);
+    } else {
+        chacha::ks_pass2(backend, &state, 1, &mut ks[out(0)], false, first);
+    }
     let mut otk = [0u8; 32];
-    otk.copy_from_slice(&ks[..32]);
+    for (o, w) in otk.chunks_exact_mut(4).zip(&block0) {
+        o.copy_from_slice(&w.to_le_bytes());
+    }
+    crate::ct::wipe(&mut block0);
     let mut mac = Poly1305::new(&otk);
     crate::ct::wipe(&mut otk);
     mac.update_padded(aad);
-    if SEAL {
-        xor_into(&mut buf[region(0)], &ks[64..]);
-    }
     if passes > 1 {
-        // r^16 only for the two-chain runs (the passes after the second), computed during the second pass's
-        // one-chain run, off its multiply chain (computed before the pass, it would sit on the chain's critical path).
-        let chain = mac.chain2_medium(passes > 2);
+        let chain = mac.chain2();
         for i in 1..passes {
-            // Every pass but the last covers whole 16-byte blocks: 448 bytes for the first, 512 after.
-            let (done, this) = (region(i - 1), region(i));
             let mut job = Job2 { mac: &mut mac, chain: &chain };
-            chacha::ks_pass2(backend, &state, 8 * i as u64, &mut ks[out(i)], Some((&buf[done], &mut job)));
+            let skip = 1 + 8 * i as u64;
+            // Every pass but the last covers 512 bytes: the ciphertext of pass i - 1 is hashed during pass i.
             if SEAL {
-                xor_into(&mut buf[this.clone()], &ks[this.start + 64..]);
+                let (done, rest) = buf.split_at_mut(512 * i);
+                let side = chacha::PassSide::Hash(&done[512 * (i - 1)..], &mut job);
+                chacha::ks_pass2(backend, &state, skip, &mut rest[..region(i).len()], true, side);
+            } else {
+                let side = chacha::PassSide::Hash(&buf[region(i - 1)], &mut job);
+                chacha::ks_pass2(backend, &state, skip, &mut ks[out(i)], false, side);
             }
         }
     }
@@ -289,18 +296,8 @@ impl chacha::Stitch2 for Job2<'_> {
     }
 
     #[inline(always)]
-    fn single(&self, acc: &mut Chain2Acc, a: [u64; 2]) {
-        self.chain.single(acc, a);
-    }
-
-    #[inline(always)]
-    fn prepare(&self, acc: &mut Chain2Acc, k: usize) {
-        self.chain.prepare(acc, k);
-    }
-
-    #[inline(always)]
-    fn end(&mut self, acc: Chain2Acc, pairs: usize) {
-        self.mac.chain2_end(self.chain, acc, pairs);
+    fn end(&mut self, acc: Chain2Acc) {
+        self.mac.chain2_end(self.chain, acc);
     }
 }
 
@@ -356,7 +353,7 @@ fn seal(
     }
     #[cfg(target_arch = "x86_64")]
     if let (Some(chacha::StitchLoop::Avx2(b)), true) = (chacha::stitch(backend), buf.len() <= MEDIUM) {
-        return Ok(with_ks(buf.len(), |ks| medium::<true>(b, key, nonce, aad, buf, ks)));
+        return Ok(medium::<true>(b, key, nonce, aad, buf, &mut []));
     }
     let mut p = OnePass::new(key, nonce, aad, backend);
     p.encrypt(buf);
@@ -393,7 +390,7 @@ fn open(
             // The tag check's outcome is returned to the caller: public.
             let ok = crate::ct::declassify(crate::ct::eq(&expected, tag));
             if ok {
-                xor_into(buf, &ks[64..]);
+                xor_into(buf, ks);
             }
             ok
         });

@@ -424,36 +424,26 @@ impl Side for NoSide {
 
 /// The stitched scalar Poly1305 share of one pass (8-block, or 4-block rows): all 32 16-byte blocks of the chunk
 /// at `src` as 16 pairs (blocks `k` and `16 + k`), pairs `16 k / 10 .. 16 (k + 1) / 10` after double round `k` (one
-/// or two per double round); or, for the medium path's 28-block first chunk (`pairs == 14`), its blocks in order
-/// on one chain, two or three per double round. A local of the pass, so that the accumulators stay in registers.
+/// or two per double round). A local of the pass, so that the accumulators stay in registers.
 struct ScalarSide<'a, J: super::Stitch2> {
     job: &'a J,
     acc: J::Acc,
     src: *const u8,
-    /// Pairs in the chunk at `src` (`32 * pairs` bytes): 16, or 14 for the medium path's first chunk.
-    pairs: usize,
 }
 
 impl<J: super::Stitch2> Side for ScalarSide<'_, J> {
     #[inline(always)]
     fn step(&mut self, k: usize) {
-        let (pairs, src) = (self.pairs, self.src);
+        const PAIRS: usize = STITCH_CHUNK / 32;
+        let src = self.src;
         let word = |j: usize, i: usize| {
-            // SAFETY: `src` is a whole chunk of `32 * pairs` bytes other than the one the pass writes, and no
+            // SAFETY: `src` is a whole chunk of `STITCH_CHUNK` bytes other than the one the pass writes, and no
             // mutable reference to it is live (see `xor20_stitched_avx2` and `ks_pass_avx2`); word `i < 2` of
-            // block `j < 2 * pairs` lies inside it; unaligned.
+            // block `j < 2 * PAIRS` lies inside it; unaligned.
             u64::from_le(unsafe { (src.add(16 * j + 8 * i) as *const u64).read_unaligned() })
         };
-        if pairs == 14 {
-            // The 28-block first chunk of the medium path, on one chain (no join, so no power of r for it).
-            for j in 28 * k / 10..28 * (k + 1) / 10 {
-                self.job.single(&mut self.acc, [word(j, 0), word(j, 1)]);
-            }
-            self.job.prepare(&mut self.acc, k);
-            return;
-        }
-        for j in pairs * k / 10..pairs * (k + 1) / 10 {
-            let (a, b) = ([word(j, 0), word(j, 1)], [word(pairs + j, 0), word(pairs + j, 1)]);
+        for j in PAIRS * k / 10..PAIRS * (k + 1) / 10 {
+            let (a, b) = ([word(j, 0), word(j, 1)], [word(PAIRS + j, 0), word(PAIRS + j, 1)]);
             self.job.pair(&mut self.acc, a, b);
         }
     }
@@ -491,14 +481,28 @@ fn xor20_stitched_avx2<const SEAL: bool, J: super::Stitch2>(state: &[u32; 16], d
             unsafe { blocks8(20, state, ctr, &masks, p, STITCH_CHUNK, true, sc) };
         } else {
             let src = if SEAL { p.wrapping_sub(STITCH_CHUNK) } else { p.wrapping_add(STITCH_CHUNK) } as *const u8;
-            let mut side = ScalarSide { acc: job.begin(), job: &*job, src, pairs: STITCH_CHUNK / 32 };
+            let mut side = ScalarSide { acc: job.begin(), job: &*job, src };
             let (rounds, avail, xor, m) = (20, STITCH_CHUNK, true, &masks);
             let side = &mut side;
             blocks8_body!(rounds, state, ctr, m, p, avail, xor, side, sc);
             let acc = side.acc;
-            job.end(acc, STITCH_CHUNK / 32);
+            job.end(acc);
         }
         ctr = ctr.wrapping_add(8);
+    }
+}
+
+/// The [`super::PassSide::Block`] job: the keystream block of the pass's own input state on the integer units, one
+/// scalar double round after each vector one (ten of each for 20 rounds). Its words stay in general-purpose
+/// registers or on the stack, off the vector units the pass keeps busy.
+struct BlockSide {
+    x: [u32; 16],
+}
+
+impl Side for BlockSide {
+    #[inline(always)]
+    fn step(&mut self, _k: usize) {
+        super::soft::double_round_pinned(&mut self.x, pin_gpr);
     }
 }
 
@@ -508,32 +512,39 @@ pub(super) fn ks_pass<J: super::Stitch2>(
     state: &[u32; 16],
     skip: u64,
     out: &mut [u8],
-    side: Option<(&[u8], &mut J)>,
+    xor: bool,
+    side: super::PassSide<'_, J>,
 ) {
-    assert!(out.len() == 4 * BLOCK_LEN || out.len() == 8 * BLOCK_LEN);
-    if let Some((src, _)) = &side {
-        assert!(src.len() == 448 || src.len() == STITCH_CHUNK);
+    assert!(!out.is_empty() && out.len() <= 8 * BLOCK_LEN);
+    if let super::PassSide::Hash(src, _) = &side {
+        assert!(src.len() == STITCH_CHUNK);
     }
     assert!(backend.covers(Backend::Avx2));
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2, BMI1 and BMI2.
-    unsafe { ks_pass_avx2(state, skip, out, side) }
+    unsafe { ks_pass_avx2(state, skip, out, xor, side) }
 }
 
 #[target_feature(enable = "avx2,bmi1,bmi2")]
-fn ks_pass_avx2<J: super::Stitch2>(state: &[u32; 16], skip: u64, out: &mut [u8], side: Option<(&[u8], &mut J)>) {
+fn ks_pass_avx2<J: super::Stitch2>(
+    state: &[u32; 16],
+    skip: u64,
+    out: &mut [u8],
+    xor: bool,
+    side: super::PassSide<'_, J>,
+) {
     let ctr = counter(state).wrapping_add(skip);
     let masks = masks();
-    let (rounds, m, xor, avail, p) = (20, &masks, false, out.len(), out.as_mut_ptr());
+    let (rounds, m, avail, p) = (20, &masks, out.len(), out.as_mut_ptr());
     let sc = &mut Scratch::new();
-    let rows = avail == 4 * BLOCK_LEN;
-    // Writes the keystream over `out` (256 or 512 bytes, checked by `ks_pass`).
+    let rows = avail <= 4 * BLOCK_LEN;
+    // XORs the keystream into (or writes it over) `out` (1 to 512 bytes, checked by `ks_pass`).
     macro_rules! pass {
         ($side:ident) => {
             if rows {
                 let ks = blocks4_rows(rounds, state, ctr, m, $side);
-                for (j, v) in ks.into_iter().enumerate() {
-                    // SAFETY: `out` is 256 bytes here: eight 32-byte stores; unaligned.
-                    unsafe { _mm256_storeu_si256(p.add(32 * j) as *mut __m256i, v) };
+                for j in 0..avail.div_ceil(BLOCK_LEN) {
+                    // SAFETY: block j starts inside `out`; `out_block` touches at most `avail - 64 j` bytes from there.
+                    unsafe { out_block(p.add(j * BLOCK_LEN), ks[2 * j], ks[2 * j + 1], avail - j * BLOCK_LEN, xor) };
                 }
             } else {
                 blocks8_body!(rounds, state, ctr, m, p, avail, xor, $side, sc);
@@ -541,18 +552,22 @@ fn ks_pass_avx2<J: super::Stitch2>(state: &[u32; 16], skip: u64, out: &mut [u8],
         };
     }
     match side {
-        None => {
-            let side = &mut NoSide;
-            pass!(side);
-        }
-        Some((src, job)) => {
-            // `src` is 448 or 512 bytes (checked by `ks_pass`), a borrow disjoint from `out`.
-            let pairs = src.len() / 32;
-            let mut sd = ScalarSide { acc: job.begin(), job: &*job, src: src.as_ptr(), pairs };
+        super::PassSide::Hash(src, job) => {
+            // `src` is 512 bytes (checked by `ks_pass`), a borrow disjoint from `out`.
+            let mut sd = ScalarSide { acc: job.begin(), job: &*job, src: src.as_ptr() };
             let side = &mut sd;
             pass!(side);
             let acc = sd.acc;
-            job.end(acc, if pairs == 14 { 0 } else { pairs });
+            job.end(acc);
+        }
+        super::PassSide::Block(words) => {
+            let mut sd = BlockSide { x: *state };
+            let side = &mut sd;
+            pass!(side);
+            for (w, (x, s)) in words.iter_mut().zip(sd.x.iter().zip(state)) {
+                *w = x.wrapping_add(*s);
+            }
+            sd.x.zeroize();
         }
     }
 }

@@ -148,14 +148,8 @@ pub(crate) trait Stitch2 {
     fn begin(&mut self) -> Self::Acc;
     /// Blocks `k` and `16 + k` of the chunk (each as its two little-endian words), `k` = 0..16 in order.
     fn pair(&self, acc: &mut Self::Acc, a: [u64; 2], b: [u64; 2]);
-    /// Block `k` of a chunk hashed on the first chain alone (the 28-block first chunk of [`ks_pass2`]), in order.
-    fn single(&self, acc: &mut Self::Acc, a: [u64; 2]);
-    /// Side work of step `k` (after double round `k`) of a run of [`single`](Self::single) blocks, off their
-    /// chain: the medium path computes its power of `r` here.
-    fn prepare(&self, acc: &mut Self::Acc, k: usize);
-    /// Ends the chunk: of `2 * pairs` blocks on two chains (16 pairs), or, with `pairs == 0`, of blocks given to
-    /// [`single`](Self::single).
-    fn end(&mut self, acc: Self::Acc, pairs: usize);
+    /// Ends the chunk of 16 pairs.
+    fn end(&mut self, acc: Self::Acc);
 }
 
 /// ChaCha20 (20 rounds) XORed into `data`, a whole number of [`STITCH_CHUNK`]s, from the first-block input
@@ -191,11 +185,22 @@ pub(crate) fn xor20_stitched2<const SEAL: bool, J: Stitch2>(
     avx2::xor20_stitched::<SEAL, J>(backend, state, data, job)
 }
 
-/// One AVX2 keystream pass for the AEAD's medium-length path: the 20-round keystream of the `out.len() / 64`
-/// blocks from the block `skip` blocks after `state`'s (the counter carried as in [`apply_blocks`]; `out` is 256 bytes: 4 blocks in the row layout, or 512: one 8-block pass) written
-/// over `out`, with, if `side` is given, every 16-byte block of its data hashed by the job during the pass
-/// ([`Stitch2`]): 512 bytes as 16 pairs on two chains, or 448 bytes (28 blocks) on one chain. `backend` comes from [`stitch`]
-/// (`StitchLoop::Avx2`).
+/// What the integer units do during one [`ks_pass2`].
+#[cfg(target_arch = "x86_64")]
+pub(crate) enum PassSide<'a, J> {
+    /// Hash every 16-byte block of these 512 bytes with the job ([`Stitch2`]), as 16 pairs on two chains.
+    Hash(&'a [u8], &'a mut J),
+    /// Compute the keystream block of the pass's `state` itself (its own counter, `skip` not applied) as words,
+    /// feed-forward added, one scalar double round after each of the pass's: the AEAD's block 0, whose first half
+    /// keys Poly1305, at no vector cost.
+    Block(&'a mut [u32; 16]),
+}
+
+/// One AVX2 keystream pass for the AEAD's medium-length path: the 20-round keystream of the
+/// `out.len().div_ceil(64)` blocks from the block `skip` blocks after `state`'s (the counter carried as in
+/// [`apply_blocks`]; `out` is 1 to 512 bytes: up to 4 blocks in the row layout, else one 8-block pass) XORed into
+/// `out` if `xor`, else written over it, with `side` done on the integer units during the pass ([`PassSide`]).
+/// `backend` comes from [`stitch`] (`StitchLoop::Avx2`).
 #[cfg(target_arch = "x86_64")]
 #[inline]
 pub(crate) fn ks_pass2<J: Stitch2>(
@@ -203,9 +208,10 @@ pub(crate) fn ks_pass2<J: Stitch2>(
     state: &[u32; 16],
     skip: u64,
     out: &mut [u8],
-    side: Option<(&[u8], &mut J)>,
+    xor: bool,
+    side: PassSide<'_, J>,
 ) {
-    avx2::ks_pass(backend, state, skip, out, side)
+    avx2::ks_pass(backend, state, skip, out, xor, side)
 }
 
 /// HChaCha20 (draft-irtf-cfrg-xchacha §2.2): derives a 256-bit subkey from a key and a 128-bit input.

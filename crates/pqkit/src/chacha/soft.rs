@@ -66,26 +66,34 @@ pub(super) fn block(state: &[u32; 16], n_rounds: usize) -> [u8; BLOCK_LEN] {
 #[inline(always)]
 pub(super) fn block_words(state: &[u32; 16], n_rounds: usize, pin: impl Fn(&mut u32)) -> [u32; 16] {
     let mut x = *state;
-    let mut q = |a: usize, b: usize, c: usize, d: usize| {
-        qr(&mut x, a, b, c, d);
-        for i in [a, b, c, d] {
-            pin(&mut x[i]);
-        }
-    };
     for _ in 0..n_rounds / 2 {
-        q(0, 4, 8, 12);
-        q(1, 5, 9, 13);
-        q(2, 6, 10, 14);
-        q(3, 7, 11, 15);
-        q(0, 5, 10, 15);
-        q(1, 6, 11, 12);
-        q(2, 7, 8, 13);
-        q(3, 4, 9, 14);
+        double_round_pinned(&mut x, &pin);
     }
     for (w, v) in x.iter_mut().zip(state) {
         *w = w.wrapping_add(*v);
     }
     x
+}
+
+/// One double round (a column round, then a diagonal round) on `x` in place, `pin` run on the four words of every
+/// quarter round's result (see [`block_words`]).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn double_round_pinned(x: &mut [u32; 16], pin: impl Fn(&mut u32)) {
+    let mut q = |a: usize, b: usize, c: usize, d: usize| {
+        qr(x, a, b, c, d);
+        for i in [a, b, c, d] {
+            pin(&mut x[i]);
+        }
+    };
+    q(0, 4, 8, 12);
+    q(1, 5, 9, 13);
+    q(2, 6, 10, 14);
+    q(3, 7, 11, 15);
+    q(0, 5, 10, 15);
+    q(1, 6, 11, 12);
+    q(2, 7, 8, 13);
+    q(3, 4, 9, 14);
 }
 
 /// See [`super::apply_blocks`]: one block at a time, the 64-bit counter in words 12 and 13.

@@ -245,13 +245,8 @@ impl core::fmt::Debug for Poly1305 {
 #[cfg(target_arch = "x86_64")]
 pub(crate) struct Chain2 {
     r: [u64; 2],
-    /// `r^16`; `None` from [`Poly1305::chain2_medium`] until its first one-chain run has computed it (see
-    /// [`Chain2::prepare`]), or for a message with no 32-block run (`chain2_end` asserts that a join has its
-    /// power).
-    r16: core::cell::Cell<Option<[u64; 3]>>,
-    /// [`Poly1305::chain2_medium`] with `with_r16`: the first one-chain run squares `r` up to `r^16` on its
-    /// second accumulator, off the multiply chain of its blocks.
-    r16_pending: bool,
+    /// `r^16` in radix 2^44, which joins the two accumulators at the end of a run.
+    r16: [u64; 3],
 }
 
 /// The two accumulators of a run in progress (see [`Chain2`]).
@@ -262,9 +257,7 @@ pub(crate) type Chain2Acc = [[u64; 3]; 2];
 impl Drop for Chain2 {
     fn drop(&mut self) {
         crate::ct::wipe(&mut self.r);
-        if let Some(r16) = self.r16.get_mut() {
-            crate::ct::wipe(r16);
-        }
+        crate::ct::wipe(&mut self.r16);
     }
 }
 
@@ -277,25 +270,6 @@ impl Chain2 {
         acc[0] = soft::absorb_words(acc[0], self.r, a[0], a[1], 1);
         acc[1] = soft::absorb_words(acc[1], self.r, b[0], b[1], 1);
     }
-
-    /// Absorbs the next block (words `a`) of a one-chain run on the first accumulator.
-    #[inline(always)]
-    pub(crate) fn single(&self, acc: &mut Chain2Acc, a: [u64; 2]) {
-        acc[0] = soft::absorb_words(acc[0], self.r, a[0], a[1], 1);
-    }
-
-    /// Step `k` of a one-chain run's side work: while `r^16` is pending, steps 0..4 square the second accumulator
-    /// (unused by one-chain runs) from `r` up to `r^16`, a multiply chain independent of the blocks' that the
-    /// out-of-order core runs alongside it; [`Poly1305::chain2_end`] keeps the result. Nothing otherwise.
-    #[inline(always)]
-    pub(crate) fn prepare(&self, acc: &mut Chain2Acc, k: usize) {
-        if self.r16_pending && k < 4 && self.r16.get().is_none() {
-            if k == 0 {
-                acc[1] = soft::to44([self.r[0], self.r[1], 0]);
-            }
-            acc[1] = soft::mul44(acc[1], acc[1]);
-        }
-    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -307,14 +281,7 @@ impl Poly1305 {
             Backend::Avx2 => avx2::r16(&mut self.core),
             _ => soft::r16_44(&self.core.r),
         };
-        Chain2 { r: self.core.r, r16: core::cell::Cell::new(Some(r16)), r16_pending: false }
-    }
-
-    /// The key for the AEAD's medium path: one-chain runs, and two-chain runs of 16 pairs if `with_r16`. Then
-    /// `r^16` is computed during the first one-chain run ([`Chain2::prepare`], scalar code), which must come before
-    /// the first two-chain run.
-    pub(crate) fn chain2_medium(&self, with_r16: bool) -> Chain2 {
-        Chain2 { r: self.core.r, r16: core::cell::Cell::new(None), r16_pending: with_r16 }
+        Chain2 { r: self.core.r, r16 }
     }
 
     /// Starts a 32-block run: the accumulator and a zero second one. Same preconditions as
@@ -325,20 +292,10 @@ impl Poly1305 {
         [self.core.h, [0; 3]]
     }
 
-    /// Ends a run: of 16 pairs, `h = h_1 · r^16 + h_2`; of blocks on the first chain alone (`pairs == 0`),
-    /// `h = h_1`.
+    /// Ends a run of 16 pairs: `h = h_1 · r^16 + h_2`.
     #[inline(always)]
-    pub(crate) fn chain2_end(&mut self, chain: &Chain2, acc: Chain2Acc, pairs: usize) {
-        self.core.h = match (pairs, chain.r16.get()) {
-            (0, None) if chain.r16_pending => {
-                // A one-chain run's second accumulator holds r^16 (Chain2::prepare's four squarings).
-                chain.r16.set(Some(soft::normalize44(acc[1])));
-                acc[0]
-            }
-            (0, _) => acc[0],
-            (16, Some(r16)) => soft::add_reduce(soft::mul_by44(acc[0], r16), acc[1]),
-            _ => panic!("Poly1305: a two-chain run of {pairs} pairs without its power of r"),
-        };
+    pub(crate) fn chain2_end(&mut self, chain: &Chain2, acc: Chain2Acc) {
+        self.core.h = soft::add_reduce(soft::mul_by44(acc[0], chain.r16), acc[1]);
     }
 
     /// Absorbs one full 16-byte block, given as its two little-endian words, with the portable scalar code
