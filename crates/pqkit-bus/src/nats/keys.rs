@@ -271,7 +271,7 @@ mod tests {
         let held = new();
         sg.chains.insert("held".into(), held.clone());
         let pending = new();
-        pending.try_lock().unwrap().chain.push(&AgentId([1; 16]), "pending", 1, 1, "", b"envelope");
+        pending.try_lock().unwrap().chain.push(1, 1, "", b"envelope");
         sg.chains.insert("pending".into(), pending);
         let idle = new();
         sg.chains.insert("idle".into(), idle.clone());
