@@ -377,6 +377,11 @@ impl<T> Verifier<T> {
         self.buffers.values().map(|b| b.entries.len()).sum()
     }
 
+    /// Released messages not yet popped.
+    pub fn ready_len(&self) -> usize {
+        self.ready.len()
+    }
+
     /// Verified checkpoints whose token is still held (some message they cover was not processed here).
     pub fn unsettled(&self) -> usize {
         self.buffers.values().flat_map(|b| b.lists.iter()).filter(|l| l.token.is_some()).count()

@@ -225,8 +225,8 @@ impl NatsAgent {
     }
 
     /// Opts the topics matching `pattern` (NATS wildcards) into **signed checkpoints** (sender authentication
-    /// against other members, docs/bus.md §9): every envelope this agent publishes on such a topic is chained,
-    /// and a checkpoint signed with the agent's hybrid identity follows every `cfg.every` messages or
+    /// against other members, docs/bus.md §9): the digest of every envelope this agent publishes on such a topic
+    /// is recorded, and a checkpoint listing them, signed with the agent's hybrid identity follows every `cfg.every` messages or
     /// `cfg.after` after the first unsigned one (a timer task signs for a quiet topic; [`close`](Self::close)
     /// or [`flush_checkpoints`](Self::flush_checkpoints) sign what is pending). Subscribers that turned sender
     /// authentication on ([`subscribe_authenticated`](Self::subscribe_authenticated)) deliver only what a
@@ -366,7 +366,7 @@ impl NatsAgent {
 
     /// [`subscribe`](Self::subscribe) with **sender authentication** on (docs/bus.md §9): a message is handed
     /// over only when a checkpoint signed by its sender's identity (whose `AgentId` is recomputed from the keys
-    /// it carries) covers it and the chain over the envelopes matches, so no other member of the topic can make
+    /// it carries) lists the digest of its envelope at its sequence, so no other member of the topic can make
     /// this subscriber accept a message in a publisher's name. Publishers must opt the topic in
     /// ([`sign_checkpoints`](Self::sign_checkpoints)); anything else is rejected after `auth.timeout`
     /// (`rejected_unsigned`). Adds up to the publisher's `after` plus a signature and a verification of latency;

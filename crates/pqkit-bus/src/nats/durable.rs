@@ -148,6 +148,11 @@ impl DurableSubscription {
                 let pull: std::result::Result<Pull, ()> = match self.budget {
                     Some(0) => return Err(Error::Closed),
                     Some(n) => {
+                        // Messages already in hand count against the budget (at least one more is asked for:
+                        // the checkpoint that releases them may be next), so nothing beyond it sits in flight
+                        // when the budget is reached.
+                        let have = self.auth.as_ref().map_or(0, |v| v.held() + v.ready_len()) as u64;
+                        let n = n.saturating_sub(have).max(1);
                         let want = usize::try_from(n).unwrap_or(usize::MAX).min(1 << 16);
                         match self.consumer.batch().max_messages(want).expires(Duration::from_secs(5)).messages().await
                         {
@@ -300,6 +305,12 @@ impl DurableSubscription {
     /// checkpoint and checkpoints not yet settled are handed back unacknowledged, for redelivery at once.)
     pub async fn close(mut self) -> Result<()> {
         let acked = self.ack().await;
+        // The pull ends first (its unsubscription is sent before the NAKs below, on the same connection), so the
+        // server does not hand what is given back to this subscription's open pull request.
+        self.messages = None;
+        if self.auth.as_ref().is_some_and(|v| v.held() > 0 || v.unsettled() > 0) {
+            let _ = self.agent.client.flush().await;
+        }
         if let Some(v) = self.auth.as_mut() {
             // Held and unsettled messages (pulled past `limit`, or waiting for a checkpoint) go back to the
             // server now, not after `ack_wait`: the next subscriber on the consumer gets them first, in order.
@@ -307,7 +318,6 @@ impl DurableSubscription {
                 let _ = t.ack_with(jetstream::AckKind::Nak(None)).await;
             }
         }
-        self.messages = None;
         let flushed = self.agent.client.flush().await.map_err(transport);
         acked.and(flushed)
     }
