@@ -866,6 +866,21 @@ mod tests {
         forged[16..32].copy_from_slice(&a.id().0); // the header claims A; the identity inside is B's
         v.checkpoint("t", &forged, 9);
         assert_eq!(v.take_tally(), Tally { auth: 1, ..Tally::default() });
+        // B lists the genuine digests of A's batch, claims A in the header and signs all that with his own
+        // keys (so the signature verifies under the identity inside): the identity does not hash to A's id.
+        let genuine = batch(&mut verifier(1024, 1 << 20, 8), &a, "t", &[1, 2], now);
+        let gm = envelope::parse_checkpoint(&genuine).unwrap();
+        let digests: Vec<[u8; 32]> = genuine[gm.digests.clone()].chunks(32).map(|c| c.try_into().unwrap()).collect();
+        let mut claimed = build(&b, "t", 1, 1, &digests).unwrap();
+        claimed[16..32].copy_from_slice(&a.id().0);
+        let cm = envelope::parse_checkpoint(&claimed).unwrap();
+        claimed.truncate(cm.signature.start);
+        let mut signed = CHECKPOINT_LABEL.to_vec();
+        signed.extend_from_slice(&claimed);
+        b.sign(&signed, &mut claimed).unwrap();
+        v.checkpoint("t", &claimed, 8);
+        assert!(v.pop().is_none());
+        assert_eq!(v.take_tally(), Tally { auth: 1, ..Tally::default() });
         // A checkpoint moved to another subject is malformed.
         let cp = batch(&mut v, &a, "u", &[5], now);
         v.checkpoint("t", &cp, 9);
