@@ -167,7 +167,9 @@ fn parse_checking(b: &[u8], check_topic: bool) -> Result<Meta> {
 }
 
 /// Domain separation of the checkpoint signature (signed: this label, then the checkpoint up to its signature).
-pub const CHECKPOINT_LABEL: &[u8] = b"pqkit-bus nats checkpoint v1";
+pub const CHECKPOINT_LABEL: &[u8] = b"pqkit-bus nats checkpoint v2";
+/// Most messages one checkpoint covers (its digest list is at most 128 KiB).
+pub const MAX_COVERED: u64 = 4096;
 /// Bits of a sequence number that count within one stream (the top 24 bits are the stream id).
 pub const STREAM_SHIFT: u32 = 40;
 
@@ -178,8 +180,9 @@ pub struct CheckpointMeta {
     pub meta: Meta,
     /// The first sequence covered (same stream as `meta.seq`, not above it).
     pub first: u64,
-    /// The chain value over the covered envelopes.
-    pub chain: [u8; 32],
+    /// The covered envelopes' digests, `32 × (last - first + 1)` bytes: the one of sequence `first + i` at
+    /// `32 i` (`crate::checkpoint::envelope_digest`).
+    pub digests: Range<usize>,
     /// The sender's encoded public identity (structure checked here, keys decoded by the caller).
     pub identity: Range<usize>,
     /// The signed bytes (everything before the signature; the signature also covers [`CHECKPOINT_LABEL`]).
@@ -196,23 +199,30 @@ pub fn parse_checkpoint(b: &[u8]) -> Result<CheckpointMeta> {
         return Err(malformed("not a checkpoint"));
     }
     let body = &b[meta.payload.clone()];
-    if body.len() < 8 + 32 + 1 {
+    if body.len() < 8 {
         return Err(malformed("checkpoint body truncated"));
     }
     let first = u64::from_be_bytes(body[..8].try_into().map_err(|_| malformed("checkpoint first sequence"))?);
-    let mut chain = [0u8; 32];
-    chain.copy_from_slice(&body[8..40]);
-    let id_len = 1 + body[40] as usize + MLDSA_PK_LEN + 32;
-    if body.len() != 40 + id_len + SIG_LEN {
-        return Err(malformed("checkpoint body length does not match its identity and signature"));
-    }
     if first > meta.seq || first >> STREAM_SHIFT != meta.seq >> STREAM_SHIFT {
         return Err(malformed("checkpoint range is empty or spans two streams"));
     }
+    let n = meta.seq - first + 1;
+    if n > MAX_COVERED {
+        return Err(malformed("checkpoint covers too many messages"));
+    }
+    let list = 8 + 32 * n as usize;
+    if body.len() < list + 1 {
+        return Err(malformed("checkpoint body truncated"));
+    }
+    let id_len = 1 + body[list] as usize + MLDSA_PK_LEN + 32;
+    if body.len() != list + id_len + SIG_LEN {
+        return Err(malformed("checkpoint body length does not match its digests, identity and signature"));
+    }
     let at = meta.payload.start;
-    let identity = at + 40..at + 40 + id_len;
+    let digests = at + 8..at + list;
+    let identity = at + list..at + list + id_len;
     let signature = identity.end..b.len();
-    Ok(CheckpointMeta { signed: 0..identity.end, meta, first, chain, identity, signature })
+    Ok(CheckpointMeta { signed: 0..identity.end, meta, first, digests, identity, signature })
 }
 
 /// The fields of a header to write.
@@ -386,7 +396,7 @@ mod tests {
     #[cfg(feature = "nats")]
     fn checkpoint_sample() -> Vec<u8> {
         let id = crate::Identity::from_seed("alice", &[1; 32]).unwrap();
-        crate::checkpoint::build(&id, "a.b.c", 7, (3 << STREAM_SHIFT) | 1, (3 << STREAM_SHIFT) | 9, &[5; 32]).unwrap()
+        crate::checkpoint::build(&id, "a.b.c", 7, (3 << STREAM_SHIFT) | 1, &[[5; 32]; 9]).unwrap()
     }
 
     #[cfg(feature = "nats")]
@@ -395,7 +405,8 @@ mod tests {
         let v = checkpoint_sample();
         let c = parse_checkpoint(&v).unwrap();
         assert_eq!(c.meta.kind, Kind::Checkpoint);
-        assert_eq!((c.first, c.meta.seq, c.meta.epoch, c.chain), ((3 << 40) | 1, (3 << 40) | 9, 7, [5; 32]));
+        assert_eq!((c.first, c.meta.seq, c.meta.epoch), ((3 << 40) | 1, (3 << 40) | 9, 7));
+        assert_eq!(&v[c.digests.clone()], &[5; 9 * 32][..]);
         assert_eq!(&v[c.meta.topic.clone()], b"a.b.c");
         assert_eq!(c.signature.len(), SIG_LEN);
         assert_eq!(c.signed.end, c.identity.end);
@@ -410,7 +421,9 @@ mod tests {
             ("one byte short", Box::new(|v| v.truncate(v.len() - 1))),
             ("one byte long", Box::new(|v| v.push(0))),
             ("body truncated", Box::new(move |v| v.truncate(at + 20))),
-            ("name length", Box::new(move |v| v[at + 40] ^= 1)),
+            ("name length", Box::new(move |v| v[at + 8 + 9 * 32] ^= 1)),
+            ("first lowered: one digest missing", Box::new(move |v| v[at + 7] = 0)),
+            ("first raised: one digest too many", Box::new(move |v| v[at + 7] = 2)),
             ("first above last", Box::new(move |v| v[at + 7] = 10)),
             ("first in another stream", Box::new(move |v| v[at + 2] = 4)),
         ];

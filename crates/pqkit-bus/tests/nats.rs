@@ -315,8 +315,10 @@ async fn a_killed_client_resumes_from_its_last_acknowledged_sequence() {
         alice.publish_durable("events.e", &i.to_be_bytes(), Priority::Normal).await.unwrap();
     }
     let bob_id = ident("bob", 2);
+    // The topic opted out as a whole (its publisher signs no checkpoints, so its subscribers do not wait for
+    // any): the stream sequences are the messages' own.
     let floor = {
-        let bob = NatsAgent::connect(&url, &bob_id, ks.id()).await.unwrap();
+        let bob = NatsAgent::connect_with(&url, &bob_id, ks.id(), opted_out()).await.unwrap();
         let mut d = bob.subscribe_durable("EVENTS", "bob", "events.>").await.unwrap();
         for i in 0u32..10 {
             assert_eq!(d.recv_timeout(T).await.unwrap().payload(), i.to_be_bytes());
@@ -361,7 +363,7 @@ async fn a_killed_client_resumes_from_its_last_acknowledged_sequence() {
         // (prefetched, unacknowledged) that the server redelivers after `ack_wait`.
     };
     assert_eq!(floor, 10, "the server holds the acknowledgements of what was handed over");
-    let bob = NatsAgent::connect(&url, &bob_id, ks.id()).await.unwrap();
+    let bob = NatsAgent::connect_with(&url, &bob_id, ks.id(), opted_out()).await.unwrap();
     let mut d = bob.subscribe_durable("EVENTS", "bob", "events.>").await.unwrap();
     let m = d.recv_timeout(Duration::from_secs(10)).await.unwrap();
     assert_eq!(m.payload(), 10u32.to_be_bytes(), "resumes right after the last acknowledged message");
@@ -545,8 +547,10 @@ async fn durable_messages_on_different_subjects_of_one_stream_are_all_stored() {
     let js = async_nats::jetstream::new(plain(&url).await);
     assert_eq!(js.get_stream("DM").await.unwrap().info().await.unwrap().state.messages, 2);
     let mut d = bob.subscribe_durable("DM", "bob", "jm.>").await.unwrap();
-    let got = [d.recv_timeout(T).await.unwrap(), d.recv_timeout(T).await.unwrap()];
-    assert_eq!(got.map(|m| m.payload().to_vec()), [b"A".to_vec(), b"B".to_vec()]);
+    // Each topic's messages are released when its own checkpoint verifies: across topics in either order.
+    let mut got = [d.recv_timeout(T).await.unwrap(), d.recv_timeout(T).await.unwrap()].map(|m| m.payload().to_vec());
+    got.sort();
+    assert_eq!(got, [b"A".to_vec(), b"B".to_vec()]);
     // The message id names neither the sender nor the sequence.
     let msg = js.get_stream("DM").await.unwrap().get_raw_message(1).await.unwrap();
     let id = msg.headers.get("Nats-Msg-Id").unwrap().to_string();
@@ -562,13 +566,19 @@ async fn a_crashed_consumers_late_redeliveries_of_1000_messages_are_delivered() 
     let url = s.url();
     let ks = key_server(&url, Policy::allow_all()).await;
     let opts = NatsOptions { ack_wait: Duration::from_millis(800), ..Default::default() };
-    let alice = NatsAgent::connect_with(&url, &ident("alice", 1), ks.id(), opted_out()).await.unwrap();
+    // Both with the default options: sender authentication on, checkpoints stored in the stream.
+    let alice = NatsAgent::connect(&url, &ident("alice", 1), ks.id()).await.unwrap();
     let bob = NatsAgent::connect_with(&url, &ident("bob", 2), ks.id(), opts).await.unwrap();
     alice.declare_durable("TASKS", &["tasks.>"]).await.unwrap();
+    // One checkpoint after the thousand (stream sequence 1001), so the stream sequences below are the messages'.
+    let one_batch =
+        pqkit_bus::checkpoint::Checkpoints { every: 1000, after: Duration::from_secs(60), max_bytes: 1 << 30 };
+    alice.sign_checkpoints("tasks.>", one_batch).unwrap();
     drop(bob.subscribe_durable("TASKS", "bob", "tasks.>").await.unwrap());
     for i in 0..N {
         alice.publish_durable("tasks.t", &i.to_be_bytes(), Priority::Normal).await.unwrap();
     }
+    alice.flush_checkpoints().await.unwrap();
     // The crashed predecessor: it took 300 (after 30 it had handed over and acknowledged) and died.
     let wire = plain(&url).await;
     let js = async_nats::jetstream::new(wire.clone());
@@ -589,7 +599,9 @@ async fn a_crashed_consumers_late_redeliveries_of_1000_messages_are_delivered() 
         });
         got.push(u32::from_be_bytes(m.payload().try_into().unwrap()));
     }
-    // The undelivered ones first, in order; the 270 redeliveries after them, far behind: every one once.
+    // The undelivered ones first, in order (verified by the checkpoint behind them); the 270 redeliveries after
+    // them, far behind, each verified on its own against that checkpoint (which the crashed predecessor had not
+    // acknowledged): every one once.
     assert_eq!(&got[..700], &(300..N).collect::<Vec<_>>()[..]);
     let mut all = got.clone();
     all.sort();

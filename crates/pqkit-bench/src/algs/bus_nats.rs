@@ -278,7 +278,7 @@ async fn plain_subscribe(subc: &async_nats::Client, subject: &str) -> R<async_na
 }
 
 /// One `send_10k` sample through pqkit-bus: seal, publish, NATS, open; with `ckpt` (a `bench.ckpt.` subject)
-/// also chain, sign checkpoints, and hold each message until its checkpoint verifies.
+/// also record each envelope's digest, sign checkpoints, and hold each message until its checkpoint verifies.
 pub async fn send_pqkit(p: &Pqkit, subject: &str, size: usize, ckpt: bool) -> R<Sample> {
     let (alice, bob) = if ckpt { (&p.auth_alice, &p.auth_bob) } else { (&p.alice, &p.bob) };
     let mut sub = bob.subscribe(subject).await.map_err(e)?;

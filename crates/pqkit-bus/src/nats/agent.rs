@@ -117,6 +117,14 @@ impl NatsAgent {
         (self.inner.opts.sender_auth && !pattern.starts_with("_INBOX.")).then(|| Verifier::new(SenderAuth::default()))
     }
 
+    /// The sender authentication limits of a durable subscription by default: [`SenderAuth::default`] with a
+    /// timeout that also covers the publisher's retries of a checkpoint ([`NatsOptions::durable_retry`], 30 s by
+    /// default: a checkpoint stored late, after a server restart, still verifies what it covers).
+    fn durable_auth(&self) -> SenderAuth {
+        let d = SenderAuth::default();
+        SenderAuth { timeout: self.inner.opts.durable_retry + d.timeout, ..d }
+    }
+
     /// The agent's id.
     pub fn id(&self) -> AgentId {
         self.inner.id
@@ -217,8 +225,8 @@ impl NatsAgent {
     }
 
     /// Opts the topics matching `pattern` (NATS wildcards) into **signed checkpoints** (sender authentication
-    /// against other members, docs/bus.md §9): every envelope this agent publishes on such a topic is chained,
-    /// and a checkpoint signed with the agent's hybrid identity follows every `cfg.every` messages or
+    /// against other members, docs/bus.md §9): the digest of every envelope this agent publishes on such a topic
+    /// is recorded, and a checkpoint listing them, signed with the agent's hybrid identity follows every `cfg.every` messages or
     /// `cfg.after` after the first unsigned one (a timer task signs for a quiet topic; [`close`](Self::close)
     /// or [`flush_checkpoints`](Self::flush_checkpoints) sign what is pending). Subscribers that turned sender
     /// authentication on ([`subscribe_authenticated`](Self::subscribe_authenticated)) deliver only what a
@@ -358,7 +366,7 @@ impl NatsAgent {
 
     /// [`subscribe`](Self::subscribe) with **sender authentication** on (docs/bus.md §9): a message is handed
     /// over only when a checkpoint signed by its sender's identity (whose `AgentId` is recomputed from the keys
-    /// it carries) covers it and the chain over the envelopes matches, so no other member of the topic can make
+    /// it carries) lists the digest of its envelope at its sequence, so no other member of the topic can make
     /// this subscriber accept a message in a publisher's name. Publishers must opt the topic in
     /// ([`sign_checkpoints`](Self::sign_checkpoints)); anything else is rejected after `auth.timeout`
     /// (`rejected_unsigned`). Adds up to the publisher's `after` plus a signature and a verification of latency;
@@ -369,9 +377,10 @@ impl NatsAgent {
         Ok(s)
     }
 
-    /// [`subscribe_durable`](Self::subscribe_durable) with sender authentication on (see
-    /// [`subscribe_authenticated`](Self::subscribe_authenticated)): checkpoints are stored in the stream with the
-    /// messages they cover, so a subscriber that was away verifies what it missed.
+    /// [`subscribe_durable`](Self::subscribe_durable) with sender authentication on and these limits (see
+    /// [`subscribe_authenticated`](Self::subscribe_authenticated)), also for an agent that opted out: checkpoints are
+    /// stored in the stream with the messages they cover, so a subscriber that was away verifies what it missed,
+    /// and each message is verified and acknowledged on its own.
     pub async fn subscribe_durable_authenticated(
         &self,
         stream: &str,
@@ -380,7 +389,7 @@ impl NatsAgent {
         auth: SenderAuth,
     ) -> Result<DurableSubscription> {
         let mut s = self.subscribe_durable(stream, consumer, pattern).await?;
-        s.auth = Some(Verifier::new(auth));
+        s.auth = Some(Verifier::durable(auth));
         Ok(s)
     }
 
@@ -425,7 +434,7 @@ impl NatsAgent {
             self.inner.counters.published.fetch_add(1, Ordering::Relaxed);
             g.durable = true;
             let first = g.chain.pending() == 0;
-            g.chain.push(&self.inner.id, subject, epoch, seq, "", &env);
+            g.chain.push(epoch, seq, "", &env);
             if g.chain.full(&g.cfg) {
                 self.inner.emit_checkpoint(subject, &mut g).await?;
             } else if first {
@@ -442,7 +451,9 @@ impl NatsAgent {
     /// Subscribes to `pattern` on the durable stream `stream` through the durable consumer `consumer`: a
     /// subscriber that was away gets what it missed, in order, and resumes after the last message it
     /// acknowledged. Each message is acknowledged when it is handed to the application; redeliveries are
-    /// removed by stream sequence and by the envelope's replay window.
+    /// removed by stream sequence and by the envelope's replay window. With [`NatsOptions::sender_auth`] on (the
+    /// default) a message is handed over only once a checkpoint signed by its sender lists its digest
+    /// ([`subscribe_durable_authenticated`](Self::subscribe_durable_authenticated) with [`SenderAuth::default`]).
     pub async fn subscribe_durable(&self, stream: &str, consumer: &str, pattern: &str) -> Result<DurableSubscription> {
         validate_pattern(pattern)?;
         let s = self.inner.js.get_stream(stream).await.map_err(transport)?;
@@ -469,7 +480,9 @@ impl NatsAgent {
             windows: Windows { exact: true, ..Windows::default() },
             last: 0,
             done: Processed::default(),
-            auth: None,
+            auth: (self.inner.opts.sender_auth && !pattern.starts_with("_INBOX."))
+                .then(|| Verifier::durable(self.durable_auth())),
+            floor_checked: None,
         })
     }
 }

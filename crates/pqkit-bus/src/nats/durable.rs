@@ -32,7 +32,14 @@ pub struct DurableSubscription {
     pub(super) done: Processed,
     /// Sender authentication (signed checkpoints) when on; tokens are the JetStream messages to acknowledge.
     pub(super) auth: Option<Verifier<jetstream::Message>>,
+    /// When the consumer's acknowledgement floor was last asked for (to settle checkpoints whose messages a
+    /// predecessor handed over).
+    pub(super) floor_checked: Option<Instant>,
 }
+
+/// How often a durable subscription holding checkpoints with messages it never saw asks for the consumer's
+/// acknowledgement floor.
+const FLOOR_EVERY: Duration = Duration::from_secs(1);
 
 /// The pull of a durable subscription: a continuous pull stream, or batches of at most the messages still wanted.
 pub(super) type Pull =
@@ -99,15 +106,28 @@ impl DurableSubscription {
     ///
     /// With sender authentication on
     /// ([`NatsAgent::subscribe_durable_authenticated`](crate::nats::NatsAgent::subscribe_durable_authenticated))
-    /// messages are held until a valid checkpoint covers them, as on core subscriptions, and acknowledged **per
-    /// batch**: a batch's messages and its checkpoint are acknowledged after its last message is handed over, so a
-    /// subscriber that restarts in the middle of a batch gets the whole batch again (and verifies it again). Rejected
-    /// messages and checkpoints are acknowledged away. [`last_sequence`](Self::last_sequence) is then the last stream
-    /// sequence processed (held or handed over).
+    /// (the default) messages are held until a valid checkpoint lists their digest, as on core subscriptions, and
+    /// each is still acknowledged **on its own** once handed over. A checkpoint is acknowledged only once every
+    /// message it covers was handed over (by this subscription, or before it: the consumer's acknowledgement
+    /// floor passed it), so a message redelivered after a crash is verified against the checkpoint that covered
+    /// it, which comes back with it. Rejected messages and checkpoints are acknowledged away.
+    /// Messages come in stream order per sender and topic; across topics and senders, in the order their
+    /// checkpoints verify.
     pub async fn recv(&mut self) -> Result<Message> {
         let _ = self.ack().await;
         loop {
             let mut deadline = None;
+            if self.auth.as_ref().is_some_and(|v| v.unsettled() > 0)
+                && self.floor_checked.is_none_or(|t| t.elapsed() >= FLOOR_EVERY)
+            {
+                self.floor_checked = Some(Instant::now());
+                if let Ok(floor) = self.ack_floor().await
+                    && let Some(v) = self.auth.as_mut()
+                {
+                    // Every stream message below the checkpoint is acknowledged: so is every message it covers.
+                    v.settle_where(|t| t.info().is_ok_and(|i| i.stream_sequence <= floor.saturating_add(1)));
+                }
+            }
             if let Some(v) = self.auth.as_mut() {
                 v.expire(Instant::now());
                 self.agent.tally(v.take_tally());
@@ -115,6 +135,9 @@ impl DurableSubscription {
                     let _ = t.ack().await;
                 }
                 if let Some((m, acks)) = v.pop() {
+                    if let Some(i) = acks.first().and_then(|t| t.info().ok()) {
+                        self.last = i.stream_sequence;
+                    }
                     self.unacked.extend(acks);
                     self.handed_over();
                     return Ok(m);
@@ -125,6 +148,11 @@ impl DurableSubscription {
                 let pull: std::result::Result<Pull, ()> = match self.budget {
                     Some(0) => return Err(Error::Closed),
                     Some(n) => {
+                        // Messages already in hand count against the budget (at least one more is asked for:
+                        // the checkpoint that releases them may be next), so nothing beyond it sits in flight
+                        // when the budget is reached.
+                        let have = self.auth.as_ref().map_or(0, |v| v.held() + v.ready_len()) as u64;
+                        let n = n.saturating_sub(have).max(1);
                         let want = usize::try_from(n).unwrap_or(usize::MAX).min(1 << 16);
                         match self.consumer.batch().max_messages(want).expires(Duration::from_secs(5)).messages().await
                         {
@@ -166,13 +194,21 @@ impl DurableSubscription {
                 let _ = msg.ack().await;
                 continue;
             };
-            if self.done.contains(seq) {
+            let checkpoint = is_checkpoint(&msg.payload);
+            // A checkpoint's redelivery goes to the verifier, which holds its token until the messages it covers
+            // were handed over (acknowledging the copy here would acknowledge the checkpoint).
+            if self.done.contains(seq) && !(checkpoint && self.auth.is_some()) {
                 self.agent.counters.duplicates.fetch_add(1, Ordering::Relaxed);
+                let seq_of = |t: &jetstream::Message| t.info().is_ok_and(|i| i.stream_sequence == seq);
+                if self.auth.as_ref().is_some_and(|v| v.holds_where(seq_of)) {
+                    // Redelivered while held for its checkpoint: the held copy is acknowledged once handed over.
+                    continue;
+                }
                 let _ = msg.ack().await;
                 continue;
             }
-            if is_checkpoint(&msg.payload) {
-                self.last = seq;
+            if checkpoint {
+                self.last = self.last.max(seq);
                 self.done.insert(seq);
                 match self.auth.as_mut() {
                     Some(v) => {
@@ -266,10 +302,22 @@ impl DurableSubscription {
 
     /// Acknowledges what was handed over, stops pulling and waits until the server has the acknowledgements.
     /// Call it on every way out of a consumer loop. (With sender authentication, messages held for a
-    /// checkpoint are not acknowledged: the server redelivers them after `ack_wait`.)
+    /// checkpoint and checkpoints not yet settled are handed back unacknowledged, for redelivery at once.)
     pub async fn close(mut self) -> Result<()> {
         let acked = self.ack().await;
+        // The pull ends first (its unsubscription is sent before the NAKs below, on the same connection), so the
+        // server does not hand what is given back to this subscription's open pull request.
         self.messages = None;
+        if self.auth.as_ref().is_some_and(|v| v.held() > 0 || v.unsettled() > 0) {
+            let _ = self.agent.client.flush().await;
+        }
+        if let Some(v) = self.auth.as_mut() {
+            // Held and unsettled messages (pulled past `limit`, or waiting for a checkpoint) go back to the
+            // server now, not after `ack_wait`: the next subscriber on the consumer gets them first, in order.
+            for t in v.take_held() {
+                let _ = t.ack_with(jetstream::AckKind::Nak(None)).await;
+            }
+        }
         let flushed = self.agent.client.flush().await.map_err(transport);
         acked.and(flushed)
     }

@@ -281,7 +281,7 @@ impl AgentInner {
             self.emit_checkpoint(subject, &mut g).await?;
         }
         let first = g.chain.pending() == 0;
-        g.chain.push(&self.id, subject, epoch, seq, reply.unwrap_or(""), &env);
+        g.chain.push(epoch, seq, reply.unwrap_or(""), &env);
         let r = match reply {
             Some(r) => self.client.publish_with_reply(subject.to_string(), r.to_string(), env.into()).await,
             None => self.client.publish(subject.to_string(), env.into()).await,
@@ -302,18 +302,15 @@ impl AgentInner {
         if g.chain.range().is_none() {
             return Ok(());
         }
-        let saved = g.chain.clone();
-        let Some(cp) = g.chain.checkpoint(&self.identity, topic)? else { return Ok(()) };
+        let Some(cp) = g.chain.sign(&self.identity, topic)? else { return Ok(()) };
         let r = if g.durable {
             self.js_store(topic, &cp, &msg_id(&cp)).await.map(|_| ())
         } else {
             self.client.publish(topic.to_string(), cp.into()).await.map_err(transport)
         };
-        if r.is_err() {
-            // Not sent: keep the batch so a later attempt signs it (nothing is lost on a transient failure).
-            g.chain = saved;
-            return r;
-        }
+        // Not sent: the batch stays pending so a later attempt signs it (nothing is lost on a transient failure).
+        r?;
+        g.chain.clear();
         g.durable = false;
         self.counters.checkpoints.fetch_add(1, Ordering::Relaxed);
         Ok(())

@@ -31,18 +31,16 @@ pub struct NatsOptions {
     /// at-most-once; default 65,536, async-nats's own default). Raise it for bursty topics with slow readers.
     pub subscription_capacity: usize,
     /// **Sender authentication** (docs/bus.md §9), on by default: every topic this agent publishes on is
-    /// chained and covered by signed checkpoints ([`Checkpoints::default`]: `N` = 256, `T` = 5 ms, unless a
-    /// [`NatsAgent::sign_checkpoints`](crate::nats::NatsAgent::sign_checkpoints) rule says otherwise; durable
-    /// messages too, the checkpoints stored with them), and every core subscription
-    /// ([`NatsAgent::subscribe`](crate::nats::NatsAgent::subscribe)) hands a message over only once a checkpoint
-    /// signed by its sender covers it ([`SenderAuth::default`](crate::checkpoint::SenderAuth)). Then no other
-    /// member of a topic can make this agent's core subscriptions accept a message in a publisher's name.
-    /// Durable subscriptions authenticate senders only when made with
-    /// [`NatsAgent::subscribe_durable_authenticated`](crate::nats::NatsAgent::subscribe_durable_authenticated)
-    /// (they then acknowledge per batch, so a restart delivers a partly handed-over batch again). `false`
-    /// opts out (no checkpoints signed, messages handed over as soon as they open): lower latency (no wait of
-    /// up to `T` for the checkpoint) and more throughput, but any subscriber of a topic can forge messages of
-    /// its other publishers to this agent.
+    /// covered by signed checkpoints listing each envelope's digest ([`Checkpoints::default`]: `N` = 256,
+    /// `T` = 5 ms, unless a [`NatsAgent::sign_checkpoints`](crate::nats::NatsAgent::sign_checkpoints) rule says
+    /// otherwise; durable messages too, the checkpoints stored with them), and every subscription, core
+    /// ([`NatsAgent::subscribe`](crate::nats::NatsAgent::subscribe)) and durable
+    /// ([`NatsAgent::subscribe_durable`](crate::nats::NatsAgent::subscribe_durable), still acknowledging each
+    /// message on its own), hands a message over only once a checkpoint signed by its sender lists it
+    /// ([`SenderAuth::default`](crate::checkpoint::SenderAuth)). Then no other member of a topic can make this
+    /// agent's subscriptions accept a message in a publisher's name. `false` opts out (no checkpoints signed,
+    /// messages handed over as soon as they open): lower latency (no wait of up to `T` for the checkpoint) and
+    /// more throughput, but any subscriber of a topic can forge messages of its other publishers to this agent.
     pub sender_auth: bool,
 }
 
@@ -271,7 +269,7 @@ mod tests {
         let held = new();
         sg.chains.insert("held".into(), held.clone());
         let pending = new();
-        pending.try_lock().unwrap().chain.push(&AgentId([1; 16]), "pending", 1, 1, "", b"envelope");
+        pending.try_lock().unwrap().chain.push(1, 1, "", b"envelope");
         sg.chains.insert("pending".into(), pending);
         let idle = new();
         sg.chains.insert("idle".into(), idle.clone());

@@ -88,7 +88,7 @@ impl NatsPublisher {
                 a.emit_checkpoint(&self.subject, &mut g).await?;
             }
             let first = g.chain.pending() == 0;
-            g.chain.push(&a.id, &self.subject, epoch, seq, "", &env);
+            g.chain.push(epoch, seq, "", &env);
             a.client.publish(self.nats_subject.clone(), env.into()).await.map_err(transport)?;
             a.counters.published.fetch_add(1, Ordering::Relaxed);
             if g.chain.full(&g.cfg) {
