@@ -1,8 +1,8 @@
 //! Many X25519 operations at once ([`x25519::derive_many`](crate::ec::x25519::derive_many)): independent
-//! ladders side by side, and one field inversion for up to [`CHUNK`] results.
+//! ladders side by side, and one field inversion for up to `CHUNK` (64) results.
 //!
 //! The batched backends run the ladders without their final inversion, keep each result as a projective
-//! (X : Z), and turn up to [`CHUNK`] of them into u = X/Z with Montgomery's trick: the prefix products of the
+//! (X : Z), and turn up to `CHUNK` (64) of them into u = X/Z with Montgomery's trick: the prefix products of the
 //! Z, one inversion, and three multiplications per result on the way back. A Z of zero (the result of a peer
 //! point of small order) would make the whole product zero, so it is replaced by 1 before the trick and the
 //! result masked to zero afterwards, both in constant time: the zero result is then exactly what the
