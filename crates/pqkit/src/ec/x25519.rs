@@ -32,7 +32,9 @@
 //! With the `alloc` feature: [`X25519SecretKey::to_pkcs8_pem`], [`X25519PublicKey::from_public_key_pem`] and
 //! the DER twins (PKCS#8 and SubjectPublicKeyInfo, RFC 8410); see [`super::encoding`].
 
-use super::curve25519::{self, Backend, multi};
+#[cfg(feature = "alloc")]
+use super::curve25519::multi;
+use super::curve25519::{self, Backend};
 use crate::dispatch::Checked;
 use crate::{Error, Result};
 use core::fmt;

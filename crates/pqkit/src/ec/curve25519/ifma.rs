@@ -21,6 +21,8 @@
 //! Every lane runs the same 255 ladder steps: the straight-line arithmetic above and, per step, a swap by a
 //! mask made from the lane's scalar bit (`x ^= (x ^ y) & mask`). No branch or address depends on a scalar.
 #![allow(unsafe_code)]
+// The batch API (`x25519::derive_many`) needs `alloc`; without it this code is unused.
+#![cfg_attr(not(feature = "alloc"), allow(dead_code))]
 
 use super::multi::{Backend, LANES, Projective, limbs52};
 use crate::dispatch::Checked;

@@ -10,6 +10,8 @@
 //!
 //! Crate-internal plumbing, public only so tests and benchmarks can force each backend.
 
+// The batch API (`x25519::derive_many`) needs `alloc`; without it only the backend declaration is used.
+#![cfg_attr(not(feature = "alloc"), allow(dead_code))]
 use super::field::{Fe51, Field, mask_from_bit, mask_is_zero};
 use crate::dispatch::Checked;
 use zeroize::Zeroize;
