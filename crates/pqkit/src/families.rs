@@ -25,6 +25,7 @@ pub fn chosen() -> impl Iterator<Item = (&'static str, &'static str)> {
         one::<crate::mlkem::Backend>(),
         one::<crate::mldsa::Backend>(),
         one::<crate::ec::curve25519::Backend>(),
+        one::<crate::ec::curve25519::multi::Backend>(),
         one::<crate::ec::p256::Backend>(),
         one::<crate::ec::secp256k1::Backend>(),
         #[cfg(feature = "alloc")]

@@ -21,6 +21,10 @@
 //!   aws-lc-rs's `agree` consumes its parsed peer key, so each call passes a clone of one parsed key (an
 //!   `EVP_PKEY` reference and a 32-byte copy); it creates its `EVP_PKEY_CTX` per call, which its API does not let
 //!   a caller keep. OpenSSL keeps one derivation context with the peer set.
+//! - X25519 derive_many 8 / 64: 8 or 64 agreements per timed call, each of its own private key with its own peer
+//!   public key (prepared outside timing). pqkit runs them through `x25519::derive_many`; every peer runs its
+//!   one-at-a-time derive (as in the derive row) 8 or 64 times, since none has a batch API. The row's ratio is
+//!   therefore the per-agreement ratio of the batch against one-at-a-time.
 //! - Ed25519 keygen: the key pair from a 32-byte seed (varied by a counter), i.e. SHA-512 and a fixed-base
 //!   multiplication, plus each library's key object.
 //! - Ed25519 sign / verify: a 1 KiB message with a key made (and for verify, a public key parsed) outside timing.
@@ -99,6 +103,21 @@ pub trait DhImpl: Named + Send + Sync {
     /// outside timing; every call writes the shared secret into `out`. An implementation without reusable private
     /// keys generates a fresh one in every call, and ignores `private`.
     fn derive_op(&self, private: &[u8; 32], peer: &[u8]) -> Result<Box<dyn Op>, String>;
+    /// The timed batch operation: the agreements of every `(private, peer)` pair, the shared secrets written
+    /// into `out` in order. By default one at a time through [`derive_op`](Self::derive_op)'s operations (built
+    /// here, outside timing); pqkit overrides it with its batch API.
+    fn derive_many_op(&self, pairs: &[([u8; 32], [u8; 32])]) -> Result<Box<dyn Op>, String> {
+        let mut ops = pairs.iter().map(|(k, p)| self.derive_op(k, p)).collect::<Result<Vec<_>, _>>()?;
+        let mut one = Vec::with_capacity(64);
+        Ok(Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| {
+            out.clear();
+            for op in ops.iter_mut() {
+                op.run(&mut [], &mut one)?;
+                out.extend_from_slice(&one);
+            }
+            Ok(())
+        }))
+    }
 }
 
 // ---------------------------------------------------------------------------------------------- adapters
@@ -148,6 +167,20 @@ impl DhImpl for PqX {
         let pk = pqkit::ec::x25519::X25519PublicKey::from_bytes(peer).map_err(e)?;
         Ok(Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| {
             put(out, sk.diffie_hellman(&pk).map_err(e)?.as_bytes());
+            Ok(())
+        }))
+    }
+    fn derive_many_op(&self, pairs: &[([u8; 32], [u8; 32])]) -> Result<Box<dyn Op>, String> {
+        use pqkit::ec::x25519::{X25519PublicKey, X25519SecretKey, derive_many};
+        let sks: Vec<X25519SecretKey> = pairs.iter().map(|(k, _)| X25519SecretKey::from_array(*k)).collect();
+        let pks: Vec<X25519PublicKey> = pairs.iter().map(|(_, p)| X25519PublicKey::from(*p)).collect();
+        Ok(Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| {
+            // The slice of references the API takes is built per call, as a server would build it.
+            let refs: Vec<_> = sks.iter().zip(&pks).collect();
+            out.clear();
+            for r in derive_many(&refs) {
+                out.extend_from_slice(r.map_err(e)?.as_bytes());
+            }
             Ok(())
         }))
     }
@@ -567,6 +600,49 @@ pub fn x25519_algorithms(impls: Vec<Arc<dyn DhImpl>>) -> Vec<Algorithm> {
     algs
 }
 
+/// The `(private, peer)` pairs of a batch row: private keys varied from RFC 7748's Alice key, peer
+/// u-coordinates varied from Bob's public key (any 32 bytes are a valid X25519 public key; a u-coordinate off
+/// the curve lies on its twist and costs the same).
+fn many_pairs(n: usize) -> Vec<([u8; 32], [u8; 32])> {
+    let (a, b) = (x25519_private_a(), x25519_public_b());
+    let (mut c1, mut c2) = (0u64, 1u64 << 32);
+    (0..n).map(|_| (super::pq::next_key(&a, &mut c1), super::pq::next_key(&b, &mut c2))).collect()
+}
+
+/// The batch rows "derive_many 8" and "derive_many 64": `n` agreements per timed call, through pqkit's
+/// `derive_many` and through every peer's one-at-a-time derive, so that the row's ratio is the per-operation
+/// ratio. Checked: every implementation that takes private keys computes the same `n` secrets.
+pub fn x25519_many_algorithms(impls: Vec<Arc<dyn DhImpl>>) -> Vec<Algorithm> {
+    let mut algs = Vec::new();
+    for n in [8usize, 64] {
+        let list = impls.clone();
+        let check = Check::Custom(Box::new(move || {
+            let pairs = many_pairs(n);
+            let mut first: Option<(&'static str, Vec<u8>)> = None;
+            for d in list.iter().filter(|d| d.deterministic()) {
+                let mut out = Vec::new();
+                d.derive_many_op(&pairs)?.run(&mut [], &mut out)?;
+                match &first {
+                    None => first = Some((d.name(), out)),
+                    Some((name, want)) if *want != out => {
+                        return Err(format!("{} and {name} compute different secrets for a batch of {n}", d.name()));
+                    }
+                    Some(_) => {}
+                }
+            }
+            Ok(())
+        }));
+        let mut alg = Algorithm::public_key("X25519", &format!("derive_many {n}"), 0, check).reports(&[Report::A]);
+        for d in &impls {
+            let d2 = d.clone();
+            let setup = move |_size: usize| d2.derive_many_op(&many_pairs(n));
+            alg = alg.with(Candidate::new(d.name(), d.version(), setup));
+        }
+        algs.push(alg);
+    }
+    algs
+}
+
 /// The three Ed25519 operations ("keygen", "sign", "verify" on a [`MSG_LEN`]-byte message) from a list of
 /// implementations, checked by [`sig_check`](super::pq::sig_check).
 pub fn ed25519_algorithms(impls: Vec<Arc<dyn SigImpl>>) -> Vec<Algorithm> {
@@ -576,6 +652,7 @@ pub fn ed25519_algorithms(impls: Vec<Arc<dyn SigImpl>>) -> Vec<Algorithm> {
 /// The family's algorithms: X25519, then Ed25519.
 pub fn algorithms() -> Vec<Algorithm> {
     let mut v = x25519_algorithms(x25519_impls());
+    v.extend(x25519_many_algorithms(x25519_impls()));
     v.extend(ed25519_algorithms(ed25519_impls()));
     v
 }

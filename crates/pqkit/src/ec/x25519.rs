@@ -32,6 +32,8 @@
 //! With the `alloc` feature: [`X25519SecretKey::to_pkcs8_pem`], [`X25519PublicKey::from_public_key_pem`] and
 //! the DER twins (PKCS#8 and SubjectPublicKeyInfo, RFC 8410); see [`super::encoding`].
 
+#[cfg(feature = "alloc")]
+use super::curve25519::multi;
 use super::curve25519::{self, Backend};
 use crate::dispatch::Checked;
 use crate::{Error, Result};
@@ -93,6 +95,69 @@ pub(crate) fn x25519_base(scalar: &[u8; 32]) -> [u8; 32] {
     let out = curve25519::x25519_base(Backend::detect(), &k);
     k.zeroize();
     out
+}
+
+/// The shared secrets of many key agreements at once: `results[i]` is
+/// `pairs[i].0.diffie_hellman(pairs[i].1)`, with the same bytes and the same per-item error
+/// ([`Error::InvalidEncoding`] for an all-zero secret, i.e. a peer key of small order) as the one-at-a-time
+/// call. One bad peer key fails only its own item.
+///
+/// For a server that answers many handshakes: the same secret key may appear in many pairs (a static key),
+/// or each pair may carry its own (ephemeral keys). On CPUs with AVX-512 IFMA, eight agreements run side by
+/// side in the lanes of one ladder and up to 64 results share one field inversion; elsewhere each pair runs
+/// through the one-at-a-time code.
+///
+/// Constant time in the secret keys, as [`X25519SecretKey::diffie_hellman`] is: every lane runs the same
+/// 255 ladder steps with masked swaps, and a small-order peer key is detected after the fact from the
+/// output, without a branch on secret data.
+///
+/// ```
+/// use pqkit::ec::x25519::{self, X25519SecretKey};
+/// # let mut rng = pqkit::rng::ChaCha20Rng::from_key([7; 32]);
+/// let server = X25519SecretKey::generate(&mut rng);
+/// let clients: Vec<X25519SecretKey> = (0..10).map(|_| X25519SecretKey::generate(&mut rng)).collect();
+/// let client_keys: Vec<_> = clients.iter().map(|c| c.public_key()).collect();
+/// let pairs: Vec<_> = client_keys.iter().map(|pk| (&server, pk)).collect();
+/// let secrets = x25519::derive_many(&pairs);
+/// for (client, secret) in clients.iter().zip(&secrets) {
+///     assert_eq!(secret.as_ref().unwrap(), &client.diffie_hellman(&server.public_key()).unwrap());
+/// }
+/// ```
+#[cfg(feature = "alloc")]
+pub fn derive_many(pairs: &[(&X25519SecretKey, &X25519PublicKey)]) -> alloc::vec::Vec<Result<SharedSecret>> {
+    derive_many_with_backend(multi::Backend::detect(), pairs)
+}
+
+/// As [`derive_many`] with a forced backend, for tests and benchmarks.
+#[cfg(feature = "alloc")]
+#[doc(hidden)]
+pub fn derive_many_with_backend(
+    backend: Checked<multi::Backend>,
+    pairs: &[(&X25519SecretKey, &X25519PublicKey)],
+) -> alloc::vec::Vec<Result<SharedSecret>> {
+    let mut results = alloc::vec::Vec::with_capacity(pairs.len());
+    let mut k = [[0u8; 32]; multi::CHUNK];
+    let mut u = [[0u8; 32]; multi::CHUNK];
+    let mut out = [[0u8; 32]; multi::CHUNK];
+    for group in pairs.chunks(multi::CHUNK) {
+        let n = group.len();
+        for (i, (sk, pk)) in group.iter().enumerate() {
+            k[i] = clamp(&sk.bytes);
+            u[i] = pk.0;
+        }
+        multi::x25519_many(backend, &k[..n], &u[..n], &mut out[..n]);
+        for o in &out[..n] {
+            // As in `x25519_with_backend`: an all-zero output comes from a low-order peer point, public.
+            results.push(if crate::ct::declassify(crate::ct::eq(o, &[0u8; 32])) {
+                Err(ZERO_SHARED)
+            } else {
+                Ok(SharedSecret(*o))
+            });
+        }
+    }
+    k.zeroize();
+    out.zeroize();
+    results
 }
 
 /// An X25519 secret key: 32 bytes, clamped at use. Zeroized on drop; `Debug` prints nothing of it.

@@ -15,7 +15,11 @@
 mod bmi2_adx;
 pub(crate) mod edwards;
 pub(crate) mod field;
+#[cfg(target_arch = "x86_64")]
+mod ifma;
 pub(crate) mod montgomery;
+#[doc(hidden)]
+pub mod multi;
 pub(crate) mod scalar;
 
 use crate::dispatch::Checked;

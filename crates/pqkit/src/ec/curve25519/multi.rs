@@ -1,0 +1,219 @@
+//! Many X25519 operations at once ([`x25519::derive_many`](crate::ec::x25519::derive_many)): independent
+//! ladders side by side, and one field inversion for up to `CHUNK` (64) results.
+//!
+//! The batched backends run the ladders without their final inversion, keep each result as a projective
+//! (X : Z), and turn up to `CHUNK` (64) of them into u = X/Z with Montgomery's trick: the prefix products of the
+//! Z, one inversion, and three multiplications per result on the way back. A Z of zero (the result of a peer
+//! point of small order) would make the whole product zero, so it is replaced by 1 before the trick and the
+//! result masked to zero afterwards, both in constant time: the zero result is then exactly what the
+//! one-at-a-time ladder returns (it multiplies by 0^(p−2) = 0).
+//!
+//! Crate-internal plumbing, public only so tests and benchmarks can force each backend.
+
+// The batch API (`x25519::derive_many`) needs `alloc`; without it only the backend declaration is used.
+#![cfg_attr(not(feature = "alloc"), allow(dead_code))]
+use super::field::{Fe51, Field, mask_from_bit, mask_is_zero};
+use crate::dispatch::Checked;
+use zeroize::Zeroize;
+
+crate::dispatch::backends! {
+    /// An implementation of many X25519 operations at once.
+    ///
+    /// Crate-internal plumbing, public only so tests and benchmarks can force each backend.
+    #[doc(hidden)]
+    pub enum Backend for "X25519 batch" {
+        /// Portable Rust: each ladder in the 51-bit field of the portable Curve25519 backend, the inversions
+        /// batched. The reference for the batched path.
+        Soft: [],
+        /// Each operation through the one-at-a-time X25519 of the fastest Curve25519 backend (the `mulx`/`adx`
+        /// ladder), with its own inversion: what CPUs without AVX-512 IFMA run.
+        Bmi2Adx: [BMI2, ADX],
+        /// AVX-512 IFMA: eight ladders in the eight 64-bit lanes of `zmm` registers, radix 2^52 (`ifma.rs`),
+        /// the inversions batched.
+        Ifma: [AVX512F, AVX512IFMA],
+    }
+}
+
+/// Operations per vector ladder.
+pub(crate) const LANES: usize = 8;
+
+/// Results that share one inversion.
+pub(crate) const CHUNK: usize = 64;
+
+/// A ladder's result (X : Z) in radix 2^52: limbs 0–3 below 2^52, limb 4 below 2^48 (value below 2^256).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Projective {
+    pub(crate) x: [u64; 5],
+    pub(crate) z: [u64; 5],
+}
+
+/// X25519(k[i], u[i]) into `out[i]` for every `i` (scalars already clamped; the three slices of one length),
+/// an all-zero output where `u[i]` has small order, as the one-at-a-time ladder gives.
+pub(crate) fn x25519_many(backend: Checked<Backend>, k: &[[u8; 32]], u: &[[u8; 32]], out: &mut [[u8; 32]]) {
+    let n = k.len().min(u.len()).min(out.len());
+    let (k, u, out) = (&k[..n], &u[..n], &mut out[..n]);
+    for ((k, u), out) in k.chunks(CHUNK).zip(u.chunks(CHUNK)).zip(out.chunks_mut(CHUNK)) {
+        chunk(backend, k, u, out);
+    }
+}
+
+/// [`x25519_many`] for at most [`CHUNK`] operations.
+fn chunk(backend: Checked<Backend>, k: &[[u8; 32]], u: &[[u8; 32]], out: &mut [[u8; 32]]) {
+    let n = k.len();
+    debug_assert!(n <= CHUNK && u.len() == n && out.len() == n);
+    let mut proj = [Projective::default(); CHUNK];
+    match backend.get() {
+        Backend::Soft => {
+            for i in 0..n {
+                proj[i] = ladder_soft(&k[i], &u[i]);
+            }
+        }
+        Backend::Bmi2Adx => {
+            let single = super::Backend::detect();
+            for i in 0..n {
+                out[i] = super::x25519(single, &k[i], &u[i]);
+            }
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
+        Backend::Ifma => {
+            for (g, (kg, ug)) in k.chunks(LANES).zip(u.chunks(LANES)).enumerate() {
+                // The tail's spare lanes run a dummy ladder (scalar 0 on u = 9) whose result is dropped.
+                let mut nine = [0u8; 32];
+                nine[0] = 9;
+                let mut kl = [[0u8; 32]; LANES];
+                let mut ul = [nine; LANES];
+                kl[..kg.len()].copy_from_slice(kg);
+                ul[..ug.len()].copy_from_slice(ug);
+                let r = super::ifma::ladder8(backend, &kl, &ul);
+                kl.zeroize();
+                proj[g * LANES..g * LANES + kg.len()].copy_from_slice(&r[..kg.len()]);
+            }
+        }
+        // Never checked off x86_64 (no CPU there reports AVX-512 IFMA).
+        #[cfg(not(target_arch = "x86_64"))]
+        Backend::Ifma => {
+            for i in 0..n {
+                proj[i] = ladder_soft(&k[i], &u[i]);
+            }
+        }
+    }
+    to_affine(&proj[..n], out);
+    for p in proj.iter_mut() {
+        p.x.zeroize();
+        p.z.zeroize();
+    }
+}
+
+/// 2^52 − 1.
+pub(crate) const M52: u64 = (1 << 52) - 1;
+
+/// The limbs of the u-coordinate `u` with bit 255 ignored (RFC 7748 §5), below 2^255: limb 4 below 2^47.
+pub(crate) fn limbs52(u: &[u8; 32]) -> [u64; 5] {
+    let w: [u64; 4] = core::array::from_fn(|i| u64::from_le_bytes(u[8 * i..8 * i + 8].try_into().unwrap_or([0; 8])));
+    let w3 = w[3] & (u64::MAX >> 1);
+    [
+        w[0] & M52,
+        ((w[0] >> 52) | (w[1] << 12)) & M52,
+        ((w[1] >> 40) | (w[2] << 24)) & M52,
+        ((w[2] >> 28) | (w[3] << 36)) & M52,
+        w3 >> 16,
+    ]
+}
+
+/// The element with radix-2^52 limbs `l` (limbs 0–3 below 2^52, limb 4 below 2^48).
+fn fe_from_limbs52(l: &[u64; 5]) -> Fe51 {
+    let w =
+        [l[0] | (l[1] << 52), (l[1] >> 12) | (l[2] << 40), (l[2] >> 24) | (l[3] << 28), (l[3] >> 36) | (l[4] << 16)];
+    // Bit 255 has weight 2^255 ≡ 19; `from_bytes` reads the 255 bits below it.
+    let top = w[3] >> 63;
+    let mut b = [0u8; 32];
+    for (i, wi) in w.iter().enumerate() {
+        b[8 * i..8 * i + 8].copy_from_slice(&wi.to_le_bytes());
+    }
+    let fe = Fe51::from_bytes(&b).add(&Fe51::from_u64(19 * top));
+    b.zeroize();
+    fe
+}
+
+/// The radix-2^52 limbs of a field element's canonical value.
+fn limbs52_of(f: &Fe51) -> [u64; 5] {
+    let mut b = f.to_bytes();
+    let l = limbs52(&b);
+    b.zeroize();
+    l
+}
+
+/// The portable ladder of [`super::montgomery::ladder`] without its final inversion.
+fn ladder_soft(k: &[u8; 32], u: &[u8; 32]) -> Projective {
+    let x1 = Fe51::from_bytes(u);
+    let (mut x2, mut z2) = (Fe51::ONE, Fe51::ZERO);
+    let (mut x3, mut z3) = (x1, Fe51::ONE);
+    let mut swap = 0u64;
+    for t in (0..255).rev() {
+        let bit = ((k[t >> 3] >> (t & 7)) & 1) as u64;
+        swap ^= bit;
+        let mask = mask_from_bit(swap);
+        Field::cswap(&mut x2, &mut x3, mask);
+        Field::cswap(&mut z2, &mut z3, mask);
+        swap = bit;
+
+        let a = x2.add(&z2);
+        let aa = a.square();
+        let b = x2.sub(&z2);
+        let bb = b.square();
+        let e = aa.sub(&bb);
+        let c = x3.add(&z3);
+        let d = x3.sub(&z3);
+        let da = d.mul(&a);
+        let cb = c.mul(&b);
+        x3 = da.add(&cb).square();
+        z3 = x1.mul(&da.sub(&cb).square());
+        x2 = aa.mul(&bb);
+        z2 = e.mul(&aa.add(&e.mul_small(121665)));
+    }
+    let mask = mask_from_bit(swap);
+    Field::cswap(&mut x2, &mut x3, mask);
+    Field::cswap(&mut z2, &mut z3, mask);
+    let p = Projective { x: limbs52_of(&x2), z: limbs52_of(&z2) };
+    for f in [&mut x2, &mut z2, &mut x3, &mut z3] {
+        f.0.zeroize();
+    }
+    p
+}
+
+/// u = X/Z for every result, by Montgomery's trick (one inversion), masked to zero where Z is zero.
+fn to_affine(p: &[Projective], out: &mut [[u8; 32]]) {
+    let n = p.len();
+    if n == 0 {
+        return;
+    }
+    let mut x = [Fe51::ZERO; CHUNK];
+    let mut z = [Fe51::ONE; CHUNK];
+    let mut zero = [0u64; CHUNK];
+    // prefix[i] = z[0]·…·z[i].
+    let mut prefix = [Fe51::ONE; CHUNK];
+    for i in 0..n {
+        x[i] = fe_from_limbs52(&p[i].x);
+        let zi = fe_from_limbs52(&p[i].z);
+        zero[i] = mask_is_zero(&zi);
+        z[i] = Fe51::select(&Fe51::ONE, &zi, zero[i]);
+        prefix[i] = if i == 0 { z[0] } else { prefix[i - 1].mul(&z[i]) };
+    }
+    // inv = 1/(z[0]·…·z[i]) at step i, going down.
+    let mut inv = prefix[n - 1].invert();
+    for i in (0..n).rev() {
+        let zinv = if i == 0 { inv } else { inv.mul(&prefix[i - 1]) };
+        inv = inv.mul(&z[i]);
+        let mut u = x[i].mul(&zinv).to_bytes();
+        let keep = !(zero[i] as u8);
+        for (o, b) in out[i].iter_mut().zip(u.iter()) {
+            *o = b & keep;
+        }
+        u.zeroize();
+    }
+    for f in x.iter_mut().chain(z.iter_mut()).chain(prefix.iter_mut()) {
+        f.0.zeroize();
+    }
+    inv.0.zeroize();
+}
