@@ -116,9 +116,49 @@ fn divsteps<const N: u32>(mut eta: i64, mut f: i64, mut g: i64) -> (i64, [i64; 4
     (eta, [u.wrapping_shl(k), v.wrapping_shl(k), q.wrapping_shl(k), r.wrapping_shl(k)])
 }
 
-/// The same 62 divsteps in the classic variant (δ, starting at 1) with branches: runs of zero bits of g are
-/// skipped at once. Variable time: public values only.
+/// The same 62 divsteps in the classic variant (δ, starting at 1) with branches, several at a time. Runs
+/// of zero bits of g are skipped at once. An odd g with δ ≤ 0 starts a run of up to 1 − δ steps in which no
+/// swap can occur (δ only grows); those steps add f at each odd position, which together add w·f for the
+/// one w below 2^k with g + w·f ≡ 0 (mod 2^k), computed from f⁻¹ mod 64 = f·(2 − f²) (k ≤ 6). A swap
+/// (δ > 0, g odd) is (f, g) ← (g, −f), δ ← −δ, after which the same run gives the classic (g − f)/2 and
+/// the steps that follow it. The matrix is the one of the classic divsteps, step for step. Variable time:
+/// public values only.
 fn divsteps_vartime(mut delta: i64, f0: u64, g0: u64) -> (i64, [i64; 4]) {
+    let (mut f, mut g) = (f0, g0);
+    let (mut u, mut v, mut q, mut r) = (1i64, 0i64, 0i64, 1i64);
+    let mut i = BATCH;
+    loop {
+        // Each zero of g is g ← g/2, δ ← 1 + δ, (u, v) doubled; at most i of them (bits i and up set).
+        let z = (g | (u64::MAX << i)).trailing_zeros();
+        g >>= z;
+        u <<= z;
+        v <<= z;
+        delta += z as i64;
+        i -= z;
+        if i == 0 {
+            break;
+        }
+        // g odd.
+        if delta > 0 {
+            (f, g) = (g, f.wrapping_neg());
+            (u, q) = (q, -u);
+            (v, r) = (r, -v);
+            delta = -delta;
+        }
+        // δ ≤ 0: the next min(1 − δ, i, 6) steps do not swap.
+        let k = ((1 - delta) as u64).min(i as u64).min(6) as u32;
+        let mask = (1u64 << k) - 1;
+        let w = g.wrapping_mul(f).wrapping_mul(f.wrapping_mul(f).wrapping_sub(2)) & mask;
+        g = g.wrapping_add(f.wrapping_mul(w));
+        q += u * w as i64;
+        r += v * w as i64;
+    }
+    (delta, [u, v, q, r])
+}
+
+/// The classic divsteps one at a time: the reference for [`divsteps_vartime`] in the tests.
+#[cfg(test)]
+fn divsteps_vartime_bitwise(mut delta: i64, f0: u64, g0: u64) -> (i64, [i64; 4]) {
     let (mut f, mut g) = (f0, g0);
     let (mut u, mut v, mut q, mut r) = (1i64, 0i64, 0i64, 1i64);
     let mut i = BATCH;
@@ -345,6 +385,30 @@ mod tests {
 
     /// Against num-bigint's modular exponentiation (x^(m−2): every modulus above is prime), both entry points, on edge values (0, 1, 2, m − 1,
     /// m − 2, (m ± 1)/2, powers of two and 2^k − 1, long runs of ones or zeros) and random ones.
+    /// The batched variable-time divsteps give the matrix and δ of the classic ones, step for step, on
+    /// random odd f, random g (including runs of zeros and all ones) and δ from −70 to 70.
+    #[test]
+    fn vartime_divsteps_match_bitwise() {
+        let mut x = 0x5afe_6cd0_u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for i in 0..200_000u64 {
+            let f = next() | 1;
+            let g = match i % 5 {
+                0 => next() & (next() | next()),
+                1 => next() << (next() % 64),
+                2 => u64::MAX << (i % 64),
+                _ => next(),
+            };
+            let delta = (next() % 141) as i64 - 70;
+            assert_eq!(divsteps_vartime(delta, f, g), divsteps_vartime_bitwise(delta, f, g), "{f:x} {g:x} {delta}");
+        }
+    }
+
     #[test]
     fn inverts_modulo_every_modulus() {
         let mut state = 0x5afe_9cd0_0000_0001u64;

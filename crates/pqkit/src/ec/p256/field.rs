@@ -349,6 +349,13 @@ pub(crate) trait FieldArith: Copy + 'static {
         Self::mul(&Fe(inv), &R3)
     }
 
+    /// a⁻¹ (0 for 0) for public values only: the variable-time safegcd, then the product with R³.
+    #[inline(always)]
+    fn invert_vartime(a: &Fe) -> Fe {
+        let inv = super::safegcd::invert_vartime(&a.0, &P62);
+        Self::mul(&Fe(inv), &R3)
+    }
+
     /// A square root of a, if a is a square: a^((p + 1)/4) (p ≡ 3 mod 4), checked by squaring. Public
     /// inputs (point decompression); the exponent is public, so this is constant time anyway.
     /// (p + 1)/4 = 3fffffffc0000000400000000000000000000000400000000000000000000000.
@@ -614,6 +621,7 @@ pub(crate) mod tests {
             assert_eq!(big(&A::mul(&raw, &Fe(*wb)).0), (&va * &vb * &rinv) % &p, "raw mul {i}");
             if i % 8 == 0 {
                 assert_eq!(big(&A::invert(&a).to_canonical_limbs()), va.modpow(&(&p - 2u32), &p), "inv {i}");
+                assert_eq!(A::invert_vartime(&a), A::invert(&a), "inv vartime {i}");
                 let sq = A::sqr(&a);
                 let root = A::sqrt(&sq).expect("a square has a root");
                 assert_eq!(A::sqr(&root), sq);

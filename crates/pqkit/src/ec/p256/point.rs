@@ -454,8 +454,8 @@ pub(crate) fn mul_base<A: Arith>(k: &Scalar) -> Proj {
 
 /// k·P, constant time: 63 windows of four Jacobian doublings and one mixed addition of a table entry.
 ///
-/// The table holds 1·P … 8·P in affine form (one safegcd inversion for all eight, Montgomery's trick), so
-/// each window adds with the 8M + 3S mixed formula ([`jadd_affine_ct`]) instead of the 12M complete one.
+/// The table holds 1·P … 8·P in affine form (one variable-time safegcd inversion for all eight,
+/// Montgomery's trick: P is public, only k is secret), so each window adds with the 8M + 3S mixed formula ([`jadd_affine_ct`]) instead of the 12M complete one.
 /// That formula fails when the accumulator equals ±(the entry) or is the identity; only the identity can
 /// occur here, and it is handled by masks. Proof: before window i the accumulator is V·P with V the
 /// integer value of the digits above i (|V| ≤ 8·(16^(63−i) + … + 1) < 2^255, since k < 2^255 after
@@ -500,6 +500,8 @@ fn affine_multiples<A: Arith>(p: &Aff) -> [Aff; 8] {
 }
 
 /// The affine forms of K Jacobian points, none the identity, with one inversion (Montgomery's trick).
+/// Public points only (the peer's key in ECDH, the key in verification): the inversion is the
+/// variable-time one.
 #[inline(always)]
 fn batch_to_affine<A: Arith, const K: usize>(j: &[Jac; K]) -> [Aff; K] {
     let mut prefix = [Fe::ONE; K];
@@ -508,7 +510,7 @@ fn batch_to_affine<A: Arith, const K: usize>(j: &[Jac; K]) -> [Aff; K] {
         *pre = acc;
         acc = A::mul(&acc, &pt.z);
     }
-    let mut inv = A::invert(&acc);
+    let mut inv = A::invert_vartime(&acc);
     let mut out = [Aff { x: Fe::ZERO, y: Fe::ZERO }; K];
     for ((o, pt), pre) in out.iter_mut().zip(j.iter()).zip(prefix.iter()).rev() {
         let zinv = A::mul(&inv, pre);
