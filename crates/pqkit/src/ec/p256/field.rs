@@ -324,6 +324,12 @@ pub(crate) trait FieldArith: Copy + 'static {
         a.sub(b)
     }
 
+    /// ca·a − cb·b − cc·c for small constants ([`lincomb_p`]; backends may have their own).
+    #[inline(always)]
+    fn lincomb(a: &Fe, ca: u64, b: &Fe, cb: u64, c: &Fe, cc: u64) -> Fe {
+        Fe(lincomb_p(&a.0, ca, &b.0, cb, &c.0, cc))
+    }
+
     /// a^(2^k).
     #[inline(always)]
     fn sqr_n(a: &Fe, k: usize) -> Fe {
@@ -340,6 +346,13 @@ pub(crate) trait FieldArith: Copy + 'static {
     #[inline(always)]
     fn invert(a: &Fe) -> Fe {
         let inv = super::safegcd::invert(&a.0, &P62);
+        Self::mul(&Fe(inv), &R3)
+    }
+
+    /// a⁻¹ (0 for 0) for public values only: the variable-time safegcd, then the product with R³.
+    #[inline(always)]
+    fn invert_vartime(a: &Fe) -> Fe {
+        let inv = super::safegcd::invert_vartime(&a.0, &P62);
         Self::mul(&Fe(inv), &R3)
     }
 
@@ -471,6 +484,42 @@ pub(crate) fn sqr_p(a: &[u64; 4]) -> [u64; 4] {
     reduce_p(&wide_sqr(a))
 }
 
+/// 2^256 − p = 2^224 − 2^192 − 2^96 + 1, the value of the word above 2^256 modulo p.
+const R0: [u64; 4] = [1, 0xffff_ffff_0000_0000, u64::MAX, 0x0000_0000_ffff_fffe];
+
+/// ca·a − cb·b − cc·c mod p for a, b, c below p and small constants (ca + cb + cc below 2^20), constant time.
+///
+/// The point formulas need a few such combinations per step (3t, α² − 8β, r² − j − 2v); one pass here
+/// replaces the chain of modular additions and subtractions they would otherwise take. The value
+/// V = ca·a + cb·(p − b) + cc·(p − c) is a five-word h·2^256 + L with h < 2^20. With q = h + 1, V − q·p =
+/// L + q·(2^256 − p) − 2^256 = S − 2^256 for S = L + q·R0 (q·R0 < 2^245, so S < 2^257), and V − q·p lies in
+/// [−p, 2^245): V − h·p = L + h·R0 ≥ 0. So the result is S mod 2^256 when S carries past 2^256 and
+/// (S + p) mod 2^256 when it does not; the carry chooses p by mask, no branch.
+#[inline(always)]
+pub(crate) fn lincomb_p(a: &[u64; 4], ca: u64, b: &[u64; 4], cb: u64, c: &[u64; 4], cc: u64) -> [u64; 4] {
+    let (nb, _) = sbb4(&P.m, b);
+    let (nc, _) = sbb4(&P.m, c);
+    let mut l = [0u64; 4];
+    let mut carry = 0u128;
+    for i in 0..4 {
+        let t = (a[i] as u128) * (ca as u128) + (nb[i] as u128) * (cb as u128) + (nc[i] as u128) * (cc as u128) + carry;
+        l[i] = t as u64;
+        carry = t >> 64;
+    }
+    let q = carry as u64 + 1;
+    let mut s = [0u64; 4];
+    let mut k = 0u128;
+    for i in 0..4 {
+        let t = l[i] as u128 + (R0[i] as u128) * (q as u128) + k;
+        s[i] = t as u64;
+        k = t >> 64;
+    }
+    // k is 1 when S ≥ 2^256. The barrier keeps the mask a mask (see `select`).
+    let add = core::hint::black_box((k as u64).wrapping_sub(1));
+    let pm = [P.m[0] & add, P.m[1] & add, P.m[2] & add, P.m[3] & add];
+    adc4(&s, &pm).0
+}
+
 /// The portable backend.
 #[derive(Clone, Copy)]
 pub(crate) struct Soft;
@@ -557,11 +606,22 @@ pub(crate) mod tests {
             assert_eq!(A::sub(&a, &b), a.sub(&b), "backend sub {i}");
             assert_eq!(A::sub(&b, &a), b.sub(&a), "backend sub {i}");
             assert_eq!(A::add(&a, &a), a.add(&a), "backend double {i}");
+            // The fused combinations, on the limbs (linear, so the Montgomery form does not matter).
+            let wc = &vals[(i * 11 + 5) % vals.len()];
+            let vc = big(wc);
+            for (ca, cb, cc) in
+                [(3, 0, 0), (1, 8, 0), (4, 1, 0), (1, 1, 2), (2, 2, 0), (1, 1, 1), (0, 0, 0), (31, 15, 15)]
+            {
+                let got = A::lincomb(&Fe(*wa), ca, &Fe(*wb), cb, &Fe(*wc), cc);
+                let want = (&va * ca + (&p - &vb) * cb + (&p - &vc) * cc) % &p;
+                assert_eq!(big(&got.0), want, "lincomb {ca} {cb} {cc} {i}");
+            }
             // Raw Montgomery products of arbitrary reduced limbs.
             let raw = Fe(*wa);
             assert_eq!(big(&A::mul(&raw, &Fe(*wb)).0), (&va * &vb * &rinv) % &p, "raw mul {i}");
             if i % 8 == 0 {
                 assert_eq!(big(&A::invert(&a).to_canonical_limbs()), va.modpow(&(&p - 2u32), &p), "inv {i}");
+                assert_eq!(A::invert_vartime(&a), A::invert(&a), "inv vartime {i}");
                 let sq = A::sqr(&a);
                 let root = A::sqrt(&sq).expect("a square has a root");
                 assert_eq!(A::sqr(&root), sq);

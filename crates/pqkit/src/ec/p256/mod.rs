@@ -19,8 +19,9 @@
 //!   portable `u128` code (also `const fn`, for the tables) and, on x86_64, a BMI2/ADX backend
 //!   (`mulx` + `adcx`/`adox`) for the products, chosen when the CPU has both (see [`Backend`]).
 //! - `scalar`: integers modulo n, Montgomery form, constant time.
-//! - inversions modulo p and modulo n: the constant-time Bernstein–Yang divsteps shared by every curve
-//!   (`ec::safegcd`).
+//! - inversions modulo p and modulo n: the Bernstein–Yang divsteps shared by every curve (`ec::safegcd`),
+//!   constant time for secrets, the variable-time variant for public values (verification's s, the
+//!   tables of multiples of a public point).
 //! - `point`: the group with the complete formulas of Renes–Costello–Batina (a = −3), the fixed-base
 //!   table (computed by the compiler), the constant-time multiplications and the variable-time verification
 //!   sum.

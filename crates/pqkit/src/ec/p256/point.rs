@@ -8,11 +8,11 @@
 //! ## Multiplications
 //! - [`mul_base`] (constant time): k (or n − k, whichever is below 2^255, the point negated back at the end)
 //!   written in 64 signed radix-16 digits dᵢ ∈ [−8, 8]; k·G = Σ dᵢ·16^i·G with `BASE_TABLE[i][j] =
-//!   (j + 1)·16^i·G` (affine, computed by the compiler): 64 mixed Jacobian additions (7M + 4S; its exceptional cases
+//!   (j + 1)·16^i·G` (affine, computed by the compiler): 64 mixed Jacobian additions (8M + 3S; its exceptional cases
 //!   cannot occur except the identity, handled by masks: the argument is at [`mul_base`]) and no doubling. Each look-up
 //!   reads all 8 entries of its row and keeps one by masks; the sign is applied by a masked negation of y.
 //! - [`mul`] (constant time): the same recoding, a table of 1·P … 8·P in affine form, a Jacobian
-//!   accumulator with 4 doublings (a = −3, 3M + 5S) and one mixed addition (7M + 4S) per digit, every
+//!   accumulator with 4 doublings (a = −3, 4M + 4S) and one mixed addition (8M + 3S) per digit, every
 //!   look-up a masked scan of the 8 entries; the mixed addition's exceptional cases cannot occur except the
 //!   identity, which masks handle (the argument is at [`mul`]).
 //! - [`verify`] (variable time, public inputs): u1·G + u2·Q by Straus interleaving of width-8 NAF digits of
@@ -430,7 +430,7 @@ fn lookup_base<A: Arith>(row: &[Aff; 8], d: i8) -> (Aff, u64) {
     (out, zero)
 }
 
-/// k·G, constant time: one mixed Jacobian addition (7M + 4S, [`jadd_affine_ct`]) per row of the table.
+/// k·G, constant time: one mixed Jacobian addition (8M + 3S, [`jadd_affine_ct`]) per row of the table.
 ///
 /// The mixed formula fails when the accumulator equals ±(the entry) or is the identity; only the identity
 /// can occur, and masks handle it. Proof: before row i the accumulator is V·G with V = Σ_{j<i} dⱼ·16^j,
@@ -454,8 +454,8 @@ pub(crate) fn mul_base<A: Arith>(k: &Scalar) -> Proj {
 
 /// k·P, constant time: 63 windows of four Jacobian doublings and one mixed addition of a table entry.
 ///
-/// The table holds 1·P … 8·P in affine form (one safegcd inversion for all eight, Montgomery's trick), so
-/// each window adds with the 7M + 4S mixed formula ([`jadd_affine_ct`]) instead of the 12M complete one.
+/// The table holds 1·P … 8·P in affine form (one variable-time safegcd inversion for all eight,
+/// Montgomery's trick: P is public, only k is secret), so each window adds with the 8M + 3S mixed formula ([`jadd_affine_ct`]) instead of the 12M complete one.
 /// That formula fails when the accumulator equals ±(the entry) or is the identity; only the identity can
 /// occur here, and it is handled by masks. Proof: before window i the accumulator is V·P with V the
 /// integer value of the digits above i (|V| ≤ 8·(16^(63−i) + … + 1) < 2^255, since k < 2^255 after
@@ -500,6 +500,8 @@ fn affine_multiples<A: Arith>(p: &Aff) -> [Aff; 8] {
 }
 
 /// The affine forms of K Jacobian points, none the identity, with one inversion (Montgomery's trick).
+/// Public points only (the peer's key in ECDH, the key in verification): the inversion is the
+/// variable-time one.
 #[inline(always)]
 fn batch_to_affine<A: Arith, const K: usize>(j: &[Jac; K]) -> [Aff; K] {
     let mut prefix = [Fe::ONE; K];
@@ -508,7 +510,7 @@ fn batch_to_affine<A: Arith, const K: usize>(j: &[Jac; K]) -> [Aff; K] {
         *pre = acc;
         acc = A::mul(&acc, &pt.z);
     }
-    let mut inv = A::invert(&acc);
+    let mut inv = A::invert_vartime(&acc);
     let mut out = [Aff { x: Fe::ZERO, y: Fe::ZERO }; K];
     for ((o, pt), pre) in out.iter_mut().zip(j.iter()).zip(prefix.iter()).rev() {
         let zinv = A::mul(&inv, pre);
@@ -519,7 +521,7 @@ fn batch_to_affine<A: Arith, const K: usize>(j: &[Jac; K]) -> [Aff; K] {
     out
 }
 
-/// P + Q for a Jacobian P and an affine Q, a = −3 (7M + 4S), constant time, without the exceptional
+/// P + Q for a Jacobian P and an affine Q, a = −3 (8M + 3S), constant time, without the exceptional
 /// cases: the result is meaningless when P = ±Q or P is the identity, which the callers rule out or
 /// replace by mask (see [`mul`]).
 #[inline(always)]
@@ -528,17 +530,26 @@ fn jadd_affine_ct<A: Arith>(p: &Jac, q: &Aff) -> Jac {
     let u2 = A::mul(&q.x, &z1z1);
     let s2 = A::mul(&A::mul(&q.y, &p.z), &z1z1);
     let h = A::sub(&u2, &p.x);
-    let r = A::sub(&s2, &p.y);
-    let r = A::add(&r, &r);
-    let hh = A::sqr(&h);
-    let i = A::add(&hh, &hh);
-    let i = A::add(&i, &i);
-    let j = A::mul(&h, &i);
+    // r = 2·(s2 − y1).
+    let r = A::lincomb(&s2, 2, &p.y, 2, &Fe::ZERO, 0);
+    jadd_affine_tail::<A>(p, &h, &r)
+}
+
+/// The end of the mixed addition once h = u2 − x1 and r = 2·(s2 − y1) are known (5M + 2S):
+/// i = 4h², j = h·i, v = x1·i, x3 = r² − j − 2v, y3 = r·(v − x3) − 2·y1·j, z3 = 2·z1·h (equal to
+/// (z1 + h)² − z1² − h², one product instead of a square and three additions). Each linear step is one
+/// [`FieldArith::lincomb`].
+#[inline(always)]
+fn jadd_affine_tail<A: Arith>(p: &Jac, h: &Fe, r: &Fe) -> Jac {
+    let hh = A::sqr(h);
+    let i = A::lincomb(&hh, 4, &Fe::ZERO, 0, &Fe::ZERO, 0);
+    let j = A::mul(h, &i);
     let v = A::mul(&p.x, &i);
-    let x3 = A::sub(&A::sub(&A::sqr(&r), &j), &A::add(&v, &v));
+    let x3 = A::lincomb(&A::sqr(r), 1, &j, 1, &v, 2);
     let yj = A::mul(&p.y, &j);
-    let y3 = A::sub(&A::mul(&r, &A::sub(&v, &x3)), &A::add(&yj, &yj));
-    let z3 = A::sub(&A::sub(&A::sqr(&A::add(&p.z, &h)), &z1z1), &hh);
+    let y3 = A::lincomb(&A::mul(r, &A::sub(&v, &x3)), 1, &yj, 2, &Fe::ZERO, 0);
+    let zh = A::mul(&p.z, h);
+    let z3 = A::add(&zh, &zh);
     Jac { x: x3, y: y3, z: z3 }
 }
 
@@ -621,22 +632,21 @@ impl Jac {
     }
 }
 
-/// 2·P in Jacobian coordinates for a = −3 (3M + 5S; the identity stays the identity).
+/// 2·P in Jacobian coordinates for a = −3 (4M + 4S; the identity stays the identity): δ = z², γ = y²,
+/// β = x·γ, α = 3·(x − δ)·(x + δ), x3 = α² − 8β, y3 = α·(4β − x3) − 8γ², z3 = 2·y·z (equal to
+/// (y + z)² − γ − δ; one product instead of a square and three additions). Each linear step is one
+/// [`FieldArith::lincomb`] instead of a chain of modular additions.
 fn jdouble<A: Arith>(p: &Jac) -> Jac {
     let delta = A::sqr(&p.z);
     let gamma = A::sqr(&p.y);
     let beta = A::mul(&p.x, &gamma);
     let t = A::mul(&A::sub(&p.x, &delta), &A::add(&p.x, &delta));
-    let alpha = A::add(&A::add(&t, &t), &t);
-    let beta4 = A::add(&beta, &beta);
-    let beta4 = A::add(&beta4, &beta4);
-    let x3 = A::sub(&A::sqr(&alpha), &A::add(&beta4, &beta4));
-    let z3 = A::sub(&A::sub(&A::sqr(&A::add(&p.y, &p.z)), &gamma), &delta);
-    let g2 = A::sqr(&gamma);
-    let g8 = A::add(&g2, &g2);
-    let g8 = A::add(&g8, &g8);
-    let g8 = A::add(&g8, &g8);
-    let y3 = A::sub(&A::mul(&alpha, &A::sub(&beta4, &x3)), &g8);
+    let alpha = A::lincomb(&t, 3, &Fe::ZERO, 0, &Fe::ZERO, 0);
+    let x3 = A::lincomb(&A::sqr(&alpha), 1, &beta, 8, &Fe::ZERO, 0);
+    let yz = A::mul(&p.y, &p.z);
+    let z3 = A::add(&yz, &yz);
+    let w = A::lincomb(&beta, 4, &x3, 1, &Fe::ZERO, 0);
+    let y3 = A::lincomb(&A::mul(&alpha, &w), 1, &A::sqr(&gamma), 8, &Fe::ZERO, 0);
     Jac { x: x3, y: y3, z: z3 }
 }
 
@@ -653,17 +663,7 @@ fn jadd_affine<A: Arith>(p: &Jac, q: &Aff) -> Jac {
     if h == Fe::ZERO {
         return if r == Fe::ZERO { jdouble::<A>(p) } else { Jac::IDENTITY };
     }
-    let r = A::add(&r, &r);
-    let hh = A::sqr(&h);
-    let i = A::add(&hh, &hh);
-    let i = A::add(&i, &i);
-    let j = A::mul(&h, &i);
-    let v = A::mul(&p.x, &i);
-    let x3 = A::sub(&A::sub(&A::sqr(&r), &j), &A::add(&v, &v));
-    let yj = A::mul(&p.y, &j);
-    let y3 = A::sub(&A::mul(&r, &A::sub(&v, &x3)), &A::add(&yj, &yj));
-    let z3 = A::sub(&A::sub(&A::sqr(&A::add(&p.z, &h)), &z1z1), &hh);
-    Jac { x: x3, y: y3, z: z3 }
+    jadd_affine_tail::<A>(p, &h, &A::add(&r, &r))
 }
 
 /// P + Q, variable time (exceptional cases branched on).

@@ -114,10 +114,11 @@ impl Scalar {
         mul(&inv, &N_R3)
     }
 
-    /// a⁻¹ (0 for 0) for public values (verification's s). The constant-time [`invert`](Self::invert) is
-    /// faster than the binary extended Euclidean algorithm that was here, so this is the same function.
+    /// a⁻¹ (0 for 0) for public values (verification's s): the variable-time safegcd, which skips runs
+    /// of zero bits and takes several division steps at once.
     pub(crate) fn invert_vartime(&self) -> Scalar {
-        self.invert()
+        let inv = Scalar(super::safegcd::invert_vartime(&self.0, &N62));
+        inv.mul(&N_R3)
     }
 }
 

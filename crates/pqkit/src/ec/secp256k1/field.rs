@@ -459,7 +459,7 @@ impl Fe {
     /// `self^-1` (0 maps to 0) in variable time, for public values only ([`crate::ec::safegcd`]).
     pub(crate) fn invert_vartime(&self) -> Fe {
         const P62: crate::ec::safegcd::Mod62 = crate::ec::safegcd::Mod62::new(&P);
-        Fe(crate::ec::safegcd::invert_vartime(&self.normalize(), &P62))
+        Fe(crate::ec::safegcd::invert_vartime_bitwise(&self.normalize(), &P62))
     }
 
     /// A square root, in constant time: `(mask, r)` with `mask` all ones and `r² = self` when `self` is a

@@ -258,7 +258,7 @@ impl Scalar {
     /// `self^-1` (0 maps to 0) in variable time, for public values only ([`crate::ec::safegcd`]).
     pub(crate) fn invert_vartime(&self) -> Scalar {
         const N62: crate::ec::safegcd::Mod62 = crate::ec::safegcd::Mod62::new(&N);
-        Scalar(crate::ec::safegcd::invert_vartime(&self.0, &N62))
+        Scalar(crate::ec::safegcd::invert_vartime_bitwise(&self.0, &N62))
     }
 
     /// `a` where `mask` is all ones, `b` where it is zero.
