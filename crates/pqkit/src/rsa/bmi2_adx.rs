@@ -12,7 +12,7 @@
 use core::arch::asm;
 
 use super::Backend;
-use super::bigint::{self, MAX_LIMBS, mask};
+use super::bigint::{self, MAX_LIMBS};
 use crate::dispatch::Checked;
 
 /// `t[0..n] += k·x[0..n]` with n = `x.len()` ≥ 1 and `t.len()` ≥ n; returns the carry limb (the sum always
@@ -126,8 +126,12 @@ macro_rules! row_body {
 /// block: each row `t[i..i + $n] += u·m` (u = t[i]·m0inv) fully unrolled with the two carry chains ([`row_body`];
 /// `$top` = 8·`$n`, the byte offset of `t[i + $n]`), its carry and the running top bit added into `t[i + $n]`,
 /// no call or loop-counter overhead between rows. Returns the top bit (the sum is `< 2·m·R`).
+///
+/// The next row's factor u' = t[i + 1]·m0inv is computed as soon as the row's first two words are summed, from
+/// the register that holds t[i + 1] (a `mulx`, which leaves the carry flags alone), rather than by reloading
+/// t[i + 1] after the row: the next row then starts without waiting for that store and an `imul`.
 macro_rules! reduce_rows_n {
-    ($name:ident, $n:literal, $top:literal, [$($e:literal $o:literal),+]) => {
+    ($name:ident, $n:literal, $top:literal, [$e0:literal $o0:literal, $($e:literal $o:literal),+]) => {
         #[doc = concat!("The reduction rows of [`reduce`] for a ", $n, "-limb modulus (see `reduce_rows_n`).")]
         #[inline(always)]
         fn $name(t: &mut [u64], m: &[u64], m0inv: u64) -> u64 {
@@ -142,20 +146,29 @@ macro_rules! reduce_rows_n {
             unsafe {
                 asm!(
                     "xor {hi:e}, {hi:e}",
-                    "2:",
                     "mov rdx, qword ptr [{t}]",
                     "imul rdx, {k}",
+                    "2:",
                     "xor {c:e}, {c:e}",
+                    row_body!("m"; $e0 $o0),
+                    // u' = t[i + 1]·m0inv from {l1} (the new t[i + 1]); rdx (this row's u) set aside meanwhile.
+                    "mov {l0}, rdx",
+                    "mov rdx, {k}",
+                    "mulx {h0}, {un}, {l1}",
+                    "mov rdx, {l0}",
                     row_body!("m"; $($e $o),+),
                     "mov {l0:e}, 0",
                     "adcx {c}, {l0}",
                     "adox {c}, {l0}",
+                    // t[i + $n] += c + hi: the two carries summed in registers first, so the word is read and
+                    // written once (a second read-modify-write of the same word waits for the first's store).
                     "xor {l1:e}, {l1:e}",
+                    "add {c}, {hi}",
+                    "adc {l1}, 0",
                     concat!("add qword ptr [{t} + ", $top, "], {c}"),
                     "adc {l1}, 0",
-                    concat!("add qword ptr [{t} + ", $top, "], {hi}"),
-                    "adc {l1}, 0",
                     "mov {hi}, {l1}",
+                    "mov rdx, {un}",
                     "lea {t}, [{t} + 8]",
                     "cmp {t}, {tend}",
                     "jne 2b",
@@ -164,6 +177,7 @@ macro_rules! reduce_rows_n {
                     tend = in(reg) tend,
                     k = in(reg) m0inv,
                     hi = out(reg) hi,
+                    un = out(reg) _,
                     c = out(reg) _,
                     h0 = out(reg) _,
                     l0 = out(reg) _,
@@ -837,17 +851,92 @@ fn reduce(out: &mut [u64], t: &mut [u64], m: &[u64], m0inv: u64) {
         64 => reduce_rows_64(t, m, m0inv),
         _ => reduce_rows(t, m, m0inv),
     };
-    let mut br = 0u64;
-    for j in 0..n {
-        let (d1, b1) = t[n + j].overflowing_sub(m[j]);
-        let (d2, b2) = d1.overflowing_sub(br);
-        out[j] = d2;
-        br = (b1 | b2) as u64;
-    }
-    let (_, keep) = hi.overflowing_sub(br);
-    let keep = mask(keep as u64);
+    let keep = sub_borrow_mask(&mut out[..n], &t[n..2 * n], m, hi);
     for j in 0..n {
         out[j] = (out[j] & !keep) | (t[n + j] & keep);
+    }
+}
+
+/// `out = x − m` over n = `m.len()` words with one `sbb` chain, then the top word `hi` of x minus the borrow:
+/// returns all ones when that borrows (x < m, keep x), else zero (take x − m). Constant time: the loop count is
+/// the public length, the verdict a mask.
+#[inline(always)]
+fn sub_borrow_mask(out: &mut [u64], x: &[u64], m: &[u64], hi: u64) -> u64 {
+    let n = m.len();
+    assert!(n >= 1 && out.len() >= n && x.len() >= n);
+    let keep: u64;
+    // SAFETY: plain x86_64 integer instructions. The loop reads n words at `x` and `m` and writes n words at
+    // `out`, all valid for n words (asserted above); the counter steps with `lea`/`jrcxz`, which leave the borrow
+    // in CF alone. Only declared registers are written; the stack is not touched.
+    unsafe {
+        asm!(
+            "xor {w:e}, {w:e}",
+            "2:",
+            "mov {w}, qword ptr [{x}]",
+            "sbb {w}, qword ptr [{m}]",
+            "mov qword ptr [{o}], {w}",
+            "lea {x}, [{x} + 8]",
+            "lea {m}, [{m} + 8]",
+            "lea {o}, [{o} + 8]",
+            "lea rcx, [rcx - 1]",
+            "jrcxz 3f",
+            "jmp 2b",
+            "3:",
+            "sbb {hi}, 0",
+            "sbb {w}, {w}",
+            x = inout(reg) x.as_ptr() => _,
+            m = inout(reg) m.as_ptr() => _,
+            o = inout(reg) out.as_mut_ptr() => _,
+            hi = inout(reg) hi => _,
+            w = out(reg) keep,
+            inout("rcx") n => _,
+            options(nostack),
+        );
+    }
+    keep
+}
+
+/// `t[..2n] = 2·t + Σ a_i²·2^(128·i)` (n = `a.len()`): the doubling of the cross products (an `adox` chain of
+/// each word with itself) and the diagonal squares (an `adcx` chain) in one pass. The result is a square below
+/// 2^(128·n), so no carry leaves `t`.
+#[inline(always)]
+fn double_add_diag(t: &mut [u64], a: &[u64]) {
+    let n = a.len();
+    assert!(n >= 1 && t.len() >= 2 * n);
+    // SAFETY: BMI2 and ADX are present (module docs: only reached below `mul`/`sqr`, which assert a Checked
+    // backend covering Bmi2Adx). Iteration i reads a[i] and reads and writes t[2i] and t[2i + 1] for i < n: inside
+    // the lengths asserted above. The counter steps with `lea`/`jrcxz`, which leave both carry flags alone. Only
+    // declared registers are written; the stack is not touched.
+    unsafe {
+        asm!(
+            "xor {x0:e}, {x0:e}",
+            "2:",
+            "mov rdx, qword ptr [{a}]",
+            "mulx {hi}, {lo}, rdx",
+            "mov {x0}, qword ptr [{t}]",
+            "mov {x1}, qword ptr [{t} + 8]",
+            "adox {x0}, {x0}",
+            "adox {x1}, {x1}",
+            "adcx {x0}, {lo}",
+            "adcx {x1}, {hi}",
+            "mov qword ptr [{t}], {x0}",
+            "mov qword ptr [{t} + 8], {x1}",
+            "lea {a}, [{a} + 8]",
+            "lea {t}, [{t} + 16]",
+            "lea rcx, [rcx - 1]",
+            "jrcxz 3f",
+            "jmp 2b",
+            "3:",
+            a = inout(reg) a.as_ptr() => _,
+            t = inout(reg) t.as_mut_ptr() => _,
+            inout("rcx") n => _,
+            x0 = out(reg) _,
+            x1 = out(reg) _,
+            hi = out(reg) _,
+            lo = out(reg) _,
+            out("rdx") _,
+            options(nostack),
+        );
     }
 }
 
@@ -943,21 +1032,64 @@ fn sqr_w<const W: usize>(out: &mut [u64], a: &[u64], m: &[u64], m0inv: u64) {
     let n = m.len();
     let mut t = [0u64; W];
     sqr_cross(&mut t[..2 * n], &a[..n]);
-    let mut top = 0u64;
-    for w in t[..2 * n].iter_mut() {
-        let nt = *w >> 63;
-        *w = (*w << 1) | top;
-        top = nt;
-    }
-    let mut c = 0u128;
-    for i in 0..n {
-        let sq = a[i] as u128 * a[i] as u128;
-        let s = t[2 * i] as u128 + (sq as u64) as u128 + c;
-        t[2 * i] = s as u64;
-        let s2 = t[2 * i + 1] as u128 + (sq >> 64) + (s >> 64);
-        t[2 * i + 1] = s2 as u64;
-        c = s2 >> 64;
-    }
+    double_add_diag(&mut t[..2 * n], &a[..n]);
     reduce(out, &mut t[..2 * n], m, m0inv);
     crate::ct::wipe(&mut t[..2 * n]);
+}
+
+/// `out = table[idx]` (entries of `out.len()` words, a multiple of 4) reading every entry, constant time in
+/// `idx`: each entry is masked by a vector comparison of its index with `idx` and OR-ed into accumulators that
+/// stay in AVX2 registers (up to 8 of 4 words each, one pass over the table per 32 words of output).
+pub(super) fn select(backend: Checked<Backend>, out: &mut [u64], table: &[u64], idx: u64) {
+    // The proof that AVX2 may run: `select_avx2` relies on it.
+    assert!(backend.covers(Backend::Bmi2Adx));
+    let l = out.len();
+    assert!(l >= 4 && l.is_multiple_of(4) && table.len().is_multiple_of(l));
+    // SAFETY: the Bmi2Adx backend requires AVX2 and the CPU has it (asserted above through the Checked proof).
+    unsafe { select_avx2(out, table, idx) }
+}
+
+#[target_feature(enable = "avx2")]
+fn select_avx2(out: &mut [u64], table: &[u64], idx: u64) {
+    let l = out.len();
+    let mut c = 0;
+    while c < l {
+        let k = ((l - c) / 4).min(8);
+        match k {
+            8 => select_cols::<8>(out, table, idx, c),
+            7 => select_cols::<7>(out, table, idx, c),
+            6 => select_cols::<6>(out, table, idx, c),
+            5 => select_cols::<5>(out, table, idx, c),
+            4 => select_cols::<4>(out, table, idx, c),
+            3 => select_cols::<3>(out, table, idx, c),
+            2 => select_cols::<2>(out, table, idx, c),
+            _ => select_cols::<1>(out, table, idx, c),
+        }
+        c += 4 * k;
+    }
+}
+
+/// Words `c .. c + 4·K` of [`select`]'s output, with K accumulators.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn select_cols<const K: usize>(out: &mut [u64], table: &[u64], idx: u64, c: usize) {
+    use core::arch::x86_64::*;
+    let l = out.len();
+    assert!(c + 4 * K <= l);
+    let want = _mm256_set1_epi64x(idx as i64);
+    let mut acc = [_mm256_setzero_si256(); K];
+    for (e, entry) in table.chunks_exact(l).enumerate() {
+        let m = _mm256_cmpeq_epi64(_mm256_set1_epi64x(e as i64), want);
+        let words = &entry[c..c + 4 * K];
+        for (j, a) in acc.iter_mut().enumerate() {
+            // SAFETY: words 4j .. 4j + 4 of `words` (4·K words long) are in bounds; unaligned loads.
+            let v = unsafe { _mm256_loadu_si256(words.as_ptr().add(4 * j).cast()) };
+            *a = _mm256_or_si256(*a, _mm256_and_si256(v, m));
+        }
+    }
+    let dst = &mut out[c..c + 4 * K];
+    for (j, a) in acc.iter().enumerate() {
+        // SAFETY: words 4j .. 4j + 4 of `dst` (4·K words long) are in bounds; unaligned stores.
+        unsafe { _mm256_storeu_si256(dst.as_mut_ptr().add(4 * j).cast(), *a) };
+    }
 }

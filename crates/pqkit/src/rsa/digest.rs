@@ -55,12 +55,23 @@ impl HashAlg {
 
     /// The digest of the concatenation of `parts`.
     pub fn digest_parts(self, parts: &[&[u8]]) -> Vec<u8> {
-        fn run<H: Hasher>(parts: &[&[u8]]) -> Vec<u8> {
+        let mut buf = [0u8; 64];
+        let n = self.digest_parts_into(parts, &mut buf);
+        buf[..n].to_vec()
+    }
+
+    /// The digest of the concatenation of `parts` into the first [`output_len`](Self::output_len) bytes of
+    /// `out`, without a heap allocation; returns that length.
+    pub(crate) fn digest_parts_into(self, parts: &[&[u8]], out: &mut [u8; 64]) -> usize {
+        fn run<H: Hasher>(parts: &[&[u8]], out: &mut [u8; 64]) -> usize {
             let mut h = H::new();
             for p in parts {
                 h.update(p);
             }
-            h.finalize().as_ref().to_vec()
+            let d = h.finalize();
+            let d = d.as_ref();
+            out[..d.len()].copy_from_slice(d);
+            d.len()
         }
         match self {
             HashAlg::Sha1 => {
@@ -68,14 +79,16 @@ impl HashAlg {
                 for p in parts {
                     h.update(p);
                 }
-                h.finalize().to_vec()
+                let d = h.finalize();
+                out[..d.len()].copy_from_slice(&d);
+                d.len()
             }
-            HashAlg::Sha224 => run::<Sha224>(parts),
-            HashAlg::Sha256 => run::<Sha256>(parts),
-            HashAlg::Sha384 => run::<Sha384>(parts),
-            HashAlg::Sha512 => run::<Sha512>(parts),
-            HashAlg::Sha512_224 => run::<Sha512_224>(parts),
-            HashAlg::Sha512_256 => run::<Sha512_256>(parts),
+            HashAlg::Sha224 => run::<Sha224>(parts, out),
+            HashAlg::Sha256 => run::<Sha256>(parts, out),
+            HashAlg::Sha384 => run::<Sha384>(parts, out),
+            HashAlg::Sha512 => run::<Sha512>(parts, out),
+            HashAlg::Sha512_224 => run::<Sha512_224>(parts, out),
+            HashAlg::Sha512_256 => run::<Sha512_256>(parts, out),
         }
     }
 
@@ -96,7 +109,9 @@ pub(crate) fn mgf1_xor(hash: HashAlg, seed: &[u8], out: &mut [u8]) {
     let h = hash.output_len();
     for (counter, chunk) in out.chunks_mut(h).enumerate() {
         let c = (counter as u32).to_be_bytes();
-        let mut block = hash.digest_parts(&[seed, &c]);
+        // One block on the stack (no allocation per block), wiped after use.
+        let mut block = [0u8; 64];
+        hash.digest_parts_into(&[seed, &c], &mut block);
         for (o, b) in chunk.iter_mut().zip(block.iter()) {
             *o ^= *b;
         }

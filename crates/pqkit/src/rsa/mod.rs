@@ -37,10 +37,10 @@ crate::dispatch::backends! {
         /// Portable Rust: 64-bit limbs, `u128` products (CIOS; a dedicated square). The reference.
         Soft: [],
         /// x86_64 BMI2 + ADX: each row of the product and of the reduction is a `mulx` loop with the two carry
-        /// chains of `adcx`/`adox`, in `asm!`.
-        Bmi2Adx: [BMI2, ADX],
+        /// chains of `adcx`/`adox`, in `asm!`; the exponentiation's constant-time table read in AVX2 registers.
+        Bmi2Adx: [BMI2, ADX, AVX2],
         /// AVX-512 IFMA exponentiation in radix 2^52 for 1024-, 1536- and 2048-bit moduli, both CRT halves in one
         /// loop (`ifma.rs`); products and squares outside the exponentiation, and other sizes, use `Bmi2Adx`.
-        Ifma: [BMI2, ADX, AVX512F, AVX512VL, AVX512IFMA],
+        Ifma: [BMI2, ADX, AVX2, AVX512F, AVX512VL, AVX512IFMA],
     }
 }

@@ -243,6 +243,9 @@ impl MontCtx {
     fn pow_ct_limbs(&self, base: &[u64], exp: &[u64]) -> Vec<u64> {
         const W: usize = 5;
         let l = self.limbs();
+        if exp.is_empty() {
+            return self.one.clone();
+        }
         let tsize = 1 << W;
         let mut table = vec![0u64; tsize * l];
         table[..l].copy_from_slice(&self.one);
@@ -252,15 +255,9 @@ impl MontCtx {
             let (lo, hi) = table.split_at_mut(i * l);
             self.mul(&mut hi[..l], &lo[(i - 1) * l..i * l], base);
         }
-        let mut acc = self.one.clone();
-        let mut sel = vec![0u64; l];
         let nbits = exp.len() * 64;
         let nwin = nbits.div_ceil(W);
-        for w in (0..nwin).rev() {
-            for _ in 0..W {
-                self.sqr(&mut tmp, &acc);
-                core::mem::swap(&mut acc, &mut tmp);
-            }
+        let window = |w: usize| {
             let mut idx = 0u64;
             for b in 0..W {
                 let bit = w * W + b;
@@ -268,7 +265,19 @@ impl MontCtx {
                     idx |= ((exp[bit / 64] >> (bit % 64)) & 1) << b;
                 }
             }
-            select(&mut sel, &table, idx, l);
+            idx
+        };
+        // The top window starts the accumulator straight from the table: squaring R mod m and multiplying it by
+        // the entry would give the same value.
+        let mut acc = vec![0u64; l];
+        self.select(&mut acc, &table, window(nwin - 1));
+        let mut sel = vec![0u64; l];
+        for w in (0..nwin - 1).rev() {
+            for _ in 0..W {
+                self.sqr(&mut tmp, &acc);
+                core::mem::swap(&mut acc, &mut tmp);
+            }
+            self.select(&mut sel, &table, window(w));
             self.mul(&mut tmp, &acc, &sel);
             core::mem::swap(&mut acc, &mut tmp);
         }
@@ -276,6 +285,15 @@ impl MontCtx {
         tmp.zeroize();
         sel.zeroize();
         acc
+    }
+
+    /// `out = table[idx]` (entries of L limbs), reading every entry: constant time in `idx`.
+    fn select(&self, out: &mut [u64], table: &[u64], idx: u64) {
+        #[cfg(target_arch = "x86_64")]
+        if self.backend.covers(Backend::Bmi2Adx) && self.limbs().is_multiple_of(4) {
+            return super::bmi2_adx::select(self.backend, out, table, idx);
+        }
+        select(out, table, idx, self.limbs());
     }
 
     /// `base^e` for a public exponent (variable time in `e` only; the products themselves are the same
@@ -533,7 +551,7 @@ mod tests {
     fn differential_against_num_bigint() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         let cpu = crate::cpu::features();
-        if cpu.has(crate::cpu::Features::BMI2 | crate::cpu::Features::ADX) {
+        if cpu.has(crate::cpu::Features::BMI2 | crate::cpu::Features::ADX | crate::cpu::Features::AVX2) {
             assert!(Backend::available().any(|b| b == Backend::Bmi2Adx), "the BMI2/ADX backend must be tested here");
         }
         for bits in [512usize, 1024, 1536, 2048, 3072, 4096, 8192, 1000, 2050] {
@@ -667,6 +685,33 @@ mod tests {
                         "{backend:?} {bb}"
                     );
                     assert!(to_big(&ra) < bigma && to_big(&rb) < bigmb);
+                }
+            }
+        }
+    }
+
+    /// The constant-time table read of every backend returns exactly the entry asked for (and zeros for an
+    /// index past the table), at the limb counts of the RSA primes and moduli and at ones the vector read
+    /// splits into several passes or leaves to the portable read.
+    #[test]
+    fn table_select_every_backend() {
+        let mut seed = 0x7ab1_e5e1_ec70_0001u64;
+        for l in [4usize, 8, 16, 20, 24, 32, 36, 48, 64, 17] {
+            let mut m = limbs(&mut seed, l);
+            m[0] |= 1;
+            m[l - 1] |= 1 << 63;
+            let table = limbs(&mut seed, 32 * l);
+            for backend in crate::dispatch::Checked::<Backend>::all() {
+                let ctx = MontCtx::with_backend(&m, backend);
+                let mut out = vec![0u64; l];
+                for idx in 0..34u64 {
+                    out.fill(0x5555);
+                    ctx.select(&mut out, &table, idx);
+                    let want = match table.get(idx as usize * l..(idx as usize + 1) * l) {
+                        Some(e) => e.to_vec(),
+                        None => vec![0u64; l],
+                    };
+                    assert_eq!(out, want, "{backend:?}, {l} limbs, index {idx}");
                 }
             }
         }
