@@ -10,8 +10,8 @@
 //! The one dispatch mechanism ([`crate::dispatch`], through `Backend::detect`) picks the implementation once:
 //! portable code; SHA-NI for SHA-224/256; for the SHA-512 family, a schedule of the next four blocks on vector
 //! registers (AVX2, or AVX-512VL) interleaved with the scalar rounds of the current ones, and for a call of one
-//! block (short messages, padding blocks, HMAC's outer block) that block's own schedule two words per 128-bit
-//! register, a few rows ahead of its rounds. A
+//! block (short messages, padding blocks, HMAC's outer block; on AVX2, calls of up to three blocks) each block's own
+//! schedule two words per 128-bit register, a few rows ahead of its rounds. A
 //! backend forced by name is checked (`Backend::X.checked()`): one this CPU cannot run is an error.
 //!
 //! On AMD Zen 5, [`Backend::ShaNiAvx512`] is `avoid_on [Zen5]` (the dispatch's per-microarchitecture
