@@ -498,22 +498,23 @@ impl BusAgent {
         future_into_py(py, async move { agent.publish_durable(&subject, &payload, p).await.map_err(bus_err) })
     }
 
-    #[pyo3(signature = (stream, consumer, pattern, sender_auth=false))]
+    #[pyo3(signature = (stream, consumer, pattern, sender_auth=None))]
     fn subscribe_durable<'py>(
         &self,
         py: Python<'py>,
         stream: String,
         consumer: String,
         pattern: String,
-        sender_auth: bool,
+        sender_auth: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let agent = self.agent()?;
-        let auth = sender_auth.then(|| self.auth.unwrap_or_default());
+        let auth = self.auth.unwrap_or_default();
         future_into_py(py, async move {
             agent.check_subscribe(&pattern).await.map_err(bus_err)?;
-            let sub = match auth {
-                Some(a) => agent.subscribe_durable_authenticated(&stream, &consumer, &pattern, a).await,
+            let sub = match sender_auth {
                 None => agent.subscribe_durable(&stream, &consumer, &pattern).await,
+                Some(true) => agent.subscribe_durable_authenticated(&stream, &consumer, &pattern, auth).await,
+                Some(false) => agent.subscribe_durable_unauthenticated(&stream, &consumer, &pattern).await,
             }
             .map_err(bus_err)?;
             Ok(BusDurableSubscription {

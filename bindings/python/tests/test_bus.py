@@ -521,8 +521,9 @@ def test_server_list_durable_retry_and_option_errors(deployment):
 
 
 def test_durable_subscription_with_sender_auth(deployment):
-    """`subscribe_durable(..., sender_auth=True)`: what the CLI publishes with its default (checkpoints stored in
-    the stream) is delivered; what it publishes opted out is not."""
+    """`subscribe_durable` with sender authentication (asked for, or the agent's default): what the CLI publishes
+    with its default (checkpoints stored in the stream) is delivered, what it publishes opted out is not;
+    `sender_auth=False` delivers both."""
     dep = deployment
 
     async def main():
@@ -536,8 +537,13 @@ def test_durable_subscription_with_sender_auth(deployment):
                 with pytest.raises(bus.Timeout):
                     await s.recv(timeout=3)
             assert agent.metrics()["rejected_unsigned"] == 1
+            # The agent's default is the same as sender_auth=True.
+            async with await agent.subscribe_durable("RSDUR", "py-default", "dur.rs.auth.>") as s:
+                assert (await s.recv(timeout=20)).payload == b"m0"
+                with pytest.raises(bus.Timeout):
+                    await s.recv(timeout=3)
             # Without sender authentication the same stream gives both.
-            async with await agent.subscribe_durable("RSDUR", "py-plain", "dur.rs.auth.>") as s:
+            async with await agent.subscribe_durable("RSDUR", "py-plain", "dur.rs.auth.>", sender_auth=False) as s:
                 assert [(await s.recv(timeout=20)).payload for _ in range(2)] == [b"m0", b"m1"]
 
     _run(main())

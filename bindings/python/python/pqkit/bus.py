@@ -403,14 +403,16 @@ class Agent:
         return await self._inner.publish_durable(subject, payload, int(priority))
 
     async def subscribe_durable(
-        self, stream: str, consumer: str, pattern: str, *, sender_auth: bool = False
+        self, stream: str, consumer: str, pattern: str, *, sender_auth: Optional[bool] = None
     ) -> DurableSubscription:
         """Reads ``stream`` through the durable consumer ``consumer`` (created if new), filtered by ``pattern``;
         :class:`Unauthorised` unless the policy lets this agent subscribe to all of ``pattern``.
 
-        ``sender_auth=True`` delivers only what a checkpoint signed by its sender covers (the checkpoints are
-        stored in the stream with the messages); messages are then acknowledged per checkpointed batch, so a
-        consumer that restarts in the middle of a batch gets the whole batch again."""
+        With sender authentication (``sender_auth=None`` follows the agent's ``sender_auth``, on by default;
+        ``True`` asks for it on an agent that opted out) a message is delivered only once a checkpoint signed by
+        its sender lists it (the checkpoints are stored in the stream with the messages), and each message is
+        still acknowledged on its own. ``sender_auth=False`` delivers every message that opens, also from
+        publishers that opted out, so any member of the topic could write one in another's name."""
         sub = DurableSubscription(
             await self._inner.subscribe_durable(stream, consumer, pattern, sender_auth=sender_auth)
         )

@@ -393,6 +393,21 @@ impl NatsAgent {
         Ok(s)
     }
 
+    /// [`subscribe_durable`](Self::subscribe_durable) without sender authentication, also for an agent that has
+    /// it on: a message is handed over as soon as it opens, so any member of the topic can write one in another
+    /// publisher's name. For readers of a topic whose publishers opted out, which a default subscriber drops as
+    /// unsigned.
+    pub async fn subscribe_durable_unauthenticated(
+        &self,
+        stream: &str,
+        consumer: &str,
+        pattern: &str,
+    ) -> Result<DurableSubscription> {
+        let mut s = self.subscribe_durable(stream, consumer, pattern).await?;
+        s.auth = None;
+        Ok(s)
+    }
+
     /// Declares a durable stream named `name` capturing `subjects` (JetStream, file storage, duplicate window
     /// 2 minutes). Idempotent. Messages on those subjects are stored sealed.
     pub async fn declare_durable(&self, name: &str, subjects: &[&str]) -> Result<()> {
