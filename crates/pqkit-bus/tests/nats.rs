@@ -217,23 +217,28 @@ async fn durable_topic_a_returning_subscriber_gets_what_it_missed_once_and_in_or
     sync(&wire).await;
     // Bob's consumer exists, then bob goes away.
     drop(bob.subscribe_durable("ORDERS", "bob", "orders.>").await.unwrap());
-    let mut last = 0;
+    let mut seqs: Vec<u64> = Vec::new();
     for i in 0u32..20 {
         let seq = alice.publish_durable("orders.eu", &i.to_be_bytes(), Priority::Normal).await.unwrap();
-        assert!(seq > last);
-        last = seq;
+        assert!(seq > seqs.last().copied().unwrap_or(0));
+        seqs.push(seq);
     }
+    // The sender's checkpoints are stored in the stream too (sender authentication is on by default), between
+    // or after the messages as its timer fires: store what is pending now, so the stream ends here.
+    alice.flush_checkpoints().await.unwrap();
+    let js = async_nats::jetstream::new(wire.clone());
+    let end = js.get_stream("ORDERS").await.unwrap().info().await.unwrap().state.last_sequence;
+    assert!(end > seqs[19], "the checkpoint covering the messages is in the stream");
     // At-least-once on the wire: the same envelope stored again (a publisher retry whose id fell out of the
     // server's duplicate window, or an attacker's replay) reaches the stream a second time.
     let copy = tap.next().await.unwrap().payload;
-    let js = async_nats::jetstream::new(wire.clone());
     let ack = js.publish("orders.eu", copy).await.unwrap().await.unwrap();
-    assert_eq!(ack.sequence, 21, "stored a second time");
+    assert_eq!(ack.sequence, end + 1, "stored a second time");
     let mut d = bob.subscribe_durable("ORDERS", "bob", "orders.>").await.unwrap();
-    for i in 0u32..20 {
+    for (i, seq) in (0u32..20).zip(&seqs) {
         let m = d.recv_timeout(T).await.unwrap();
         assert_eq!(m.payload(), i.to_be_bytes());
-        assert_eq!(d.last_sequence(), u64::from(i) + 1);
+        assert_eq!(d.last_sequence(), *seq);
     }
     // Exactly once to the application: the second copy is rejected by the replay window.
     assert_eq!(d.recv_timeout(Duration::from_millis(500)).await.unwrap_err(), Error::Timeout);
