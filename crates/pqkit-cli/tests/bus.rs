@@ -594,9 +594,9 @@ fn a_cluster_loses_none_of_1000_durable_messages_while_subscriber_node_and_key_s
     let spawn_sub = |generation: u8| {
         let mut c = Killed(
             bus("sub", &bob)
-                .args(["--durable", "R3", "--consumer", "c", "r3.t"])
+                .args(["--durable", "R3", "--consumer", "c", "--no-sender-auth", "r3.t"])
                 .stdout(Stdio::piped())
-                .stderr(Stdio::null())
+                .stderr(Stdio::piped())
                 .spawn()
                 .unwrap(),
         );
@@ -608,6 +608,14 @@ fn a_cluster_loses_none_of_1000_durable_messages_while_subscriber_node_and_key_s
                 if tx.send((generation, l)).is_err() {
                     break;
                 }
+            }
+        });
+        // Its stderr, echoed into the test's output.
+        let err = BufReader::new(c.0.stderr.take().unwrap());
+        std::thread::spawn(move || {
+            for l in err.lines() {
+                let Ok(l) = l else { break };
+                eprintln!("bus sub {generation}: {l}");
             }
         });
         c
