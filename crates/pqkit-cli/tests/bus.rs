@@ -594,7 +594,7 @@ fn a_cluster_loses_none_of_1000_durable_messages_while_subscriber_node_and_key_s
     let spawn_sub = |generation: u8| {
         let mut c = Killed(
             bus("sub", &bob)
-                .args(["--durable", "R3", "--consumer", "c", "--no-sender-auth", "r3.t"])
+                .args(["--durable", "R3", "--consumer", "c", "r3.t"])
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -610,17 +610,24 @@ fn a_cluster_loses_none_of_1000_durable_messages_while_subscriber_node_and_key_s
                 }
             }
         });
-        // Its stderr, echoed into the test's output.
+        // Its stderr, echoed into the test's output; `ready` fires on its "subscribed" line.
         let err = BufReader::new(c.0.stderr.take().unwrap());
+        let (ready_tx, ready) = std::sync::mpsc::channel::<()>();
         std::thread::spawn(move || {
             for l in err.lines() {
                 let Ok(l) = l else { break };
                 eprintln!("bus sub {generation}: {l}");
+                if l.starts_with("subscribed ") {
+                    let _ = ready_tx.send(());
+                }
             }
         });
-        c
+        (c, ready)
     };
-    let mut sub = spawn_sub(0);
+    // The first subscriber creates the durable consumer before anything is published (on a new R3 stream that
+    // can take seconds while its leader is elected), so the restarts below meet a subscriber that is running.
+    let (mut sub, ready) = spawn_sub(0);
+    ready.recv_timeout(Duration::from_secs(60)).expect("the first bus sub subscribes");
     let mut publisher =
         Killed(bus("pub", &alice).args(["--durable", "R3", "r3.t"]).stdin(Stdio::piped()).spawn().unwrap());
     let mut stdin = publisher.0.stdin.take().unwrap();
@@ -636,7 +643,7 @@ fn a_cluster_loses_none_of_1000_durable_messages_while_subscriber_node_and_key_s
             0 if i >= 200 => {
                 sub.0.kill().unwrap();
                 sub.0.wait().unwrap();
-                sub = spawn_sub(1);
+                sub = spawn_sub(1).0;
                 step = 1;
             }
             1 if i >= 300 => {
