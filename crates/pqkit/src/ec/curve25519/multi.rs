@@ -35,6 +35,7 @@ crate::dispatch::backends! {
 }
 
 /// Operations per vector ladder.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) const LANES: usize = 8;
 
 /// Results that share one inversion.
