@@ -9,6 +9,12 @@ const A24: u32 = 121665;
 /// constant-time ladder of RFC 7748 over bits 254 down to 0. Every step does the same operations; the
 /// scalar bits only decide masked swaps.
 pub(crate) fn ladder<F: Field>(k: &[u8; 32], u: &F) -> F {
+    let (x2, z2) = ladder_projective(k, u);
+    x2.mul(&field::invert(&z2))
+}
+
+/// [`ladder`] without its final inversion: the projective (X : Z) of `k·P`.
+pub(crate) fn ladder_projective<F: Field>(k: &[u8; 32], u: &F) -> (F, F) {
     let x1 = *u;
     let (mut x2, mut z2) = (F::ONE, F::ZERO);
     let (mut x3, mut z3) = (*u, F::ONE);
@@ -38,5 +44,5 @@ pub(crate) fn ladder<F: Field>(k: &[u8; 32], u: &F) -> F {
     let mask = mask_from_bit(swap);
     F::cswap(&mut x2, &mut x3, mask);
     F::cswap(&mut z2, &mut z3, mask);
-    x2.mul(&field::invert(&z2))
+    (x2, z2)
 }

@@ -12,7 +12,7 @@
 
 // The batch API (`x25519::derive_many`) needs `alloc`; without it only the backend declaration is used.
 #![cfg_attr(not(feature = "alloc"), allow(dead_code))]
-use super::field::{Fe51, Field, mask_from_bit, mask_is_zero};
+use super::field::{Fe51, Field, mask_is_zero};
 use crate::dispatch::Checked;
 use zeroize::Zeroize;
 
@@ -147,39 +147,10 @@ fn limbs52_of(f: &Fe51) -> [u64; 5] {
 
 /// The portable ladder of [`super::montgomery::ladder`] without its final inversion.
 fn ladder_soft(k: &[u8; 32], u: &[u8; 32]) -> Projective {
-    let x1 = Fe51::from_bytes(u);
-    let (mut x2, mut z2) = (Fe51::ONE, Fe51::ZERO);
-    let (mut x3, mut z3) = (x1, Fe51::ONE);
-    let mut swap = 0u64;
-    for t in (0..255).rev() {
-        let bit = ((k[t >> 3] >> (t & 7)) & 1) as u64;
-        swap ^= bit;
-        let mask = mask_from_bit(swap);
-        Field::cswap(&mut x2, &mut x3, mask);
-        Field::cswap(&mut z2, &mut z3, mask);
-        swap = bit;
-
-        let a = x2.add(&z2);
-        let aa = a.square();
-        let b = x2.sub(&z2);
-        let bb = b.square();
-        let e = aa.sub(&bb);
-        let c = x3.add(&z3);
-        let d = x3.sub(&z3);
-        let da = d.mul(&a);
-        let cb = c.mul(&b);
-        x3 = da.add(&cb).square();
-        z3 = x1.mul(&da.sub(&cb).square());
-        x2 = aa.mul(&bb);
-        z2 = e.mul(&aa.add(&e.mul_small(121665)));
-    }
-    let mask = mask_from_bit(swap);
-    Field::cswap(&mut x2, &mut x3, mask);
-    Field::cswap(&mut z2, &mut z3, mask);
+    let (mut x2, mut z2) = super::montgomery::ladder_projective(k, &Fe51::from_bytes(u));
     let p = Projective { x: limbs52_of(&x2), z: limbs52_of(&z2) };
-    for f in [&mut x2, &mut z2, &mut x3, &mut z3] {
-        f.0.zeroize();
-    }
+    x2.0.zeroize();
+    z2.0.zeroize();
     p
 }
 
