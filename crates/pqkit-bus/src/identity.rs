@@ -212,6 +212,8 @@ pub fn parse_key_file(data: &[u8]) -> Result<(String, Zeroizing<[u8; 32]>)> {
 pub struct Identity {
     mldsa: MlDsa65SigningKey,
     ed: ed25519::SigningKey,
+    /// The key a key server seals its state file under (derived from the seed like the signing keys).
+    state_key: Zeroizing<[u8; 32]>,
     public: PublicIdentity,
 }
 
@@ -237,18 +239,26 @@ impl Identity {
         let mut b = Zeroizing::new([0u8; 32]);
         hk.expand(b"ML-DSA-65", a.as_mut())?;
         hk.expand(b"Ed25519", b.as_mut())?;
+        let mut state_key = Zeroizing::new([0u8; 32]);
+        hk.expand(b"key-server state", state_key.as_mut())?;
         let (mldsa, vk) = MlDsa65SigningKey::from_seed(&a);
         let ed = ed25519::SigningKey::from_seed(&b);
         let evk = ed.verifying_key();
         let id = agent_id(vk.as_bytes(), evk.as_bytes());
         let public = PublicIdentity { name: name.to_string(), mldsa: vk, ed: evk, id, expanded: OnceLock::new() };
-        Ok(Identity { mldsa, ed, public })
+        Ok(Identity { mldsa, ed, state_key, public })
     }
 
     /// The identity in an agent key file (see [`key_file`]).
     pub fn from_key_file(data: &[u8]) -> Result<Self> {
         let (name, seed) = parse_key_file(data)?;
         Self::from_seed(&name, &seed)
+    }
+
+    /// The key a key server with this identity seals its state file under.
+    #[cfg_attr(not(feature = "nats"), allow(dead_code))]
+    pub(crate) fn state_key(&self) -> &[u8; 32] {
+        &self.state_key
     }
 
     /// The public half.

@@ -140,6 +140,13 @@ pub enum Error {
         /// The transport's message.
         reason: String,
     },
+    /// A key server's state file cannot be read or written (never names a secret).
+    StateFile {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 impl From<pqkit::Error> for Error {
@@ -179,6 +186,7 @@ impl fmt::Display for Error {
             Error::KeyFile { reason } => write!(f, "pqkit-bus: not an agent identity file: {reason}"),
             Error::Handshake { reason } => write!(f, "pqkit-bus: handshake failed: {reason}"),
             Error::Transport { reason } => write!(f, "pqkit-bus: NATS transport: {reason}"),
+            Error::StateFile { path, reason } => write!(f, "pqkit-bus: key-server state file {path}: {reason}"),
         }
     }
 }

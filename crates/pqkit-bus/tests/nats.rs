@@ -660,6 +660,76 @@ async fn after_a_key_server_restart_running_agents_carry_on_with_new_ones() {
     }
 }
 
+/// A durable subscriber that reads only after the key server restarted: with the key server's state file every
+/// message sealed before the restart still opens, and a publisher's next grant is a new (epoch, stream), never
+/// one it was given before. Without the file the restarted key server knows none of the old epochs, and the
+/// backlog cannot be opened: the case the state file exists for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_server_restarted_with_its_state_file_still_opens_the_durable_backlog() {
+    let s = NatsServer::start();
+    let url = s.url();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("keys.state");
+    let serve = |file: Option<&std::path::Path>| {
+        let ks = KeyServer::new(ident("keys", 200), Policy::allow_all());
+        let ks = match file {
+            Some(f) => ks.state_file(f),
+            None => ks,
+        };
+        ks.serve(&url)
+    };
+    for with_state in [true, false] {
+        let stream = if with_state { "KSA" } else { "KSB" };
+        let topic = if with_state { "ksa.t" } else { "ksb.t" };
+        let ks = serve(with_state.then_some(state.as_path())).await.unwrap();
+        let alice = NatsAgent::connect(&url, &ident("alice", 1), ks.id()).await.unwrap();
+        alice.declare_durable(stream, &[topic]).await.unwrap();
+        let bob = NatsAgent::connect(&url, &ident("bob", 2), ks.id()).await.unwrap();
+        drop(bob.subscribe_durable(stream, "bob", topic).await.unwrap());
+        drop(bob);
+        for i in 0u32..30 {
+            alice.publish_durable(topic, &i.to_be_bytes(), Priority::Normal).await.unwrap();
+        }
+        alice.flush_checkpoints().await.unwrap();
+        // The key server restarts before bob has read anything; bob comes back as a new process would.
+        drop(ks);
+        let ks = serve(with_state.then_some(state.as_path())).await.unwrap();
+        let bob = NatsAgent::connect(&url, &ident("bob", 2), ks.id()).await.unwrap();
+        let mut d = bob.subscribe_durable(stream, "bob", topic).await.unwrap();
+        if !with_state {
+            assert_eq!(d.recv_timeout(Duration::from_secs(2)).await.unwrap_err(), Error::Timeout);
+            let m = bob.metrics();
+            assert_eq!(m.received, 0, "{m:?}");
+            assert!(m.rejected_unknown_key + m.rejected_expired >= 30, "{m:?}");
+            continue;
+        }
+        let mut seqs = std::collections::HashSet::new();
+        for i in 0u32..30 {
+            let m = d.recv_timeout(T).await.unwrap();
+            assert_eq!((m.payload(), m.sender()), (&i.to_be_bytes()[..], alice.id()));
+            seqs.insert(m.seq());
+        }
+        // Alice carries on after the restart (her agent runs the handshake again and gets a new sender key):
+        // a new stream of the same epoch, so no sequence of hers repeats and bob's replay window takes it.
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let m = loop {
+            assert!(Instant::now() < deadline, "{:?} {:?}", alice.metrics(), bob.metrics());
+            alice.publish_durable(topic, b"after", Priority::Normal).await.unwrap();
+            alice.flush_checkpoints().await.unwrap();
+            if let Ok(m) = d.recv_timeout(Duration::from_millis(500)).await {
+                break m;
+            }
+        };
+        assert_eq!((m.payload(), m.sender()), (&b"after"[..], alice.id()));
+        assert!(!seqs.contains(&m.seq()), "sequence {} granted twice", m.seq());
+        assert_eq!(bob.metrics().rejected_replayed, 0);
+        d.close().await.unwrap();
+    }
+    // The file is sealed to the key server's identity: another one refuses it, naming it.
+    let e = KeyServer::new(ident("other", 201), Policy::allow_all()).state_file(&state).serve(&url).await.unwrap_err();
+    assert!(matches!(e, Error::StateFile { .. }) && e.to_string().contains("keys.state"), "{e}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_name_the_key_server_and_the_nats_address() {
     let s = NatsServer::start();

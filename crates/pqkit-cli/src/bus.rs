@@ -1,8 +1,8 @@
 //! `pqkit bus`: pqkit-bus over NATS from a terminal. Agent identities come from `pqkit keygen --alg agent
 //! --name NAME -o FILE` (a name and a 32-byte seed from which the ML-DSA-65 and Ed25519 keys derive, mode
 //! 0600; prints `id <hex>`); `pqkit pubkey FILE` prints the id again.
-//! - `pqkit bus keyserver --identity FILE (--policy FILE | --allow-all)`: serves keys on NATS until killed;
-//!   prints `keyserver <id hex>` then `ready`.
+//! - `pqkit bus keyserver --identity FILE (--policy FILE | --allow-all) [--state FILE]`: serves keys on NATS
+//!   until killed; prints `keyserver <id hex>` then `ready`. `--state` keeps the topic epochs across restarts.
 //! - `pqkit bus pub --identity FILE --key-server ID SUBJECT [MESSAGE]`: publishes MESSAGE, or each line of
 //!   stdin, sealed (`--durable STREAM` through JetStream, acknowledged), with signed checkpoints so that
 //!   subscribers can tell the message is this identity's (sender authentication, on by default;
@@ -68,6 +68,12 @@ enum BusCmd {
         /// Every authenticated agent may publish and subscribe everywhere (closed deployments, trials).
         #[arg(long, conflicts_with = "policy")]
         allow_all: bool,
+        /// Keep the topic epochs in FILE (sealed under a key derived from the identity, mode 0600; created if
+        /// missing), so that a key server restarted with the same identity and file still opens durable messages
+        /// sealed before the restart. Without it the epochs die with the process, and a durable subscriber that
+        /// had not read a message before a restart cannot open it.
+        #[arg(long, value_name = "FILE")]
+        state: Option<PathBuf>,
     },
     /// Publish MESSAGE, or each line of stdin, sealed.
     Pub {
@@ -215,14 +221,19 @@ fn runtime() -> CliResult<tokio::runtime::Runtime> {
 pub fn bus(a: BusArgs) -> CliResult {
     runtime()?.block_on(async move {
         match a.cmd {
-            BusCmd::Keyserver { conn, policy, allow_all } => {
+            BusCmd::Keyserver { conn, policy, allow_all, state } => {
                 let identity = read_identity(&conn.identity)?;
                 let policy = match (policy, allow_all) {
                     (_, true) => Policy::allow_all(),
                     (Some(p), false) => read_policy(&p)?,
                     (None, false) => return Err(CliError::usage("--policy FILE or --allow-all")),
                 };
-                let mut ks = KeyServer::new(identity, policy).serve(&conn.nats).await?;
+                let ks = KeyServer::new(identity, policy);
+                let ks = match state {
+                    Some(path) => ks.state_file(path),
+                    None => ks,
+                };
+                let mut ks = ks.serve(&conn.nats).await?;
                 print_line(&format!("keyserver {}", ks.id()))?;
                 print_line("ready")?;
                 ks.wait().await;

@@ -41,6 +41,11 @@ pub struct DurableSubscription {
 /// acknowledgement floor.
 const FLOOR_EVERY: Duration = Duration::from_secs(1);
 
+/// The idle heartbeat the server sends on a durable subscription's continuous pull when it has nothing to deliver.
+const PULL_HEARTBEAT: Duration = Duration::from_secs(2);
+/// How long each pull request of the continuous pull lasts before the client renews it.
+const PULL_EXPIRES: Duration = Duration::from_secs(10);
+
 /// The pull of a durable subscription: a continuous pull stream, or batches of at most the messages still wanted.
 pub(super) type Pull =
     std::pin::Pin<Box<dyn futures_util::Stream<Item = std::result::Result<jetstream::Message, ()>> + Send>>;
@@ -160,10 +165,16 @@ impl DurableSubscription {
                             Err(_) => Err(()),
                         }
                     }
-                    None => match self.consumer.messages().await {
-                        Ok(st) => Ok(Box::pin(st.map(|r| r.map_err(|_| ())))),
-                        Err(_) => Err(()),
-                    },
+                    // A short idle heartbeat: a pull request lost with the node that held it (a cluster node
+                    // restarting, the consumer's leader moving) shows as missed heartbeats within 2 × PULL_HEARTBEAT,
+                    // and a new pull starts (the client's defaults, 15 s and 30 s, left the subscription idle for
+                    // about 30 s with a backlog waiting).
+                    None => {
+                        match self.consumer.stream().heartbeat(PULL_HEARTBEAT).expires(PULL_EXPIRES).messages().await {
+                            Ok(st) => Ok(Box::pin(st.map(|r| r.map_err(|_| ())))),
+                            Err(_) => Err(()),
+                        }
+                    }
                 };
                 match pull {
                     Ok(p) => self.messages = Some(p),

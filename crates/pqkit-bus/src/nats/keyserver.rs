@@ -2,6 +2,7 @@
 //! handshake with each agent over NATS requests, and answers key requests only when the policy allows them;
 //! with its running [`KeyServerHandle`] and [`KeyServerMetrics`].
 
+use super::ksfile::{self, EpochKey};
 use super::wire::{
     CONTROL_PREFIX, HELLO_AAD, MAX_PENDING, MAX_SESSIONS, MAX_STREAMS, OP_MAY_SUB, OP_PING, OP_RECV, OP_SEND,
     ST_EXPIRED, ST_MALFORMED, ST_OK, ST_UNAUTHORISED, ST_UNKNOWN, derive_send_key, first_epoch, random, req_nonce,
@@ -17,9 +18,10 @@ use crate::window::Window;
 use futures_util::StreamExt;
 use pqkit::aead::{Aead, Aes256Gcm};
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 use zeroize::Zeroizing;
 
 /// Counters of a running key server.
@@ -51,6 +53,7 @@ pub struct KeyServer {
     pub(super) policy: Policy,
     pub(super) rotate_after: Duration,
     pub(super) keep_epochs: usize,
+    pub(super) state: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for KeyServer {
@@ -67,20 +70,13 @@ pub(super) struct KsSession {
     pub(super) used: Instant,
 }
 
-pub(super) struct EpochKey {
-    pub(super) epoch: u32,
-    pub(super) secret: Zeroizing<[u8; 32]>,
-    pub(super) started: Instant,
-    pub(super) next_stream: u32,
-    /// The agent each stream was granted to (index = stream; `len() == next_stream`).
-    pub(super) grantees: Vec<AgentId>,
-}
-
 pub(super) struct KsState {
     pub(super) identity: Identity,
     pub(super) policy: Policy,
     pub(super) rotate_after: Duration,
     pub(super) keep_epochs: usize,
+    /// The state file ([`KeyServer::state_file`]), rewritten before each grant that changes the epochs is answered.
+    pub(super) state: Option<PathBuf>,
     pub(super) pending: HashMap<[u8; 16], (handshake::Responder, Instant)>,
     pub(super) sessions: HashMap<[u8; 16], KsSession>,
     /// Per key scope, the kept epochs, oldest first (older ones are dropped: their secrets zeroize).
@@ -135,7 +131,17 @@ impl KeyServer {
     /// A key server with `identity` (agents pin its id) and `policy`; epochs rotate every 10 minutes and the
     /// current and previous epoch are kept.
     pub fn new(identity: Identity, policy: Policy) -> KeyServer {
-        KeyServer { identity, policy, rotate_after: Duration::from_secs(600), keep_epochs: 2 }
+        KeyServer { identity, policy, rotate_after: Duration::from_secs(600), keep_epochs: 2, state: None }
+    }
+    /// Keeps the epochs (secrets, start times, and the agent each sender stream was granted to) in the file `path`,
+    /// sealed under a key derived from the key server's identity seed, mode 0600: a key server restarted with the
+    /// same identity and file still grants the keys of what was sealed before the restart (durable messages not
+    /// read yet), and never grants an (epoch, stream) twice. The file is read by [`serve`](Self::serve) (created if
+    /// missing) and rewritten before each grant that changes it is answered; a grant whose write fails is refused.
+    /// Without a state file the epochs die with the process. One key server per file.
+    pub fn state_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.state = Some(path.into());
+        self
     }
     /// Rotate each topic's epoch after this age (checked at each grant).
     pub fn rotate_after(mut self, d: Duration) -> Self {
@@ -155,6 +161,18 @@ impl KeyServer {
 
     /// Connects to NATS at `url` and serves on `_PQKIT.ks.<id hex>.*` in a tokio task.
     pub async fn serve(self, url: &str) -> Result<KeyServerHandle> {
+        let scopes = match &self.state {
+            Some(path) => match ksfile::load(path, &self.identity)? {
+                Some(scopes) => scopes,
+                None => {
+                    // Created now, so that an unwritable path fails here and not at the first grant.
+                    let empty = HashMap::new();
+                    ksfile::save(path, &self.identity, &empty)?;
+                    empty
+                }
+            },
+            None => HashMap::new(),
+        };
         let client = async_nats::ConnectOptions::new()
             .name("pqkit-bus key server")
             .connect(servers(url)?)
@@ -173,9 +191,10 @@ impl KeyServer {
             policy: self.policy,
             rotate_after: self.rotate_after,
             keep_epochs: self.keep_epochs,
+            state: self.state,
             pending: HashMap::new(),
             sessions: HashMap::new(),
-            scopes: HashMap::new(),
+            scopes,
             counters: counters.clone(),
         };
         let c2 = client.clone();
@@ -308,7 +327,7 @@ impl KsState {
                 let due = match epochs.last() {
                     None => true,
                     Some(e) => {
-                        e.started.elapsed() >= rotate_after
+                        SystemTime::now().duration_since(e.started).is_ok_and(|d| d >= rotate_after)
                             || (rotate_from != 0 && rotate_from == e.epoch)
                             || e.next_stream >= MAX_STREAMS
                     }
@@ -320,7 +339,7 @@ impl KsState {
                         epochs.push(EpochKey {
                             epoch,
                             secret,
-                            started: Instant::now(),
+                            started: SystemTime::now(),
                             next_stream: 0,
                             grantees: Vec::new(),
                         });
@@ -341,6 +360,13 @@ impl KsState {
                 out.extend_from_slice(&e.epoch.to_be_bytes());
                 out.extend_from_slice(&stream.to_be_bytes());
                 out.extend_from_slice(key.as_ref());
+                // On disk before the key leaves: a restart never grants this (epoch, stream) again.
+                if let Some(path) = &self.state
+                    && ksfile::save(path, &self.identity, &self.scopes).is_err()
+                {
+                    zeroize::Zeroize::zeroize(&mut out);
+                    return Err(self.refuse(ST_UNKNOWN));
+                }
                 self.counters.send_grants.fetch_add(1, Ordering::Relaxed);
                 Ok(out)
             }

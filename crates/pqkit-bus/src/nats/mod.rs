@@ -33,7 +33,7 @@
 //! ```
 //!
 //! Each file owns one part and imports only the parts below it: `wire` (what the key server and the agents
-//! share), `keyserver`, `keys` (what an agent holds), `inner` (the agent's shared state and operations), the
+//! share), `ksfile` (the key server's state file), `keyserver`, `keys` (what an agent holds), `inner` (the agent's shared state and operations), the
 //! handles `publisher`, `subscription` and `durable`, and `agent` ([`NatsAgent`]) at the top.
 
 mod agent;
@@ -41,6 +41,7 @@ mod durable;
 mod inner;
 mod keys;
 mod keyserver;
+mod ksfile;
 mod publisher;
 mod subscription;
 mod wire;
