@@ -25,10 +25,18 @@ fn lib_dir() -> PathBuf {
     })
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pqkit-ffi-ctest-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh directory under the system's temporary directory, removed (with everything in it) when dropped.
+struct Scratch(tempfile::TempDir);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
+    Scratch(tempfile::Builder::new().prefix(&format!("pqkit-ffi-ctest-{name}-")).tempdir().unwrap())
 }
 
 fn cc() -> String {
@@ -82,16 +90,17 @@ fn soname() -> String {
 
 /// A directory laid out as an installed library: `libpqkit_ffi.so.<major>` (the file the loader looks for by
 /// soname) and the `libpqkit_ffi.so` link the linker finds with `-lpqkit_ffi`, both pointing at the build.
-fn installed_layout(name: &str) -> PathBuf {
+fn installed_layout(name: &str) -> (Scratch, PathBuf) {
     let lib = lib_dir().join("libpqkit_ffi.so");
-    let dir = scratch(name).join("lib");
+    let root = scratch(name);
+    let dir = root.join("lib");
     std::fs::create_dir_all(&dir).unwrap();
     for link in ["libpqkit_ffi.so".to_string(), soname()] {
         let p = dir.join(link);
         let _ = std::fs::remove_file(&p);
         std::os::unix::fs::symlink(&lib, &p).unwrap();
     }
-    dir
+    (root, dir)
 }
 
 fn shared_link(dir: &Path) -> Vec<String> {
@@ -101,7 +110,8 @@ fn shared_link(dir: &Path) -> Vec<String> {
 #[test]
 fn c_tests_against_static_library() {
     let dir = lib_dir();
-    let exe = scratch("static").join("test_pqkit");
+    let work = scratch("static");
+    let exe = work.join("test_pqkit");
     compile(&c_test_sources(), &exe, &static_link(&dir));
     let out = run(&mut Command::new(&exe), "C tests (static)");
     assert!(out.contains(", 0 failures"), "{out}");
@@ -109,8 +119,9 @@ fn c_tests_against_static_library() {
 
 #[test]
 fn c_tests_against_shared_library() {
-    let dir = installed_layout("shared-lib");
-    let exe = scratch("shared").join("test_pqkit");
+    let (_lib, dir) = installed_layout("shared-lib");
+    let work = scratch("shared");
+    let exe = work.join("test_pqkit");
     compile(&c_test_sources(), &exe, &shared_link(&dir));
     // The binary must really load the shared library (not a static copy).
     let ldd = run(Command::new("ldd").arg(&exe), "ldd");
@@ -121,7 +132,7 @@ fn c_tests_against_shared_library() {
 
 #[test]
 fn example_builds_with_pkg_config_and_runs() {
-    let dir = installed_layout("pc-lib");
+    let (_lib, dir) = installed_layout("pc-lib");
     let work = scratch("pc");
     let template = std::fs::read_to_string(crate_dir().join("pqkit.pc.in")).unwrap();
     assert!(template.contains("@VERSION@"));
@@ -132,7 +143,7 @@ fn example_builds_with_pkg_config_and_runs() {
         .replace("@VERSION@", env!("CARGO_PKG_VERSION"));
     std::fs::write(work.join("pqkit.pc"), pc).unwrap();
     let pkg =
-        |arg: &str| run(Command::new("pkg-config").env("PKG_CONFIG_PATH", &work).args([arg, "pqkit"]), "pkg-config");
+        |arg: &str| run(Command::new("pkg-config").env("PKG_CONFIG_PATH", &*work).args([arg, "pqkit"]), "pkg-config");
     assert_eq!(pkg("--modversion").trim(), env!("CARGO_PKG_VERSION"));
     let mut flags: Vec<String> = pkg("--cflags").split_whitespace().map(String::from).collect();
     flags.extend(pkg("--libs").split_whitespace().map(String::from));
@@ -186,7 +197,7 @@ fn docs_c_examples_compile_and_run() {
         std::fs::write(work.join("example.c"), src).unwrap();
         let exe = work.join("example");
         compile(&[work.join("example.c")], &exe, &static_link(&lib_dir()));
-        run(Command::new(&exe).current_dir(&work), &format!("docs/c.md example {i}"));
+        run(Command::new(&exe).current_dir(&*work), &format!("docs/c.md example {i}"));
         count += 1;
     }
     assert!(count >= 2, "docs/c.md has {count} complete C programs");
