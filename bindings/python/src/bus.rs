@@ -251,13 +251,19 @@ pub(crate) struct BusKeyServer {
 #[pymethods]
 impl BusKeyServer {
     #[staticmethod]
+    #[pyo3(signature = (url, identity, policy, state_file=None))]
     fn serve<'py>(
         py: Python<'py>,
         url: String,
         identity: &BusIdentity,
         policy: &BusPolicy,
+        state_file: Option<std::path::PathBuf>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let ks = KeyServer::new(identity.identity.clone(), policy.get());
+        let ks = match state_file {
+            Some(path) => ks.state_file(path),
+            None => ks,
+        };
         future_into_py(py, async move {
             let handle = ks.serve(&url).await.map_err(bus_err)?;
             Ok(BusKeyServer { id: handle.id(), handle: Mutex::new(Some(handle)) })

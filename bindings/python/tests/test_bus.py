@@ -617,3 +617,32 @@ def test_bus_calls_after_the_runtime_stopped_raise_closed(nats, tmp_path):
     p = subprocess.run([sys.executable, str(script), nats], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("closed: pqkit.bus: the interpreter is exiting"), p.stdout
+
+
+def test_key_server_state_file_keeps_the_durable_backlog_across_a_restart(nats, tmp_path):
+    state = tmp_path / "ks.state"
+
+    async def main():
+        ks_id, a_id, b_id = bus.Identity.generate("ks"), bus.Identity.generate("a"), bus.Identity.generate("b")
+        ks = await bus.KeyServer.serve(nats, ks_id, bus.Policy.allow_all(), state_file=state)
+        assert state.exists() and (state.stat().st_mode & 0o777) == 0o600
+        async with await bus.Agent.connect(nats, a_id, ks.id) as a:
+            await a.declare_durable("PYKS", ["pyks.>"])
+            async with await bus.Agent.connect(nats, b_id, ks.id) as b:
+                await (await b.subscribe_durable("PYKS", "b", "pyks.t")).close()
+            for i in range(5):
+                await a.publish_durable("pyks.t", f"m{i}".encode())
+        # The key server restarts before b reads: with the same file, the backlog still opens.
+        ks.close()
+        ks = await bus.KeyServer.serve(nats, ks_id, bus.Policy.allow_all(), state_file=str(state))
+        async with await bus.Agent.connect(nats, b_id, ks.id) as b:
+            sub = await b.subscribe_durable("PYKS", "b", "pyks.t")
+            got = [(await sub.recv(timeout=10)).payload for _ in range(5)]
+            assert got == [f"m{i}".encode() for i in range(5)]
+            await sub.close()
+        ks.close()
+        # Another identity cannot use the file.
+        with pytest.raises(bus.BusError, match="ks.state"):
+            await bus.KeyServer.serve(nats, bus.Identity.generate("other"), bus.Policy.allow_all(), state_file=state)
+
+    _run(main())

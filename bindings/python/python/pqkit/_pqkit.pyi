@@ -1,6 +1,7 @@
 """Type stubs of the pqkit extension module (see pqkit/__init__.py)."""
 
 import asyncio
+import os
 from typing import Any, BinaryIO, ClassVar, Iterable, Optional, Tuple, Union
 
 # Every input takes any object with the buffer protocol; these are the common ones.
@@ -419,7 +420,9 @@ class _BusPolicy:
 
 class _BusKeyServer:
     @staticmethod
-    def serve(url: str, identity: _BusIdentity, policy: _BusPolicy) -> "asyncio.Future[_BusKeyServer]": ...
+    def serve(
+        url: str, identity: _BusIdentity, policy: _BusPolicy, state_file: Optional[Union[str, os.PathLike[str]]] = None
+    ) -> "asyncio.Future[_BusKeyServer]": ...
     @property
     def id(self) -> str: ...
     def close(self) -> None: ...

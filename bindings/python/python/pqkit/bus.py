@@ -167,9 +167,16 @@ class KeyServer:
         self._inner = inner
 
     @staticmethod
-    async def serve(url: str, identity: Identity, policy: Policy) -> KeyServer:
-        """Starts serving on the NATS server at ``url``; returns once it listens."""
-        return KeyServer(await _pqkit._BusKeyServer.serve(url, identity._inner, policy._inner))
+    async def serve(
+        url: str, identity: Identity, policy: Policy, state_file: Optional[Union[str, "os.PathLike[str]"]] = None
+    ) -> KeyServer:
+        """Starts serving on the NATS server at ``url``; returns once it listens.
+
+        ``state_file`` keeps the topic epochs in that file (sealed to ``identity``, mode 0600, created if missing),
+        so that a key server restarted with the same identity and file still opens durable messages sealed before
+        the restart. A file it cannot read (another identity, damage) raises ``BusError`` naming it.
+        """
+        return KeyServer(await _pqkit._BusKeyServer.serve(url, identity._inner, policy._inner, state_file))
 
     @property
     def id(self) -> str:
