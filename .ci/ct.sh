@@ -58,6 +58,7 @@ for cap in portable avx2 native; do
     failed=1
     continue
   fi
+  grep -E '^backends ' "$work/$cap.log" || true
   grep -E '^ok ' "$work/$cap.log" | tr '\n' ' '
   echo
   if ! "$bin" check-log "$work/$cap.log"; then

@@ -472,10 +472,15 @@ fn main() {
     }
     for a in &args {
         match a.as_str() {
-            "all" => OPS.iter().for_each(|(n, f)| {
-                f();
-                println!("ok {n}");
-            }),
+            "all" => {
+                // The backends this run exercises (under valgrind: what its virtual CPU offers, with ADX).
+                let chosen: Vec<String> = pqkit::families::chosen().map(|(f, b)| format!("{f}={b}")).collect();
+                println!("backends {}", chosen.join(" "));
+                OPS.iter().for_each(|(n, f)| {
+                    f();
+                    println!("ok {n}");
+                })
+            }
             "leak" => leak(),
             name => match OPS.iter().find(|(n, _)| *n == name) {
                 Some((n, f)) => {

@@ -99,6 +99,27 @@ mod valgrind {
         }
     }
 
+    /// `VG_USERREQ__RUNNING_ON_VALGRIND` (core request 0x1001): non-zero under valgrind.
+    pub(crate) fn running_on_valgrind() -> bool {
+        let block = [0x1001u64, 0, 0, 0, 0, 0];
+        let result: u64;
+        // SAFETY: as in `request`: the preamble leaves rdi unchanged, `xchg rbx, rbx` does nothing, the block is
+        // read through rax (valid for the asm's duration) and the answer comes back in rdx (0 outside valgrind).
+        unsafe {
+            core::arch::asm!(
+                "rol rdi, 3",
+                "rol rdi, 13",
+                "rol rdi, 61",
+                "rol rdi, 51",
+                "xchg rbx, rbx",
+                in("rax") block.as_ptr(),
+                inout("rdx") 0u64 => result,
+                options(nostack),
+            );
+        }
+        result != 0
+    }
+
     #[inline(never)]
     pub(super) fn declassify<T: Copy>(v: T) -> T {
         let mut x = v;
@@ -108,6 +129,12 @@ mod valgrind {
         core::hint::black_box(&mut x);
         x
     }
+}
+
+/// Whether the process runs under valgrind (the constant-time job's build only).
+#[cfg(all(pqkit_ct_check, target_arch = "x86_64"))]
+pub(crate) fn running_on_valgrind() -> bool {
+    valgrind::running_on_valgrind()
 }
 
 /// Returns `a` if `choice` is 1 and `b` if it is 0, without a branch on `choice`.
