@@ -21,7 +21,8 @@
 //!
 //! The Edwards operations (Ed25519, X25519 public keys) run over `Fe64`; the fixed-base multiplication
 //! ([`fixed_base`]) does each of its 63 additions as one `asm!` block, from two tables (even and odd
-//! radix-16 digits) so that it needs no doublings. X25519's variable-base ladder
+//! radix-16 digits) so that it needs no doublings. With AVX2 (`Bmi2AdxAvx2`) each block also does its
+//! table look-up (a vector scan of the row) and prefetches the next row. X25519's variable-base ladder
 //! ([`ladder_asm`]) does each whole step in one `asm!` block over a state in memory: no spills or moves
 //! between the operations, adds and subtractions with a single fold because every product is kept below
 //! 2p, and no swaps (only the doubling's input is selected by mask).
@@ -587,8 +588,9 @@ fn mul_base(backend: Checked<Backend>, s: &[u8; 32]) -> Point<Fe64> {
     // The proof that mulx/adcx/adox may run: every asm! block above relies on it.
     assert!(backend.covers(Backend::Bmi2Adx));
     if backend.covers(Backend::Bmi2AdxAvx2) {
-        // SAFETY: the backend covers Bmi2AdxAvx2, so the CPU has AVX2 (the one dispatch mechanism).
-        fixed_base::mul_base_comb(s, |row, d| unsafe { lookup_avx2(row, d) })
+        // SAFETY: the backend covers Bmi2AdxAvx2, so the CPU has BMI2, ADX and AVX2 (the one dispatch
+        // mechanism).
+        unsafe { fixed_base::mul_base_comb_avx2(s) }
     } else {
         fixed_base::mul_base_comb(s, edwards::lookup::<Fe64>)
     }
@@ -778,7 +780,7 @@ mod tests {
             let acc = Point { x: pick(0), y: pick(1), z: pick(2), t: pick(3) };
             let any = if i % 3 == 0 { Fe64([rng.next(), rng.next(), rng.next(), u64::MAX]) } else { pick(6) };
             let q = AffineNiels { ypx: pick(4), ymx: pick(5), xy2d: any };
-            let mut st = CombState([0; 68]);
+            let mut st = CombState([0; 70]);
             st.0[..16].copy_from_slice(&[acc.x.0, acc.y.0, acc.z.0, acc.t.0].concat());
             st.set_entry(&q);
             madd(&mut st);
@@ -787,6 +789,39 @@ mod tests {
             for (g, w) in [(got.x, want.x), (got.y, want.y), (got.z, want.z), (got.t, want.t)] {
                 assert_eq!(g.to_bytes(), w.to_bytes(), "case {i}");
                 assert!(big_words(&g.0) < BigUint::from(2u8) * p(), "below 2p, case {i}");
+            }
+        }
+    }
+
+    /// One fused AVX2 comb step (look-up and addition) agrees with the portable look-up followed by the
+    /// generic `add_affine` and `to_extended`, for every row of both tables and every digit in [−8, 8], on
+    /// accumulators whose coordinates are arbitrary values below 2p; and keeps every coordinate below 2p.
+    #[test]
+    fn fused_avx2_comb_step_matches_generic() {
+        use super::fixed_base::{CombState, comb_step_avx2};
+        let Some(backend) = Checked::for_test(Backend::Bmi2AdxAvx2) else { return };
+        assert!(backend.covers(Backend::Bmi2AdxAvx2));
+        let mut rng = Xs(0x6464_0007);
+        let w = words_below_2p(&mut rng);
+        let n = w.len();
+        let mut i = 0usize;
+        for row in BASE_TABLE.iter().chain(BASE_TABLE_ODD.iter()) {
+            for d in -8i8..=8 {
+                i += 1;
+                let pick = |k: usize| Fe64(w[(i * (2 * k + 3) + k) % n]);
+                let acc = Point { x: pick(0), y: pick(1), z: pick(2), t: pick(3) };
+                let mut st = CombState([0; 70]);
+                st.0[..16].copy_from_slice(&[acc.x.0, acc.y.0, acc.z.0, acc.t.0].concat());
+                st.set_digit(d);
+                // SAFETY: the backend covers Bmi2AdxAvx2, so the CPU has BMI2, ADX and AVX2; the prefetch
+                // address is a valid reference.
+                unsafe { comb_step_avx2(&mut st, row, row.as_ptr().cast()) };
+                let want = acc.add_affine(&edwards::lookup(row, d)).to_extended();
+                let got = st.point();
+                for (g, w) in [(got.x, want.x), (got.y, want.y), (got.z, want.z), (got.t, want.t)] {
+                    assert_eq!(g.to_bytes(), w.to_bytes(), "digit {d}, case {i}");
+                    assert!(big_words(&g.0) < BigUint::from(2u8) * p(), "below 2p, case {i}");
+                }
             }
         }
     }

@@ -11,9 +11,10 @@ use super::*;
 
 /// The state of one mixed addition: the accumulator (X, Y, Z, T) at byte offsets 0, 32, 64, 96, the table
 /// entry (y + x, y − x, 2dxy) at 128, 160, 192 (the `repr(C)` order of [`AffineNiels`]), and the
-/// temporaries of [`madd`] from 224 up (the literals of its asm).
+/// temporaries of [`madd`] from 224 up (the literals of its asm); for [`comb_step_avx2`], the digit's absolute
+/// value at 544 and its sign mask (all ones for a negative digit) at 552.
 #[repr(C, align(64))]
-pub(super) struct CombState(pub(super) [u64; 68]);
+pub(super) struct CombState(pub(super) [u64; 70]);
 
 impl CombState {
     const X: usize = 0;
@@ -23,6 +24,8 @@ impl CombState {
     const QP: usize = 16;
     const QM: usize = 20;
     const QT: usize = 24;
+    const ABS: usize = 68;
+    const SIGN: usize = 69;
 
     fn get(&self, at: usize) -> Fe64 {
         Fe64([self.0[at], self.0[at + 1], self.0[at + 2], self.0[at + 3]])
@@ -51,6 +54,15 @@ impl CombState {
         self.set(Self::QP, &q.ypx);
         self.set(Self::QM, &q.ymx);
         self.set(Self::QT, &q.xy2d);
+    }
+
+    /// Sets the digit d in \[−8, 8\] that [`comb_step_avx2`] looks up: |d| and the mask of d < 0, by
+    /// arithmetic only.
+    pub(super) fn set_digit(&mut self, d: i8) {
+        let d = d as i64;
+        let neg = d >> 63; // all ones if d < 0
+        self.0[Self::ABS] = ((d ^ neg) - neg) as u64;
+        self.0[Self::SIGN] = neg as u64;
     }
 }
 
@@ -105,7 +117,7 @@ where
     let mut digits = edwards::radix16(s);
     let (even, odd) = (Fe64::base_table(), &BASE_TABLE_ODD);
     let row = |i: usize| if i.is_multiple_of(2) { &even[i / 2] } else { &odd[i / 2] };
-    let mut st = CombState([0; 68]);
+    let mut st = CombState([0; 70]);
     // The first entry becomes the accumulator directly, and each entry is looked up one addition ahead, so
     // its loads run while the previous addition's products do.
     st.set_point(&lookup(row(0), digits[0]).to_extended());
@@ -117,6 +129,166 @@ where
         }
         st.set_entry(&cur);
         madd(&mut st);
+    }
+    let out = st.point();
+    crate::ct::wipe(&mut st.0);
+    crate::ct::wipe(&mut digits);
+    out
+}
+
+/// One step of the comb with the look-up in AVX2, as one `asm!` block: the entry `d·row[0]` for the digit d
+/// set by [`CombState::set_digit`] (what [`edwards::lookup`] returns), added to the accumulator as by
+/// [`madd`]; and the 768 bytes at `prefetch` (the next step's row) requested into the cache first.
+///
+/// The look-up reads every one of the row's 8 entries as three 256-bit words and keeps each by a vector
+/// mask from a comparison of |d| with a counter (`vpcmpeqq`/`vpand`/`vpor`), starting from the identity
+/// (1, 1, 0) masked by |d| = 0; it swaps y + x and y − x by the sign mask (exclusive-or by mask) and stores
+/// the entry in the state. The negation of 2dxy is not computed: for −Q the addition's c = T·2dxy changes
+/// sign, which exchanges f = d − c and g = d + c, so the block exchanges f and g by the same mask. Constant
+/// time: the addresses read, the instructions run and the loop count do not depend on d; d only meets
+/// comparisons, masks and exclusive-ors.
+///
+/// # Safety
+/// The CPU must have BMI2, ADX and AVX2 (callers hold a `Checked<Backend>` covering `Bmi2AdxAvx2`), and
+/// `prefetch` must point into (or one past) an allocated object (prefetches never fault, but the pointer
+/// arithmetic must stay in bounds).
+#[inline(always)]
+pub(super) unsafe fn comb_step_avx2(st: &mut CombState, row: &[AffineNiels<Fe64>; 8], prefetch: *const u8) {
+    const _: () = assert!(core::mem::size_of::<[AffineNiels<Fe64>; 8]>() == 8 * 96);
+    // SAFETY: BMI2, ADX and AVX2 are present (the caller's contract). The block reads the 768 bytes of `row`
+    // (8 entries of 96 bytes: `repr(C)` of three `repr(transparent)` 32-byte elements), prefetches (which
+    // never faults), reads and writes only the 70 words of `st` (offsets below 560 bytes from rdi, which
+    // holds its 64-byte aligned address, so the 32-byte stores at 128, 160 and 192 are aligned), declares
+    // every register it changes (clobber_abi("C") covers the vector registers, whose upper halves
+    // vzeroupper clears, and the caller-saved general ones; r12-r15 are listed), and does not use the stack.
+    unsafe {
+        asm!(
+            "prefetcht0 [rax]",
+            "prefetcht0 [rax + 64]",
+            "prefetcht0 [rax + 128]",
+            "prefetcht0 [rax + 192]",
+            "prefetcht0 [rax + 256]",
+            "prefetcht0 [rax + 320]",
+            "prefetcht0 [rax + 384]",
+            "prefetcht0 [rax + 448]",
+            "prefetcht0 [rax + 512]",
+            "prefetcht0 [rax + 576]",
+            "prefetcht0 [rax + 640]",
+            "prefetcht0 [rax + 704]",
+            // The look-up (see `lookup_avx2` in the parent).
+            "vpbroadcastq ymm3, [rdi + 544]", // |d| in every lane
+            "vpxor xmm4, xmm4, xmm4",         // the counter j
+            "vpcmpeqq ymm5, ymm5, ymm5",      // −1 in every lane
+            "vpcmpeqq ymm6, ymm3, ymm4",      // |d| = 0
+            "vpsrlq ymm7, ymm6, 63",          // 1 in every lane where |d| = 0
+            "vpblendd ymm0, ymm4, ymm7, 3",   // (1, 0, 0, 0) where |d| = 0: y + x = y − x = 1
+            "vmovdqa ymm1, ymm0",
+            "vpxor xmm2, xmm2, xmm2",         // 2dxy = 0
+            "mov ecx, 8",
+            "2:",
+            "vpsubq ymm4, ymm4, ymm5",        // j += 1
+            "vpcmpeqq ymm6, ymm3, ymm4",      // |d| = j
+            "vpand ymm8, ymm6, [rsi]",
+            "vpand ymm9, ymm6, [rsi + 32]",
+            "vpand ymm10, ymm6, [rsi + 64]",
+            "vpor ymm0, ymm0, ymm8",
+            "vpor ymm1, ymm1, ymm9",
+            "vpor ymm2, ymm2, ymm10",
+            "add rsi, 96",
+            "dec ecx",
+            "jnz 2b",
+            // −Q: y + x and y − x exchanged by the sign mask.
+            "vpbroadcastq ymm11, [rdi + 552]",
+            "vpxor ymm12, ymm0, ymm1",
+            "vpand ymm12, ymm12, ymm11",
+            "vpxor ymm0, ymm0, ymm12",
+            "vpxor ymm1, ymm1, ymm12",
+            "vmovdqa [rdi + 128], ymm0",
+            "vmovdqa [rdi + 160], ymm1",
+            "vmovdqa [rdi + 192], ymm2",
+            "vzeroupper",
+            // The addition, as `madd`, with f and g exchanged by the sign mask.
+            sub4!("224", "32", "0"),    // Y − X
+            add4!("256", "32", "0"),    // Y + X
+            mul4!("288", "224", "160"), // a = (Y − X)(y − x)
+            mul4!("320", "256", "128"), // b = (Y + X)(y + x)
+            mul4!("352", "96", "192"),  // c = T·2dxy
+            add4!("384", "64", "64"),   // d = 2Z
+            sub4!("416", "320", "288"), // e = b − a
+            add4!("512", "320", "288"), // h = b + a
+            sub4!("448", "384", "352"), // f = d − c
+            add4!("480", "384", "352"), // g = d + c
+            "mov rcx, [rdi + 552]",
+            "mov r8, [rdi + 448]",
+            "mov r9, [rdi + 456]",
+            "mov r10, [rdi + 464]",
+            "mov r11, [rdi + 472]",
+            "mov r12, [rdi + 480]",
+            "mov r13, [rdi + 488]",
+            "mov r14, [rdi + 496]",
+            "mov r15, [rdi + 504]",
+            "mov rax, r8",
+            "xor rax, r12",
+            "and rax, rcx",
+            "xor r8, rax",
+            "xor r12, rax",
+            "mov rax, r9",
+            "xor rax, r13",
+            "and rax, rcx",
+            "xor r9, rax",
+            "xor r13, rax",
+            "mov rax, r10",
+            "xor rax, r14",
+            "and rax, rcx",
+            "xor r10, rax",
+            "xor r14, rax",
+            "mov rax, r11",
+            "xor rax, r15",
+            "and rax, rcx",
+            "xor r11, rax",
+            "xor r15, rax",
+            "mov [rdi + 448], r8",
+            "mov [rdi + 456], r9",
+            "mov [rdi + 464], r10",
+            "mov [rdi + 472], r11",
+            "mov [rdi + 480], r12",
+            "mov [rdi + 488], r13",
+            "mov [rdi + 496], r14",
+            "mov [rdi + 504], r15",
+            mul4!("0", "416", "448"),   // X = ef
+            mul4!("32", "480", "512"),  // Y = gh
+            mul4!("64", "448", "480"),  // Z = fg
+            mul4!("96", "416", "512"),  // T = eh
+            in("rdi") st.0.as_mut_ptr(),
+            inout("rsi") row.as_ptr() => _,
+            inout("rax") prefetch => _,
+            out("r12") _, out("r13") _, out("r14") _, out("r15") _,
+            clobber_abi("C"),
+            options(nostack),
+        );
+    }
+}
+
+/// [`mul_base_comb`] with the look-ups in AVX2, each fused with its addition ([`comb_step_avx2`]) and the
+/// next row prefetched. Constant time: the digits only reach [`CombState::set_digit`] and the vector masks.
+///
+/// # Safety
+/// The CPU must have BMI2, ADX and AVX2 (callers hold a `Checked<Backend>` covering `Bmi2AdxAvx2`).
+#[target_feature(enable = "avx2,bmi2,adx")]
+pub(super) unsafe fn mul_base_comb_avx2(s: &[u8; 32]) -> Point<Fe64> {
+    debug_assert!(s[31] < 0x80);
+    let mut digits = edwards::radix16(s);
+    let (even, odd) = (Fe64::base_table(), &BASE_TABLE_ODD);
+    let row = |i: usize| if i.is_multiple_of(2) { &even[i / 2] } else { &odd[i / 2] };
+    let mut st = CombState([0; 70]);
+    // SAFETY: AVX2 is present (this function's contract).
+    st.set_point(&unsafe { lookup_avx2(row(0), digits[0]) }.to_extended());
+    for (i, &d) in digits.iter().enumerate().skip(1) {
+        st.set_digit(d);
+        // The next step's row; the last step prefetches its own row again (any valid address does).
+        let next = row(if i < 63 { i + 1 } else { i });
+        // SAFETY: BMI2, ADX and AVX2 are present (this function's contract); `next` is a valid reference.
+        unsafe { comb_step_avx2(&mut st, row(i), next.as_ptr().cast()) };
     }
     let out = st.point();
     crate::ct::wipe(&mut st.0);
