@@ -947,6 +947,13 @@ pub(crate) mod tests {
             let opp = A::jadd_affine(&pj, &neg);
             assert_eq!(opp, soft_add(&pj, &neg), "P − P {i}");
             assert!(opp.z == Fe::ZERO && opp.x != Fe::ZERO, "P − P {i}");
+            // The variable-time mixed addition recognises both: P + P is the doubling, P + (−P) the
+            // identity; the identity plus Q is Q.
+            let dbl = jadd_affine::<A>(&pj, &a);
+            let want = double::<Soft>(&Proj::from_affine(&a));
+            assert_eq!(to_affine::<Soft>(&dbl.projective::<Soft>()), to_affine::<Soft>(&want), "vartime P + P {i}");
+            assert!(jadd_affine::<A>(&pj, &neg).is_identity(), "vartime P − P {i}");
+            assert_eq!(jadd_affine::<A>(&Jac::IDENTITY, &b), Jac::from_affine(&b), "vartime O + Q {i}");
             // Off the curve: any field values.
             let r = Jac { x: below_p(rng.limbs()), y: below_p(rng.limbs()), z: *z };
             let q = Aff { x: below_p(rng.limbs()), y: below_p(rng.limbs()) };
