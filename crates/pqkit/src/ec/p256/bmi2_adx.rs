@@ -13,8 +13,14 @@
 //! subtraction of m by `cmov` (no branch). The field has its own squaring ([`sqr_p`]: the cross products
 //! once, doubled, ten `mulx` instead of sixteen); the scalars square with the product.
 //!
+//! ## The doubling
+//! The Jacobian doubling ([`jdouble_adx`]) is one `asm!` block: the same product, squaring, addition and
+//! subtraction, and the small linear combinations of the formula, as macros over the slots of a frame, so
+//! that no value passes through the compiler between two field operations.
+//!
 //! ## Constant time
-//! No branch and no memory index depends on a value.
+//! No branch and no memory index depends on a value: every block is straight-line code, its addresses
+//! fixed offsets from its pointers, its reductions chosen by `cmov` or by masks (docs/hardening.md).
 //!
 //! ## Safety
 //! `mulx`, `adcx` and `adox` need BMI2 and ADX, the table scan AVX2. [`Adx`] is private to this file and the generic code only
