@@ -13,8 +13,14 @@
 //! subtraction of m by `cmov` (no branch). The field has its own squaring ([`sqr_p`]: the cross products
 //! once, doubled, ten `mulx` instead of sixteen); the scalars square with the product.
 //!
+//! ## The doubling
+//! The Jacobian doubling ([`jdouble_adx`]) is one `asm!` block: the same product, squaring, addition and
+//! subtraction, and the small linear combinations of the formula, as macros over the slots of a frame, so
+//! that no value passes through the compiler between two field operations.
+//!
 //! ## Constant time
-//! No branch and no memory index depends on a value.
+//! No branch and no memory index depends on a value: every block is straight-line code, its addresses
+//! fixed offsets from its pointers, its reductions chosen by `cmov` or by masks (docs/hardening.md).
 //!
 //! ## Safety
 //! `mulx`, `adcx` and `adox` need BMI2 and ADX, the table scan AVX2. [`Adx`] is private to this file and the generic code only
@@ -24,7 +30,7 @@
 #![allow(unsafe_code)]
 
 use super::field::{Fe, FieldArith, Modulus};
-use super::point::{Aff, Arith};
+use super::point::{Aff, Arith, Jac};
 use super::scalar::{N, Scalar};
 use super::{Backend, generic};
 use crate::dispatch::Checked;
@@ -443,6 +449,563 @@ fn sub_p(a: &[u64; 4], b: &[u64; 4]) -> [u64; 4] {
     [r0, r1, r2, r3]
 }
 
+// ---- Whole point formulas as one routine ----
+//
+// The Jacobian doubling and the mixed addition each run as one `asm!` block: the field operations are the
+// macros below, expanded in place, over 32-byte slots of a frame that the caller owns (`rsi` points at it;
+// offsets are bytes). `rdi` holds p₃ for the whole block. Every operation reads its inputs from slots,
+// works in registers and stores its result, fully reduced (below p), into a slot, so no operation between
+// two others goes through the compiler's register allocation, and nothing spills. Each macro uses `rax`,
+// `rcx`, `rdx` and `r8`..`r15` freely.
+
+/// One row of `fmul`: the accumulator l0..l5 (l5 cleared here) takes a times the word of b at `off` on the
+/// two carry chains, then one reduction round with q = l0 (−p⁻¹ ≡ 1 mod 2^64): q·2^32 into l1..l2 by a
+/// shift pair and q·p₃ into l3..l4 by one `mulx` (as `prow` does, with slot addresses and p₃ in `rdi`).
+macro_rules! frow {
+    ($a:literal, $b:literal, $off:literal, $l0:literal, $l1:literal, $l2:literal, $l3:literal, $l4:literal, $l5:literal) => {
+        concat!(
+            "xor ",
+            $l5,
+            "d, ",
+            $l5,
+            "d\n",
+            "mov rdx, [rsi + ",
+            $b,
+            " + ",
+            $off,
+            "]\n",
+            "mulx rcx, rax, [rsi + ",
+            $a,
+            "]\n",
+            "adox ",
+            $l0,
+            ", rax\n",
+            "adcx ",
+            $l1,
+            ", rcx\n",
+            "mulx rcx, rax, [rsi + ",
+            $a,
+            " + 8]\n",
+            "adox ",
+            $l1,
+            ", rax\n",
+            "adcx ",
+            $l2,
+            ", rcx\n",
+            "mulx rcx, rax, [rsi + ",
+            $a,
+            " + 16]\n",
+            "adox ",
+            $l2,
+            ", rax\n",
+            "adcx ",
+            $l3,
+            ", rcx\n",
+            "mulx rcx, rax, [rsi + ",
+            $a,
+            " + 24]\n",
+            "adox ",
+            $l3,
+            ", rax\n",
+            "adcx ",
+            $l4,
+            ", rcx\n",
+            "mov eax, 0\n",
+            "adcx ",
+            $l5,
+            ", rax\n",
+            "adox ",
+            $l4,
+            ", rax\n",
+            "adox ",
+            $l5,
+            ", rax\n",
+            "mov rdx, ",
+            $l0,
+            "\n",
+            "mulx r15, rcx, rdi\n",
+            "mov rax, ",
+            $l0,
+            "\n",
+            "shl rax, 32\n",
+            "shr ",
+            $l0,
+            ", 32\n",
+            "add ",
+            $l1,
+            ", rax\n",
+            "adc ",
+            $l2,
+            ", ",
+            $l0,
+            "\n",
+            "adc ",
+            $l3,
+            ", rcx\n",
+            "adc ",
+            $l4,
+            ", r15\n",
+            "adc ",
+            $l5,
+            ", 0\n",
+        )
+    };
+}
+
+/// slot d = a·b·2^−256 mod p: [`mul_p`] over slots (four rows of `frow`, the final subtraction of p
+/// kept or dropped by `cmov`).
+macro_rules! fmul {
+    ($d:literal, $a:literal, $b:literal) => {
+        concat!(
+            "xor r8d, r8d\n",
+            "xor r9d, r9d\n",
+            "xor r10d, r10d\n",
+            "xor r11d, r11d\n",
+            "xor r12d, r12d\n",
+            frow!($a, $b, "0", "r8", "r9", "r10", "r11", "r12", "r13"),
+            frow!($a, $b, "8", "r9", "r10", "r11", "r12", "r13", "r8"),
+            frow!($a, $b, "16", "r10", "r11", "r12", "r13", "r8", "r9"),
+            frow!($a, $b, "24", "r11", "r12", "r13", "r8", "r9", "r10"),
+            "mov r14d, 0xffffffff\n",
+            "mov rax, r12\n",
+            "mov rcx, r13\n",
+            "mov rdx, r8\n",
+            "mov r15, r9\n",
+            "sub rax, -1\n",
+            "sbb rcx, r14\n",
+            "sbb rdx, 0\n",
+            "sbb r15, rdi\n",
+            "sbb r10, 0\n",
+            "cmovc rax, r12\n",
+            "cmovc rcx, r13\n",
+            "cmovc rdx, r8\n",
+            "cmovc r15, r9\n",
+            "mov [rsi + ",
+            $d,
+            "], rax\n",
+            "mov [rsi + ",
+            $d,
+            " + 8], rcx\n",
+            "mov [rsi + ",
+            $d,
+            " + 16], rdx\n",
+            "mov [rsi + ",
+            $d,
+            " + 24], r15\n",
+        )
+    };
+}
+
+/// One reduction round of `fsqr` over the window l0..l3 (`sqr_round` with p₃ in `rdi` and `rdx` as
+/// the shift temporary): the window becomes l1, l2, l3, l0.
+macro_rules! fsqr_round {
+    ($l0:literal, $l1:literal, $l2:literal, $l3:literal) => {
+        concat!(
+            "mov rdx, ",
+            $l0,
+            "\n",
+            "mulx rcx, rax, rdi\n",
+            "shl rdx, 32\n",
+            "shr ",
+            $l0,
+            ", 32\n",
+            "add ",
+            $l1,
+            ", rdx\n",
+            "adc ",
+            $l2,
+            ", ",
+            $l0,
+            "\n",
+            "adc ",
+            $l3,
+            ", rax\n",
+            "adc rcx, 0\n",
+            "mov ",
+            $l0,
+            ", rcx\n",
+        )
+    };
+}
+
+/// slot d = a²·2^−256 mod p: [`sqr_p`] over slots (the cross products once and doubled, the diagonal, four
+/// reduction rounds over the low half, the high half added, one subtraction of p kept by `cmov`).
+macro_rules! fsqr {
+    ($d:literal, $a:literal) => {
+        concat!(
+            "mov rdx, [rsi + ",
+            $a,
+            "]\n",
+            "mulx r10, r9, [rsi + ",
+            $a,
+            " + 8]\n",
+            "mulx r11, rax, [rsi + ",
+            $a,
+            " + 16]\n",
+            "add r10, rax\n",
+            "mulx r12, rax, [rsi + ",
+            $a,
+            " + 24]\n",
+            "adc r11, rax\n",
+            "adc r12, 0\n",
+            "mov rdx, [rsi + ",
+            $a,
+            " + 8]\n",
+            "xor r13d, r13d\n",
+            "mulx rcx, rax, [rsi + ",
+            $a,
+            " + 16]\n",
+            "adox r11, rax\n",
+            "adcx r12, rcx\n",
+            "mulx rcx, rax, [rsi + ",
+            $a,
+            " + 24]\n",
+            "adox r12, rax\n",
+            "adcx r13, rcx\n",
+            "mov eax, 0\n",
+            "adox r13, rax\n",
+            "mov rdx, [rsi + ",
+            $a,
+            " + 16]\n",
+            "mulx r14, rax, [rsi + ",
+            $a,
+            " + 24]\n",
+            "add r13, rax\n",
+            "adc r14, 0\n",
+            "xor r15d, r15d\n",
+            "mov rdx, [rsi + ",
+            $a,
+            "]\n",
+            "mulx rcx, r8, rdx\n",
+            "adcx r9, r9\n",
+            "adox r9, rcx\n",
+            "mov rdx, [rsi + ",
+            $a,
+            " + 8]\n",
+            "mulx rcx, rax, rdx\n",
+            "adcx r10, r10\n",
+            "adox r10, rax\n",
+            "adcx r11, r11\n",
+            "adox r11, rcx\n",
+            "mov rdx, [rsi + ",
+            $a,
+            " + 16]\n",
+            "mulx rcx, rax, rdx\n",
+            "adcx r12, r12\n",
+            "adox r12, rax\n",
+            "adcx r13, r13\n",
+            "adox r13, rcx\n",
+            "mov rdx, [rsi + ",
+            $a,
+            " + 24]\n",
+            "mulx rcx, rax, rdx\n",
+            "adcx r14, r14\n",
+            "adox r14, rax\n",
+            "adcx r15, r15\n",
+            "adox r15, rcx\n",
+            fsqr_round!("r8", "r9", "r10", "r11"),
+            fsqr_round!("r9", "r10", "r11", "r8"),
+            fsqr_round!("r10", "r11", "r8", "r9"),
+            fsqr_round!("r11", "r8", "r9", "r10"),
+            "xor eax, eax\n",
+            "add r8, r12\n",
+            "adc r9, r13\n",
+            "adc r10, r14\n",
+            "adc r11, r15\n",
+            "adc rax, 0\n",
+            "mov r12, r8\n",
+            "mov r13, r9\n",
+            "mov r14, r10\n",
+            "mov r15, r11\n",
+            "mov ecx, 0xffffffff\n",
+            "sub r12, -1\n",
+            "sbb r13, rcx\n",
+            "sbb r14, 0\n",
+            "sbb r15, rdi\n",
+            "sbb rax, 0\n",
+            "cmovnc r8, r12\n",
+            "cmovnc r9, r13\n",
+            "cmovnc r10, r14\n",
+            "cmovnc r11, r15\n",
+            "mov [rsi + ",
+            $d,
+            "], r8\n",
+            "mov [rsi + ",
+            $d,
+            " + 8], r9\n",
+            "mov [rsi + ",
+            $d,
+            " + 16], r10\n",
+            "mov [rsi + ",
+            $d,
+            " + 24], r11\n",
+        )
+    };
+}
+
+/// Loads slot a into r8..r11.
+macro_rules! fload {
+    ($a:literal) => {
+        concat!(
+            "mov r8, [rsi + ",
+            $a,
+            "]\n",
+            "mov r9, [rsi + ",
+            $a,
+            " + 8]\n",
+            "mov r10, [rsi + ",
+            $a,
+            " + 16]\n",
+            "mov r11, [rsi + ",
+            $a,
+            " + 24]\n",
+        )
+    };
+}
+
+/// Stores r8..r11 into slot d.
+macro_rules! fstore {
+    ($d:literal) => {
+        concat!(
+            "mov [rsi + ",
+            $d,
+            "], r8\n",
+            "mov [rsi + ",
+            $d,
+            " + 8], r9\n",
+            "mov [rsi + ",
+            $d,
+            " + 16], r10\n",
+            "mov [rsi + ",
+            $d,
+            " + 24], r11\n",
+        )
+    };
+}
+
+/// r8..r11 += p masked by `rax` (all ones or zero): p's words are (2^64 − 1, 2^32 − 1, 0, p₃).
+macro_rules! fadd_masked_p {
+    () => {
+        concat!(
+            "mov ecx, eax\n",
+            "mov rdx, rdi\n",
+            "and rdx, rax\n",
+            "add r8, rax\n",
+            "adc r9, rcx\n",
+            "adc r10, 0\n",
+            "adc r11, rdx\n",
+        )
+    };
+}
+
+/// slot d = a + b mod p ([`add_p`]): the sum with its carry word, one subtraction of p kept by `cmov`
+/// when it does not borrow.
+macro_rules! fadd {
+    ($d:literal, $a:literal, $b:literal) => {
+        concat!(
+            fload!($a),
+            "xor eax, eax\n",
+            "add r8, [rsi + ",
+            $b,
+            "]\n",
+            "adc r9, [rsi + ",
+            $b,
+            " + 8]\n",
+            "adc r10, [rsi + ",
+            $b,
+            " + 16]\n",
+            "adc r11, [rsi + ",
+            $b,
+            " + 24]\n",
+            "adc rax, 0\n",
+            "mov r12, r8\n",
+            "mov r13, r9\n",
+            "mov r14, r10\n",
+            "mov r15, r11\n",
+            "mov ecx, 0xffffffff\n",
+            "sub r12, -1\n",
+            "sbb r13, rcx\n",
+            "sbb r14, 0\n",
+            "sbb r15, rdi\n",
+            "sbb rax, 0\n",
+            "cmovnc r8, r12\n",
+            "cmovnc r9, r13\n",
+            "cmovnc r10, r14\n",
+            "cmovnc r11, r15\n",
+            fstore!($d),
+        )
+    };
+}
+
+/// slot d = a − b mod p ([`sub_p`]): the difference, then p masked by its borrow added back.
+macro_rules! fsub {
+    ($d:literal, $a:literal, $b:literal) => {
+        concat!(
+            fload!($a),
+            "sub r8, [rsi + ",
+            $b,
+            "]\n",
+            "sbb r9, [rsi + ",
+            $b,
+            " + 8]\n",
+            "sbb r10, [rsi + ",
+            $b,
+            " + 16]\n",
+            "sbb r11, [rsi + ",
+            $b,
+            " + 24]\n",
+            "sbb rax, rax\n",
+            fadd_masked_p!(),
+            fstore!($d),
+        )
+    };
+}
+
+/// slot d = ca·a − cb·b mod p for constants with ca + cb below 2^20 ([`super::field::lincomb_p`]'s method):
+/// V = ca·a + cb·(p − b) = h·2^256 + L in five words (p − b in r13, r14, r15, rcx; ca·a by a `mulx` row,
+/// cb·(p − b) added on the two carry chains); with q = h + 1, S = L + q·(2^256 − p), whose words are
+/// (q, −q·2^32, 2^64 − 1, q·(2^32 − 1) − 1) for 1 ≤ q < 2^32, and the result is S mod 2^256 when S carries
+/// past 2^256, (S + p) mod 2^256 when it does not, p added by the mask of the carry.
+macro_rules! flin {
+    ($d:literal, $a:literal, $ca:literal, $b:literal, $cb:literal) => {
+        concat!(
+            "mov r13, -1\n",
+            "sub r13, [rsi + ",
+            $b,
+            "]\n",
+            "mov r14d, 0xffffffff\n",
+            "sbb r14, [rsi + ",
+            $b,
+            " + 8]\n",
+            "mov r15d, 0\n",
+            "sbb r15, [rsi + ",
+            $b,
+            " + 16]\n",
+            "mov rcx, rdi\n",
+            "sbb rcx, [rsi + ",
+            $b,
+            " + 24]\n",
+            "mov edx, ",
+            $ca,
+            "\n",
+            "mulx r9, r8, [rsi + ",
+            $a,
+            "]\n",
+            "mulx r10, rax, [rsi + ",
+            $a,
+            " + 8]\n",
+            "add r9, rax\n",
+            "mulx r11, rax, [rsi + ",
+            $a,
+            " + 16]\n",
+            "adc r10, rax\n",
+            "mulx r12, rax, [rsi + ",
+            $a,
+            " + 24]\n",
+            "adc r11, rax\n",
+            "adc r12, 0\n",
+            "xor eax, eax\n",
+            "mov edx, ",
+            $cb,
+            "\n",
+            "mulx rdx, rax, r13\n",
+            "adox r8, rax\n",
+            "adcx r9, rdx\n",
+            "mov edx, ",
+            $cb,
+            "\n",
+            "mulx rdx, rax, r14\n",
+            "adox r9, rax\n",
+            "adcx r10, rdx\n",
+            "mov edx, ",
+            $cb,
+            "\n",
+            "mulx rdx, rax, r15\n",
+            "adox r10, rax\n",
+            "adcx r11, rdx\n",
+            "mov edx, ",
+            $cb,
+            "\n",
+            "mulx rdx, rax, rcx\n",
+            "adox r11, rax\n",
+            "adcx r12, rdx\n",
+            "mov eax, 0\n",
+            "adox r12, rax\n",
+            // q = h + 1 and S = L + q·(2^256 − p).
+            "lea rdx, [r12 + 1]\n",
+            "mov rax, rdx\n",
+            "neg rax\n",
+            "shl rax, 32\n",
+            "mov rcx, rdx\n",
+            "shl rcx, 32\n",
+            "sub rcx, rdx\n",
+            "sub rcx, 1\n",
+            "add r8, rdx\n",
+            "adc r9, rax\n",
+            "adc r10, -1\n",
+            "adc r11, rcx\n",
+            // All ones when S did not carry: add p.
+            "mov eax, 0\n",
+            "adc rax, -1\n",
+            fadd_masked_p!(),
+            fstore!($d),
+        )
+    };
+}
+
+/// A frame of 32-byte slots for the whole-formula routines.
+type Frame<const K: usize> = [[u64; 4]; K];
+
+/// 2·P in Jacobian coordinates for a = −3, the whole formula in one `asm!` block (3M + 5S): with δ = z²,
+/// γ = y², β = x·γ and m = x² − δ² = (x + δ)·(x − δ) (so α = 3m in [`point::jdouble_formula`]),
+/// d = 12β − 9m² (= 4β − x3), x3 = 4β − d, y3 = 3·m·d − 8γ², z3 = (y + z)² − δ − γ (= 2yz). The same
+/// coordinates as the portable formula (every slot is fully reduced); the identity (z = 0) gives z3 = 0.
+///
+/// Not inlined: the routine is about a thousand instructions, and one copy serves every call site (the
+/// four doublings of each k·P window, inlined, cost more in instruction fetch than the calls).
+///
+/// [`point::jdouble_formula`]: super::point::jdouble_formula
+#[inline(never)]
+fn jdouble_adx(p: &Jac) -> Jac {
+    // Slots (byte offsets): x 0, y 32, z 64 (the result overwrites them), δ 96, γ 128, t1 160, t2 192,
+    // m 224, β 256, m² 288, d 320, γ² 352, m·d 384.
+    let mut f: Frame<13> = [[0; 4]; 13];
+    f[0] = p.x.0;
+    f[1] = p.y.0;
+    f[2] = p.z.0;
+    // SAFETY: BMI2 and ADX are present (module docs: this code runs only below entry points that asserted a
+    // Checked backend covering Bmi2Adx). The block reads and writes only the 13 slots of `f` (every address
+    // is `rsi` plus an offset below 13·32), writes only the registers it declares, and does not touch the
+    // stack.
+    unsafe {
+        asm!(
+            "mov rdi, 0xffffffff00000001",
+            fsqr!("96", "64"),
+            fsqr!("128", "32"),
+            fsub!("192", "0", "96"),
+            fadd!("160", "0", "96"),
+            fmul!("224", "160", "192"),
+            fadd!("160", "32", "64"),
+            fmul!("256", "0", "128"),
+            fsqr!("288", "224"),
+            fsqr!("160", "160"),
+            flin!("320", "256", "12", "288", "9"),
+            fsub!("160", "160", "96"),
+            fsqr!("352", "128"),
+            fmul!("384", "320", "224"),
+            fsub!("64", "160", "128"),
+            flin!("0", "256", "4", "320", "1"),
+            flin!("32", "384", "3", "352", "8"),
+            inout("rsi") f.as_mut_ptr() => _,
+            out("rdi") _, out("rax") _, out("rcx") _, out("rdx") _,
+            out("r8") _, out("r9") _, out("r10") _, out("r11") _,
+            out("r12") _, out("r13") _, out("r14") _, out("r15") _,
+            options(nostack),
+        );
+    }
+    Jac { x: Fe(f[0]), y: Fe(f[1]), z: Fe(f[2]) }
+}
+
 /// Entry `idx − 1` of a row of eight affine points (entry 0 for `idx` = 0), with AVX2: each entry is two
 /// 32-byte loads (x and y), anded with the mask of `idx == j + 1` (`vpcmpeqq` against the broadcast index)
 /// and ored into the result. Every entry is read; no branch or address depends on `idx`.
@@ -506,6 +1069,10 @@ impl Arith for Adx {
         // SAFETY: AVX2 is present: the backend requires it with BMI2 and ADX (module docs: this code runs only
         // below entry points that asserted a Checked backend covering Bmi2Adx).
         unsafe { lookup8_avx2(row, idx) }
+    }
+    #[inline(always)]
+    fn jdouble(p: &Jac) -> Jac {
+        jdouble_adx(p)
     }
 }
 
@@ -575,6 +1142,13 @@ mod tests {
         let Some(backend) = Checked::for_test(Backend::Bmi2Adx) else { return };
         assert!(backend.covers(Backend::Bmi2Adx));
         super::super::point::tests::check_jdouble::<Adx>();
+    }
+
+    #[test]
+    fn adx_whole_formulas_match_portable() {
+        let Some(backend) = Checked::for_test(Backend::Bmi2Adx) else { return };
+        assert!(backend.covers(Backend::Bmi2Adx));
+        super::super::point::tests::check_whole_formulas::<Adx>();
     }
 
     /// The AVX2 row scan against the portable one, for every index 0..=8 (0 gives entry 0), on a row of

@@ -55,6 +55,20 @@ pub(crate) trait Arith: FieldArith {
         }
         out
     }
+
+    /// 2·P in Jacobian coordinates: [`jdouble_formula`] unless a backend runs the whole formula as one
+    /// routine (which must give the same coordinates).
+    #[inline(always)]
+    fn jdouble(p: &Jac) -> Jac {
+        jdouble_formula::<Self>(p)
+    }
+
+    /// P + Q for an affine Q without the exceptional cases: [`jadd_affine_formula`] unless a backend runs
+    /// the whole formula as one routine (which must give the same coordinates, exceptional inputs included).
+    #[inline(always)]
+    fn jadd_affine(p: &Jac, q: &Aff) -> Jac {
+        jadd_affine_formula::<Self>(p, q)
+    }
 }
 
 impl Arith for Soft {}
@@ -523,32 +537,32 @@ fn batch_to_affine<A: Arith, const K: usize>(j: &[Jac; K]) -> [Aff; K] {
 
 /// P + Q for a Jacobian P and an affine Q, a = −3 (8M + 3S), constant time, without the exceptional
 /// cases: the result is meaningless when P = ±Q or P is the identity, which the callers rule out or
-/// replace by mask (see [`mul`]).
+/// replace by mask (see [`mul`]). The backend's [`Arith::jadd_affine`].
 #[inline(always)]
 fn jadd_affine_ct<A: Arith>(p: &Jac, q: &Aff) -> Jac {
+    A::jadd_affine(p, q)
+}
+
+/// The mixed addition's formula, the portable reference of [`Arith::jadd_affine`]: z1z1 = z1², u2 = x2·z1z1,
+/// s2 = y2·z1·z1z1, h = u2 − x1, r = 2·(s2 − y1), i = 4h², j = h·i, v = x1·i, x3 = r² − j − 2v,
+/// y3 = r·(v − x3) − 2·y1·j, z3 = 2·z1·h (equal to (z1 + h)² − z1² − h², one product instead of a square
+/// and three additions). Each linear step is one [`FieldArith::lincomb`]. With h = 0 (P = ±Q) it gives
+/// z3 = 0 and x3 = r², which [`jadd_affine`] uses to recognise those cases.
+#[inline(always)]
+pub(crate) fn jadd_affine_formula<A: FieldArith>(p: &Jac, q: &Aff) -> Jac {
     let z1z1 = A::sqr(&p.z);
     let u2 = A::mul(&q.x, &z1z1);
     let s2 = A::mul(&A::mul(&q.y, &p.z), &z1z1);
     let h = A::sub(&u2, &p.x);
-    // r = 2·(s2 − y1).
     let r = A::lincomb(&s2, 2, &p.y, 2, &Fe::ZERO, 0);
-    jadd_affine_tail::<A>(p, &h, &r)
-}
-
-/// The end of the mixed addition once h = u2 − x1 and r = 2·(s2 − y1) are known (5M + 2S):
-/// i = 4h², j = h·i, v = x1·i, x3 = r² − j − 2v, y3 = r·(v − x3) − 2·y1·j, z3 = 2·z1·h (equal to
-/// (z1 + h)² − z1² − h², one product instead of a square and three additions). Each linear step is one
-/// [`FieldArith::lincomb`].
-#[inline(always)]
-fn jadd_affine_tail<A: Arith>(p: &Jac, h: &Fe, r: &Fe) -> Jac {
-    let hh = A::sqr(h);
+    let hh = A::sqr(&h);
     let i = A::lincomb(&hh, 4, &Fe::ZERO, 0, &Fe::ZERO, 0);
-    let j = A::mul(h, &i);
+    let j = A::mul(&h, &i);
     let v = A::mul(&p.x, &i);
-    let x3 = A::lincomb(&A::sqr(r), 1, &j, 1, &v, 2);
+    let x3 = A::lincomb(&A::sqr(&r), 1, &j, 1, &v, 2);
     let yj = A::mul(&p.y, &j);
-    let y3 = A::lincomb(&A::mul(r, &A::sub(&v, &x3)), 1, &yj, 2, &Fe::ZERO, 0);
-    let zh = A::mul(&p.z, h);
+    let y3 = A::lincomb(&A::mul(&r, &A::sub(&v, &x3)), 1, &yj, 2, &Fe::ZERO, 0);
+    let zh = A::mul(&p.z, &h);
     let z3 = A::add(&zh, &zh);
     Jac { x: x3, y: y3, z: z3 }
 }
@@ -601,11 +615,11 @@ fn naf(k: &[u64; 4], w: u32) -> [i8; 257] {
 /// verification only: its formulas are faster than the complete ones but have exceptional cases (equal
 /// inputs, opposite inputs, the identity), which the functions below test for and handle by branching — on
 /// public data only.
-#[derive(Clone, Copy, Debug)]
-struct Jac {
-    x: Fe,
-    y: Fe,
-    z: Fe,
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Jac {
+    pub(crate) x: Fe,
+    pub(crate) y: Fe,
+    pub(crate) z: Fe,
 }
 
 impl Jac {
@@ -632,11 +646,18 @@ impl Jac {
     }
 }
 
-/// 2·P in Jacobian coordinates for a = −3 (4M + 4S; the identity stays the identity): δ = z², γ = y²,
-/// β = x·γ, α = 3·(x − δ)·(x + δ), x3 = α² − 8β, y3 = α·(4β − x3) − 8γ², z3 = 2·y·z (equal to
-/// (y + z)² − γ − δ; one product instead of a square and three additions). Each linear step is one
-/// [`FieldArith::lincomb`] instead of a chain of modular additions.
+/// 2·P in Jacobian coordinates for a = −3 (the identity stays the identity): the backend's
+/// [`Arith::jdouble`].
+#[inline(always)]
 fn jdouble<A: Arith>(p: &Jac) -> Jac {
+    A::jdouble(p)
+}
+
+/// The doubling's formula, the portable reference of [`Arith::jdouble`] (4M + 4S): δ = z², γ = y², β = x·γ,
+/// α = 3·(x − δ)·(x + δ), x3 = α² − 8β, y3 = α·(4β − x3) − 8γ², z3 = 2·y·z (equal to (y + z)² − γ − δ; one
+/// product instead of a square and three additions). Each linear step is one [`FieldArith::lincomb`]
+/// instead of a chain of modular additions.
+pub(crate) fn jdouble_formula<A: FieldArith>(p: &Jac) -> Jac {
     let delta = A::sqr(&p.z);
     let gamma = A::sqr(&p.y);
     let beta = A::mul(&p.x, &gamma);
@@ -650,20 +671,18 @@ fn jdouble<A: Arith>(p: &Jac) -> Jac {
     Jac { x: x3, y: y3, z: z3 }
 }
 
-/// P + Q for an affine Q, variable time (exceptional cases branched on).
+/// P + Q for an affine Q, variable time (exceptional cases branched on): the mixed addition, and when it
+/// reports h = 0 (z3 = 0 with P not the identity, so Q = ±P) the doubling for r = 0 (x3 = r² = 0) or else
+/// the identity.
 fn jadd_affine<A: Arith>(p: &Jac, q: &Aff) -> Jac {
     if p.is_identity() {
         return Jac::from_affine(q);
     }
-    let z1z1 = A::sqr(&p.z);
-    let u2 = A::mul(&q.x, &z1z1);
-    let s2 = A::mul(&A::mul(&q.y, &p.z), &z1z1);
-    let h = A::sub(&u2, &p.x);
-    let r = A::sub(&s2, &p.y);
-    if h == Fe::ZERO {
-        return if r == Fe::ZERO { jdouble::<A>(p) } else { Jac::IDENTITY };
+    let s = jadd_affine_ct::<A>(p, q);
+    if s.z == Fe::ZERO {
+        return if s.x == Fe::ZERO { jdouble::<A>(p) } else { Jac::IDENTITY };
     }
-    jadd_affine_tail::<A>(p, &h, &A::add(&r, &r))
+    s
 }
 
 /// P + Q, variable time (exceptional cases branched on).
@@ -877,6 +896,79 @@ pub(crate) mod tests {
                 assert_eq!(to_affine::<A>(&j.projective::<A>()), to_affine::<A>(&r), "{i} {step}");
             }
         }
+    }
+
+    /// A backend's whole-formula doubling and mixed addition ([`Arith::jdouble`], [`Arith::jadd_affine`])
+    /// against the portable formulas, coordinate for coordinate: random points in Jacobian form with random
+    /// Z (and Z with high limbs: p − 1, p − 2^k, all-ones words), the identity, P + P, P + (−P), and
+    /// random field values off the curve (the formulas are identities in the field, so they agree there too).
+    pub(crate) fn check_whole_formulas<A: Arith>() {
+        use super::super::field::tests::Xs;
+        let mut rng = Xs(0x9256_0009);
+        let p = P.m;
+        let below_p = |v: [u64; 4]| Fe(if sbb4(&v, &p).1 == 1 { v } else { [v[0], v[1], v[2], p[3] - 1] });
+        let mut zs: std::vec::Vec<Fe> = std::vec![
+            Fe::ONE,
+            Fe([p[0] - 1, p[1], p[2], p[3]]),
+            Fe([p[0], p[1] - 1, p[2], p[3]]),
+            Fe([u64::MAX, u64::MAX, u64::MAX, p[3] - 1]),
+            Fe([0, 0, 0, p[3] - 1]),
+            Fe([1, 0, 0, 0]),
+            Fe([u64::MAX, 0, u64::MAX, 0]),
+        ];
+        for _ in 0..40 {
+            zs.push(below_p(rng.limbs()));
+        }
+        let soft_double = jdouble_formula::<Soft>;
+        let soft_add = jadd_affine_formula::<Soft>;
+        let jac = |a: &Aff, z: &Fe| {
+            let zz = Soft::sqr(z);
+            Jac { x: Soft::mul(&a.x, &zz), y: Soft::mul(&a.y, &Soft::mul(&zz, z)), z: *z }
+        };
+        // The identity, in its form here and with other X, Y.
+        for id in [Jac::IDENTITY, Jac { x: G.x, y: G.y, z: Fe::ZERO }] {
+            assert_eq!(A::jdouble(&id), soft_double(&id), "double identity");
+            assert!(A::jdouble(&id).is_identity());
+            assert_eq!(A::jadd_affine(&id, &G), soft_add(&id, &G), "add to identity");
+        }
+        for (i, z) in zs.iter().enumerate() {
+            let k = Scalar::from_be_reduced(&limbs_to_be(&rng.limbs()));
+            let a = if i == 0 { G } else { to_affine::<Soft>(&mul::<Soft>(&G, &k)).unwrap() };
+            let k2 = Scalar::from_be_reduced(&limbs_to_be(&rng.limbs()));
+            let b = to_affine::<Soft>(&mul::<Soft>(&G, &k2)).unwrap();
+            let pj = jac(&a, z);
+            assert_eq!(A::jdouble(&pj), soft_double(&pj), "double {i}");
+            assert_eq!(A::jadd_affine(&pj, &b), soft_add(&pj, &b), "add {i}");
+            // P + P (h = 0, r = 0) and P + (−P) (h = 0, r ≠ 0): z3 = 0, x3 = r².
+            let same = A::jadd_affine(&pj, &a);
+            assert_eq!(same, soft_add(&pj, &a), "P + P {i}");
+            assert_eq!((same.z, same.x), (Fe::ZERO, Fe::ZERO), "P + P {i}");
+            let neg = Aff { x: a.x, y: a.y.neg() };
+            let opp = A::jadd_affine(&pj, &neg);
+            assert_eq!(opp, soft_add(&pj, &neg), "P − P {i}");
+            assert!(opp.z == Fe::ZERO && opp.x != Fe::ZERO, "P − P {i}");
+            // The variable-time mixed addition recognises both: P + P is the doubling, P + (−P) the
+            // identity; the identity plus Q is Q.
+            let dbl = jadd_affine::<A>(&pj, &a);
+            let want = double::<Soft>(&Proj::from_affine(&a));
+            assert_eq!(to_affine::<Soft>(&dbl.projective::<Soft>()), to_affine::<Soft>(&want), "vartime P + P {i}");
+            assert!(jadd_affine::<A>(&pj, &neg).is_identity(), "vartime P − P {i}");
+            assert_eq!(jadd_affine::<A>(&Jac::IDENTITY, &b), Jac::from_affine(&b), "vartime O + Q {i}");
+            // Off the curve: any field values.
+            let r = Jac { x: below_p(rng.limbs()), y: below_p(rng.limbs()), z: *z };
+            let q = Aff { x: below_p(rng.limbs()), y: below_p(rng.limbs()) };
+            assert_eq!(A::jdouble(&r), soft_double(&r), "double off-curve {i}");
+            assert_eq!(A::jadd_affine(&r, &q), soft_add(&r, &q), "add off-curve {i}");
+            // A chain: the sum and the doubling in the affine form against the complete formulas.
+            let sum = A::jadd_affine(&A::jdouble(&pj), &b);
+            let want = add::<Soft>(&double::<Soft>(&Proj::from_affine(&a)), &Proj::from_affine(&b));
+            assert_eq!(to_affine::<Soft>(&sum.projective::<Soft>()), to_affine::<Soft>(&want), "chain {i}");
+        }
+    }
+
+    #[test]
+    fn whole_formulas_match_portable() {
+        check_whole_formulas::<Soft>();
     }
 
     #[test]
