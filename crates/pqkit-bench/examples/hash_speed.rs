@@ -1,5 +1,5 @@
 //! Rough throughput self-check for the hash family (not a benchmark; see pqkit-bench).
-//! `cargo run --release -p pqkit-bench --example hash_speed`
+//! `cargo run --release -p pqkit-bench --example hash_speed [hmac|peers|perm|backends|sha512|stack|hmac1k|dd1k]`
 use pqkit::hash::Hasher;
 
 /// Nanoseconds this thread has run on a CPU (the machine is shared, so wall time would mislead).
@@ -43,6 +43,33 @@ fn main() {
     }
     if std::env::args().nth(1).as_deref() == Some("perm") {
         perm_cycles();
+        return;
+    }
+    if std::env::args().nth(1).as_deref() == Some("stack") {
+        stack_offsets();
+        return;
+    }
+    // `hmac1k` and `dd1k`: long loops of HMAC-SHA512 over 1 KiB, and of a SHA-512 1 KiB digest followed by the
+    // digest of that digest, for `perf record` (the same compressions but the HMAC's prepared states).
+    if std::env::args().nth(1).as_deref() == Some("hmac1k") {
+        let key = pqkit::mac::Hmac::<pqkit::hash::sha2::Sha512>::new(&[7u8; 32]);
+        let data = vec![0x5au8; 1024];
+        for _ in 0..2_000_000 {
+            std::hint::black_box(key.mac(std::hint::black_box(&data)));
+        }
+        return;
+    }
+    if std::env::args().nth(1).as_deref() == Some("dd1k") {
+        use pqkit::hash::sha2::Sha512;
+        let data = vec![0x5au8; 1024];
+        for _ in 0..2_000_000 {
+            let d = Sha512::digest(std::hint::black_box(&data));
+            std::hint::black_box(Sha512::digest(&d));
+        }
+        return;
+    }
+    if std::env::args().nth(1).as_deref() == Some("sha512") {
+        sha512_cycles();
         return;
     }
     if std::env::args().nth(1).as_deref() == Some("backends") {
@@ -201,4 +228,112 @@ fn hmac64() {
             (64 * n) as f64 / s / 1e6
         );
     }
+}
+
+/// TSC ticks per operation of the SHA-512 one-shot digest and HMAC-SHA512 at 64 B .. 2 KiB: `indep` (each call
+/// on the same input) and `chain` (each call's input starts with the previous output), and a digest followed by
+/// the digest of its output (the compressions of an HMAC without its prepared states) or by an independent 64 B
+/// digest. The best of 3,000 batches of 300 calls: the machine is shared, and a preempted batch is discarded.
+#[allow(dead_code)]
+fn sha512_cycles() {
+    use pqkit::hash::sha2::Sha512;
+    let key = pqkit::mac::Hmac::<Sha512>::new(&[7u8; 32]);
+    let tsc = || {
+        // SAFETY: rdtsc has no preconditions on x86_64.
+        unsafe { core::arch::x86_64::_rdtsc() }
+    };
+    for size in [64usize, 128, 256, 384, 512, 640, 768, 896, 1024, 2048] {
+        let mut data = vec![0x5au8; size];
+        let n = 300u64;
+        let (mut d_ind, mut d_ch, mut m_ind, mut m_ch) = (u64::MAX, u64::MAX, u64::MAX, u64::MAX);
+        for _ in 0..3000 {
+            let t0 = tsc();
+            for _ in 0..n {
+                std::hint::black_box(Sha512::digest(std::hint::black_box(&data)));
+            }
+            let t1 = tsc();
+            for _ in 0..n {
+                let d = Sha512::digest(&data);
+                data[..8].copy_from_slice(&d[..8]);
+            }
+            let t2 = tsc();
+            for _ in 0..n {
+                std::hint::black_box(key.mac(std::hint::black_box(&data)));
+            }
+            let t3 = tsc();
+            for _ in 0..n {
+                let d = key.mac(&data);
+                data[..8].copy_from_slice(&d[..8]);
+            }
+            let t4 = tsc();
+            d_ind = d_ind.min((t1 - t0) / n);
+            d_ch = d_ch.min((t2 - t1) / n);
+            m_ind = m_ind.min((t3 - t2) / n);
+            m_ch = m_ch.min((t4 - t3) / n);
+        }
+        let mut dd = u64::MAX;
+        let mut di = u64::MAX;
+        for _ in 0..3000 {
+            let t0 = tsc();
+            for _ in 0..n {
+                let d = Sha512::digest(std::hint::black_box(&data));
+                std::hint::black_box(Sha512::digest(&d));
+            }
+            let t1 = tsc();
+            for _ in 0..n {
+                std::hint::black_box(Sha512::digest(std::hint::black_box(&data)));
+                std::hint::black_box(Sha512::digest(std::hint::black_box(&data[..64])));
+            }
+            let t2 = tsc();
+            dd = dd.min((t1 - t0) / n);
+            di = di.min((t2 - t1) / n);
+        }
+        println!("{size:5} B  digest then digest of it {dd:5}; then an independent 64 B digest {di:5}");
+        println!(
+            "{size:5} B  digest indep {d_ind:5} chain {d_ch:5}   hmac indep {m_ind:5} chain {m_ch:5}  (TSC ticks)"
+        );
+    }
+}
+
+/// TSC ticks per HMAC-SHA512 64 B and SHA-512 1 KiB / 64 B digest with the stack pointer moved down by `pad`
+/// bytes first (0 .. 8 KiB in 256-byte steps): a layout effect of the schedule buffers on the stack (4K aliasing
+/// with the input or the constants) would show as a dependence on `pad`.
+#[allow(dead_code)]
+fn stack_offsets() {
+    use pqkit::hash::sha2::Sha512;
+    #[inline(never)]
+    fn at<const PAD: usize>(f: &dyn Fn()) {
+        // Uninitialized: only its size matters (zeroing it would be timed too).
+        let mut pad = core::mem::MaybeUninit::<[u8; PAD]>::uninit();
+        std::hint::black_box(pad.as_mut_ptr());
+        f();
+        std::hint::black_box(pad.as_mut_ptr());
+    }
+    let key = pqkit::mac::Hmac::<Sha512>::new(&[7u8; 32]);
+    let data = vec![0x5au8; 1024];
+    let tsc = || {
+        // SAFETY: rdtsc has no preconditions on x86_64.
+        unsafe { core::arch::x86_64::_rdtsc() }
+    };
+    let time = |f: &dyn Fn()| {
+        let mut best = u64::MAX;
+        for _ in 0..1000 {
+            let t0 = tsc();
+            for _ in 0..100 {
+                f();
+            }
+            best = best.min((tsc() - t0) / 100);
+        }
+        best
+    };
+    macro_rules! row {
+        ($($p:literal)*) => {$(
+            let h = time(&|| at::<$p>(&|| { std::hint::black_box(key.mac(std::hint::black_box(&data[..64]))); }));
+            let d = time(&|| at::<$p>(&|| { std::hint::black_box(Sha512::digest(std::hint::black_box(&data))); }));
+            let s = time(&|| at::<$p>(&|| { std::hint::black_box(Sha512::digest(std::hint::black_box(&data[..64]))); }));
+            println!("pad {:5}: hmac 64 B {h:5}  digest 1 KiB {d:5}  digest 64 B {s:5}", $p);
+        )*};
+    }
+    row!(0 256 512 768 1024 1280 1536 1792 2048 2304 2560 2816 3072 3328 3584 3840 4096 4352 4608 4864 5120 5376 5632
+        5888 6144 6400 6656 6912 7168 7424 7680 7936);
 }
