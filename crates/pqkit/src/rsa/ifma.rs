@@ -188,6 +188,7 @@ unsafe fn pow_k<const K: usize>(ctx: &[&IfmaCtx; K], base: &[&[u64]; K], exp: &[
 /// The fixed-window exponentiation on `K` independent (modulus, base, exponent) triples at once, `N` digits in
 /// `V` vectors.
 #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+#[allow(clippy::needless_range_loop)] // k indexes the K triples' arrays in step
 unsafe fn pow_n<const N: usize, const V: usize, const K: usize>(
     ctx: &[&IfmaCtx; K],
     base: &[&[u64]; K],
@@ -208,45 +209,46 @@ unsafe fn pow_n<const N: usize, const V: usize, const K: usize>(
     for k in 0..K {
         b[k] = Digits::from_limbs(base[k], N);
     }
-    let mut t = [Digits::ZERO; K];
-    // SAFETY: this function's target features are the ones `amm` needs (as for every `amm` call below).
+    // SAFETY: this function's target features are the ones `amm` needs (as for every `amm*` call below).
     unsafe {
-        amm::<N, V, K>(&mut t, &rr, &one, &m, &k0); // R mod m
-        table[0] = t;
-        amm::<N, V, K>(&mut t, &b, &rr, &m, &k0); // base·R mod m
-        table[1] = t;
+        amm::<N, V, K>(&mut table[0], &rr, &one, &m, &k0); // R mod m
+        amm::<N, V, K>(&mut table[1], &b, &rr, &m, &k0); // base·R mod m
         for i in 2..tsize {
-            let prev = table[i - 1];
-            amm::<N, V, K>(&mut t, &prev, &table[1], &m, &k0);
-            table[i] = t;
+            let (lo, hi) = table.split_at_mut(i);
+            amm::<N, V, K>(&mut hi[0], &lo[i - 1], &lo[1], &m, &k0);
         }
     }
     let nbits = exp[0].len() * 64;
-    let nwin = nbits.div_ceil(W);
-    let mut acc = table[0];
-    let mut sel = [Digits::ZERO; K];
-    for w in (0..nwin).rev() {
-        if w + 1 != nwin {
-            for _ in 0..W {
-                let a = acc;
-                // SAFETY: as above.
-                unsafe { amm::<N, V, K>(&mut acc, &a, &a, &m, &k0) };
+    let nwin = nbits.div_ceil(W).max(1);
+    let window = |k: usize, w: usize| {
+        let mut idx = 0u64;
+        for bit_in in 0..W {
+            let bit = w * W + bit_in;
+            if bit < nbits {
+                idx |= ((exp[k][bit / 64] >> (bit % 64)) & 1) << bit_in;
             }
+        }
+        idx
+    };
+    // The top window starts the accumulator straight from the table (R·base^idx, what squaring R and
+    // multiplying by the entry would give).
+    let mut acc = [Digits::ZERO; K];
+    for k in 0..K {
+        // SAFETY: as above.
+        unsafe { select::<V, K>(&mut acc[k], &table, k, window(k, nwin - 1)) };
+    }
+    let mut sel = [Digits::ZERO; K];
+    for w in (0..nwin - 1).rev() {
+        for _ in 0..W {
+            // SAFETY: as above.
+            unsafe { amm_sqr::<N, V, K>(&mut acc, &m, &k0) };
         }
         for k in 0..K {
-            let mut idx = 0u64;
-            for bit_in in 0..W {
-                let bit = w * W + bit_in;
-                if bit < nbits {
-                    idx |= ((exp[k][bit / 64] >> (bit % 64)) & 1) << bit_in;
-                }
-            }
             // SAFETY: as above.
-            unsafe { select::<V, K>(&mut sel[k], &table, k, idx) };
+            unsafe { select::<V, K>(&mut sel[k], &table, k, window(k, w)) };
         }
-        let a = acc;
         // SAFETY: as above.
-        unsafe { amm::<N, V, K>(&mut acc, &a, &sel, &m, &k0) };
+        unsafe { amm_mul::<N, V, K>(&mut acc, &sel, &m, &k0) };
     }
     // Out of the domain: acc·1·R^-1, at most m.
     // SAFETY: as above.
@@ -256,7 +258,6 @@ unsafe fn pow_n<const N: usize, const V: usize, const K: usize>(
     }
     acc.zeroize();
     sel.zeroize();
-    t.zeroize();
     b.zeroize();
 }
 
@@ -280,10 +281,11 @@ unsafe fn select<const V: usize, const K: usize>(out: &mut Digits, table: &[[Dig
 }
 
 /// The almost Montgomery product of `K` independent triples: `out_k = a_k·b_k·R^-1 mod m_k`, below 2m_k for
-/// inputs below 2m_k (R = 2^(52N) > 4m_k), as normalised digits. Digits N.. of every input are zero.
+/// inputs below 2m_k (R = 2^(52N) > 4m_k), as normalised digits. Digits N.. of every input are zero; the first
+/// 4V words of `out` are written (digits N..4V zero), the rest are left as they are. `out` may be `a` or `b`
+/// (see [`amm_regs`]).
 #[inline]
 #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
-#[allow(clippy::needless_range_loop)] // the lanes are shifted across neighbouring vectors: acc[k][v + 1] into acc[k][v]
 unsafe fn amm<const N: usize, const V: usize, const K: usize>(
     out: &mut [Digits; K],
     a: &[Digits; K],
@@ -291,6 +293,62 @@ unsafe fn amm<const N: usize, const V: usize, const K: usize>(
     m: &[Digits; K],
     k0: &[u64; K],
 ) {
+    // SAFETY: this function's target features are the ones `amm_regs` needs.
+    let r = unsafe { amm_regs::<N, V, K>(a, b, m, k0) };
+    // SAFETY: as above.
+    unsafe { store::<V, K>(out, &r) };
+}
+
+/// [`amm`] squaring in place: `x_k = x_k²·R^-1 mod m_k`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+unsafe fn amm_sqr<const N: usize, const V: usize, const K: usize>(x: &mut [Digits; K], m: &[Digits; K], k0: &[u64; K]) {
+    // SAFETY: this function's target features are the ones `amm_regs` needs.
+    let r = unsafe { amm_regs::<N, V, K>(x, x, m, k0) };
+    // SAFETY: as above.
+    unsafe { store::<V, K>(x, &r) };
+}
+
+/// [`amm`] multiplying in place: `x_k = x_k·b_k·R^-1 mod m_k`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+unsafe fn amm_mul<const N: usize, const V: usize, const K: usize>(
+    x: &mut [Digits; K],
+    b: &[Digits; K],
+    m: &[Digits; K],
+    k0: &[u64; K],
+) {
+    // SAFETY: this function's target features are the ones `amm_regs` needs.
+    let r = unsafe { amm_regs::<N, V, K>(x, b, m, k0) };
+    // SAFETY: as above.
+    unsafe { store::<V, K>(x, &r) };
+}
+
+/// Writes the first 4V words of each `out_k` from vectors.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+unsafe fn store<const V: usize, const K: usize>(out: &mut [Digits; K], r: &[[__m256i; V]; K]) {
+    for (o, rk) in out.iter_mut().zip(r) {
+        for (v, x) in rk.iter().enumerate() {
+            // SAFETY: 64-byte-aligned Digits of CAP ≥ 4V words; vector v covers words 4v..4v+4.
+            unsafe { _mm256_store_si256(o.0.as_mut_ptr().add(4 * v).cast(), *x) };
+        }
+    }
+}
+
+/// The product of [`amm`], returned in vector registers (4 digits per vector, digits N..4V zero), so that the
+/// caller stores it with full-width stores: the next product reads it with vector loads, which the core forwards
+/// from same-width stores, not from the 8-byte stores of a scalar carry pass. Every read of `a` and `b` happens
+/// before the caller writes the result.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+#[allow(clippy::needless_range_loop)] // the lanes are shifted across neighbouring vectors: acc[k][v + 1] into acc[k][v]
+unsafe fn amm_regs<const N: usize, const V: usize, const K: usize>(
+    a: &[Digits; K],
+    b: &[Digits; K],
+    m: &[Digits; K],
+    k0: &[u64; K],
+) -> [[__m256i; V]; K] {
     let zero = _mm256_setzero_si256();
     let mut acc = [[zero; V]; K];
     let mut av = [[zero; V]; K];
@@ -336,22 +394,44 @@ unsafe fn amm<const N: usize, const V: usize, const K: usize>(
         }
     }
     for k in 0..K {
-        let mut raw = Digits::ZERO;
-        for v in 0..V {
-            // SAFETY: as the loads above, into a local Digits.
-            unsafe { _mm256_store_si256(raw.0.as_mut_ptr().add(4 * v).cast(), acc[k][v]) };
-        }
-        raw.0[0] = low[k];
-        let mut c = 0u64;
-        for j in 0..N {
-            let s = raw.0[j] + c;
-            out[k].0[j] = s & M52;
-            c = s >> 52;
-        }
-        for j in N..CAP {
-            out[k].0[j] = 0;
-        }
-        raw.zeroize();
+        acc[k][0] = _mm256_mask_set1_epi64(acc[k][0], 1, low[k] as i64);
+        // SAFETY: this function's target features include the ones `normalise` needs.
+        acc[k] = unsafe { normalise::<V>(&acc[k]) };
     }
     low.zeroize();
+    acc
+}
+
+/// Carries lanes of up to 63 bits into 52-bit digits (4 per vector, digit j in lane j % 4 of vector j / 4), in
+/// registers and constant time: each lane's bits 52.. are added one lane up (one shift, mask and add per vector),
+/// which leaves lanes of at most 2^52 + 2^11, so each passes on a carry of 0 or 1. A lane passes one on if it
+/// exceeds 2^52 − 1 (generates) or equals it and receives one (propagates): with the generate and propagate
+/// lanes as bit masks g and p, the lanes that receive one are `((g << 1) + p) ^ p` (the integer addition runs
+/// the carry chain), which are then incremented and masked. A carry out of the top lane is dropped (the value
+/// fits in 4V digits).
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+#[allow(clippy::needless_range_loop)] // v indexes the input, the result and the mask bits 4v..4v+4 in step
+unsafe fn normalise<const V: usize>(x: &[__m256i; V]) -> [__m256i; V] {
+    const { assert!(V <= 16) };
+    let m52 = _mm256_set1_epi64x(M52 as i64);
+    let one = _mm256_set1_epi64x(1);
+    let mut r = [_mm256_setzero_si256(); V];
+    let mut below = _mm256_setzero_si256();
+    let (mut g, mut p) = (0u64, 0u64);
+    for v in 0..V {
+        let hi = _mm256_srli_epi64::<52>(x[v]);
+        // [previous vector's lane 3, lanes 0..3 of this one]
+        let up = _mm256_alignr_epi64::<3>(hi, below);
+        below = hi;
+        r[v] = _mm256_add_epi64(_mm256_and_si256(x[v], m52), up);
+        g |= (_mm256_cmpgt_epu64_mask(r[v], m52) as u64) << (4 * v);
+        p |= (_mm256_cmpeq_epu64_mask(r[v], m52) as u64) << (4 * v);
+    }
+    let inc = (g << 1).wrapping_add(p) ^ p;
+    for v in 0..V {
+        let k = ((inc >> (4 * v)) & 0xf) as __mmask8;
+        r[v] = _mm256_and_si256(_mm256_mask_add_epi64(r[v], k, r[v], one), m52);
+    }
+    r
 }
