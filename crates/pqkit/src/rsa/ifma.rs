@@ -6,8 +6,9 @@
 //! add the low halves of `a·b_i`, derive the reduction digit u from lane 0 (scalar), add the low halves of `u·m`,
 //! drop lane 0 (now a multiple of 2^52; its carry goes into the new lane 0) by shifting every lane down one
 //! (`valignq`), then add the high halves of both products, which belong one lane up and so land in place. Lanes
-//! are not carried between steps (each grows by less than 2^54 per step, so 40 steps stay below 2^60); one scalar
-//! carry pass normalises the result to 52-bit limbs.
+//! are not carried between steps (each grows by less than 2^54 per step, so 40 steps stay below 2^60); one carry
+//! pass in the vector registers (see [`normalise`]) brings the result back to 52-bit digits, stored with
+//! full-width stores that the next product's vector loads are forwarded from.
 //!
 //! This is the "almost Montgomery multiplication" (AMM): with R = 2^(52·N) > 4m, inputs below 2m give an output
 //! below 2m, so no conditional subtraction is needed inside the exponentiation; only the final conversion out of
@@ -19,9 +20,10 @@
 //! idea as OpenSSL's `rsaz_amm52x20_x2`; this code is our own).
 //!
 //! Sizes: moduli of 16, 24 and 32 64-bit limbs (1024-, 1536- and 2048-bit primes: RSA-2048, 3072 and 4096),
-//! N = 20, 30 and 40 digits in 5, 8 and 10 256-bit vectors (AVX-512VL forms: Zen 4 runs two 256-bit IFMA
-//! operations per cycle and one 512-bit one, so 256-bit vectors waste no lanes at N = 20, where 512-bit ones
-//! would carry 24). Constant time: the step count, the window count and the table
+//! N = 20, 30 and 40 digits. Two register widths: `Backend::Ifma` uses 5, 8 and 10 256-bit vectors (AVX-512VL
+//! forms: Zen 4 runs two 256-bit IFMA operations per cycle and one 512-bit one, so 256-bit vectors waste no
+//! lanes at N = 20, where 512-bit ones would carry 24); `Backend::Ifma512` uses 3, 4 and 5 512-bit vectors,
+//! half the instructions on a core that runs 512-bit IFMA operations at the 256-bit rate (Zen 5). Constant time: the step count, the window count and the table
 //! scan depend on the (public) sizes only; the table is read by a full masked scan.
 #![allow(unsafe_code)]
 
@@ -138,8 +140,8 @@ pub(super) fn pow(backend: Checked<Backend>, ctx: &IfmaCtx, base: &[u64], exp: &
     assert!(backend.covers(Backend::Ifma));
     let mut out = [Digits::ZERO];
     let e = [exp];
-    // SAFETY: `backend` is a Checked covering Backend::Ifma, so the CPU has AVX512F and AVX512IFMA.
-    unsafe { pow_k::<1>(&[ctx], &[base], &e, &mut out) };
+    // SAFETY: `backend` is a Checked covering Backend::Ifma, so the CPU has AVX512F, AVX512VL and AVX512IFMA.
+    unsafe { pow_k::<1>(wide(backend), &[ctx], &[base], &e, &mut out) };
     let r = finish(ctx, &out[0]);
     out.zeroize();
     r
@@ -156,10 +158,15 @@ pub(super) fn pow2(
     assert!(ctx[0].limbs == ctx[1].limbs && exp[0].len() == exp[1].len());
     let mut out = [Digits::ZERO; 2];
     // SAFETY: as in `pow`.
-    unsafe { pow_k::<2>(&ctx, &base, &exp, &mut out) };
+    unsafe { pow_k::<2>(wide(backend), &ctx, &base, &exp, &mut out) };
     let r = [finish(ctx[0], &out[0]), finish(ctx[1], &out[1])];
     out.zeroize();
     r
+}
+
+/// Whether `backend` asks for 512-bit vectors ([`Backend::Ifma512`]) rather than 256-bit ones.
+fn wide(backend: Checked<Backend>) -> bool {
+    backend.get() == Backend::Ifma512
 }
 
 /// From the digits of a value `≤ m` to 64-bit limbs `< m` (one constant-time subtraction for the value m).
@@ -172,28 +179,259 @@ fn finish(ctx: &IfmaCtx, x: &Digits) -> Vec<u64> {
     r
 }
 
-/// Dispatches on the size to the fixed-size exponentiation.
+/// Dispatches on the size and the vector width to the fixed-size exponentiation.
 #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
-unsafe fn pow_k<const K: usize>(ctx: &[&IfmaCtx; K], base: &[&[u64]; K], exp: &[&[u64]; K], out: &mut [Digits; K]) {
-    match ctx[0].digits() {
-        // SAFETY: this function's target features (the caller's proof) are the ones pow_n needs.
-        20 => unsafe { pow_n::<20, 5, K>(ctx, base, exp, out) },
-        // SAFETY: as above.
-        30 => unsafe { pow_n::<30, 8, K>(ctx, base, exp, out) },
-        // SAFETY: as above.
-        _ => unsafe { pow_n::<40, 10, K>(ctx, base, exp, out) },
-    }
-}
-
-/// The fixed-window exponentiation on `K` independent (modulus, base, exponent) triples at once, `N` digits in
-/// `V` vectors.
-#[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
-unsafe fn pow_n<const N: usize, const V: usize, const K: usize>(
+unsafe fn pow_k<const K: usize>(
+    wide: bool,
     ctx: &[&IfmaCtx; K],
     base: &[&[u64]; K],
     exp: &[&[u64]; K],
     out: &mut [Digits; K],
 ) {
+    // SAFETY (every arm): this function's target features (the caller's proof) are the ones pow_n needs.
+    match (ctx[0].digits(), wide) {
+        // SAFETY: as above.
+        (20, false) => unsafe { pow_n::<Y, 20, 5, K>(ctx, base, exp, out) },
+        // SAFETY: as above.
+        (30, false) => unsafe { pow_n::<Y, 30, 8, K>(ctx, base, exp, out) },
+        // SAFETY: as above.
+        (_, false) => unsafe { pow_n::<Y, 40, 10, K>(ctx, base, exp, out) },
+        // SAFETY: as above.
+        (20, true) => unsafe { pow_n::<Z, 20, 3, K>(ctx, base, exp, out) },
+        // SAFETY: as above.
+        (30, true) => unsafe { pow_n::<Z, 30, 4, K>(ctx, base, exp, out) },
+        // SAFETY: as above.
+        (_, true) => unsafe { pow_n::<Z, 40, 5, K>(ctx, base, exp, out) },
+    }
+}
+
+/// The vector operations of the exponentiation, for one register width: [`Y`] (256-bit, 4 digits) or [`Z`]
+/// (512-bit, 8 digits). Digit j of a number sits in lane j % L of vector j / L. Every function needs AVX512F,
+/// AVX512VL and AVX512IFMA (its callers' target features); `load` and `store` also need `p` valid for L
+/// 64-byte-aligned words.
+trait Lanes {
+    /// Digits per vector.
+    const L: usize;
+    /// The register.
+    type V: Copy;
+    unsafe fn splat(x: u64) -> Self::V;
+    unsafe fn load(p: *const u64) -> Self::V;
+    unsafe fn store(p: *mut u64, v: Self::V);
+    /// `acc + lo52(a·b)` per lane.
+    unsafe fn madd_lo(acc: Self::V, a: Self::V, b: Self::V) -> Self::V;
+    /// `acc + hi52(a·b)` per lane.
+    unsafe fn madd_hi(acc: Self::V, a: Self::V, b: Self::V) -> Self::V;
+    /// Lanes 1.. of `lo`, then lane 0 of `hi` (one lane down across two vectors).
+    unsafe fn down1(hi: Self::V, lo: Self::V) -> Self::V;
+    /// The top lane of `lo`, then lanes ..L−1 of `hi` (one lane up across two vectors).
+    unsafe fn up1(hi: Self::V, lo: Self::V) -> Self::V;
+    unsafe fn lane0(v: Self::V) -> u64;
+    unsafe fn set_lane0(v: Self::V, x: u64) -> Self::V;
+    unsafe fn shr52(v: Self::V) -> Self::V;
+    unsafe fn and(a: Self::V, b: Self::V) -> Self::V;
+    unsafe fn add(a: Self::V, b: Self::V) -> Self::V;
+    /// Bit i set where lane i of `a` exceeds lane i of `b` (unsigned).
+    unsafe fn gt(a: Self::V, b: Self::V) -> u64;
+    /// Bit i set where lane i of `a` equals lane i of `b`.
+    unsafe fn eq(a: Self::V, b: Self::V) -> u64;
+    /// `a + b` in the lanes whose bit of `k` is set, `a` in the others.
+    unsafe fn add_where(a: Self::V, k: u64, b: Self::V) -> Self::V;
+    /// `a | b` in the lanes whose bit of `k` is set, `a` in the others.
+    unsafe fn or_where(a: Self::V, k: u64, b: Self::V) -> Self::V;
+}
+
+/// 256-bit vectors (AVX-512VL forms): no lanes wasted at 20 digits; Zen 4 runs two 256-bit IFMA operations per
+/// cycle and one 512-bit one.
+struct Y;
+/// 512-bit vectors: half the instructions of [`Y`] for the same digits where the core runs 512-bit IFMA
+/// operations at the 256-bit rate (Zen 5).
+struct Z;
+
+impl Lanes for Y {
+    const L: usize = 4;
+    type V = __m256i;
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn splat(x: u64) -> __m256i {
+        _mm256_set1_epi64x(x as i64)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn load(p: *const u64) -> __m256i {
+        // SAFETY: the caller's contract (4 aligned words at p).
+        unsafe { _mm256_load_si256(p.cast()) }
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn store(p: *mut u64, v: __m256i) {
+        // SAFETY: the caller's contract (4 aligned words at p).
+        unsafe { _mm256_store_si256(p.cast(), v) }
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn madd_lo(acc: __m256i, a: __m256i, b: __m256i) -> __m256i {
+        _mm256_madd52lo_epu64(acc, a, b)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn madd_hi(acc: __m256i, a: __m256i, b: __m256i) -> __m256i {
+        _mm256_madd52hi_epu64(acc, a, b)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn down1(hi: __m256i, lo: __m256i) -> __m256i {
+        _mm256_alignr_epi64::<1>(hi, lo)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn up1(hi: __m256i, lo: __m256i) -> __m256i {
+        _mm256_alignr_epi64::<3>(hi, lo)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn lane0(v: __m256i) -> u64 {
+        _mm_cvtsi128_si64(_mm256_castsi256_si128(v)) as u64
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn set_lane0(v: __m256i, x: u64) -> __m256i {
+        _mm256_mask_set1_epi64(v, 1, x as i64)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn shr52(v: __m256i) -> __m256i {
+        _mm256_srli_epi64::<52>(v)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn and(a: __m256i, b: __m256i) -> __m256i {
+        _mm256_and_si256(a, b)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn add(a: __m256i, b: __m256i) -> __m256i {
+        _mm256_add_epi64(a, b)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn gt(a: __m256i, b: __m256i) -> u64 {
+        _mm256_cmpgt_epu64_mask(a, b) as u64
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn eq(a: __m256i, b: __m256i) -> u64 {
+        _mm256_cmpeq_epi64_mask(a, b) as u64
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn add_where(a: __m256i, k: u64, b: __m256i) -> __m256i {
+        _mm256_mask_add_epi64(a, (k & 0xf) as __mmask8, a, b)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn or_where(a: __m256i, k: u64, b: __m256i) -> __m256i {
+        _mm256_mask_or_epi64(a, (k & 0xf) as __mmask8, a, b)
+    }
+}
+
+impl Lanes for Z {
+    const L: usize = 8;
+    type V = __m512i;
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn splat(x: u64) -> __m512i {
+        _mm512_set1_epi64(x as i64)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn load(p: *const u64) -> __m512i {
+        // SAFETY: the caller's contract (8 aligned words at p).
+        unsafe { _mm512_load_si512(p.cast()) }
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn store(p: *mut u64, v: __m512i) {
+        // SAFETY: the caller's contract (8 aligned words at p).
+        unsafe { _mm512_store_si512(p.cast(), v) }
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn madd_lo(acc: __m512i, a: __m512i, b: __m512i) -> __m512i {
+        _mm512_madd52lo_epu64(acc, a, b)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn madd_hi(acc: __m512i, a: __m512i, b: __m512i) -> __m512i {
+        _mm512_madd52hi_epu64(acc, a, b)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn down1(hi: __m512i, lo: __m512i) -> __m512i {
+        _mm512_alignr_epi64::<1>(hi, lo)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn up1(hi: __m512i, lo: __m512i) -> __m512i {
+        _mm512_alignr_epi64::<7>(hi, lo)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn lane0(v: __m512i) -> u64 {
+        _mm_cvtsi128_si64(_mm512_castsi512_si128(v)) as u64
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn set_lane0(v: __m512i, x: u64) -> __m512i {
+        _mm512_mask_set1_epi64(v, 1, x as i64)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn shr52(v: __m512i) -> __m512i {
+        _mm512_srli_epi64::<52>(v)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn and(a: __m512i, b: __m512i) -> __m512i {
+        _mm512_and_si512(a, b)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn add(a: __m512i, b: __m512i) -> __m512i {
+        _mm512_add_epi64(a, b)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn gt(a: __m512i, b: __m512i) -> u64 {
+        _mm512_cmpgt_epu64_mask(a, b) as u64
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn eq(a: __m512i, b: __m512i) -> u64 {
+        _mm512_cmpeq_epi64_mask(a, b) as u64
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn add_where(a: __m512i, k: u64, b: __m512i) -> __m512i {
+        _mm512_mask_add_epi64(a, (k & 0xff) as __mmask8, a, b)
+    }
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn or_where(a: __m512i, k: u64, b: __m512i) -> __m512i {
+        _mm512_mask_or_epi64(a, (k & 0xff) as __mmask8, a, b)
+    }
+}
+
+/// The fixed-window exponentiation on `K` independent (modulus, base, exponent) triples at once, `N` digits in
+/// `V` vectors of width `T`.
+#[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+#[allow(clippy::needless_range_loop)] // k indexes the K triples' arrays in step
+unsafe fn pow_n<T: Lanes, const N: usize, const V: usize, const K: usize>(
+    ctx: &[&IfmaCtx; K],
+    base: &[&[u64]; K],
+    exp: &[&[u64]; K],
+    out: &mut [Digits; K],
+) {
+    assert!(N <= T::L * V && T::L * V <= CAP && T::L * (V - 1) < N);
     let m: [Digits; K] = core::array::from_fn(|k| ctx[k].m);
     let k0: [u64; K] = core::array::from_fn(|k| ctx[k].k0);
     let rr: [Digits; K] = core::array::from_fn(|k| ctx[k].rr);
@@ -208,150 +446,309 @@ unsafe fn pow_n<const N: usize, const V: usize, const K: usize>(
     for k in 0..K {
         b[k] = Digits::from_limbs(base[k], N);
     }
-    let mut t = [Digits::ZERO; K];
-    // SAFETY: this function's target features are the ones `amm` needs (as for every `amm` call below).
+    // SAFETY: this function's target features are the ones `amm` needs (as for every call below); every Digits
+    // holds CAP ≥ L·V aligned words (asserted above).
     unsafe {
-        amm::<N, V, K>(&mut t, &rr, &one, &m, &k0); // R mod m
-        table[0] = t;
-        amm::<N, V, K>(&mut t, &b, &rr, &m, &k0); // base·R mod m
-        table[1] = t;
+        amm::<T, N, V, K>(&mut table[0], &rr, &one, &m, &k0); // R mod m
+        amm::<T, N, V, K>(&mut table[1], &b, &rr, &m, &k0); // base·R mod m
         for i in 2..tsize {
-            let prev = table[i - 1];
-            amm::<N, V, K>(&mut t, &prev, &table[1], &m, &k0);
-            table[i] = t;
+            let (lo, hi) = table.split_at_mut(i);
+            amm::<T, N, V, K>(&mut hi[0], &lo[i - 1], &lo[1], &m, &k0);
         }
     }
     let nbits = exp[0].len() * 64;
-    let nwin = nbits.div_ceil(W);
-    let mut acc = table[0];
-    let mut sel = [Digits::ZERO; K];
-    for w in (0..nwin).rev() {
-        if w + 1 != nwin {
-            for _ in 0..W {
-                let a = acc;
-                // SAFETY: as above.
-                unsafe { amm::<N, V, K>(&mut acc, &a, &a, &m, &k0) };
+    let nwin = nbits.div_ceil(W).max(1);
+    let window = |k: usize, w: usize| {
+        let mut idx = 0u64;
+        for bit_in in 0..W {
+            let bit = w * W + bit_in;
+            if bit < nbits {
+                idx |= ((exp[k][bit / 64] >> (bit % 64)) & 1) << bit_in;
             }
+        }
+        idx
+    };
+    // The top window starts the accumulator straight from the table (R·base^idx, what squaring R and
+    // multiplying by the entry would give).
+    let mut acc = [Digits::ZERO; K];
+    for k in 0..K {
+        // SAFETY: as above.
+        unsafe { select::<T, V, K>(&mut acc[k], &table, k, window(k, nwin - 1)) };
+    }
+    let mut sel = [Digits::ZERO; K];
+    for w in (0..nwin - 1).rev() {
+        for _ in 0..W {
+            // SAFETY: as above.
+            let r = unsafe { amm_regs::<T, N, V, K>(&acc, &acc, &m, &k0) };
+            // SAFETY: as above.
+            unsafe { store::<T, V, K>(&mut acc, &r) };
         }
         for k in 0..K {
-            let mut idx = 0u64;
-            for bit_in in 0..W {
-                let bit = w * W + bit_in;
-                if bit < nbits {
-                    idx |= ((exp[k][bit / 64] >> (bit % 64)) & 1) << bit_in;
-                }
-            }
             // SAFETY: as above.
-            unsafe { select::<V, K>(&mut sel[k], &table, k, idx) };
+            unsafe { select::<T, V, K>(&mut sel[k], &table, k, window(k, w)) };
         }
-        let a = acc;
         // SAFETY: as above.
-        unsafe { amm::<N, V, K>(&mut acc, &a, &sel, &m, &k0) };
+        let r = unsafe { amm_regs::<T, N, V, K>(&acc, &sel, &m, &k0) };
+        // SAFETY: as above.
+        unsafe { store::<T, V, K>(&mut acc, &r) };
     }
     // Out of the domain: acc·1·R^-1, at most m.
     // SAFETY: as above.
-    unsafe { amm::<N, V, K>(out, &acc, &one, &m, &k0) };
+    unsafe { amm::<T, N, V, K>(out, &acc, &one, &m, &k0) };
     for entry in table.iter_mut() {
         entry.zeroize();
     }
     acc.zeroize();
     sel.zeroize();
-    t.zeroize();
     b.zeroize();
 }
 
-/// `out = table[idx][k]`, reading every entry (constant time in `idx`).
-#[target_feature(enable = "avx512f,avx512vl")]
-unsafe fn select<const V: usize, const K: usize>(out: &mut Digits, table: &[[Digits; K]], k: usize, idx: u64) {
-    let mut acc = [_mm256_setzero_si256(); V];
-    let want = _mm256_set1_epi64x(idx as i64);
-    for (i, entry) in table.iter().enumerate() {
-        let here = _mm256_cmpeq_epi64_mask(_mm256_set1_epi64x(i as i64), want);
-        for (v, a) in acc.iter_mut().enumerate() {
-            // SAFETY: `entry[k]` is a 64-byte-aligned Digits of CAP ≥ 4V words; vector v covers words 4v..4v+4.
-            let x = unsafe { _mm256_load_si256(entry[k].0.as_ptr().add(4 * v).cast()) };
-            *a = _mm256_mask_or_epi64(*a, here, *a, x);
+/// `out = table[idx][k]`, reading every entry (constant time in `idx`). Writes the first L·V words of `out`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+unsafe fn select<T: Lanes, const V: usize, const K: usize>(
+    out: &mut Digits,
+    table: &[[Digits; K]],
+    k: usize,
+    idx: u64,
+) {
+    // SAFETY: this function's target features are the ones `T`'s operations need; `entry[k]` and `out` are
+    // 64-byte-aligned Digits of CAP ≥ L·V words (the caller's contract) and vector v covers words Lv..Lv+L.
+    unsafe {
+        let mut acc = [T::splat(0); V];
+        let want = T::splat(idx);
+        for (i, entry) in table.iter().enumerate() {
+            let here = T::eq(T::splat(i as u64), want);
+            for (v, a) in acc.iter_mut().enumerate() {
+                let x = T::load(entry[k].0.as_ptr().add(T::L * v));
+                *a = T::or_where(*a, here, x);
+            }
         }
-    }
-    for (v, a) in acc.iter().enumerate() {
-        // SAFETY: as the load above, into `out`.
-        unsafe { _mm256_store_si256(out.0.as_mut_ptr().add(4 * v).cast(), *a) };
+        for (v, a) in acc.iter().enumerate() {
+            T::store(out.0.as_mut_ptr().add(T::L * v), *a);
+        }
     }
 }
 
 /// The almost Montgomery product of `K` independent triples: `out_k = a_k·b_k·R^-1 mod m_k`, below 2m_k for
-/// inputs below 2m_k (R = 2^(52N) > 4m_k), as normalised digits. Digits N.. of every input are zero.
+/// inputs below 2m_k (R = 2^(52N) > 4m_k), as normalised digits. Digits N.. of every input are zero; the first
+/// L·V words of `out` are written (digits N.. zero), the rest are left as they are.
 #[inline]
 #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
-#[allow(clippy::needless_range_loop)] // the lanes are shifted across neighbouring vectors: acc[k][v + 1] into acc[k][v]
-unsafe fn amm<const N: usize, const V: usize, const K: usize>(
+unsafe fn amm<T: Lanes, const N: usize, const V: usize, const K: usize>(
     out: &mut [Digits; K],
     a: &[Digits; K],
     b: &[Digits; K],
     m: &[Digits; K],
     k0: &[u64; K],
 ) {
-    let zero = _mm256_setzero_si256();
-    let mut acc = [[zero; V]; K];
-    let mut av = [[zero; V]; K];
-    let mut mv = [[zero; V]; K];
-    for k in 0..K {
-        for v in 0..V {
-            // SAFETY: 64-byte-aligned Digits of CAP ≥ 4V words.
-            unsafe {
-                av[k][v] = _mm256_load_si256(a[k].0.as_ptr().add(4 * v).cast());
-                mv[k][v] = _mm256_load_si256(m[k].0.as_ptr().add(4 * v).cast());
-            }
+    // SAFETY: this function's target features are the ones `amm_regs` and `store` need; the Digits sizes are
+    // the caller's contract.
+    unsafe {
+        let r = amm_regs::<T, N, V, K>(a, b, m, k0);
+        store::<T, V, K>(out, &r);
+    }
+}
+
+/// Writes the first L·V words of each `out_k` from vectors.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+unsafe fn store<T: Lanes, const V: usize, const K: usize>(out: &mut [Digits; K], r: &[[T::V; V]; K]) {
+    for (o, rk) in out.iter_mut().zip(r) {
+        for (v, x) in rk.iter().enumerate() {
+            // SAFETY: 64-byte-aligned Digits of CAP ≥ L·V words (the caller's contract); vector v covers words
+            // Lv..Lv+L.
+            unsafe { T::store(o.0.as_mut_ptr().add(T::L * v), *x) };
         }
     }
-    // Lane 0 lives in a scalar register: `low[k]` is its exact value. The vector lane 0 is never read (it gets the
-    // same low and high halves the scalar adds, and is dropped by the next shift), so the serial path of a step is
-    // scalar (add, multiply by k0, mask) plus one broadcast, the products by u, the shift and one lane extraction.
-    let mut low = [0u64; K];
-    for i in 0..N {
+}
+
+/// The product of [`amm`], returned in vector registers (digits N.. zero), so that the caller stores it with
+/// full-width stores: the next product reads it with vector loads, which the core forwards from same-width
+/// stores (not from the 8-byte stores of a scalar carry pass). `a` and `b` may be the caller's destination:
+/// they are read before the caller writes.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+#[allow(clippy::needless_range_loop)] // the lanes are shifted across neighbouring vectors: acc[k][v + 1] into acc[k][v]
+unsafe fn amm_regs<T: Lanes, const N: usize, const V: usize, const K: usize>(
+    a: &[Digits; K],
+    b: &[Digits; K],
+    m: &[Digits; K],
+    k0: &[u64; K],
+) -> [[T::V; V]; K] {
+    // SAFETY: this function's target features are the ones `T`'s operations need; `a` and `m` are 64-byte-aligned
+    // Digits of CAP ≥ L·V words (the caller's contract) and vector v covers words Lv..Lv+L.
+    unsafe {
+        let zero = T::splat(0);
+        let mut acc = [[zero; V]; K];
+        let mut av = [[zero; V]; K];
+        let mut mv = [[zero; V]; K];
         for k in 0..K {
-            let bi = b[k].0[i];
-            let bv = _mm256_set1_epi64x(bi as i64);
-            // Exact lane-0 sum with the full 104-bit products a_0·b_i and m_0·u: its high part is the carry into
-            // lane 1 (the high halves of both products included).
-            let t = low[k] as u128 + a[k].0[0] as u128 * bi as u128;
-            let u = (t as u64).wrapping_mul(k0[k]) & M52;
-            let uv = _mm256_set1_epi64x(u as i64);
-            let carry = ((t + m[k].0[0] as u128 * u as u128) >> 52) as u64;
             for v in 0..V {
-                acc[k][v] = _mm256_madd52lo_epu64(acc[k][v], av[k][v], bv);
-                acc[k][v] = _mm256_madd52lo_epu64(acc[k][v], mv[k][v], uv);
-            }
-            // Drop lane 0 (its value is `carry`·2^52 in `t`), shift every lane down, read the new lane 0.
-            for v in 0..V - 1 {
-                acc[k][v] = _mm256_alignr_epi64::<1>(acc[k][v + 1], acc[k][v]);
-            }
-            acc[k][V - 1] = _mm256_alignr_epi64::<1>(zero, acc[k][V - 1]);
-            low[k] = carry + _mm_cvtsi128_si64(_mm256_castsi256_si128(acc[k][0])) as u64;
-            // The high halves belong one lane up: after the shift, in place (lane 0's are already in `carry`).
-            for v in 0..V {
-                acc[k][v] = _mm256_madd52hi_epu64(acc[k][v], av[k][v], bv);
-                acc[k][v] = _mm256_madd52hi_epu64(acc[k][v], mv[k][v], uv);
+                av[k][v] = T::load(a[k].0.as_ptr().add(T::L * v));
+                mv[k][v] = T::load(m[k].0.as_ptr().add(T::L * v));
             }
         }
+        // Lane 0 lives in a scalar register: `low[k]` is its exact value. The vector lane 0 is never read (it gets
+        // the same low and high halves the scalar adds, and is dropped by the next shift), so the serial path of a
+        // step is scalar (add, multiply by k0, mask) plus one broadcast, the products by u, the shift and one lane
+        // extraction.
+        let mut low = [0u64; K];
+        for i in 0..N {
+            for k in 0..K {
+                let bi = b[k].0[i];
+                let bv = T::splat(bi);
+                // Exact lane-0 sum with the full 104-bit products a_0·b_i and m_0·u: its high part is the carry
+                // into lane 1 (the high halves of both products included).
+                let t = low[k] as u128 + a[k].0[0] as u128 * bi as u128;
+                let u = (t as u64).wrapping_mul(k0[k]) & M52;
+                let uv = T::splat(u);
+                let carry = ((t + m[k].0[0] as u128 * u as u128) >> 52) as u64;
+                for v in 0..V {
+                    acc[k][v] = T::madd_lo(acc[k][v], av[k][v], bv);
+                    acc[k][v] = T::madd_lo(acc[k][v], mv[k][v], uv);
+                }
+                // Drop lane 0 (its value is `carry`·2^52 in `t`), shift every lane down, read the new lane 0.
+                for v in 0..V - 1 {
+                    acc[k][v] = T::down1(acc[k][v + 1], acc[k][v]);
+                }
+                acc[k][V - 1] = T::down1(zero, acc[k][V - 1]);
+                low[k] = carry + T::lane0(acc[k][0]);
+                // The high halves belong one lane up: after the shift, in place (lane 0's are already in `carry`).
+                for v in 0..V {
+                    acc[k][v] = T::madd_hi(acc[k][v], av[k][v], bv);
+                    acc[k][v] = T::madd_hi(acc[k][v], mv[k][v], uv);
+                }
+            }
+        }
+        for k in 0..K {
+            acc[k][0] = T::set_lane0(acc[k][0], low[k]);
+            acc[k] = normalise::<T, V>(&acc[k]);
+        }
+        low.zeroize();
+        acc
     }
-    for k in 0..K {
-        let mut raw = Digits::ZERO;
+}
+
+/// Carries lanes of up to 63 bits into 52-bit digits, in registers and constant time: each lane's bits 52.. are
+/// added one lane up (one shift, mask and add per vector), which leaves lanes of at most 2^52 + 2^11, so each
+/// passes on a carry of 0 or 1. A lane passes one on if it exceeds 2^52 − 1 (generates) or equals it and
+/// receives one (propagates): with the generate and propagate lanes as bit masks g and p, the lanes that
+/// receive one are `((g << 1) + p) ^ p` (the integer addition runs the carry chain), which are then
+/// incremented and masked. A carry out of the top lane is dropped (the caller's value fits in L·V digits).
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+#[allow(clippy::needless_range_loop)] // v indexes the input, the result and the mask bits Lv..Lv+L in step
+unsafe fn normalise<T: Lanes, const V: usize>(x: &[T::V; V]) -> [T::V; V] {
+    debug_assert!(T::L * V <= 64);
+    // SAFETY: this function's target features are the ones `T`'s operations need.
+    unsafe {
+        let m52 = T::splat(M52);
+        let one = T::splat(1);
+        let mut r = [T::splat(0); V];
+        let mut below = T::splat(0);
+        let (mut g, mut p) = (0u64, 0u64);
         for v in 0..V {
-            // SAFETY: as the loads above, into a local Digits.
-            unsafe { _mm256_store_si256(raw.0.as_mut_ptr().add(4 * v).cast(), acc[k][v]) };
+            let hi = T::shr52(x[v]);
+            // [previous vector's top lane, lanes ..L−1 of this one]
+            let up = T::up1(hi, below);
+            below = hi;
+            r[v] = T::add(T::and(x[v], m52), up);
+            g |= T::gt(r[v], m52) << (T::L * v);
+            p |= T::eq(r[v], m52) << (T::L * v);
         }
-        raw.0[0] = low[k];
-        let mut c = 0u64;
-        for j in 0..N {
-            let s = raw.0[j] + c;
-            out[k].0[j] = s & M52;
-            c = s >> 52;
+        let inc = (g << 1).wrapping_add(p) ^ p;
+        for v in 0..V {
+            r[v] = T::and(T::add_where(r[v], inc >> (T::L * v), one), m52);
         }
-        for j in N..CAP {
-            out[k].0[j] = 0;
-        }
-        raw.zeroize();
+        r
     }
-    low.zeroize();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use num_bigint::BigUint;
+
+    /// The digits `normalise::<T, V>` gives for the lanes `x`, read back from registers.
+    fn normalised<T: Lanes, const V: usize>(backend: Checked<Backend>, x: &[u64]) -> Vec<u64> {
+        assert!(backend.covers(Backend::Ifma) && x.len() == T::L * V && x.len() <= CAP);
+        let mut d = Digits::ZERO;
+        d.0[..x.len()].copy_from_slice(x);
+        let mut out = [Digits::ZERO];
+        // SAFETY: `backend` is a Checked covering Backend::Ifma (AVX512F, AVX512VL, AVX512IFMA); `d` and `out`
+        // are 64-byte-aligned Digits of CAP ≥ L·V words.
+        unsafe {
+            let v: [T::V; V] = core::array::from_fn(|i| T::load(d.0.as_ptr().add(T::L * i)));
+            let r = normalise::<T, V>(&v);
+            store::<T, V, 1>(&mut out, &[r]);
+        }
+        out[0].0[..x.len()].to_vec()
+    }
+
+    /// `Σ x_j·2^(52j) mod 2^(52·len)` as 52-bit digits: what `normalise` must return.
+    fn reference(x: &[u64]) -> Vec<u64> {
+        let mut s = BigUint::from(0u8);
+        for (j, &w) in x.iter().enumerate() {
+            s += BigUint::from(w) << (52 * j);
+        }
+        (0..x.len())
+            .map(|j| ((&s >> (52 * j)) & BigUint::from(M52)).to_u64_digits().first().copied().unwrap_or(0))
+            .collect()
+    }
+
+    /// Lanes that exercise every carry path of `normalise`: random 60-bit lanes; a carry generated in the second
+    /// pass and propagated through runs of 2^52 − 1 lanes across vector boundaries (to the top, where it is
+    /// dropped); runs of 2^52 − 1 lanes that receive nothing; lanes whose high bits alone carry.
+    fn cases(len: usize) -> Vec<Vec<u64>> {
+        let mut seed = 0x6e6f_726d_616c_6973u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut out = Vec::new();
+        for _ in 0..8 {
+            out.push((0..len).map(|_| next() >> 4).collect());
+        }
+        for start in [0usize, 1, 3, 4, 7, 8, 15] {
+            for run in [1usize, 4, 9, len] {
+                let mut x: Vec<u64> = (0..len).map(|_| next() & M52 >> 1).collect();
+                if start > 0 {
+                    x[start - 1] = 1 << 52; // its high bit generates into `start` in the first pass
+                }
+                for lane in x.iter_mut().skip(start).take(run) {
+                    *lane = M52;
+                }
+                out.push(x.clone());
+                if start > 0 {
+                    x[start - 1] = 0; // the same run without a carry into it
+                    out.push(x);
+                }
+            }
+        }
+        out.push(vec![M52; len]);
+        out.push(vec![(1 << 52) | M52; len]);
+        out
+    }
+
+    #[test]
+    fn normalise_carries_every_path() {
+        let mut tested = 0;
+        for backend in Checked::<Backend>::all().filter(|b| b.covers(Backend::Ifma)) {
+            for x in cases(40) {
+                let want = reference(&x);
+                assert_eq!(normalised::<Y, 10>(backend, &x), want, "256-bit, {x:x?}");
+                assert_eq!(normalised::<Z, 5>(backend, &x), want, "512-bit, {x:x?}");
+            }
+            for x in cases(24) {
+                assert_eq!(normalised::<Z, 3>(backend, &x), reference(&x), "512-bit, {x:x?}");
+            }
+            tested += 1;
+        }
+        if crate::cpu::features().has(crate::cpu::Features::AVX512F | crate::cpu::Features::AVX512IFMA) {
+            assert!(tested > 0, "the IFMA backends must be tested here");
+        }
+    }
 }

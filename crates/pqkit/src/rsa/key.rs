@@ -133,9 +133,13 @@ impl RsaPublicKey {
     /// more, so it ends with `x^e·R^-(e − 1)`, and one product by the cached `R^e mod n` gives `x^e`. That is
     /// two products besides the squarings, where entering and leaving the domain would take three.
     fn pow_e(&self, x: &[u64]) -> Vec<u64> {
-        let y = self.ctx.pow_vartime(x, self.e);
-        let mut out = vec![0u64; self.n.len()];
-        self.ctx.mul(&mut out, &y, &self.r_pow_e);
+        let l = self.n.len();
+        let mut y = [0u64; bigint::MAX_LIMBS];
+        self.ctx.pow_vartime_into(&mut y[..l], x, self.e);
+        let mut out = vec![0u64; l];
+        self.ctx.mul(&mut out, &y[..l], &self.r_pow_e);
+        // x is the secret result in the private operation's fault check.
+        crate::ct::wipe(&mut y[..l]);
         out
     }
 

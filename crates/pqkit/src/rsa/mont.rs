@@ -300,19 +300,30 @@ impl MontCtx {
     /// constant-time ones). `base` in Montgomery form; for a plain `base < m` the result is `base^e·R^-(e − 1)`
     /// (each product divides by R once), which the RSA public operation relies on.
     pub(crate) fn pow_vartime(&self, base: &[u64], e: u64) -> Vec<u64> {
+        let mut out = vec![0u64; self.limbs()];
+        self.pow_vartime_into(&mut out, base, e);
+        out
+    }
+
+    /// [`pow_vartime`](Self::pow_vartime) into `out` (L limbs), its scratch on the stack (no allocation) and
+    /// wiped before it returns (the powers of a secret base, in the blinding and the fault check, are secret).
+    pub(crate) fn pow_vartime_into(&self, out: &mut [u64], base: &[u64], e: u64) {
         let l = self.limbs();
-        let mut acc = base.to_vec();
-        let mut tmp = vec![0u64; l];
+        let (mut s1, mut s2) = ([0u64; MAX_LIMBS], [0u64; MAX_LIMBS]);
+        let (mut acc, mut tmp) = (&mut s1[..l], &mut s2[..l]);
+        acc.copy_from_slice(&base[..l]);
         let top = 63 - e.leading_zeros();
         for i in (0..top).rev() {
-            self.sqr(&mut tmp, &acc);
+            self.sqr(tmp, acc);
             core::mem::swap(&mut acc, &mut tmp);
             if (e >> i) & 1 == 1 {
-                self.mul(&mut tmp, &acc, base);
+                self.mul(tmp, acc, base);
                 core::mem::swap(&mut acc, &mut tmp);
             }
         }
-        acc
+        out.copy_from_slice(acc);
+        crate::ct::wipe(acc);
+        crate::ct::wipe(tmp);
     }
 }
 
