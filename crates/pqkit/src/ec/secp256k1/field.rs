@@ -351,7 +351,7 @@ impl Fe {
     }
 
     /// `self^(2^n)`, n ≥ 1.
-    #[inline(always)]
+    #[inline]
     pub(crate) const fn square_n(&self, n: u32) -> Fe {
         let mut r = self.square();
         let mut i = 1;
@@ -431,7 +431,7 @@ impl Fe {
 
     /// `self^(2^223 − 1)` and the intermediate powers the chains need: `(x223, x22, x2)` where `xk` is
     /// `self^(2^k − 1)`.
-    #[inline(always)]
+    #[inline]
     const fn pow_chain(&self) -> (Fe, Fe, Fe) {
         let x2 = self.square().mul(self);
         let x3 = x2.square().mul(self);
@@ -450,7 +450,7 @@ impl Fe {
     /// `self^(p − 2) = self^-1` (Fermat; 0 maps to 0). Constant time.
     ///
     /// p − 2 in binary: 223 ones, a zero, 22 ones, then `0000101101`.
-    #[inline(always)]
+    #[inline]
     pub(crate) const fn invert(&self) -> Fe {
         let (x223, x22, x2) = self.pow_chain();
         let t = x223.square_n(23).mul(&x22);

@@ -63,7 +63,7 @@ impl Affine {
     }
 
     /// `−self`.
-    #[inline(always)]
+    #[inline]
     pub(crate) const fn neg(&self) -> Affine {
         Affine { x: self.x, y: self.y.neg() }
     }
@@ -75,7 +75,7 @@ impl Affine {
     }
 
     /// λ·self = (β·x, y).
-    #[inline(always)]
+    #[inline]
     const fn endo(&self) -> Affine {
         Affine { x: self.x.mul(&BETA), y: self.y }
     }
@@ -94,13 +94,13 @@ pub(crate) struct Proj {
 impl Proj {
     pub(crate) const IDENTITY: Proj = Proj { x: Fe::ZERO, y: Fe::ONE, z: Fe::ZERO };
 
-    #[inline(always)]
+    #[inline]
     pub(crate) const fn from_affine(p: &Affine) -> Proj {
         Proj { x: p.x, y: p.y, z: Fe::ONE }
     }
 
     /// `self + q`, complete (RCB algorithm 7, a = 0): 12M + 2·m(3b).
-    #[inline(always)]
+    #[inline]
     pub(crate) const fn add(&self, q: &Proj) -> Proj {
         let (x1, y1, z1) = (&self.x, &self.y, &self.z);
         let (x2, y2, z2) = (&q.x, &q.y, &q.z);
@@ -123,7 +123,7 @@ impl Proj {
 
     /// `self + q` for an affine `q` (never the identity), complete in `self` (RCB algorithm 8, a = 0):
     /// 11M + 2·m(3b).
-    #[inline(always)]
+    #[inline]
     pub(crate) const fn add_affine(&self, q: &Affine) -> Proj {
         let (x1, y1, z1) = (&self.x, &self.y, &self.z);
         let (x2, y2) = (&q.x, &q.y);
@@ -144,7 +144,7 @@ impl Proj {
     }
 
     /// `2·self`, complete (RCB algorithm 9, a = 0): 6M + 2S + 1·m(3b).
-    #[inline(always)]
+    #[inline]
     pub(crate) const fn double(&self) -> Proj {
         let (x, y, z) = (&self.x, &self.y, &self.z);
         let t0 = y.square();
@@ -163,7 +163,7 @@ impl Proj {
     }
 
     /// `−self`.
-    #[inline(always)]
+    #[inline]
     pub(crate) const fn neg(&self) -> Proj {
         Proj { x: self.x, y: self.y.neg(), z: self.z }
     }
@@ -175,14 +175,13 @@ impl Proj {
     }
 
     /// All ones if `self` is the identity (Z = 0).
-    #[inline(always)]
+    #[inline]
     pub(crate) fn mask_is_identity(&self) -> Mask {
         self.z.mask_is_zero()
     }
 
     /// The affine coordinates (constant-time inversion) and a mask that is all ones when `self` is the
     /// identity (then the coordinates are (0, 0)).
-    #[inline(always)]
     pub(crate) fn to_affine(self) -> (Affine, Mask) {
         let zinv = self.z.invert_ct();
         (Affine { x: self.x.mul(&zinv), y: self.y.mul(&zinv) }, self.mask_is_identity())
@@ -247,7 +246,6 @@ fn lookup_proj(row: &[Proj; 8], d: i8) -> Proj {
 }
 
 /// `k·G` for a secret scalar `k`, in constant time (see the module docs).
-#[inline(always)]
 pub(crate) fn mul_base(k: &Scalar) -> Proj {
     let high = k.mask_is_high();
     let mut s = k.cneg(high).to_bytes();
@@ -266,7 +264,6 @@ pub(crate) fn mul_base(k: &Scalar) -> Proj {
 /// split k = k1 + k2·λ (constant time, |k1|, |k2| < 2^128), the signs folded into the points by masked
 /// negation, then signed radix-16 digits of both halves over tables of P..8P and of their images under λ,
 /// 4 doublings and two complete additions per digit.
-#[inline(always)]
 pub(crate) fn mul_ct(k: &Scalar, p: &Affine) -> Proj {
     let ((mut k1, n1), (mut k2, n2)) = k.split_glv();
     let p1 = Affine::select(&p.neg(), p, n1);
@@ -310,7 +307,7 @@ pub(crate) struct Jac {
 }
 
 /// Whether two field elements are equal (`const`, for the table computation and variable-time code).
-#[inline(always)]
+#[inline]
 const fn fe_eq(a: &Fe, b: &Fe) -> bool {
     let (x, y) = (a.normalize(), b.normalize());
     x[0] == y[0] && x[1] == y[1] && x[2] == y[2] && x[3] == y[3]
@@ -319,19 +316,19 @@ const fn fe_eq(a: &Fe, b: &Fe) -> bool {
 impl Jac {
     pub(crate) const IDENTITY: Jac = Jac { x: Fe::ONE, y: Fe::ONE, z: Fe::ZERO };
 
-    #[inline(always)]
+    #[inline]
     pub(crate) const fn from_affine(p: &Affine) -> Jac {
         Jac { x: p.x, y: p.y, z: Fe::ONE }
     }
 
-    #[inline(always)]
+    #[inline]
     pub(crate) const fn is_identity(&self) -> bool {
         fe_eq(&self.z, &Fe::ZERO)
     }
 
     /// `2·self` (dbl-2009-l: 2M + 5S). No point of secp256k1 has y = 0, so only the identity is special, and
     /// it maps to itself (Z3 = 2·Y·Z = 0).
-    #[inline(always)]
+    #[inline]
     pub(crate) const fn double(&self) -> Jac {
         let a = self.x.square_c();
         let b = self.y.square_c();
@@ -347,7 +344,7 @@ impl Jac {
     }
 
     /// `self + q` for an affine `q`, variable time (8M + 3S).
-    #[inline(always)]
+    #[inline]
     pub(crate) const fn add_affine_vartime(&self, q: &Affine) -> Jac {
         if self.is_identity() {
             return Jac::from_affine(q);
@@ -377,7 +374,7 @@ impl Jac {
 
     /// `self + q` and the ratio `h` of the new Z to the old one, for `self` not the identity and
     /// `q ≠ ±self` (the caller guarantees it: odd multiples of a point of prime order).
-    #[inline(always)]
+    #[inline]
     fn add_affine_ratio_vartime(&self, q: &Affine) -> (Jac, Fe) {
         let z1z1 = self.z.square_c();
         let u2 = q.x.mul_c(&z1z1);
@@ -391,7 +388,7 @@ impl Jac {
     /// (X : Y : Z·zg)) and `q` is an ordinary affine point; the result is in the same scaled frame. This is
     /// the mixed addition of q to (X : Y : Z·zg), whose Z comes back as Z·zg·h, divided by zg again
     /// (9M + 3S). Variable time.
-    #[inline(always)]
+    #[inline]
     fn add_affine_scaled_vartime(&self, q: &Affine, zg: &Fe) -> Jac {
         if self.is_identity() {
             // q in the scaled frame: (x·zg², y·zg³, 1).
@@ -411,7 +408,7 @@ impl Jac {
     }
 
     /// `self + q`, variable time (12M + 4S).
-    #[inline(always)]
+    #[inline]
     pub(crate) const fn add_vartime(&self, q: &Jac) -> Jac {
         if self.is_identity() {
             return *q;
@@ -440,7 +437,7 @@ impl Jac {
 
     /// `−self`.
     #[cfg(test)]
-    #[inline(always)]
+    #[inline]
     pub(crate) const fn neg(&self) -> Jac {
         Jac { x: self.x, y: self.y.neg(), z: self.z }
     }
@@ -457,7 +454,6 @@ impl Jac {
 
     /// Whether the affine x-coordinate, as an integer, is `r` modulo n — without an inversion: x = X/Z² is
     /// below p, so x mod n = r means x = r or (when r + n < p) x = r + n; each is checked as r·Z² = X.
-    #[inline(always)]
     pub(crate) fn x_equals_mod_n_vartime(&self, r: &Scalar) -> bool {
         if self.is_identity() {
             return false;
@@ -555,7 +551,6 @@ const WINDOW_P: u32 = 5;
 const P_ODD_LEN: usize = 1 << (WINDOW_P - 2);
 
 /// `u1·G + u2·P` (variable time, public inputs): see the module docs.
-#[inline(always)]
 pub(crate) fn double_mul_vartime(u1: &Scalar, u2: &Scalar, p: &Affine) -> Jac {
     let ((a1, na1), (b1, nb1)) = u1.split_glv();
     let ((a2, na2), (b2, nb2)) = u2.split_glv();

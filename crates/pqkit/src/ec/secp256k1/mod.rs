@@ -27,19 +27,12 @@
 //!   and Jacobian formulas with the GLV endomorphism and interleaved wNAF for verification.
 //! - [`schnorr`], the BIP-340 signatures.
 //!
-//! ## Backends
-//! `Soft` is the portable code. `Bmi2` (x86_64) is the same code compiled with BMI2 enabled, so that the
-//! compiler forms the 64×64-bit products with `mulx`: key generation, signing, ECDH and ECDSA verification
-//! run inside BMI2 functions (`bmi2`), chosen by the one dispatch mechanism.
-//!
 //! ## Constant time
 //! Key generation, signing (ECDSA and Schnorr) and ECDH: masked table look-ups over whole rows, complete
 //! formulas (no exceptional case to branch on), masked negations, and the fixed-length safegcd divsteps
 //! (`ec::safegcd`) for the inversion of a result's Z.
 //! Verification and point decoding handle public data and may branch.
 
-#[cfg(target_arch = "x86_64")]
-mod bmi2;
 pub(crate) mod field;
 pub(crate) mod group;
 pub(crate) mod scalar;
@@ -60,8 +53,6 @@ crate::dispatch::backends! {
     pub enum Backend for "secp256k1" {
         /// Portable Rust: four 64-bit limbs, `u128` products. The reference.
         Soft: [],
-        /// The portable code compiled with BMI2 (`mulx` products), x86_64 only.
-        Bmi2: [BMI2],
     }
 }
 
@@ -79,9 +70,9 @@ impl core::fmt::Debug for AffinePoint {
     }
 }
 
-/// The affine point of a scalar multiplication's result (from [`group::Proj::to_affine`]), `None` for the
-/// identity.
-fn affine((a, identity): (Affine, field::Mask)) -> Option<AffinePoint> {
+/// The affine point of a projective result, `None` for the identity (constant-time inversion).
+fn affine(p: &group::Proj) -> Option<AffinePoint> {
+    let (a, identity) = p.to_affine();
     // The identity as a result is an error or a candidate rejection: public.
     if crate::ct::declassify(identity) != 0 { None } else { Some(AffinePoint(a)) }
 }
@@ -139,26 +130,14 @@ impl PrimeCurve for Secp256k1 {
         a.mask_is_high() != 0
     }
 
-    fn mul_base(backend: Checked<Backend>, k: &Scalar) -> Option<AffinePoint> {
-        affine(match backend.get() {
-            #[cfg(target_arch = "x86_64")]
-            Backend::Bmi2 => bmi2::mul_base(backend, k),
-            _ => group::mul_base(k).to_affine(),
-        })
+    fn mul_base(_backend: Checked<Backend>, k: &Scalar) -> Option<AffinePoint> {
+        affine(&group::mul_base(k))
     }
-    fn mul(backend: Checked<Backend>, p: &AffinePoint, k: &Scalar) -> Option<AffinePoint> {
-        affine(match backend.get() {
-            #[cfg(target_arch = "x86_64")]
-            Backend::Bmi2 => bmi2::mul(backend, k, &p.0),
-            _ => group::mul_ct(k, &p.0).to_affine(),
-        })
+    fn mul(_backend: Checked<Backend>, p: &AffinePoint, k: &Scalar) -> Option<AffinePoint> {
+        affine(&group::mul_ct(k, &p.0))
     }
-    fn verify_vartime(backend: Checked<Backend>, q: &AffinePoint, u1: &Scalar, u2: &Scalar, r: &Scalar) -> bool {
-        match backend.get() {
-            #[cfg(target_arch = "x86_64")]
-            Backend::Bmi2 => bmi2::verify_vartime(backend, &q.0, u1, u2, r),
-            _ => group::double_mul_vartime(u1, u2, &q.0).x_equals_mod_n_vartime(r),
-        }
+    fn verify_vartime(_backend: Checked<Backend>, q: &AffinePoint, u1: &Scalar, u2: &Scalar, r: &Scalar) -> bool {
+        group::double_mul_vartime(u1, u2, &q.0).x_equals_mod_n_vartime(r)
     }
 
     fn affine_coordinates(p: &AffinePoint) -> ([u8; 32], [u8; 32]) {
