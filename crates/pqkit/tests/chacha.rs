@@ -443,6 +443,21 @@ fn differential_large_inputs() {
             let mut got = data.clone();
             v.pqkit(&key, &nonce, counter, b).apply_keystream(&mut got).unwrap();
             assert!(got == want, "{b:?} counter {counter:#x}");
+            // Calls of whole blocks, each starting at a block boundary, crossing the 2^32 boundary between
+            // calls; then a seek back before it, and the same calls again.
+            for step in [64usize, 192, 1024, 1000] {
+                let mut c = v.pqkit(&key, &nonce, counter, b);
+                for round in 0..2 {
+                    let mut got = data.clone();
+                    let mut at = 0;
+                    for chunk in got.chunks_mut(step) {
+                        c.seek(at as u64).unwrap();
+                        c.apply_keystream(chunk).unwrap();
+                        at += chunk.len();
+                    }
+                    assert!(got == want, "{b:?} counter {counter:#x} step {step} round {round}");
+                }
+            }
         }
     }
 }

@@ -11,6 +11,9 @@
 //!   round is therefore one `asm!` block (`double_round16!`) whose order LLVM cannot undo, and bulk
 //!   data goes through **32-block passes**: two independent 16-block groups in all 32 zmm registers, eight
 //!   chains per half-round (`double_round32!`), about 3.5 instead of 4.0 cycles per block and double round.
+//! - **The next pass's data is prefetched** (`prefetch_pass`) when a 32-block pass starts: for inputs beyond
+//!   the caches, the loads of the XOR otherwise wait for memory at the end of every pass (on Zen 5, 10 MiB ran
+//!   at half the 1 MiB speed without it, and at the same speed with it).
 //! - **First double round precomputed in part** (`Pass16`): columns 2 and 3 hold no counter word, so their
 //!   first quarter rounds are the same in every lane and every pass.
 //! - **Stitched AEAD pass** (`xor20_stitched`): the same 32-block pass with scalar Poly1305 blocks of a
@@ -52,6 +55,11 @@ fn apply_avx512(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
         // Only the 16- and 32-block passes use the precomputed first round; short inputs skip its set-up.
         let pre = Pass16::new(state);
         while len - off >= 32 * BLOCK_LEN {
+            if xor {
+                // The next pass's data, requested now so that its cache misses overlap this pass's rounds
+                // instead of stalling the XOR at the end of the next one (inputs beyond the caches).
+                prefetch_pass(ptr.wrapping_add(off + 32 * BLOCK_LEN), (len - off - 32 * BLOCK_LEN).min(32 * BLOCK_LEN));
+            }
             // SAFETY: the 2048 bytes from `off` lie inside `data`.
             unsafe { blocks32(rounds, &pre, ctr, ptr.add(off), xor) };
             ctr = ctr.wrapping_add(32);
@@ -97,6 +105,19 @@ fn apply_avx512(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
             }
             off = len;
         }
+    }
+}
+
+/// Asks for the cache lines of the `n` bytes at `p` (a software prefetch: no access, no fault, no effect on the
+/// result). The addresses depend only on the data's position and length, never on its content.
+#[inline(always)]
+fn prefetch_pass(p: *const u8, n: usize) {
+    let mut i = 0;
+    while i < n {
+        // SAFETY: a prefetch is a hint that neither reads nor writes memory and cannot fault, whatever the
+        // address; `wrapping_add` keeps the pointer arithmetic defined.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(i) as *const i8) };
+        i += 64;
     }
 }
 

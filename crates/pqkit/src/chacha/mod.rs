@@ -294,6 +294,20 @@ impl Core {
     fn apply(&mut self, data: &mut [u8]) -> Result<()> {
         let Core { state, pos, backend, rounds, ietf, name } = self;
         let (backend, rounds, ietf) = (*backend, *rounds as usize, *ietf);
+        // At a block boundary (every call of a caller that passes whole blocks, and every first call) the data is
+        // one bulk pass from the current counter: the counter words go straight into the kept state, with no
+        // copy of the key-bearing state to make and wipe. Words 12 and 13 of `state` are rewritten before every
+        // use, so they need not keep the starting counter (the position does).
+        if !data.is_empty()
+            && let Some(counter) = pos.take_aligned(name, data.len())?
+        {
+            state[12] = counter as u32;
+            if !ietf {
+                state[13] = (counter >> 32) as u32;
+            }
+            apply_blocks(backend, rounds, state, data, true);
+            return Ok(());
+        }
         // The input state of block `counter`, which Counter64Position keeps at most the layout's last counter.
         let state_at = |counter: u64| {
             let mut s = *state;

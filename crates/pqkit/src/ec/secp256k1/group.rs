@@ -183,7 +183,7 @@ impl Proj {
     /// The affine coordinates (constant-time inversion) and a mask that is all ones when `self` is the
     /// identity (then the coordinates are (0, 0)).
     pub(crate) fn to_affine(self) -> (Affine, Mask) {
-        let zinv = self.z.invert();
+        let zinv = self.z.invert_ct();
         (Affine { x: self.x.mul(&zinv), y: self.y.mul(&zinv) }, self.mask_is_identity())
     }
 }

@@ -19,7 +19,7 @@
 //!
 //! ## Layers
 //! - `field`: GF(p) in four 64-bit limbs with the special reduction 2^256 = 2^32 + 977 (portable Rust,
-//!   `u128` products, every operation a `const fn`).
+//!   `u128` products, every operation but the run-time inversions a `const fn`).
 //! - `scalar`: integers modulo the group order n (Montgomery multiplication, constant-time inversion, the
 //!   GLV decomposition).
 //! - `group`: complete projective formulas (Renes–Costello–Batina, a = 0) for every secret path — the
@@ -29,7 +29,8 @@
 //!
 //! ## Constant time
 //! Key generation, signing (ECDSA and Schnorr) and ECDH: masked table look-ups over whole rows, complete
-//! formulas (no exceptional case to branch on), masked negations, Fermat inversions over public exponents.
+//! formulas (no exceptional case to branch on), masked negations, and the fixed-length safegcd divsteps
+//! (`ec::safegcd`) for the inversion of a result's Z.
 //! Verification and point decoding handle public data and may branch.
 
 pub(crate) mod field;
