@@ -78,33 +78,25 @@ mod valgrind {
         request(MAKE_MEM_UNDEFINED, v);
     }
 
+    /// A memcheck request on the memory of `v`.
     #[inline(always)]
     fn request<T: ?Sized>(code: u64, v: &T) {
-        let block = [code, v as *const T as *const u8 as u64, core::mem::size_of_val(v) as u64, 0, 0, 0];
-        // SAFETY: the sequence rotates rdi by 128 bits in total (leaving it unchanged), exchanges rbx with itself
-        // and reads the six-word block through rax (a valid pointer to `block`, which outlives the asm); it writes
-        // rdx (declared) and the flags. Under valgrind the request changes only memcheck's shadow state of the
-        // described range; no memory is written. Not `nomem`: ordered with the surrounding memory accesses.
-        unsafe {
-            core::arch::asm!(
-                "rol rdi, 3",
-                "rol rdi, 13",
-                "rol rdi, 61",
-                "rol rdi, 51",
-                "xchg rbx, rbx",
-                in("rax") block.as_ptr(),
-                inout("rdx") 0u64 => _,
-                options(nostack),
-            );
-        }
+        call([code, v as *const T as *const u8 as u64, core::mem::size_of_val(v) as u64, 0, 0, 0]);
     }
 
     /// `VG_USERREQ__RUNNING_ON_VALGRIND` (core request 0x1001): non-zero under valgrind.
     pub(crate) fn running_on_valgrind() -> bool {
-        let block = [0x1001u64, 0, 0, 0, 0, 0];
+        call([0x1001, 0, 0, 0, 0, 0]) != 0
+    }
+
+    /// Issues the client request `block` (request, arguments) and returns valgrind's answer (0 outside valgrind).
+    #[inline(always)]
+    fn call(block: [u64; 6]) -> u64 {
         let result: u64;
-        // SAFETY: as in `request`: the preamble leaves rdi unchanged, `xchg rbx, rbx` does nothing, the block is
-        // read through rax (valid for the asm's duration) and the answer comes back in rdx (0 outside valgrind).
+        // SAFETY: the sequence rotates rdi by 128 bits in total (leaving it unchanged), exchanges rbx with itself
+        // and reads the six-word block through rax (a valid pointer to `block`, which outlives the asm); it writes
+        // rdx (declared) and the flags. Under valgrind a memory request changes only memcheck's shadow state of the
+        // described range; no memory is written. Not `nomem`: ordered with the surrounding memory accesses.
         unsafe {
             core::arch::asm!(
                 "rol rdi, 3",
@@ -117,7 +109,7 @@ mod valgrind {
                 options(nostack),
             );
         }
-        result != 0
+        result
     }
 
     #[inline(never)]
