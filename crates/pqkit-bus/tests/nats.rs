@@ -730,6 +730,33 @@ async fn a_key_server_restarted_with_its_state_file_still_opens_the_durable_back
     assert!(matches!(e, Error::StateFile { .. }) && e.to_string().contains("keys.state"), "{e}");
 }
 
+/// A grant the key server cannot record in its state file is refused (never handed out unrecorded), and the
+/// key server grants again once the file can be written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grant_the_state_file_cannot_record_is_refused() {
+    let s = NatsServer::start();
+    let url = s.url();
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("state");
+    std::fs::create_dir(&sub).unwrap();
+    let ks = KeyServer::new(ident("keys", 200), Policy::allow_all())
+        .state_file(sub.join("keys.state"))
+        .serve(&url)
+        .await
+        .unwrap();
+    // The directory goes away: the temporary file of the next write cannot be created (also as root).
+    std::fs::remove_dir_all(&sub).unwrap();
+    let alice = NatsAgent::connect(&url, &ident("alice", 1), ks.id()).await.unwrap();
+    let e = alice.publish("grant.t", b"x", Priority::Normal).await.unwrap_err();
+    assert_eq!(e, Error::UnknownKey, "{e}");
+    assert_eq!(ks.metrics().send_grants, 0);
+    assert!(ks.metrics().refused >= 1);
+    std::fs::create_dir(&sub).unwrap();
+    alice.publish("grant.t", b"x", Priority::Normal).await.unwrap();
+    assert_eq!(ks.metrics().send_grants, 1);
+    assert!(sub.join("keys.state").exists());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_name_the_key_server_and_the_nats_address() {
     let s = NatsServer::start();
