@@ -2,7 +2,8 @@
 //! --name NAME -o FILE` (a name and a 32-byte seed from which the ML-DSA-65 and Ed25519 keys derive, mode
 //! 0600; prints `id <hex>`); `pqkit pubkey FILE` prints the id again.
 //! - `pqkit bus keyserver --identity FILE (--policy FILE | --allow-all) [--state FILE]`: serves keys on NATS
-//!   until killed; prints `keyserver <id hex>` then `ready`. `--state` keeps the topic epochs across restarts.
+//!   until killed; prints `keyserver <id hex>` then `ready`. `--state` keeps the topic epochs across restarts;
+//!   without it the key server warns on stderr that a restart strands unread durable messages.
 //! - `pqkit bus pub --identity FILE --key-server ID SUBJECT [MESSAGE]`: publishes MESSAGE, or each line of
 //!   stdin, sealed (`--durable STREAM` through JetStream, acknowledged), with signed checkpoints so that
 //!   subscribers can tell the message is this identity's (sender authentication, on by default;
@@ -21,7 +22,7 @@
 //! `<agent id hex> pub <pattern>[,<pattern>...] sub <pattern>[,<pattern>...]` (`-` for none); `#` comments.
 
 use crate::error::{CliError, CliResult};
-use crate::io::{print_line, read_file};
+use crate::io::{print_line, read_file, warn};
 use clap::{Args, Subcommand, ValueEnum};
 use pqkit_bus::nats::{KeyServer, NatsAgent, NatsOptions};
 use pqkit_bus::{AgentId, Identity, Policy, Priority};
@@ -231,7 +232,13 @@ pub fn bus(a: BusArgs) -> CliResult {
                 let ks = KeyServer::new(identity, policy);
                 let ks = match state {
                     Some(path) => ks.state_file(path),
-                    None => ks,
+                    None => {
+                        warn(
+                            "warning: no --state FILE: the topic epochs die with this key server, so after a \
+                             restart no subscriber can open a durable message it had not read before",
+                        );
+                        ks
+                    }
                 };
                 let mut ks = ks.serve(&conn.nats).await?;
                 print_line(&format!("keyserver {}", ks.id()))?;

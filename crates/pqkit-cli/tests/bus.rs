@@ -778,3 +778,34 @@ fn the_key_server_refuses_a_state_file_it_did_not_write() {
     assert_eq!(ks.0.wait().unwrap().code(), Some(2));
     s.kill();
 }
+
+/// A key server started without `--state` says on stderr what a restart will cost; one with it says nothing.
+#[test]
+fn the_key_server_warns_when_it_keeps_no_state() {
+    let mut s = NatsServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (key, _) = keygen(dir.path(), "keys");
+    let state = dir.path().join("ks.state");
+    let stderr_of = |extra: &[&std::ffi::OsStr]| {
+        let mut ks = Killed(
+            pqkit()
+                .args(["bus", "keyserver", "--nats", &s.url(), "--allow-all", "--identity"])
+                .arg(&key)
+                .args(extra)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        wait_line(&mut BufReader::new(ks.0.stdout.take().unwrap()), |l| l == "ready");
+        ks.0.kill().unwrap();
+        let mut err = String::new();
+        ks.0.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        err
+    };
+    let err = stderr_of(&[]);
+    assert!(err.contains("warning: no --state FILE") && err.contains("restart"), "{err}");
+    let err = stderr_of(&["--state".as_ref(), state.as_os_str()]);
+    assert!(!err.contains("warning"), "{err}");
+    s.kill();
+}
