@@ -72,6 +72,7 @@ impl<B: BackendSet> Checked<B> {
     /// uncapped test pass runs the test then). Panics on a CPU that lacks the backend's features, so that a
     /// test never passes by skipping where the machine cannot run it.
     #[cfg(test)]
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(crate) fn for_test(backend: B) -> Option<Self> {
         match Self::new(backend) {
             Ok(c) => Some(c),

@@ -22,7 +22,8 @@ pub(crate) struct MontCtx {
     pub(crate) one: Vec<u64>,
     /// R^2 mod m.
     pub(crate) r2: Vec<u64>,
-    /// The arithmetic backend.
+    /// The arithmetic backend (read only by the x86-64 backends).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     pub(crate) backend: crate::dispatch::Checked<Backend>,
     /// The IFMA constants, when the backend is `Ifma` and the size is one it handles.
     #[cfg(target_arch = "x86_64")]

@@ -182,7 +182,8 @@ pub(crate) fn store_words(w: &[u64; 8], b: &mut [u8; 64]) {
     }
 }
 
-/// The 19 subkeys of the key schedule, eight words each.
+/// The 19 subkeys of the key schedule, eight words each (for the x86-64 vector backends).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) fn subkeys(k: &[u64; 9], t: &[u64; 3]) -> [[u64; 8]; 19] {
     let mut sk = [[0u64; 8]; 19];
     for (s, w) in sk.iter_mut().enumerate() {
