@@ -4,7 +4,9 @@
 //! block over a state in memory ([`CombState`]), with the field operations of [`ops`](super::ops): no
 //! spills or moves between the operations, and additions and subtractions with a single fold because every
 //! product is kept below 2p. With a second table for the odd radix-16 digits, the comb needs no doublings.
-//! The look-ups are those of the generic code. Runs only below the parent's `mul_base`, which asserted the
+//! The look-ups are those of the generic code. With AVX2 ([`mul_base_comb_avx2`]) the comb takes signed
+//! radix-32 digits from a table of 16 entries a row (51 additions instead of 63), each look-up fused with its
+//! addition in one block. Runs only below the parent's `mul_base`, which asserted the
 //! backend's `Checked` proof (see the parent's safety notes).
 
 use super::*;
@@ -56,7 +58,7 @@ impl CombState {
         self.set(Self::QT, &q.xy2d);
     }
 
-    /// Sets the digit d in \[−8, 8\] that [`comb_step_avx2`] looks up: |d| and the mask of d < 0, by
+    /// Sets the digit d in \[−16, 16\] that [`comb_step_avx2`] looks up: |d| and the mask of d < 0, by
     /// arithmetic only.
     pub(super) fn set_digit(&mut self, d: i8) {
         let d = d as i64;
@@ -137,15 +139,16 @@ where
 }
 
 /// One step of the comb with the look-up in AVX2, as one `asm!` block: the entry `d·row[0]` for the digit d
-/// set by [`CombState::set_digit`] (what [`edwards::lookup`] returns), added to the accumulator as by
-/// [`madd`]; and the 768 bytes at `prefetch` (the next step's row) requested into the cache first.
+/// set by [`CombState::set_digit`] (what the portable look-up returns: the identity for d = 0, row[|d| − 1]
+/// for d > 0, its negation for d < 0), added to the accumulator as by [`madd`]; and the N·96 bytes at
+/// `prefetch` (the next step's row) requested into the cache first.
 ///
-/// The look-up reads every one of the row's 8 entries as three 256-bit words and keeps each by a vector
+/// The look-up reads every one of the row's N entries as three 256-bit words and keeps each by a vector
 /// mask from a comparison of |d| with a counter (`vpcmpeqq`/`vpand`/`vpor`), starting from the identity
 /// (1, 1, 0) masked by |d| = 0; it swaps y + x and y − x by the sign mask (exclusive-or by mask) and stores
 /// the entry in the state. The negation of 2dxy is not computed: for −Q the addition's c = T·2dxy changes
 /// sign, which exchanges f = d − c and g = d + c, so the block exchanges f and g by the same mask. Constant
-/// time: the addresses read, the instructions run and the loop count do not depend on d; d only meets
+/// time: the addresses read, the instructions run and the loop counts do not depend on d; d only meets
 /// comparisons, masks and exclusive-ors.
 ///
 /// # Safety
@@ -153,28 +156,26 @@ where
 /// `prefetch` must point into (or one past) an allocated object (prefetches never fault, but the pointer
 /// arithmetic must stay in bounds).
 #[inline(always)]
-pub(super) unsafe fn comb_step_avx2(st: &mut CombState, row: &[AffineNiels<Fe64>; 8], prefetch: *const u8) {
-    const _: () = assert!(core::mem::size_of::<[AffineNiels<Fe64>; 8]>() == 8 * 96);
-    // SAFETY: BMI2, ADX and AVX2 are present (the caller's contract). The block reads the 768 bytes of `row`
-    // (8 entries of 96 bytes: `repr(C)` of three `repr(transparent)` 32-byte elements), prefetches (which
+pub(super) unsafe fn comb_step_avx2<const N: usize>(
+    st: &mut CombState,
+    row: &[AffineNiels<Fe64>; N],
+    prefetch: *const u8,
+) {
+    const { assert!(core::mem::size_of::<AffineNiels<Fe64>>() == 96 && N > 0 && N.is_multiple_of(2)) };
+    // SAFETY: BMI2, ADX and AVX2 are present (the caller's contract). The block reads the N·96 bytes of `row`
+    // (N entries of 96 bytes: `repr(C)` of three `repr(transparent)` 32-byte elements), prefetches (which
     // never faults), reads and writes only the 70 words of `st` (offsets below 560 bytes from rdi, which
     // holds its 64-byte aligned address, so the 32-byte stores at 128, 160 and 192 are aligned), declares
     // every register it changes (clobber_abi("C") covers the vector registers, whose upper halves
     // vzeroupper clears, and the caller-saved general ones; r12-r15 are listed), and does not use the stack.
     unsafe {
         asm!(
+            // The next row: N·96/64 = 1.5·N cache lines.
+            "3:",
             "prefetcht0 [rax]",
-            "prefetcht0 [rax + 64]",
-            "prefetcht0 [rax + 128]",
-            "prefetcht0 [rax + 192]",
-            "prefetcht0 [rax + 256]",
-            "prefetcht0 [rax + 320]",
-            "prefetcht0 [rax + 384]",
-            "prefetcht0 [rax + 448]",
-            "prefetcht0 [rax + 512]",
-            "prefetcht0 [rax + 576]",
-            "prefetcht0 [rax + 640]",
-            "prefetcht0 [rax + 704]",
+            "add rax, 64",
+            "dec edx",
+            "jnz 3b",
             // The look-up (see `lookup_avx2` in the parent).
             "vpbroadcastq ymm3, [rdi + 544]", // |d| in every lane
             "vpxor xmm4, xmm4, xmm4",         // the counter j
@@ -184,7 +185,6 @@ pub(super) unsafe fn comb_step_avx2(st: &mut CombState, row: &[AffineNiels<Fe64>
             "vpblendd ymm0, ymm4, ymm7, 3",   // (1, 0, 0, 0) where |d| = 0: y + x = y − x = 1
             "vmovdqa ymm1, ymm0",
             "vpxor xmm2, xmm2, xmm2",         // 2dxy = 0
-            "mov ecx, 8",
             "2:",
             "vpsubq ymm4, ymm4, ymm5",        // j += 1
             "vpcmpeqq ymm6, ymm3, ymm4",      // |d| = j
@@ -262,6 +262,8 @@ pub(super) unsafe fn comb_step_avx2(st: &mut CombState, row: &[AffineNiels<Fe64>
             in("rdi") st.0.as_mut_ptr(),
             inout("rsi") row.as_ptr() => _,
             inout("rax") prefetch => _,
+            inout("rcx") N => _,
+            inout("rdx") N * 3 / 2 => _,
             out("r12") _, out("r13") _, out("r14") _, out("r15") _,
             clobber_abi("C"),
             options(nostack),
@@ -269,26 +271,29 @@ pub(super) unsafe fn comb_step_avx2(st: &mut CombState, row: &[AffineNiels<Fe64>
     }
 }
 
-/// [`mul_base_comb`] with the look-ups in AVX2, each fused with its addition ([`comb_step_avx2`]) and the
-/// next row prefetched. Constant time: the digits only reach [`CombState::set_digit`] and the vector masks.
+/// `s·B` for a secret `s` < 2^255 with the signed radix-32 digits of [`edwards::radix32`]: d[i]·32^i·B from
+/// row i of `BASE_RADIX32` (16 entries a row) for each of the 52 digits, the first entry as the
+/// accumulator and each of the other 51 added by one [`comb_step_avx2`] (look-up in AVX2 fused with the
+/// addition, the next row prefetched): 51 additions and no doublings, against 63 with radix-16 digits; each
+/// look-up scans 16 entries instead of 8, and the table is 52·16·96 bytes (78 KiB, most of it read from L2).
+/// Constant time: the digits only reach the look-ups' vector masks and [`CombState::set_digit`].
 ///
 /// # Safety
 /// The CPU must have BMI2, ADX and AVX2 (callers hold a `Checked<Backend>` covering `Bmi2AdxAvx2`).
 #[target_feature(enable = "avx2,bmi2,adx")]
 pub(super) unsafe fn mul_base_comb_avx2(s: &[u8; 32]) -> Point<Fe64> {
     debug_assert!(s[31] < 0x80);
-    let mut digits = edwards::radix16(s);
-    let (even, odd) = (Fe64::base_table(), &BASE_TABLE_ODD);
-    let row = |i: usize| if i.is_multiple_of(2) { &even[i / 2] } else { &odd[i / 2] };
+    let mut digits = edwards::radix32(s);
+    let rows = &BASE_RADIX32;
     let mut st = CombState([0; 70]);
     // SAFETY: AVX2 is present (this function's contract).
-    st.set_point(&unsafe { lookup_avx2(row(0), digits[0]) }.to_extended());
+    st.set_point(&unsafe { lookup_avx2(&rows[0], digits[0]) }.to_extended());
     for (i, &d) in digits.iter().enumerate().skip(1) {
         st.set_digit(d);
         // The next step's row; the last step prefetches its own row again (any valid address does).
-        let next = row(if i < 63 { i + 1 } else { i });
+        let next = &rows[if i + 1 < rows.len() { i + 1 } else { i }];
         // SAFETY: BMI2, ADX and AVX2 are present (this function's contract); `next` is a valid reference.
-        unsafe { comb_step_avx2(&mut st, row(i), next.as_ptr().cast()) };
+        unsafe { comb_step_avx2(&mut st, &rows[i], next.as_ptr().cast()) };
     }
     let out = st.point();
     crate::ct::wipe(&mut st.0);
