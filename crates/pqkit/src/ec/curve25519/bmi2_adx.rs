@@ -849,7 +849,7 @@ mod tests {
             let acc = Point { x: pick(0), y: pick(1), z: pick(2), t: pick(3) };
             let any = if i % 3 == 0 { Fe64([rng.next(), rng.next(), rng.next(), u64::MAX]) } else { pick(6) };
             let q = AffineNiels { ypx: pick(4), ymx: pick(5), xy2d: any };
-            let mut st = CombState([0; 70]);
+            let mut st = CombState([0; 72]);
             st.0[..16].copy_from_slice(&[acc.x.0, acc.y.0, acc.z.0, acc.t.0].concat());
             st.set_entry(&q);
             madd(&mut st);
@@ -896,10 +896,11 @@ mod tests {
         }
     }
 
-    /// One fused AVX2 comb step (look-up and addition) agrees with the reference look-up followed by the
-    /// generic `add_affine` and `to_extended`, for every row of the radix-32 table and every digit in
-    /// [−16, 16], on accumulators whose coordinates are arbitrary values below 2p; and keeps every
-    /// coordinate below 2p.
+    /// Two fused AVX2 comb steps agree with the reference look-ups and the generic `add_affine` and
+    /// `to_extended`: the first adds an entry set directly and looks up the next one (row and digit), the
+    /// second adds that one (with its sign carried in the state), for every row of the radix-32 table and
+    /// every digit in [−16, 16] in both places, on accumulators whose coordinates are arbitrary values below
+    /// 2p; every coordinate stays below 2p.
     #[test]
     fn fused_avx2_comb_step_matches_generic() {
         use super::fixed_base::{CombState, comb_step_avx2};
@@ -909,21 +910,35 @@ mod tests {
         let w = words_below_2p(&mut rng);
         let n = w.len();
         let mut i = 0usize;
-        for row in BASE_RADIX32.iter() {
+        let flat_n = |v: &AffineNiels<Fe64>| (v.ypx.to_bytes(), v.ymx.to_bytes(), v.xy2d.to_bytes());
+        for (r, row) in BASE_RADIX32.iter().enumerate() {
             for d in -16i8..=16 {
                 i += 1;
+                let next_row = &BASE_RADIX32[(r + 7) % BASE_RADIX32.len()];
+                let next_d = ((d + 16 + 11) % 33) - 16;
                 let pick = |k: usize| Fe64(w[(i * (2 * k + 3) + k) % n]);
                 let acc = Point { x: pick(0), y: pick(1), z: pick(2), t: pick(3) };
-                let mut st = CombState([0; 70]);
+                let mut st = CombState([0; 72]);
                 st.0[..16].copy_from_slice(&[acc.x.0, acc.y.0, acc.z.0, acc.t.0].concat());
-                st.set_digit(d);
+                st.set_first_entry(&lookup_ref(row, d));
+                st.set_digit(next_d);
                 // SAFETY: the backend covers Bmi2AdxAvx2, so the CPU has BMI2, ADX and AVX2; the prefetch
                 // address is a valid reference.
-                unsafe { comb_step_avx2(&mut st, row, row.as_ptr().cast()) };
+                unsafe { comb_step_avx2(&mut st, next_row, row.as_ptr().cast()) };
                 let want = acc.add_affine(&lookup_ref(row, d)).to_extended();
                 let got = st.point();
                 for (g, w) in [(got.x, want.x), (got.y, want.y), (got.z, want.z), (got.t, want.t)] {
                     assert_eq!(g.to_bytes(), w.to_bytes(), "digit {d}, case {i}");
+                    assert!(big_words(&g.0) < BigUint::from(2u8) * p(), "below 2p, case {i}");
+                }
+                assert_eq!(flat_n(&st.pending_entry()), flat_n(&lookup_ref(next_row, next_d)), "case {i}");
+                st.set_digit(d);
+                // SAFETY: as above.
+                unsafe { comb_step_avx2(&mut st, row, row.as_ptr().cast()) };
+                let want = want.add_affine(&lookup_ref(next_row, next_d)).to_extended();
+                let got = st.point();
+                for (g, w) in [(got.x, want.x), (got.y, want.y), (got.z, want.z), (got.t, want.t)] {
+                    assert_eq!(g.to_bytes(), w.to_bytes(), "next digit {next_d}, case {i}");
                     assert!(big_words(&g.0) < BigUint::from(2u8) * p(), "below 2p, case {i}");
                 }
             }
