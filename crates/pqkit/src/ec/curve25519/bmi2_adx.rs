@@ -555,12 +555,13 @@ macro_rules! entry {
     )*};
 }
 
-/// X25519's variable-base ladder with this backend: [`ladder_asm`], each step one `asm!` block over the
-/// ladder state in memory, the field elements kept below 2p (or 2^256) between operations.
+/// X25519's variable-base ladder with this backend for a clamped `k` (the contract of the parent's
+/// `x25519`): [`ladder_asm`], each step one `asm!` block over the ladder state in memory, the field
+/// elements kept below 2p (or 2^256) between operations, and the last three steps doublings alone.
 pub(super) fn x25519(backend: Checked<Backend>, k: &[u8; 32], u: &[u8; 32]) -> [u8; 32] {
     // The proof that mulx/adcx/adox may run: `ladder_step` relies on it.
     assert!(backend.covers(Backend::Bmi2Adx));
-    ladder_asm(k, u)
+    ladder_asm::<true>(k, u)
 }
 
 // ---- The fixed-base look-up in AVX2 ------------------------------------------------------------------
@@ -677,9 +678,10 @@ mod tests {
         BigUint::from_bytes_le(&b)
     }
 
-    /// The asm ladder (what `x25519` runs with this backend) and the generic ladder over Fe64 agree with
-    /// Fe51's, on random scalars and u-coordinates and on edge u values (0, 1, p − 1, p, p + 1, 2^255 − 1,
-    /// bit 255 set), and with unclamped scalars (every bit pattern of the top and bottom bytes).
+    /// The asm ladder and the generic ladder over Fe64 agree with Fe51's, on random scalars and
+    /// u-coordinates and on edge u values (0, 1, p − 1, p, p + 1, 2^255 − 1, bit 255 set), and with unclamped
+    /// scalars (every bit pattern of the top and bottom bytes); on clamped scalars, so does the ladder ending
+    /// in three doublings (what `x25519` runs with this backend).
     #[test]
     fn fe64_ladders_match_fe51() {
         let Some(backend) = Checked::for_test(Backend::Bmi2Adx) else { return };
@@ -704,7 +706,11 @@ mod tests {
                 k[31] = (k[31] & 127) | 64;
             }
             let want = generic::x25519::<Fe51>(&k, &u);
-            assert_eq!(ladder_asm(&k, &u), want, "asm ladder, case {i}");
+            assert_eq!(ladder_asm::<false>(&k, &u), want, "asm ladder, case {i}");
+            if i % 2 == 0 {
+                assert_eq!(ladder_asm::<true>(&k, &u), want, "asm ladder, clamped, case {i}");
+                assert_eq!(x25519(backend, &k, &u), want, "entry point, case {i}");
+            }
             assert_eq!(generic::x25519::<Fe64>(&k, &u), want, "generic Fe64 ladder, case {i}");
         }
     }
