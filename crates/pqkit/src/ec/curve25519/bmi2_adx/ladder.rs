@@ -134,27 +134,18 @@ pub(super) fn double_step(st: &mut LadderState) {
 }
 
 /// X25519(k, u): the ladder over bits 254 down to 0, each step one [`ladder_step`]. With `CLAMPED` (for
-/// RFC 7748 scalars, whose bit 254 is set and bits 0–2 are zero) the first step is a doubling of P alone
-/// ([`double_step`]; its addition O + P is P), and the ladder stops after bit 3 and doubles R0 three times,
-/// as the last three steps would (their additions only feed R1, which the result does not use). Constant
-/// time: the bits only make the masks.
+/// RFC 7748 scalars, whose bits 0–2 are zero) the ladder stops after bit 3 and doubles R0 three times with
+/// [`double_step`], as the last three steps would (their additions only feed R1, which the result does not
+/// use). Constant time: the bits only make the masks.
 pub(super) fn ladder_asm<const CLAMPED: bool>(k: &[u8; 32], u: &[u8; 32]) -> [u8; 32] {
     let mut st = LadderState([0; 69]);
-    let x1 = Fe64::from_bytes(u);
-    st.set(LadderState::X1, &x1);
-    let (high, low, mut last) = if CLAMPED {
-        // Bit 254 is set: its step leaves R0 = P and R1 = 2P, the doubled one, so n = 2P and m = P.
-        st.set(LadderState::XN, &x1);
-        st.set(LadderState::ZN, &Fe64::ONE);
-        double_step(&mut st);
-        (254, 3, 1u64)
-    } else {
-        st.set(LadderState::XN, &Fe64::ONE); // n = R0 = O = (1 : 0)
-        (255, 0, 0u64)
-    };
-    st.set(LadderState::XM, &x1); // m = P = (x1 : 1)
+    st.set(LadderState::X1, &Fe64::from_bytes(u));
+    st.set(LadderState::XN, &Fe64::ONE); // n = R0 = O = (1 : 0)
+    st.set(LadderState::XM, &Fe64::from_bytes(u)); // m = R1 = P = (x1 : 1)
     st.set(LadderState::ZM, &Fe64::ONE);
-    for t in (low..high).rev() {
+    let low = if CLAMPED { 3 } else { 0 };
+    let mut last = 0u64;
+    for t in (low..255).rev() {
         let bit = ((k[t >> 3] >> (t & 7)) & 1) as u64;
         st.0[LadderState::MASK] = super::super::field::mask_from_bit(bit ^ last);
         ladder_step(&mut st);
