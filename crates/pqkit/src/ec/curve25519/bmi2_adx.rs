@@ -21,8 +21,9 @@
 //!
 //! The Edwards operations (Ed25519, X25519 public keys) run over `Fe64`; the fixed-base multiplication
 //! ([`fixed_base`]) does each of its 63 additions as one `asm!` block, from two tables (even and odd
-//! radix-16 digits) so that it needs no doublings. With AVX2 (`Bmi2AdxAvx2`) each block also does its
-//! table look-up (a vector scan of the row) and prefetches the next row. X25519's variable-base ladder
+//! radix-16 digits) so that it needs no doublings. With AVX2 (`Bmi2AdxAvx2`) it takes signed radix-32
+//! digits instead, from one table of 16 entries a row ([`BASE_RADIX32`]): 51 additions, each block also
+//! doing its table look-up (a vector scan of the row) and prefetching the next row. X25519's variable-base ladder
 //! ([`ladder_asm`]) does each whole step in one `asm!` block over a state in memory: no spills or moves
 //! between the operations, adds and subtractions with a single fold because every product is kept below
 //! 2p, and no swaps (only the doubling's input is selected by mask).
@@ -115,6 +116,46 @@ static BASE_TABLE: [[AffineNiels<Fe64>; 8]; 32] = table_from_fe51(&BASE_TABLE_FE
 /// `BASE_TABLE_ODD[i][j] = (j + 1)·16·256^i·B`: the rows of the odd radix-16 digits, so that the fixed-base
 /// comb ([`fixed_base`]) needs no doublings.
 static BASE_TABLE_ODD: [[AffineNiels<Fe64>; 8]; 32] = table_from_fe51(&edwards::compute_base_table(4));
+
+/// Converts a group of 13 radix-32 rows of the portable backend at compile time.
+const fn radix32_from_fe51(src: &[[AffineNiels<Fe51>; 16]; 13]) -> [[AffineNiels<Fe64>; 16]; 13] {
+    let mut out = [[AffineNiels { ypx: Fe64([0; 4]), ymx: Fe64([0; 4]), xy2d: Fe64([0; 4]) }; 16]; 13];
+    let mut i = 0;
+    while i < 13 {
+        let mut j = 0;
+        while j < 16 {
+            out[i][j] = niels_from_fe51(&src[i][j]);
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Rows 13·g to 13·g + 12 of [`BASE_RADIX32`], each group its own constant evaluation (a `const`, read only
+/// by that static's initializer at compile time, so it never exists at run time).
+#[allow(clippy::large_const_arrays)]
+const RADIX32_GROUPS: [[[AffineNiels<Fe64>; 16]; 13]; 4] = [
+    radix32_from_fe51(&edwards::compute_radix32_rows::<13, 208>(0)),
+    radix32_from_fe51(&edwards::compute_radix32_rows::<13, 208>(13)),
+    radix32_from_fe51(&edwards::compute_radix32_rows::<13, 208>(26)),
+    radix32_from_fe51(&edwards::compute_radix32_rows::<13, 208>(39)),
+];
+
+/// Joins the four groups into one table.
+const fn join_radix32(g: &[[[AffineNiels<Fe64>; 16]; 13]; 4]) -> [[AffineNiels<Fe64>; 16]; 52] {
+    let mut out = [[AffineNiels { ypx: Fe64([0; 4]), ymx: Fe64([0; 4]), xy2d: Fe64([0; 4]) }; 16]; 52];
+    let mut i = 0;
+    while i < 52 {
+        out[i] = g[i / 13][i % 13];
+        i += 1;
+    }
+    out
+}
+
+/// `BASE_RADIX32[i][j] = (j + 1)·32^i·B`: the rows of the signed radix-32 digits ([`edwards::radix32`]) of the
+/// AVX2 fixed-base comb ([`fixed_base::mul_base_comb_avx2`]), 52 rows of 16 entries (78 KiB).
+static BASE_RADIX32: [[AffineNiels<Fe64>; 16]; 52] = join_radix32(&RADIX32_GROUPS);
 
 /// Converts a 64-entry table of the portable backend at compile time.
 const fn odd_from_fe51(src: &[AffineNiels<Fe51>; 64]) -> [AffineNiels<Fe64>; 64] {
@@ -514,34 +555,36 @@ macro_rules! entry {
     )*};
 }
 
-/// X25519's variable-base ladder with this backend: [`ladder_asm`], each step one `asm!` block over the
-/// ladder state in memory, the field elements kept below 2p (or 2^256) between operations.
+/// X25519's variable-base ladder with this backend for a clamped `k` (the contract of the parent's
+/// `x25519`): [`ladder_asm`], each step one `asm!` block over the ladder state in memory, the field
+/// elements kept below 2p (or 2^256) between operations, and the last three steps doublings alone.
 pub(super) fn x25519(backend: Checked<Backend>, k: &[u8; 32], u: &[u8; 32]) -> [u8; 32] {
     // The proof that mulx/adcx/adox may run: `ladder_step` relies on it.
     assert!(backend.covers(Backend::Bmi2Adx));
-    ladder_asm(k, u)
+    ladder_asm::<true>(k, u)
 }
 
 // ---- The fixed-base look-up in AVX2 ------------------------------------------------------------------
 
-/// [`edwards::lookup`] in AVX2: the entry `d·row[0]` for a digit d in \[−8, 8\]. Every one of the 8 entries
-/// is read as three 256-bit words (y + x, y − x, 2dxy: the `repr(C)` layout of `AffineNiels<Fe64>`, 96
-/// bytes, rows of 8 at a stride of 96) and ANDed with a vector mask from a vector comparison of |d| with a
-/// counter, the results ORed into the identity (1, 1, 0) masked by |d| = 0; the negation for d < 0 is by
-/// mask (`AffineNiels::cneg`). Constant time: the addresses read, the instructions run and the loop count
-/// do not depend on d.
+/// [`edwards::lookup`] in AVX2, for rows of any even length N (8 for the radix-16 tables, 16 for
+/// [`BASE_RADIX32`]): the entry `d·row[0]` for a digit d in \[−N, N\]. Every one of the N entries is read as
+/// three 256-bit words (y + x, y − x, 2dxy: the `repr(C)` layout of `AffineNiels<Fe64>`, 96 bytes, rows at
+/// a stride of 96) and ANDed with a vector mask from a vector comparison of |d| with a counter, the results
+/// ORed into the identity (1, 1, 0) masked by |d| = 0; the negation for d < 0 is by mask
+/// (`AffineNiels::cneg`). Constant time: the addresses read, the instructions run and the loop count do not
+/// depend on d.
 ///
 /// # Safety
 /// The CPU must have AVX2 (callers hold a `Checked<Backend>` covering `Bmi2AdxAvx2`).
 #[target_feature(enable = "avx2")]
-unsafe fn lookup_avx2(row: &[AffineNiels<Fe64>; 8], d: i8) -> AffineNiels<Fe64> {
-    const _: () = assert!(core::mem::size_of::<[AffineNiels<Fe64>; 8]>() == 8 * 96);
+unsafe fn lookup_avx2<const N: usize>(row: &[AffineNiels<Fe64>; N], d: i8) -> AffineNiels<Fe64> {
+    const { assert!(core::mem::size_of::<AffineNiels<Fe64>>() == 96 && N > 0) };
     let d = d as i64;
     let neg = d >> 63; // all ones if d < 0
     let abs = (d ^ neg) - neg;
     let mut r = AffineNiels { ypx: Fe64::ZERO, ymx: Fe64::ZERO, xy2d: Fe64::ZERO };
-    // SAFETY: AVX2 is present (the caller's contract). The block reads the 768 bytes of `row` (a valid
-    // reference; 8 entries of 96 bytes, `repr(C)` of three `repr(transparent)` 32-byte elements), writes the
+    // SAFETY: AVX2 is present (the caller's contract). The block reads the N·96 bytes of `row` (a valid
+    // reference; N entries of 96 bytes, `repr(C)` of three `repr(transparent)` 32-byte elements), writes the
     // 96 bytes of the local `r` (same layout), declares every register it changes (clobber_abi("C") covers
     // the vector registers, whose upper halves vzeroupper clears), and does not use the stack.
     unsafe {
@@ -555,7 +598,6 @@ unsafe fn lookup_avx2(row: &[AffineNiels<Fe64>; 8], d: i8) -> AffineNiels<Fe64> 
             "vpblendd ymm0, ymm4, ymm7, 3", // (1, 0, 0, 0) where |d| = 0: y + x = y − x = 1
             "vmovdqa ymm1, ymm0",
             "vpxor xmm2, xmm2, xmm2",       // 2dxy = 0
-            "mov ecx, 8",
             "2:",
             "vpsubq ymm4, ymm4, ymm5",      // j += 1
             "vpcmpeqq ymm6, ymm3, ymm4",    // |d| = j
@@ -574,6 +616,7 @@ unsafe fn lookup_avx2(row: &[AffineNiels<Fe64>; 8], d: i8) -> AffineNiels<Fe64> 
             "vzeroupper",
             abs = in(reg) abs,
             inout("rsi") row.as_ptr() => _,
+            inout("rcx") N => _,
             in("rdi") &mut r as *mut AffineNiels<Fe64>,
             clobber_abi("C"),
             options(nostack),
@@ -635,9 +678,10 @@ mod tests {
         BigUint::from_bytes_le(&b)
     }
 
-    /// The asm ladder (what `x25519` runs with this backend) and the generic ladder over Fe64 agree with
-    /// Fe51's, on random scalars and u-coordinates and on edge u values (0, 1, p − 1, p, p + 1, 2^255 − 1,
-    /// bit 255 set), and with unclamped scalars (every bit pattern of the top and bottom bytes).
+    /// The asm ladder and the generic ladder over Fe64 agree with Fe51's, on random scalars and
+    /// u-coordinates and on edge u values (0, 1, p − 1, p, p + 1, 2^255 − 1, bit 255 set), and with unclamped
+    /// scalars (every bit pattern of the top and bottom bytes); on every case with the scalar clamped, so does
+    /// the ladder ending in three doublings (what `x25519` runs with this backend).
     #[test]
     fn fe64_ladders_match_fe51() {
         let Some(backend) = Checked::for_test(Backend::Bmi2Adx) else { return };
@@ -662,24 +706,54 @@ mod tests {
                 k[31] = (k[31] & 127) | 64;
             }
             let want = generic::x25519::<Fe51>(&k, &u);
-            assert_eq!(ladder_asm(&k, &u), want, "asm ladder, case {i}");
+            assert_eq!(ladder_asm::<false>(&k, &u), want, "asm ladder, case {i}");
+            // Every case again with the scalar clamped, for the clamped ladder and the entry point.
+            let mut kc = k;
+            kc[0] &= 248;
+            kc[31] = (kc[31] & 127) | 64;
+            let want_c = generic::x25519::<Fe51>(&kc, &u);
+            assert_eq!(ladder_asm::<true>(&kc, &u), want_c, "asm ladder, clamped, case {i}");
+            assert_eq!(x25519(backend, &kc, &u), want_c, "entry point, case {i}");
             assert_eq!(generic::x25519::<Fe64>(&k, &u), want, "generic Fe64 ladder, case {i}");
         }
     }
 
-    /// The AVX2 look-up returns what the portable one does, for every row of the table and every digit
-    /// in [−8, 8], and the fixed-base multiplications with either agree with Fe51's on edge and random
-    /// scalars (0, 1, L − 1, L, 2^255 − 1, carry patterns of the signed digits).
+    /// The reference look-up by index (variable time, tests only): the identity for d = 0, row[d − 1] for
+    /// d > 0, its negation (y + x and y − x exchanged, 2dxy negated) for d < 0.
+    fn lookup_ref<const N: usize>(row: &[AffineNiels<Fe64>; N], d: i8) -> AffineNiels<Fe64> {
+        match d {
+            0 => AffineNiels { ypx: Fe64::ONE, ymx: Fe64::ONE, xy2d: Fe64::ZERO },
+            1.. => row[d as usize - 1],
+            _ => {
+                let e = row[d.unsigned_abs() as usize - 1];
+                AffineNiels { ypx: e.ymx, ymx: e.ypx, xy2d: e.xy2d.neg() }
+            }
+        }
+    }
+
+    /// The AVX2 look-up returns what the portable one does, for every row of the radix-16 tables and every
+    /// digit in [−8, 8], and what the reference does for every row of the radix-32 table and every digit in
+    /// [−16, 16]; and the fixed-base multiplications with either agree with Fe51's on edge and random
+    /// scalars (0, 1, L − 1, L, 2^255 − 1, carry patterns of the signed digits of both radices).
     #[test]
     fn avx2_lookup_matches_portable() {
         let Some(backend) = Checked::for_test(Backend::Bmi2AdxAvx2) else { return };
         assert!(backend.covers(Backend::Bmi2AdxAvx2));
+        let flat_n = |v: &AffineNiels<Fe64>| (v.ypx.to_bytes(), v.ymx.to_bytes(), v.xy2d.to_bytes());
         for row in BASE_TABLE.iter().chain(BASE_TABLE_ODD.iter()) {
             for d in -8i8..=8 {
                 // SAFETY: the backend covers Bmi2AdxAvx2, so the CPU has AVX2.
                 let v = unsafe { lookup_avx2(row, d) };
                 let w = edwards::lookup(row, d);
                 assert_eq!((v.ypx.0, v.ymx.0, v.xy2d.0), (w.ypx.0, w.ymx.0, w.xy2d.0), "digit {d}");
+                assert_eq!(flat_n(&v), flat_n(&lookup_ref(row, d)), "digit {d}");
+            }
+        }
+        for (i, row) in BASE_RADIX32.iter().enumerate() {
+            for d in -16i8..=16 {
+                // SAFETY: the backend covers Bmi2AdxAvx2, so the CPU has AVX2.
+                let v = unsafe { lookup_avx2(row, d) };
+                assert_eq!(flat_n(&v), flat_n(&lookup_ref(row, d)), "row {i}, digit {d}");
             }
         }
         let mut rng = Xs(0x6464_0005);
@@ -701,7 +775,11 @@ mod tests {
             l_minus_1,
             top,
             eights,
-            [0x77; 32]
+            [0x77; 32],
+            // Every radix-32 digit 16 (carries all the way up), and 15 (none).
+            radix32_pattern(16),
+            radix32_pattern(15),
+            radix32_pattern(31),
         ];
         for _ in 0..60 {
             let mut s = rng.bytes();
@@ -780,7 +858,7 @@ mod tests {
             let acc = Point { x: pick(0), y: pick(1), z: pick(2), t: pick(3) };
             let any = if i % 3 == 0 { Fe64([rng.next(), rng.next(), rng.next(), u64::MAX]) } else { pick(6) };
             let q = AffineNiels { ypx: pick(4), ymx: pick(5), xy2d: any };
-            let mut st = CombState([0; 70]);
+            let mut st = CombState([0; 72]);
             st.0[..16].copy_from_slice(&[acc.x.0, acc.y.0, acc.z.0, acc.t.0].concat());
             st.set_entry(&q);
             madd(&mut st);
@@ -793,9 +871,45 @@ mod tests {
         }
     }
 
-    /// One fused AVX2 comb step (look-up and addition) agrees with the portable look-up followed by the
-    /// generic `add_affine` and `to_extended`, for every row of both tables and every digit in [−8, 8], on
-    /// accumulators whose coordinates are arbitrary values below 2p; and keeps every coordinate below 2p.
+    /// The scalar below 2^255 whose 5-bit groups (bits 5i to 5i + 4, the last one cut at bit 254) all
+    /// equal `v`.
+    fn radix32_pattern(v: u8) -> [u8; 32] {
+        let mut s = [0u8; 32];
+        for bit in 0..255 {
+            if (v >> (bit % 5)) & 1 == 1 {
+                s[bit / 8] |= 1 << (bit % 8);
+            }
+        }
+        s
+    }
+
+    /// The radix-32 table holds (j + 1)·32^i·B: each entry against the portable fixed-base multiplication
+    /// by that scalar reduced mod L (B has order L).
+    #[test]
+    fn radix32_table_holds_the_right_multiples() {
+        let Some(backend) = Checked::for_test(Backend::Bmi2Adx) else { return };
+        assert!(backend.covers(Backend::Bmi2Adx));
+        for (i, row) in BASE_RADIX32.iter().enumerate() {
+            for (j, entry) in row.iter().enumerate() {
+                // (j + 1)·2^(5i) as a 512-bit value, reduced mod L.
+                let mut wide = [0u8; 64];
+                let v = ((j as u32 + 1) << ((5 * i) % 8)) as u16;
+                wide[5 * i / 8] = v as u8;
+                wide[5 * i / 8 + 1] = (v >> 8) as u8;
+                let k = Scalar::from_bytes_wide(&wide).to_bytes();
+                let (x, y) = edwards::mul_base::<Fe51>(&k).to_affine();
+                assert_eq!(entry.ypx.to_bytes(), y.add(&x).to_bytes(), "row {i}, entry {j}");
+                assert_eq!(entry.ymx.to_bytes(), y.sub(&x).to_bytes(), "row {i}, entry {j}");
+                assert_eq!(entry.xy2d.to_bytes(), x.mul(&y).mul(&Fe51::D2).to_bytes(), "row {i}, entry {j}");
+            }
+        }
+    }
+
+    /// Two fused AVX2 comb steps agree with the reference look-ups and the generic `add_affine` and
+    /// `to_extended`: the first adds an entry set directly and looks up the next one (row and digit), the
+    /// second adds that one (with its sign carried in the state), for every row of the radix-32 table and
+    /// every digit in [−16, 16] in both places, on accumulators whose coordinates are arbitrary values below
+    /// 2p; every coordinate stays below 2p.
     #[test]
     fn fused_avx2_comb_step_matches_generic() {
         use super::fixed_base::{CombState, comb_step_avx2};
@@ -805,21 +919,35 @@ mod tests {
         let w = words_below_2p(&mut rng);
         let n = w.len();
         let mut i = 0usize;
-        for row in BASE_TABLE.iter().chain(BASE_TABLE_ODD.iter()) {
-            for d in -8i8..=8 {
+        let flat_n = |v: &AffineNiels<Fe64>| (v.ypx.to_bytes(), v.ymx.to_bytes(), v.xy2d.to_bytes());
+        for (r, row) in BASE_RADIX32.iter().enumerate() {
+            for d in -16i8..=16 {
                 i += 1;
+                let next_row = &BASE_RADIX32[(r + 7) % BASE_RADIX32.len()];
+                let next_d = ((d + 16 + 11) % 33) - 16;
                 let pick = |k: usize| Fe64(w[(i * (2 * k + 3) + k) % n]);
                 let acc = Point { x: pick(0), y: pick(1), z: pick(2), t: pick(3) };
-                let mut st = CombState([0; 70]);
+                let mut st = CombState([0; 72]);
                 st.0[..16].copy_from_slice(&[acc.x.0, acc.y.0, acc.z.0, acc.t.0].concat());
-                st.set_digit(d);
+                st.set_first_entry(&lookup_ref(row, d));
+                st.set_digit(next_d);
                 // SAFETY: the backend covers Bmi2AdxAvx2, so the CPU has BMI2, ADX and AVX2; the prefetch
                 // address is a valid reference.
-                unsafe { comb_step_avx2(&mut st, row, row.as_ptr().cast()) };
-                let want = acc.add_affine(&edwards::lookup(row, d)).to_extended();
+                unsafe { comb_step_avx2(&mut st, next_row, row.as_ptr().cast()) };
+                let want = acc.add_affine(&lookup_ref(row, d)).to_extended();
                 let got = st.point();
                 for (g, w) in [(got.x, want.x), (got.y, want.y), (got.z, want.z), (got.t, want.t)] {
                     assert_eq!(g.to_bytes(), w.to_bytes(), "digit {d}, case {i}");
+                    assert!(big_words(&g.0) < BigUint::from(2u8) * p(), "below 2p, case {i}");
+                }
+                assert_eq!(flat_n(&st.pending_entry()), flat_n(&lookup_ref(next_row, next_d)), "case {i}");
+                st.set_digit(d);
+                // SAFETY: as above.
+                unsafe { comb_step_avx2(&mut st, row, row.as_ptr().cast()) };
+                let want = want.add_affine(&lookup_ref(next_row, next_d)).to_extended();
+                let got = st.point();
+                for (g, w) in [(got.x, want.x), (got.y, want.y), (got.z, want.z), (got.t, want.t)] {
+                    assert_eq!(g.to_bytes(), w.to_bytes(), "next digit {next_d}, case {i}");
                     assert!(big_words(&g.0) < BigUint::from(2u8) * p(), "below 2p, case {i}");
                 }
             }

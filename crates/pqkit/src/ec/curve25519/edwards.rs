@@ -339,6 +339,33 @@ pub(crate) fn radix16(s: &[u8; 32]) -> [i8; 64] {
     d
 }
 
+/// The signed radix-32 digits of `s` < 2^255: 52 digits, `s = Σ d[i]·32^i`, the first 51 in \[−16, 15\]
+/// and the last (the carry out of bit 255) 0 or 1. Arithmetic only: the positions are public, the values
+/// only meet shifts, masks and additions.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(crate) fn radix32(s: &[u8; 32]) -> [i8; 52] {
+    let mut w = [0u64; 5];
+    for (w, c) in w.iter_mut().zip(s.chunks_exact(8)) {
+        *w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+    }
+    let mut d = [0i8; 52];
+    for (i, x) in d.iter_mut().take(51).enumerate() {
+        let (k, o) = (5 * i / 64, 5 * i % 64);
+        let v = if o == 0 { w[k] } else { (w[k] >> o) | (w[k + 1] << (64 - o)) };
+        *x = (v & 31) as i8;
+    }
+    // Move each digit into [−16, 16) by carrying into the next.
+    let mut carry = 0i8;
+    for x in d.iter_mut().take(51) {
+        *x += carry;
+        carry = (*x + 16) >> 5;
+        *x -= carry << 5;
+    }
+    d[51] = carry;
+    crate::ct::wipe(&mut w);
+    d
+}
+
 /// `s·B` for a secret `s` < 2^255 (little-endian), in constant time, with the portable [`lookup`].
 #[inline]
 pub(crate) fn mul_base<F: CurveField>(s: &[u8; 32]) -> Point<F> {
@@ -622,6 +649,49 @@ pub(crate) const fn compute_base_table(shift: u32) -> [[AffineNiels<Fe51>; 8]; 3
     out
 }
 
+/// `[[(j + 1)·32^(first + i)·B for j in 0..16] for i in 0..R]` (`N` = 16·R): rows of the signed radix-32
+/// fixed-base comb, computed in groups of rows so that each constant evaluation stays short.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(crate) const fn compute_radix32_rows<const R: usize, const N: usize>(first: u32) -> [[AffineNiels<Fe51>; 16]; R] {
+    assert!(N == 16 * R);
+    let mut row_base = base_point();
+    let mut k = 0;
+    while k < 5 * first {
+        row_base = cadd(&row_base, &row_base);
+        k += 1;
+    }
+    let mut pts = [row_base; N];
+    let mut i = 0;
+    while i < R {
+        let mut cur = row_base;
+        let mut j = 0;
+        while j < 16 {
+            pts[16 * i + j] = cur;
+            cur = cadd(&cur, &row_base);
+            j += 1;
+        }
+        // row_base ← 32·row_base
+        let mut k = 0;
+        while k < 5 {
+            row_base = cadd(&row_base, &row_base);
+            k += 1;
+        }
+        i += 1;
+    }
+    let flat = to_affine_niels(&pts);
+    let mut out = [[AffineNiels { ypx: Fe51::ZERO, ymx: Fe51::ZERO, xy2d: Fe51::ZERO }; 16]; R];
+    let mut i = 0;
+    while i < R {
+        let mut j = 0;
+        while j < 16 {
+            out[i][j] = flat[16 * i + j];
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
 /// `[(2j + 1)·2^shift·B for j in 0..64]`: the odd multiples of 2^shift·B (shift 0 for `BASE_ODD`, 128 for the
 /// upper half of a split base-point scalar, `BASE128_ODD`).
 const fn compute_odd_multiples(shift: u32) -> [AffineNiels<Fe51>; 64] {
@@ -795,6 +865,14 @@ pub(crate) mod tests {
             let k = BigUint::from_bytes_le(s);
             let want = b.mul(&(&k % &l));
             assert_eq!(Ref::of(&mul_base::<Fe51>(s)), want);
+            // The radix-32 digits reconstruct the scalar, each in its range.
+            let r32 = radix32(s);
+            let mut v = num_bigint::BigInt::from(0);
+            for i in (0..52).rev() {
+                v = v * 32 + r32[i];
+                assert!(if i < 51 { (-16..16).contains(&r32[i]) } else { (0..=1).contains(&r32[i]) });
+            }
+            assert_eq!(v, num_bigint::BigInt::from(k.clone()), "radix32");
             let n5 = naf(s, 5);
             let n8 = naf(s, 8);
             // NAF reconstructs the scalar.

@@ -39,9 +39,10 @@ crate::dispatch::backends! {
         /// `adcx`/`adox` (`asm!`), for the Edwards operations; X25519's ladder runs each whole step as
         /// one `asm!` block over a state in memory.
         Bmi2Adx: [BMI2, ADX],
-        /// `Bmi2Adx` with the fixed-base table look-ups (key generation, signing) in AVX2: each entry read
-        /// as three 256-bit words and kept by a vector mask, in the same `asm!` block as the addition of
-        /// the entry, with the next row prefetched.
+        /// `Bmi2Adx` with the fixed-base multiplication (key generation, signing) on signed radix-32
+        /// digits (51 additions) and its table look-ups in AVX2: each entry read as three 256-bit words
+        /// and kept by a vector mask, in the same `asm!` block as the addition of the entry, with the next
+        /// row prefetched.
         Bmi2AdxAvx2: [BMI2, ADX, AVX2],
     }
 }

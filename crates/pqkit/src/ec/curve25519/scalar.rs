@@ -181,12 +181,35 @@ impl Scalar {
     }
 
     /// The residue of a 32-byte little-endian integer (any value below 2^256).
+    ///
+    /// Without products: b = h·2^252 + m with h < 16 and m < 2^252, and 2^252 ≡ −δ (mod L) for
+    /// δ = L − 2^252 < 2^125, so b ≡ m − h·δ, which lies in (−L, 2^252) ⊂ (−L, L): one subtraction on the
+    /// limbs, then L added by mask when the result is negative.
     pub(crate) fn from_bytes_mod_order(b: &[u8; 32]) -> Scalar {
-        let mut wide = [0u8; 64];
-        wide[..32].copy_from_slice(b);
-        let s = Scalar::from_bytes_wide(&wide);
-        crate::ct::wipe(&mut wide);
-        s
+        const _: () = assert!(L[3] == 0 && L[4] == 1 << 44);
+        let mut x = limbs52(b);
+        let h = x[4] >> 44;
+        x[4] &= (1 << 44) - 1;
+        let delta = [L[0], L[1], L[2], 0, 0];
+        let mut r = [0u64; 5];
+        // Signed limbs: each t is within (−2^57, 2^53), the carry t >> 52 (arithmetic) within [−32, 1].
+        let mut carry = 0i64;
+        for i in 0..5 {
+            let t = x[i] as i64 - (h * delta[i]) as i64 + carry;
+            r[i] = t as u64 & MASK52;
+            carry = t >> 52;
+        }
+        // The final carry is 0, or −1 when the value is negative (r then holds it plus 2^260): add L by
+        // mask, dropping the carry out of 2^260. The barrier keeps the mask arithmetic (as in `sub_l_if_ge`).
+        let neg = core::hint::black_box(carry as u64);
+        let mut c = 0u64;
+        for i in 0..5 {
+            let t = r[i] + (L[i] & neg) + c;
+            r[i] = t & MASK52;
+            c = t >> 52;
+        }
+        crate::ct::wipe(&mut x);
+        Scalar(r)
     }
 
     /// The scalar encoded by `b` if it is canonical (below L), else `None`. Variable time (for public S).
@@ -423,6 +446,21 @@ mod tests {
         edge.push(lb);
         lb[0] -= 1;
         edge.push(lb);
+        lb[0] += 2;
+        edge.push(lb);
+        // The bounds of the short reduction of 32-byte values: h·2^252 with the low part 0 (most negative),
+        // 2^252 − 1, and every top nibble over the low part all ones or L's.
+        for top in 0..16u8 {
+            let mut b = [0u8; 64];
+            b[31] = top << 4;
+            edge.push(b);
+            b[..31].fill(0xff);
+            b[31] |= 0x0f;
+            edge.push(b);
+            let mut b = lb;
+            b[31] = (top << 4) | (L_BYTES[31] & 0x0f);
+            edge.push(b);
+        }
         for _ in 0..300 {
             let mut b = [0u8; 64];
             b[..32].copy_from_slice(&rng.bytes());

@@ -4,17 +4,20 @@
 //! block over a state in memory ([`CombState`]), with the field operations of [`ops`](super::ops): no
 //! spills or moves between the operations, and additions and subtractions with a single fold because every
 //! product is kept below 2p. With a second table for the odd radix-16 digits, the comb needs no doublings.
-//! The look-ups are those of the generic code. Runs only below the parent's `mul_base`, which asserted the
+//! The look-ups are those of the generic code. With AVX2 ([`mul_base_comb_avx2`]) the comb takes signed
+//! radix-32 digits from a table of 16 entries a row (51 additions instead of 63), each look-up fused with its
+//! addition in one block. Runs only below the parent's `mul_base`, which asserted the
 //! backend's `Checked` proof (see the parent's safety notes).
 
 use super::*;
 
 /// The state of one mixed addition: the accumulator (X, Y, Z, T) at byte offsets 0, 32, 64, 96, the table
 /// entry (y + x, y − x, 2dxy) at 128, 160, 192 (the `repr(C)` order of [`AffineNiels`]), and the
-/// temporaries of [`madd`] from 224 up (the literals of its asm); for [`comb_step_avx2`], the digit's absolute
-/// value at 544 and its sign mask (all ones for a negative digit) at 552.
+/// temporaries of [`madd`] from 224 up (the literals of its asm); for [`comb_step_avx2`], the next digit's
+/// absolute value at 544 and its sign mask (all ones for a negative digit) at 552, and the sign mask of the
+/// digit of the entry being added at 560.
 #[repr(C, align(64))]
-pub(super) struct CombState(pub(super) [u64; 70]);
+pub(super) struct CombState(pub(super) [u64; 72]);
 
 impl CombState {
     const X: usize = 0;
@@ -26,6 +29,7 @@ impl CombState {
     const QT: usize = 24;
     const ABS: usize = 68;
     const SIGN: usize = 69;
+    const CUR_SIGN: usize = 70;
 
     fn get(&self, at: usize) -> Fe64 {
         Fe64([self.0[at], self.0[at + 1], self.0[at + 2], self.0[at + 3]])
@@ -56,13 +60,29 @@ impl CombState {
         self.set(Self::QT, &q.xy2d);
     }
 
-    /// Sets the digit d in \[−8, 8\] that [`comb_step_avx2`] looks up: |d| and the mask of d < 0, by
-    /// arithmetic only.
+    /// Sets the digit d in \[−16, 16\] that [`comb_step_avx2`] looks up for the next step: |d| and the mask of
+    /// d < 0, by arithmetic only.
     pub(super) fn set_digit(&mut self, d: i8) {
         let d = d as i64;
         let neg = d >> 63; // all ones if d < 0
         self.0[Self::ABS] = ((d ^ neg) - neg) as u64;
         self.0[Self::SIGN] = neg as u64;
+    }
+
+    /// Sets the entry to add in the first [`comb_step_avx2`]: `q` as it is (any negation already applied),
+    /// so that step exchanges nothing.
+    pub(super) fn set_first_entry(&mut self, q: &AffineNiels<Fe64>) {
+        self.set_entry(q);
+        self.0[Self::CUR_SIGN] = 0;
+    }
+
+    /// The entry that [`comb_step_avx2`] left for the next step, as the point it stands for (the negation
+    /// of 2dxy that its sign mask stands for applied): for the tests.
+    #[cfg(test)]
+    pub(super) fn pending_entry(&self) -> AffineNiels<Fe64> {
+        let t = self.get(Self::QT);
+        let neg = super::super::field::mask_from_bit(self.0[Self::CUR_SIGN] & 1);
+        AffineNiels { ypx: self.get(Self::QP), ymx: self.get(Self::QM), xy2d: Fe64::select(&t.neg(), &t, neg) }
     }
 }
 
@@ -117,7 +137,7 @@ where
     let mut digits = edwards::radix16(s);
     let (even, odd) = (Fe64::base_table(), &BASE_TABLE_ODD);
     let row = |i: usize| if i.is_multiple_of(2) { &even[i / 2] } else { &odd[i / 2] };
-    let mut st = CombState([0; 70]);
+    let mut st = CombState([0; 72]);
     // The first entry becomes the accumulator directly, and each entry is looked up one addition ahead, so
     // its loads run while the previous addition's products do.
     st.set_point(&lookup(row(0), digits[0]).to_extended());
@@ -136,46 +156,47 @@ where
     out
 }
 
-/// One step of the comb with the look-up in AVX2, as one `asm!` block: the entry `d·row[0]` for the digit d
-/// set by [`CombState::set_digit`] (what [`edwards::lookup`] returns), added to the accumulator as by
-/// [`madd`]; and the 768 bytes at `prefetch` (the next step's row) requested into the cache first.
+/// One step of the comb with the look-up in AVX2, as one `asm!` block, software-pipelined: the entry in the
+/// state is added to the accumulator as by [`madd`], while the look-up of the next step's entry, `d·row[0]`
+/// for the digit d set by [`CombState::set_digit`], runs on the vector units, its result stored in the
+/// state as the entry of the next step at the end; and the N·96 bytes at `prefetch` (the row after) are
+/// requested into the cache first. The look-up does not depend on the accumulator, so it no longer delays
+/// the first products of the addition.
 ///
-/// The look-up reads every one of the row's 8 entries as three 256-bit words and keeps each by a vector
+/// The look-up reads every one of the row's N entries as three 256-bit words and keeps each by a vector
 /// mask from a comparison of |d| with a counter (`vpcmpeqq`/`vpand`/`vpor`), starting from the identity
-/// (1, 1, 0) masked by |d| = 0; it swaps y + x and y − x by the sign mask (exclusive-or by mask) and stores
-/// the entry in the state. The negation of 2dxy is not computed: for −Q the addition's c = T·2dxy changes
-/// sign, which exchanges f = d − c and g = d + c, so the block exchanges f and g by the same mask. Constant
-/// time: the addresses read, the instructions run and the loop count do not depend on d; d only meets
-/// comparisons, masks and exclusive-ors.
+/// (1, 1, 0) masked by |d| = 0; it swaps y + x and y − x by the sign mask (exclusive-or by mask). The
+/// negation of 2dxy is not computed: for −Q the addition's c = T·2dxy changes sign, which exchanges
+/// f = d − c and g = d + c, so the next block exchanges f and g by the same mask (moved to 560 here).
+/// Constant time: the addresses read, the instructions run and the loop counts do not depend on d; d only
+/// meets comparisons, masks and exclusive-ors.
 ///
 /// # Safety
 /// The CPU must have BMI2, ADX and AVX2 (callers hold a `Checked<Backend>` covering `Bmi2AdxAvx2`), and
 /// `prefetch` must point into (or one past) an allocated object (prefetches never fault, but the pointer
 /// arithmetic must stay in bounds).
 #[inline(always)]
-pub(super) unsafe fn comb_step_avx2(st: &mut CombState, row: &[AffineNiels<Fe64>; 8], prefetch: *const u8) {
-    const _: () = assert!(core::mem::size_of::<[AffineNiels<Fe64>; 8]>() == 8 * 96);
-    // SAFETY: BMI2, ADX and AVX2 are present (the caller's contract). The block reads the 768 bytes of `row`
-    // (8 entries of 96 bytes: `repr(C)` of three `repr(transparent)` 32-byte elements), prefetches (which
-    // never faults), reads and writes only the 70 words of `st` (offsets below 560 bytes from rdi, which
-    // holds its 64-byte aligned address, so the 32-byte stores at 128, 160 and 192 are aligned), declares
-    // every register it changes (clobber_abi("C") covers the vector registers, whose upper halves
+pub(super) unsafe fn comb_step_avx2<const N: usize>(
+    st: &mut CombState,
+    next_row: &[AffineNiels<Fe64>; N],
+    prefetch: *const u8,
+) {
+    const { assert!(core::mem::size_of::<AffineNiels<Fe64>>() == 96 && N > 0 && N.is_multiple_of(2)) };
+    // SAFETY: BMI2, ADX and AVX2 are present (the caller's contract). The block reads the N·96 bytes of
+    // `next_row` (N entries of 96 bytes: `repr(C)` of three `repr(transparent)` 32-byte elements), prefetches
+    // (which never faults), reads and writes only the 72 words of `st` (offsets below 576 bytes from rdi,
+    // which holds its 64-byte aligned address, so the 32-byte stores at 128, 160 and 192 are aligned),
+    // declares every register it changes (clobber_abi("C") covers the vector registers, whose upper halves
     // vzeroupper clears, and the caller-saved general ones; r12-r15 are listed), and does not use the stack.
     unsafe {
         asm!(
+            // The row after next: N·96/64 = 1.5·N cache lines.
+            "3:",
             "prefetcht0 [rax]",
-            "prefetcht0 [rax + 64]",
-            "prefetcht0 [rax + 128]",
-            "prefetcht0 [rax + 192]",
-            "prefetcht0 [rax + 256]",
-            "prefetcht0 [rax + 320]",
-            "prefetcht0 [rax + 384]",
-            "prefetcht0 [rax + 448]",
-            "prefetcht0 [rax + 512]",
-            "prefetcht0 [rax + 576]",
-            "prefetcht0 [rax + 640]",
-            "prefetcht0 [rax + 704]",
-            // The look-up (see `lookup_avx2` in the parent).
+            "add rax, 64",
+            "dec edx",
+            "jnz 3b",
+            // The next step's look-up (see `lookup_avx2` in the parent), kept in ymm0-ymm2 until the end.
             "vpbroadcastq ymm3, [rdi + 544]", // |d| in every lane
             "vpxor xmm4, xmm4, xmm4",         // the counter j
             "vpcmpeqq ymm5, ymm5, ymm5",      // −1 in every lane
@@ -184,7 +205,6 @@ pub(super) unsafe fn comb_step_avx2(st: &mut CombState, row: &[AffineNiels<Fe64>
             "vpblendd ymm0, ymm4, ymm7, 3",   // (1, 0, 0, 0) where |d| = 0: y + x = y − x = 1
             "vmovdqa ymm1, ymm0",
             "vpxor xmm2, xmm2, xmm2",         // 2dxy = 0
-            "mov ecx, 8",
             "2:",
             "vpsubq ymm4, ymm4, ymm5",        // j += 1
             "vpcmpeqq ymm6, ymm3, ymm4",      // |d| = j
@@ -203,11 +223,7 @@ pub(super) unsafe fn comb_step_avx2(st: &mut CombState, row: &[AffineNiels<Fe64>
             "vpand ymm12, ymm12, ymm11",
             "vpxor ymm0, ymm0, ymm12",
             "vpxor ymm1, ymm1, ymm12",
-            "vmovdqa [rdi + 128], ymm0",
-            "vmovdqa [rdi + 160], ymm1",
-            "vmovdqa [rdi + 192], ymm2",
-            "vzeroupper",
-            // The addition, as `madd`, with f and g exchanged by the sign mask.
+            // This step's addition, as `madd`, with f and g exchanged by the sign mask at 560.
             sub4!("224", "32", "0"),    // Y − X
             add4!("256", "32", "0"),    // Y + X
             mul4!("288", "224", "160"), // a = (Y − X)(y − x)
@@ -218,7 +234,7 @@ pub(super) unsafe fn comb_step_avx2(st: &mut CombState, row: &[AffineNiels<Fe64>
             add4!("512", "320", "288"), // h = b + a
             sub4!("448", "384", "352"), // f = d − c
             add4!("480", "384", "352"), // g = d + c
-            "mov rcx, [rdi + 552]",
+            "mov rcx, [rdi + 560]",
             "mov r8, [rdi + 448]",
             "mov r9, [rdi + 456]",
             "mov r10, [rdi + 464]",
@@ -259,9 +275,18 @@ pub(super) unsafe fn comb_step_avx2(st: &mut CombState, row: &[AffineNiels<Fe64>
             mul4!("32", "480", "512"),  // Y = gh
             mul4!("64", "448", "480"),  // Z = fg
             mul4!("96", "416", "512"),  // T = eh
+            // The next step's entry and sign (every read of this step's entry is above).
+            "vmovdqa [rdi + 128], ymm0",
+            "vmovdqa [rdi + 160], ymm1",
+            "vmovdqa [rdi + 192], ymm2",
+            "vzeroupper",
+            "mov rcx, [rdi + 552]",
+            "mov [rdi + 560], rcx",
             in("rdi") st.0.as_mut_ptr(),
-            inout("rsi") row.as_ptr() => _,
+            inout("rsi") next_row.as_ptr() => _,
             inout("rax") prefetch => _,
+            inout("rcx") N => _,
+            inout("rdx") N * 3 / 2 => _,
             out("r12") _, out("r13") _, out("r14") _, out("r15") _,
             clobber_abi("C"),
             options(nostack),
@@ -269,26 +294,33 @@ pub(super) unsafe fn comb_step_avx2(st: &mut CombState, row: &[AffineNiels<Fe64>
     }
 }
 
-/// [`mul_base_comb`] with the look-ups in AVX2, each fused with its addition ([`comb_step_avx2`]) and the
-/// next row prefetched. Constant time: the digits only reach [`CombState::set_digit`] and the vector masks.
+/// `s·B` for a secret `s` < 2^255 with the signed radix-32 digits of [`edwards::radix32`]: d[i]·32^i·B from
+/// row i of `BASE_RADIX32` (16 entries a row) for each of the 52 digits, the first entry as the
+/// accumulator and each of the other 51 added by one [`comb_step_avx2`] (the look-up of the next entry in
+/// AVX2 in the same block as the addition, the row after prefetched): 51 additions and no doublings,
+/// against 63 with radix-16 digits; each look-up scans 16 entries instead of 8, and the table is
+/// 52·16·96 bytes (78 KiB, most of it read from L2).
+/// Constant time: the digits only reach the look-ups' vector masks and [`CombState::set_digit`].
 ///
 /// # Safety
 /// The CPU must have BMI2, ADX and AVX2 (callers hold a `Checked<Backend>` covering `Bmi2AdxAvx2`).
 #[target_feature(enable = "avx2,bmi2,adx")]
 pub(super) unsafe fn mul_base_comb_avx2(s: &[u8; 32]) -> Point<Fe64> {
     debug_assert!(s[31] < 0x80);
-    let mut digits = edwards::radix16(s);
-    let (even, odd) = (Fe64::base_table(), &BASE_TABLE_ODD);
-    let row = |i: usize| if i.is_multiple_of(2) { &even[i / 2] } else { &odd[i / 2] };
-    let mut st = CombState([0; 70]);
+    let mut digits = edwards::radix32(s);
+    let rows = &BASE_RADIX32;
+    let last = rows.len() - 1;
+    let mut st = CombState([0; 72]);
     // SAFETY: AVX2 is present (this function's contract).
-    st.set_point(&unsafe { lookup_avx2(row(0), digits[0]) }.to_extended());
-    for (i, &d) in digits.iter().enumerate().skip(1) {
-        st.set_digit(d);
-        // The next step's row; the last step prefetches its own row again (any valid address does).
-        let next = row(if i < 63 { i + 1 } else { i });
-        // SAFETY: BMI2, ADX and AVX2 are present (this function's contract); `next` is a valid reference.
-        unsafe { comb_step_avx2(&mut st, row(i), next.as_ptr().cast()) };
+    st.set_point(&unsafe { lookup_avx2(&rows[0], digits[0]) }.to_extended());
+    // SAFETY: as above.
+    st.set_first_entry(&unsafe { lookup_avx2(&rows[1], digits[1]) });
+    for i in 1..=last {
+        // Step i adds entry i and looks up entry i + 1 (after the last, a dummy look-up of digit 0).
+        st.set_digit(if i < last { digits[i + 1] } else { 0 });
+        let (next, after) = (&rows[(i + 1).min(last)], &rows[(i + 2).min(last)]);
+        // SAFETY: BMI2, ADX and AVX2 are present (this function's contract); `after` is a valid reference.
+        unsafe { comb_step_avx2(&mut st, next, after.as_ptr().cast()) };
     }
     let out = st.point();
     crate::ct::wipe(&mut st.0);

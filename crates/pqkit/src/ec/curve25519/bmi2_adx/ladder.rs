@@ -95,8 +95,7 @@ pub(super) fn ladder_step(st: &mut LadderState) {
             sqr4!("96", "512"),         // xm' = t²
             sqr4!("384", "352"),        // (dmsn − dnsm)²
             mul4!("32", "416", "448"),  // xn' = ss·dd
-            cmul4!("512", "480", "121666"), // 121666·e
-            add4!("512", "512", "448"), // dd + 121666·e
+            cmadd4!("512", "480", "121666", "448"), // dd + 121666·e
             mul4!("128", "384", "0"),   // zm' = x1·(dmsn − dnsm)²
             mul4!("64", "480", "512"),  // zn' = e·(dd + 121666·e)
             in("rdi") st.0.as_mut_ptr(),
@@ -108,16 +107,45 @@ pub(super) fn ladder_step(st: &mut LadderState) {
     }
 }
 
-/// X25519(k, u) for a clamped `k`: the ladder over bits 254 down to 0, each step one [`ladder_step`].
-/// Constant time: the bits only make the mask.
-pub(super) fn ladder_asm(k: &[u8; 32], u: &[u8; 32]) -> [u8; 32] {
+/// The doubling alone on n (`st.0[MASK]` unused): xn' = ss·dd, zn' = e·(dd + 121666·e) with s = xn + zn,
+/// d = xn − zn, as in [`ladder_step`], for the ladder's last steps when the scalar's low bits are zero.
+#[inline(always)]
+pub(super) fn double_step(st: &mut LadderState) {
+    // SAFETY: BMI2 and ADX are present (this runs only below `x25519`, which asserted a Checked backend
+    // covering Bmi2Adx). The block reads and writes only the 69 words of `st` (offsets below 552 bytes from
+    // rdi, which holds its address), writes only the registers it declares, and does not use the stack.
+    unsafe {
+        asm!(
+            add4!("288", "32", "64"),   // s = xn + zn
+            sub4!("320", "32", "64"),   // d = xn − zn
+            sqr4!("416", "288"),        // ss = s²
+            sqr4!("448", "320"),        // dd = d²
+            sub4!("480", "416", "448"), // e = ss − dd
+            mul4!("32", "416", "448"),  // xn' = ss·dd
+            cmadd4!("512", "480", "121666", "448"), // dd + 121666·e
+            mul4!("64", "480", "512"),  // zn' = e·(dd + 121666·e)
+            in("rdi") st.0.as_mut_ptr(),
+            out("rax") _, out("rcx") _, out("rdx") _, out("rsi") _,
+            out("r8") _, out("r9") _, out("r10") _, out("r11") _,
+            out("r12") _, out("r13") _, out("r14") _, out("r15") _,
+            options(nostack),
+        );
+    }
+}
+
+/// X25519(k, u): the ladder over bits 254 down to 0, each step one [`ladder_step`]. With `CLAMPED` (for
+/// RFC 7748 scalars, whose bits 0–2 are zero) the ladder stops after bit 3 and doubles R0 three times with
+/// [`double_step`], as the last three steps would (their additions only feed R1, which the result does not
+/// use). Constant time: the bits only make the masks.
+pub(super) fn ladder_asm<const CLAMPED: bool>(k: &[u8; 32], u: &[u8; 32]) -> [u8; 32] {
     let mut st = LadderState([0; 69]);
     st.set(LadderState::X1, &Fe64::from_bytes(u));
     st.set(LadderState::XN, &Fe64::ONE); // n = R0 = O = (1 : 0)
     st.set(LadderState::XM, &Fe64::from_bytes(u)); // m = R1 = P = (x1 : 1)
     st.set(LadderState::ZM, &Fe64::ONE);
+    let low = if CLAMPED { 3 } else { 0 };
     let mut last = 0u64;
-    for t in (0..255).rev() {
+    for t in (low..255).rev() {
         let bit = ((k[t >> 3] >> (t & 7)) & 1) as u64;
         st.0[LadderState::MASK] = super::super::field::mask_from_bit(bit ^ last);
         ladder_step(&mut st);
@@ -125,8 +153,17 @@ pub(super) fn ladder_asm(k: &[u8; 32], u: &[u8; 32]) -> [u8; 32] {
     }
     // R0 is n if the last bit was 0, else m.
     let mask = super::super::field::mask_from_bit(last);
-    let x = Fe64::select(&st.get(LadderState::XM), &st.get(LadderState::XN), mask);
-    let z = Fe64::select(&st.get(LadderState::ZM), &st.get(LadderState::ZN), mask);
+    let mut x = Fe64::select(&st.get(LadderState::XM), &st.get(LadderState::XN), mask);
+    let mut z = Fe64::select(&st.get(LadderState::ZM), &st.get(LadderState::ZN), mask);
+    if CLAMPED {
+        st.set(LadderState::XN, &x);
+        st.set(LadderState::ZN, &z);
+        for _ in 0..3 {
+            double_step(&mut st);
+        }
+        x = st.get(LadderState::XN);
+        z = st.get(LadderState::ZN);
+    }
     crate::ct::wipe(&mut st.0);
     x.mul(&super::super::field::invert(&z)).to_bytes()
 }

@@ -3,8 +3,9 @@
 //! are byte offsets into it). Every operation loads its inputs from the state and stores its result there;
 //! `rsi` holds zero while it runs. Registers used: `rax`, `rcx`, `rdx`, `rsi`, `r8`–`r15`.
 //!
-//! Bounds (p = 2^255 − 19): `mul4`, `sqr4` and `cmul4` accept any inputs below 2^256 and give results
-//! below 2^255 + 2^13 < 2p; `add4` and `sub4` accept a first operand below 2^256 and a second one below
+//! Bounds (p = 2^255 − 19): `mul4`, `sqr4` and `cmadd4` accept any inputs below 2^256 and give results
+//! below 2p (`mul4` and `sqr4` below 2^255 + 2^13, `cmadd4` with its constant below 2^32 below
+//! 2^255 + 2^40); `add4` and `sub4` accept a first operand below 2^256 and a second one below
 //! 2p and give a result below 2^256 (a carry or borrow out is folded once, as ±38, and that cannot carry or
 //! borrow again: for `add4`, a + b − 2^256 < 2^256 − 38; for `sub4`, a − b + 2^256 > 38). All are
 //! congruent modulo p to the exact result.
@@ -161,9 +162,10 @@ macro_rules! sqr4 {
 }
 
 #[rustfmt::skip]
-macro_rules! cmul4 {
-    // [$d] = [$a]·$k for a constant $k < 2^32, then the fold of `fold_store`.
-    ($d:literal, $a:literal, $k:literal) => {
+macro_rules! cmadd4 {
+    // [$d] = [$a]·$k + [$b] for a constant $k < 2^32: the product on five words, [$b] added on the carry
+    // chain, then the fold of `fold_store` (the top word stays below 2^33).
+    ($d:literal, $a:literal, $k:literal, $b:literal) => {
         concat!(
             "xor esi, esi\n",
             "mov edx, ", $k, "\n",
@@ -174,6 +176,11 @@ macro_rules! cmul4 {
             "adc r10, rax\n",
             "mulx r12, rax, [rdi + ", $a, " + 24]\n",
             "adc r11, rax\n",
+            "adc r12, rsi\n",
+            "add r8, [rdi + ", $b, "]\n",
+            "adc r9, [rdi + ", $b, " + 8]\n",
+            "adc r10, [rdi + ", $b, " + 16]\n",
+            "adc r11, [rdi + ", $b, " + 24]\n",
             "adc r12, rsi\n",
             fold_store!($d),
         )
