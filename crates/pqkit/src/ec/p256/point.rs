@@ -567,47 +567,39 @@ pub(crate) fn jadd_affine_formula<A: FieldArith>(p: &Jac, q: &Aff) -> Jac {
     Jac { x: x3, y: y3, z: z3 }
 }
 
-/// The width-`w` non-adjacent form of k (canonical limbs): 257 digits, odd or zero, |dᵢ| < 2^(w−1).
+/// The width-`w` non-adjacent form of k (canonical limbs), 2 ≤ w ≤ 8: 257 digits, odd or zero,
+/// |dᵢ| < 2^(w−1), k = Σ dᵢ·2^i, and at least w − 1 zeros after every nonzero digit.
+///
+/// Read off the bits of k with a carry instead of subtracting each digit from a copy of k: at position i
+/// the pending value is bit i of k plus the carry; when that is even the digit is 0, else the w bits from i
+/// plus the carry give a word t (odd, below 2^w), the digit is t − 2^w with a carry into position i + w
+/// when t ≥ 2^(w−1), else t, and the next w − 1 digits are 0. A carry is left only after a window with
+/// t ≥ 2^(w−1), which needs 256 − i ≥ w (k < 2^256), so it lands at 256 at the latest.
 fn naf(k: &[u64; 4], w: u32) -> [i8; 257] {
+    debug_assert!((2..=8).contains(&w));
+    // The `count` (at most 8) bits of k from position `pos` (below 256), zeros above bit 255.
+    let bits = |pos: usize, count: u32| -> u64 {
+        let (limb, sh) = (pos / 64, pos % 64);
+        let mut v = k[limb] >> sh;
+        if sh != 0 && limb < 3 {
+            v |= k[limb + 1] << (64 - sh);
+        }
+        v & ((1u64 << count) - 1)
+    };
     let mut out = [0i8; 257];
-    // A 5-limb copy: k may grow by one bit while digits are subtracted.
-    let mut x = [k[0], k[1], k[2], k[3], 0u64];
-    let width = 1i64 << w;
-    let mut i = 0;
-    while i < 257 {
-        if x == [0; 5] {
-            break;
+    let mut carry = 0u64;
+    let mut i = 0usize;
+    while i < 256 {
+        if bits(i, 1) == carry {
+            i += 1;
+            continue;
         }
-        if x[0] & 1 == 1 {
-            let mut d = (x[0] & (width as u64 - 1)) as i64;
-            if d >= width / 2 {
-                d -= width;
-            }
-            out[i] = d as i8;
-            // x −= d
-            if d > 0 {
-                let mut borrow = d as u64;
-                for limb in x.iter_mut() {
-                    let (r, b) = limb.overflowing_sub(borrow);
-                    *limb = r;
-                    borrow = b as u64;
-                }
-            } else {
-                let mut carry = (-d) as u64;
-                for limb in x.iter_mut() {
-                    let (r, c) = limb.overflowing_add(carry);
-                    *limb = r;
-                    carry = c as u64;
-                }
-            }
-        }
-        // x >>= 1
-        for j in 0..4 {
-            x[j] = (x[j] >> 1) | (x[j + 1] << 63);
-        }
-        x[4] >>= 1;
-        i += 1;
+        let t = bits(i, w) + carry;
+        carry = (t >> (w - 1)) & 1;
+        out[i] = (t as i64 - ((carry << w) as i64)) as i8;
+        i += w as usize;
     }
+    out[256] = carry as i8;
     out
 }
 
@@ -974,6 +966,53 @@ pub(crate) mod tests {
     #[test]
     fn jdouble_matches_complete_doubling() {
         check_jdouble::<Soft>();
+    }
+
+    /// The width-w NAF of edge and random values: the digits are odd or zero, below 2^(w−1) in absolute
+    /// value, separated by at least w − 1 zeros, and sum back to k (Horner over five two's-complement limbs).
+    #[test]
+    fn naf_digits_sum_back() {
+        use super::super::field::tests::Xs;
+        let mut rng = Xs(0x9256_0009);
+        let m = u64::MAX;
+        let mut vals = std::vec![[0u64; 4], [1, 0, 0, 0], [m; 4], [m, m, m, m >> 1], [0, 0, 0, 1 << 63], N.m, P.m];
+        vals.push(sbb4(&N.m, &[1, 0, 0, 0]).0);
+        vals.push([0x7f, 0, 0, m << 57]);
+        for _ in 0..2000 {
+            vals.push(rng.limbs());
+        }
+        for w in 2..=8u32 {
+            for k in &vals {
+                let d = naf(k, w);
+                let mut acc = [0u64; 5];
+                for (i, &di) in d.iter().enumerate().rev() {
+                    assert!(
+                        di == 0 || (di & 1 == 1 && (di as i32).abs() < (1 << (w - 1))),
+                        "w {w} k {k:x?} digit {i}: {di}"
+                    );
+                    if di != 0 {
+                        for j in 1..w as usize {
+                            assert!(i < j || d[i - j] == 0, "w {w} k {k:x?}: digits {i} and {} both nonzero", i - j);
+                        }
+                    }
+                    // acc = 2·acc + dᵢ
+                    for j in (1..5).rev() {
+                        acc[j] = (acc[j] << 1) | (acc[j - 1] >> 63);
+                    }
+                    acc[0] <<= 1;
+                    let ext = ((di as i64) >> 63) as u64;
+                    let mut c = 0u64;
+                    for (j, a) in acc.iter_mut().enumerate() {
+                        let add = if j == 0 { di as i64 as u64 } else { ext };
+                        let (s1, c1) = a.overflowing_add(add);
+                        let (s2, c2) = s1.overflowing_add(c);
+                        *a = s2;
+                        c = (c1 | c2) as u64;
+                    }
+                }
+                assert_eq!(acc, [k[0], k[1], k[2], k[3], 0], "w {w}: the digits do not sum to k");
+            }
+        }
     }
 
     /// The Jacobian verification sum agrees with the complete formulas, including the exceptional cases
