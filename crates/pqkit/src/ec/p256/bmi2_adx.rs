@@ -1006,24 +1006,28 @@ fn jdouble_adx(p: &Jac) -> Jac {
     Jac { x: Fe(f[0]), y: Fe(f[1]), z: Fe(f[2]) }
 }
 
-/// Entry `idx − 1` of a row of eight affine points (entry 0 for `idx` = 0), with AVX2: each entry is two
+/// Entry `idx − 1` of a row of K affine points (entry 0 for `idx` = 0), with AVX2: each entry is two
 /// 32-byte loads (x and y), anded with the mask of `idx == j + 1` (`vpcmpeqq` against the broadcast index)
 /// and ored into the result. Every entry is read; no branch or address depends on `idx`.
 ///
 /// # Safety
 /// The CPU must have AVX2.
 #[target_feature(enable = "avx2")]
-unsafe fn lookup8_avx2(row: &[Aff; 8], idx: u64) -> Aff {
+unsafe fn lookup_avx2<const K: usize>(row: &[Aff; K], idx: u64) -> Aff {
     use core::arch::x86_64::{
-        __m256i, _mm256_and_si256, _mm256_cmpeq_epi64, _mm256_loadu_si256, _mm256_or_si256, _mm256_set1_epi64x,
-        _mm256_setzero_si256, _mm256_storeu_si256,
+        __m256i, _mm256_add_epi64, _mm256_and_si256, _mm256_cmpeq_epi64, _mm256_loadu_si256, _mm256_or_si256,
+        _mm256_set1_epi64x, _mm256_setzero_si256, _mm256_storeu_si256,
     };
     // idx = 0 reads as 1 (entry 0, the stand-in of the portable scan): (idx − 1) >> 63 is 1 only for 0.
     let idx = idx | (idx.wrapping_sub(1) >> 63);
     let want = _mm256_set1_epi64x(idx as i64);
+    let one = _mm256_set1_epi64x(1);
+    // The running entry number j + 1, one vector add per entry.
+    let mut j1 = one;
     let (mut x, mut y) = (_mm256_setzero_si256(), _mm256_setzero_si256());
-    for (j, e) in row.iter().enumerate() {
-        let m = _mm256_cmpeq_epi64(want, _mm256_set1_epi64x(j as i64 + 1));
+    for e in row.iter() {
+        let m = _mm256_cmpeq_epi64(want, j1);
+        j1 = _mm256_add_epi64(j1, one);
         // SAFETY: e.x.0 and e.y.0 are [u64; 4], 32 readable bytes each; loadu has no alignment requirement.
         let (ex, ey) = unsafe {
             (_mm256_loadu_si256(e.x.0.as_ptr().cast::<__m256i>()), _mm256_loadu_si256(e.y.0.as_ptr().cast::<__m256i>()))
@@ -1065,10 +1069,10 @@ impl FieldArith for Adx {
 
 impl Arith for Adx {
     #[inline(always)]
-    fn lookup8(row: &[Aff; 8], idx: u64) -> Aff {
+    fn lookup<const K: usize>(row: &[Aff; K], idx: u64) -> Aff {
         // SAFETY: AVX2 is present: the backend requires it with BMI2 and ADX (module docs: this code runs only
         // below entry points that asserted a Checked backend covering Bmi2Adx).
-        unsafe { lookup8_avx2(row, idx) }
+        unsafe { lookup_avx2::<K>(row, idx) }
     }
     #[inline(always)]
     fn jdouble(p: &Jac) -> Jac {
@@ -1151,8 +1155,8 @@ mod tests {
         super::super::point::tests::check_whole_formulas::<Adx>();
     }
 
-    /// The AVX2 row scan against the portable one, for every index 0..=8 (0 gives entry 0), on a row of
-    /// distinct random entries.
+    /// The AVX2 row scan against the portable one, for every index 0..=K (0 gives entry 0), on rows of 8
+    /// (k·P) and 16 (k·G) distinct random entries.
     #[test]
     fn adx_lookup_matches_portable() {
         let Some(backend) = Checked::for_test(Backend::Bmi2Adx) else { return };
@@ -1161,8 +1165,14 @@ mod tests {
         let row: [Aff; 8] = core::array::from_fn(|_| Aff { x: Fe(rng.limbs()), y: Fe(rng.limbs()) });
         for idx in 0..=8u64 {
             let want = row[idx.saturating_sub(1) as usize];
-            assert_eq!(<super::super::field::Soft as Arith>::lookup8(&row, idx), want, "portable {idx}");
-            assert_eq!(<Adx as Arith>::lookup8(&row, idx), want, "avx2 {idx}");
+            assert_eq!(<super::super::field::Soft as Arith>::lookup(&row, idx), want, "portable {idx}");
+            assert_eq!(<Adx as Arith>::lookup(&row, idx), want, "avx2 {idx}");
+        }
+        let row: [Aff; 16] = core::array::from_fn(|_| Aff { x: Fe(rng.limbs()), y: Fe(rng.limbs()) });
+        for idx in 0..=16u64 {
+            let want = row[idx.saturating_sub(1) as usize];
+            assert_eq!(<super::super::field::Soft as Arith>::lookup(&row, idx), want, "portable 16 {idx}");
+            assert_eq!(<Adx as Arith>::lookup(&row, idx), want, "avx2 16 {idx}");
         }
     }
 
