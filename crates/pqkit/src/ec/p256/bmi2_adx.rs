@@ -16,7 +16,9 @@
 //! ## The doubling
 //! The Jacobian doubling ([`jdouble_adx`]) is one `asm!` block: the same product, squaring, addition and
 //! subtraction, and the small linear combinations of the formula, as macros over the slots of a frame, so
-//! that no value passes through the compiler between two field operations.
+//! that no value passes through the compiler between two field operations. [`jdouble_n_adx`] runs the same
+//! body n times in one block (each doubling's result lands in its input's slots), for the four doublings of
+//! each k·P window.
 //!
 //! ## Constant time
 //! No branch and no memory index depends on a value: every block is straight-line code, its addresses
@@ -967,19 +969,39 @@ type Frame<const K: usize> = [[u64; 4]; K];
 /// [`point::jdouble_formula`]: super::point::jdouble_formula
 #[inline(never)]
 fn jdouble_adx(p: &Jac) -> Jac {
+    jdouble_n_adx(p, 1)
+}
+
+/// 2^n·P (n ≥ 1): [`jdouble_adx`]'s formula n times over the same frame, in one `asm!` block (the result
+/// of each doubling lands in the slots of its input, so the block loops over its body). The windows of k·P
+/// take four doublings in one call: no call, no copy of the point in and out, between them. n is public
+/// (a constant of the callers); the loop's branch depends on nothing else.
+#[inline(never)]
+fn jdouble_n_adx(p: &Jac, n: u64) -> Jac {
+    assert!(n >= 1, "at least one doubling");
     // Slots (byte offsets): x 0, y 32, z 64 (the result overwrites them), δ 96, γ 128, t1 160, t2 192,
-    // m 224, β 256, m² 288, d 320, γ² 352, m·d 384.
-    let mut f: Frame<13> = [[0; 4]; 13];
-    f[0] = p.x.0;
-    f[1] = p.y.0;
-    f[2] = p.z.0;
+    // m 224, β 256, m² 288, d 320, γ² 352, m·d 384; the loop counter at 416.
+    // Slots 3 … 12 are left uninitialised (no 448-byte clearing per call): the block writes each of them
+    // before it reads it.
+    let mut f = core::mem::MaybeUninit::<Frame<14>>::uninit();
+    let slot = f.as_mut_ptr().cast::<[u64; 4]>();
+    // SAFETY: `slot` points to the 14 slots of `f`; slots 0, 1, 2 and 13 are in bounds and writable.
+    unsafe {
+        slot.write(p.x.0);
+        slot.add(1).write(p.y.0);
+        slot.add(2).write(p.z.0);
+        slot.add(13).write([n, 0, 0, 0]);
+    }
     // SAFETY: BMI2 and ADX are present (module docs: this code runs only below entry points that asserted a
-    // Checked backend covering Bmi2Adx). The block reads and writes only the 13 slots of `f` (every address
-    // is `rsi` plus an offset below 13·32), writes only the registers it declares, and does not touch the
-    // stack.
+    // Checked backend covering Bmi2Adx). The block reads and writes only the 14 slots of `f` (every address
+    // is `rsi` plus an offset below 14·32), reads slots 0 … 2 and the counter (written above) and otherwise
+    // only slots it has written earlier in the same pass, writes only the registers it declares, and does not
+    // touch the stack. The loop runs n ≥ 1 times: the counter starts at n and the block leaves when its
+    // decrement reaches zero.
     unsafe {
         asm!(
             "mov rdi, 0xffffffff00000001",
+            "2:",
             fsqr!("96", "64"),
             fsqr!("128", "32"),
             fsub!("192", "0", "96"),
@@ -996,34 +1018,41 @@ fn jdouble_adx(p: &Jac) -> Jac {
             fsub!("64", "160", "128"),
             flin!("0", "256", "4", "320", "1"),
             flin!("32", "384", "3", "352", "8"),
-            inout("rsi") f.as_mut_ptr() => _,
+            "dec qword ptr [rsi + 416]",
+            "jnz 2b",
+            inout("rsi") slot => _,
             out("rdi") _, out("rax") _, out("rcx") _, out("rdx") _,
             out("r8") _, out("r9") _, out("r10") _, out("r11") _,
             out("r12") _, out("r13") _, out("r14") _, out("r15") _,
             options(nostack),
         );
     }
-    Jac { x: Fe(f[0]), y: Fe(f[1]), z: Fe(f[2]) }
+    // SAFETY: slots 0, 1 and 2 were written before the block and hold x3, y3 and z3 after it.
+    unsafe { Jac { x: Fe(slot.read()), y: Fe(slot.add(1).read()), z: Fe(slot.add(2).read()) } }
 }
 
-/// Entry `idx − 1` of a row of eight affine points (entry 0 for `idx` = 0), with AVX2: each entry is two
+/// Entry `idx − 1` of a row of K affine points (entry 0 for `idx` = 0), with AVX2: each entry is two
 /// 32-byte loads (x and y), anded with the mask of `idx == j + 1` (`vpcmpeqq` against the broadcast index)
 /// and ored into the result. Every entry is read; no branch or address depends on `idx`.
 ///
 /// # Safety
 /// The CPU must have AVX2.
 #[target_feature(enable = "avx2")]
-unsafe fn lookup8_avx2(row: &[Aff; 8], idx: u64) -> Aff {
+unsafe fn lookup_avx2<const K: usize>(row: &[Aff; K], idx: u64) -> Aff {
     use core::arch::x86_64::{
-        __m256i, _mm256_and_si256, _mm256_cmpeq_epi64, _mm256_loadu_si256, _mm256_or_si256, _mm256_set1_epi64x,
-        _mm256_setzero_si256, _mm256_storeu_si256,
+        __m256i, _mm256_add_epi64, _mm256_and_si256, _mm256_cmpeq_epi64, _mm256_loadu_si256, _mm256_or_si256,
+        _mm256_set1_epi64x, _mm256_setzero_si256, _mm256_storeu_si256,
     };
     // idx = 0 reads as 1 (entry 0, the stand-in of the portable scan): (idx − 1) >> 63 is 1 only for 0.
     let idx = idx | (idx.wrapping_sub(1) >> 63);
     let want = _mm256_set1_epi64x(idx as i64);
+    let one = _mm256_set1_epi64x(1);
+    // The running entry number j + 1, one vector add per entry.
+    let mut j1 = one;
     let (mut x, mut y) = (_mm256_setzero_si256(), _mm256_setzero_si256());
-    for (j, e) in row.iter().enumerate() {
-        let m = _mm256_cmpeq_epi64(want, _mm256_set1_epi64x(j as i64 + 1));
+    for e in row.iter() {
+        let m = _mm256_cmpeq_epi64(want, j1);
+        j1 = _mm256_add_epi64(j1, one);
         // SAFETY: e.x.0 and e.y.0 are [u64; 4], 32 readable bytes each; loadu has no alignment requirement.
         let (ex, ey) = unsafe {
             (_mm256_loadu_si256(e.x.0.as_ptr().cast::<__m256i>()), _mm256_loadu_si256(e.y.0.as_ptr().cast::<__m256i>()))
@@ -1065,14 +1094,18 @@ impl FieldArith for Adx {
 
 impl Arith for Adx {
     #[inline(always)]
-    fn lookup8(row: &[Aff; 8], idx: u64) -> Aff {
+    fn lookup<const K: usize>(row: &[Aff; K], idx: u64) -> Aff {
         // SAFETY: AVX2 is present: the backend requires it with BMI2 and ADX (module docs: this code runs only
         // below entry points that asserted a Checked backend covering Bmi2Adx).
-        unsafe { lookup8_avx2(row, idx) }
+        unsafe { lookup_avx2::<K>(row, idx) }
     }
     #[inline(always)]
     fn jdouble(p: &Jac) -> Jac {
         jdouble_adx(p)
+    }
+    #[inline(always)]
+    fn jdouble4(p: &Jac) -> Jac {
+        jdouble_n_adx(p, 4)
     }
 }
 
@@ -1151,8 +1184,8 @@ mod tests {
         super::super::point::tests::check_whole_formulas::<Adx>();
     }
 
-    /// The AVX2 row scan against the portable one, for every index 0..=8 (0 gives entry 0), on a row of
-    /// distinct random entries.
+    /// The AVX2 row scan against the portable one, for every index 0..=K (0 gives entry 0), on rows of 8
+    /// (k·P) and 16 (k·G) distinct random entries.
     #[test]
     fn adx_lookup_matches_portable() {
         let Some(backend) = Checked::for_test(Backend::Bmi2Adx) else { return };
@@ -1161,8 +1194,14 @@ mod tests {
         let row: [Aff; 8] = core::array::from_fn(|_| Aff { x: Fe(rng.limbs()), y: Fe(rng.limbs()) });
         for idx in 0..=8u64 {
             let want = row[idx.saturating_sub(1) as usize];
-            assert_eq!(<super::super::field::Soft as Arith>::lookup8(&row, idx), want, "portable {idx}");
-            assert_eq!(<Adx as Arith>::lookup8(&row, idx), want, "avx2 {idx}");
+            assert_eq!(<super::super::field::Soft as Arith>::lookup(&row, idx), want, "portable {idx}");
+            assert_eq!(<Adx as Arith>::lookup(&row, idx), want, "avx2 {idx}");
+        }
+        let row: [Aff; 16] = core::array::from_fn(|_| Aff { x: Fe(rng.limbs()), y: Fe(rng.limbs()) });
+        for idx in 0..=16u64 {
+            let want = row[idx.saturating_sub(1) as usize];
+            assert_eq!(<super::super::field::Soft as Arith>::lookup(&row, idx), want, "portable 16 {idx}");
+            assert_eq!(<Adx as Arith>::lookup(&row, idx), want, "avx2 16 {idx}");
         }
     }
 

@@ -7,10 +7,10 @@
 //!
 //! ## Multiplications
 //! - [`mul_base`] (constant time): k (or n − k, whichever is below 2^255, the point negated back at the end)
-//!   written in 64 signed radix-16 digits dᵢ ∈ [−8, 8]; k·G = Σ dᵢ·16^i·G with `BASE_TABLE[i][j] =
-//!   (j + 1)·16^i·G` (affine, computed by the compiler): 64 mixed Jacobian additions (8M + 3S; its exceptional cases
+//!   written in 52 signed radix-32 digits dᵢ ∈ [−16, 16]; k·G = Σ dᵢ·32^i·G with `BASE_TABLE_LO`/`_HI`, row i holding
+//!   (j + 1)·32^i·G (affine, computed by the compiler): 52 mixed Jacobian additions (8M + 3S; its exceptional cases
 //!   cannot occur except the identity, handled by masks: the argument is at [`mul_base`]) and no doubling. Each look-up
-//!   reads all 8 entries of its row and keeps one by masks; the sign is applied by a masked negation of y.
+//!   reads all 16 entries of its row and keeps one by masks; the sign is applied by a masked negation of y.
 //! - [`mul`] (constant time): the same recoding, a table of 1·P … 8·P in affine form, a Jacobian
 //!   accumulator with 4 doublings (a = −3, 4M + 4S) and one mixed addition (8M + 3S) per digit, every
 //!   look-up a masked scan of the 8 entries; the mixed addition's exceptional cases cannot occur except the
@@ -42,11 +42,11 @@ pub(crate) struct Aff {
 /// The arithmetic of one backend as the point layer uses it: the field operations of [`FieldArith`] and the
 /// constant-time scan of a table row of affine points.
 pub(crate) trait Arith: FieldArith {
-    /// Entry `idx − 1` of a row of eight affine points, constant time: every entry is read and the one kept
-    /// by masks; `idx` = 0 gives entry 0 (a stand-in the callers discard by mask). `idx` is at most 8.
+    /// Entry `idx − 1` of a row of K affine points, constant time: every entry is read and the one kept
+    /// by masks; `idx` = 0 gives entry 0 (a stand-in the callers discard by mask). `idx` is at most K.
     /// Backends with vector registers scan the row with them.
     #[inline(always)]
-    fn lookup8(row: &[Aff; 8], idx: u64) -> Aff {
+    fn lookup<const K: usize>(row: &[Aff; K], idx: u64) -> Aff {
         let mut out = row[0];
         for (j, e) in row.iter().enumerate() {
             let m = eq_mask(&[idx, 0, 0, 0], &[j as u64 + 1, 0, 0, 0]);
@@ -61,6 +61,17 @@ pub(crate) trait Arith: FieldArith {
     #[inline(always)]
     fn jdouble(p: &Jac) -> Jac {
         jdouble_formula::<Self>(p)
+    }
+
+    /// 16·P in Jacobian coordinates (four doublings, k·P's window): four [`Arith::jdouble`] unless a backend
+    /// runs them in one routine (which must give the same coordinates).
+    #[inline(always)]
+    fn jdouble4(p: &Jac) -> Jac {
+        let mut q = Self::jdouble(p);
+        for _ in 0..3 {
+            q = Self::jdouble(&q);
+        }
+        q
     }
 
     /// P + Q for an affine Q without the exceptional cases: [`jadd_affine_formula`] unless a backend runs
@@ -356,32 +367,49 @@ const fn batch_affine<const K: usize>(pts: &[Proj; K]) -> [Aff; K] {
     out
 }
 
-const fn compute_base_table() -> [[Aff; 8]; 64] {
-    let mut flat = [Proj::IDENTITY; 512];
+/// The digit width of [`mul_base`]'s recoding: radix 2^5.
+const BASE_W: u32 = 5;
+/// The rows of [`mul_base`]'s table: 52 digits of 5 bits cover k < 2^255 and the last carry (see [`signed_digits`]).
+const BASE_ROWS: usize = 52;
+/// The entries of a row of [`mul_base`]'s table: 1 … 2^(w−1) times the row's base.
+const BASE_ENTRIES: usize = 1 << (BASE_W - 1);
+
+/// The rows of each half of the table: each half is one `static` (one compile-time evaluation, which keeps
+/// each below the compiler's long-evaluation limit).
+const HALF_ROWS: usize = BASE_ROWS / 2;
+
+/// Rows `first` … `first + HALF_ROWS − 1` of [`mul_base`]'s table: `[i][j] = (j + 1)·32^(first + i)·G`.
+const fn compute_base_rows(first: usize) -> [[Aff; BASE_ENTRIES]; HALF_ROWS] {
+    let mut flat = [Proj::IDENTITY; HALF_ROWS * BASE_ENTRIES];
     let mut row_base = Proj::from_affine(&G);
+    let mut k = 0;
+    while k < BASE_W as usize * first {
+        row_base = cdouble(&row_base);
+        k += 1;
+    }
     let mut i = 0;
-    while i < 64 {
+    while i < HALF_ROWS {
         let mut acc = row_base;
         let mut j = 0;
-        while j < 8 {
-            flat[8 * i + j] = acc;
+        while j < BASE_ENTRIES {
+            flat[BASE_ENTRIES * i + j] = acc;
             acc = cadd(&acc, &row_base);
             j += 1;
         }
         let mut k = 0;
-        while k < 4 {
+        while k < BASE_W {
             row_base = cdouble(&row_base);
             k += 1;
         }
         i += 1;
     }
     let aff = batch_affine(&flat);
-    let mut out = [[Aff { x: Fe::ZERO, y: Fe::ZERO }; 8]; 64];
+    let mut out = [[Aff { x: Fe::ZERO, y: Fe::ZERO }; BASE_ENTRIES]; HALF_ROWS];
     let mut i = 0;
-    while i < 64 {
+    while i < HALF_ROWS {
         let mut j = 0;
-        while j < 8 {
-            out[i][j] = aff[8 * i + j];
+        while j < BASE_ENTRIES {
+            out[i][j] = aff[BASE_ENTRIES * i + j];
             j += 1;
         }
         i += 1;
@@ -402,25 +430,45 @@ const fn compute_base_odd() -> [Aff; 64] {
     batch_affine(&pts)
 }
 
-/// `BASE_TABLE[i][j] = (j + 1)·16^i·G`.
-pub(crate) static BASE_TABLE: [[Aff; 8]; 64] = compute_base_table();
+/// `BASE_TABLE_LO[i][j] = (j + 1)·32^i·G`: rows 0 … 25 of [`mul_base`]'s table.
+pub(crate) static BASE_TABLE_LO: [[Aff; BASE_ENTRIES]; HALF_ROWS] = compute_base_rows(0);
+/// `BASE_TABLE_HI[i][j] = (j + 1)·32^(26 + i)·G`: rows 26 … 51.
+pub(crate) static BASE_TABLE_HI: [[Aff; BASE_ENTRIES]; HALF_ROWS] = compute_base_rows(HALF_ROWS);
 /// `BASE_ODD[j] = (2j + 1)·G`: the odd multiples up to 127·G, for width-8 NAF digits.
 pub(crate) static BASE_ODD: [Aff; 64] = compute_base_odd();
 
 // ---- scalar recoding ----
 
+/// The signed radix-2^w digits of k (canonical limbs, k < 2^255), 2 ≤ w ≤ 6: R digits in
+/// [−2^(w−1), 2^(w−1)] with k = Σ dᵢ·2^(w·i), constant time (fixed bit positions, arithmetic carries).
+/// Each w-bit chunk plus the carry, c ∈ [0, 2^w], becomes c − 2^w with a carry when c > 2^(w−1). R·w ≥ 256
+/// leaves no carry: the last chunk holds at most the bits 255 − w·(R − 1) … of k < 2^255, so it is below
+/// 2^(w−1) and it plus a carry is at most 2^(w−1). `radix16` is R = 64, w = 4; [`mul_base`] R = 52, w = 5.
+#[inline]
+fn signed_digits<const R: usize>(k: &[u64; 4], w: u32) -> [i8; R] {
+    debug_assert!((2..=6).contains(&w) && R * w as usize >= 256);
+    let mut d = [0i8; R];
+    let mut carry = 0i8;
+    for (i, di) in d.iter_mut().enumerate() {
+        let pos = w as usize * i;
+        // The w bits of k from pos (zeros above bit 255); pos and the shifts are public.
+        let (limb, sh) = (pos / 64, pos % 64);
+        let mut v = if limb < 4 { k[limb] >> sh } else { 0 };
+        if sh != 0 && limb < 3 {
+            v |= k[limb + 1] << (64 - sh);
+        }
+        let c = (v & ((1 << w) - 1)) as i8 + carry;
+        // c in [0, 2^w]; above 2^(w−1) it becomes c − 2^w with a carry. Arithmetic, no branch.
+        carry = (c + (1 << (w - 1)) - 1) >> w;
+        *di = c - (carry << w);
+    }
+    d
+}
+
 /// The signed radix-16 digits of k (canonical limbs, k < 2^255): 64 digits in [−8, 8].
 #[inline]
 fn radix16(k: &[u64; 4]) -> [i8; 64] {
-    let mut d = [0i8; 64];
-    let mut carry = 0i8;
-    for i in 0..64 {
-        let nib = ((k[i / 16] >> (4 * (i % 16))) & 15) as i8 + carry;
-        // nib in [0, 16]; digits above 8 become nib − 16 with a carry. Arithmetic, no branch.
-        carry = (nib + 7) >> 4;
-        d[i] = nib - (carry << 4);
-    }
-    d
+    signed_digits::<64>(k, 4)
 }
 
 /// k or n − k, whichever is below 2^255, and the mask (all ones) when it is n − k: the recoding's input.
@@ -432,32 +480,36 @@ fn half_scalar(k: &Scalar) -> ([u64; 4], u64) {
     (super::field::select(flip, &neg, &v), flip)
 }
 
-/// The affine entry |d|·16^i·G of row `row` (the identity's stand-in, entry 0, when d = 0), y negated when
-/// d < 0, and the mask "d was zero". Reads every entry of the row.
+/// The affine entry |d| of a row (|d|·B for a row 1·B … K·B; the identity's stand-in, entry 0, when
+/// d = 0), y negated when d < 0, and the mask "d was zero". Reads every entry of the row.
 #[inline(always)]
-fn lookup_base<A: Arith>(row: &[Aff; 8], d: i8) -> (Aff, u64) {
+fn lookup_base<A: Arith, const K: usize>(row: &[Aff; K], d: i8) -> (Aff, u64) {
     let sign = ((d as i64) >> 63) as u64; // all ones if negative
     let abs = ((d as i64 ^ sign as i64) - sign as i64) as u64; // |d|
-    let mut out = A::lookup8(row, abs);
+    let mut out = A::lookup::<K>(row, abs);
     out.y = Fe::select(sign, &out.y.neg(), &out.y);
     let zero = super::field::eq_mask(&[abs, 0, 0, 0], &[0; 4]);
     (out, zero)
 }
 
-/// k·G, constant time: one mixed Jacobian addition (8M + 3S, [`jadd_affine_ct`]) per row of the table.
+/// k·G, constant time: one mixed Jacobian addition (8M + 3S, [`jadd_affine_ct`]) per row of the table,
+/// 52 rows of 16 entries (radix 32: 52 additions where radix 16 takes 64, each look-up scanning 16
+/// entries instead of 8).
 ///
 /// The mixed formula fails when the accumulator equals ±(the entry) or is the identity; only the identity
-/// can occur, and masks handle it. Proof: before row i the accumulator is V·G with V = Σ_{j<i} dⱼ·16^j,
-/// so |V| ≤ 8·(16^i − 1)/15 < 16^i, and the entry is d·16^i·G with 1 ≤ |d| ≤ 8 (a zero digit keeps the
-/// accumulator by mask without using the sum). V·G = ±d·16^i·G means V ≡ ±d·16^i (mod n), and
-/// |V ∓ d·16^i| < 9·16^i ≤ 9·2^252 < n makes it an integer equality, impossible as |V| < 16^i. An
+/// can occur, and masks handle it. Proof: before row i the accumulator is V·G with V = Σ_{j<i} dⱼ·32^j,
+/// so |V| ≤ 16·(32^i − 1)/31 < 32^i, and the entry is d·32^i·G with 1 ≤ |d| ≤ 16 (a zero digit keeps the
+/// accumulator by mask without using the sum). V·G = ±d·32^i·G means V ≡ ±d·32^i (mod n), and
+/// |V ∓ d·32^i| < 17·32^i ≤ 17·2^250 < n for i ≤ 50 (the last row, i = 51 at 2^255, has d ∈ {0, 1}
+/// as k < 2^255, and |V ∓ 2^255| < (16/31 + 1)·2^255 < n) makes it an integer equality, impossible as
+/// |V| < 32^i. An
 /// identity accumulator (all digits below i zero) takes the entry by mask.
 pub(crate) fn mul_base<A: Arith>(k: &Scalar) -> Proj {
     let (v, flip) = half_scalar(k);
-    let digits = radix16(&v);
+    let digits = signed_digits::<BASE_ROWS>(&v, BASE_W);
     let mut acc = Jac::IDENTITY;
-    for (row, &d) in BASE_TABLE.iter().zip(digits.iter()) {
-        let (e, zero) = lookup_base::<A>(row, d);
+    for (row, &d) in BASE_TABLE_LO.iter().chain(BASE_TABLE_HI.iter()).zip(digits.iter()) {
+        let (e, zero) = lookup_base::<A, BASE_ENTRIES>(row, d);
         let sum = jadd_affine_ct::<A>(&acc, &e);
         let sum = Jac::select(acc.z.is_zero_mask(), &Jac::from_affine(&e), &sum);
         acc = Jac::select(zero, &acc, &sum);
@@ -485,11 +537,9 @@ pub(crate) fn mul<A: Arith>(p: &Aff, k: &Scalar) -> Proj {
     let mut acc = Jac::IDENTITY;
     for (i, &d) in digits.iter().enumerate().rev() {
         if i != 63 {
-            for _ in 0..4 {
-                acc = jdouble::<A>(&acc);
-            }
+            acc = A::jdouble4(&acc);
         }
-        let (e, zero) = lookup_base::<A>(&table, d);
+        let (e, zero) = lookup_base::<A, 8>(&table, d);
         let sum = jadd_affine_ct::<A>(&acc, &e);
         let sum = Jac::select(acc.z.is_zero_mask(), &Jac::from_affine(&e), &sum);
         acc = Jac::select(zero, &acc, &sum);
@@ -567,47 +617,39 @@ pub(crate) fn jadd_affine_formula<A: FieldArith>(p: &Jac, q: &Aff) -> Jac {
     Jac { x: x3, y: y3, z: z3 }
 }
 
-/// The width-`w` non-adjacent form of k (canonical limbs): 257 digits, odd or zero, |dᵢ| < 2^(w−1).
+/// The width-`w` non-adjacent form of k (canonical limbs), 2 ≤ w ≤ 8: 257 digits, odd or zero,
+/// |dᵢ| < 2^(w−1), k = Σ dᵢ·2^i, and at least w − 1 zeros after every nonzero digit.
+///
+/// Read off the bits of k with a carry instead of subtracting each digit from a copy of k: at position i
+/// the pending value is bit i of k plus the carry; when that is even the digit is 0, else the w bits from i
+/// plus the carry give a word t (odd, below 2^w), the digit is t − 2^w with a carry into position i + w
+/// when t ≥ 2^(w−1), else t, and the next w − 1 digits are 0. A carry is left only after a window with
+/// t ≥ 2^(w−1), which needs 256 − i ≥ w (k < 2^256), so it lands at 256 at the latest.
 fn naf(k: &[u64; 4], w: u32) -> [i8; 257] {
+    debug_assert!((2..=8).contains(&w));
+    // The `count` (at most 8) bits of k from position `pos` (below 256), zeros above bit 255.
+    let bits = |pos: usize, count: u32| -> u64 {
+        let (limb, sh) = (pos / 64, pos % 64);
+        let mut v = k[limb] >> sh;
+        if sh != 0 && limb < 3 {
+            v |= k[limb + 1] << (64 - sh);
+        }
+        v & ((1u64 << count) - 1)
+    };
     let mut out = [0i8; 257];
-    // A 5-limb copy: k may grow by one bit while digits are subtracted.
-    let mut x = [k[0], k[1], k[2], k[3], 0u64];
-    let width = 1i64 << w;
-    let mut i = 0;
-    while i < 257 {
-        if x == [0; 5] {
-            break;
+    let mut carry = 0u64;
+    let mut i = 0usize;
+    while i < 256 {
+        if bits(i, 1) == carry {
+            i += 1;
+            continue;
         }
-        if x[0] & 1 == 1 {
-            let mut d = (x[0] & (width as u64 - 1)) as i64;
-            if d >= width / 2 {
-                d -= width;
-            }
-            out[i] = d as i8;
-            // x −= d
-            if d > 0 {
-                let mut borrow = d as u64;
-                for limb in x.iter_mut() {
-                    let (r, b) = limb.overflowing_sub(borrow);
-                    *limb = r;
-                    borrow = b as u64;
-                }
-            } else {
-                let mut carry = (-d) as u64;
-                for limb in x.iter_mut() {
-                    let (r, c) = limb.overflowing_add(carry);
-                    *limb = r;
-                    carry = c as u64;
-                }
-            }
-        }
-        // x >>= 1
-        for j in 0..4 {
-            x[j] = (x[j] >> 1) | (x[j + 1] << 63);
-        }
-        x[4] >>= 1;
-        i += 1;
+        let t = bits(i, w) + carry;
+        carry = (t >> (w - 1)) & 1;
+        out[i] = (t as i64 - ((carry << w) as i64)) as i8;
+        i += w as usize;
     }
+    out[256] = carry as i8;
     out
 }
 
@@ -828,8 +870,8 @@ pub(crate) mod tests {
         let t = aff(&add::<Soft>(&double::<Soft>(&g), &g));
         assert!(is_on_curve::<Soft>(&t.x, &t.y), "3G");
         assert_eq!(aff(&add_affine::<Soft>(&double::<Soft>(&g), &G)), t);
-        assert_eq!(BASE_TABLE[0][1], d);
-        assert_eq!(BASE_TABLE[0][2], t);
+        assert_eq!(BASE_TABLE_LO[0][1], d);
+        assert_eq!(BASE_TABLE_LO[0][2], t);
         assert_eq!(BASE_ODD[1], t);
     }
 
@@ -852,6 +894,19 @@ pub(crate) mod tests {
         ks.push(Scalar::from_canonical_limbs(&[0, 0, u64::MAX, u64::MAX >> 1]));
         ks.push(Scalar::from_canonical_limbs(&[0x8888_8888_8888_8888; 4]));
         ks.push(Scalar::from_canonical_limbs(&[0x7777_7777_7777_7777; 4]));
+        // Every 5-bit chunk (the radix-32 recoding of mul_base) 15, 16, 17 or 31: no carry, a carry at the
+        // boundary, carries all along.
+        for c in [15u64, 16, 17, 31] {
+            let mut v = [0u64; 4];
+            for pos in (0..255).step_by(5) {
+                v[pos / 64] |= c << (pos % 64);
+                if pos % 64 > 59 && pos / 64 < 3 {
+                    v[pos / 64 + 1] |= c >> (64 - pos % 64);
+                }
+            }
+            v[3] &= u64::MAX >> 1;
+            ks.push(Scalar::from_canonical_limbs(&v));
+        }
         for _ in 0..40 {
             ks.push(Scalar::from_be_reduced(&limbs_to_be(&rng.limbs())));
         }
@@ -931,6 +986,10 @@ pub(crate) mod tests {
             assert!(A::jdouble(&id).is_identity());
             assert_eq!(A::jadd_affine(&id, &G), soft_add(&id, &G), "add to identity");
         }
+        let soft_double4 = |p: &Jac| soft_double(&soft_double(&soft_double(&soft_double(p))));
+        for id in [Jac::IDENTITY, Jac { x: G.x, y: G.y, z: Fe::ZERO }] {
+            assert_eq!(A::jdouble4(&id), soft_double4(&id), "16 · identity");
+        }
         for (i, z) in zs.iter().enumerate() {
             let k = Scalar::from_be_reduced(&limbs_to_be(&rng.limbs()));
             let a = if i == 0 { G } else { to_affine::<Soft>(&mul::<Soft>(&G, &k)).unwrap() };
@@ -938,6 +997,7 @@ pub(crate) mod tests {
             let b = to_affine::<Soft>(&mul::<Soft>(&G, &k2)).unwrap();
             let pj = jac(&a, z);
             assert_eq!(A::jdouble(&pj), soft_double(&pj), "double {i}");
+            assert_eq!(A::jdouble4(&pj), soft_double4(&pj), "16 · P {i}");
             assert_eq!(A::jadd_affine(&pj, &b), soft_add(&pj, &b), "add {i}");
             // P + P (h = 0, r = 0) and P + (−P) (h = 0, r ≠ 0): z3 = 0, x3 = r².
             let same = A::jadd_affine(&pj, &a);
@@ -974,6 +1034,96 @@ pub(crate) mod tests {
     #[test]
     fn jdouble_matches_complete_doubling() {
         check_jdouble::<Soft>();
+    }
+
+    /// The signed radix-2^w recodings of mul (w = 4) and mul_base (w = 5): digits in [−2^(w−1), 2^(w−1)]
+    /// summing back to k, for edge values below 2^255 and random ones.
+    #[test]
+    fn signed_digits_sum_back() {
+        use super::super::field::tests::Xs;
+        let mut rng = Xs(0x9256_000a);
+        let m = u64::MAX;
+        let mut vals =
+            std::vec![[0u64; 4], [1, 0, 0, 0], [m, m, m, m >> 1], [0, 0, 0, 1 << 62], [0x8421_0842_1084_2108; 4]];
+        vals.push([0x8888_8888_8888_8888, 0x8888_8888_8888_8888, 0x8888_8888_8888_8888, 0x0888_8888_8888_8888]);
+        for _ in 0..2000 {
+            let mut v = rng.limbs();
+            v[3] >>= 1;
+            vals.push(v);
+        }
+        for k in &vals {
+            let k = &[k[0], k[1], k[2], k[3] & (m >> 1)];
+            let d4 = radix16(k);
+            let d5 = signed_digits::<BASE_ROWS>(k, BASE_W);
+            for (w, d) in [(4u32, &d4[..]), (5, &d5[..])] {
+                // Horner from the top digit: acc = 2^w·acc + dᵢ over five two's-complement limbs.
+                let mut acc = [0u64; 5];
+                for &di in d.iter().rev() {
+                    assert!((di as i32).abs() <= 1 << (w - 1), "w {w} k {k:x?}: digit {di}");
+                    for j in (1..5).rev() {
+                        acc[j] = (acc[j] << w) | (acc[j - 1] >> (64 - w));
+                    }
+                    acc[0] <<= w;
+                    let ext = ((di as i64) >> 63) as u64;
+                    let mut c = 0u64;
+                    for (j, a) in acc.iter_mut().enumerate() {
+                        let add = if j == 0 { di as i64 as u64 } else { ext };
+                        let (s1, c1) = a.overflowing_add(add);
+                        let (s2, c2) = s1.overflowing_add(c);
+                        *a = s2;
+                        c = (c1 | c2) as u64;
+                    }
+                }
+                assert_eq!(acc, [k[0], k[1], k[2], k[3], 0], "w {w}: the digits do not sum to k");
+            }
+        }
+    }
+
+    /// The width-w NAF of edge and random values: the digits are odd or zero, below 2^(w−1) in absolute
+    /// value, separated by at least w − 1 zeros, and sum back to k (Horner over five two's-complement limbs).
+    #[test]
+    fn naf_digits_sum_back() {
+        use super::super::field::tests::Xs;
+        let mut rng = Xs(0x9256_0009);
+        let m = u64::MAX;
+        let mut vals = std::vec![[0u64; 4], [1, 0, 0, 0], [m; 4], [m, m, m, m >> 1], [0, 0, 0, 1 << 63], N.m, P.m];
+        vals.push(sbb4(&N.m, &[1, 0, 0, 0]).0);
+        vals.push([0x7f, 0, 0, m << 57]);
+        for _ in 0..2000 {
+            vals.push(rng.limbs());
+        }
+        for w in 2..=8u32 {
+            for k in &vals {
+                let d = naf(k, w);
+                let mut acc = [0u64; 5];
+                for (i, &di) in d.iter().enumerate().rev() {
+                    assert!(
+                        di == 0 || (di & 1 == 1 && (di as i32).abs() < (1 << (w - 1))),
+                        "w {w} k {k:x?} digit {i}: {di}"
+                    );
+                    if di != 0 {
+                        for j in 1..w as usize {
+                            assert!(i < j || d[i - j] == 0, "w {w} k {k:x?}: digits {i} and {} both nonzero", i - j);
+                        }
+                    }
+                    // acc = 2·acc + dᵢ
+                    for j in (1..5).rev() {
+                        acc[j] = (acc[j] << 1) | (acc[j - 1] >> 63);
+                    }
+                    acc[0] <<= 1;
+                    let ext = ((di as i64) >> 63) as u64;
+                    let mut c = 0u64;
+                    for (j, a) in acc.iter_mut().enumerate() {
+                        let add = if j == 0 { di as i64 as u64 } else { ext };
+                        let (s1, c1) = a.overflowing_add(add);
+                        let (s2, c2) = s1.overflowing_add(c);
+                        *a = s2;
+                        c = (c1 | c2) as u64;
+                    }
+                }
+                assert_eq!(acc, [k[0], k[1], k[2], k[3], 0], "w {w}: the digits do not sum to k");
+            }
+        }
     }
 
     /// The Jacobian verification sum agrees with the complete formulas, including the exceptional cases
