@@ -443,52 +443,14 @@ pub(super) unsafe fn load_one(s: *mut Sched1, block: &[u8; 128]) {
 fn compress_one(h: &mut [u64; 8], block: &[u8; 128]) {
     let mut buf = MaybeUninit::<Sched1>::uninit();
     let s = buf.as_mut_ptr();
-    // SAFETY: `s` is valid for writes with no reference live; AVX2 is enabled on this function. `one_rounds` then
-    // finds words 0..16 written and `s` used only through raw pointers; AVX2 and BMI2 are enabled.
-    unsafe {
-        load_one(s, block);
-        one_rounds(h, s);
-    }
-}
-
-/// [`compress_one`] of the block whose message words (already big-endian decoded) are `w`: HMAC's outer block,
-/// built from the inner hash's state words. Each pair of words goes from general registers into one 128-bit
-/// register and is stored whole, so the schedule's 16-byte loads read back exactly one earlier store each; the
-/// same block in bytes (eight-byte digest stores, a one-byte padding store) would be read back across several
-/// smaller stores, which the CPU cannot forward, after a byte swap it does not need.
-#[target_feature(enable = "avx2,bmi1,bmi2")]
-fn compress_one_words(h: &mut [u64; 8], w: &[u64; 16]) {
-    let mut buf = MaybeUninit::<Sched1>::uninit();
-    let s = buf.as_mut_ptr();
-    for j in 0..8 {
-        // SAFETY: words 2j, 2j + 1 of `w` and `wk` (16-byte aligned: `Sched1` is 64-byte aligned) and of K512;
-        // `s` is valid for writes with no reference live; AVX2 is enabled on this function.
-        unsafe {
-            let v = _mm_set_epi64x(w[2 * j + 1] as i64, w[2 * j] as i64);
-            _mm_store_si128(((&raw mut (*s).w) as *mut u64).add(2 * j).cast(), v);
-            let k = _mm_loadu_si128(K512.as_ptr().add(2 * j).cast());
-            _mm_store_si128(((&raw mut (*s).wk) as *mut u64).add(2 * j).cast(), _mm_add_epi64(v, k));
-        }
-    }
-    // SAFETY: words 0..16 are written above; `s` is used only through raw pointers; AVX2 and BMI2 are enabled.
-    unsafe { one_rounds(h, s) };
-}
-
-/// The 80 rounds of the one-block schedule `*s` with its words 16..80 computed a few rows ahead (see
-/// [`compress_one`]).
-///
-/// # Safety
-/// `s` must be valid for reads and writes with words 0..16 of `w` and `wk` written, and no reference to `*s` may
-/// be live. The caller must enable AVX2 and BMI2.
-#[inline(always)]
-unsafe fn one_rounds(h: &mut [u64; 8], s: *mut Sched1) {
+    // SAFETY: `s` is valid for writes with no reference live; AVX2 is enabled on this function.
+    unsafe { load_one(s, block) };
     let mut own = 16;
-    // SAFETY: words 14, 15 are written (the caller's contract; a 16-byte aligned pair); no reference to `*s` is
-    // live; AVX2 is enabled (the caller's contract).
+    // SAFETY: words 14, 15 are written above (16-byte aligned pair); no reference to `*s` is live; AVX2 is enabled.
     let mut y = unsafe { _mm_load_si128(((&raw const (*s).w) as *const u64).add(14).cast()) };
-    // SAFETY: words 0..16 are written; after stretch n (rounds 8n..8n + 7) `sched` writes words
+    // SAFETY: words 0..16 are written above; after stretch n (rounds 8n..8n + 7) `sched` writes words
     // 16 + 8n..24 + 8n, which stretch n + 2 reads first, each pair from `y`, the pair before it; `s` is only
-    // accessed through raw pointers. AVX2 and BMI2 are enabled (the caller's contract).
+    // accessed through raw pointers. AVX2 and BMI2 are enabled on this function.
     unsafe {
         rounds_at::<1>(h, (&raw const (*s).wk) as *const u64, || {
             if own < 80 {
@@ -894,15 +856,6 @@ fn compress(h: &mut [u64; 8], blocks: Blocks<'_>, four: bool) {
         core::mem::swap(&mut cur, &mut next);
         (start, nb) = (fs, fnb);
     }
-}
-
-/// SHA-512 compression of the one block whose message words are `w` (see [`compress_one_words`]), for the
-/// backends of [`compress512`].
-pub(super) fn compress512_words(backend: Checked<Backend>, h: &mut [u64; 8], w: &[u64; 16]) {
-    assert!(backend.covers(Backend::Avx2));
-    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU (and OS) support AVX2,
-    // BMI1 and BMI2.
-    unsafe { compress_one_words(h, w) }
 }
 
 /// SHA-512 compression of every 128-byte block, for [`Backend::Avx2`], [`Backend::ShaNi`] and their Zen 5

@@ -185,39 +185,6 @@ fn compress512(backend: Checked<Backend>, h: &mut [u64; 8], blocks: &[u8]) {
     }
 }
 
-/// SHA-256 compression of the one block whose message words (big-endian decoded) are `w`: HMAC's outer block
-/// (see [`compress512_words`]); SHA-256 takes it in bytes.
-#[inline]
-fn compress256_words(backend: Checked<Backend>, h: &mut [u32; 8], w: &[u32; 16]) {
-    let mut block = [0u8; 64];
-    for (b, x) in block.chunks_exact_mut(4).zip(w) {
-        b.copy_from_slice(&x.to_be_bytes());
-    }
-    compress256(backend, h, &block);
-    wipe(&mut block);
-}
-
-/// SHA-512 compression of the one block whose message words (big-endian decoded) are `w`: HMAC's outer block,
-/// built from the inner hash's state words. The AVX2 backends load the words as they are (no byte round trip);
-/// the others take the block in bytes.
-#[inline]
-fn compress512_words(backend: Checked<Backend>, h: &mut [u64; 8], w: &[u64; 16]) {
-    match backend.get() {
-        #[cfg(target_arch = "x86_64")]
-        Backend::Avx2 | Backend::Avx2Zen5 | Backend::ShaNi | Backend::ShaNiZen5 => {
-            avx2::compress512_words(backend, h, w)
-        }
-        _ => {
-            let mut block = [0u8; 128];
-            for (b, x) in block.chunks_exact_mut(8).zip(w) {
-                b.copy_from_slice(&x.to_be_bytes());
-            }
-            compress512(backend, h, &block);
-            wipe(&mut block);
-        }
-    }
-}
-
 /// SHA-256 compression of the blocks of `a` and then those of `b` (see [`compress512_then`]).
 #[inline]
 fn compress256_then(backend: Checked<Backend>, h: &mut [u32; 8], a: &[u8], b: &[u8]) {
@@ -243,10 +210,9 @@ fn compress512_then(backend: Checked<Backend>, h: &mut [u64; 8], a: &[u8], b: &[
 }
 
 /// The shared Merkle-Damgard buffering: `$w` is the state word type, `$blk` the block length, `$lenbytes`
-/// the length field size, `$compress` the compression function, `$compress_then` the same over two slices,
-/// `$compress_words` the same for one block given as message words.
+/// the length field size, `$compress` the compression function, `$compress_then` the same over two slices.
 macro_rules! md_engine {
-    ($engine:ident, $w:ty, $blk:expr, $lenbytes:expr, $compress:ident, $compress_then:ident, $compress_words:ident) => {
+    ($engine:ident, $w:ty, $blk:expr, $lenbytes:expr, $compress:ident, $compress_then:ident) => {
         #[derive(Clone)]
         struct $engine {
             h: [$w; 8],
@@ -308,24 +274,19 @@ macro_rules! md_engine {
             }
 
             /// HMAC's outer hash from a prepared state `self` (exactly one block absorbed, nothing buffered):
-            /// the inner digest, the first `d` (at most 32 words' worth, `d <= 64`) bytes of the inner final state
-            /// words `ih`, plus padding is one block, built directly as message words (the digest's bytes are
-            /// those words, big-endian) and compressed once. Returns the final state words.
+            /// `digest` (at most 64 bytes) plus padding is one block, so it is built directly and compressed
+            /// once, with no buffering. Returns the final state words.
             #[inline]
-            fn outer_words(&self, ih: &[$w; 8], d: usize) -> [$w; 8] {
-                const WB: usize = core::mem::size_of::<$w>();
-                let (full, rem) = (d / WB, d % WB);
-                let mut w: [$w; 16] = [0; 16];
-                w[..full].copy_from_slice(&ih[..full]);
-                // The 0x80 byte after the digest; a digest ending inside a word (SHA-512/224: 28 bytes) keeps
-                // that word's leading `rem` bytes before it.
-                let pad: $w = 0x80 << (8 * (WB - rem) - 8);
-                w[full] = if rem > 0 { (ih[full] & !(<$w>::MAX >> (8 * rem))) | pad } else { pad };
-                // The length in bits, (block + d) * 8 < 2^11, fits the last word of the length field.
-                w[15] = ((($blk + d) as u64) << 3) as $w;
+            fn outer_one_block(&self, digest: &[u8]) -> [$w; 8] {
+                let d = digest.len();
+                let mut block = [0u8; $blk];
+                block[..d].copy_from_slice(digest);
+                block[d] = 0x80;
+                let bits = (($blk + d) as u128) << 3;
+                block[$blk - $lenbytes..].copy_from_slice(&bits.to_be_bytes()[16 - $lenbytes..]);
                 let mut h = self.h;
-                $compress_words(self.backend, &mut h, &w);
-                wipe(&mut w);
+                $compress(self.backend, &mut h, &block);
+                wipe(&mut block);
                 h
             }
 
@@ -385,8 +346,8 @@ macro_rules! md_engine {
     };
 }
 
-md_engine!(Engine256, u32, 64, 8, compress256, compress256_then, compress256_words);
-md_engine!(Engine512, u64, 128, 16, compress512, compress512_then, compress512_words);
+md_engine!(Engine256, u32, 64, 8, compress256, compress256_then);
+md_engine!(Engine512, u64, 128, 16, compress512, compress512_then);
 
 macro_rules! sha2_hasher {
     ($(#[$doc:meta])* $name:ident, $label:expr, $engine:ident, $w:ty, $iv:expr, $out:expr, $blk:expr) => {
@@ -510,22 +471,20 @@ macro_rules! sha2_hasher {
             }
             #[inline]
             fn hmac_outer(outer: &Self, inner: &mut Self) -> [u8; $out] {
-                let mut ihw = inner.engine.finish();
+                let mut ih = Self::output(&inner.engine.finish());
                 zeroize::Zeroize::zeroize(&mut inner.engine);
                 let tag = if outer.engine.one_block_absorbed() {
-                    let mut h = outer.engine.outer_words(&ihw, $out);
+                    let mut h = outer.engine.outer_one_block(&ih);
                     let tag = Self::output(&h);
                     wipe(&mut h);
                     tag
                 } else {
                     // Not a prepared HMAC outer state: the generic path.
-                    let mut ih = Self::output(&ihw);
                     let mut o = outer.clone();
                     o.update(&ih);
-                    wipe(&mut ih);
                     o.finalize()
                 };
-                wipe(&mut ihw);
+                wipe(&mut ih);
                 tag
             }
             #[inline]
@@ -538,14 +497,16 @@ macro_rules! sha2_hasher {
                 }
                 // The inner hash as a one-shot from the prepared state: the message's last blocks and its padding
                 // in one compression call (no copy into the block buffer, no lone padding block), then the
-                // outer step's single block, built from the inner state words.
+                // outer step's single block.
                 let mut h = inner.engine.h;
                 let mut tail = [0u8; 2 * $blk];
                 $engine::absorb_last(inner.engine.backend, &mut h, $blk, msg, &mut tail);
-                let mut oh = outer.engine.outer_words(&h, $out);
+                let mut ih = Self::output(&h);
+                let mut oh = outer.engine.outer_one_block(&ih);
                 let tag = Self::output(&oh);
                 wipe(&mut h);
                 wipe(&mut tail);
+                wipe(&mut ih);
                 wipe(&mut oh);
                 tag
             }
