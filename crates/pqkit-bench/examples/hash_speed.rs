@@ -59,6 +59,22 @@ fn main() {
         }
         return;
     }
+    // `d1k` and `di1k`: SHA-512 1 KiB digests alone, and each followed by an independent 64 B digest.
+    if let Some(mode @ ("d1k" | "di1k")) = std::env::args().nth(1).as_deref() {
+        use pqkit::hash::sha2::Sha512;
+        let data = vec![0x5au8; 1024];
+        for _ in 0..2_000_000 {
+            std::hint::black_box(Sha512::digest(std::hint::black_box(&data)));
+            if mode == "di1k" {
+                std::hint::black_box(Sha512::digest(std::hint::black_box(&data[..64])));
+            }
+        }
+        return;
+    }
+    if std::env::args().nth(1).as_deref() == Some("fence") {
+        fenced();
+        return;
+    }
     if std::env::args().nth(1).as_deref() == Some("dd1k") {
         use pqkit::hash::sha2::Sha512;
         let data = vec![0x5au8; 1024];
@@ -242,7 +258,10 @@ fn sha512_cycles() {
         // SAFETY: rdtsc has no preconditions on x86_64.
         unsafe { core::arch::x86_64::_rdtsc() }
     };
-    for size in [64usize, 128, 256, 384, 512, 640, 768, 896, 1024, 2048] {
+    // Sizes to run: the arguments after `sha512`, else the list below.
+    let args: Vec<usize> = std::env::args().skip(2).filter_map(|a| a.parse().ok()).collect();
+    let sizes = if args.is_empty() { vec![64usize, 128, 256, 384, 512, 640, 768, 896, 1024, 2048] } else { args };
+    for size in sizes {
         let mut data = vec![0x5au8; size];
         let n = 300u64;
         let (mut d_ind, mut d_ch, mut m_ind, mut m_ch) = (u64::MAX, u64::MAX, u64::MAX, u64::MAX);
@@ -336,4 +355,64 @@ fn stack_offsets() {
     }
     row!(0 256 512 768 1024 1280 1536 1792 2048 2304 2560 2816 3072 3328 3584 3840 4096 4352 4608 4864 5120 5376 5632
         5888 6144 6400 6656 6912 7168 7424 7680 7936);
+}
+
+/// TSC ticks per SHA-512 digest of 1 KiB and 64 B, alone and alternating, with and without an `lfence` after each
+/// call: whether a slower pair is lost overlap between calls (the fenced times add up) or a cost of the switch.
+#[allow(dead_code)]
+fn fenced() {
+    use pqkit::hash::sha2::Sha512;
+    let data = vec![0x5au8; 1024];
+    let tsc = || {
+        // SAFETY: rdtsc has no preconditions on x86_64.
+        unsafe { core::arch::x86_64::_rdtsc() }
+    };
+    let fence = || {
+        // SAFETY: lfence has no preconditions on x86_64 (SSE2).
+        unsafe { core::arch::x86_64::_mm_lfence() }
+    };
+    let time = |f: &dyn Fn()| {
+        let mut best = u64::MAX;
+        for _ in 0..2000 {
+            let t0 = tsc();
+            for _ in 0..100 {
+                f();
+            }
+            best = best.min((tsc() - t0) / 100);
+        }
+        best
+    };
+    let big = || {
+        std::hint::black_box(Sha512::digest(std::hint::black_box(&data)));
+    };
+    let small = || {
+        std::hint::black_box(Sha512::digest(std::hint::black_box(&data[..64])));
+    };
+    for _ in 0..2 {
+        let (b, s, bs) = (
+            time(&big),
+            time(&small),
+            time(&|| {
+                big();
+                small()
+            }),
+        );
+        let (bf, sf, bsf) = (
+            time(&|| {
+                big();
+                fence()
+            }),
+            time(&|| {
+                small();
+                fence()
+            }),
+            time(&|| {
+                big();
+                fence();
+                small();
+                fence()
+            }),
+        );
+        println!("1 KiB {b:5} 64 B {s:5} both {bs:5}   fenced: 1 KiB {bf:5} 64 B {sf:5} both {bsf:5}");
+    }
 }
