@@ -4,12 +4,13 @@
 //! The field is the radix-2^52 arithmetic of [`ifma`](super::ifma) (five `zmm` registers per element, limb `i`
 //! of the eight lanes in register `i`; every result carried, so any result can be multiplied again). The group
 //! formulas are those of [`edwards`](super::edwards): extended coordinates, additions of precomputed points
-//! with Z = 1 cached as (y + x, y − x, 2d·x·y), the a = −1 doubling.
+//! with Z = 1 cached as (y + x, y − x, 2d·x·y).
 //!
 //! ## The comb
-//! As the one-at-a-time [`mul_base`](super::edwards::mul_base): the 64 signed radix-16 digits of each lane's
-//! scalar, in \[−8, 8\], over the table `j·256^i·B` (i < 32, 1 ≤ j ≤ 8): the 32 odd digits added, four
-//! doublings, the 32 even digits added. Every lane runs the same 64 additions and 4 doublings.
+//! The 64 signed radix-16 digits of each lane's scalar, in \[−8, 8\], as in the one-at-a-time
+//! [`mul_base`](super::edwards::mul_base), over two tables: `j·256^i·B` for the even digits and
+//! `j·16·256^i·B` for the odd ones (i < 32, 1 ≤ j ≤ 8), so that no doublings are needed. Every lane runs the
+//! same 64 additions.
 //!
 //! ## Constant time
 //! Each addition's operand is chosen per lane by a scan of the whole table row: all 8 entries are read (the
@@ -22,7 +23,7 @@
 
 use super::edwards::{compute_base_table, radix16};
 use super::field::Fe51;
-use super::ifma::{Fe, add, mul, splat, square, store, sub};
+use super::ifma::{Fe, add, mul, splat, store, sub};
 use super::multi::{Backend, LANES, M52};
 use crate::dispatch::Checked;
 use core::arch::x86_64::*;
@@ -51,10 +52,13 @@ const fn limbs52(f: Fe51) -> [u64; 5] {
 
 /// `TABLE[i][j]` = (j + 1)·256^i·B as (y + x, y − x, 2d·x·y), each coordinate's five radix-2^52 limbs in turn
 /// (canonical values, so limb 4 is below 2^47).
-static TABLE: [[[u64; 15]; 8]; 32] = table();
+static TABLE: [[[u64; 15]; 8]; 32] = table(0);
+/// `TABLE_ODD[i][j]` = (j + 1)·16·256^i·B, laid out as [`TABLE`]: the rows of the odd digits.
+static TABLE_ODD: [[[u64; 15]; 8]; 32] = table(4);
 
-const fn table() -> [[[u64; 15]; 8]; 32] {
-    let src = compute_base_table(0);
+/// The table `(j + 1)·2^shift·256^i·B` in radix 2^52.
+const fn table(shift: u32) -> [[[u64; 15]; 8]; 32] {
+    let src = compute_base_table(shift);
     let mut out = [[[0u64; 15]; 8]; 32];
     let mut i = 0;
     while i < 32 {
@@ -100,7 +104,7 @@ struct Niels {
     xy2d: Fe,
 }
 
-/// The result of an addition or doubling: x = E/G, y = H/F.
+/// The result of an addition: x = E/G, y = H/F.
 struct Completed {
     e: Fe,
     f: Fe,
@@ -125,13 +129,6 @@ impl Completed {
             t: mul(&self.e, &self.h),
         }
     }
-
-    /// (X : Y : Z) only: what a doubling reads.
-    #[inline]
-    #[target_feature(enable = "avx512f,avx512ifma")]
-    fn to_projective(&self) -> [Fe; 3] {
-        [mul(&self.e, &self.f), mul(&self.g, &self.h), mul(&self.f, &self.g)]
-    }
 }
 
 /// `p + q` (the unified a = −1 addition with a Z = 1 operand).
@@ -143,21 +140,6 @@ fn add_niels(p: &Extended, q: &Niels) -> Completed {
     let c = mul(&p.t, &q.xy2d);
     let d = add(&p.z, &p.z);
     Completed { e: sub(&b, &a), f: sub(&d, &c), g: add(&d, &c), h: add(&b, &a) }
-}
-
-/// `2·(X : Y : Z)` (dbl-2008-hwcd with a = −1).
-#[inline]
-#[target_feature(enable = "avx512f,avx512ifma")]
-fn double(p: &[Fe; 3]) -> Completed {
-    let [x, y, z] = p;
-    let a = square(x);
-    let b = square(y);
-    let zz = square(z);
-    let c = add(&zz, &zz);
-    let s = square(&add(x, y));
-    let ab = add(&a, &b);
-    let g = sub(&b, &a);
-    Completed { e: sub(&s, &ab), f: sub(&g, &c), g, h: sub(&zero_fe(), &ab) }
 }
 
 /// The cached point as an extended one with Z = 4: (2(ypx − ymx), 2(ypx + ymx), 4, (ypx − ymx)(ypx + ymx)).
@@ -217,20 +199,13 @@ fn mul_base8_ifma(s: &[[u8; 32]; LANES]) -> [Xyz; LANES] {
     // SAFETY: each `digits[k]` is 64 readable bytes; unaligned load.
     let digit = |k: usize| unsafe { _mm512_loadu_si512(digits[k].as_ptr().cast()) };
 
-    // The odd digits (weight 16·256^i), then four doublings, then the even digits (weight 256^i).
-    let mut acc = niels_to_extended(&lookup(&TABLE[0], digit(1)));
-    for k in (3..63).step_by(2) {
-        acc = add_niels(&acc, &lookup(&TABLE[k / 2], digit(k))).to_extended();
+    // Digit k has weight 16^k = 16^(k mod 2)·256^(k/2): odd digits from TABLE_ODD, even ones from TABLE.
+    let mut acc = niels_to_extended(&lookup(&TABLE_ODD[0], digit(1)));
+    for k in 2..64 {
+        let t = if k % 2 == 1 { &TABLE_ODD } else { &TABLE };
+        acc = add_niels(&acc, &lookup(&t[k / 2], digit(k))).to_extended();
     }
-    // The last addition before the doublings needs no T.
-    let mut p = add_niels(&acc, &lookup(&TABLE[31], digit(63))).to_projective();
-    for _ in 0..3 {
-        p = double(&p).to_projective();
-    }
-    let mut acc = double(&p).to_extended();
-    for k in (0..64).step_by(2) {
-        acc = add_niels(&acc, &lookup(&TABLE[k / 2], digit(k))).to_extended();
-    }
+    acc = add_niels(&acc, &lookup(&TABLE[0], digit(0))).to_extended();
     zeroize::Zeroize::zeroize(&mut digits);
     let (x, y, z) = (store(&acc.x), store(&acc.y), store(&acc.z));
     core::array::from_fn(|j| [x[j], y[j], z[j]])
@@ -241,19 +216,35 @@ mod tests {
     use super::*;
     use crate::ec::curve25519::edwards::BASE_TABLE;
 
-    /// The compile-time table holds the portable table's entries, limb for limb.
+    /// The compile-time tables hold the portable tables' entries, limb for limb: `TABLE` the portable
+    /// `BASE_TABLE`, `TABLE_ODD` sixteen times each of its entries.
     #[test]
-    fn table_matches_portable_table() {
-        for i in 0..32 {
-            for j in 0..8 {
-                let e = &BASE_TABLE[i][j];
-                let want = [limbs52(e.ypx), limbs52(e.ymx), limbs52(e.xy2d)];
-                for c in 0..15 {
-                    assert_eq!(TABLE[i][j][c], want[c / 5][c % 5], "row {i} entry {j} limb {c}");
-                    assert!(TABLE[i][j][c] < 1 << 52);
+    fn tables_match_portable_table() {
+        let sixteen = compute_base_table(4);
+        for (ours, theirs) in [(&TABLE, &BASE_TABLE), (&TABLE_ODD, &sixteen)] {
+            for i in 0..32 {
+                for j in 0..8 {
+                    let e = &theirs[i][j];
+                    let want = [limbs52(e.ypx), limbs52(e.ymx), limbs52(e.xy2d)];
+                    for c in 0..15 {
+                        assert_eq!(ours[i][j][c], want[c / 5][c % 5], "row {i} entry {j} limb {c}");
+                        assert!(ours[i][j][c] < 1 << 52);
+                    }
+                    assert!(ours[i][j][4] < 1 << 47 && ours[i][j][9] < 1 << 47 && ours[i][j][14] < 1 << 47);
                 }
-                assert!(TABLE[i][j][4] < 1 << 47 && TABLE[i][j][9] < 1 << 47 && TABLE[i][j][14] < 1 << 47);
             }
         }
+        // 16·(j + 1)·256^i·B is (j + 1)·16·256^i·B: the odd rows are the even rows times 16.
+        let b = crate::ec::curve25519::edwards::base_point_runtime::<Fe51>();
+        let mut p16 = b;
+        for _ in 0..4 {
+            p16 = p16.double().to_extended();
+        }
+        let (x, y) = p16.to_affine();
+        let (x, y) = (x.to_bytes(), y.to_bytes());
+        let e = &sixteen[0][0];
+        let (ex, ey) = (e.ypx.sub(&e.ymx).mul(&Fe51::ONE.mul_small(2).invert()), e.ypx.add(&e.ymx));
+        assert_eq!(ex.to_bytes(), x);
+        assert_eq!(ey.mul(&Fe51::ONE.mul_small(2).invert()).to_bytes(), y);
     }
 }
