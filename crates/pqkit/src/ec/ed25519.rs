@@ -58,8 +58,8 @@
 //! arithmetic run per item; the fixed-base multiplications (A = s·B, R = r·B) run together. What runs where
 //! (chosen once per call by the dispatch mechanism, `PQKIT_CPU` caps it):
 //! - AVX-512 IFMA: eight multiplications side by side in the 64-bit lanes of `zmm` registers (radix 2^52,
-//!   the same signed radix-16 comb and table as the one-at-a-time code, each lane's table entry chosen by a
-//!   masked scan of the whole row), and up to 64 results made affine with one shared field inversion
+//!   the signed radix-16 digits of the one-at-a-time code over its tables of j·256^i·B and j·16·256^i·B, 64
+//!   additions, each lane's table entry chosen by a masked scan of the whole row), and up to 64 results made affine with one shared field inversion
 //!   (Montgomery's trick). A tail of fewer than eight fills the spare lanes with the scalar 0.
 //! - Other CPUs: each item through the one-at-a-time code (its own inversion).
 //!
