@@ -30,6 +30,11 @@
 //! - Ed25519 sign / verify: a 1 KiB message with a key made (and for verify, a public key parsed) outside timing.
 //!   ring has no parsed public-key type: its verification parses the 32 bytes in every call, as its API does.
 //!   RustCrypto verifies with `verify_strict` (rejects small-order keys and R, as pqkit does).
+//! - Ed25519 keygen_many 8 / 64, sign_many 8 / 64: 8 or 64 key pairs (from seeds varied by a counter) or 8
+//!   or 64 signatures of 1 KiB messages (under one key made outside timing) per timed call. pqkit runs them
+//!   through `SigningKey::from_seeds_many` and `ed25519::sign_many`; every peer runs its one-at-a-time keygen
+//!   or sign (as in the keygen and sign rows) 8 or 64 times, since none has a batch API. The row's ratio is
+//!   therefore the per-operation ratio of the batch against one-at-a-time.
 
 use super::e;
 use super::ossl_ffi as ossl;
@@ -375,6 +380,30 @@ impl SigImpl for PqEd {
         let Ok(sig) = pqkit::ec::ed25519::Signature::from_bytes(sig) else { return Ok(false) };
         Ok(vk.verify(msg, &sig).is_ok())
     }
+    fn keygen_many_op(&self, seeds: &[[u8; 32]]) -> Option<Result<Box<dyn Op>, String>> {
+        let seeds = seeds.to_vec();
+        Some(Ok(Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| {
+            out.clear();
+            for k in pqkit::ec::ed25519::SigningKey::from_seeds_many(&seeds) {
+                out.extend_from_slice(k.verifying_key().as_bytes());
+            }
+            Ok(())
+        })))
+    }
+    fn sign_many_op(&self, seed: &[u8; 32], msgs: &[Vec<u8>]) -> Option<Result<Box<dyn Op>, String>> {
+        let sk = pqkit::ec::ed25519::SigningKey::from_seed(seed);
+        let msgs = msgs.to_vec();
+        Some(Ok(Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| {
+            // The slice of pairs the API takes is built per call, as a server would build it.
+            let items: Vec<(&pqkit::ec::ed25519::SigningKey, &[u8])> =
+                msgs.iter().map(|m| (&sk, m.as_slice())).collect();
+            out.clear();
+            for sig in pqkit::ec::ed25519::sign_many(&items) {
+                out.extend_from_slice(sig.as_bytes());
+            }
+            Ok(())
+        })))
+    }
 }
 
 /// RustCrypto `ed25519-dalek` (strict verification).
@@ -649,10 +678,102 @@ pub fn ed25519_algorithms(impls: Vec<Arc<dyn SigImpl>>) -> Vec<Algorithm> {
     super::pq::curve_sig_rows("Ed25519", &["keygen", "sign", "verify"], &impls, &[])
 }
 
+/// The seeds of a batch keygen row: the fixed seed varied by a counter.
+fn many_seeds(n: usize) -> Vec<[u8; 32]> {
+    let mut c = 0u64;
+    (0..n).map(|_| super::pq::next_key(&ED25519_SEED, &mut c)).collect()
+}
+
+/// The messages of a batch sign row: [`MSG_LEN`] bytes each, a counter in the first 8.
+fn many_msgs(n: usize) -> Vec<Vec<u8>> {
+    (0..n as u64)
+        .map(|i| {
+            let mut m = crate::harness::input_bytes(MSG_LEN).to_vec();
+            m[..8].copy_from_slice(&i.to_le_bytes());
+            m
+        })
+        .collect()
+}
+
+/// The timed batch operation of `s` for the row `op` ("keygen_many" or "sign_many") over `n` items: its batch
+/// API where it has one, else its one-at-a-time operation `n` times (key objects for signing made here,
+/// outside timing).
+fn ed25519_many_op(s: &Arc<dyn SigImpl>, op: &str, n: usize) -> Result<Box<dyn Op>, String> {
+    if op == "keygen_many" {
+        let seeds = many_seeds(n);
+        if let Some(r) = s.keygen_many_op(&seeds) {
+            return r;
+        }
+        let s = s.clone();
+        let mut vk = Vec::with_capacity(32);
+        Ok(Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| {
+            out.clear();
+            for seed in &seeds {
+                s.keygen(seed, &mut vk)?;
+                out.extend_from_slice(&vk);
+            }
+            Ok(())
+        }))
+    } else {
+        let msgs = many_msgs(n);
+        if let Some(r) = s.sign_many_op(&ED25519_SEED, &msgs) {
+            return r;
+        }
+        let sk = s.keygen(&ED25519_SEED, &mut Vec::new())?;
+        let s = s.clone();
+        let mut sig = Vec::with_capacity(64);
+        Ok(Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| {
+            out.clear();
+            for m in &msgs {
+                s.sign(&sk, m, &mut sig)?;
+                out.extend_from_slice(&sig);
+            }
+            Ok(())
+        }))
+    }
+}
+
+/// The batch rows "keygen_many 8 / 64" and "sign_many 8 / 64" (1 KiB messages): `n` operations per timed
+/// call, through pqkit's batch API and through every peer's one-at-a-time operation, so that the row's ratio
+/// is the per-operation ratio. Checked: every implementation computes the same `n` public keys or signatures.
+pub fn ed25519_many_algorithms(impls: Vec<Arc<dyn SigImpl>>) -> Vec<Algorithm> {
+    let mut algs = Vec::new();
+    for op in ["keygen_many", "sign_many"] {
+        for n in [8usize, 64] {
+            let list = impls.clone();
+            let check = Check::Custom(Box::new(move || {
+                let mut first: Option<(&'static str, Vec<u8>)> = None;
+                for s in &list {
+                    let mut out = Vec::new();
+                    ed25519_many_op(s, op, n)?.run(&mut [], &mut out)?;
+                    match &first {
+                        None => first = Some((s.name(), out)),
+                        Some((name, want)) if *want != out => {
+                            return Err(format!("{} and {name} disagree on {op} of {n}", s.name()));
+                        }
+                        Some(_) => {}
+                    }
+                }
+                Ok(())
+            }));
+            let len = if op == "keygen_many" { 0 } else { MSG_LEN };
+            let mut alg = Algorithm::public_key("Ed25519", &format!("{op} {n}"), len, check).reports(&[Report::A]);
+            for s in &impls {
+                let s2 = s.clone();
+                let setup = move |_size: usize| ed25519_many_op(&s2, op, n);
+                alg = alg.with(Candidate::new(s.name(), s.version(), setup));
+            }
+            algs.push(alg);
+        }
+    }
+    algs
+}
+
 /// The family's algorithms: X25519, then Ed25519.
 pub fn algorithms() -> Vec<Algorithm> {
     let mut v = x25519_algorithms(x25519_impls());
     v.extend(x25519_many_algorithms(x25519_impls()));
     v.extend(ed25519_algorithms(ed25519_impls()));
+    v.extend(ed25519_many_algorithms(ed25519_impls()));
     v
 }

@@ -73,6 +73,16 @@ pub trait SigImpl: Named + Send + Sync {
     fn sign(&self, sk: &AnyKey, msg: &[u8], out: &mut Vec<u8>) -> Result<(), String>;
     /// Verifies; `Ok(false)` for a bad signature.
     fn verify(&self, vk: &AnyKey, msg: &[u8], sig: &[u8]) -> Result<bool, String>;
+    /// A batch API's timed key generation for every seed (the verification keys written into `out` in
+    /// order), or `None` where the implementation has none and the rows run [`keygen`](Self::keygen) per seed.
+    fn keygen_many_op(&self, _seeds: &[[u8; 32]]) -> Option<Result<Box<dyn Op>, String>> {
+        None
+    }
+    /// A batch API's timed signing of every message under the key of `seed` (the signatures written into
+    /// `out` in order), or `None` where the rows run [`sign`](Self::sign) per message.
+    fn sign_many_op(&self, _seed: &[u8; 32], _msgs: &[Vec<u8>]) -> Option<Result<Box<dyn Op>, String>> {
+        None
+    }
 }
 
 fn key<T: 'static>(k: &AnyKey) -> Result<&T, String> {

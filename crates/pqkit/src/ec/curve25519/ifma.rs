@@ -1,5 +1,6 @@
 //! AVX-512 IFMA: eight X25519 Montgomery ladders at once, one operation per 64-bit lane, for
-//! [`multi`](super::multi).
+//! [`multi`](super::multi); its field arithmetic also serves the eight-lane fixed-base multiplication
+//! (`ifma_edwards`).
 //!
 //! A field element is five `zmm` registers in radix 2^52: register `i` holds limb `i` of the eight
 //! operations. `vpmadd52luq` / `vpmadd52huq` multiply the low 52 bits of two lanes and add the low or high 52
@@ -29,7 +30,7 @@ use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
 /// One field element of eight operations: limb `i` of every lane in register `i`.
-type Fe = [__m512i; 5];
+pub(super) type Fe = [__m512i; 5];
 
 use super::multi::M52;
 const M47: u64 = (1 << 47) - 1;
@@ -45,14 +46,14 @@ pub(super) fn ladder8(backend: Checked<Backend>, k: &[[u8; 32]; LANES], u: &[[u8
 
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn splat(x: u64) -> __m512i {
+pub(super) fn splat(x: u64) -> __m512i {
     _mm512_set1_epi64(x as i64)
 }
 
 /// Limb `i` of every lane: `v[lane][i]` gathered into register `i`.
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn load(v: &[[u64; 5]; LANES]) -> Fe {
+pub(super) fn load(v: &[[u64; 5]; LANES]) -> Fe {
     core::array::from_fn(|i| {
         let lane: [u64; LANES] = core::array::from_fn(|j| v[j][i]);
         // SAFETY: `lane` is 64 readable bytes; unaligned load.
@@ -63,7 +64,7 @@ fn load(v: &[[u64; 5]; LANES]) -> Fe {
 /// The inverse of [`load`].
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn store(a: &Fe) -> [[u64; 5]; LANES] {
+pub(super) fn store(a: &Fe) -> [[u64; 5]; LANES] {
     let mut limbs = [[0u64; LANES]; 5];
     for (dst, v) in limbs.iter_mut().zip(a) {
         // SAFETY: `dst` is 64 writable bytes; unaligned store.
@@ -75,7 +76,7 @@ fn store(a: &Fe) -> [[u64; 5]; LANES] {
 /// The carried form (see the module docs) of an element whose limbs are below 2^60.
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn carry(mut r: Fe) -> Fe {
+pub(super) fn carry(mut r: Fe) -> Fe {
     let (m52, m47) = (splat(M52), splat(M47));
     let c = _mm512_srli_epi64::<47>(r[4]);
     r[4] = _mm512_and_si512(r[4], m47);
@@ -93,7 +94,7 @@ fn carry(mut r: Fe) -> Fe {
 /// `a + b`, carried.
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn add(a: &Fe, b: &Fe) -> Fe {
+pub(super) fn add(a: &Fe, b: &Fe) -> Fe {
     carry(core::array::from_fn(|i| _mm512_add_epi64(a[i], b[i])))
 }
 
@@ -103,7 +104,7 @@ const TWO_P: [u64; 5] = [(1 << 53) - 38, (1 << 53) - 2, (1 << 53) - 2, (1 << 53)
 /// `a − b` as `a + 2p − b`, carried (`b` carried, so every limb difference is non-negative).
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn sub(a: &Fe, b: &Fe) -> Fe {
+pub(super) fn sub(a: &Fe, b: &Fe) -> Fe {
     carry(core::array::from_fn(|i| _mm512_sub_epi64(_mm512_add_epi64(a[i], splat(TWO_P[i])), b[i])))
 }
 
@@ -134,7 +135,7 @@ fn reduce(z: [__m512i; 10]) -> Fe {
 /// `a · b` for carried `a` and `b`, carried.
 #[inline]
 #[target_feature(enable = "avx512f,avx512ifma")]
-fn mul(a: &Fe, b: &Fe) -> Fe {
+pub(super) fn mul(a: &Fe, b: &Fe) -> Fe {
     // Low and high halves in separate accumulators: two shorter dependency chains per column.
     let mut lo = [_mm512_setzero_si512(); 10];
     let mut hi = [_mm512_setzero_si512(); 10];
@@ -150,7 +151,7 @@ fn mul(a: &Fe, b: &Fe) -> Fe {
 /// `a²` for carried `a`, carried: the cross products once, doubled.
 #[inline]
 #[target_feature(enable = "avx512f,avx512ifma")]
-fn square(a: &Fe) -> Fe {
+pub(super) fn square(a: &Fe) -> Fe {
     let mut cross = [_mm512_setzero_si512(); 10];
     let mut diag = [_mm512_setzero_si512(); 10];
     for i in 0..5 {

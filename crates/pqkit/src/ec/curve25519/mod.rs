@@ -17,9 +17,13 @@ pub(crate) mod edwards;
 pub(crate) mod field;
 #[cfg(target_arch = "x86_64")]
 mod ifma;
+#[cfg(target_arch = "x86_64")]
+mod ifma_edwards;
 pub(crate) mod montgomery;
 #[doc(hidden)]
 pub mod multi;
+#[doc(hidden)]
+pub mod multi_ed;
 pub(crate) mod scalar;
 
 use crate::dispatch::Checked;

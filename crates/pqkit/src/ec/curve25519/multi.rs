@@ -17,19 +17,20 @@ use crate::dispatch::Checked;
 use zeroize::Zeroize;
 
 crate::dispatch::backends! {
-    /// An implementation of many X25519 operations at once.
+    /// An implementation of many Curve25519 operations at once: X25519 agreements (this module) and the
+    /// fixed-base multiplications of Ed25519 key generation and signing ([`multi_ed`](super::multi_ed)).
     ///
     /// Crate-internal plumbing, public only so tests and benchmarks can force each backend.
     #[doc(hidden)]
-    pub enum Backend for "X25519 batch" {
-        /// Portable Rust: each ladder in the 51-bit field of the portable Curve25519 backend, the inversions
-        /// batched. The reference for the batched path.
+    pub enum Backend for "Curve25519 batch" {
+        /// Portable Rust: each ladder or fixed-base comb in the 51-bit field of the portable Curve25519
+        /// backend, the inversions batched. The reference for the batched path.
         Soft: [],
-        /// Each operation through the one-at-a-time X25519 of the fastest Curve25519 backend (the `mulx`/`adx`
-        /// ladder), with its own inversion: what CPUs without AVX-512 IFMA run.
+        /// Each operation through the one-at-a-time code of the fastest Curve25519 backend (the `mulx`/`adx`
+        /// ladder and comb), with its own inversion: what CPUs without AVX-512 IFMA run.
         Bmi2Adx: [BMI2, ADX],
-        /// AVX-512 IFMA: eight ladders in the eight 64-bit lanes of `zmm` registers, radix 2^52 (`ifma.rs`),
-        /// the inversions batched.
+        /// AVX-512 IFMA: eight ladders or fixed-base combs in the eight 64-bit lanes of `zmm` registers,
+        /// radix 2^52 (`ifma.rs`, `ifma_edwards.rs`), the inversions batched.
         Ifma: [AVX512F, AVX512IFMA],
     }
 }
@@ -123,7 +124,7 @@ pub(crate) fn limbs52(u: &[u8; 32]) -> [u64; 5] {
 }
 
 /// The element with radix-2^52 limbs `l` (limbs 0–3 below 2^52, limb 4 below 2^48).
-fn fe_from_limbs52(l: &[u64; 5]) -> Fe51 {
+pub(crate) fn fe_from_limbs52(l: &[u64; 5]) -> Fe51 {
     let w =
         [l[0] | (l[1] << 52), (l[1] >> 12) | (l[2] << 40), (l[2] >> 24) | (l[3] << 28), (l[3] >> 36) | (l[4] << 16)];
     // Bit 255 has weight 2^255 ≡ 19; `from_bytes` reads the 255 bits below it.
