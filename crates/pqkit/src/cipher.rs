@@ -216,26 +216,31 @@ mod io {
 
     /// Encrypts (or decrypts: it is the same XOR) everything written to it, and writes the result to `inner`.
     ///
-    /// Holds one buffer of at most [`STREAM_BUFFER_MAX`] bytes. If the inner writer fails, the adapter is
-    /// poisoned: the keystream has moved on, so every later call returns an error instead of continuing
-    /// with a stream that no longer lines up.
+    /// Holds one buffer of at most [`STREAM_BUFFER_MAX`] bytes, allocated at the first write and sized to the
+    /// writes: a writer that only ever sees short writes holds a short buffer. If the inner writer fails, the
+    /// adapter is poisoned: the keystream has moved on, so every later call returns an error instead of
+    /// continuing with a stream that no longer lines up.
     pub struct StreamWriter<W: Write, C: StreamCipher> {
         inner: W,
         cipher: C,
+        /// Empty until the first write; its capacity grows with the writes, never beyond `max`.
         buf: Vec<u8>,
+        /// The largest chunk encrypted at once: the buffer size asked for, clamped to `1..=STREAM_BUFFER_MAX`.
+        max: usize,
         poisoned: bool,
     }
 
     impl<W: Write, C: StreamCipher> StreamWriter<W, C> {
-        /// Wraps `inner` with a buffer of [`STREAM_BUFFER_MAX`] bytes.
+        /// Wraps `inner` with a buffer of at most [`STREAM_BUFFER_MAX`] bytes.
         pub fn new(inner: W, cipher: C) -> Self {
             Self::with_buffer_size(inner, cipher, STREAM_BUFFER_MAX)
         }
 
-        /// Wraps `inner` with a buffer of `size` bytes, clamped to `1..=STREAM_BUFFER_MAX`.
+        /// Wraps `inner` with a buffer of at most `size` bytes, clamped to `1..=STREAM_BUFFER_MAX`: each write
+        /// encrypts and passes on at most that many bytes. Nothing is allocated until the first write.
         pub fn with_buffer_size(inner: W, cipher: C, size: usize) -> Self {
-            let size = size.clamp(1, STREAM_BUFFER_MAX);
-            StreamWriter { inner, cipher, buf: Vec::with_capacity(size), poisoned: false }
+            let max = size.clamp(1, STREAM_BUFFER_MAX);
+            StreamWriter { inner, cipher, buf: Vec::new(), max, poisoned: false }
         }
 
         /// The cipher, e.g. to read its position.
@@ -254,7 +259,15 @@ mod io {
             if self.poisoned {
                 return Err(io::Error::other("stream cipher writer is poisoned by an earlier write error"));
             }
-            let n = data.len().min(self.buf.capacity());
+            let n = data.len().min(self.max);
+            if self.buf.capacity() < n {
+                // Sized to the write rather than to `max`: glibc serves a 64 KiB request from its large bins, at
+                // a cost that depends on the heap's history (up to a sixth of a 1 KiB ChaCha20 encryption for a
+                // writer made per message), and a short write's size from its per-thread cache. Growth at least
+                // doubles, so ever longer writes reallocate only a few times.
+                let cap = n.max(self.buf.capacity().saturating_mul(2)).min(self.max);
+                self.buf = Vec::with_capacity(cap);
+            }
             self.buf.clear();
             self.buf.extend_from_slice(&data[..n]);
             self.cipher.apply_keystream(&mut self.buf)?;
