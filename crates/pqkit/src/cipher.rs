@@ -213,18 +213,23 @@ mod io {
     use super::{STREAM_BUFFER_MAX, StreamCipher};
     use alloc::vec::Vec;
     use std::io::{self, Read, Write};
+    use zeroize::Zeroizing;
 
     /// Encrypts (or decrypts: it is the same XOR) everything written to it, and writes the result to `inner`.
     ///
     /// Holds one buffer of at most [`STREAM_BUFFER_MAX`] bytes, allocated at the first write and sized to the
-    /// writes: a writer that only ever sees short writes holds a short buffer. If the inner writer fails, the
-    /// adapter is poisoned: the keystream has moved on, so every later call returns an error instead of
-    /// continuing with a stream that no longer lines up.
+    /// writes: a writer that only ever sees short writes holds a short buffer. Decrypting, the buffer holds
+    /// plaintext, so it is wiped when it is replaced and when the writer is dropped (or taken apart by
+    /// [`into_inner`](Self::into_inner)). If the inner writer fails, the adapter is poisoned: the keystream has
+    /// moved on, so every later call returns an error instead of continuing with a stream that no longer lines
+    /// up.
     pub struct StreamWriter<W: Write, C: StreamCipher> {
         inner: W,
         cipher: C,
-        /// Empty until the first write; its capacity grows with the writes, never beyond `max`.
-        buf: Vec<u8>,
+        /// Empty until the first write; its capacity grows with the writes, never beyond `max`. It holds the last
+        /// write's data after the XOR (decrypting: plaintext), so it is wiped whenever it is let go: replaced by
+        /// a larger one, or dropped with the writer.
+        buf: Zeroizing<Vec<u8>>,
         /// The largest chunk encrypted at once: the buffer size asked for, clamped to `1..=STREAM_BUFFER_MAX`.
         max: usize,
         poisoned: bool,
@@ -240,7 +245,7 @@ mod io {
         /// encrypts and passes on at most that many bytes. Nothing is allocated until the first write.
         pub fn with_buffer_size(inner: W, cipher: C, size: usize) -> Self {
             let max = size.clamp(1, STREAM_BUFFER_MAX);
-            StreamWriter { inner, cipher, buf: Vec::new(), max, poisoned: false }
+            StreamWriter { inner, cipher, buf: Zeroizing::new(Vec::new()), max, poisoned: false }
         }
 
         /// The cipher, e.g. to read its position.
@@ -266,7 +271,7 @@ mod io {
                 // writer made per message), and a short write's size from its per-thread cache. Growth at least
                 // doubles, so ever longer writes reallocate only a few times.
                 let cap = n.max(self.buf.capacity().saturating_mul(2)).min(self.max);
-                self.buf = Vec::with_capacity(cap);
+                self.buf = Zeroizing::new(Vec::with_capacity(cap));
             }
             self.buf.clear();
             self.buf.extend_from_slice(&data[..n]);

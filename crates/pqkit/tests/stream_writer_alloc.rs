@@ -1,6 +1,6 @@
 //! `StreamWriter` allocates a buffer sized to the writes it sees (at most its maximum), not its maximum up front.
-//! This file is its own test binary because it installs a global allocator that records the largest single
-//! allocation made by the current thread.
+//! Its buffer is wiped before it is freed. This file is its own test binary because it installs a global
+//! allocator that records the largest single allocation made by the current thread, and inspects freed blocks.
 #![cfg(feature = "std")]
 
 use pqkit::chacha::ChaCha20;
@@ -19,8 +19,8 @@ fn note(size: usize) {
     let _ = LARGEST.try_with(|l| l.set(l.get().max(size)));
 }
 
-// SAFETY: every method forwards to `System` with the caller's arguments unchanged; recording touches only a
-// const-initialised thread-local cell, which never allocates.
+// SAFETY: every method forwards to `System` with the caller's arguments unchanged; recording touches only
+// const-initialised thread-local cells, which never allocate, and `dealloc` reads the block before freeing it.
 unsafe impl GlobalAlloc for Largest {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         note(layout.size());
@@ -33,6 +33,8 @@ unsafe impl GlobalAlloc for Largest {
         unsafe { System.alloc_zeroed(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` is a live block of `layout.size()` bytes until it is handed back below.
+        unsafe { inspect(ptr, layout.size()) };
         // SAFETY: forwarded contract.
         unsafe { System.dealloc(ptr, layout) }
     }
@@ -95,4 +97,52 @@ fn growing_writes_stay_within_the_maximum_and_equal_one_shot() {
         assert!(out == want, "buffer maximum {max}: streamed output differs from one-shot");
         assert!(largest <= max, "buffer maximum {max}: allocated {largest} bytes at once");
     }
+}
+
+thread_local! {
+    /// While nonzero: the size of the freed blocks to inspect, and how many of them held a nonzero byte.
+    static WATCH: Cell<usize> = const { Cell::new(0) };
+    static FREED: Cell<usize> = const { Cell::new(0) };
+    static DIRTY: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Called by `dealloc` before the block goes back to `System`: counts freed blocks of the watched size, and
+/// those of them not wiped.
+///
+/// # Safety
+/// `ptr` points to `size` readable bytes.
+unsafe fn inspect(ptr: *const u8, size: usize) {
+    let watched = WATCH.try_with(Cell::get).unwrap_or(0);
+    if watched != 0 && (size == watched || size == watched / 2) {
+        // SAFETY: the caller's contract.
+        let bytes = unsafe { std::slice::from_raw_parts(ptr, size) };
+        let _ = FREED.try_with(|c| c.set(c.get() + 1));
+        if bytes.iter().any(|&b| b != 0) {
+            let _ = DIRTY.try_with(|c| c.set(c.get() + 1));
+        }
+    }
+}
+
+/// Decrypting through a writer leaves plaintext in its buffer; both buffers it lets go (the one a larger write
+/// replaces, and the last one, with the writer) are wiped before they are freed.
+#[test]
+fn the_buffer_is_wiped_when_replaced_and_when_dropped() {
+    const MAX: usize = 778; // an unusual size: no other block of this size or half of it is freed meanwhile
+    let plain = vec![0xa5u8; MAX / 2 + MAX];
+    let mut ct = plain.clone();
+    ChaCha20::new(&KEY, &NONCE).unwrap().apply_keystream(&mut ct).unwrap();
+    let mut out = Vec::with_capacity(4 * MAX);
+    WATCH.with(|w| w.set(MAX));
+    FREED.with(|c| c.set(0));
+    DIRTY.with(|c| c.set(0));
+    {
+        let mut w = StreamWriter::with_buffer_size(&mut out, ChaCha20::new(&KEY, &NONCE).unwrap(), MAX);
+        // A write of MAX/2 allocates MAX/2; the next, of MAX, replaces it with a buffer of MAX.
+        w.write_all(&ct[..MAX / 2]).unwrap();
+        w.write_all(&ct[MAX / 2..]).unwrap();
+    }
+    WATCH.with(|w| w.set(0));
+    assert!(out == plain, "decrypted through the writer");
+    assert_eq!(FREED.with(Cell::get), 2, "the replaced buffer and the last one are freed");
+    assert_eq!(DIRTY.with(Cell::get), 0, "a freed buffer still held plaintext");
 }
