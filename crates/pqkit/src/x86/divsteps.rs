@@ -427,6 +427,44 @@ mod tests {
         }
     }
 
+    /// The final reduction: d·sign(f) taken to [0, p) for d over (−2p, p) (edges around 0, ±p and −2p,
+    /// and random values), with f of either sign.
+    #[test]
+    fn finish_25519_reduces() {
+        let mut rng = Xs(0x5afe_9cd0_0000_0005);
+        let p = p25519();
+        let limbs = |v: &num_bigint::BigInt| -> [i64; 5] {
+            let mut out = [0i64; 5];
+            let mut rest = v.clone();
+            for o in out.iter_mut().take(4) {
+                let lo = &rest & num_bigint::BigInt::from(M62);
+                *o = i64::try_from(&lo).unwrap();
+                rest = (rest - lo) >> 62u32;
+            }
+            out[4] = i64::try_from(&rest).unwrap();
+            out
+        };
+        let mut ds = std::vec::Vec::new();
+        for base in [num_bigint::BigInt::from(0), p.clone(), -p.clone(), -(&p * 2u32) + 1u32] {
+            for k in 0..4u32 {
+                ds.push(&base + k);
+                ds.push(&base - k);
+            }
+        }
+        for x in values(&mut rng, 200) {
+            ds.push(big(&x));
+            ds.push(big(&x) - &p);
+            ds.push(big(&x) - &p * 2u32 + 1u32);
+        }
+        for d in ds.iter().filter(|d| **d > -(&p * 2u32) && **d < p) {
+            for f4 in [1i64, -1] {
+                let got = big(&finish_25519(limbs(d), f4));
+                let want = ((d * f4) % &p + &p) % &p;
+                assert_eq!(got, want, "{d} {f4}");
+            }
+        }
+    }
+
     /// Every batch length the inversion uses, and every run length, against the reference divsteps, from
     /// random and edge starting points (η over a range wider than an inversion reaches, f odd, g with long
     /// runs of zeros and ones, so that the conditions take every combination).
