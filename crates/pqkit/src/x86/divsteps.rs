@@ -1,7 +1,8 @@
 //! The constant-time safegcd inversion on x86_64: the Bernstein–Yang divsteps of [`crate::ec::safegcd`]
 //! (its batches of 62 and its updates of f, g, d and e), with each batch's divsteps done on packed words by
-//! `cmov` instead of on six separate variables by masks. Baseline x86_64 only (no CPU feature to check):
-//! both Curve25519 backends invert with it.
+//! `cmov` instead of on six separate variables by masks. Baseline x86_64 only (no CPU feature to check).
+//! Both Curve25519 backends invert with [`invert_p25519`], the same inversion with the updates of d and e
+//! specialised to 2^255 − 19 (its signed limbs have three zeros, see [`P25519`]).
 //!
 //! ## Packing
 //! A batch of up to 62 divsteps runs as runs of at most [`RUN`] = 19 steps. A run starts from the low 19
@@ -32,7 +33,7 @@
 
 #![allow(unsafe_code)]
 
-use crate::ec::safegcd::{self, BATCH, Mod62};
+use crate::ec::safegcd::{self, BATCH, LAST, Mod62};
 use core::arch::asm;
 
 /// The longest run of divsteps on one pair of packed words.
@@ -131,11 +132,338 @@ pub(crate) fn invert(x: &[u64; 4], md: &Mod62) -> [u64; 4] {
     safegcd::invert_with(x, md, batch)
 }
 
+/// 62-bit limb mask.
+const M62: i64 = (1 << 62) - 1;
+
+/// 2^255 − 19 in signed 62-bit limbs: −19 + 2^7·2^248. With three zero limbs, the multiple of p that
+/// makes d and e divisible by 2^62 costs two small products instead of five full ones.
+const P25519: [i64; 5] = [-19, 0, 0, 0, 128];
+/// 2^255 − 19 in normalised 62-bit limbs (the low four in [0, 2^62)).
+const P25519_NORM: [i64; 5] = [(1 << 62) - 19, M62, M62, M62, 127];
+/// (2^255 − 19)⁻¹ mod 2^62, by Newton's iteration at compile time (each step doubles the correct bits).
+const P25519_INV62: u64 = {
+    let m = 0u64.wrapping_sub(19); // p mod 2^64
+    let mut inv: u64 = 1;
+    let mut i = 0;
+    while i < 7 {
+        inv = inv.wrapping_mul(2u64.wrapping_sub(m.wrapping_mul(inv)));
+        i += 1;
+    }
+    inv & (M62 as u64)
+};
+
+/// The 62-bit limbs of a 256-bit value.
+#[inline(always)]
+fn to62(w: &[u64; 4]) -> [i64; 5] {
+    let m = M62 as u64;
+    [
+        (w[0] & m) as i64,
+        (((w[0] >> 62) | (w[1] << 2)) & m) as i64,
+        (((w[1] >> 60) | (w[2] << 4)) & m) as i64,
+        (((w[2] >> 58) | (w[3] << 6)) & m) as i64,
+        (w[3] >> 56) as i64,
+    ]
+}
+
+/// (f, g) ← t·(f, g) / 2^62 (exact), limbs normalised (the top one signed).
+#[inline(always)]
+fn update_fg(f: &mut [i64; 5], g: &mut [i64; 5], t: &[i64; 4]) {
+    let [u, v, q, r] = t.map(|x| x as i128);
+    let mut cf = u * f[0] as i128 + v * g[0] as i128;
+    let mut cg = q * f[0] as i128 + r * g[0] as i128;
+    debug_assert!(cf as i64 & M62 == 0 && cg as i64 & M62 == 0);
+    cf >>= 62;
+    cg >>= 62;
+    for k in 1..5 {
+        cf += u * f[k] as i128 + v * g[k] as i128;
+        cg += q * f[k] as i128 + r * g[k] as i128;
+        f[k - 1] = cf as i64 & M62;
+        g[k - 1] = cg as i64 & M62;
+        cf >>= 62;
+        cg >>= 62;
+    }
+    f[4] = cf as i64;
+    g[4] = cg as i64;
+}
+
+/// (d, e) ← t·(d, e) / 2^62 mod 2^255 − 19 for d, e in (−2p, p) with normalised limbs, leaving them there:
+/// the update of `safegcd` specialised to this modulus (its limbs [`P25519`]). Constant time.
+#[inline(always)]
+fn update_de_25519(d: &mut [i64; 5], e: &mut [i64; 5], t: &[i64; 4]) {
+    // Into (−p, p): add p to a negative one (d[4] is the sign; the low limb may go negative, which the
+    // products below allow).
+    let (sd, se) = (d[4] >> 63, e[4] >> 63);
+    d[0] += P25519[0] & sd;
+    d[4] += P25519[4] & sd;
+    e[0] += P25519[0] & se;
+    e[4] += P25519[4] & se;
+    let [u, v, q, r] = *t;
+    // k ≡ −N·p⁻¹ (mod 2^62) in (−2^62, 0] for N = u·d + v·e, so that N + k·p is divisible by 2^62 and,
+    // with |N| < 2^62·p, the quotient lies in (−2p, p).
+    let nd = (u as u64).wrapping_mul(d[0] as u64).wrapping_add((v as u64).wrapping_mul(e[0] as u64));
+    let ne = (q as u64).wrapping_mul(d[0] as u64).wrapping_add((r as u64).wrapping_mul(e[0] as u64));
+    let kd = -((nd.wrapping_mul(P25519_INV62) & M62 as u64) as i64);
+    let ke = -((ne.wrapping_mul(P25519_INV62) & M62 as u64) as i64);
+    let [u, v, q, r, kd, ke] = [u, v, q, r, kd, ke].map(|x| x as i128);
+    let mut cd = u * d[0] as i128 + v * e[0] as i128 + kd * P25519[0] as i128;
+    let mut ce = q * d[0] as i128 + r * e[0] as i128 + ke * P25519[0] as i128;
+    debug_assert!(cd as i64 & M62 == 0 && ce as i64 & M62 == 0);
+    cd >>= 62;
+    ce >>= 62;
+    for k in 1..4 {
+        cd += u * d[k] as i128 + v * e[k] as i128;
+        ce += q * d[k] as i128 + r * e[k] as i128;
+        d[k - 1] = cd as i64 & M62;
+        e[k - 1] = ce as i64 & M62;
+        cd >>= 62;
+        ce >>= 62;
+    }
+    cd += u * d[4] as i128 + v * e[4] as i128 + kd * P25519[4] as i128;
+    ce += q * d[4] as i128 + r * e[4] as i128 + ke * P25519[4] as i128;
+    d[3] = cd as i64 & M62;
+    e[3] = ce as i64 & M62;
+    d[4] = (cd >> 62) as i64;
+    e[4] = (ce >> 62) as i64;
+}
+
+/// a + (m & mask), limbs normalised (the top limb keeps the sign).
+#[inline(always)]
+fn add_masked(a: &[i64; 5], m: &[i64; 5], mask: i64) -> [i64; 5] {
+    // The barrier hides that the mask is 0 or all ones, so that LLVM cannot branch on it.
+    let mask = core::hint::black_box(mask);
+    let mut r = [0i64; 5];
+    let mut c = 0i64;
+    for k in 0..4 {
+        let s = a[k] + (m[k] & mask) + c;
+        r[k] = s & M62;
+        c = s >> 62;
+    }
+    r[4] = a[4] + (m[4] & mask) + c;
+    r
+}
+
+/// With g = 0 and f = ±1 (or f = ±p and d = 0 for x = 0), x⁻¹ = d·f, taken from (−2p, 2p) to [0, p) in
+/// constant time.
+#[inline(always)]
+fn finish_25519(mut d: [i64; 5], f4: i64) -> [u64; 4] {
+    // Negate d where f < 0, then add p twice where negative ([0, 2p)) and subtract p where that stays
+    // non-negative ([0, p)).
+    let sf = f4 >> 63;
+    let mut c = 0i64;
+    for dk in d.iter_mut().take(4) {
+        let s = (*dk ^ sf).wrapping_sub(sf) + c;
+        *dk = s & M62;
+        c = s >> 62;
+    }
+    d[4] = (d[4] ^ sf).wrapping_sub(sf) + c;
+    let mut v = add_masked(&d, &P25519_NORM, d[4] >> 63);
+    v = add_masked(&v, &P25519_NORM, v[4] >> 63);
+    let neg_p = P25519_NORM.map(|x| -x);
+    let mut w = add_masked(&v, &neg_p, -1);
+    // All ones when v − p < 0: keep v (behind the same barrier).
+    let keep = core::hint::black_box(w[4] >> 63);
+    for k in 0..5 {
+        v[k] = (v[k] & keep) | (w[k] & !keep);
+    }
+    let l = v.map(|x| x as u64);
+    let r = [l[0] | (l[1] << 62), (l[1] >> 2) | (l[2] << 60), (l[2] >> 4) | (l[3] << 58), (l[3] >> 6) | (l[4] << 56)];
+    crate::ct::wipe(&mut d);
+    crate::ct::wipe(&mut v);
+    crate::ct::wipe(&mut w);
+    r
+}
+
+/// x⁻¹ mod 2^255 − 19 for x below p (0 for 0), fully reduced, constant time: the inversion of
+/// [`safegcd::invert`] (590 divsteps in nine batches of 62 and one of 32) with [`batch`] and the updates
+/// specialised to this modulus.
+#[inline]
+pub(crate) fn invert_p25519(x: &[u64; 4]) -> [u64; 4] {
+    let mut f = P25519_NORM;
+    let mut g = to62(x);
+    let mut d = [0i64; 5];
+    let mut e = [1i64, 0, 0, 0, 0];
+    let mut eta = -1i64; // δ = 1/2
+    for b in 0..10 {
+        let n = if b < 9 { BATCH } else { LAST };
+        let lf = (f[0] | (f[1] << 62)) as u64;
+        let lg = (g[0] | (g[1] << 62)) as u64;
+        let (eta2, t) = batch(eta, lf, lg, n);
+        eta = eta2;
+        update_fg(&mut f, &mut g, &t);
+        update_de_25519(&mut d, &mut e, &t);
+    }
+    let r = finish_25519(d, f[4]);
+    crate::ct::wipe(&mut d);
+    crate::ct::wipe(&mut e);
+    crate::ct::wipe(&mut g);
+    r
+}
+
 #[cfg(test)]
 mod tests {
+    extern crate std;
     use super::*;
     use crate::ec::curve25519::field::tests::Xs;
-    use crate::ec::safegcd::LAST;
+
+    fn big(w: &[u64; 4]) -> num_bigint::BigInt {
+        num_bigint::BigInt::from(num_bigint::BigUint::from_slice(
+            &w.iter().flat_map(|x| [*x as u32, (*x >> 32) as u32]).collect::<std::vec::Vec<_>>(),
+        ))
+    }
+
+    fn big62(v: &[i64; 5]) -> num_bigint::BigInt {
+        v.iter().rev().fold(num_bigint::BigInt::from(0), |a, &x| (a << 62u32) + x)
+    }
+
+    fn p25519() -> num_bigint::BigInt {
+        (num_bigint::BigInt::from(1) << 255u32) - 19
+    }
+
+    /// Edge values below p (0, 1, 2, p − 1, p − 2, (p ± 1)/2, values with only high limbs, 2^k and
+    /// 2^k − 1) and random ones, as 64-bit words.
+    fn values(rng: &mut Xs, random: usize) -> std::vec::Vec<[u64; 4]> {
+        let p = [!18u64, !0, !0, (1 << 63) - 1];
+        let mut xs = std::vec![
+            [0, 0, 0, 0],
+            [1, 0, 0, 0],
+            [2, 0, 0, 0],
+            [!19, !0, !0, (1 << 63) - 1],
+            [!20, !0, !0, (1 << 63) - 1],
+            [!9, !0, !0, (1 << 62) - 1],
+            [!8, !0, !0, (1 << 62) - 1],
+            [0, 0, 0, 1 << 62],
+            [0, 0, 0, (1 << 63) - 1],
+            [0, 0, !0, (1 << 63) - 1],
+            [!0, !0, !0, (1 << 62) - 1],
+        ];
+        for k in [1u32, 61, 62, 63, 64, 124, 128, 186, 192, 248, 254] {
+            let mut w = [0u64; 4];
+            w[(k / 64) as usize] = 1 << (k % 64);
+            xs.push(w);
+            let mut m = [0u64; 4];
+            for (i, o) in m.iter_mut().enumerate() {
+                let lo = 64 * i as u32;
+                *o = if k >= lo + 64 {
+                    !0
+                } else if k > lo {
+                    (1u64 << (k - lo)) - 1
+                } else {
+                    0
+                };
+            }
+            xs.push(m);
+        }
+        for _ in 0..random {
+            let mut w = [rng.next(), rng.next(), rng.next(), rng.next() >> 1];
+            if w >= p {
+                w[3] >>= 1;
+            }
+            xs.push(w);
+        }
+        xs
+    }
+
+    /// The specialised update of d and e against its definition: 2^62·(d', e') ≡ t·(d, e) (mod p) and
+    /// d', e' in (−2p, p) with normalised limbs, for the matrices of real batches and d, e from edge and
+    /// random values in (−2p, p).
+    #[test]
+    fn update_de_25519_matches_its_definition() {
+        let mut rng = Xs(0x5afe_9cd0_0000_0003);
+        let p = p25519();
+        let xs = values(&mut rng, 300);
+        let mut n = 0;
+        for (i, a) in xs.iter().enumerate() {
+            let b = &xs[(i * 7 + 3) % xs.len()];
+            // d, e in (−2p, p): a, a − p, a − 2p + 1 (and the same for b).
+            for (sa, sb) in [(0, 0), (1, 2), (2, 1), (2, 2), (1, 0)] {
+                let to = |w: &[u64; 4], s: i32| -> [i64; 5] {
+                    let mut v = big(w);
+                    if s == 1 {
+                        v -= &p;
+                    } else if s == 2 {
+                        v -= &p * 2u32 - 1u32;
+                    }
+                    // Normalised limbs of v (top limb signed).
+                    let mut out = [0i64; 5];
+                    let mut rest = v;
+                    for o in out.iter_mut().take(4) {
+                        let lo = &rest & num_bigint::BigInt::from(M62);
+                        *o = i64::try_from(&lo).unwrap();
+                        rest = (rest - lo) >> 62u32;
+                    }
+                    out[4] = i64::try_from(&rest).unwrap();
+                    out
+                };
+                let (mut d, mut e) = (to(a, sa), to(b, sb));
+                let (d0, e0) = (big62(&d), big62(&e));
+                let eta = (rng.next() % 40) as i64 - 20;
+                let (_, t) = batch(eta, rng.next() | 1, rng.next(), if n % 3 == 0 { LAST } else { BATCH });
+                n += 1;
+                update_de_25519(&mut d, &mut e, &t);
+                let [u, v, q, r] = t.map(num_bigint::BigInt::from);
+                for (got, want) in [(&d, &u * &d0 + &v * &e0), (&e, &q * &d0 + &r * &e0)] {
+                    let g = big62(got);
+                    assert!(got[..4].iter().all(|&l| (0..=M62).contains(&l)), "limbs {got:?}");
+                    assert!(g > -(&p * 2u32) && g < p, "range {g}");
+                    assert_eq!(((g << 62u32) - want) % &p, num_bigint::BigInt::from(0), "{i}");
+                }
+            }
+        }
+    }
+
+    /// The specialised inversion: x·x⁻¹ ≡ 1 (mod p), fully reduced, and the same result as the generic
+    /// inversion, on edge and random x (0 gives 0).
+    #[test]
+    fn invert_p25519_inverts() {
+        let mut rng = Xs(0x5afe_9cd0_0000_0004);
+        let p = p25519();
+        for x in values(&mut rng, 3000) {
+            let got = invert_p25519(&x);
+            assert_eq!(got, invert(&x, &crate::ec::curve25519::field::P62), "{x:x?}");
+            let g = big(&got);
+            assert!(g < p, "{x:x?}");
+            let want = if x == [0; 4] { 0 } else { 1 };
+            assert_eq!(big(&x) * g % &p, num_bigint::BigInt::from(want), "{x:x?}");
+        }
+    }
+
+    /// The final reduction: d·sign(f) taken to [0, p) for d over (−2p, p) (edges around 0, ±p and −2p,
+    /// and random values), with f of either sign.
+    #[test]
+    fn finish_25519_reduces() {
+        let mut rng = Xs(0x5afe_9cd0_0000_0005);
+        let p = p25519();
+        let limbs = |v: &num_bigint::BigInt| -> [i64; 5] {
+            let mut out = [0i64; 5];
+            let mut rest = v.clone();
+            for o in out.iter_mut().take(4) {
+                let lo = &rest & num_bigint::BigInt::from(M62);
+                *o = i64::try_from(&lo).unwrap();
+                rest = (rest - lo) >> 62u32;
+            }
+            out[4] = i64::try_from(&rest).unwrap();
+            out
+        };
+        let mut ds = std::vec::Vec::new();
+        for base in [num_bigint::BigInt::from(0), p.clone(), -p.clone(), -(&p * 2u32) + 1u32] {
+            for k in 0..4u32 {
+                ds.push(&base + k);
+                ds.push(&base - k);
+            }
+        }
+        for x in values(&mut rng, 200) {
+            ds.push(big(&x));
+            ds.push(big(&x) - &p);
+            ds.push(big(&x) - &p * 2u32 + 1u32);
+        }
+        for d in ds.iter().filter(|d| **d > -(&p * 2u32) && **d < p) {
+            for f4 in [1i64, -1] {
+                let got = big(&finish_25519(limbs(d), f4));
+                let want = ((d * f4) % &p + &p) % &p;
+                assert_eq!(got, want, "{d} {f4}");
+            }
+        }
+    }
 
     /// Every batch length the inversion uses, and every run length, against the reference divsteps, from
     /// random and edge starting points (η over a range wider than an inversion reaches, f odd, g with long

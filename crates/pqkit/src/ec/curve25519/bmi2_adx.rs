@@ -519,7 +519,7 @@ impl Field for Fe64 {
     fn inv(&self) -> Self {
         // The canonical value (below p), as the inversion requires.
         let x = Fe64::from_bytes(&self.to_bytes());
-        Fe64(crate::x86::divsteps::invert(&x.0, &super::field::P62))
+        Fe64(crate::x86::divsteps::invert_p25519(&x.0))
     }
 
     #[inline(always)]

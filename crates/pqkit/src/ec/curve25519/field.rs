@@ -433,8 +433,8 @@ impl Fe51 {
     };
 }
 
-/// p in the limbs of the safegcd inversion.
-#[cfg(target_arch = "x86_64")]
+/// p in the limbs of the generic safegcd inversion (the reference for the specialised one in the tests).
+#[cfg(all(test, target_arch = "x86_64"))]
 pub(crate) const P62: crate::ec::safegcd::Mod62 = crate::ec::safegcd::Mod62::new(&[!18, !0, !0, (1 << 63) - 1]);
 
 impl Field for Fe51 {
@@ -456,7 +456,7 @@ impl Field for Fe51 {
                 b[8 * i + 7],
             ])
         });
-        let r = crate::x86::divsteps::invert(&w, &P62);
+        let r = crate::x86::divsteps::invert_p25519(&w);
         let mut out = [0u8; 32];
         for (o, x) in out.chunks_exact_mut(8).zip(r) {
             o.copy_from_slice(&x.to_le_bytes());
