@@ -16,9 +16,7 @@
 //! ## The doubling
 //! The Jacobian doubling ([`jdouble_adx`]) is one `asm!` block: the same product, squaring, addition and
 //! subtraction, and the small linear combinations of the formula, as macros over the slots of a frame, so
-//! that no value passes through the compiler between two field operations. [`jdouble_n_adx`] runs the same
-//! body n times in one block (each doubling's result lands in its input's slots), for the four doublings of
-//! each k·P window.
+//! that no value passes through the compiler between two field operations.
 //!
 //! ## Constant time
 //! No branch and no memory index depends on a value: every block is straight-line code, its addresses
@@ -969,39 +967,19 @@ type Frame<const K: usize> = [[u64; 4]; K];
 /// [`point::jdouble_formula`]: super::point::jdouble_formula
 #[inline(never)]
 fn jdouble_adx(p: &Jac) -> Jac {
-    jdouble_n_adx(p, 1)
-}
-
-/// 2^n·P (n ≥ 1): [`jdouble_adx`]'s formula n times over the same frame, in one `asm!` block (the result
-/// of each doubling lands in the slots of its input, so the block loops over its body). The windows of k·P
-/// take four doublings in one call: no call, no copy of the point in and out, between them. n is public
-/// (a constant of the callers); the loop's branch depends on nothing else.
-#[inline(never)]
-fn jdouble_n_adx(p: &Jac, n: u64) -> Jac {
-    assert!(n >= 1, "at least one doubling");
     // Slots (byte offsets): x 0, y 32, z 64 (the result overwrites them), δ 96, γ 128, t1 160, t2 192,
-    // m 224, β 256, m² 288, d 320, γ² 352, m·d 384; the loop counter at 416.
-    // Slots 3 … 12 are left uninitialised (no 448-byte clearing per call): the block writes each of them
-    // before it reads it.
-    let mut f = core::mem::MaybeUninit::<Frame<14>>::uninit();
-    let slot = f.as_mut_ptr().cast::<[u64; 4]>();
-    // SAFETY: `slot` points to the 14 slots of `f`; slots 0, 1, 2 and 13 are in bounds and writable.
-    unsafe {
-        slot.write(p.x.0);
-        slot.add(1).write(p.y.0);
-        slot.add(2).write(p.z.0);
-        slot.add(13).write([n, 0, 0, 0]);
-    }
+    // m 224, β 256, m² 288, d 320, γ² 352, m·d 384.
+    let mut f: Frame<13> = [[0; 4]; 13];
+    f[0] = p.x.0;
+    f[1] = p.y.0;
+    f[2] = p.z.0;
     // SAFETY: BMI2 and ADX are present (module docs: this code runs only below entry points that asserted a
-    // Checked backend covering Bmi2Adx). The block reads and writes only the 14 slots of `f` (every address
-    // is `rsi` plus an offset below 14·32), reads slots 0 … 2 and the counter (written above) and otherwise
-    // only slots it has written earlier in the same pass, writes only the registers it declares, and does not
-    // touch the stack. The loop runs n ≥ 1 times: the counter starts at n and the block leaves when its
-    // decrement reaches zero.
+    // Checked backend covering Bmi2Adx). The block reads and writes only the 13 slots of `f` (every address
+    // is `rsi` plus an offset below 13·32), writes only the registers it declares, and does not touch the
+    // stack.
     unsafe {
         asm!(
             "mov rdi, 0xffffffff00000001",
-            "2:",
             fsqr!("96", "64"),
             fsqr!("128", "32"),
             fsub!("192", "0", "96"),
@@ -1018,17 +996,14 @@ fn jdouble_n_adx(p: &Jac, n: u64) -> Jac {
             fsub!("64", "160", "128"),
             flin!("0", "256", "4", "320", "1"),
             flin!("32", "384", "3", "352", "8"),
-            "dec qword ptr [rsi + 416]",
-            "jnz 2b",
-            inout("rsi") slot => _,
+            inout("rsi") f.as_mut_ptr() => _,
             out("rdi") _, out("rax") _, out("rcx") _, out("rdx") _,
             out("r8") _, out("r9") _, out("r10") _, out("r11") _,
             out("r12") _, out("r13") _, out("r14") _, out("r15") _,
             options(nostack),
         );
     }
-    // SAFETY: slots 0, 1 and 2 were written before the block and hold x3, y3 and z3 after it.
-    unsafe { Jac { x: Fe(slot.read()), y: Fe(slot.add(1).read()), z: Fe(slot.add(2).read()) } }
+    Jac { x: Fe(f[0]), y: Fe(f[1]), z: Fe(f[2]) }
 }
 
 /// Entry `idx − 1` of a row of K affine points (entry 0 for `idx` = 0), with AVX2: each entry is two
@@ -1102,10 +1077,6 @@ impl Arith for Adx {
     #[inline(always)]
     fn jdouble(p: &Jac) -> Jac {
         jdouble_adx(p)
-    }
-    #[inline(always)]
-    fn jdouble4(p: &Jac) -> Jac {
-        jdouble_n_adx(p, 4)
     }
 }
 

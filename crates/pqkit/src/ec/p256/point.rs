@@ -63,17 +63,6 @@ pub(crate) trait Arith: FieldArith {
         jdouble_formula::<Self>(p)
     }
 
-    /// 16·P in Jacobian coordinates (four doublings, k·P's window): four [`Arith::jdouble`] unless a backend
-    /// runs them in one routine (which must give the same coordinates).
-    #[inline(always)]
-    fn jdouble4(p: &Jac) -> Jac {
-        let mut q = Self::jdouble(p);
-        for _ in 0..3 {
-            q = Self::jdouble(&q);
-        }
-        q
-    }
-
     /// P + Q for an affine Q without the exceptional cases: [`jadd_affine_formula`] unless a backend runs
     /// the whole formula as one routine (which must give the same coordinates, exceptional inputs included).
     #[inline(always)]
@@ -537,7 +526,9 @@ pub(crate) fn mul<A: Arith>(p: &Aff, k: &Scalar) -> Proj {
     let mut acc = Jac::IDENTITY;
     for (i, &d) in digits.iter().enumerate().rev() {
         if i != 63 {
-            acc = A::jdouble4(&acc);
+            for _ in 0..4 {
+                acc = jdouble::<A>(&acc);
+            }
         }
         let (e, zero) = lookup_base::<A, 8>(&table, d);
         let sum = jadd_affine_ct::<A>(&acc, &e);
@@ -986,10 +977,6 @@ pub(crate) mod tests {
             assert!(A::jdouble(&id).is_identity());
             assert_eq!(A::jadd_affine(&id, &G), soft_add(&id, &G), "add to identity");
         }
-        let soft_double4 = |p: &Jac| soft_double(&soft_double(&soft_double(&soft_double(p))));
-        for id in [Jac::IDENTITY, Jac { x: G.x, y: G.y, z: Fe::ZERO }] {
-            assert_eq!(A::jdouble4(&id), soft_double4(&id), "16 · identity");
-        }
         for (i, z) in zs.iter().enumerate() {
             let k = Scalar::from_be_reduced(&limbs_to_be(&rng.limbs()));
             let a = if i == 0 { G } else { to_affine::<Soft>(&mul::<Soft>(&G, &k)).unwrap() };
@@ -997,7 +984,6 @@ pub(crate) mod tests {
             let b = to_affine::<Soft>(&mul::<Soft>(&G, &k2)).unwrap();
             let pj = jac(&a, z);
             assert_eq!(A::jdouble(&pj), soft_double(&pj), "double {i}");
-            assert_eq!(A::jdouble4(&pj), soft_double4(&pj), "16 · P {i}");
             assert_eq!(A::jadd_affine(&pj, &b), soft_add(&pj, &b), "add {i}");
             // P + P (h = 0, r = 0) and P + (−P) (h = 0, r ≠ 0): z3 = 0, x3 = r².
             let same = A::jadd_affine(&pj, &a);
