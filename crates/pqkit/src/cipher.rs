@@ -213,7 +213,19 @@ mod io {
     use super::{STREAM_BUFFER_MAX, StreamCipher};
     use alloc::vec::Vec;
     use std::io::{self, Read, Write};
-    use zeroize::Zeroizing;
+
+    /// A buffer wiped over its whole capacity when it is dropped, with the crate's vectorised wipe
+    /// ([`crate::ct::wipe`]): a writer made per message drops one per message, and `zeroize`'s byte-wise
+    /// volatile loop over 16 KiB costs about as much as encrypting it.
+    struct WipedBuf(Vec<u8>);
+
+    impl Drop for WipedBuf {
+        fn drop(&mut self) {
+            let cap = self.0.capacity();
+            self.0.resize(cap, 0);
+            crate::ct::wipe(&mut self.0[..]);
+        }
+    }
 
     /// Encrypts (or decrypts: it is the same XOR) everything written to it, and writes the result to `inner`.
     ///
@@ -229,7 +241,7 @@ mod io {
         /// Empty until the first write; its capacity grows with the writes, never beyond `max`. It holds the last
         /// write's data after the XOR (decrypting: plaintext), so it is wiped whenever it is let go: replaced by
         /// a larger one, or dropped with the writer.
-        buf: Zeroizing<Vec<u8>>,
+        buf: WipedBuf,
         /// The largest chunk encrypted at once: the buffer size asked for, clamped to `1..=STREAM_BUFFER_MAX`.
         max: usize,
         poisoned: bool,
@@ -245,7 +257,7 @@ mod io {
         /// encrypts and passes on at most that many bytes. Nothing is allocated until the first write.
         pub fn with_buffer_size(inner: W, cipher: C, size: usize) -> Self {
             let max = size.clamp(1, STREAM_BUFFER_MAX);
-            StreamWriter { inner, cipher, buf: Zeroizing::new(Vec::new()), max, poisoned: false }
+            StreamWriter { inner, cipher, buf: WipedBuf(Vec::new()), max, poisoned: false }
         }
 
         /// The cipher, e.g. to read its position.
@@ -265,18 +277,18 @@ mod io {
                 return Err(io::Error::other("stream cipher writer is poisoned by an earlier write error"));
             }
             let n = data.len().min(self.max);
-            if self.buf.capacity() < n {
+            if self.buf.0.capacity() < n {
                 // Sized to the write rather than to `max`: glibc serves a 64 KiB request from its large bins, at
                 // a cost that depends on the heap's history (up to a sixth of a 1 KiB ChaCha20 encryption for a
                 // writer made per message), and a short write's size from its per-thread cache. Growth at least
                 // doubles, so ever longer writes reallocate only a few times.
-                let cap = n.max(self.buf.capacity().saturating_mul(2)).min(self.max);
-                self.buf = Zeroizing::new(Vec::with_capacity(cap));
+                let cap = n.max(self.buf.0.capacity().saturating_mul(2)).min(self.max);
+                self.buf = WipedBuf(Vec::with_capacity(cap));
             }
-            self.buf.clear();
-            self.buf.extend_from_slice(&data[..n]);
-            self.cipher.apply_keystream(&mut self.buf)?;
-            if let Err(e) = self.inner.write_all(&self.buf) {
+            self.buf.0.clear();
+            self.buf.0.extend_from_slice(&data[..n]);
+            self.cipher.apply_keystream(&mut self.buf.0)?;
+            if let Err(e) = self.inner.write_all(&self.buf.0) {
                 self.poisoned = true;
                 return Err(e);
             }
