@@ -26,7 +26,7 @@
 //! no table index depends on the value). [`invert_vartime`] branches on everything and must never see a
 //! secret.
 
-const M62: i64 = (1 << 62) - 1;
+pub(crate) const M62: i64 = (1 << 62) - 1;
 
 /// An odd modulus below 2^256 in the form the inversion needs (built at compile time with [`Mod62::new`]).
 pub(crate) struct Mod62 {
@@ -53,7 +53,7 @@ impl Mod62 {
 
 /// The 62-bit limbs of a 256-bit value.
 #[inline(always)]
-const fn to62(w: &[u64; 4]) -> [i64; 5] {
+pub(crate) const fn to62(w: &[u64; 4]) -> [i64; 5] {
     let m = M62 as u64;
     [
         (w[0] & m) as i64,
@@ -201,7 +201,7 @@ fn divsteps_vartime_bitwise(mut delta: i64, f0: u64, g0: u64) -> (i64, [i64; 4])
 
 /// (f, g) ← t·(f, g) / 2^62 (exact).
 #[inline(always)]
-fn update_fg(f: &mut [i64; 5], g: &mut [i64; 5], t: &[i64; 4]) {
+pub(crate) fn update_fg(f: &mut [i64; 5], g: &mut [i64; 5], t: &[i64; 4]) {
     let [u, v, q, r] = t.map(|x| x as i128);
     let mut cf = u * f[0] as i128 + v * g[0] as i128;
     let mut cg = q * f[0] as i128 + r * g[0] as i128;

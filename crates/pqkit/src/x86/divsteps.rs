@@ -33,7 +33,7 @@
 
 #![allow(unsafe_code)]
 
-use crate::ec::safegcd::{self, BATCH, LAST, Mod62};
+use crate::ec::safegcd::{self, BATCH, LAST, M62, Mod62, to62, update_fg};
 use core::arch::asm;
 
 /// The longest run of divsteps on one pair of packed words.
@@ -132,9 +132,6 @@ pub(crate) fn invert(x: &[u64; 4], md: &Mod62) -> [u64; 4] {
     safegcd::invert_with(x, md, batch)
 }
 
-/// 62-bit limb mask.
-const M62: i64 = (1 << 62) - 1;
-
 /// 2^255 − 19 in signed 62-bit limbs: −19 + 2^7·2^248. With three zero limbs, the multiple of p that
 /// makes d and e divisible by 2^62 costs two small products instead of five full ones.
 const P25519: [i64; 5] = [-19, 0, 0, 0, 128];
@@ -151,40 +148,6 @@ const P25519_INV62: u64 = {
     }
     inv & (M62 as u64)
 };
-
-/// The 62-bit limbs of a 256-bit value.
-#[inline(always)]
-fn to62(w: &[u64; 4]) -> [i64; 5] {
-    let m = M62 as u64;
-    [
-        (w[0] & m) as i64,
-        (((w[0] >> 62) | (w[1] << 2)) & m) as i64,
-        (((w[1] >> 60) | (w[2] << 4)) & m) as i64,
-        (((w[2] >> 58) | (w[3] << 6)) & m) as i64,
-        (w[3] >> 56) as i64,
-    ]
-}
-
-/// (f, g) ← t·(f, g) / 2^62 (exact), limbs normalised (the top one signed).
-#[inline(always)]
-fn update_fg(f: &mut [i64; 5], g: &mut [i64; 5], t: &[i64; 4]) {
-    let [u, v, q, r] = t.map(|x| x as i128);
-    let mut cf = u * f[0] as i128 + v * g[0] as i128;
-    let mut cg = q * f[0] as i128 + r * g[0] as i128;
-    debug_assert!(cf as i64 & M62 == 0 && cg as i64 & M62 == 0);
-    cf >>= 62;
-    cg >>= 62;
-    for k in 1..5 {
-        cf += u * f[k] as i128 + v * g[k] as i128;
-        cg += q * f[k] as i128 + r * g[k] as i128;
-        f[k - 1] = cf as i64 & M62;
-        g[k - 1] = cg as i64 & M62;
-        cf >>= 62;
-        cg >>= 62;
-    }
-    f[4] = cf as i64;
-    g[4] = cg as i64;
-}
 
 /// (d, e) ← t·(d, e) / 2^62 mod 2^255 − 19 for d, e in (−2p, p) with normalised limbs, leaving them there:
 /// the update of `safegcd` specialised to this modulus (its limbs [`P25519`]). Constant time.
