@@ -1046,22 +1046,28 @@ pub(crate) mod tests {
                 let mut acc = [0u64; 5];
                 for &di in d.iter().rev() {
                     assert!((di as i32).abs() <= 1 << (w - 1), "w {w} k {k:x?}: digit {di}");
-                    for j in (1..5).rev() {
-                        acc[j] = (acc[j] << w) | (acc[j - 1] >> (64 - w));
-                    }
-                    acc[0] <<= w;
-                    let ext = ((di as i64) >> 63) as u64;
-                    let mut c = 0u64;
-                    for (j, a) in acc.iter_mut().enumerate() {
-                        let add = if j == 0 { di as i64 as u64 } else { ext };
-                        let (s1, c1) = a.overflowing_add(add);
-                        let (s2, c2) = s1.overflowing_add(c);
-                        *a = s2;
-                        c = (c1 | c2) as u64;
-                    }
+                    horner_step(&mut acc, w, di as i64);
                 }
                 assert_eq!(acc, [k[0], k[1], k[2], k[3], 0], "w {w}: the digits do not sum to k");
             }
+        }
+    }
+
+    /// acc ← 2^shift·acc + d over five two's-complement limbs (0 < shift < 64): one Horner step of the
+    /// digit checks.
+    fn horner_step(acc: &mut [u64; 5], shift: u32, d: i64) {
+        for j in (1..5).rev() {
+            acc[j] = (acc[j] << shift) | (acc[j - 1] >> (64 - shift));
+        }
+        acc[0] <<= shift;
+        let ext = (d >> 63) as u64;
+        let mut c = 0u64;
+        for (j, a) in acc.iter_mut().enumerate() {
+            let add = if j == 0 { d as u64 } else { ext };
+            let (s1, c1) = a.overflowing_add(add);
+            let (s2, c2) = s1.overflowing_add(c);
+            *a = s2;
+            c = (c1 | c2) as u64;
         }
     }
 
@@ -1092,20 +1098,7 @@ pub(crate) mod tests {
                             assert!(i < j || d[i - j] == 0, "w {w} k {k:x?}: digits {i} and {} both nonzero", i - j);
                         }
                     }
-                    // acc = 2·acc + dᵢ
-                    for j in (1..5).rev() {
-                        acc[j] = (acc[j] << 1) | (acc[j - 1] >> 63);
-                    }
-                    acc[0] <<= 1;
-                    let ext = ((di as i64) >> 63) as u64;
-                    let mut c = 0u64;
-                    for (j, a) in acc.iter_mut().enumerate() {
-                        let add = if j == 0 { di as i64 as u64 } else { ext };
-                        let (s1, c1) = a.overflowing_add(add);
-                        let (s2, c2) = s1.overflowing_add(c);
-                        *a = s2;
-                        c = (c1 | c2) as u64;
-                    }
+                    horner_step(&mut acc, 1, di as i64);
                 }
                 assert_eq!(acc, [k[0], k[1], k[2], k[3], 0], "w {w}: the digits do not sum to k");
             }
