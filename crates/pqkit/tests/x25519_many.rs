@@ -26,12 +26,28 @@ fn cpu_has_ifma() -> bool {
     false
 }
 
-/// The backends under test: every one this machine runs (the IFMA one must be among them where the CPU has
-/// it, so that the test cannot pass by skipping it).
+#[cfg(target_arch = "x86_64")]
+fn cpu_has_avx2_adx() -> bool {
+    std::is_x86_feature_detected!("avx2")
+        && std::is_x86_feature_detected!("bmi2")
+        && std::is_x86_feature_detected!("adx")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn cpu_has_avx2_adx() -> bool {
+    false
+}
+
+/// The backends under test: every one this machine runs (the AVX2 and IFMA ones must be among them where the
+/// CPU has their features, so that the test cannot pass by skipping them).
 fn backends() -> Vec<pqkit::dispatch::Checked<Backend>> {
     let all: Vec<_> = Backend::available().collect();
-    if cpu_has_ifma() && std::env::var("PQKIT_CPU").is_err() {
+    let cap = std::env::var("PQKIT_CPU").ok();
+    if cpu_has_ifma() && cap.is_none() {
         assert!(all.iter().any(|b| *b == Backend::Ifma), "the CPU has IFMA but the Ifma backend is not available");
+    }
+    if cpu_has_avx2_adx() && !matches!(cap.as_deref(), Some("portable")) {
+        assert!(all.iter().any(|b| *b == Backend::Avx2), "the CPU has AVX2 but the Avx2 backend is not available");
     }
     all
 }
@@ -79,7 +95,7 @@ fn random_keys(rng: &mut StdRng, n: usize) -> (Vec<X25519SecretKey>, Vec<X25519P
 fn matches_one_at_a_time_on_random_inputs() {
     let mut rng = StdRng::seed_from_u64(0x5eed_0040);
     for b in backends() {
-        for n in [0, 1, 7, 8, 9, 63, 64, 65, 100, 130] {
+        for n in [0, 1, 3, 4, 5, 7, 8, 9, 63, 64, 65, 100, 130] {
             let (sks, pks) = random_keys(&mut rng, n);
             check(b, &sks, &pks, &format!("batch of {n}"));
         }
