@@ -148,6 +148,36 @@ fn rfc7748_vectors_through_the_batch() {
     }
 }
 
+#[test]
+fn rfc7748_iterated_vectors_through_the_batch() {
+    // §5.2: k = u = 9; each round k ← X25519(k, u), u ← the old k. Five copies per batch so that the
+    // chain runs in a full group of lanes and in a tail.
+    let want = [
+        (1, "422c8e7a6227d7bca1350b3e2bb7279f7897b87bb6854b783c60e80311ae3079"),
+        (1000, "684cf59ba83309552800ef566f2f4d3c1c3887c49360e3875f2eb94d99532c51"),
+    ];
+    for b in backends() {
+        let mut nine = [0u8; 32];
+        nine[0] = 9;
+        let (mut k, mut u) = (nine, nine);
+        let mut round = 0;
+        for (rounds, out) in want {
+            while round < rounds {
+                let sks: Vec<_> = (0..5).map(|_| X25519SecretKey::from_array(k)).collect();
+                let pks: Vec<_> = (0..5).map(|_| X25519PublicKey::from(u)).collect();
+                let pairs: Vec<_> = sks.iter().zip(&pks).collect();
+                let got = x25519::derive_many_with_backend(b, &pairs);
+                let first = *got[0].as_ref().unwrap().as_bytes();
+                assert!(got.iter().all(|r| r.as_ref().unwrap().as_bytes() == &first), "{b:?} round {round}");
+                u = k;
+                k = first;
+                round += 1;
+            }
+            assert_eq!(k, h32(out), "{b:?} after {rounds} rounds");
+        }
+    }
+}
+
 /// The u-coordinates of small order and non-canonical encodings (p − 1, p, p + 1, 2^255 − 1, bit 255 set).
 fn low_order_points() -> Vec<[u8; 32]> {
     let p_minus = |d: u8| {

@@ -397,3 +397,209 @@ fn ladder4_avx2(k: &[[u8; 32]; LANES], u: &[[u8; 32]; LANES]) -> [Projective; LA
     z.zeroize();
     r
 }
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use crate::ec::curve25519::field::Fe51;
+    use crate::ec::curve25519::field::tests::{Xs, p};
+    use num_bigint::BigUint;
+    use std::{vec, vec::Vec};
+
+    /// The value of radix-2^25.5 limbs, unreduced.
+    fn value(l: &[u64; 10]) -> BigUint {
+        l.iter().enumerate().fold(BigUint::from(0u8), |v, (i, &x)| v + (BigUint::from(x) << offset(i)))
+    }
+
+    /// The portable element with the value of `l` (reduced mod p first).
+    fn portable(l: &[u64; 10]) -> Fe51 {
+        let le = (value(l) % p()).to_bytes_le();
+        let mut b = [0u8; 32];
+        b[..le.len()].copy_from_slice(&le);
+        Fe51::from_bytes(&b)
+    }
+
+    /// Limbs of a value below 2^255, each within its width.
+    fn split(v: &BigUint) -> [u64; 10] {
+        let mut b = [0u8; 32];
+        let le = v.to_bytes_le();
+        b[..le.len()].copy_from_slice(&le);
+        limbs25(&b)
+    }
+
+    /// Whether `l` is carried (module docs): even limbs below 2^26, odd below 2^25 + 2^17.
+    fn is_carried(l: &[u64; 10]) -> bool {
+        l.iter().enumerate().all(|(i, &x)| x < if i % 2 == 0 { 1 << 26 } else { (1 << 25) + (1 << 17) })
+    }
+
+    /// Carried inputs: random values, edge values (0, 1, p − 1, p, 2^255 − 1 and others) and limbs at
+    /// the carried bounds.
+    fn carried_inputs() -> Vec<[u64; 10]> {
+        let p = p();
+        let one = BigUint::from(1u8);
+        let mut v: Vec<[u64; 10]> = [
+            BigUint::from(0u8),
+            one.clone(),
+            BigUint::from(2u8),
+            &p - &one,
+            p.clone(),
+            &p + &one,
+            (one.clone() << 255u32) - &one,
+            (one.clone() << 255u32) - BigUint::from(20u8),
+            (one.clone() << 128u32) - &one,
+        ]
+        .iter()
+        .map(split)
+        .collect();
+        // Every limb at the top of its carried range, and alternating top and zero.
+        let top: [u64; 10] =
+            core::array::from_fn(|i| if i % 2 == 0 { (1 << 26) - 1 } else { (1 << 25) + (1 << 17) - 1 });
+        v.push(top);
+        v.push(core::array::from_fn(|i| if i % 3 == 0 { top[i] } else { 0 }));
+        v.push(core::array::from_fn(|i| if i % 2 == 1 { top[i] } else { 0 }));
+        let mut rng = Xs(0x0a72_5519);
+        for _ in 0..40 {
+            v.push(limbs25(&rng.bytes()));
+        }
+        for _ in 0..20 {
+            // Random limbs anywhere in the carried range.
+            v.push(core::array::from_fn(|i| rng.next() % (top[i] + 1)));
+        }
+        assert!(v.iter().all(is_carried));
+        v
+    }
+
+    fn backend() -> Option<Checked<Backend>> {
+        Checked::for_test(Backend::Avx2)
+    }
+
+    /// `f` on four lanes of inputs at once, through the AVX2 code.
+    fn lanes<const N: usize>(
+        b: Checked<Backend>,
+        inputs: [&[[u64; 10]; LANES]; N],
+        f: fn(&[Fe; N]) -> Fe,
+    ) -> [[u64; 10]; LANES] {
+        assert!(b.covers(Backend::Avx2));
+        // SAFETY: `b` is a `Checked` covering Backend::Avx2, so the CPU has AVX2, the only feature `load`,
+        // `store` and the functions under test (called by `f`) enable.
+        unsafe { store(&f(&inputs.map(|x| load(x)))) }
+    }
+
+    /// Runs `op` over every combination of `xs` and `ys`, four at a time, checking each lane against `want`.
+    fn check2(
+        b: Checked<Backend>,
+        xs: &[[u64; 10]],
+        ys: &[[u64; 10]],
+        op: fn(&[Fe; 2]) -> Fe,
+        want: fn(&Fe51, &Fe51) -> Fe51,
+        what: &str,
+    ) {
+        let pairs: Vec<_> = xs.iter().flat_map(|x| ys.iter().map(move |y| (*x, *y))).collect();
+        for group in pairs.chunks(LANES) {
+            let mut a = [[0u64; 10]; LANES];
+            let mut c = [[0u64; 10]; LANES];
+            for (j, (x, y)) in group.iter().enumerate() {
+                a[j] = *x;
+                c[j] = *y;
+            }
+            let r = lanes(b, [&a, &c], op);
+            for (j, (x, y)) in group.iter().enumerate() {
+                assert!(is_carried(&r[j]), "{what}: result not carried: {:?}", r[j]);
+                assert_eq!(
+                    portable(&r[j]).to_bytes(),
+                    want(&portable(x), &portable(y)).to_bytes(),
+                    "{what}: {x:?}, {y:?}"
+                );
+            }
+        }
+    }
+
+    /// Sums and differences of carried inputs, the uncarried operands the ladder multiplies (largest at the
+    /// bounds: top limbs plus top limbs, top limbs minus zero).
+    fn sums_and_differences(b: Checked<Backend>, xs: &[[u64; 10]]) -> Vec<[u64; 10]> {
+        let mut v = Vec::new();
+        for g in xs.chunks(LANES).filter(|g| g.len() == LANES) {
+            let a: [[u64; 10]; LANES] = core::array::from_fn(|j| g[j]);
+            let r: [[u64; 10]; LANES] = core::array::from_fn(|j| g[(j + 1) % LANES]);
+            let z = [[0u64; 10]; LANES];
+            // SAFETY: only called through `lanes`, which checked AVX2.
+            v.extend(lanes(b, [&a, &r], |x| unsafe { add(&x[0], &x[1]) }));
+            // SAFETY: as above.
+            v.extend(lanes(b, [&a, &a], |x| unsafe { add(&x[0], &x[1]) }));
+            // SAFETY: as above.
+            v.extend(lanes(b, [&a, &r], |x| unsafe { sub(&x[0], &x[1]) }));
+            // SAFETY: as above.
+            v.extend(lanes(b, [&a, &z], |x| unsafe { sub(&x[0], &x[1]) }));
+        }
+        v
+    }
+
+    #[test]
+    fn limbs_round_trip() {
+        let mut rng = Xs(0x1125_5190);
+        let mut inputs = vec![[0u8; 32], [0xff; 32]];
+        inputs.extend((0..100).map(|_| rng.bytes()));
+        for u in inputs {
+            let l = limbs25(&u);
+            let mut clear = u;
+            clear[31] &= 0x7f;
+            assert_eq!(value(&l), BigUint::from_bytes_le(&clear), "limbs25 of {u:?}");
+            let back = crate::ec::curve25519::multi::fe_from_limbs52(&limbs52_of(&l));
+            assert_eq!(back.to_bytes(), Fe51::from_bytes(&u).to_bytes(), "limbs52_of of {u:?}");
+        }
+        // Limbs far above their widths (up to 2^62) come back as the same value mod p.
+        for _ in 0..100 {
+            let l: [u64; 10] = core::array::from_fn(|_| rng.next() >> 2);
+            let back = crate::ec::curve25519::multi::fe_from_limbs52(&limbs52_of(&l));
+            assert_eq!(back.to_bytes(), portable(&l).to_bytes());
+        }
+    }
+
+    #[test]
+    fn lane_field_matches_portable() {
+        let Some(b) = backend() else { return };
+        let xs = carried_inputs();
+        let uncarried = sums_and_differences(b, &xs);
+        // SAFETY: only called through `lanes`, which checked AVX2.
+        check2(b, &xs, &xs, |x| unsafe { mul(&x[0], &x[1]) }, |a, c| a.mul(c), "mul");
+        // SAFETY: only called through `lanes`, which checked AVX2.
+        check2(b, &uncarried, &uncarried, |x| unsafe { mul(&x[0], &x[1]) }, |a, c| a.mul(c), "mul, sums/differences");
+        // SAFETY: only called through `lanes`, which checked AVX2.
+        check2(b, &uncarried, &xs, |x| unsafe { square(&x[0]) }, |a, _| a.square(), "square");
+        // SAFETY: only called through `lanes`, which checked AVX2.
+        check2(b, &xs, &xs, |x| unsafe { square(&x[0]) }, |a, _| a.square(), "square, carried");
+        check2(
+            b,
+            &xs,
+            &uncarried,
+            // SAFETY: only called through `lanes`, which checked AVX2.
+            |x| unsafe { add_mul_a24(&x[0], &x[1]) },
+            |c, e| c.add(&e.mul_small(121665)),
+            "add_mul_a24",
+        );
+        // SAFETY: only called through `lanes`, which checked AVX2.
+        check2(b, &xs, &xs, |x| unsafe { carry(add(&x[0], &x[1])) }, |a, c| a.add(c), "add");
+        // SAFETY: only called through `lanes`, which checked AVX2.
+        check2(b, &xs, &xs, |x| unsafe { carry(sub(&x[0], &x[1])) }, |a, c| a.sub(c), "sub");
+    }
+
+    /// Columns at the bound the module docs give (just below 2^63) carry to the right value.
+    #[test]
+    fn carry_of_large_columns() {
+        let Some(b) = backend() else { return };
+        let mut rng = Xs(0xca77_0063);
+        let mut cases: Vec<[u64; 10]> = vec![[(1 << 63) - 1; 10], [0; 10]];
+        cases.extend((0..40).map(|_| core::array::from_fn(|_| rng.next() >> 1)));
+        for g in cases.chunks(LANES) {
+            let mut a = [[0u64; 10]; LANES];
+            a[..g.len()].copy_from_slice(g);
+            // SAFETY: only called through `lanes`, which checked AVX2.
+            let r = lanes(b, [&a], |x| unsafe { carry(x[0]) });
+            for j in 0..g.len() {
+                assert!(is_carried(&r[j]), "{:?}", r[j]);
+                assert_eq!(portable(&r[j]).to_bytes(), portable(&a[j]).to_bytes());
+            }
+        }
+    }
+}
