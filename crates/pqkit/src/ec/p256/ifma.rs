@@ -47,7 +47,7 @@ const M48: u64 = (1 << 48) - 1;
 /// 2p, normalised.
 const TWO_P: [u64; 5] = [0xffff_ffff_ffffe, 0x1fff_ffff_ffff, 0, 0x20_0000_0000, 0x1_ffff_fffe_0000];
 /// 2^520 mod p (the Montgomery form's R² for R = 2^260).
-const R2: [u64; 5] = [0x300, 0xf_ffff_f000_00, 0xf_ffff_efff_fffb, 0xf_dfff_ffff_ffff, 0x4ff_ffff];
+const R2: [u64; 5] = [0x300, 0xf_ffff_fff0_0000, 0xf_fffe_ffff_fffb, 0xf_dfff_ffff_ffff, 0x4ff_ffff];
 /// 2^260 mod p: one in Montgomery form.
 pub(crate) const ONE: [u64; 5] = [0x10, 0xf_0000_0000_0000, 0xf_ffff_ffff_ffff, 0xf_feff_ffff_ffff, 0xfffff];
 
@@ -576,5 +576,81 @@ pub(crate) mod tests {
         assert_eq!(soft_of(&ONE), SoftFe::ONE);
         // R2 is R·R mod p: its lane-form value is R.
         assert_eq!(soft_of(&R2), SoftFe::from_canonical_limbs(canonical(&ONE)));
+    }
+}
+
+#[cfg(test)]
+mod point_tests {
+    use super::*;
+    use crate::ec::p256::field::{FieldArith, Soft};
+    use crate::ec::p256::point::{self, G};
+    use crate::ec::p256::scalar::Scalar;
+
+    /// The affine x of lane-form Jacobian (X, Z), or `None` for Z = 0.
+    fn affine_x(x: &[u64; 5], z: &[u64; 5]) -> Option<[u64; 4]> {
+        let to_soft = |l: &[u64; 5]| {
+            let inv16 = Soft::invert_vartime(&SoftFe::from_canonical_limbs([16, 0, 0, 0]));
+            Soft::mul(&SoftFe(canonical(l)), &inv16)
+        };
+        let (x, z) = (to_soft(x), to_soft(z));
+        if z == SoftFe::ZERO {
+            return None;
+        }
+        let zi = Soft::invert_vartime(&Soft::sqr(&z));
+        Some(Soft::mul(&x, &zi).to_canonical_limbs())
+    }
+
+    #[test]
+    fn lane_sums_match_portable() {
+        if !(std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512ifma")) {
+            std::eprintln!("no AVX-512 IFMA on this CPU: the lane sums are not run here");
+            return;
+        }
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let q = point::to_affine::<Soft>(&point::mul_base::<Soft>(&Scalar::from_canonical_limbs(&[12345, 0, 0, 0])))
+            .unwrap();
+        let cases: [(u64, u64); 4] = [(1, 0), (0, 1), (1, 1), (2, 3)];
+        for &(m1, m2) in &cases {
+            let scalars: [(Scalar, Scalar); LANES] = core::array::from_fn(|j| {
+                let a = Scalar::from_canonical_limbs(&[next(), next(), next(), next() >> 1]);
+                let b = Scalar::from_canonical_limbs(&[next(), next(), next(), next() >> 1]);
+                let pick = |m: u64, v: Scalar| {
+                    if m == 0 {
+                        Scalar::from_canonical_limbs(&[0; 4])
+                    } else if m == 1 {
+                        v
+                    } else {
+                        Scalar::from_canonical_limbs(&[(j as u64 + 1) * m, 0, 0, 0])
+                    }
+                };
+                (pick(m1, a), pick(m2, b))
+            });
+            let inputs: [LaneInput; LANES] = core::array::from_fn(|j| LaneInput {
+                qx: from_soft(&q.x),
+                qy: from_soft(&q.y),
+                d1: point::signed_digits::<52>(&scalars[j].0.to_canonical_limbs(), 5),
+                d2: point::signed_digits::<52>(&scalars[j].1.to_canonical_limbs(), 5),
+                r: [0; 5],
+                rn: [0; 5],
+            });
+            // SAFETY: the CPU has AVX-512 F and IFMA (checked above).
+            let out = unsafe { verify8_ifma(&inputs) };
+            for j in 0..LANES {
+                let (u1, u2) = scalars[j];
+                let want = point::to_affine::<Soft>(&point::add::<Soft>(
+                    &point::mul_base::<Soft>(&u1),
+                    &point::mul::<Soft>(&q, &u2),
+                ))
+                .map(|a| a.x.to_canonical_limbs());
+                assert_eq!(affine_x(&out[j].x, &out[j].z), want, "case ({m1}, {m2}) lane {j}");
+            }
+        }
+        let _ = G;
     }
 }
