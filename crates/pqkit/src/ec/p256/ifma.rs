@@ -45,7 +45,7 @@ const M52: u64 = (1 << 52) - 1;
 const M48: u64 = (1 << 48) - 1;
 
 /// 2p, normalised.
-const TWO_P: [u64; 5] = [0xffff_ffff_ffffe, 0x1fff_ffff_ffff, 0, 0x20_0000_0000, 0x1_ffff_fffe_0000];
+const TWO_P: [u64; 5] = [0xf_ffff_ffff_fffe, 0x1fff_ffff_ffff, 0, 0x20_0000_0000, 0x1_ffff_fffe_0000];
 /// 2^520 mod p (the Montgomery form's R² for R = 2^260).
 const R2: [u64; 5] = [0x300, 0xf_ffff_fff0_0000, 0xf_fffe_ffff_fffb, 0xf_dfff_ffff_ffff, 0x4ff_ffff];
 /// 2^260 mod p: one in Montgomery form.
@@ -390,13 +390,13 @@ fn verify8_ifma(inputs: &[LaneInput; LANES]) -> [LaneOutput; LANES] {
     let q = Jac { x: load(&inputs.map(|l| l.qx)), y: load(&inputs.map(|l| l.qy)), z: one };
     let mut table = [[[zero; 5]; 3]; 16];
     let mut t = q;
-    for k in 0..16 {
+    for (k, row) in table.iter_mut().enumerate() {
         if k == 1 {
             t = double(&q);
         } else if k > 1 {
             t = add_affine(&t, &q.x, &q.y);
         }
-        table[k] = [t.x, t.y, t.z];
+        *row = [t.x, t.y, t.z];
     }
     let tbase: *const i64 = table.as_ptr().cast();
     let lane_ids = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
