@@ -83,6 +83,11 @@ pub trait SigImpl: Named + Send + Sync {
     fn sign_many_op(&self, _seed: &[u8; 32], _msgs: &[Vec<u8>]) -> Option<Result<Box<dyn Op>, String>> {
         None
     }
+    /// A batch API's timed verification of every `(verification key, message, signature)` item (one byte per
+    /// item written into `out`, 1 for valid), or `None` where the rows run [`verify`](Self::verify) per item.
+    fn verify_many_op(&self, _items: &[(Vec<u8>, Vec<u8>, Vec<u8>)]) -> Option<Result<Box<dyn Op>, String>> {
+        None
+    }
 }
 
 fn key<T: 'static>(k: &AnyKey) -> Result<&T, String> {
