@@ -34,7 +34,7 @@
 use super::e;
 use super::ec::{DhImpl, aws_dh, owned, put};
 use super::ossl_ffi as ossl;
-use super::pq::{AnyKey, Id, Named, SigImpl};
+use super::pq::{AnyKey, Id, Named, SigImpl, VerifyItem};
 use crate::registry::{Algorithm, Candidate, Check, Op, Report};
 use std::ffi::CStr;
 use std::sync::Arc;
@@ -107,7 +107,7 @@ mod pq_impl {
             let Ok(sig) = Signature::<C>::from_der(sig) else { return Ok(false) };
             Ok(vk.verify(msg, &sig).is_ok())
         }
-        fn verify_many_op(&self, items: &[(Vec<u8>, Vec<u8>, Vec<u8>)]) -> Option<Result<Box<dyn Op>, String>> {
+        fn verify_many_op(&self, items: &[VerifyItem]) -> Option<Result<Box<dyn Op>, String>> {
             use pqkit::ec::p256;
             // Only P-256 has a batch verification.
             if core::any::TypeId::of::<C>() != core::any::TypeId::of::<p256::NistP256>() {
@@ -516,7 +516,7 @@ pub fn curve_algorithms(
 
 /// The items of a batch verification row for `s`: `n` keys (the [`PRIVATE`] scalar varied by a counter), each
 /// signing its own [`MSG_LEN`]-byte message (a counter in the first 8 bytes) with `s`.
-fn verify_many_items(s: &Arc<dyn SigImpl>, n: usize) -> Result<Vec<(Vec<u8>, Vec<u8>, Vec<u8>)>, String> {
+fn verify_many_items(s: &Arc<dyn SigImpl>, n: usize) -> Result<Vec<VerifyItem>, String> {
     let mut counter = 0u64;
     (0..n as u64)
         .map(|i| {
