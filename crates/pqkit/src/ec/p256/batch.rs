@@ -14,7 +14,7 @@
 //!
 //! Crate-internal plumbing, public only so tests and benchmarks can force each backend.
 
-#![cfg_attr(not(feature = "alloc"), allow(dead_code))]
+#![cfg_attr(not(feature = "alloc"), allow(dead_code, unused_imports))]
 
 use super::scalar::Scalar;
 use super::{Signature, VerifyingKey};

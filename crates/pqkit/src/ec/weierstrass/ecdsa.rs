@@ -527,6 +527,7 @@ impl<C: PrimeCurve> VerifyingKey<C> {
     }
 
     /// The key's point, for the batched verifications.
+    #[cfg(feature = "alloc")]
     pub(crate) fn point(&self) -> &C::Affine {
         &self.key.point
     }
