@@ -527,7 +527,7 @@ impl<C: PrimeCurve> VerifyingKey<C> {
     }
 
     /// The key's point, for the batched verifications.
-    #[cfg(feature = "alloc")]
+    #[cfg(all(feature = "alloc", target_arch = "x86_64"))]
     pub(crate) fn point(&self) -> &C::Affine {
         &self.key.point
     }
