@@ -119,8 +119,7 @@ fn lanes(backend: Checked<Backend>, items: &[Item<'_>], hashed: bool, out: &mut 
     let n_limbs = super::scalar::N.m;
     let p_limbs = super::field::P.m;
     let mut rn_ok = [false; CHUNK];
-    let inputs: [LaneInput; CHUNK] = core::array::from_fn(|k| {
-        let k = if k < np { k } else { 0 };
+    let input = |k: usize, rn_ok: &mut [bool; CHUNK]| {
         let (z, r, _) = zrs[k];
         let (vk, _, _) = items[pending[k]];
         let q = &vk.point().0;
@@ -137,7 +136,12 @@ fn lanes(backend: Checked<Backend>, items: &[Item<'_>], hashed: bool, out: &mut 
             r: to_radix52(&rl),
             rn: rn52,
         }
-    });
+    };
+    // Only the pending items' inputs are computed; the rest stay copies of item 0's.
+    let mut inputs = [input(0, &mut rn_ok); CHUNK];
+    for (k, slot) in inputs.iter_mut().enumerate().take(np).skip(1) {
+        *slot = input(k, &mut rn_ok);
+    }
     for g in (0..np).step_by(LANES) {
         // The tail's spare lanes repeat item 0; their results are dropped.
         let lane_in: [LaneInput; LANES] = core::array::from_fn(|j| inputs[if g + j < np { g + j } else { 0 }]);
