@@ -583,7 +583,7 @@ pub(crate) mod tests {
 mod point_tests {
     use super::*;
     use crate::ec::p256::field::{FieldArith, Soft};
-    use crate::ec::p256::point::{self, G};
+    use crate::ec::p256::point;
     use crate::ec::p256::scalar::Scalar;
 
     /// The affine x of lane-form Jacobian (X, Z), or `None` for Z = 0.
@@ -651,6 +651,5 @@ mod point_tests {
                 assert_eq!(affine_x(&out[j].x, &out[j].z), want, "case ({m1}, {m2}) lane {j}");
             }
         }
-        let _ = G;
     }
 }
