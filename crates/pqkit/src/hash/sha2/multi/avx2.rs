@@ -50,21 +50,26 @@ fn compress(h: &mut [[u64; 4]; 8], w: &[[u64; 4]; 16], mask: &[u64; 4]) {
                 x[i] = _mm256_add_epi64(_mm256_add_epi64(x[i], s0), _mm256_add_epi64(x[(i + 9) % 16], s1));
             }
             let wk = _mm256_add_epi64(x[i], _mm256_set1_epi64x(K512[t] as i64));
+            // The additions are ordered for short recurrences: h + W + K and d + h + W + K do not depend on this
+            // round's e or a, so e' = (d + h + W + K + Ch) + Sigma1(e) and a' = (T1 + Maj) + Sigma0(a) each wait
+            // for one addition after their Sigma.
+            let hwk = _mm256_add_epi64(hh, wk);
+            let dhwk = _mm256_add_epi64(d, hwk);
             let s1 = xor3(ror!(e, 14), ror!(e, 18), ror!(e, 41));
             // Ch(e, f, g) = (e & f) ^ (!e & g).
             let ch = _mm256_xor_si256(_mm256_and_si256(e, f), _mm256_andnot_si256(e, g));
-            let t1 = _mm256_add_epi64(_mm256_add_epi64(hh, wk), _mm256_add_epi64(s1, ch));
             let s0 = xor3(ror!(a, 28), ror!(a, 34), ror!(a, 39));
             // Maj(a, b, c) = ((a ^ b) & c) ^ (a & b).
             let maj = _mm256_xor_si256(_mm256_and_si256(_mm256_xor_si256(a, b), c), _mm256_and_si256(a, b));
+            let t1 = _mm256_add_epi64(_mm256_add_epi64(hwk, ch), s1);
             hh = g;
             g = f;
             f = e;
-            e = _mm256_add_epi64(d, t1);
+            e = _mm256_add_epi64(_mm256_add_epi64(dhwk, ch), s1);
             d = c;
             c = b;
             b = a;
-            a = _mm256_add_epi64(t1, _mm256_add_epi64(s0, maj));
+            a = _mm256_add_epi64(_mm256_add_epi64(t1, maj), s0);
         }
     }
     let m = load(mask);

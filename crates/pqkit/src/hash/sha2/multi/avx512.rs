@@ -47,21 +47,26 @@ fn compress(h: &mut [[u64; 8]; 8], w: &[[u64; 8]; 16], mask: u8) {
                 x[i] = _mm512_add_epi64(_mm512_add_epi64(x[i], s0), _mm512_add_epi64(x[(i + 9) % 16], s1));
             }
             let wk = _mm512_add_epi64(x[i], _mm512_set1_epi64(K512[t] as i64));
+            // The additions are ordered for short recurrences: h + W + K and d + h + W + K do not depend on this
+            // round's e or a, so e' = (d + h + W + K + Ch) + Sigma1(e) and a' = (T1 + Maj) + Sigma0(a) each wait
+            // for one addition after their Sigma.
+            let hwk = _mm512_add_epi64(hh, wk);
+            let dhwk = _mm512_add_epi64(d, hwk);
             let s1 = xor3(_mm512_ror_epi64::<14>(e), _mm512_ror_epi64::<18>(e), _mm512_ror_epi64::<41>(e));
             // Ch(e, f, g) = e ? f : g.
             let ch = _mm512_ternarylogic_epi64::<0xca>(e, f, g);
-            let t1 = _mm512_add_epi64(_mm512_add_epi64(hh, wk), _mm512_add_epi64(s1, ch));
             let s0 = xor3(_mm512_ror_epi64::<28>(a), _mm512_ror_epi64::<34>(a), _mm512_ror_epi64::<39>(a));
             // Maj(a, b, c): the majority of each bit.
             let maj = _mm512_ternarylogic_epi64::<0xe8>(a, b, c);
+            let t1 = _mm512_add_epi64(_mm512_add_epi64(hwk, ch), s1);
             hh = g;
             g = f;
             f = e;
-            e = _mm512_add_epi64(d, t1);
+            e = _mm512_add_epi64(_mm512_add_epi64(dhwk, ch), s1);
             d = c;
             c = b;
             b = a;
-            a = _mm512_add_epi64(t1, _mm512_add_epi64(s0, maj));
+            a = _mm512_add_epi64(_mm512_add_epi64(t1, maj), s0);
         }
     }
     for (i, v) in [a, b, c, d, e, f, g, hh].into_iter().enumerate() {
