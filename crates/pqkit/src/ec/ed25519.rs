@@ -464,7 +464,10 @@ impl SigningKey {
         }
         a.zeroize();
         prefix.zeroize();
-        h.zeroize();
+        // The rows used (a call of a few seeds does not pay for wiping all 64).
+        for x in h.iter_mut().take(seeds.len()) {
+            crate::ct::wipe(x);
+        }
         keys
     }
 
@@ -617,7 +620,9 @@ pub fn sign_many_with_backend(
         ri.zeroize();
     }
     r_bytes.zeroize();
-    rh.zeroize();
+    for x in rh.iter_mut().take(items.len()) {
+        crate::ct::wipe(x);
+    }
     sigs
 }
 
