@@ -20,6 +20,7 @@ pub fn chosen() -> impl Iterator<Item = (&'static str, &'static str)> {
         one::<crate::poly1305::Backend>(),
         one::<crate::aes::Backend>(),
         one::<crate::hash::sha2::Backend>(),
+        one::<crate::hash::sha2::multi::Backend>(),
         one::<crate::hash::blake2::Backend>(),
         one::<crate::hash::sha3::Backend>(),
         one::<crate::mlkem::Backend>(),

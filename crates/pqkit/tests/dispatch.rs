@@ -57,6 +57,7 @@ macro_rules! every_family {
         $f::<pqkit::poly1305::Backend>();
         $f::<pqkit::aes::Backend>();
         $f::<pqkit::hash::sha2::Backend>();
+        $f::<pqkit::hash::sha2::multi::Backend>();
         $f::<pqkit::hash::blake2::Backend>();
         $f::<pqkit::hash::sha3::Backend>();
         $f::<pqkit::mlkem::Backend>();

@@ -54,9 +54,12 @@
 //!
 //! ## Batched key generation and signing
 //! [`SigningKey::from_seeds_many`] makes many keys and [`sign_many`] signs many (key, message) pairs, with
-//! exactly the bytes of [`SigningKey::from_seed`] and [`SigningKey::sign`]. The hashes and the scalar
-//! arithmetic run per item; the fixed-base multiplications (A = s·B, R = r·B) run together. What runs where
-//! (chosen once per call by the dispatch mechanism, `PQKIT_CPU` caps it):
+//! exactly the bytes of [`SigningKey::from_seed`] and [`SigningKey::sign`]. The SHA-512 hashes (the seed
+//! hashes; each signature's nonce hash H(prefix || M) and challenge hash H(R || A || M)) run together, one
+//! message per 64-bit vector lane: eight in `zmm` registers with AVX-512, four in `ymm` with AVX2, one at a
+//! time elsewhere. The fixed-base multiplications (A = s·B, R = r·B) run together too; the scalar arithmetic
+//! runs per item. What runs where for the multiplications (chosen once per call by the dispatch mechanism,
+//! `PQKIT_CPU` caps it):
 //! - AVX-512 IFMA: eight multiplications side by side in the 64-bit lanes of `zmm` registers (radix 2^52,
 //!   the signed radix-16 digits of the one-at-a-time code over its tables of j·256^i·B and j·16·256^i·B, 64
 //!   additions, each lane's table entry chosen by a masked scan of the whole row), and up to 64 results made affine with one shared field inversion
@@ -78,6 +81,8 @@ use super::curve25519::{self, Affine, Backend};
 use super::curve25519::{multi, multi_ed};
 use crate::dispatch::Checked;
 use crate::hash::sha2::Sha512;
+#[cfg(feature = "alloc")]
+use crate::hash::sha2::multi as sha2_multi;
 use crate::{Error, Result};
 use core::fmt;
 use zeroize::{Zeroize, ZeroizeOnDrop};
@@ -398,9 +403,10 @@ impl SigningKey {
     /// The keys for many seeds at once: `keys[i]` is [`from_seed`](Self::from_seed)`(&seeds[i])`, the same
     /// key byte for byte (public key included), for a server that mints many keys.
     ///
-    /// Each seed is hashed on its own; the fixed-base multiplications A = s·B are what runs together. On CPUs
-    /// with AVX-512 IFMA, eight of them run side by side in the lanes of one comb and up to 64 public keys
-    /// share one field inversion; elsewhere each key runs through the one-at-a-time code. Constant time in
+    /// The seed hashes run together, eight side by side in the lanes of `zmm` registers with AVX-512 (four in
+    /// `ymm` with AVX2). So do the fixed-base multiplications A = s·B: on CPUs with AVX-512 IFMA, eight of them
+    /// side by side in the lanes of one comb and up to 64 public keys sharing one field inversion; elsewhere
+    /// each key runs through the one-at-a-time code. Constant time in
     /// the seeds, as `from_seed` is (see the [module docs](self#batched-key-generation-and-signing)).
     ///
     /// ```
@@ -428,16 +434,22 @@ impl SigningKey {
         let mut a = [[0u8; 32]; multi::CHUNK];
         let mut prefix = [[0u8; 32]; multi::CHUNK];
         let mut out = [([0u8; 32], Affine { x: [0; 32], y: [0; 32] }); multi::CHUNK];
+        let mut h = [[0u8; 64]; multi::CHUNK];
         for group in seeds.chunks(multi::CHUNK) {
             let n = group.len();
-            for (i, seed) in group.iter().enumerate() {
-                let mut h = Sha512::digest(seed);
-                a[i].copy_from_slice(&h[..32]);
+            // The seed hashes of the whole group together, one seed per vector lane where the CPU has them.
+            let mut parts: [[&[u8]; 1]; multi::CHUNK] = [[&[]]; multi::CHUNK];
+            for (p, seed) in parts.iter_mut().zip(group) {
+                p[0] = seed;
+            }
+            let msgs: [&[&[u8]]; multi::CHUNK] = core::array::from_fn(|i| &parts[i][..]);
+            sha2_multi::sha512_many(&msgs[..n], &mut h[..n]);
+            for i in 0..n {
+                a[i].copy_from_slice(&h[i][..32]);
                 a[i][0] &= 248;
                 a[i][31] &= 127;
                 a[i][31] |= 64;
-                prefix[i].copy_from_slice(&h[32..]);
-                h.zeroize();
+                prefix[i].copy_from_slice(&h[i][32..]);
             }
             multi_ed::mul_base_many(backend, &a[..n], &mut out[..n]);
             for (i, seed) in group.iter().enumerate() {
@@ -452,6 +464,10 @@ impl SigningKey {
         }
         a.zeroize();
         prefix.zeroize();
+        // The rows used (a call of a few seeds does not pay for wiping all 64).
+        for x in h.iter_mut().take(seeds.len()) {
+            crate::ct::wipe(x);
+        }
         keys
     }
 
@@ -535,9 +551,10 @@ impl fmt::Debug for SigningKey {
 /// Signs many messages at once with Ed25519 (pure): `signatures[i]` is `items[i].0.sign(items[i].1)`, the
 /// same bytes. The keys may all differ or all be one.
 ///
-/// The nonce and challenge hashes and the scalar arithmetic run per item; the fixed-base multiplications
-/// R = r·B run together, eight side by side in the lanes of one comb on CPUs with AVX-512 IFMA (up to 64
-/// sharing one field inversion), one at a time elsewhere. Constant time in the keys and nonces, as
+/// The nonce and challenge hashes run together, eight messages side by side in the lanes of `zmm` registers
+/// with AVX-512 (four in `ymm` with AVX2); so do the fixed-base multiplications R = r·B, eight side by side in
+/// the lanes of one comb on CPUs with AVX-512 IFMA (up to 64 sharing one field inversion), one at a time
+/// elsewhere. The scalar arithmetic runs per item. Constant time in the keys and nonces, as
 /// [`SigningKey::sign`] is.
 ///
 /// ```
@@ -566,21 +583,32 @@ pub fn sign_many_with_backend(
     let mut r = [Scalar::ZERO; multi::CHUNK];
     let mut r_bytes = [[0u8; 32]; multi::CHUNK];
     let mut out = [([0u8; 32], Affine { x: [0; 32], y: [0; 32] }); multi::CHUNK];
+    let mut rh = [[0u8; 64]; multi::CHUNK];
+    let mut kh = [[0u8; 64]; multi::CHUNK];
     for group in items.chunks(multi::CHUNK) {
         let n = group.len();
-        // RFC 8032 §5.1.6 steps 2 and 3 per item, the multiplication of step 3 for the whole group.
-        for (i, (sk, msg)) in group.iter().enumerate() {
-            let mut h = Variant::Pure.hasher();
-            h.update(&sk.prefix).update(msg);
-            let mut rh = h.finalize();
-            r[i] = Scalar::from_bytes_wide(&rh);
+        // RFC 8032 §5.1.6 steps 2 to 4 for the whole group: the nonce hashes H(prefix || M) together (one message
+        // per vector lane where the CPU has them), the multiplications R = r·B together, then the challenge
+        // hashes H(R || A || M) together.
+        let mut parts: [[&[u8]; 3]; multi::CHUNK] = [[&[]; 3]; multi::CHUNK];
+        for (p, (sk, msg)) in parts.iter_mut().zip(group) {
+            *p = [&sk.prefix[..], msg, &[]];
+        }
+        let msgs: [&[&[u8]]; multi::CHUNK] = core::array::from_fn(|i| &parts[i][..2]);
+        sha2_multi::sha512_many(&msgs[..n], &mut rh[..n]);
+        for i in 0..n {
+            r[i] = Scalar::from_bytes_wide(&rh[i]);
             r_bytes[i] = r[i].to_bytes();
-            rh.zeroize();
         }
         multi_ed::mul_base_many(backend, &r_bytes[..n], &mut out[..n]);
-        for (i, (sk, msg)) in group.iter().enumerate() {
+        for (p, ((sk, msg), o)) in parts.iter_mut().zip(group.iter().zip(&out)) {
+            *p = [&o.0[..], &sk.public.bytes[..], msg];
+        }
+        let msgs: [&[&[u8]]; multi::CHUNK] = core::array::from_fn(|i| &parts[i][..]);
+        sha2_multi::sha512_many(&msgs[..n], &mut kh[..n]);
+        for (i, (sk, _)) in group.iter().enumerate() {
             let big_r = out[i].0;
-            let k = sk.public.challenge(Variant::Pure, &big_r, &[msg]);
+            let k = Scalar::from_bytes_wide(&kh[i]);
             let s = k.mul_add(&sk.s, &r[i]);
             let mut bytes = [0u8; 64];
             bytes[..32].copy_from_slice(&big_r);
@@ -592,6 +620,9 @@ pub fn sign_many_with_backend(
         ri.zeroize();
     }
     r_bytes.zeroize();
+    for x in rh.iter_mut().take(items.len()) {
+        crate::ct::wipe(x);
+    }
     sigs
 }
 

@@ -88,6 +88,7 @@ macro_rules! load_words {
 mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
+pub mod multi;
 #[cfg(target_arch = "x86_64")]
 mod shani;
 
