@@ -187,7 +187,7 @@ fn x25519() {
 }
 
 /// `derive_many` on every batch backend this CPU runs (under valgrind: the portable ladders with the batched
-/// inversion, and the one-at-a-time path): nine pairs over a lane boundary, secret scalars, one peer key of
+/// inversion, the four-lane AVX2 ladder, and the one-at-a-time path): nine pairs over a lane boundary, secret scalars, one peer key of
 /// small order whose item must fail alone (the all-zero decision is declassified, as in `diffie_hellman`).
 fn x25519_derive_many() {
     use pqkit::ec::curve25519::multi::Backend;

@@ -26,12 +26,28 @@ fn cpu_has_ifma() -> bool {
     false
 }
 
-/// The backends under test: every one this machine runs (the IFMA one must be among them where the CPU has
-/// it, so that the test cannot pass by skipping it).
+#[cfg(target_arch = "x86_64")]
+fn cpu_has_avx2_adx() -> bool {
+    std::is_x86_feature_detected!("avx2")
+        && std::is_x86_feature_detected!("bmi2")
+        && std::is_x86_feature_detected!("adx")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn cpu_has_avx2_adx() -> bool {
+    false
+}
+
+/// The backends under test: every one this machine runs (the AVX2 and IFMA ones must be among them where the
+/// CPU has their features, so that the test cannot pass by skipping them).
 fn backends() -> Vec<pqkit::dispatch::Checked<Backend>> {
     let all: Vec<_> = Backend::available().collect();
-    if cpu_has_ifma() && std::env::var("PQKIT_CPU").is_err() {
+    let cap = std::env::var("PQKIT_CPU").ok();
+    if cpu_has_ifma() && cap.is_none() {
         assert!(all.iter().any(|b| *b == Backend::Ifma), "the CPU has IFMA but the Ifma backend is not available");
+    }
+    if cpu_has_avx2_adx() && !matches!(cap.as_deref(), Some("portable")) {
+        assert!(all.iter().any(|b| *b == Backend::Avx2), "the CPU has AVX2 but the Avx2 backend is not available");
     }
     all
 }
@@ -79,7 +95,7 @@ fn random_keys(rng: &mut StdRng, n: usize) -> (Vec<X25519SecretKey>, Vec<X25519P
 fn matches_one_at_a_time_on_random_inputs() {
     let mut rng = StdRng::seed_from_u64(0x5eed_0040);
     for b in backends() {
-        for n in [0, 1, 7, 8, 9, 63, 64, 65, 100, 130] {
+        for n in [0, 1, 3, 4, 5, 7, 8, 9, 63, 64, 65, 100, 130] {
             let (sks, pks) = random_keys(&mut rng, n);
             check(b, &sks, &pks, &format!("batch of {n}"));
         }
@@ -128,6 +144,36 @@ fn rfc7748_vectors_through_the_batch() {
         let pairs: Vec<_> = sks.iter().zip(&pks).collect();
         for (i, r) in x25519::derive_many_with_backend(b, &pairs).iter().enumerate() {
             assert_eq!(r.as_ref().unwrap().as_bytes(), &h32(cases[i % 4].2), "{b:?} item {i}");
+        }
+    }
+}
+
+#[test]
+fn rfc7748_iterated_vectors_through_the_batch() {
+    // §5.2: k = u = 9; each round k ← X25519(k, u), u ← the old k. Five copies per batch so that the
+    // chain runs in a full group of lanes and in a tail.
+    let want = [
+        (1, "422c8e7a6227d7bca1350b3e2bb7279f7897b87bb6854b783c60e80311ae3079"),
+        (1000, "684cf59ba83309552800ef566f2f4d3c1c3887c49360e3875f2eb94d99532c51"),
+    ];
+    for b in backends() {
+        let mut nine = [0u8; 32];
+        nine[0] = 9;
+        let (mut k, mut u) = (nine, nine);
+        let mut round = 0;
+        for (rounds, out) in want {
+            while round < rounds {
+                let sks: Vec<_> = (0..5).map(|_| X25519SecretKey::from_array(k)).collect();
+                let pks: Vec<_> = (0..5).map(|_| X25519PublicKey::from(u)).collect();
+                let pairs: Vec<_> = sks.iter().zip(&pks).collect();
+                let got = x25519::derive_many_with_backend(b, &pairs);
+                let first = *got[0].as_ref().unwrap().as_bytes();
+                assert!(got.iter().all(|r| r.as_ref().unwrap().as_bytes() == &first), "{b:?} round {round}");
+                u = k;
+                k = first;
+                round += 1;
+            }
+            assert_eq!(k, h32(out), "{b:?} after {rounds} rounds");
         }
     }
 }

@@ -22,6 +22,11 @@
 //!   message signing ("ECDSA-SHA256") with a context kept per key.
 //! - verify: the same, with a parsed public key made outside timing (ring parses it in every call, as its API
 //!   does).
+//! - verify_many 8 / 64: 8 or 64 verifications per timed call, each of its own 1 KiB message under its own
+//!   key (keys, messages and signatures prepared, keys parsed, outside timing). pqkit runs them through
+//!   `p256::verify_many`; every peer runs its one-at-a-time verify (as in the verify row) 8 or 64 times, since
+//!   none has a batch API. The row's ratio is therefore the per-verification ratio of the batch against
+//!   one-at-a-time.
 //! - ECDH derive: the shared secret of a prepared private key with a prepared peer public key; ring's private
 //!   keys are ephemeral, so its row generates one per call (one `getrandom` call); aws-lc-rs's `agree` takes
 //!   a clone of its parsed peer key.
@@ -29,7 +34,7 @@
 use super::e;
 use super::ec::{DhImpl, aws_dh, owned, put};
 use super::ossl_ffi as ossl;
-use super::pq::{AnyKey, Id, Named, SigImpl};
+use super::pq::{AnyKey, Id, Named, SigImpl, VerifyItem};
 use crate::registry::{Algorithm, Candidate, Check, Op, Report};
 use std::ffi::CStr;
 use std::sync::Arc;
@@ -101,6 +106,31 @@ mod pq_impl {
             let vk = key::<VerifyingKey<C>>(vk)?;
             let Ok(sig) = Signature::<C>::from_der(sig) else { return Ok(false) };
             Ok(vk.verify(msg, &sig).is_ok())
+        }
+        fn verify_many_op(&self, items: &[VerifyItem]) -> Option<Result<Box<dyn Op>, String>> {
+            use pqkit::ec::p256;
+            // Only P-256 has a batch verification.
+            if core::any::TypeId::of::<C>() != core::any::TypeId::of::<p256::NistP256>() {
+                return None;
+            }
+            let parsed = items
+                .iter()
+                .map(|(vk, m, s)| {
+                    Ok((
+                        p256::VerifyingKey::from_sec1_bytes(vk).map_err(e)?,
+                        m.clone(),
+                        p256::Signature::from_der(s).map_err(e)?,
+                    ))
+                })
+                .collect::<Result<Vec<_>, String>>();
+            Some(parsed.map(|parsed| {
+                Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| {
+                    let refs: Vec<_> = parsed.iter().map(|(k, m, s)| (k, m.as_slice(), s)).collect();
+                    out.clear();
+                    out.extend(p256::verify_many(&refs).iter().map(|r| r.is_ok() as u8));
+                    Ok(())
+                }) as Box<dyn Op>
+            }))
         }
     }
 
@@ -484,7 +514,75 @@ pub fn curve_algorithms(
     algs
 }
 
+/// The items of a batch verification row for `s`: `n` keys (the [`PRIVATE`] scalar varied by a counter), each
+/// signing its own [`MSG_LEN`]-byte message (a counter in the first 8 bytes) with `s`.
+fn verify_many_items(s: &Arc<dyn SigImpl>, n: usize) -> Result<Vec<VerifyItem>, String> {
+    let mut counter = 0u64;
+    (0..n as u64)
+        .map(|i| {
+            let mut vk = Vec::new();
+            let sk = s.keygen(&super::pq::next_key(&PRIVATE, &mut counter), &mut vk)?;
+            let mut msg = crate::harness::input_bytes(MSG_LEN).to_vec();
+            msg[..8].copy_from_slice(&i.to_le_bytes());
+            let mut sig = Vec::new();
+            s.sign(&sk, &msg, &mut sig)?;
+            Ok((vk, msg, sig))
+        })
+        .collect()
+}
+
+/// The timed batch verification of `s` over `n` items: its batch API where it has one, else its
+/// one-at-a-time verification `n` times (keys parsed outside timing). One byte per item, 1 for valid.
+fn verify_many_op(s: &Arc<dyn SigImpl>, n: usize) -> Result<Box<dyn Op>, String> {
+    let items = verify_many_items(s, n)?;
+    if let Some(r) = s.verify_many_op(&items) {
+        return r;
+    }
+    let parsed =
+        items.into_iter().map(|(vk, m, sig)| Ok((s.parse_vk(&vk)?, m, sig))).collect::<Result<Vec<_>, String>>()?;
+    let s = s.clone();
+    Ok(Box::new(move |_d: &mut [u8], out: &mut Vec<u8>| {
+        out.clear();
+        for (vk, m, sig) in &parsed {
+            out.push(s.verify(vk, m, sig)? as u8);
+        }
+        Ok(())
+    }))
+}
+
+/// The batch rows "verify_many 8" and "verify_many 64" of a curve's ECDSA: `n` verifications of 1 KiB
+/// messages per timed call, each under its own key, through pqkit's batch API and every peer's
+/// one-at-a-time verify, so that the row's ratio is the per-operation ratio. Checked: every implementation
+/// accepts all `n` of its signatures.
+pub fn verify_many_algorithms(name: &str, impls: Vec<Arc<dyn SigImpl>>) -> Vec<Algorithm> {
+    let mut algs = Vec::new();
+    for n in [8usize, 64] {
+        let list = impls.clone();
+        let check = Check::Custom(Box::new(move || {
+            for s in &list {
+                let mut out = Vec::new();
+                verify_many_op(s, n)?.run(&mut [], &mut out)?;
+                if out != vec![1u8; n] {
+                    return Err(format!("{} rejects some of its own {n} signatures: {out:?}", s.name()));
+                }
+            }
+            Ok(())
+        }));
+        let mut alg = Algorithm::public_key(&format!("{name} ECDSA"), &format!("verify_many {n}"), MSG_LEN, check)
+            .reports(&[Report::A]);
+        for s in &impls {
+            let s2 = s.clone();
+            let setup = move |_size: usize| verify_many_op(&s2, n);
+            alg = alg.with(Candidate::new(s.name(), s.version(), setup));
+        }
+        algs.push(alg);
+    }
+    algs
+}
+
 /// The family's algorithms: P-256.
 pub fn algorithms() -> Vec<Algorithm> {
-    curve_algorithms("P-256", p256_sig_impls(), p256_dh_impls(), &["ring"])
+    let mut v = curve_algorithms("P-256", p256_sig_impls(), p256_dh_impls(), &["ring"]);
+    v.extend(verify_many_algorithms("P-256", p256_sig_impls()));
+    v
 }

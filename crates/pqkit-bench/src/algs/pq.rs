@@ -18,6 +18,8 @@ use std::sync::Arc;
 
 /// A key as an opaque object.
 pub type AnyKey = Box<dyn Any + Send + Sync>;
+/// One item of a batch verification row: verification key, message and signature bytes.
+pub type VerifyItem = (Vec<u8>, Vec<u8>, Vec<u8>);
 
 /// Who an implementation is in the report. A peer's ML-KEM and ML-DSA adapters share it where the peer is one
 /// crate (see the constants below).
@@ -81,6 +83,11 @@ pub trait SigImpl: Named + Send + Sync {
     /// A batch API's timed signing of every message under the key of `seed` (the signatures written into
     /// `out` in order), or `None` where the rows run [`sign`](Self::sign) per message.
     fn sign_many_op(&self, _seed: &[u8; 32], _msgs: &[Vec<u8>]) -> Option<Result<Box<dyn Op>, String>> {
+        None
+    }
+    /// A batch API's timed verification of every `(verification key, message, signature)` item (one byte per
+    /// item written into `out`, 1 for valid), or `None` where the rows run [`verify`](Self::verify) per item.
+    fn verify_many_op(&self, _items: &[VerifyItem]) -> Option<Result<Box<dyn Op>, String>> {
         None
     }
 }

@@ -8,6 +8,7 @@
 #![allow(clippy::needless_range_loop)] // indexed round loops read like the specification
 
 use super::{Backend, HTable, InOut, J0, RoundKeys};
+use crate::ct::wipe;
 use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 use zeroize::Zeroize;
@@ -301,14 +302,6 @@ fn ghash_data(htab: &HTable, mut y: __m128i, data: &[u8]) -> __m128i {
         wipe(&mut buf);
     }
     y
-}
-
-/// Overwrites a stack block that held message bytes: one volatile store of the whole array (vector stores),
-/// where `Zeroize` on a byte array writes byte by byte.
-#[inline]
-fn wipe(b: &mut [u8; 128]) {
-    // SAFETY: `b` is a valid, aligned `[u8; 128]`.
-    unsafe { core::ptr::write_volatile(b, [0u8; 128]) };
 }
 
 #[target_feature(enable = "aes,pclmulqdq,ssse3,sse4.1")]

@@ -21,6 +21,7 @@
 #![allow(clippy::needless_range_loop)] // indexed round loops read like the specification
 
 use super::{Backend, HTable, InOut, J0, RoundKeys};
+use crate::ct::wipe;
 use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
@@ -497,13 +498,6 @@ unsafe fn load_last(p: *const u8, r: usize, back: bool) -> __m128i {
     }
 }
 
-/// Overwrites a 32-byte stack block that held message bytes (one volatile store, so it is not optimised away).
-#[inline]
-fn wipe(t: &mut [u8; 32]) {
-    // SAFETY: `t` is 32 writable bytes; the unaligned type has no alignment requirement.
-    unsafe { core::ptr::write_volatile(t.as_mut_ptr().cast::<Unaligned>(), Unaligned(_mm256_setzero_si256())) };
-}
-
 /// GHASH of `data` into `y`: 16 blocks and one reduction per 256 bytes, then the rest with one more.
 #[inline]
 fn ghash_bytes(htab: &HTable, mut y: __m128i, data: &[u8]) -> __m128i {
@@ -796,10 +790,5 @@ fn ghash_impl(htab: &HTable, state: &mut u128, data: &[u8]) {
     unsafe { _mm_storeu_si128((state as *mut u128).cast(), y) };
 }
 }
-
-/// A 32-byte value without an alignment requirement, for the wiping store.
-#[repr(C, packed)]
-#[derive(Clone, Copy)]
-struct Unaligned(__m256i);
 
 gcm_entry_points!(Backend::Vaes256);

@@ -565,7 +565,7 @@ impl<P: Params> EncapsulationKey<P> {
 
 impl<P: Params> Zeroize for EncapsulationKey<P> {
     fn zeroize(&mut self) {
-        poly::wipe(self.bytes.as_mut());
+        crate::ct::wipe(self.bytes.as_mut());
         self.h = [0; 32];
     }
 }
@@ -711,7 +711,7 @@ impl<P: Params> Clone for DecapsulationKey<P> {
 
 impl<P: Params> Zeroize for DecapsulationKey<P> {
     fn zeroize(&mut self) {
-        poly::wipe(self.bytes.as_mut());
+        crate::ct::wipe(self.bytes.as_mut());
         if let Some(s) = self.seed.as_mut() {
             s.zeroize();
         }

@@ -18,15 +18,6 @@ pub(crate) const INV_NTT_F: i16 = 1441;
 /// R^2 mod q: a Montgomery multiplication by it converts to the Montgomery domain (multiplies by R).
 pub(crate) const R2: i16 = 1353;
 
-/// Overwrites `x` with zeros: a plain (vectorised) fill, then `black_box` on the buffer so the compiler must
-/// assume the zeros are read and cannot drop the stores. Much cheaper than element-wise volatile writes on
-/// the kilobytes of intermediates an operation wipes.
-#[inline]
-pub(crate) fn wipe<T: Default + Copy>(x: &mut [T]) {
-    x.fill(T::default());
-    core::hint::black_box(x);
-}
-
 /// A polynomial: 256 coefficients, aligned for 32-byte vector loads.
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
@@ -40,7 +31,7 @@ impl Poly {
 
 impl Zeroize for Poly {
     fn zeroize(&mut self) {
-        wipe(&mut self.c);
+        crate::ct::wipe(&mut self.c);
     }
 }
 

@@ -4,7 +4,8 @@
 //! nothing extra, so mixing job kinds in one batch saves single-state permutations.
 
 use super::Backend;
-use super::poly::{Poly, cbd, wipe};
+use super::poly::{Poly, cbd};
+use crate::ct::wipe;
 use crate::dispatch::Checked;
 use crate::hash::sha3::{self, Backend as KeccakBackend};
 

@@ -12,6 +12,8 @@
 //! Crate-internal plumbing: public only so tests and benchmarks can force each backend.
 
 #[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
 mod bmi2_adx;
 pub(crate) mod edwards;
 pub(crate) mod field;

@@ -29,6 +29,10 @@ crate::dispatch::backends! {
         /// Each operation through the one-at-a-time code of the fastest Curve25519 backend (the `mulx`/`adx`
         /// ladder and comb), with its own inversion: what CPUs without AVX-512 IFMA run.
         Bmi2Adx: [BMI2, ADX],
+        /// AVX2: four ladders in the four 64-bit lanes of `ymm` registers, radix 2^25.5 (`avx2.rs`), the
+        /// inversions batched. Ranked above `Bmi2Adx`, whose features it also needs: the Ed25519 batch
+        /// ([`multi_ed`](super::multi_ed)) runs the one-at-a-time `mulx`/`adx` comb under it.
+        Avx2: [AVX2, BMI2, ADX],
         /// AVX-512 IFMA: eight ladders or fixed-base combs in the eight 64-bit lanes of `zmm` registers,
         /// radix 2^52 (`ifma.rs`, `ifma_edwards.rs`), the inversions batched.
         Ifma: [AVX512F, AVX512IFMA],
@@ -78,6 +82,22 @@ fn chunk(backend: Checked<Backend>, k: &[[u8; 32]], u: &[[u8; 32]], out: &mut [[
             return;
         }
         #[cfg(target_arch = "x86_64")]
+        Backend::Avx2 => {
+            use super::avx2::{LANES as L4, ladder4};
+            for (g, (kg, ug)) in k.chunks(L4).zip(u.chunks(L4)).enumerate() {
+                // The tail's spare lanes run a dummy ladder (scalar 0 on u = 9) whose result is dropped.
+                let mut nine = [0u8; 32];
+                nine[0] = 9;
+                let mut kl = [[0u8; 32]; L4];
+                let mut ul = [nine; L4];
+                kl[..kg.len()].copy_from_slice(kg);
+                ul[..ug.len()].copy_from_slice(ug);
+                let r = ladder4(backend, &kl, &ul);
+                kl.zeroize();
+                proj[g * L4..g * L4 + kg.len()].copy_from_slice(&r[..kg.len()]);
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
         Backend::Ifma => {
             for (g, (kg, ug)) in k.chunks(LANES).zip(u.chunks(LANES)).enumerate() {
                 // The tail's spare lanes run a dummy ladder (scalar 0 on u = 9) whose result is dropped.
@@ -92,9 +112,9 @@ fn chunk(backend: Checked<Backend>, k: &[[u8; 32]], u: &[[u8; 32]], out: &mut [[
                 proj[g * LANES..g * LANES + kg.len()].copy_from_slice(&r[..kg.len()]);
             }
         }
-        // Never checked off x86_64 (no CPU there reports AVX-512 IFMA).
+        // Never checked off x86_64 (no CPU there reports AVX2 or AVX-512 IFMA).
         #[cfg(not(target_arch = "x86_64"))]
-        Backend::Ifma => {
+        Backend::Avx2 | Backend::Ifma => {
             for i in 0..n {
                 proj[i] = ladder_soft(&k[i], &u[i]);
             }

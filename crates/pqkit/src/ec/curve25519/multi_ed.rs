@@ -37,7 +37,7 @@ fn chunk(backend: Checked<Backend>, s: &[[u8; 32]], out: &mut [([u8; 32], Affine
     debug_assert!(n <= CHUNK && out.len() == n);
     let mut pts = [[Fe51::ZERO; 3]; CHUNK];
     match backend.get() {
-        Backend::Bmi2Adx => {
+        Backend::Bmi2Adx | Backend::Avx2 => {
             let single = super::Backend::detect();
             for (o, si) in out.iter_mut().zip(s) {
                 *o = super::mul_base_affine(single, si);

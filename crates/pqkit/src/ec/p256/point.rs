@@ -434,7 +434,7 @@ pub(crate) static BASE_ODD: [Aff; 64] = compute_base_odd();
 /// leaves no carry: the last chunk holds at most the bits 255 − w·(R − 1) … of k < 2^255, so it is below
 /// 2^(w−1) and it plus a carry is at most 2^(w−1). `radix16` is R = 64, w = 4; [`mul_base`] R = 52, w = 5.
 #[inline]
-fn signed_digits<const R: usize>(k: &[u64; 4], w: u32) -> [i8; R] {
+pub(crate) fn signed_digits<const R: usize>(k: &[u64; 4], w: u32) -> [i8; R] {
     debug_assert!((2..=6).contains(&w) && R * w as usize >= 256);
     let mut d = [0i8; R];
     let mut carry = 0i8;

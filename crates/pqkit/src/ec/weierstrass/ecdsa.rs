@@ -508,11 +508,7 @@ impl<C: PrimeCurve> VerifyingKey<C> {
 
     fn verify_digest(&self, digest: &[u8], sig: &Signature<C>) -> Result<()> {
         let backend = self.key.backend;
-        let z = digest_scalar::<C>(digest)?;
-        let (Some(r), Some(s)) = (C::scalar_from_canonical(&sig.r), C::scalar_from_canonical(&sig.s)) else {
-            // Signature values are checked when they are made.
-            return Err(bad_sig::<C>("signature r or s is not below the group order n"));
-        };
+        let (z, r, s) = verify_scalars::<C>(digest, sig)?;
         let w = C::scalar_invert_vartime(backend, &s);
         let u1 = C::scalar_mul(backend, &z, &w);
         let u2 = C::scalar_mul(backend, &r, &w);
@@ -529,6 +525,26 @@ impl<C: PrimeCurve> VerifyingKey<C> {
         self.key.backend = backend;
         self
     }
+
+    /// The key's point, for the batched verifications.
+    #[cfg(all(feature = "alloc", target_arch = "x86_64"))]
+    pub(crate) fn point(&self) -> &C::Affine {
+        &self.key.point
+    }
+}
+
+/// The scalars of a verification: z = bits2int(digest) mod n, r and s, or the error
+/// [`VerifyingKey::verify_prehashed`] returns for this digest and signature before any point arithmetic.
+pub(crate) fn verify_scalars<C: PrimeCurve>(
+    digest: &[u8],
+    sig: &Signature<C>,
+) -> Result<(C::Scalar, C::Scalar, C::Scalar)> {
+    let z = digest_scalar::<C>(digest)?;
+    let (Some(r), Some(s)) = (C::scalar_from_canonical(&sig.r), C::scalar_from_canonical(&sig.s)) else {
+        // Signature values are checked when they are made.
+        return Err(bad_sig::<C>("signature r or s is not below the group order n"));
+    };
+    Ok((z, r, s))
 }
 
 impl<C: PrimeCurve> fmt::Debug for VerifyingKey<C> {
