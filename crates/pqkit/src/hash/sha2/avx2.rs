@@ -516,6 +516,7 @@ unsafe fn one_asm(h: &mut [u64; 8], wk: *mut u64, x: [__m128i; 8]) {
         core::arch::asm!(
             "mov {t2}, {s1}",
             "xor {t2}, {s2}",
+            ".p2align 6",
             "2:",
             sha512_round!(s0 s1 s2 s3 s4 s5 s6 s7 t1 t2 "[{p} + 0]" [] [] [] [] []),
             sha512_pair!(0 1 4 5 7 16),
@@ -616,6 +617,7 @@ unsafe fn one_asm4(h: &mut [u64; 8], wk: *mut u64, x: [__m128i; 8]) {
         core::arch::asm!(
             "mov {t2}, {s1}",
             "xor {t2}, {s2}",
+            ".p2align 6",
             "2:",
             sha512_round4!(s0 s1 s2 s3 s4 s5 s6 s7 t1 t2 "[{p} + 0]" [] [] [] [] []),
             sha512_pair!(0 1 4 5 7 16),
@@ -763,6 +765,7 @@ unsafe fn block_asm(h: &mut [u64; 8], p: *const u64, n: *mut [u64; 4], r: usize)
     // clobbered; no stack use; flags are not preserved (not promised). AVX2 and BMI2 are enabled on this function.
     unsafe {
         core::arch::asm!(
+            ".p2align 6",
             "mov {t2}, {s1}",
             "xor {t2}, {s2}",
             sha512_round4!(s0 s1 s2 s3 s4 s5 s6 s7 t1 t2 "[{p} + 0]" [0 k0 0 (0)] [0 k0 0 (1)] [0 k0 0 (2)] [0 k0 0 (3)] [0 k0 0 (4 5)]),
@@ -899,6 +902,7 @@ unsafe fn block_asm5(h: &mut [u64; 8], p: *const u64, n: *mut [u64; 4], r: usize
     // clobbered; no stack use; flags are not preserved (not promised). AVX2 and BMI2 are enabled on this function.
     unsafe {
         core::arch::asm!(
+            ".p2align 6",
             "mov {t2}, {s1}",
             "xor {t2}, {s2}",
             sha512_round!(s0 s1 s2 s3 s4 s5 s6 s7 t1 t2 "[{p} + 0]" [0 k0 0 (0)] [0 k0 0 (1)] [0 k0 0 (2)] [0 k0 0 (3 4)] [0 k0 0 (5)]),

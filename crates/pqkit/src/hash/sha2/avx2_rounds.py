@@ -247,7 +247,7 @@ def block(rnd=ROUND4, name="sha512_round4"):
             done = max(done, due)
         sched.append(slots)
     assert done == total
-    return ['"mov {t2}, {s1}",', '"xor {t2}, {s2}",'] + invocations(80, lambda r: "[{p} + %d]" % (32 * r), sched, name)
+    return ['".p2align 6",', '"mov {t2}, {s1}",', '"xor {t2}, {s2}",'] + invocations(80, lambda r: "[{p} + %d]" % (32 * r), sched, name)
 
 
 def stretch():
@@ -320,7 +320,7 @@ def one(rnd_name):
     calls in the same program (an HMAC: nine blocks, then the outer one) the unrolled text overflowed the
     instruction caches (measured on AMD Zen 5, SHA-512 1 KiB digest followed by a 64 B one: 400 TSC ticks more
     than the two apart)."""
-    out = ['"mov {t2}, {s1}",', '"xor {t2}, {s2}",', '"2:",']
+    out = ['"mov {t2}, {s1}",', '"xor {t2}, {s2}",', '".p2align 6",', '"2:",']
     for r, line in enumerate(invocations(16, lambda r: "[{p} + %d]" % (8 * r), None, rnd_name)):
         out.append(line)
         if r % 2 == 0:
