@@ -606,9 +606,6 @@ mod tests {
         }
     }
 
-    /// The paired exponentiation (both CRT halves in one loop on the IFMA backend) against num-bigint, for every
-    /// backend and every size the IFMA code handles, with a base of 0, 1, m − 1 and random values; and the
-    /// fallback for moduli of different sizes.
     /// Moduli at the edges of the reduction's carries (R − 1, just above R/2, alternating words) with operands
     /// m − 1, 1, 0 and random values: every backend's product and square equal num-bigint's, at the sizes with
     /// dedicated reduction code (16, 24, 32 limbs) and one without.
@@ -653,6 +650,9 @@ mod tests {
         }
     }
 
+    /// The paired exponentiation (both CRT halves in one loop on the IFMA backend) against num-bigint, for every
+    /// backend and every size the IFMA code handles, with a base of 0, 1, m − 1 and random values; and the
+    /// fallback for moduli of different sizes.
     #[test]
     fn pow_pair_differential() {
         let mut seed = 0x5eed_0002u64;
