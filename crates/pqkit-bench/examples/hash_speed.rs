@@ -71,10 +71,6 @@ fn main() {
         }
         return;
     }
-    if std::env::args().nth(1).as_deref() == Some("switch") {
-        switched();
-        return;
-    }
     if std::env::args().nth(1).as_deref() == Some("fence") {
         fenced();
         return;
@@ -418,50 +414,5 @@ fn fenced() {
             }),
         );
         println!("1 KiB {b:5} 64 B {s:5} both {bs:5}   fenced: 1 KiB {bf:5} 64 B {sf:5} both {bsf:5}");
-    }
-}
-
-/// TSC ticks per sequence of SHA-512 digests of 1 KiB (`B`) and 64 B (`S`), with `m` an `mfence` (drains the
-/// store buffer): which call of a pair pays for the switch between the multi-block and the one-block paths.
-#[allow(dead_code)]
-fn switched() {
-    use pqkit::hash::sha2::Sha512;
-    let data = vec![0x5au8; 1024];
-    let tsc = || {
-        // SAFETY: rdtsc has no preconditions on x86_64.
-        unsafe { core::arch::x86_64::_rdtsc() }
-    };
-    let time = |seq: &str| {
-        let mut best = u64::MAX;
-        for _ in 0..2000 {
-            let t0 = tsc();
-            for _ in 0..100 {
-                for c in seq.bytes() {
-                    match c {
-                        b'B' => {
-                            std::hint::black_box(Sha512::digest(std::hint::black_box(&data)));
-                        }
-                        b'S' => {
-                            std::hint::black_box(Sha512::digest(std::hint::black_box(&data[..64])));
-                        }
-                        b'T' => {
-                            std::hint::black_box(Sha512::digest(std::hint::black_box(&data[..200])));
-                        }
-                        _ => {
-                            // SAFETY: mfence has no preconditions on x86_64 (SSE2).
-                            unsafe { core::arch::x86_64::_mm_mfence() }
-                        }
-                    }
-                }
-            }
-            best = best.min((tsc() - t0) / 100);
-        }
-        best
-    };
-    for _ in 0..2 {
-        for seq in ["B", "S", "m", "T", "BS", "BSS", "BBS", "BmS", "BmSm", "BSm", "SmBm", "TS", "BT"] {
-            print!("{seq}:{} ", time(seq));
-        }
-        println!();
     }
 }
