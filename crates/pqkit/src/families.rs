@@ -28,6 +28,7 @@ pub fn chosen() -> impl Iterator<Item = (&'static str, &'static str)> {
         one::<crate::ec::curve25519::Backend>(),
         one::<crate::ec::curve25519::multi::Backend>(),
         one::<crate::ec::p256::Backend>(),
+        one::<crate::ec::p256::batch::Backend>(),
         one::<crate::ec::secp256k1::Backend>(),
         #[cfg(feature = "alloc")]
         one::<crate::kdf::argon2::Backend>(),

@@ -65,6 +65,7 @@ macro_rules! every_family {
         $f::<pqkit::ec::curve25519::Backend>();
         $f::<pqkit::ec::curve25519::multi::Backend>();
         $f::<pqkit::ec::p256::Backend>();
+        $f::<pqkit::ec::p256::batch::Backend>();
         $f::<pqkit::ec::secp256k1::Backend>();
         $f::<pqkit::kdf::argon2::Backend>();
         $f::<pqkit::rsa::Backend>();
