@@ -470,6 +470,7 @@ fn verify8_ifma(inputs: &[LaneInput; LANES]) -> [LaneOutput; LANES] {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    extern crate std;
     use super::*;
     use crate::ec::p256::field::{FieldArith, P, Soft, adc4};
     use std::vec::Vec;
@@ -581,6 +582,7 @@ pub(crate) mod tests {
 
 #[cfg(test)]
 mod point_tests {
+    extern crate std;
     use super::*;
     use crate::ec::p256::field::{FieldArith, Soft};
     use crate::ec::p256::point;

@@ -176,8 +176,9 @@ fn group<const L: usize>(
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
     use super::*;
-    use alloc::vec::Vec;
+    use std::vec::Vec;
 
     /// A small deterministic generator (the values do not matter, only their variety).
     struct Rng(u64);
@@ -218,7 +219,7 @@ mod tests {
         let want: Vec<[u8; 64]> = msgs.iter().map(|m| Sha512::digest(m)).collect();
         let mut ran = 0;
         for b in Backend::available() {
-            let mut got = alloc::vec![[0u8; 64]; msgs.len()];
+            let mut got = std::vec![[0u8; 64]; msgs.len()];
             sha512_many_with_backend(b, &refs, &mut got);
             for (i, (g, w)) in got.iter().zip(&want).enumerate() {
                 assert_eq!(g, w, "{b:?}: message {i} of {} ({} bytes)", msgs.len(), msgs[i].len());
