@@ -2,7 +2,7 @@
 //! [`verify_prehashed_many`](super::verify_prehashed_many)).
 //!
 //! Per item: the digest (SHA-256 of the message, or the caller's), the checks and scalars of the
-//! one-at-a-time verification (z, r, s). Then, for up to [`CHUNK`] items at once, s⁻¹ for all of them by
+//! one-at-a-time verification (z, r, s). Then, for up to `CHUNK` (64) items at once, s⁻¹ for all of them by
 //! Montgomery's trick (one variable-time inversion modulo n), u1 = z·s⁻¹ and u2 = r·s⁻¹, and the sums
 //! u1·G + u2·Q eight at a time in AVX-512 IFMA lanes (`ifma.rs`). Each lane's result is checked as the
 //! one-at-a-time verification does: X = r·Z², or X = (r + n)·Z² when r + n < p. A lane whose Z is zero (the

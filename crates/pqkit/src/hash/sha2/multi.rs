@@ -1,7 +1,7 @@
 //! SHA-512 of many messages at once, one message per 64-bit lane of a vector register, for the batched Ed25519
 //! operations (key generation from many seeds, signing many messages): eight lanes of `zmm` registers with
 //! AVX-512F, four lanes of `ymm` registers with AVX2, and elsewhere one message at a time through
-//! [`Sha512`](super::Sha512).
+//! [`Sha512`].
 //!
 //! Each message is given as a list of parts (Ed25519's challenge hashes R || A || M with no copy). Block `j` of
 //! every lane is compressed together; a lane whose message has fewer blocks takes a zero block and keeps its state
