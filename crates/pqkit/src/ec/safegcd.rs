@@ -53,7 +53,7 @@ impl Mod62 {
 
 /// The 62-bit limbs of a 256-bit value.
 #[inline(always)]
-const fn to62(w: &[u64; 4]) -> [i64; 5] {
+pub(crate) const fn to62(w: &[u64; 4]) -> [i64; 5] {
     let m = M62 as u64;
     [
         (w[0] & m) as i64,
@@ -201,7 +201,7 @@ fn divsteps_vartime_bitwise(mut delta: i64, f0: u64, g0: u64) -> (i64, [i64; 4])
 
 /// (f, g) ← t·(f, g) / 2^62 (exact).
 #[inline(always)]
-fn update_fg(f: &mut [i64; 5], g: &mut [i64; 5], t: &[i64; 4]) {
+pub(crate) fn update_fg(f: &mut [i64; 5], g: &mut [i64; 5], t: &[i64; 4]) {
     let [u, v, q, r] = t.map(|x| x as i128);
     let mut cf = u * f[0] as i128 + v * g[0] as i128;
     let mut cg = q * f[0] as i128 + r * g[0] as i128;
@@ -322,21 +322,7 @@ pub(crate) fn invert_with<B>(x: &[u64; 4], md: &Mod62, batch: B) -> [u64; 4]
 where
     B: Fn(i64, u64, u64, u32) -> (i64, [i64; 4]),
 {
-    invert_parts(x, &md.m, batch, |d, e, t| update_de(d, e, t, md), |d, f4| finish(d, f4, md))
-}
-
-/// The constant-time inversion's loop (f = m, g = x, [`BATCHES`] batches, then the result from d and the sign
-/// of f) with its parts given, for a modulus whose updates are specialised: `m` is the modulus in normalised
-/// 62-bit limbs, `batch` as in [`invert_with`], `update_de(d, e, t)` what [`update_de`] does for this modulus
-/// (d, e kept in (−2m, m)), and `finish(d, f4)` what [`finish`] does. All in constant time.
-#[inline(always)]
-pub(crate) fn invert_parts<B, U, F>(x: &[u64; 4], m: &[i64; 5], batch: B, update_de: U, finish: F) -> [u64; 4]
-where
-    B: Fn(i64, u64, u64, u32) -> (i64, [i64; 4]),
-    U: Fn(&mut [i64; 5], &mut [i64; 5], &[i64; 4]),
-    F: Fn([i64; 5], i64) -> [u64; 4],
-{
-    let mut f = *m;
+    let mut f = md.m;
     let mut g = to62(x);
     let mut d = [0i64; 5];
     let mut e = [1i64, 0, 0, 0, 0];
@@ -346,9 +332,9 @@ where
         let (eta2, t) = batch(eta, low64(&f) as u64, low64(&g) as u64, n);
         eta = eta2;
         update_fg(&mut f, &mut g, &t);
-        update_de(&mut d, &mut e, &t);
+        update_de(&mut d, &mut e, &t, md);
     }
-    let r = finish(d, f[4]);
+    let r = finish(d, f[4], md);
     crate::ct::wipe(&mut d);
     crate::ct::wipe(&mut e);
     crate::ct::wipe(&mut g);

@@ -33,7 +33,7 @@
 
 #![allow(unsafe_code)]
 
-use crate::ec::safegcd::{self, BATCH, M62, Mod62};
+use crate::ec::safegcd::{self, BATCH, LAST, M62, Mod62, to62, update_fg};
 use core::arch::asm;
 
 /// The longest run of divsteps on one pair of packed words.
@@ -241,7 +241,25 @@ fn finish_25519(mut d: [i64; 5], f4: i64) -> [u64; 4] {
 /// specialised to this modulus.
 #[inline]
 pub(crate) fn invert_p25519(x: &[u64; 4]) -> [u64; 4] {
-    safegcd::invert_parts(x, &P25519_NORM, batch, update_de_25519, finish_25519)
+    let mut f = P25519_NORM;
+    let mut g = to62(x);
+    let mut d = [0i64; 5];
+    let mut e = [1i64, 0, 0, 0, 0];
+    let mut eta = -1i64; // δ = 1/2
+    for b in 0..10 {
+        let n = if b < 9 { BATCH } else { LAST };
+        let lf = (f[0] | (f[1] << 62)) as u64;
+        let lg = (g[0] | (g[1] << 62)) as u64;
+        let (eta2, t) = batch(eta, lf, lg, n);
+        eta = eta2;
+        update_fg(&mut f, &mut g, &t);
+        update_de_25519(&mut d, &mut e, &t);
+    }
+    let r = finish_25519(d, f[4]);
+    crate::ct::wipe(&mut d);
+    crate::ct::wipe(&mut e);
+    crate::ct::wipe(&mut g);
+    r
 }
 
 #[cfg(test)]
@@ -249,7 +267,6 @@ mod tests {
     extern crate std;
     use super::*;
     use crate::ec::curve25519::field::tests::Xs;
-    use crate::ec::safegcd::LAST;
 
     fn big(w: &[u64; 4]) -> num_bigint::BigInt {
         num_bigint::BigInt::from(num_bigint::BigUint::from_slice(
