@@ -7,3 +7,4 @@
 
 pub(crate) mod divsteps;
 pub(crate) mod transpose;
+pub(crate) mod zmm5;

@@ -29,8 +29,8 @@ use super::multi::{Backend, LANES, Projective, limbs52};
 use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
-/// One field element of eight operations: limb `i` of every lane in register `i`.
-pub(super) type Fe = [__m512i; 5];
+/// One field element of eight operations (limb `i` of every lane in register `i`), and the moves in and out.
+pub(super) use crate::x86::zmm5::{Fe, load, splat, store};
 
 use super::multi::M52;
 const M47: u64 = (1 << 47) - 1;
@@ -42,35 +42,6 @@ pub(super) fn ladder8(backend: Checked<Backend>, k: &[[u8; 32]; LANES], u: &[[u8
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Ifma, so the CPU has AVX-512 F and
     // IFMA, the features `ladder8_ifma` and everything it calls enable.
     unsafe { ladder8_ifma(k, u) }
-}
-
-#[inline]
-#[target_feature(enable = "avx512f")]
-pub(super) fn splat(x: u64) -> __m512i {
-    _mm512_set1_epi64(x as i64)
-}
-
-/// Limb `i` of every lane: `v[lane][i]` gathered into register `i`.
-#[inline]
-#[target_feature(enable = "avx512f")]
-pub(super) fn load(v: &[[u64; 5]; LANES]) -> Fe {
-    core::array::from_fn(|i| {
-        let lane: [u64; LANES] = core::array::from_fn(|j| v[j][i]);
-        // SAFETY: `lane` is 64 readable bytes; unaligned load.
-        unsafe { _mm512_loadu_si512(lane.as_ptr().cast()) }
-    })
-}
-
-/// The inverse of [`load`].
-#[inline]
-#[target_feature(enable = "avx512f")]
-pub(super) fn store(a: &Fe) -> [[u64; 5]; LANES] {
-    let mut limbs = [[0u64; LANES]; 5];
-    for (dst, v) in limbs.iter_mut().zip(a) {
-        // SAFETY: `dst` is 64 writable bytes; unaligned store.
-        unsafe { _mm512_storeu_si512(dst.as_mut_ptr().cast(), *v) };
-    }
-    core::array::from_fn(|j| core::array::from_fn(|i| limbs[i][j]))
 }
 
 /// The carried form (see the module docs) of an element whose limbs are below 2^60.

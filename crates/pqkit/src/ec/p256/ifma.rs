@@ -35,11 +35,8 @@ use super::field::Fe as SoftFe;
 use super::point::{Aff, BASE_TABLE_HI, BASE_TABLE_LO};
 use core::arch::x86_64::*;
 
-/// Lanes per vector.
-pub(crate) const LANES: usize = 8;
-
-/// One field element of eight lanes: limb `i` of every lane in register `i`.
-pub(crate) type Fe = [__m512i; 5];
+/// One field element of eight lanes (limb `i` of every lane in register `i`), and the moves in and out.
+pub(crate) use crate::x86::zmm5::{Fe, LANES, load, splat, store};
 
 const M52: u64 = (1 << 52) - 1;
 const M48: u64 = (1 << 48) - 1;
@@ -108,37 +105,8 @@ const fn g_lanes() -> [[[u64; 10]; 16]; 52] {
 
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn splat(x: u64) -> __m512i {
-    _mm512_set1_epi64(x as i64)
-}
-
-#[inline]
-#[target_feature(enable = "avx512f")]
 fn constant(c: &[u64; 5]) -> Fe {
     core::array::from_fn(|i| splat(c[i]))
-}
-
-/// Limb `i` of every lane: `v[lane][i]` into register `i`.
-#[inline]
-#[target_feature(enable = "avx512f")]
-pub(crate) fn load(v: &[[u64; 5]; LANES]) -> Fe {
-    core::array::from_fn(|i| {
-        let lane: [u64; LANES] = core::array::from_fn(|j| v[j][i]);
-        // SAFETY: `lane` is 64 readable bytes; unaligned load.
-        unsafe { _mm512_loadu_si512(lane.as_ptr().cast()) }
-    })
-}
-
-/// The inverse of [`load`].
-#[inline]
-#[target_feature(enable = "avx512f")]
-pub(crate) fn store(a: &Fe) -> [[u64; 5]; LANES] {
-    let mut limbs = [[0u64; LANES]; 5];
-    for (dst, v) in limbs.iter_mut().zip(a) {
-        // SAFETY: `dst` is 64 writable bytes; unaligned store.
-        unsafe { _mm512_storeu_si512(dst.as_mut_ptr().cast(), *v) };
-    }
-    core::array::from_fn(|j| core::array::from_fn(|i| limbs[i][j]))
 }
 
 /// Carries limbs 0–3 into limb 4 with arithmetic shifts (limbs may be negative; the value must not be).
