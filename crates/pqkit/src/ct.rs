@@ -48,6 +48,8 @@ pub(crate) fn declassify_ref<T: ?Sized>(v: &T) {
 /// The converse of [`declassify_ref`]: the memory of `v` is secret from here on. For secrets a function makes
 /// itself rather than receives (RSA's blinding factors, drawn from the OS), so that the constant-time job
 /// checks their handling too. A no-op in normal builds.
+// Used by RSA only, which needs `alloc`.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 #[inline(always)]
 pub(crate) fn classify_ref<T: ?Sized>(v: &T) {
     #[cfg(all(pqkit_ct_check, target_arch = "x86_64"))]

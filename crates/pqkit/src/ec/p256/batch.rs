@@ -16,10 +16,13 @@
 
 #![cfg_attr(not(feature = "alloc"), allow(dead_code, unused_imports))]
 
+#[cfg(all(feature = "alloc", target_arch = "x86_64"))]
 use super::scalar::Scalar;
 use super::{Signature, VerifyingKey};
+#[cfg(all(feature = "alloc", target_arch = "x86_64"))]
+use crate::Error;
+use crate::Result;
 use crate::dispatch::Checked;
-use crate::{Error, Result};
 
 crate::dispatch::backends! {
     /// An implementation of many P-256 ECDSA verifications at once.
@@ -37,6 +40,7 @@ crate::dispatch::backends! {
 }
 
 /// Zero, a placeholder.
+#[cfg(all(feature = "alloc", target_arch = "x86_64"))]
 const S0: Scalar = Scalar([0; 4]);
 
 /// Items that share one inversion modulo n.
@@ -69,6 +73,7 @@ fn single((vk, m, sig): Item<'_>, hashed: bool) -> Result<()> {
 }
 
 /// The signed radix-32 digits of a scalar (52, in [−16, 16]).
+#[cfg(all(feature = "alloc", target_arch = "x86_64"))]
 fn digits(k: &Scalar) -> [i8; 52] {
     super::point::signed_digits::<52>(&k.to_canonical_limbs(), 5)
 }

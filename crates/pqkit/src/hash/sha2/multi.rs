@@ -16,7 +16,10 @@ mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
 
-use super::{H512, Sha512};
+#[cfg(target_arch = "x86_64")]
+use super::H512;
+use super::Sha512;
+#[cfg(target_arch = "x86_64")]
 use crate::ct::wipe;
 use crate::dispatch::Checked;
 
@@ -77,6 +80,7 @@ pub fn sha512_many_with_backend(backend: Checked<Backend>, msgs: &[&[&[u8]]], ou
 
 /// Block `j` (128 bytes from byte `128 j`) of the message made of `parts` (`len` bytes in all, padded to
 /// `blocks` blocks) as its 16 big-endian words.
+#[cfg(target_arch = "x86_64")]
 #[inline]
 fn block_words(parts: &[&[u8]], len: usize, blocks: usize, j: usize, words: &mut [u64; 16]) {
     let start = 128 * j;
