@@ -41,7 +41,9 @@
 
 use crate::hash::sha2::Sha256;
 use crate::hash::sha3::Sha3_256;
-use crate::hpke::{Aead, Kdf, Kem, PrivateKey, PublicKey, RecipientMode, SenderMode, Suite};
+#[cfg(feature = "std")]
+use crate::hpke::SenderMode;
+use crate::hpke::{Aead, Kdf, Kem, PrivateKey, PublicKey, RecipientMode, Suite};
 use crate::hybrid::xwing;
 use crate::mac::Hmac;
 use crate::{Error, Result};
@@ -278,7 +280,9 @@ pub fn wrap(recipients: &[Recipient]) -> Result<(Vec<u8>, Zeroizing<[u8; 32]>)> 
     wrap_with_key(recipients, &file_key)
 }
 
-/// [`wrap`] with a given file key (known-answer tests; a real file key must be fresh and random).
+/// [`wrap`] with a given file key (known-answer tests; a real file key must be fresh and random). Needs `std`:
+/// each stanza's HPKE sender takes its ephemeral key from the operating system.
+#[cfg(feature = "std")]
 pub fn wrap_with_key(recipients: &[Recipient], file_key: &[u8; 32]) -> Result<(Vec<u8>, Zeroizing<[u8; 32]>)> {
     if recipients.is_empty() || recipients.len() > MAX_RECIPIENTS {
         return Err(errors::RECIPIENT_COUNT);

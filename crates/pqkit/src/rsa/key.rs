@@ -188,7 +188,9 @@ impl Drop for Blinding {
     }
 }
 
-/// Operations one random blinding pair serves (squared between uses) before a fresh one is drawn.
+/// Operations one random blinding pair serves (squared between uses) before a fresh one is drawn. Without `std`
+/// there is no cache (no mutex) and every operation draws a fresh pair.
+#[cfg(feature = "std")]
 const BLINDING_USES: u32 = 32;
 
 /// The per-key blinding state: a mutex, so concurrent private operations on one key each get their own factors
