@@ -49,27 +49,38 @@ pub(crate) const CHUNK: usize = 64;
 /// One item: the key, the message (or digest) and the signature.
 pub(crate) type Item<'a> = (&'a VerifyingKey, &'a [u8], &'a Signature);
 
-/// The results of `items`, in order; `hashed`: the second field is a message to hash with SHA-256, else a
-/// digest.
+/// What the second field of an [`Item`] is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Input {
+    /// A message, hashed here with SHA-256 (`verify`).
+    Message,
+    /// A digest computed by the caller (`verify_prehashed`).
+    Digest,
+}
+
+/// The results of `items`, in order, each read as `kind` says.
 #[cfg(feature = "alloc")]
-pub(crate) fn verify_many(backend: Checked<Backend>, items: &[Item<'_>], hashed: bool) -> alloc::vec::Vec<Result<()>> {
+pub(crate) fn verify_many(backend: Checked<Backend>, items: &[Item<'_>], kind: Input) -> alloc::vec::Vec<Result<()>> {
     let mut out = alloc::vec::Vec::with_capacity(items.len());
     for chunk in items.chunks(CHUNK) {
         match backend.get() {
-            Backend::Soft => out.extend(chunk.iter().map(|&it| single(it, hashed))),
+            Backend::Soft => out.extend(chunk.iter().map(|&it| single(it, kind))),
             #[cfg(target_arch = "x86_64")]
-            Backend::Ifma => lanes(backend, chunk, hashed, &mut out),
+            Backend::Ifma => lanes(backend, chunk, kind, &mut out),
             // Never checked off x86_64 (no CPU there reports AVX-512 IFMA).
             #[cfg(not(target_arch = "x86_64"))]
-            Backend::Ifma => out.extend(chunk.iter().map(|&it| single(it, hashed))),
+            Backend::Ifma => out.extend(chunk.iter().map(|&it| single(it, kind))),
         }
     }
     out
 }
 
 /// The one-at-a-time verification of one item.
-fn single((vk, m, sig): Item<'_>, hashed: bool) -> Result<()> {
-    if hashed { vk.verify(m, sig) } else { vk.verify_prehashed(m, sig) }
+fn single((vk, m, sig): Item<'_>, kind: Input) -> Result<()> {
+    match kind {
+        Input::Message => vk.verify(m, sig),
+        Input::Digest => vk.verify_prehashed(m, sig),
+    }
 }
 
 /// The signed radix-32 digits of a scalar (52, in [−16, 16]).
@@ -80,7 +91,7 @@ fn digits(k: &Scalar) -> [i8; 52] {
 
 /// At most [`CHUNK`] items through the lanes, results appended to `out`.
 #[cfg(all(feature = "alloc", target_arch = "x86_64"))]
-fn lanes(backend: Checked<Backend>, items: &[Item<'_>], hashed: bool, out: &mut alloc::vec::Vec<Result<()>>) {
+fn lanes(backend: Checked<Backend>, items: &[Item<'_>], kind: Input, out: &mut alloc::vec::Vec<Result<()>>) {
     use super::ifma::{self, LANES, LaneInput, to_radix52};
     use super::weierstrass::ecdsa::verify_scalars;
     let n = items.len();
@@ -92,7 +103,7 @@ fn lanes(backend: Checked<Backend>, items: &[Item<'_>], hashed: bool, out: &mut 
     let mut zrs = [(S0, S0, S0); CHUNK];
     let mut np = 0;
     for (i, &(_, m, sig)) in items.iter().enumerate() {
-        let scalars = if hashed {
+        let scalars = if kind == Input::Message {
             verify_scalars::<super::NistP256>(&crate::hash::sha2::Sha256::digest(m), sig)
         } else {
             verify_scalars::<super::NistP256>(m, sig)
@@ -157,7 +168,7 @@ fn lanes(backend: Checked<Backend>, items: &[Item<'_>], hashed: bool, out: &mut 
             let z = ifma::canonical(&o.z);
             out[first + i] = if z == [0; 4] {
                 // The identity or an exceptional case: the one-at-a-time verification decides.
-                single(items[i], hashed)
+                single(items[i], kind)
             } else {
                 let x = ifma::canonical(&o.x);
                 if x == ifma::canonical(&o.rz2) || (rn_ok[k] && x == ifma::canonical(&o.rnz2)) {

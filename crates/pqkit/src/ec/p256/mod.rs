@@ -223,14 +223,14 @@ pub use weierstrass::DerSignature;
 /// ```
 #[cfg(feature = "alloc")]
 pub fn verify_many(items: &[(&VerifyingKey, &[u8], &Signature)]) -> alloc::vec::Vec<crate::Result<()>> {
-    batch::verify_many(batch::Backend::detect(), items, true)
+    batch::verify_many(batch::Backend::detect(), items, batch::Input::Message)
 }
 
 /// As [`verify_many`] with digests computed by the caller: result i is exactly what
 /// `key.verify_prehashed(digest, signature)` returns.
 #[cfg(feature = "alloc")]
 pub fn verify_prehashed_many(items: &[(&VerifyingKey, &[u8], &Signature)]) -> alloc::vec::Vec<crate::Result<()>> {
-    batch::verify_many(batch::Backend::detect(), items, false)
+    batch::verify_many(batch::Backend::detect(), items, batch::Input::Digest)
 }
 
 /// As [`verify_many`] with a forced backend, for tests and benchmarks.
@@ -240,7 +240,7 @@ pub fn verify_many_with_backend(
     backend: Checked<batch::Backend>,
     items: &[(&VerifyingKey, &[u8], &Signature)],
 ) -> alloc::vec::Vec<crate::Result<()>> {
-    batch::verify_many(backend, items, true)
+    batch::verify_many(backend, items, batch::Input::Message)
 }
 
 /// As [`verify_prehashed_many`] with a forced backend, for tests and benchmarks.
@@ -250,5 +250,5 @@ pub fn verify_prehashed_many_with_backend(
     backend: Checked<batch::Backend>,
     items: &[(&VerifyingKey, &[u8], &Signature)],
 ) -> alloc::vec::Vec<crate::Result<()>> {
-    batch::verify_many(backend, items, false)
+    batch::verify_many(backend, items, batch::Input::Digest)
 }
