@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Prints the `asm!` template lines of the unrolled routines of the RSA BMI2/ADX backend (rsa/bmi2_adx.rs), one
-# routine per argument; each goes as printed into the `asm!` block of that routine (in the file FILES names).
+# routine per argument; each goes as printed into the `asm!` block of that routine, in rsa/bmi2_adx/<routine>.rs.
 # `--check` checks that every such block holds exactly those lines, no more and no fewer (CI: .ci/check-generated.py).
 #
 # `sqr_cross_16`, `sqr_cross_24`, `sqr_cross_32`: the cross products of the square of an n-limb `a`,
@@ -133,8 +133,8 @@ PARTS = {
 }
 
 
-# Where each routine lives (relative to this script's folder).
-FILES = {name: "bmi2_adx.rs" for name in PARTS}
+# Where each routine lives (relative to this script's folder): one file of its own, rsa/bmi2_adx/<routine>.rs.
+FILES = {name: "bmi2_adx/%s.rs" % name for name in PARTS}
 
 
 def asm_template(path, name):
