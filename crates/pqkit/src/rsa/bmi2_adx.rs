@@ -8,9 +8,10 @@
 //! depends on the values.
 //!
 //! The longest blocks, fully unrolled with fixed offsets, are one routine a submodule: the cross products of the
-//! 16-, 24- and 32-limb squares ([`sqr_cross_16`], [`sqr_cross_24`], [`sqr_cross_32`]) and the 16-limb
-//! reduction ([`reduce_window_16`]). Their `asm!` text is printed by `bmi2_adx_rows.py` (next to this file) and
-//! checked against it by `.ci/check-generated.py`; the rows they write out are those of `row_body!` below.
+//! 16-, 24- and 32-limb squares ([`sqr_cross_16`](fn@sqr_cross_16), [`sqr_cross_24`](fn@sqr_cross_24),
+//! [`sqr_cross_32`](fn@sqr_cross_32)) and the 16-limb reduction ([`reduce_window_16`](fn@reduce_window_16)).
+//! Their `asm!` text is printed by `bmi2_adx_rows.py` (next to this file) and checked against it by
+//! `.ci/check-generated.py`; the rows they write out are those of `row_body!` below.
 
 #![allow(unsafe_code)]
 
@@ -262,7 +263,7 @@ mul_rows_n!(mul_rows_48, 48, 384, [0 8, 16 24, 32 40, 48 56, 64 72, 80 88, 96 10
 mul_rows_n!(mul_rows_64, 64, 512, [0 8, 16 24, 32 40, 48 56, 64 72, 80 88, 96 104, 112 120, 128 136, 144 152, 160 168, 176 184, 192 200, 208 216, 224 232, 240 248, 256 264, 272 280, 288 296, 304 312, 320 328, 336 344, 352 360, 368 376, 384 392, 400 408, 416 424, 432 440, 448 456, 464 472, 480 488, 496 504]);
 
 /// Montgomery reduction of the 2N-limb `t[..2n]` (< m·R) into `out` (< m). For 16 limbs `t` is also the
-/// scratch of [`reduce_window_16`] and must be `WIN16_LEN` words long.
+/// scratch of [`reduce_window_16`](fn@reduce_window_16) and must be `WIN16_LEN` words long.
 #[inline(always)]
 fn reduce(out: &mut [u64], t: &mut [u64], m: &[u64], m0inv: u64) {
     let n = m.len();

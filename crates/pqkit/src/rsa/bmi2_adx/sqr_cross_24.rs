@@ -8,7 +8,7 @@
 use core::arch::asm;
 
 /// The cross products of [`sqr_w`](super::sqr_w) for 24 limbs (the primes of RSA-3072), fully unrolled in one
-/// `asm!` block as [`sqr_cross_16`](super::sqr_cross_16): row i adds `a[i]·a[i+1..24]` at `t[2i+1..]` and stores
+/// `asm!` block as [`sqr_cross_16`](fn@super::sqr_cross_16): row i adds `a[i]·a[i+1..24]` at `t[2i+1..]` and stores
 /// its carry word at `t[i + 24]`. `t` must be zero on entry.
 #[inline(always)]
 pub(super) fn sqr_cross_24(t: &mut [u64], a: &[u64]) {

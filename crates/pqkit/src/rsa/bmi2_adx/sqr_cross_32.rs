@@ -9,7 +9,7 @@
 use core::arch::asm;
 
 /// The cross products of [`sqr_w`](super::sqr_w) for 32 limbs (the primes of RSA-4096), fully unrolled in one
-/// `asm!` block as [`sqr_cross_16`](super::sqr_cross_16): row i adds `a[i]·a[i+1..32]` at `t[2i+1..]` and stores
+/// `asm!` block as [`sqr_cross_16`](fn@super::sqr_cross_16): row i adds `a[i]·a[i+1..32]` at `t[2i+1..]` and stores
 /// its carry word at `t[i + 32]`. `t` must be zero on entry.
 #[inline(always)]
 pub(super) fn sqr_cross_32(t: &mut [u64], a: &[u64]) {
