@@ -24,7 +24,7 @@
 // The batch API (`x25519::derive_many`) needs `alloc`; without it this code is unused.
 #![cfg_attr(not(feature = "alloc"), allow(dead_code))]
 
-use super::multi::{Backend, M52, Projective};
+use super::lanes::{Backend, M52, Projective};
 use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 use zeroize::Zeroize;
@@ -545,13 +545,13 @@ mod tests {
             let mut clear = u;
             clear[31] &= 0x7f;
             assert_eq!(value(&l), BigUint::from_bytes_le(&clear), "limbs25 of {u:?}");
-            let back = crate::ec::curve25519::multi::fe_from_limbs52(&limbs52_of(&l));
+            let back = crate::ec::curve25519::lanes::fe_from_limbs52(&limbs52_of(&l));
             assert_eq!(back.to_bytes(), Fe51::from_bytes(&u).to_bytes(), "limbs52_of of {u:?}");
         }
         // Limbs far above their widths (up to 2^62) come back as the same value mod p.
         for _ in 0..100 {
             let l: [u64; 10] = core::array::from_fn(|_| rng.next() >> 2);
-            let back = crate::ec::curve25519::multi::fe_from_limbs52(&limbs52_of(&l));
+            let back = crate::ec::curve25519::lanes::fe_from_limbs52(&limbs52_of(&l));
             assert_eq!(back.to_bytes(), portable(&l).to_bytes());
         }
     }

@@ -25,14 +25,14 @@
 // The batch API (`x25519::derive_many`) needs `alloc`; without it this code is unused.
 #![cfg_attr(not(feature = "alloc"), allow(dead_code))]
 
-use super::multi::{Backend, LANES, Projective, limbs52};
+use super::lanes::{Backend, LANES, Projective, limbs52};
 use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 
 /// One field element of eight operations (limb `i` of every lane in register `i`), and the moves in and out.
 pub(super) use crate::x86::zmm5::{Fe, load, splat, store};
 
-use super::multi::M52;
+use super::lanes::M52;
 const M47: u64 = (1 << 47) - 1;
 
 /// The eight ladders `k[j]·u[j]` (scalars already clamped), as projective results (X : Z) per lane in radix

@@ -24,7 +24,7 @@
 use super::edwards::{compute_base_table, radix16};
 use super::field::Fe51;
 use super::ifma::{Fe, add, mul, splat, store, sub};
-use super::multi::{Backend, LANES, M52};
+use super::lanes::{Backend, LANES, M52};
 use crate::dispatch::Checked;
 use core::arch::x86_64::*;
 

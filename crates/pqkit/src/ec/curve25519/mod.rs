@@ -21,6 +21,7 @@ pub(crate) mod field;
 mod ifma;
 #[cfg(target_arch = "x86_64")]
 mod ifma_edwards;
+mod lanes;
 pub(crate) mod montgomery;
 #[doc(hidden)]
 pub mod multi;

@@ -17,7 +17,7 @@
 #![cfg_attr(not(feature = "alloc"), allow(dead_code))]
 use super::Affine;
 use super::field::Fe51;
-use super::multi::{Backend, CHUNK};
+use super::lanes::{Backend, CHUNK};
 use crate::dispatch::Checked;
 use zeroize::Zeroize;
 
@@ -46,7 +46,7 @@ fn chunk(backend: Checked<Backend>, s: &[[u8; 32]], out: &mut [([u8; 32], Affine
         }
         #[cfg(target_arch = "x86_64")]
         Backend::Ifma => {
-            use super::multi::{LANES, fe_from_limbs52};
+            use super::lanes::{LANES, fe_from_limbs52};
             for (g, sg) in s.chunks(LANES).enumerate() {
                 // The tail's spare lanes multiply by the scalar 0; their results are dropped.
                 let mut sl = [[0u8; 32]; LANES];
