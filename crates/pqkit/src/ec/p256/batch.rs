@@ -4,7 +4,7 @@
 //! Per item: the digest (SHA-256 of the message, or the caller's), the checks and scalars of the
 //! one-at-a-time verification (z, r, s). Then, for up to `CHUNK` (64) items at once, s⁻¹ for all of them by
 //! Montgomery's trick (one variable-time inversion modulo n), u1 = z·s⁻¹ and u2 = r·s⁻¹, and the sums
-//! u1·G + u2·Q eight at a time in AVX-512 IFMA lanes (`ifma.rs`). Each lane's result is checked as the
+//! u1·G + u2·Q eight at a time in AVX-512 IFMA lanes (`batch/ifma.rs`). Each lane's result is checked as the
 //! one-at-a-time verification does: X = r·Z², or X = (r + n)·Z² when r + n < p. A lane whose Z is zero (the
 //! identity, or an exceptional case of the additions that the lanes do not handle) is verified again one
 //! at a time, so every result is exactly what [`VerifyingKey::verify`](super::VerifyingKey::verify) (or
@@ -24,6 +24,9 @@ use crate::Error;
 use crate::Result;
 use crate::dispatch::Checked;
 
+#[cfg(target_arch = "x86_64")]
+mod ifma;
+
 crate::dispatch::backends! {
     /// An implementation of many P-256 ECDSA verifications at once.
     ///
@@ -34,7 +37,7 @@ crate::dispatch::backends! {
         /// without AVX-512 IFMA run.
         Soft: [],
         /// AVX-512 IFMA: eight verification sums in the eight 64-bit lanes of `zmm` registers, radix 2^52,
-        /// Montgomery form (`ifma.rs`), the s⁻¹ batched.
+        /// Montgomery form (`batch/ifma.rs`), the s⁻¹ batched.
         Ifma: [AVX512F, AVX512IFMA],
     }
 }
@@ -92,8 +95,8 @@ fn digits(k: &Scalar) -> [i8; 52] {
 /// At most [`CHUNK`] items through the lanes, results appended to `out`.
 #[cfg(all(feature = "alloc", target_arch = "x86_64"))]
 fn lanes(backend: Checked<Backend>, items: &[Item<'_>], kind: Input, out: &mut alloc::vec::Vec<Result<()>>) {
-    use super::ifma::{self, LANES, LaneInput, to_radix52};
     use super::weierstrass::ecdsa::verify_scalars;
+    use ifma::{LANES, LaneInput, to_radix52};
     let n = items.len();
     debug_assert!(n <= CHUNK);
     let first = out.len();

@@ -34,8 +34,6 @@
 
 pub mod batch;
 mod field;
-#[cfg(target_arch = "x86_64")]
-mod ifma;
 mod point;
 use super::safegcd;
 #[cfg(target_arch = "x86_64")]

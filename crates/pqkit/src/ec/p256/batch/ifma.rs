@@ -1,5 +1,5 @@
 //! AVX-512 IFMA: eight P-256 verification sums u1·G + u2·Q at once, one signature per 64-bit lane, for
-//! [`batch`](super::batch).
+//! [`batch`](super).
 //!
 //! ## Field
 //! An element is five `zmm` registers in radix 2^52 (register `i` holds limb `i` of the eight lanes), in
@@ -31,8 +31,8 @@
 #![allow(unsafe_code)]
 #![cfg_attr(not(feature = "alloc"), allow(dead_code))]
 
-use super::field::Fe as SoftFe;
-use super::point::{Aff, BASE_TABLE_HI, BASE_TABLE_LO};
+use crate::ec::p256::field::Fe as SoftFe;
+use crate::ec::p256::point::{Aff, BASE_TABLE_HI, BASE_TABLE_LO};
 use core::arch::x86_64::*;
 
 /// One field element of eight lanes (limb `i` of every lane in register `i`), and the moves in and out.
@@ -64,7 +64,7 @@ pub(crate) fn canonical(l: &[u64; 5]) -> [u64; 4] {
     let w =
         [l[0] | (l[1] << 52), (l[1] >> 12) | (l[2] << 40), (l[2] >> 24) | (l[3] << 28), (l[3] >> 36) | (l[4] << 16)];
     let top = l[4] >> 48;
-    let (d, borrow) = super::field::sbb4(&w, &super::field::P.m);
+    let (d, borrow) = crate::ec::p256::field::sbb4(&w, &crate::ec::p256::field::P.m);
     // v = top·2^256 + w < 2p: v ≥ p exactly when top is set or w ≥ p.
     if top != 0 || borrow == 0 { d } else { w }
 }
@@ -309,10 +309,10 @@ pub(crate) struct LaneOutput {
 
 /// Eight verification sums, for a `Checked` proof of the IFMA batch backend.
 pub(crate) fn verify8(
-    backend: crate::dispatch::Checked<super::batch::Backend>,
+    backend: crate::dispatch::Checked<super::Backend>,
     inputs: &[LaneInput; LANES],
 ) -> [LaneOutput; LANES] {
-    assert!(backend.covers(super::batch::Backend::Ifma));
+    assert!(backend.covers(super::Backend::Ifma));
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Ifma, so the CPU has AVX-512 F and
     // IFMA, the features `verify8_ifma` and everything it calls enable.
     unsafe { verify8_ifma(inputs) }
@@ -452,7 +452,7 @@ pub(crate) mod tests {
     /// ones, as normalised lane-form limbs of values below 2p.
     fn values() -> Vec<[u64; 5]> {
         let p = P.m;
-        let (pm1, _) = super::super::field::sbb4(&p, &[1, 0, 0, 0]);
+        let (pm1, _) = crate::ec::p256::field::sbb4(&p, &[1, 0, 0, 0]);
         let mut v: Vec<[u64; 5]> = vec![
             to_radix52(&[0; 4]),
             to_radix52(&[1, 0, 0, 0]),
@@ -494,7 +494,7 @@ pub(crate) mod tests {
             let w = [l[0] | (l[1] << 52), (l[1] >> 12) | (l[2] << 40), (l[2] >> 24) | (l[3] << 28), (l[3] >> 36)];
             let top = (l[4] << 16, l[4] >> 48);
             let w = [w[0], w[1], w[2], w[3] | top.0];
-            let (_, b) = super::super::field::sbb4(&w, &adc4(&P.m, &P.m).0);
+            let (_, b) = crate::ec::p256::field::sbb4(&w, &adc4(&P.m, &P.m).0);
             top.1 < 2 && (top.1 == 0 || b == 1)
         }
     }
