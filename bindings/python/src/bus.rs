@@ -6,37 +6,18 @@
 //! never while waiting on the network. The asyncio-facing classes (`Agent`, `Subscription`, ...)
 //! are in `python/pqkit/bus.py` and wrap the `_Bus*` classes below.
 
+use crate::bus_errors::{BusClosed, BusError, BusTimeout, InvalidSubject, NoResponders, Unauthorised, bus_err};
 use crate::runtime::future_into_py;
-use crate::{Buf, PqkitError};
+use crate::Buf;
 use pqkit_bus::checkpoint::{Checkpoints, SenderAuth};
 use pqkit_bus::nats::{DurableSubscription, KeyServer, KeyServerHandle, NatsAgent, NatsOptions, NatsSubscription};
 use pqkit_bus::{AgentId, Error, Identity, Message, Policy, Priority};
-use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use zeroize::Zeroizing;
-
-create_exception!(_pqkit, BusError, PqkitError, "A pqkit.bus operation failed (transport, handshake, envelope).");
-create_exception!(_pqkit, Unauthorised, BusError, "The key server's policy does not allow this publish or subscribe.");
-create_exception!(_pqkit, NoResponders, BusError, "A request reached no subscriber.");
-create_exception!(_pqkit, BusTimeout, BusError, "A request or receive timed out.");
-create_exception!(_pqkit, BusClosed, BusError, "The subscription or agent is closed.");
-create_exception!(_pqkit, InvalidSubject, BusError, "A subject or pattern is not a valid NATS subject.");
-
-fn bus_err(e: Error) -> PyErr {
-    let msg = e.to_string();
-    match e {
-        Error::Unauthorised { .. } => Unauthorised::new_err(msg),
-        Error::NoResponders { .. } => NoResponders::new_err(msg),
-        Error::Timeout => BusTimeout::new_err(msg),
-        Error::Closed => BusClosed::new_err(msg),
-        Error::InvalidSubject { .. } | Error::InvalidName => InvalidSubject::new_err(msg),
-        _ => BusError::new_err(msg),
-    }
-}
 
 fn parse_id(what: &str, s: &str) -> PyResult<AgentId> {
     let s = s.trim();

@@ -26,6 +26,7 @@ use std::sync::{Mutex, PoisonError, TryLockError};
 use zeroize::{Zeroize, Zeroizing};
 
 mod bus;
+mod bus_errors;
 mod files;
 mod hpke;
 mod keys;

@@ -16,7 +16,7 @@
 //! from tokio's blocking pool, with `loop.call_soon_threadsafe`. Cancelling the asyncio future aborts the Rust
 //! future (dropped at its next await point).
 
-use crate::bus::{BusClosed, BusError};
+use crate::bus_errors::{BusClosed, BusError};
 use pyo3::IntoPyObjectExt;
 use pyo3::prelude::*;
 use pyo3::types::PyAny;
