@@ -234,7 +234,7 @@ pub(crate) const P: Modulus =
 pub(crate) const P62: super::safegcd::Mod62 = super::safegcd::Mod62::new(&P.m);
 
 /// R³ mod p (R = 2^256): a Montgomery product with it turns (a·R)⁻¹ into a⁻¹·R.
-const R3: Fe = Fe(mont_mul(&P.r2, &P.r2, &P));
+pub(crate) const R3: Fe = Fe(mont_mul(&P.r2, &P.r2, &P));
 
 /// A field element in Montgomery form (a·R mod p), fully reduced.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]

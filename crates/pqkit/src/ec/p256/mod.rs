@@ -57,8 +57,9 @@ crate::dispatch::backends! {
         /// x86_64 BMI2 + ADX: the field product specialised to p (`mulx` with the two carry chains of
         /// `adcx`/`adox`, each row followed by its reduction round, the final subtraction by `cmov`, all in
         /// one `asm!` block), a dedicated squaring (cross products once), the Jacobian doubling as one
-        /// `asm!` routine (the whole formula, its field operations inlined over a small frame), and the
-        /// generic Montgomery product for the scalars; the constant-time table scans of k·G and k·P use AVX2
+        /// `asm!` routine (the whole formula, its field operations inlined over a small frame), the
+        /// generic Montgomery product for the scalars, and the constant-time inversions' division steps on
+        /// packed words by `cmov` (`x86::divsteps`); the constant-time table scans of k·G and k·P use AVX2
         /// (every CPU with ADX has it). Chosen wherever the CPU has the three: on an AMD Zen 4 its field product takes about half the
         /// time of the portable one (a chain of dependent products, 2026-11-26).
         Bmi2Adx: [BMI2, ADX, AVX2],

@@ -104,13 +104,18 @@ impl Scalar {
     /// a⁻¹ (0 for 0), constant time: safegcd (Bernstein–Yang) on the Montgomery form a·R gives
     /// a⁻¹·R⁻¹, and one product with R³ brings it to a⁻¹·R.
     pub(crate) fn invert(&self) -> Scalar {
-        self.invert_with(|a, b| a.mul(b))
+        self.invert_with(super::safegcd::invert, |a, b| a.mul(b))
     }
 
-    /// [`invert`](Self::invert) with the product `mul` (a backend's).
+    /// [`invert`](Self::invert) with a backend's safegcd `inv` (which must return what
+    /// [`safegcd::invert`](super::safegcd::invert) does, in constant time) and its product `mul`.
     #[inline(always)]
-    pub(crate) fn invert_with(&self, mul: impl Fn(&Scalar, &Scalar) -> Scalar) -> Scalar {
-        let inv = Scalar(super::safegcd::invert(&self.0, &N62));
+    pub(crate) fn invert_with(
+        &self,
+        inv: impl Fn(&[u64; 4], &super::safegcd::Mod62) -> [u64; 4],
+        mul: impl Fn(&Scalar, &Scalar) -> Scalar,
+    ) -> Scalar {
+        let inv = Scalar(inv(&self.0, &N62));
         mul(&inv, &N_R3)
     }
 
