@@ -1,8 +1,8 @@
 //! X25519's variable-base ladder for the `Bmi2Adx` backend: the whole ladder step in one `asm!` block over a
 //! state in memory ([`LadderState`]), with the field operations as `asm!` text macros (those of
-//! [`ops`](super::ops), and a selection by `cmov` on the mask word) and every product kept below 2p so that additions and
-//! subtractions fold once. Runs only below the parent's `x25519` entry point, which asserted the backend's
-//! `Checked` proof (see the parent's safety notes).
+//! [`ops`](super::ops), and a selection by `cmov` on the mask word) and every product kept below 2p so that
+//! additions and subtractions fold once. Runs only below the parent's `x25519` entry point, which asserted the
+//! backend's `Checked` proof (see the parent's safety notes).
 
 use super::*;
 
@@ -124,9 +124,10 @@ pub(super) fn double_step(st: &mut LadderState) {
 }
 
 /// X25519(k, u): the ladder over bits 254 down to 0, each step one [`ladder_step`]. With `CLAMPED` (for
-/// RFC 7748 scalars, whose bits 0–2 are zero) the ladder stops after bit 3 and doubles R0 three times with
-/// [`double_step`], as the last three steps would (their additions only feed R1, which the result does not
-/// use). Constant time: the bits only make the masks.
+/// RFC 7748 scalars, whose bit 254 is set and bits 0–2 are zero) the first step is the doubling of P alone
+/// (R1 = 2P, R0 = P), and the ladder stops after bit 3 and doubles R0 three times with [`double_step`], as the
+/// last three steps would (their additions only feed R1, which the result does not use). Constant time: the
+/// bits only make the masks.
 pub(super) fn ladder_asm<const CLAMPED: bool>(k: &[u8; 32], u: &[u8; 32]) -> [u8; 32] {
     let mut st = LadderState([0; 69]);
     st.set(LadderState::X1, &Fe64::from_bytes(u));
@@ -135,7 +136,16 @@ pub(super) fn ladder_asm<const CLAMPED: bool>(k: &[u8; 32], u: &[u8; 32]) -> [u8
     st.set(LadderState::ZM, &Fe64::ONE);
     let low = if CLAMPED { 3 } else { 0 };
     let mut last = 0u64;
-    for t in (low..255).rev() {
+    let mut top = 255;
+    if CLAMPED {
+        // Bit 254 is set: its step would leave n = R1 = 2P and m = R0 = P, so double P alone.
+        st.set(LadderState::XN, &Fe64::from_bytes(u));
+        st.set(LadderState::ZN, &Fe64::ONE);
+        double_step(&mut st);
+        last = 1;
+        top = 254;
+    }
+    for t in (low..top).rev() {
         let bit = ((k[t >> 3] >> (t & 7)) & 1) as u64;
         st.0[LadderState::MASK] = super::super::field::mask_from_bit(bit ^ last);
         ladder_step(&mut st);
