@@ -2,7 +2,8 @@
 //! (its batches of 62 and its updates of f, g, d and e), with each batch's divsteps done on packed words by
 //! `cmov` instead of on six separate variables by masks. Baseline x86_64 only (no CPU feature to check).
 //! Both Curve25519 backends invert with [`invert_p25519`], the same inversion with the updates of d and e
-//! specialised to 2^255 − 19 (its signed limbs have three zeros, see [`P25519`]).
+//! specialised to 2^255 − 19 (its signed limbs have three zeros, see [`P25519`]) and its runs unrolled
+//! ([`batch_unrolled`]).
 //!
 //! ## Packing
 //! A batch of up to 62 divsteps runs as runs of at most [`RUN`] = 19 steps. A run starts from the low 19
@@ -88,7 +89,14 @@ fn run(eta: i64, f: u64, g: u64, n: u32) -> (i64, [i64; 4]) {
             options(pure, nomem, nostack),
         );
     }
-    // Fields by rounding: + 2^20 makes the low field non-negative, + 2^41 the middle one (|u|, |q| < 2^20).
+    let (u, v, q, r) = unpack(ff, gg);
+    (eta, [u, v, q, r])
+}
+
+/// The matrix (u, v, q, r) from the packed words F, G at the end of a run, by rounding: + 2^20 makes the low
+/// field non-negative, + 2^41 the middle one (|u|, |q| < 2^20).
+#[inline(always)]
+fn unpack(ff: i64, gg: i64) -> (i64, i64, i64, i64) {
     const BIAS: i64 = (1 << 20) + (1 << 41);
     const FIELD: i64 = (1 << 21) - 1;
     let (wf, wg) = (ff.wrapping_add(BIAS), gg.wrapping_add(BIAS));
@@ -96,7 +104,7 @@ fn run(eta: i64, f: u64, g: u64, n: u32) -> (i64, [i64; 4]) {
     let v = wf >> 42;
     let q = ((wg >> 21) & FIELD) - (1 << 20);
     let r = wg >> 42;
-    (eta, [u, v, q, r])
+    (u, v, q, r)
 }
 
 /// `n` ∈ {[`BATCH`], [`LAST`](safegcd::LAST)} divsteps from η and the low 64 bits of f (odd) and g: what
@@ -124,6 +132,93 @@ pub(crate) fn batch(mut eta: i64, mut f: u64, mut g: u64, n: u32) -> (i64, [i64;
     }
     let s = BATCH - n;
     (eta, [u << s, v << s, q << s, r << s])
+}
+
+/// [`run`] with the step count `N` (1 ≤ N ≤ [`RUN`]) fixed at compile time and the steps unrolled: the same
+/// straight-line step `N` times with no loop branch, whose exit the branch predictor would miss once a run.
+#[inline(always)]
+fn run_unrolled<const N: u32>(eta: i64, f: u64, g: u64) -> (i64, [i64; 4]) {
+    const { assert!(N >= 1 && N <= RUN) };
+    debug_assert!(f & 1 == 1);
+    let mut ff = (f & LOW) as i64 | (1i64 << (N + 21));
+    let mut gg = (g & LOW) as i64 | (1i64 << (N + 42));
+    let mut eta = eta;
+    // SAFETY: plain x86_64 integer instructions on registers only (no memory, no stack); `cmov` is part of
+    // every x86_64 CPU. `.rept` repeats the step `N` times at assembly time.
+    unsafe {
+        asm!(
+            ".rept {n}",
+            // The step of `run`: a = g + f, b = g − f, h = f, ne = ¬η; δ > 0 (η < 0) selects b, g, ¬η;
+            // g odd takes them; then g ← g/2, η ← η − 1.
+            "mov {a}, {g}",
+            "add {a}, {f}",
+            "mov {b}, {g}",
+            "sub {b}, {f}",
+            "mov {h}, {f}",
+            "mov {ne}, {eta}",
+            "not {ne}",
+            "test {eta}, {eta}",
+            "cmovs {a}, {b}",
+            "cmovs {h}, {g}",
+            "cmovns {ne}, {eta}",
+            "test {g:l}, 1",
+            "cmovnz {g}, {a}",
+            "cmovnz {f}, {h}",
+            "cmovnz {eta}, {ne}",
+            "sar {g}, 1",
+            "dec {eta}",
+            ".endr",
+            n = const N,
+            f = inout(reg) ff,
+            g = inout(reg) gg,
+            eta = inout(reg) eta,
+            a = out(reg) _,
+            b = out(reg) _,
+            h = out(reg) _,
+            ne = out(reg) _,
+            options(pure, nomem, nostack),
+        );
+    }
+    let (u, v, q, r) = unpack(ff, gg);
+    (eta, [u, v, q, r])
+}
+
+/// One unrolled run of `K` steps inside a batch: advances η, the low bits of f and g, and the batch's
+/// matrix so far (as [`batch`] does between its runs).
+#[inline(always)]
+fn advance<const K: u32>(eta: &mut i64, f: &mut u64, g: &mut u64, m: &mut [i64; 4]) {
+    let (eta2, [u1, v1, q1, r1]) = run_unrolled::<K>(*eta, *f, *g);
+    *eta = eta2;
+    let nf = (u1 as u64).wrapping_mul(*f).wrapping_add((v1 as u64).wrapping_mul(*g));
+    let ng = (q1 as u64).wrapping_mul(*f).wrapping_add((r1 as u64).wrapping_mul(*g));
+    *f = nf >> K;
+    *g = ng >> K;
+    let [u, v, q, r] = *m;
+    *m = [
+        u1.wrapping_mul(u).wrapping_add(v1.wrapping_mul(q)),
+        u1.wrapping_mul(v).wrapping_add(v1.wrapping_mul(r)),
+        q1.wrapping_mul(u).wrapping_add(r1.wrapping_mul(q)),
+        q1.wrapping_mul(v).wrapping_add(r1.wrapping_mul(r)),
+    ];
+}
+
+/// [`batch`] for `N` ∈ {[`BATCH`], [`LAST`]} fixed at compile time, in unrolled runs: 19 + 19 + 19 + 5 steps
+/// for a batch of 62, 19 + 13 for the last one of 32. Returns what `batch(eta, f, g, N)` returns.
+#[inline(always)]
+fn batch_unrolled<const N: u32>(mut eta: i64, mut f: u64, mut g: u64) -> (i64, [i64; 4]) {
+    const { assert!(3 * RUN + 5 == BATCH && RUN + 13 == LAST && (N == BATCH || N == LAST)) };
+    let mut m = [1i64, 0, 0, 1];
+    if N == BATCH {
+        advance::<RUN>(&mut eta, &mut f, &mut g, &mut m);
+        advance::<RUN>(&mut eta, &mut f, &mut g, &mut m);
+        advance::<RUN>(&mut eta, &mut f, &mut g, &mut m);
+        advance::<5>(&mut eta, &mut f, &mut g, &mut m);
+    } else {
+        advance::<RUN>(&mut eta, &mut f, &mut g, &mut m);
+        advance::<13>(&mut eta, &mut f, &mut g, &mut m);
+    }
+    let s = BATCH - N;
+    (eta, m.map(|x| x << s))
 }
 
 /// x⁻¹ mod m for x below m (0 for 0), fully reduced, constant time: [`safegcd::invert`] with [`batch`].
@@ -247,10 +342,9 @@ pub(crate) fn invert_p25519(x: &[u64; 4]) -> [u64; 4] {
     let mut e = [1i64, 0, 0, 0, 0];
     let mut eta = -1i64; // δ = 1/2
     for b in 0..10 {
-        let n = if b < 9 { BATCH } else { LAST };
         let lf = (f[0] | (f[1] << 62)) as u64;
         let lg = (g[0] | (g[1] << 62)) as u64;
-        let (eta2, t) = batch(eta, lf, lg, n);
+        let (eta2, t) = if b < 9 { batch_unrolled::<BATCH>(eta, lf, lg) } else { batch_unrolled::<LAST>(eta, lf, lg) };
         eta = eta2;
         update_fg(&mut f, &mut g, &t);
         update_de_25519(&mut d, &mut e, &t);
@@ -449,6 +543,8 @@ mod tests {
             }
             assert_eq!(batch(eta, f, g, BATCH), safegcd::divsteps::<BATCH>(eta, f as i64, g as i64), "62: {i}");
             assert_eq!(batch(eta, f, g, LAST), safegcd::divsteps::<LAST>(eta, f as i64, g as i64), "last: {i}");
+            assert_eq!(batch_unrolled::<BATCH>(eta, f, g), batch(eta, f, g, BATCH), "unrolled 62: {i}");
+            assert_eq!(batch_unrolled::<LAST>(eta, f, g), batch(eta, f, g, LAST), "unrolled last: {i}");
             // Single runs, including the lengths a batch ends with (5 of 62, 13 of 32).
             macro_rules! runs {
                 ($($n:literal),*) => {$(

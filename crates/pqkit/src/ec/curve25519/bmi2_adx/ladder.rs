@@ -1,37 +1,25 @@
 //! X25519's variable-base ladder for the `Bmi2Adx` backend: the whole ladder step in one `asm!` block over a
 //! state in memory ([`LadderState`]), with the field operations as `asm!` text macros (those of
-//! [`ops`](super::ops), and a selection by mask) and every product kept below 2p so that additions and
-//! subtractions fold once. Runs only below the parent's `x25519` entry point, which asserted the backend's
-//! `Checked` proof (see the parent's safety notes).
+//! [`ops`](super::ops), and a selection by `cmov` on the mask word) and every product kept below 2p so that
+//! additions and subtractions fold once. Runs only below the parent's `x25519` entry point, which asserted the
+//! backend's `Checked` proof (see the parent's safety notes).
 
 use super::*;
 
 #[rustfmt::skip]
 macro_rules! mux4 {
-    // [$d] = [$a] where the mask word at MASK is all ones, [$b] where it is zero: (a ⊕ b) ∧ mask ⊕ b.
+    // [$d] = [$a] if the flags say "not zero", [$b] if "zero" (a `cmovnz` a word: constant time, the flags
+    // come from the mask word, tested once for both selections; `mov` and `cmov` leave them as they are).
     ($d:literal, $a:literal, $b:literal) => {
         concat!(
-            "mov rcx, [rdi + 544]\n",
-            "mov r8, [rdi + ", $a, "]\n",
-            "mov r9, [rdi + ", $a, " + 8]\n",
-            "mov r10, [rdi + ", $a, " + 16]\n",
-            "mov r11, [rdi + ", $a, " + 24]\n",
-            "mov r12, [rdi + ", $b, "]\n",
-            "mov r13, [rdi + ", $b, " + 8]\n",
-            "mov r14, [rdi + ", $b, " + 16]\n",
-            "mov r15, [rdi + ", $b, " + 24]\n",
-            "xor r8, r12\n",
-            "xor r9, r13\n",
-            "xor r10, r14\n",
-            "xor r11, r15\n",
-            "and r8, rcx\n",
-            "and r9, rcx\n",
-            "and r10, rcx\n",
-            "and r11, rcx\n",
-            "xor r8, r12\n",
-            "xor r9, r13\n",
-            "xor r10, r14\n",
-            "xor r11, r15\n",
+            "mov r8, [rdi + ", $b, "]\n",
+            "mov r9, [rdi + ", $b, " + 8]\n",
+            "mov r10, [rdi + ", $b, " + 16]\n",
+            "mov r11, [rdi + ", $b, " + 24]\n",
+            "cmovnz r8, [rdi + ", $a, "]\n",
+            "cmovnz r9, [rdi + ", $a, " + 8]\n",
+            "cmovnz r10, [rdi + ", $a, " + 16]\n",
+            "cmovnz r11, [rdi + ", $a, " + 24]\n",
             "mov [rdi + ", $d, "], r8\n",
             "mov [rdi + ", $d, " + 8], r9\n",
             "mov [rdi + ", $d, " + 16], r10\n",
@@ -67,7 +55,8 @@ impl LadderState {
     }
 }
 
-/// One ladder step on `st` (see [`LadderState`]), with `st.0[MASK]` all ones to double m, zero to double n.
+/// One ladder step on `st` (see [`LadderState`]), with `st.0[MASK]` nonzero (all ones) to double m, zero to
+/// double n.
 ///
 /// Doubling of (x : z) with s = x + z, d = x − z: x' = s²·d², z' = e·(d² + 121666·e) where e = s² − d² = 4xz
 /// (121666 = (A + 2)/4). Differential addition of n and m (difference P): x' = (dm·sn + sm·dn)²,
@@ -79,25 +68,26 @@ pub(super) fn ladder_step(st: &mut LadderState) {
     // rdi, which holds its address), writes only the registers it declares, and does not use the stack.
     unsafe {
         asm!(
+            sub4!("256", "96", "128"),  // dm = xm − zm
             add4!("160", "32", "64"),   // sn = xn + zn
             sub4!("192", "32", "64"),   // dn = xn − zn
             add4!("224", "96", "128"),  // sm = xm + zm
-            sub4!("256", "96", "128"),  // dm = xm − zm
-            mux4!("288", "224", "160"), // s = mask ? sm : sn
+            "cmp qword ptr [rdi + 544], 0",
             mux4!("320", "256", "192"), // d = mask ? dm : dn
-            mul4!("352", "256", "160"), // dmsn = dm·sn
+            mux4!("288", "224", "160"), // s = mask ? sm : sn
             mul4!("384", "224", "192"), // dnsm = sm·dn
-            sqr4!("416", "288"),        // ss = s²
+            mul4!("352", "256", "160"), // dmsn = dm·sn
             sqr4!("448", "320"),        // dd = d²
+            sub4!("480", "352", "384"), // dmsn − dnsm (in e's place until e is formed)
             add4!("512", "352", "384"), // t = dmsn + dnsm
-            sub4!("352", "352", "384"), // dmsn − dnsm
+            sqr4!("416", "288"),        // ss = s²
+            sqr4!("384", "480"),        // (dmsn − dnsm)²
             sub4!("480", "416", "448"), // e = ss − dd
             sqr4!("96", "512"),         // xm' = t²
-            sqr4!("384", "352"),        // (dmsn − dnsm)²
-            mul4!("32", "416", "448"),  // xn' = ss·dd
             cmadd4!("512", "480", "121666", "448"), // dd + 121666·e
-            mul4!("128", "384", "0"),   // zm' = x1·(dmsn − dnsm)²
+            mul4!("32", "416", "448"),  // xn' = ss·dd
             mul4!("64", "480", "512"),  // zn' = e·(dd + 121666·e)
+            mul4!("128", "384", "0"),   // zm' = x1·(dmsn − dnsm)²
             in("rdi") st.0.as_mut_ptr(),
             out("rax") _, out("rcx") _, out("rdx") _, out("rsi") _,
             out("r8") _, out("r9") _, out("r10") _, out("r11") _,
@@ -134,9 +124,10 @@ pub(super) fn double_step(st: &mut LadderState) {
 }
 
 /// X25519(k, u): the ladder over bits 254 down to 0, each step one [`ladder_step`]. With `CLAMPED` (for
-/// RFC 7748 scalars, whose bits 0–2 are zero) the ladder stops after bit 3 and doubles R0 three times with
-/// [`double_step`], as the last three steps would (their additions only feed R1, which the result does not
-/// use). Constant time: the bits only make the masks.
+/// RFC 7748 scalars, whose bit 254 is set and bits 0–2 are zero) the first step is the doubling of P alone
+/// (R1 = 2P, R0 = P), and the ladder stops after bit 3 and doubles R0 three times with [`double_step`], as the
+/// last three steps would (their additions only feed R1, which the result does not use). Constant time: the
+/// bits only make the masks.
 pub(super) fn ladder_asm<const CLAMPED: bool>(k: &[u8; 32], u: &[u8; 32]) -> [u8; 32] {
     let mut st = LadderState([0; 69]);
     st.set(LadderState::X1, &Fe64::from_bytes(u));
@@ -145,7 +136,16 @@ pub(super) fn ladder_asm<const CLAMPED: bool>(k: &[u8; 32], u: &[u8; 32]) -> [u8
     st.set(LadderState::ZM, &Fe64::ONE);
     let low = if CLAMPED { 3 } else { 0 };
     let mut last = 0u64;
-    for t in (low..255).rev() {
+    let mut top = 255;
+    if CLAMPED {
+        // Bit 254 is set: its step would leave n = R1 = 2P and m = R0 = P, so double P alone.
+        st.set(LadderState::XN, &Fe64::from_bytes(u));
+        st.set(LadderState::ZN, &Fe64::ONE);
+        double_step(&mut st);
+        last = 1;
+        top = 254;
+    }
+    for t in (low..top).rev() {
         let bit = ((k[t >> 3] >> (t & 7)) & 1) as u64;
         st.0[LadderState::MASK] = super::super::field::mask_from_bit(bit ^ last);
         ladder_step(&mut st);
