@@ -107,33 +107,14 @@ fn reduce(z: [__m512i; 10]) -> Fe {
 #[inline]
 #[target_feature(enable = "avx512f,avx512ifma")]
 pub(super) fn mul(a: &Fe, b: &Fe) -> Fe {
-    // Low and high halves in separate accumulators: two shorter dependency chains per column.
-    let mut lo = [_mm512_setzero_si512(); 10];
-    let mut hi = [_mm512_setzero_si512(); 10];
-    for i in 0..5 {
-        for j in 0..5 {
-            lo[i + j] = _mm512_madd52lo_epu64(lo[i + j], a[i], b[j]);
-            hi[i + j + 1] = _mm512_madd52hi_epu64(hi[i + j + 1], a[i], b[j]);
-        }
-    }
-    reduce(core::array::from_fn(|k| _mm512_add_epi64(lo[k], hi[k])))
+    reduce(crate::x86::zmm5::mul_wide(a, b))
 }
 
 /// `a²` for carried `a`, carried: the cross products once, doubled.
 #[inline]
 #[target_feature(enable = "avx512f,avx512ifma")]
 pub(super) fn square(a: &Fe) -> Fe {
-    let mut cross = [_mm512_setzero_si512(); 10];
-    let mut diag = [_mm512_setzero_si512(); 10];
-    for i in 0..5 {
-        diag[2 * i] = _mm512_madd52lo_epu64(diag[2 * i], a[i], a[i]);
-        diag[2 * i + 1] = _mm512_madd52hi_epu64(diag[2 * i + 1], a[i], a[i]);
-        for j in i + 1..5 {
-            cross[i + j] = _mm512_madd52lo_epu64(cross[i + j], a[i], a[j]);
-            cross[i + j + 1] = _mm512_madd52hi_epu64(cross[i + j + 1], a[i], a[j]);
-        }
-    }
-    reduce(core::array::from_fn(|k| _mm512_add_epi64(diag[k], _mm512_slli_epi64::<1>(cross[k]))))
+    reduce(crate::x86::zmm5::square_wide(a))
 }
 
 /// `c + a24·e` for carried `c` and `e`, carried, with a24 = (486662 − 2)/4 = 121665.
