@@ -42,6 +42,36 @@ const RUN: u32 = 19;
 /// The low bits of f and g a run starts from.
 const LOW: u64 = (1 << RUN) - 1;
 
+/// One divstep on the packed words, as `asm!` text over the operands `f`, `g`, `eta` and the scratch registers
+/// `a`, `b`, `h`, `ne`; [`run`] loops it and [`run_unrolled`] repeats it. Straight-line: the conditions select
+/// through `cmov`, never a branch.
+macro_rules! divstep {
+    () => {
+        concat!(
+            // a = g + f, b = g − f, h = f, ne = ¬η = −η − 1.
+            "mov {a}, {g}\n",
+            "add {a}, {f}\n",
+            "mov {b}, {g}\n",
+            "sub {b}, {f}\n",
+            "mov {h}, {f}\n",
+            "mov {ne}, {eta}\n",
+            "not {ne}\n",
+            // δ > 0 (η < 0): g − f, and f would take the old g, and η would become −η − 1 (then − 1).
+            "test {eta}, {eta}\n",
+            "cmovs {a}, {b}\n",
+            "cmovs {h}, {g}\n",
+            "cmovns {ne}, {eta}\n",
+            // g odd: take them. Then g ← g/2, η ← η − 1.
+            "test {g:l}, 1\n",
+            "cmovnz {g}, {a}\n",
+            "cmovnz {f}, {h}\n",
+            "cmovnz {eta}, {ne}\n",
+            "sar {g}, 1\n",
+            "dec {eta}\n",
+        )
+    };
+}
+
 /// `n` (1 ≤ n ≤ [`RUN`]) divsteps in the half-delta variant of [`safegcd::divsteps`] from η and the low
 /// [`RUN`] bits of f (odd) and g, on packed words (see the module docs). Returns the new η and the exact
 /// matrix [u, v, q, r] with 2^n·(f', g') = (u·f + v·g, q·f + r·g).
@@ -56,26 +86,7 @@ fn run(eta: i64, f: u64, g: u64, n: u32) -> (i64, [i64; 4]) {
     unsafe {
         asm!(
             "2:",
-            // a = g + f, b = g − f, h = f, ne = ¬η = −η − 1.
-            "mov {a}, {g}",
-            "add {a}, {f}",
-            "mov {b}, {g}",
-            "sub {b}, {f}",
-            "mov {h}, {f}",
-            "mov {ne}, {eta}",
-            "not {ne}",
-            // δ > 0 (η < 0): g − f, and f would take the old g, and η would become −η − 1 (then − 1).
-            "test {eta}, {eta}",
-            "cmovs {a}, {b}",
-            "cmovs {h}, {g}",
-            "cmovns {ne}, {eta}",
-            // g odd: take them. Then g ← g/2, η ← η − 1.
-            "test {g:l}, 1",
-            "cmovnz {g}, {a}",
-            "cmovnz {f}, {h}",
-            "cmovnz {eta}, {ne}",
-            "sar {g}, 1",
-            "dec {eta}",
+            divstep!(),
             "dec {n:e}",
             "jnz 2b",
             f = inout(reg) ff,
@@ -148,25 +159,7 @@ fn run_unrolled<const N: u32>(eta: i64, f: u64, g: u64) -> (i64, [i64; 4]) {
     unsafe {
         asm!(
             ".rept {n}",
-            // The step of `run`: a = g + f, b = g − f, h = f, ne = ¬η; δ > 0 (η < 0) selects b, g, ¬η;
-            // g odd takes them; then g ← g/2, η ← η − 1.
-            "mov {a}, {g}",
-            "add {a}, {f}",
-            "mov {b}, {g}",
-            "sub {b}, {f}",
-            "mov {h}, {f}",
-            "mov {ne}, {eta}",
-            "not {ne}",
-            "test {eta}, {eta}",
-            "cmovs {a}, {b}",
-            "cmovs {h}, {g}",
-            "cmovns {ne}, {eta}",
-            "test {g:l}, 1",
-            "cmovnz {g}, {a}",
-            "cmovnz {f}, {h}",
-            "cmovnz {eta}, {ne}",
-            "sar {g}, 1",
-            "dec {eta}",
+            divstep!(),
             ".endr",
             n = const N,
             f = inout(reg) ff,
