@@ -122,27 +122,35 @@ fn unpack(ff: i64, gg: i64) -> (i64, i64, i64, i64) {
 /// [`safegcd::divsteps`]`::<n>` returns (the matrix scaled to 2^62), in runs of at most [`RUN`] steps.
 #[inline(always)]
 pub(crate) fn batch(mut eta: i64, mut f: u64, mut g: u64, n: u32) -> (i64, [i64; 4]) {
-    let (mut u, mut v, mut q, mut r) = (1i64, 0i64, 0i64, 1i64);
+    let mut m = [1i64, 0, 0, 1];
     let mut done = 0;
     while done < n {
         let k = if n - done < RUN { n - done } else { RUN };
-        let (eta2, [u1, v1, q1, r1]) = run(eta, f, g, k);
+        let (eta2, t) = run(eta, f, g, k);
         eta = eta2;
-        // The low bits of f and g after the run (64 − k of them are right), and the matrix so far.
-        let nf = (u1 as u64).wrapping_mul(f).wrapping_add((v1 as u64).wrapping_mul(g));
-        let ng = (q1 as u64).wrapping_mul(f).wrapping_add((r1 as u64).wrapping_mul(g));
-        f = nf >> k;
-        g = ng >> k;
-        (u, v, q, r) = (
-            u1.wrapping_mul(u).wrapping_add(v1.wrapping_mul(q)),
-            u1.wrapping_mul(v).wrapping_add(v1.wrapping_mul(r)),
-            q1.wrapping_mul(u).wrapping_add(r1.wrapping_mul(q)),
-            q1.wrapping_mul(v).wrapping_add(r1.wrapping_mul(r)),
-        );
+        compose(&t, k, &mut f, &mut g, &mut m);
         done += k;
     }
     let s = BATCH - n;
-    (eta, [u << s, v << s, q << s, r << s])
+    (eta, m.map(|x| x << s))
+}
+
+/// After a run of `k` steps with matrix `t`: the low bits of f and g (64 − k of them are right) and the
+/// batch's matrix so far, `m` ← `t`·`m`.
+#[inline(always)]
+fn compose(t: &[i64; 4], k: u32, f: &mut u64, g: &mut u64, m: &mut [i64; 4]) {
+    let [u1, v1, q1, r1] = *t;
+    let nf = (u1 as u64).wrapping_mul(*f).wrapping_add((v1 as u64).wrapping_mul(*g));
+    let ng = (q1 as u64).wrapping_mul(*f).wrapping_add((r1 as u64).wrapping_mul(*g));
+    *f = nf >> k;
+    *g = ng >> k;
+    let [u, v, q, r] = *m;
+    *m = [
+        u1.wrapping_mul(u).wrapping_add(v1.wrapping_mul(q)),
+        u1.wrapping_mul(v).wrapping_add(v1.wrapping_mul(r)),
+        q1.wrapping_mul(u).wrapping_add(r1.wrapping_mul(q)),
+        q1.wrapping_mul(v).wrapping_add(r1.wrapping_mul(r)),
+    ];
 }
 
 /// [`run`] with the step count `N` (1 ≤ N ≤ [`RUN`]) fixed at compile time and the steps unrolled: the same
@@ -180,19 +188,9 @@ fn run_unrolled<const N: u32>(eta: i64, f: u64, g: u64) -> (i64, [i64; 4]) {
 /// matrix so far (as [`batch`] does between its runs).
 #[inline(always)]
 fn advance<const K: u32>(eta: &mut i64, f: &mut u64, g: &mut u64, m: &mut [i64; 4]) {
-    let (eta2, [u1, v1, q1, r1]) = run_unrolled::<K>(*eta, *f, *g);
+    let (eta2, t) = run_unrolled::<K>(*eta, *f, *g);
     *eta = eta2;
-    let nf = (u1 as u64).wrapping_mul(*f).wrapping_add((v1 as u64).wrapping_mul(*g));
-    let ng = (q1 as u64).wrapping_mul(*f).wrapping_add((r1 as u64).wrapping_mul(*g));
-    *f = nf >> K;
-    *g = ng >> K;
-    let [u, v, q, r] = *m;
-    *m = [
-        u1.wrapping_mul(u).wrapping_add(v1.wrapping_mul(q)),
-        u1.wrapping_mul(v).wrapping_add(v1.wrapping_mul(r)),
-        q1.wrapping_mul(u).wrapping_add(r1.wrapping_mul(q)),
-        q1.wrapping_mul(v).wrapping_add(r1.wrapping_mul(r)),
-    ];
+    compose(&t, K, f, g, m);
 }
 
 /// [`batch`] for `N` ∈ {[`BATCH`], [`LAST`]} fixed at compile time, in unrolled runs: 19 + 19 + 19 + 5 steps
