@@ -1,6 +1,9 @@
 //! The rule for tests that need a program from outside the Rust toolchain (the `openssl` command, ...): under CI
 //! (the `CI` environment variable is set, as it is when `.ci/run` runs in CI) a missing program fails the test;
 //! elsewhere the test says loudly that it skipped that check, and passes. `.ci/run` installs every such program.
+//!
+//! Every test binary that starts a program includes this file; the aarch64 runner under qemu-user
+//! (`.ci/qemu-aarch64.sh`) recognises those binaries by the test below and runs them with one test thread.
 
 use std::process::Command;
 
