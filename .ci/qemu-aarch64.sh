@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Cargo's runner for the aarch64 test binaries (CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER): qemu-user, with a
-# time limit per binary, so a binary that stops making progress fails its stage with its name instead of using up
+# time limit per binary, so a binary that hangs fails its stage with its name instead of using up
 # the whole CI budget. The slowest binary needs a few minutes under qemu.
 #
 # qemu-user can deadlock in a child process when a guest with several running threads forks: the child inherits
@@ -15,6 +15,6 @@ fi
 timeout --kill-after=30 "$limit" qemu-aarch64 -L /usr/aarch64-linux-gnu "${args[@]}"
 rc=$?
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-  echo "qemu-aarch64: $(basename "$1") made no progress for $limit s and was stopped" >&2
+  echo "qemu-aarch64: $(basename "$1") did not finish within $limit s and was stopped" >&2
 fi
 exit "$rc"
