@@ -29,8 +29,9 @@
 //! batch of 62) and multiplies them together, giving what [`safegcd::divsteps`] gives.
 //!
 //! ## Constant time
-//! Each step is the same straight-line sequence of `add`, `sub`, `test`, `cmov` and shifts; the conditions
-//! select values through `cmov`, never a branch, and the only jump is the loop's, on the step count (public).
+//! Each step is the same straight-line sequence of `mov`, `test`, `cmov`, `xor`, `lea`, `sub` and a shift;
+//! the conditions select values through `cmov`, never a branch, and the only jump is the loop's, on the step
+//! count (public).
 
 #![allow(unsafe_code)]
 
@@ -42,32 +43,35 @@ const RUN: u32 = 19;
 /// The low bits of f and g a run starts from.
 const LOW: u64 = (1 << RUN) - 1;
 
-/// One divstep on the packed words, as `asm!` text over the operands `f`, `g`, `eta` and the scratch registers
-/// `a`, `b`, `h`, `ne`; [`run`] loops it and [`run_unrolled`] repeats it. Straight-line: the conditions select
-/// through `cmov`, never a branch.
+/// One divstep on the packed words, as `asm!` text over the operands `f`, `g`, `d` and the scratch registers
+/// `m`, `t`, with the constants `z` = 0 and `n2` = −2; [`run`] loops it and [`run_unrolled`] repeats it.
+/// Straight-line: the conditions select through `cmov`, never a branch.
+///
+/// The step keeps D = 2η and G = 2g (the sum g ± f before its halving): bit 1 of G is the parity of g, and
+/// the halving of one step runs beside the parity test of the next instead of after it. With the swap
+/// condition as the mask m = −2 (δ > 0 and g odd) or 0, both negations are one `xor`: f is odd, so
+/// f ⊕ −2 = −f, and D is even, so D ⊕ −2 = −D − 2 (then − 2: 2·(−η − 2)). It expects the flags of a `test`
+/// (or the `sub`) of `d` and leaves those of its final `sub` of `d` for the next step.
 macro_rules! divstep {
     () => {
         concat!(
-            // a = g + f, b = g − f, h = f, ne = ¬η = −η − 1.
-            "mov {a}, {g}\n",
-            "add {a}, {f}\n",
-            "mov {b}, {g}\n",
-            "sub {b}, {f}\n",
-            "mov {h}, {f}\n",
-            "mov {ne}, {eta}\n",
-            "not {ne}\n",
-            // δ > 0 (η < 0): g − f, and f would take the old g, and η would become −η − 1 (then − 1).
-            "test {eta}, {eta}\n",
-            "cmovs {a}, {b}\n",
-            "cmovs {h}, {g}\n",
-            "cmovns {ne}, {eta}\n",
-            // g odd: take them. Then g ← g/2, η ← η − 1.
-            "test {g:l}, 1\n",
-            "cmovnz {g}, {a}\n",
-            "cmovnz {f}, {h}\n",
-            "cmovnz {eta}, {ne}\n",
+            // m = −2 where δ > 0 (η < 0), t = f.
+            "mov {m}, {n2}\n",
+            "cmovns {m}, {z}\n",
+            "mov {t}, {f}\n",
+            // g even: neither (m = 0, t = 0).
+            "test {g:l}, 2\n",
+            "cmovz {m}, {z}\n",
+            "cmovz {t}, {z}\n",
+            // g = G/2; on a swap t = −f and D = −D − 2.
             "sar {g}, 1\n",
-            "dec {eta}\n",
+            "xor {t}, {m}\n",
+            "xor {d}, {m}\n",
+            // On a swap f takes g. G ← g + t (2·(g ± f)/2 or 2·g/2), D ← D − 2.
+            "test {m}, {m}\n",
+            "cmovnz {f}, {g}\n",
+            "lea {g}, [{g} + {t}]\n",
+            "sub {d}, 2\n",
         )
     };
 }
@@ -79,29 +83,30 @@ macro_rules! divstep {
 fn run(eta: i64, f: u64, g: u64, n: u32) -> (i64, [i64; 4]) {
     debug_assert!((1..=RUN).contains(&n) && f & 1 == 1);
     let mut ff = (f & LOW) as i64 | (1i64 << (n + 21));
-    let mut gg = (g & LOW) as i64 | (1i64 << (n + 42));
-    let mut eta = eta;
+    let mut gg = ((g & LOW) as i64 | (1i64 << (n + 42))) << 1;
+    let mut d = eta << 1;
     // SAFETY: plain x86_64 integer instructions on registers only (no memory, no stack); `cmov` is part of
     // every x86_64 CPU. The loop runs `n` ≥ 1 times.
     unsafe {
         asm!(
             "2:",
+            "test {d}, {d}",
             divstep!(),
             "dec {n:e}",
             "jnz 2b",
             f = inout(reg) ff,
             g = inout(reg) gg,
-            eta = inout(reg) eta,
+            d = inout(reg) d,
             n = inout(reg) n => _,
-            a = out(reg) _,
-            b = out(reg) _,
-            h = out(reg) _,
-            ne = out(reg) _,
+            m = out(reg) _,
+            t = out(reg) _,
+            z = in(reg) 0i64,
+            n2 = in(reg) -2i64,
             options(pure, nomem, nostack),
         );
     }
-    let (u, v, q, r) = unpack(ff, gg);
-    (eta, [u, v, q, r])
+    let (u, v, q, r) = unpack(ff, gg >> 1);
+    (d >> 1, [u, v, q, r])
 }
 
 /// The matrix (u, v, q, r) from the packed words F, G at the end of a run, by rounding: + 2^20 makes the low
@@ -160,28 +165,29 @@ fn run_unrolled<const N: u32>(eta: i64, f: u64, g: u64) -> (i64, [i64; 4]) {
     const { assert!(N >= 1 && N <= RUN) };
     debug_assert!(f & 1 == 1);
     let mut ff = (f & LOW) as i64 | (1i64 << (N + 21));
-    let mut gg = (g & LOW) as i64 | (1i64 << (N + 42));
-    let mut eta = eta;
+    let mut gg = ((g & LOW) as i64 | (1i64 << (N + 42))) << 1;
+    let mut d = eta << 1;
     // SAFETY: plain x86_64 integer instructions on registers only (no memory, no stack); `cmov` is part of
     // every x86_64 CPU. `.rept` repeats the step `N` times at assembly time.
     unsafe {
         asm!(
+            "test {d}, {d}",
             ".rept {n}",
             divstep!(),
             ".endr",
             n = const N,
             f = inout(reg) ff,
             g = inout(reg) gg,
-            eta = inout(reg) eta,
-            a = out(reg) _,
-            b = out(reg) _,
-            h = out(reg) _,
-            ne = out(reg) _,
+            d = inout(reg) d,
+            m = out(reg) _,
+            t = out(reg) _,
+            z = in(reg) 0i64,
+            n2 = in(reg) -2i64,
             options(pure, nomem, nostack),
         );
     }
-    let (u, v, q, r) = unpack(ff, gg);
-    (eta, [u, v, q, r])
+    let (u, v, q, r) = unpack(ff, gg >> 1);
+    (d >> 1, [u, v, q, r])
 }
 
 /// One unrolled run of `K` steps inside a batch: advances η, the low bits of f and g, and the batch's
