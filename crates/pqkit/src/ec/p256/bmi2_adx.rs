@@ -1011,6 +1011,174 @@ fn jdouble_adx(p: &Jac) -> Jac {
     Jac { x: Fe(f[0]), y: Fe(f[1]), z: Fe(f[2]) }
 }
 
+/// The mixed addition's field operations over a frame (the slots of [`jadd_affine_adx`] and
+/// [`add_entry_adx`]): x1 0, y1 32, z1 64, x2 96, y2 128 in; z1² 224, u2 256, s2 288, h 320, r 352, 2h 384,
+/// i 416, j 448, v 480, r² 512, y1·j 640 between; x3 544, y3 576, z3 608 out. The formula of
+/// [`point::jadd_affine_formula`] (8M + 3S) with i = (2h)² and z3 = z1·2h: every slot fully reduced, so
+/// the same coordinates. `rdi` must hold p₃.
+///
+/// [`point::jadd_affine_formula`]: super::point::jadd_affine_formula
+macro_rules! jadd_affine_steps {
+    () => {
+        concat!(
+            fsqr!("224", "64"),
+            fmul!("256", "96", "224"),
+            fmul!("288", "128", "64"),
+            fmul!("288", "288", "224"),
+            fsub!("320", "256", "0"),
+            flin!("352", "288", "2", "32", "2"),
+            fadd!("384", "320", "320"),
+            fsqr!("416", "384"),
+            fmul!("448", "320", "416"),
+            fmul!("480", "0", "416"),
+            fsqr!("512", "352"),
+            flin!("544", "512", "1", "480", "2"),
+            fsub!("544", "544", "448"),
+            fsub!("576", "480", "544"),
+            fmul!("576", "352", "576"),
+            fmul!("640", "32", "448"),
+            flin!("576", "576", "1", "640", "2"),
+            fmul!("608", "64", "384"),
+        )
+    };
+}
+
+/// Slot `d` = slot `s`, replaced by slot `e` when the identity mask (slot 200) is set and then by slot `d`
+/// itself when the zero-digit mask (slot 192) is set: loads and `cmov`s, no branch.
+macro_rules! fpick {
+    ($d:literal, $s:literal, $e:literal) => {
+        concat!(
+            fload!($s),
+            "mov rax, [rsi + 200]\n",
+            "test rax, rax\n",
+            "cmovnz r8, [rsi + ",
+            $e,
+            "]\n",
+            "cmovnz r9, [rsi + ",
+            $e,
+            " + 8]\n",
+            "cmovnz r10, [rsi + ",
+            $e,
+            " + 16]\n",
+            "cmovnz r11, [rsi + ",
+            $e,
+            " + 24]\n",
+            "mov rax, [rsi + 192]\n",
+            "test rax, rax\n",
+            "cmovnz r8, [rsi + ",
+            $d,
+            "]\n",
+            "cmovnz r9, [rsi + ",
+            $d,
+            " + 8]\n",
+            "cmovnz r10, [rsi + ",
+            $d,
+            " + 16]\n",
+            "cmovnz r11, [rsi + ",
+            $d,
+            " + 24]\n",
+            fstore!($d),
+        )
+    };
+}
+
+/// P + Q for a Jacobian P and an affine Q (the mixed addition, exceptional cases not handled), the whole
+/// formula in one `asm!` block ([`jadd_affine_steps`]): the same coordinates as the portable formula,
+/// exceptional inputs included.
+#[inline(never)]
+fn jadd_affine_adx(p: &Jac, q: &Aff) -> Jac {
+    let mut f: Frame<21> = [[0; 4]; 21];
+    f[0] = p.x.0;
+    f[1] = p.y.0;
+    f[2] = p.z.0;
+    f[3] = q.x.0;
+    f[4] = q.y.0;
+    // SAFETY: BMI2 and ADX are present (module docs: this code runs only below entry points that asserted a
+    // Checked backend covering Bmi2Adx). The block reads and writes only the 21 slots of `f` (every address
+    // is `rsi` plus an offset below 21·32), writes only the registers it declares, and does not touch the
+    // stack.
+    unsafe {
+        asm!(
+            "mov rdi, 0xffffffff00000001",
+            jadd_affine_steps!(),
+            inout("rsi") f.as_mut_ptr() => _,
+            out("rdi") _, out("rax") _, out("rcx") _, out("rdx") _,
+            out("r8") _, out("r9") _, out("r10") _, out("r11") _,
+            out("r12") _, out("r13") _, out("r14") _, out("r15") _,
+            options(nostack),
+        );
+    }
+    Jac { x: Fe(f[17]), y: Fe(f[18]), z: Fe(f[19]) }
+}
+
+/// [`Arith::add_entry`] in one `asm!` block: y2 replaced by p − y2 when `neg` is set and y2 ≠ 0 (as
+/// [`Fe::neg`]), the mixed addition ([`jadd_affine_steps`]), then per coordinate the sum, Q (Z = 1) when
+/// P is the identity (Z = 0, tested on the four words of the reduced Z) and P when `zero` is set, chosen
+/// by `cmov` on masks in the frame (slots of [`jadd_affine_steps`], and 1 at 160, `zero` at 192, the
+/// identity mask at 200, `neg` at 208). No branch, no address depends on P, Q, `neg` or `zero`.
+#[inline(never)]
+fn add_entry_adx(p: &Jac, q: &Aff, neg: u64, zero: u64) -> Jac {
+    let mut f: Frame<21> = [[0; 4]; 21];
+    f[0] = p.x.0;
+    f[1] = p.y.0;
+    f[2] = p.z.0;
+    f[3] = q.x.0;
+    f[4] = q.y.0;
+    f[5] = Fe::ONE.0;
+    f[6][0] = zero;
+    f[6][2] = neg;
+    // SAFETY: BMI2 and ADX are present (module docs: this code runs only below entry points that asserted a
+    // Checked backend covering Bmi2Adx). The block reads and writes only the 21 slots of `f` (every address
+    // is `rsi` plus an offset below 21·32), writes only the registers it declares, and does not touch the
+    // stack.
+    unsafe {
+        asm!(
+            // The identity mask (all ones when z1 = 0) into slot 200.
+            "mov rax, [rsi + 64]",
+            "or rax, [rsi + 72]",
+            "or rax, [rsi + 80]",
+            "or rax, [rsi + 88]",
+            "neg rax",
+            "sbb rax, rax",
+            "not rax",
+            "mov [rsi + 200], rax",
+            // y2 = p − y2 when neg (slot 208) is set and y2 ≠ 0.
+            "mov rdi, 0xffffffff00000001",
+            "mov r8, -1",
+            "mov r9d, 0xffffffff",
+            "xor r10d, r10d",
+            "mov r11, rdi",
+            "sub r8, [rsi + 128]",
+            "sbb r9, [rsi + 136]",
+            "sbb r10, [rsi + 144]",
+            "sbb r11, [rsi + 152]",
+            "mov rax, [rsi + 128]",
+            "or rax, [rsi + 136]",
+            "or rax, [rsi + 144]",
+            "or rax, [rsi + 152]",
+            "neg rax",
+            "sbb rax, rax",
+            "and rax, [rsi + 208]",
+            "test rax, rax",
+            "cmovz r8, [rsi + 128]",
+            "cmovz r9, [rsi + 136]",
+            "cmovz r10, [rsi + 144]",
+            "cmovz r11, [rsi + 152]",
+            fstore!("128"),
+            jadd_affine_steps!(),
+            fpick!("0", "544", "96"),
+            fpick!("32", "576", "128"),
+            fpick!("64", "608", "160"),
+            inout("rsi") f.as_mut_ptr() => _,
+            out("rdi") _, out("rax") _, out("rcx") _, out("rdx") _,
+            out("r8") _, out("r9") _, out("r10") _, out("r11") _,
+            out("r12") _, out("r13") _, out("r14") _, out("r15") _,
+            options(nostack),
+        );
+    }
+    Jac { x: Fe(f[0]), y: Fe(f[1]), z: Fe(f[2]) }
+}
+
 /// Entry `idx − 1` of a row of K affine points (entry 0 for `idx` = 0), with AVX2: each entry is two
 /// 32-byte loads (x and y), anded with the mask of `idx == j + 1` (`vpcmpeqq` against the broadcast index)
 /// and ored into the result. Every entry is read; no branch or address depends on `idx`.
@@ -1088,6 +1256,14 @@ impl Arith for Adx {
     #[inline(always)]
     fn jdouble(p: &Jac) -> Jac {
         jdouble_adx(p)
+    }
+    #[inline(always)]
+    fn jadd_affine(p: &Jac, q: &Aff) -> Jac {
+        jadd_affine_adx(p, q)
+    }
+    #[inline(always)]
+    fn add_entry(acc: &Jac, e: &Aff, neg: u64, zero: u64) -> Jac {
+        add_entry_adx(acc, e, neg, zero)
     }
 }
 
