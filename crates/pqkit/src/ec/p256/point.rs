@@ -69,19 +69,6 @@ pub(crate) trait Arith: FieldArith {
     fn jadd_affine(p: &Jac, q: &Aff) -> Jac {
         jadd_affine_formula::<Self>(p, q)
     }
-
-    /// The step of the constant-time multiplications for one digit: with e' = `e`, or −`e` when `neg` (the
-    /// digit was negative: all ones, else 0), `acc` + e' by [`Arith::jadd_affine`], e' itself (Z = 1) when
-    /// `acc` is the identity, and `acc` unchanged when `zero` (the digit was zero: all ones, else 0).
-    /// Constant time in `acc`, `e`, `neg` and `zero`. A backend may run it as one routine (which must give
-    /// the same coordinates).
-    #[inline(always)]
-    fn add_entry(acc: &Jac, e: &Aff, neg: u64, zero: u64) -> Jac {
-        let e = Aff { x: e.x, y: Fe::select(neg, &e.y.neg(), &e.y) };
-        let sum = Self::jadd_affine(acc, &e);
-        let sum = Jac::select(acc.z.is_zero_mask(), &Jac::from_affine(&e), &sum);
-        Jac::select(zero, acc, &sum)
-    }
 }
 
 impl Arith for Soft {}
@@ -483,15 +470,15 @@ fn half_scalar(k: &Scalar) -> ([u64; 4], u64) {
 }
 
 /// The affine entry |d| of a row (|d|·B for a row 1·B … K·B; the identity's stand-in, entry 0, when
-/// d = 0), the mask "d is negative" (y is negated by [`Arith::add_entry`]) and the mask "d was zero".
-/// Reads every entry of the row.
+/// d = 0), y negated when d < 0, and the mask "d was zero". Reads every entry of the row.
 #[inline(always)]
-fn lookup_base<A: Arith, const K: usize>(row: &[Aff; K], d: i8) -> (Aff, u64, u64) {
+fn lookup_base<A: Arith, const K: usize>(row: &[Aff; K], d: i8) -> (Aff, u64) {
     let sign = ((d as i64) >> 63) as u64; // all ones if negative
     let abs = ((d as i64 ^ sign as i64) - sign as i64) as u64; // |d|
-    let out = A::lookup::<K>(row, abs);
+    let mut out = A::lookup::<K>(row, abs);
+    out.y = Fe::select(sign, &out.y.neg(), &out.y);
     let zero = super::field::eq_mask(&[abs, 0, 0, 0], &[0; 4]);
-    (out, sign, zero)
+    (out, zero)
 }
 
 /// k·G, constant time: one mixed Jacobian addition (8M + 3S, [`jadd_affine_ct`]) per row of the table,
@@ -511,8 +498,10 @@ pub(crate) fn mul_base<A: Arith>(k: &Scalar) -> Proj {
     let digits = signed_digits::<BASE_ROWS>(&v, BASE_W);
     let mut acc = Jac::IDENTITY;
     for (row, &d) in BASE_TABLE_LO.iter().chain(BASE_TABLE_HI.iter()).zip(digits.iter()) {
-        let (e, neg, zero) = lookup_base::<A, BASE_ENTRIES>(row, d);
-        acc = A::add_entry(&acc, &e, neg, zero);
+        let (e, zero) = lookup_base::<A, BASE_ENTRIES>(row, d);
+        let sum = jadd_affine_ct::<A>(&acc, &e);
+        let sum = Jac::select(acc.z.is_zero_mask(), &Jac::from_affine(&e), &sum);
+        acc = Jac::select(zero, &acc, &sum);
     }
     let out = acc.projective::<A>();
     Proj::select(flip, &out.neg(), &out)
@@ -541,8 +530,10 @@ pub(crate) fn mul<A: Arith>(p: &Aff, k: &Scalar) -> Proj {
                 acc = jdouble::<A>(&acc);
             }
         }
-        let (e, neg, zero) = lookup_base::<A, 8>(&table, d);
-        acc = A::add_entry(&acc, &e, neg, zero);
+        let (e, zero) = lookup_base::<A, 8>(&table, d);
+        let sum = jadd_affine_ct::<A>(&acc, &e);
+        let sum = Jac::select(acc.z.is_zero_mask(), &Jac::from_affine(&e), &sum);
+        acc = Jac::select(zero, &acc, &sum);
     }
     let out = acc.projective::<A>();
     Proj::select(flip, &out.neg(), &out)
@@ -985,11 +976,6 @@ pub(crate) mod tests {
             assert_eq!(A::jdouble(&id), soft_double(&id), "double identity");
             assert!(A::jdouble(&id).is_identity());
             assert_eq!(A::jadd_affine(&id, &G), soft_add(&id, &G), "add to identity");
-            // The digit step: the identity takes the entry, a zero digit keeps the accumulator.
-            assert_eq!(A::add_entry(&id, &G, 0, 0), Jac::from_affine(&G), "step from identity");
-            let minus_g = Aff { x: G.x, y: G.y.neg() };
-            assert_eq!(A::add_entry(&id, &G, u64::MAX, 0), Jac::from_affine(&minus_g), "step from identity");
-            assert_eq!(A::add_entry(&id, &G, 0, u64::MAX), id, "zero step from identity");
         }
         for (i, z) in zs.iter().enumerate() {
             let k = Scalar::from_be_reduced(&limbs_to_be(&rng.limbs()));
@@ -1019,21 +1005,6 @@ pub(crate) mod tests {
             let q = Aff { x: below_p(rng.limbs()), y: below_p(rng.limbs()) };
             assert_eq!(A::jdouble(&r), soft_double(&r), "double off-curve {i}");
             assert_eq!(A::jadd_affine(&r, &q), soft_add(&r, &q), "add off-curve {i}");
-            // The digit step against the portable one, both masks, on and off the curve; an off-curve
-            // accumulator with Z = 0 counts as the identity.
-            // An entry with y = 0 (off the curve) negates to itself.
-            let r0 = Jac { z: Fe::ZERO, ..r };
-            let q0 = Aff { x: q.x, y: Fe::ZERO };
-            for (acc, e) in [(&pj, &b), (&pj, &a), (&pj, &neg), (&r, &q), (&r0, &q), (&r, &q0), (&r0, &q0)] {
-                for (sign, zero) in [(0, 0), (u64::MAX, 0), (0, u64::MAX), (u64::MAX, u64::MAX)] {
-                    let want = Soft::add_entry(acc, e, sign, zero);
-                    assert_eq!(A::add_entry(acc, e, sign, zero), want, "step {i} {sign:x} {zero:x}");
-                }
-                assert_eq!(A::add_entry(acc, e, u64::MAX, u64::MAX), *acc, "zero step {i}");
-            }
-            assert_eq!(A::add_entry(&pj, &b, 0, 0), soft_add(&pj, &b), "step {i}");
-            assert_eq!(A::add_entry(&pj, &a, u64::MAX, 0), opp, "step to the identity {i}");
-            assert_eq!(A::add_entry(&r0, &q, 0, 0), Jac::from_affine(&q), "step from identity {i}");
             // A chain: the sum and the doubling in the affine form against the complete formulas.
             let sum = A::jadd_affine(&A::jdouble(&pj), &b);
             let want = add::<Soft>(&double::<Soft>(&Proj::from_affine(&a)), &Proj::from_affine(&b));
