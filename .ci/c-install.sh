@@ -3,13 +3,20 @@
 # compiled and linked only through `pkg-config --cflags --libs pqkit`, against the shared library (which must
 # load by its SONAME from the prefix) and against the static one, and run. CI installs the dev profile (the
 # build the tests already made); users install the release profile, the default.
+#
+# Usage: .ci/c-install.sh [--no-build]   (--no-build: install what an earlier `cargo build` left in target/debug)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cc=${CC:-cc}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
-crates/pqkit-ffi/install.sh --profile dev --prefix "$prefix"
+case "${1:-}" in
+  --no-build | "") ;;
+  *) echo "c-install: unknown argument '$1' (usage: .ci/c-install.sh [--no-build])" >&2; exit 2 ;;
+esac
+# shellcheck disable=SC2086  # the optional flag is one word or none
+crates/pqkit-ffi/install.sh --profile dev --prefix "$prefix" ${1:-}
 version=$(cargo pkgid -p pqkit-ffi | sed 's/.*[#@]//')
 major=${version%%.*}
 lib=$prefix/lib

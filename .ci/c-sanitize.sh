@@ -7,12 +7,18 @@
 # instrumented by the sanitizers, and valgrind sees its reads and writes too (an out-of-bounds write by a
 # byte loop that ASan's memcpy interception misses, a read of uninitialised memory).
 #
-# Usage: .ci/c-sanitize.sh   (uses $CARGO_TARGET_DIR, default ./target; $CC, default cc)
+# Usage: .ci/c-sanitize.sh [--no-build]   (uses $CARGO_TARGET_DIR, default ./target; $CC, default cc)
+#   --no-build   link the libpqkit_ffi.a an earlier `cargo build` left in target/debug (CI builds the whole
+#                workspace with its own feature selection; `cargo build -p pqkit-ffi` would rebuild it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tgt=${CARGO_TARGET_DIR:-$PWD/target}
 cc=${CC:-cc}
-cargo build -p pqkit-ffi --quiet
+case "${1:-}" in
+  --no-build) ;;
+  "") cargo build -p pqkit-ffi --quiet ;;
+  *) echo "c-sanitize: unknown argument '$1' (usage: .ci/c-sanitize.sh [--no-build])" >&2; exit 2 ;;
+esac
 lib="$tgt/debug/libpqkit_ffi.a"
 [ -f "$lib" ] || { echo "c-sanitize: $lib was not built" >&2; exit 1; }
 work=$(mktemp -d)

@@ -45,19 +45,24 @@ echo "self-test ok: the deliberate leak was reported"
 
 # Valgrind's virtual CPU has no AVX-512 (it exposes up to AVX2, AES-NI, PCLMULQDQ): "native" under valgrind
 # is the best tier valgrind emulates, not the host's.
-failed=0
-for cap in portable avx2 native; do
+# The three runs are independent single-threaded processes: all three at once, then each log checked in turn.
+caps=(portable avx2 native)
+for cap in "${caps[@]}"; do
   echo "== ct: all operations under PQKIT_CPU=$cap"
-  set +e
-  PQKIT_CPU=$cap "${vg[@]}" "$bin" --require-valgrind all >"$work/$cap.log" 2>&1
-  rc=$?
-  set -e
+  ( if PQKIT_CPU=$cap "${vg[@]}" "$bin" --require-valgrind all >"$work/$cap.log" 2>&1; then rc=0; else rc=$?; fi
+    echo "$rc" >"$work/$cap.rc" ) &
+done
+wait
+failed=0
+for cap in "${caps[@]}"; do
+  rc=$(cat "$work/$cap.rc")
   if [ "$rc" -ne 0 ] && [ "$rc" -ne 99 ]; then
     echo "pqkit-ct failed under PQKIT_CPU=$cap (exit $rc):" >&2
     tail -n 40 "$work/$cap.log" >&2
     failed=1
     continue
   fi
+  echo "-- PQKIT_CPU=$cap"
   grep -E '^backends ' "$work/$cap.log" || true
   grep -E '^ok ' "$work/$cap.log" | tr '\n' ' '
   echo

@@ -27,13 +27,28 @@ bin_dir="${CARGO_TARGET_DIR:-$PWD/fuzz/target}/x86_64-unknown-linux-gnu/release"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failed=()
-for t in "${targets[@]}"; do
-  echo "== fuzz: $t (${secs}s)"
+# One libFuzzer process per target, FUZZ_JOBS (default 2, one per core) at a time; each writes its own log.
+jobs=${FUZZ_JOBS:-2}
+fuzz_one() {
+  local t=$1
   mkdir -p "$work/$t"
   # New inputs go to the scratch directory; the committed corpus is only read.
-  if ! "$bin_dir/$t" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+  if "$bin_dir/$t" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
       -artifact_prefix="$work/$t-" "$work/$t" "fuzz/corpus/$t" >"$work/$t.log" 2>&1; then
+    echo 0 >"$work/$t.rc"
+  else
+    echo $? >"$work/$t.rc"
+  fi
+}
+for t in "${targets[@]}"; do
+  while [ "$(jobs -pr | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+  echo "== fuzz: $t (${secs}s)"
+  fuzz_one "$t" &
+done
+wait
+failed=()
+for t in "${targets[@]}"; do
+  if [ "$(cat "$work/$t.rc" 2>/dev/null || echo missing)" != 0 ]; then
     failed+=("$t")
     echo "FUZZ FAILURE in $t; the end of its log:" >&2
     tail -n 40 "$work/$t.log" >&2
@@ -46,7 +61,7 @@ for t in "${targets[@]}"; do
       echo "replay: (cd fuzz && cargo +nightly fuzz run --sanitizer none --debug-assertions $t artifacts/$t/$(basename "$a"))" >&2
     done
   else
-    grep -E '^stat::number_of_executed_units|^Done' "$work/$t.log" || true
+    echo "-- $t: $(grep -E '^stat::number_of_executed_units' "$work/$t.log" || true)"
   fi
 done
 
