@@ -11,12 +11,13 @@ cc=${CC:-cc}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
+install_args=(--profile dev --prefix "$prefix")
 case "${1:-}" in
-  --no-build | "") ;;
+  --no-build) install_args+=(--no-build) ;;
+  "") ;;
   *) echo "c-install: unknown argument '$1' (usage: .ci/c-install.sh [--no-build])" >&2; exit 2 ;;
 esac
-# shellcheck disable=SC2086  # the optional flag is one word or none
-crates/pqkit-ffi/install.sh --profile dev --prefix "$prefix" ${1:-}
+crates/pqkit-ffi/install.sh "${install_args[@]}"
 version=$(cargo pkgid -p pqkit-ffi | sed 's/.*[#@]//')
 major=${version%%.*}
 lib=$prefix/lib
