@@ -912,3 +912,24 @@ async fn a_capture_replayed_after_a_subscriber_restart_is_rejected_with_the_save
     assert_eq!(bob.metrics().rejected_replayed, 1);
     assert!(sub.restore_replay_state("rp.x 1 2 R zz 1\n").is_err());
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// The test server itself: a start that loses its port is seen, not waited out
+
+/// A port held by another socket makes the server exit during start-up; the harness reports it with the
+/// server's own reason, which is what lets a start retry on fresh ports instead of failing a test by chance.
+#[test]
+fn a_server_start_on_a_taken_port_is_an_error_naming_the_cause() {
+    let bin = common::nats_server::find_binary().expect(common::nats_server::INSTALL_HINT);
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = held.local_addr().unwrap().port();
+    let err = match NatsServer::try_start_on(&bin, port) {
+        Ok(_) => panic!("nats-server started on port {port}, which is held"),
+        Err(e) => e,
+    };
+    assert!(err.contains(&format!("on port {port}")), "{err}");
+    assert!(err.to_lowercase().contains("address already in use"), "{err}");
+    drop(held);
+    let s = NatsServer::try_start_on(&bin, port).expect("the port is free again");
+    assert_eq!(s.port(), port);
+}
