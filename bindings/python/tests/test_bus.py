@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import pathlib
+import random
 import shutil
 import socket
 import subprocess
@@ -41,6 +42,16 @@ def _nats_ask():
 
 
 def _free_port():
+    """A loopback port free now, drawn below the kernel's ephemeral range (32768 and up), where the outgoing
+    connections of the programs the tests start take their source ports."""
+    for _ in range(1000):
+        port = random.randrange(20000, 32000)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
