@@ -114,8 +114,9 @@ fn aes_gcm_tiers(cap: Cap, f: Features, detected: Features) {
 }
 
 /// The per-microarchitecture preferences measured so far (pqkit::dispatch, `avoid_on`): on Zen 5 the portable
-/// BLAKE2 and the AVX2 SHA-512 schedule win over the vector code the features alone would choose, and the
-/// SHA-512 round with four-cycle recurrences (`Avx2Zen5`, `ShaNiZen5`) over the 22-operation one; on every other
+/// BLAKE2 and the AVX2 SHA-512 schedule win over the vector code the features alone would choose, the
+/// SHA-512 round with four-cycle recurrences (`Avx2Zen5`, `ShaNiZen5`) over the 22-operation one, and ChaCha's
+/// last block on the integer units (`Avx2Zen5`, `Avx512Zen5`) over the row layout; on every other
 /// CPU, Zen 3 and Zen 4 included, the choice is the feature-based one without the Zen 5 variants. Checked as pure choices for every CPU
 /// design (so it fails if the preference is ignored, on any machine); on this machine under every cap by
 /// `zen5_preferences`.
@@ -140,6 +141,15 @@ fn per_microarchitecture_preferences() {
     for u in [Uarch::Other, Uarch::Zen3, Uarch::Zen4] {
         assert_eq!(choose::<sha2::Backend>(avx2_no_sha, u), sha2::Backend::Avx2);
     }
+    // ChaCha: the last block of a call in the row layout everywhere but on Zen 5, on the integer units there.
+    use pqkit::chacha::Backend as ChaCha;
+    let (c512, c2) = (ChaCha::Avx512.required(), ChaCha::Avx2.required());
+    for u in [Uarch::Other, Uarch::Zen3, Uarch::Zen4] {
+        assert_eq!(choose::<ChaCha>(c512 | c2, u), ChaCha::Avx512);
+        assert_eq!(choose::<ChaCha>(c2, u), ChaCha::Avx2);
+    }
+    assert_eq!(choose::<ChaCha>(c512 | c2, Uarch::Zen5), ChaCha::Avx512Zen5);
+    assert_eq!(choose::<ChaCha>(c2, Uarch::Zen5), ChaCha::Avx2Zen5);
 }
 
 /// On this machine under one cap (called from `every_backend_of_every_family_obeys_the_rule_under_every_cap`,
@@ -156,6 +166,13 @@ fn zen5_preferences(cap: Cap, f: Features) {
     } else if f.has(sha2::Backend::Avx2.required()) {
         assert_eq!(sha2::Backend::detect().get(), sha2::Backend::Avx2Zen5, "{cap}");
     }
+    use pqkit::chacha::Backend as ChaCha;
+    if f.has(ChaCha::Avx512.required()) {
+        assert_eq!(ChaCha::detect().get(), ChaCha::Avx512Zen5, "{cap}");
+    } else if f.has(ChaCha::Avx2.required()) {
+        assert_eq!(ChaCha::detect().get(), ChaCha::Avx2Zen5, "{cap}");
+    }
+    assert_eq!(ChaCha::Avx2.checked().is_ok(), f.has(ChaCha::Avx2.required()));
     assert_eq!(blake2::Backend::Avx2.checked().is_ok(), f.has(blake2::Backend::Avx2.required()));
     assert_eq!(sha2::Backend::ShaNiAvx512.checked().is_ok(), f.has(sha2::Backend::ShaNiAvx512.required()));
 }

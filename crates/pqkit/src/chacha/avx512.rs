@@ -22,9 +22,12 @@
 //! - **8 blocks per pass in ymm** (AVX-512VL gives `vprold` on ymm) for remainders of 257 to 512 bytes.
 //! - **4 blocks in the row layout** (one block per 128-bit lane of a zmm) for a last 65 to 256 bytes; the
 //!   diagonal rotations leave row 1 in place, so no shuffle sits on the serial chain.
-//! - **One block on the integer units** (`block_scalar`) for a last at most 64 bytes: every vector pass is bound by
-//!   its serial quarter-round chain, which on Zen 5 (two-cycle vector integer latency) made 64 bytes cost as much
-//!   as a 16-block pass; the scalar chain has one-cycle operations and a quarter of the row pass's work.
+//! - **One block** for a last at most 64 bytes, chosen by the dispatch as on AVX2 (see the AVX2 module):
+//!   [`Backend::Avx512`] computes it in the row layout on 128-bit registers (`block_rows`, rotations single
+//!   `vprold`s: 12 operations per quarter round on the serial chain); [`Backend::Avx512Zen5`] on the integer units
+//!   (`block_scalar`): every vector pass is bound by its serial quarter-round chain, which on Zen 5 (two-cycle
+//!   vector integer latency) made 64 bytes cost as much as a 16-block pass; the scalar chain has one-cycle
+//!   operations. A call of at most 64 bytes goes straight to it, before any pass's set-up.
 //! - Partial blocks use byte-masked loads and stores (`vmovdqu8` with a mask, AVX512BW): no scalar tail loop
 //!   and no access outside the data.
 //!
@@ -40,14 +43,39 @@ use core::arch::x86_64::*;
 /// See [`super::apply_blocks`].
 pub(super) fn apply_blocks(backend: Checked<Backend>, rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
     assert!(backend.covers(Backend::Avx512));
+    let rows = backend.get() != Backend::Avx512Zen5;
+    // Two 32-bit loads (see `avx2::counter`): callers store word 12 alone just before the call.
+    let ctr = super::avx2::counter(state);
+    if data.len() <= BLOCK_LEN {
+        // SAFETY: as below; `data` holds `0 < len <= 64` bytes (the caller passes no empty data).
+        unsafe { one_block(rows, rounds, state, ctr, data.as_mut_ptr(), data.len(), xor) };
+        return;
+    }
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx512, so the CPU has AVX-512 F, VL and BW.
-    unsafe { apply_avx512(rounds, state, data, xor) }
+    unsafe { apply_avx512(rows, rounds, state, ctr, data, xor) }
+}
+
+/// One block (`0 < avail <= 64` bytes at `p`) from counter `ctr`: in the row layout when `rows`, else on the
+/// integer units (see the module docs).
+///
+/// # Safety
+/// `p` must be valid for reads and writes of `avail` bytes, `0 < avail <= 64`; AVX-512 F, VL, BW and BMI2 must be
+/// available.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl,avx512bw,bmi2")]
+unsafe fn one_block(rows: bool, rounds: usize, state: &[u32; 16], ctr: u64, p: *mut u8, avail: usize, xor: bool) {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        if rows {
+            block_rows(rounds, state, ctr, p, avail, xor)
+        } else {
+            block_scalar(rounds, state, ctr, p, avail, xor)
+        }
+    }
 }
 
 #[target_feature(enable = "avx512f,avx512vl,avx512bw,bmi2")]
-fn apply_avx512(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
-    // Two 32-bit loads (see `avx2::counter`): callers store word 12 alone just before the call.
-    let mut ctr = super::avx2::counter(state);
+fn apply_avx512(rows: bool, rounds: usize, state: &[u32; 16], mut ctr: u64, data: &mut [u8], xor: bool) {
     let len = data.len();
     let ptr = data.as_mut_ptr();
     let mut off = 0usize;
@@ -84,7 +112,7 @@ fn apply_avx512(rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
         let rest = len - off;
         if rest <= BLOCK_LEN {
             // SAFETY: the `rest` bytes from `off` lie inside `data`.
-            unsafe { block_scalar(rounds, state, ctr, ptr.add(off), rest, xor) };
+            unsafe { one_block(rows, rounds, state, ctr, ptr.add(off), rest, xor) };
             off = len;
         } else if rest > 4 * BLOCK_LEN {
             let ks = blocks8(rounds, state, ctr);
@@ -146,6 +174,49 @@ unsafe fn block_scalar(rounds: usize, state: &[u32; 16], ctr: u64, p: *mut u8, a
     unsafe { out_block_zmm(p, _mm512_loadu_si512(ks.as_ptr() as *const __m512i), avail, xor) };
     zeroize::Zeroize::zeroize(&mut ks);
     zeroize::Zeroize::zeroize(&mut s);
+}
+
+/// One block (the last `avail <= 64` bytes of a call) in the row layout on 128-bit registers, XORed into (or
+/// written over) the bytes at `p` with a masked store: as `avx2::block_rows`, with every rotation one `vprold`
+/// (AVX-512VL), so 12 operations per quarter round on the serial chain. The diagonal rotations leave row 1, the
+/// last one a quarter round writes, in place.
+///
+/// # Safety
+/// `p` must be valid for reads and writes of `avail` bytes, `0 < avail <= 64`; AVX-512 F, VL and BW must be
+/// available.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl,avx512bw")]
+unsafe fn block_rows(rounds: usize, state: &[u32; 16], ctr: u64, p: *mut u8, avail: usize, xor: bool) {
+    let row = |r: usize| {
+        _mm_setr_epi32(state[4 * r] as i32, state[4 * r + 1] as i32, state[4 * r + 2] as i32, state[4 * r + 3] as i32)
+    };
+    let (a0, b0, c0) = (row(0), row(1), row(2));
+    let d0 = _mm_setr_epi32(ctr as i32, (ctr >> 32) as i32, state[14] as i32, state[15] as i32);
+    let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
+    let quarter = |a: &mut __m128i, b: &mut __m128i, c: &mut __m128i, d: &mut __m128i| {
+        *a = _mm_add_epi32(*a, *b);
+        *d = _mm_rol_epi32::<16>(_mm_xor_si128(*d, *a));
+        *c = _mm_add_epi32(*c, *d);
+        *b = _mm_rol_epi32::<12>(_mm_xor_si128(*b, *c));
+        *a = _mm_add_epi32(*a, *b);
+        *d = _mm_rol_epi32::<8>(_mm_xor_si128(*d, *a));
+        *c = _mm_add_epi32(*c, *d);
+        *b = _mm_rol_epi32::<7>(_mm_xor_si128(*b, *c));
+    };
+    for _ in 0..rounds / 2 {
+        quarter(&mut a, &mut b, &mut c, &mut d);
+        a = _mm_shuffle_epi32::<0x93>(a);
+        c = _mm_shuffle_epi32::<0x39>(c);
+        d = _mm_shuffle_epi32::<0x4e>(d);
+        quarter(&mut a, &mut b, &mut c, &mut d);
+        a = _mm_shuffle_epi32::<0x39>(a);
+        c = _mm_shuffle_epi32::<0x93>(c);
+        d = _mm_shuffle_epi32::<0x4e>(d);
+    }
+    let lo = _mm256_set_m128i(_mm_add_epi32(b, b0), _mm_add_epi32(a, a0));
+    let hi = _mm256_set_m128i(_mm_add_epi32(d, d0), _mm_add_epi32(c, c0));
+    // SAFETY: the caller guarantees `avail <= 64` bytes at `p`.
+    unsafe { out_block_zmm(p, _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi), avail, xor) };
 }
 
 /// Byte mask selecting the first `min(n, 64)` bytes.

@@ -51,11 +51,17 @@ crate::dispatch::backends! {
         /// Portable Rust, the reference.
         Soft: [],
         /// x86_64 AVX2: 8 blocks per pass, word-sliced in ymm registers; BMI1 and BMI2 for the scalar Poly1305
-        /// of the stitched AEAD loop.
+        /// of the stitched AEAD loop. A last block of at most 64 bytes in the row layout on the vector units.
         Avx2: [AVX2, BMI1, BMI2],
+        /// [`Backend::Avx2`] with a last block of at most 64 bytes on the integer units: chosen on AMD Zen 5 only,
+        /// whose two-cycle vector integer latency doubles the row layout's serial chain (see the module docs).
+        Avx2Zen5: [AVX2, BMI1, BMI2] avoid_on [Other, Zen3, Zen4],
         /// x86_64 AVX-512 (F, VL, BW): 32 blocks per pass, word-sliced in zmm registers; BMI2 for the scalar
-        /// Poly1305 share of the stitched AEAD loop.
+        /// Poly1305 share of the stitched AEAD loop. A last block of at most 64 bytes in the row layout.
         Avx512: [AVX512F, AVX512VL, AVX512BW, BMI2],
+        /// [`Backend::Avx512`] with a last block of at most 64 bytes on the integer units: chosen on AMD Zen 5
+        /// only (see [`Backend::Avx2Zen5`]).
+        Avx512Zen5: [AVX512F, AVX512VL, AVX512BW, BMI2] avoid_on [Other, Zen3, Zen4],
         /// AArch64 NEON: 4 blocks per pass, word-sliced in 128-bit registers.
         Neon: [NEON],
     }
@@ -80,9 +86,9 @@ pub(crate) fn apply_blocks(backend: Checked<Backend>, rounds: usize, state: &[u3
     }
     match backend.get() {
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx512 => avx512::apply_blocks(backend, rounds, state, data, xor),
+        Backend::Avx512 | Backend::Avx512Zen5 => avx512::apply_blocks(backend, rounds, state, data, xor),
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx2 => avx2::apply_blocks(backend, rounds, state, data, xor),
+        Backend::Avx2 | Backend::Avx2Zen5 => avx2::apply_blocks(backend, rounds, state, data, xor),
         #[cfg(target_arch = "aarch64")]
         Backend::Neon => neon::apply_blocks(backend, rounds, state, data, xor),
         _ => soft::apply_blocks(rounds, state, data, xor),
@@ -112,8 +118,8 @@ pub(crate) const STITCH2_CHUNK: usize = 8 * BLOCK_LEN;
 #[inline]
 pub(crate) fn stitch(backend: Checked<Backend>) -> Option<StitchLoop> {
     match backend.get() {
-        Backend::Avx512 => Some(StitchLoop::Avx512(backend)),
-        Backend::Avx2 => Some(StitchLoop::Avx2(backend)),
+        Backend::Avx512 | Backend::Avx512Zen5 => Some(StitchLoop::Avx512(backend)),
+        Backend::Avx2 | Backend::Avx2Zen5 => Some(StitchLoop::Avx2(backend)),
         _ => None,
     }
 }
