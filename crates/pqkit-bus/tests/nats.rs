@@ -933,3 +933,33 @@ fn a_server_start_on_a_taken_port_is_an_error_naming_the_cause() {
     let s = NatsServer::try_start_on(&bin, port).expect("the port is free again");
     assert_eq!(s.port(), port);
 }
+
+/// A start that loses its port is tried again on another, and a start that keeps failing ends in a panic that names
+/// the attempts and the last cause: the path `NatsServer::start` and `NatsServer::cluster` take after a collision.
+#[test]
+fn a_start_that_loses_its_port_is_retried_and_a_start_that_keeps_failing_names_the_cause() {
+    use common::nats_server::retry_start;
+    let bin = common::nats_server::find_binary().expect(common::nats_server::INSTALL_HINT);
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken = held.local_addr().unwrap().port();
+    let mut tried = Vec::new();
+    let s = retry_start("nats-server", 3, || {
+        // The first attempt gets the held port, as a start that lost the race would; the next a free one.
+        let port = if tried.is_empty() { taken } else { common::nats_server::free_port() };
+        tried.push(port);
+        NatsServer::try_start_on(&bin, port)
+    });
+    assert_eq!(tried.len(), 2, "{tried:?}");
+    assert_eq!(s.port(), tried[1]);
+    drop(s);
+    let failing = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        retry_start("nats-server", 2, || NatsServer::try_start_on(&bin, taken))
+    }));
+    let msg = match failing {
+        Ok(_) => panic!("nats-server started on port {taken}, which is held"),
+        Err(p) => p.downcast::<String>().map(|m| *m).unwrap_or_default(),
+    };
+    assert!(msg.contains("did not start in 2 attempts"), "{msg}");
+    assert!(msg.to_lowercase().contains("address already in use"), "{msg}");
+    drop(held);
+}

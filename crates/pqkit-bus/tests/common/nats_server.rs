@@ -40,7 +40,7 @@ pub fn find_binary() -> Option<PathBuf> {
 /// outgoing connections of tests running beside this one take their source ports from that range, and one of them
 /// can take a port between the check here and the server's bind. A per-process counter spreads the draws of
 /// parallel tests; a start-up that still loses the race is retried on fresh ports (see [`START_ATTEMPTS`]).
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     use std::sync::atomic::{AtomicU32, Ordering};
     static NEXT: AtomicU32 = AtomicU32::new(0);
     let seed = std::process::id().wrapping_mul(7919)
@@ -60,18 +60,24 @@ fn free_port() -> u16 {
 /// How many times a start on fresh ports is tried when a port was taken between the check and the server's bind.
 const START_ATTEMPTS: usize = 5;
 
+/// Runs `start` (one attempt on fresh ports) until it succeeds, at most `attempts` times; panics naming `what`, the
+/// number of attempts and the last error.
+pub fn retry_start<T>(what: &str, attempts: usize, mut start: impl FnMut() -> Result<T, String>) -> T {
+    let mut last = String::new();
+    for _ in 0..attempts {
+        match start() {
+            Ok(t) => return t,
+            Err(e) => last = e,
+        }
+    }
+    panic!("{what} did not start in {attempts} attempts on fresh ports; the last: {last}");
+}
+
 impl NatsServer {
     /// Starts a server on a free port; panics with [`INSTALL_HINT`] if the binary is missing.
     pub fn start() -> NatsServer {
         let bin = find_binary().unwrap_or_else(|| panic!("nats-server not found on PATH: {INSTALL_HINT}"));
-        let mut last = String::new();
-        for _ in 0..START_ATTEMPTS {
-            match Self::try_start_on(&bin, free_port()) {
-                Ok(s) => return s,
-                Err(e) => last = e,
-            }
-        }
-        panic!("nats-server did not start in {START_ATTEMPTS} attempts on fresh ports; the last: {last}");
+        retry_start("nats-server", START_ATTEMPTS, || Self::try_start_on(&bin, free_port()))
     }
 
     /// One start on `port`: an error (with the end of the server's log) if the server exits during start-up.
@@ -86,16 +92,7 @@ impl NatsServer {
     /// client port is its own; a client given every node's URL fails over between them.
     pub fn cluster(n: usize) -> Vec<NatsServer> {
         let bin = find_binary().unwrap_or_else(|| panic!("nats-server not found on PATH: {INSTALL_HINT}"));
-        let mut last = String::new();
-        for _ in 0..START_ATTEMPTS {
-            match Self::try_cluster(&bin, n) {
-                Ok(nodes) => return nodes,
-                Err(e) => last = e,
-            }
-        }
-        panic!(
-            "a {n}-node nats-server cluster did not start in {START_ATTEMPTS} attempts on fresh ports; the last: {last}"
-        );
+        retry_start(&format!("a {n}-node nats-server cluster"), START_ATTEMPTS, || Self::try_cluster(&bin, n))
     }
 
     fn try_cluster(bin: &std::path::Path, n: usize) -> Result<Vec<NatsServer>, String> {
