@@ -16,7 +16,7 @@
 //!   points), and, written once over it, keys, ECDSA (FIPS 186-5), the RFC 6979 HMAC-DRBG, ECDH (SEC1) and
 //!   the key files (PKCS#8, SEC1 `ECPrivateKey`, SubjectPublicKeyInfo).
 //! - [`p256`]: the P-256 field (Montgomery form, 4×64-bit limbs), scalars, group (complete
-//!   Renes–Costello–Batina formulas for a = −3, compile-time base table) and the type aliases.
+//!   Renes–Costello–Batina formulas for a = −3, generated base tables) and the type aliases.
 //! - [`secp256k1`]: the secp256k1 field (4×64-bit limbs, reduction by 2^256 = 2^32 + 977), scalars (with the
 //!   GLV decomposition), group (complete formulas for a = 0 on secret paths, Jacobian + GLV + wNAF for
 //!   verification, variable-time divstep inversion for public values), the type aliases and BIP-340
@@ -61,5 +61,6 @@ pub mod encoding;
 pub mod p256;
 pub(crate) mod safegcd;
 pub mod secp256k1;
+pub(crate) mod table;
 pub mod weierstrass;
 pub mod x25519;

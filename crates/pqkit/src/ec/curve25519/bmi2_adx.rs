@@ -115,13 +115,13 @@ static BASE_TABLE: [[AffineNiels<Fe64>; 8]; 32] = table_from_fe51(&BASE_TABLE_FE
 
 /// `BASE_TABLE_ODD[i][j] = (j + 1)·16·256^i·B`: the rows of the odd radix-16 digits, so that the fixed-base
 /// comb ([`fixed_base`]) needs no doublings.
-static BASE_TABLE_ODD: [[AffineNiels<Fe64>; 8]; 32] = table_from_fe51(&edwards::compute_base_table(4));
+static BASE_TABLE_ODD: [[AffineNiels<Fe64>; 8]; 32] = table_from_fe51(&edwards::BASE_TABLE_ODD);
 
-/// Converts a group of 13 radix-32 rows of the portable backend at compile time.
-const fn radix32_from_fe51(src: &[[AffineNiels<Fe51>; 16]; 13]) -> [[AffineNiels<Fe64>; 16]; 13] {
-    let mut out = [[AffineNiels { ypx: Fe64([0; 4]), ymx: Fe64([0; 4]), xy2d: Fe64([0; 4]) }; 16]; 13];
+/// Converts the radix-32 table of the portable backend at compile time.
+const fn radix32_from_fe51(src: &[[AffineNiels<Fe51>; 16]; 52]) -> [[AffineNiels<Fe64>; 16]; 52] {
+    let mut out = [[AffineNiels { ypx: Fe64([0; 4]), ymx: Fe64([0; 4]), xy2d: Fe64([0; 4]) }; 16]; 52];
     let mut i = 0;
-    while i < 13 {
+    while i < 52 {
         let mut j = 0;
         while j < 16 {
             out[i][j] = niels_from_fe51(&src[i][j]);
@@ -132,30 +132,9 @@ const fn radix32_from_fe51(src: &[[AffineNiels<Fe51>; 16]; 13]) -> [[AffineNiels
     out
 }
 
-/// Rows 13·g to 13·g + 12 of [`BASE_RADIX32`], each group its own constant evaluation (a `const`, read only
-/// by that static's initializer at compile time, so it never exists at run time).
-#[allow(clippy::large_const_arrays)]
-const RADIX32_GROUPS: [[[AffineNiels<Fe64>; 16]; 13]; 4] = [
-    radix32_from_fe51(&edwards::compute_radix32_rows::<13, 208>(0)),
-    radix32_from_fe51(&edwards::compute_radix32_rows::<13, 208>(13)),
-    radix32_from_fe51(&edwards::compute_radix32_rows::<13, 208>(26)),
-    radix32_from_fe51(&edwards::compute_radix32_rows::<13, 208>(39)),
-];
-
-/// Joins the four groups into one table.
-const fn join_radix32(g: &[[[AffineNiels<Fe64>; 16]; 13]; 4]) -> [[AffineNiels<Fe64>; 16]; 52] {
-    let mut out = [[AffineNiels { ypx: Fe64([0; 4]), ymx: Fe64([0; 4]), xy2d: Fe64([0; 4]) }; 16]; 52];
-    let mut i = 0;
-    while i < 52 {
-        out[i] = g[i / 13][i % 13];
-        i += 1;
-    }
-    out
-}
-
 /// `BASE_RADIX32[i][j] = (j + 1)·32^i·B`: the rows of the signed radix-32 digits ([`edwards::radix32`]) of the
 /// AVX2 fixed-base comb ([`fixed_base::mul_base_comb_avx2`]), 52 rows of 16 entries (78 KiB).
-static BASE_RADIX32: [[AffineNiels<Fe64>; 16]; 52] = join_radix32(&RADIX32_GROUPS);
+static BASE_RADIX32: [[AffineNiels<Fe64>; 16]; 52] = radix32_from_fe51(&edwards::BASE_RADIX32);
 
 /// Converts a 64-entry table of the portable backend at compile time.
 const fn odd_from_fe51(src: &[AffineNiels<Fe51>; 64]) -> [AffineNiels<Fe64>; 64] {

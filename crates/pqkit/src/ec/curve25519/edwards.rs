@@ -20,8 +20,8 @@
 //!   doubling per bit; odd multiples up to 15P for each point (w = 5) and a precomputed table of odd
 //!   multiples up to 127B for the base point (w = 8). Variable time: verification only.
 //!
-//! The precomputed tables are computed by the compiler (`const fn`) from the encoding of B, in the portable
-//! field; other backends convert them (see `CurveField`).
+//! The precomputed tables are generated source (`src/ec/tables/`, see `crate::ec::table`), derived from the
+//! encoding of B in the portable field; other backends convert them (see `CurveField`).
 
 use super::field::{self, Fe51, Field, Mask, mask_eq_u8, mask_from_bit};
 #[cfg(test)]
@@ -536,9 +536,13 @@ pub(crate) fn mul_vartime<F: CurveField>(s: &Scalar, p: &Point<F>) -> Point<F> {
     straus_vartime(&[0; 256], &[naf(&s.to_bytes(), 5)], &[odd_multiples(p)])
 }
 
-// ---- Compile-time tables, in the portable field -------------------------------------------------------
+// ---- Tables, in the portable field -------------------------------------------------------------------
+//
+// Generated from the derivations below (compiled for the tests only) into src/ec/tables/; see
+// crate::ec::table.
 
 /// The encoding of the base point B: y = 4/5, x even.
+#[cfg(test)]
 pub(crate) const BASE_ENCODED: [u8; 32] = {
     let mut b = [0x66u8; 32];
     b[0] = 0x58;
@@ -546,6 +550,7 @@ pub(crate) const BASE_ENCODED: [u8; 32] = {
 };
 
 /// A point in extended coordinates for the `const fn` table computation.
+#[cfg(test)]
 #[derive(Clone, Copy)]
 struct CPoint {
     x: Fe51,
@@ -554,7 +559,8 @@ struct CPoint {
     t: Fe51,
 }
 
-/// B, decoded at compile time (the constant-time runtime decoder is generic, so it cannot run in `const`).
+/// B, decoded in `const` code (the constant-time run-time decoder is generic, so it cannot run in `const`).
+#[cfg(test)]
 const fn base_point() -> CPoint {
     let y = Fe51::from_bytes(&BASE_ENCODED);
     let yy = y.square();
@@ -573,6 +579,7 @@ const fn base_point() -> CPoint {
 }
 
 /// The unified addition (the same formula as [`Point::add`], written out on `Fe51` for `const`).
+#[cfg(test)]
 const fn cadd(p: &CPoint, q: &CPoint) -> CPoint {
     let a = p.y.sub(&p.x).mul(&q.y.sub(&q.x));
     let b = p.y.add(&p.x).mul(&q.y.add(&q.x));
@@ -584,6 +591,7 @@ const fn cadd(p: &CPoint, q: &CPoint) -> CPoint {
 }
 
 /// Converts `n` points to affine Niels form with one inversion (Montgomery's trick).
+#[cfg(test)]
 const fn to_affine_niels<const N: usize>(pts: &[CPoint; N]) -> [AffineNiels<Fe51>; N] {
     // prefix[i] = z_0 ⋯ z_{i−1}
     let mut prefix = [Fe51::ONE; N];
@@ -610,6 +618,7 @@ const fn to_affine_niels<const N: usize>(pts: &[CPoint; N]) -> [AffineNiels<Fe51
 
 /// `[[(j + 1)·2^shift·256^i·B for j in 0..8] for i in 0..32]`: shift 0 for `BASE_TABLE`; shift 4 gives the
 /// rows of the odd radix-16 digits, which a comb without doublings reads.
+#[cfg(test)]
 pub(crate) const fn compute_base_table(shift: u32) -> [[AffineNiels<Fe51>; 8]; 32] {
     let mut pts = [base_point(); 256];
     let mut row_base = base_point();
@@ -650,8 +659,8 @@ pub(crate) const fn compute_base_table(shift: u32) -> [[AffineNiels<Fe51>; 8]; 3
 }
 
 /// `[[(j + 1)·32^(first + i)·B for j in 0..16] for i in 0..R]` (`N` = 16·R): rows of the signed radix-32
-/// fixed-base comb, computed in groups of rows so that each constant evaluation stays short.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+/// fixed-base comb, from row `first`.
+#[cfg(all(test, target_arch = "x86_64"))]
 pub(crate) const fn compute_radix32_rows<const R: usize, const N: usize>(first: u32) -> [[AffineNiels<Fe51>; 16]; R] {
     assert!(N == 16 * R);
     let mut row_base = base_point();
@@ -694,6 +703,7 @@ pub(crate) const fn compute_radix32_rows<const R: usize, const N: usize>(first: 
 
 /// `[(2j + 1)·2^shift·B for j in 0..64]`: the odd multiples of 2^shift·B (shift 0 for `BASE_ODD`, 128 for the
 /// upper half of a split base-point scalar, `BASE128_ODD`).
+#[cfg(test)]
 const fn compute_odd_multiples(shift: u32) -> [AffineNiels<Fe51>; 64] {
     let mut b = base_point();
     let mut k = 0;
@@ -711,12 +721,66 @@ const fn compute_odd_multiples(shift: u32) -> [AffineNiels<Fe51>; 64] {
     to_affine_niels(&pts)
 }
 
+impl AffineNiels<Fe51> {
+    /// An entry from its row of a generated table: the limbs of y + x, y − x and 2d·x·y in turn.
+    const fn from_words(w: &[u64; 15]) -> Self {
+        AffineNiels {
+            ypx: Fe51([w[0], w[1], w[2], w[3], w[4]]),
+            ymx: Fe51([w[5], w[6], w[7], w[8], w[9]]),
+            xy2d: Fe51([w[10], w[11], w[12], w[13], w[14]]),
+        }
+    }
+
+    /// The entry's row of a generated table.
+    #[cfg(test)]
+    fn words(&self) -> [u64; 15] {
+        let mut w = [0; 15];
+        w[..5].copy_from_slice(&self.ypx.0);
+        w[5..10].copy_from_slice(&self.ymx.0);
+        w[10..].copy_from_slice(&self.xy2d.0);
+        w
+    }
+}
+
+/// A generated list of entries.
+const fn niels_list<const N: usize>(w: &[[u64; 15]; N]) -> [AffineNiels<Fe51>; N] {
+    let mut out = [AffineNiels { ypx: Fe51::ZERO, ymx: Fe51::ZERO, xy2d: Fe51::ZERO }; N];
+    let mut j = 0;
+    while j < N {
+        out[j] = AffineNiels::from_words(&w[j]);
+        j += 1;
+    }
+    out
+}
+
+/// A generated table of `R` rows of `C` entries.
+const fn niels_rows<const R: usize, const C: usize>(w: &[[[u64; 15]; C]; R]) -> [[AffineNiels<Fe51>; C]; R] {
+    let mut out = [[AffineNiels { ypx: Fe51::ZERO, ymx: Fe51::ZERO, xy2d: Fe51::ZERO }; C]; R];
+    let mut i = 0;
+    while i < R {
+        out[i] = niels_list(&w[i]);
+        i += 1;
+    }
+    out
+}
+
 /// `BASE_TABLE[i][j] = (j + 1)·256^i·B` (other backends convert it in their own static initializers).
-pub(crate) static BASE_TABLE: [[AffineNiels<Fe51>; 8]; 32] = compute_base_table(0);
+pub(crate) static BASE_TABLE: [[AffineNiels<Fe51>; 8]; 32] = niels_rows(&include!("../tables/ed25519_base.rs"));
 /// `BASE_ODD[j] = (2j + 1)·B`.
-pub(crate) static BASE_ODD: [AffineNiels<Fe51>; 64] = compute_odd_multiples(0);
+pub(crate) static BASE_ODD: [AffineNiels<Fe51>; 64] = niels_list(&include!("../tables/ed25519_base_odd.rs"));
 /// `BASE128_ODD[j] = (2j + 1)·2^128·B`.
-pub(crate) static BASE128_ODD: [AffineNiels<Fe51>; 64] = compute_odd_multiples(128);
+pub(crate) static BASE128_ODD: [AffineNiels<Fe51>; 64] = niels_list(&include!("../tables/ed25519_base128_odd.rs"));
+/// `BASE_TABLE_ODD[i][j] = (j + 1)·16·256^i·B`: the rows of the odd radix-16 digits, which a comb without
+/// doublings reads. Only other backends' static initializers read it, to convert it.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::large_const_arrays)]
+pub(crate) const BASE_TABLE_ODD: [[AffineNiels<Fe51>; 8]; 32] =
+    niels_rows(&include!("../tables/ed25519_base_odd_rows.rs"));
+/// `BASE_RADIX32[i][j] = (j + 1)·32^i·B`: the rows of the signed radix-32 digits ([`radix32`]) of a fixed-base
+/// comb. Only other backends' static initializers read it, to convert it.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::large_const_arrays)]
+pub(crate) const BASE_RADIX32: [[AffineNiels<Fe51>; 16]; 52] = niels_rows(&include!("../tables/ed25519_radix32.rs"));
 
 /// The base point B.
 #[cfg(test)]
@@ -795,6 +859,57 @@ pub(crate) mod tests {
         assert_eq!((&y2 + &p - &x2) % &p, (BigUint::from(1u8) + d() * &x2 % &p * &y2) % &p);
         let l = BigUint::from_bytes_le(&super::super::scalar::L_BYTES);
         assert_eq!(b.mul(&l), Ref { x: BigUint::from(0u8), y: BigUint::from(1u8) });
+    }
+
+    #[test]
+    fn generated_tables_match_their_derivation() {
+        use crate::ec::table::tests::{check, report};
+        let words = |t: &[AffineNiels<Fe51>]| t.iter().map(AffineNiels::words).collect::<Vec<_>>();
+        let coords = "affine Niels form (y + x, y − x, 2d·x·y), each as five 51-bit limbs";
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+        let mut outcomes = vec![
+            check(
+                "ed25519_base.rs",
+                &std::format!("Curve25519: BASE_TABLE[i][j] = (j + 1)·256^i·B, {coords}"),
+                8,
+                &words(BASE_TABLE.as_flattened()),
+                &words(compute_base_table(0).as_flattened()),
+            ),
+            check(
+                "ed25519_base_odd.rs",
+                &std::format!("Curve25519: BASE_ODD[j] = (2j + 1)·B, {coords}"),
+                0,
+                &words(&BASE_ODD),
+                &words(&compute_odd_multiples(0)),
+            ),
+            check(
+                "ed25519_base128_odd.rs",
+                &std::format!("Curve25519: BASE128_ODD[j] = (2j + 1)·2^128·B, {coords}"),
+                0,
+                &words(&BASE128_ODD),
+                &words(&compute_odd_multiples(128)),
+            ),
+        ];
+        #[cfg(target_arch = "x86_64")]
+        {
+            let radix32: Vec<AffineNiels<Fe51>> =
+                (0..4).flat_map(|g| compute_radix32_rows::<13, 208>(13 * g).into_iter().flatten()).collect();
+            outcomes.push(check(
+                "ed25519_base_odd_rows.rs",
+                &std::format!("Curve25519: BASE_TABLE_ODD[i][j] = (j + 1)·16·256^i·B, {coords}"),
+                8,
+                &words(BASE_TABLE_ODD.as_flattened()),
+                &words(compute_base_table(4).as_flattened()),
+            ));
+            outcomes.push(check(
+                "ed25519_radix32.rs",
+                &std::format!("Curve25519: BASE_RADIX32[i][j] = (j + 1)·32^i·B, {coords}"),
+                16,
+                &words(BASE_RADIX32.as_flattened()),
+                &words(&radix32),
+            ));
+        }
+        report(&outcomes);
     }
 
     #[test]

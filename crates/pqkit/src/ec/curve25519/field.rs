@@ -23,8 +23,9 @@
 //! the BMI2/ADX backend alike; Fermat's addition chain elsewhere) and square roots are fixed sequences of
 //! operations.
 //!
-//! Every `Fe51` operation is a `const fn`, so the curve constants and the precomputed tables of multiples
-//! of the base point are computed by the compiler from their definitions (see `edwards`), not pasted in.
+//! Every `Fe51` operation is a `const fn`, so the curve constants are computed by the compiler from their
+//! definitions, not pasted in; so are the derivations of the tables of multiples of the base point, which
+//! the tests run to check the generated tables (see `edwards`).
 
 /// 2^51 - 1.
 const MASK51: u64 = (1 << 51) - 1;
@@ -402,13 +403,15 @@ impl Fe51 {
         t.square_n(5).mul(&z11)
     }
 
-    /// `self^((p-5)/8)`, for compile-time constants.
+    /// `self^((p-5)/8)`, for the derivation of the tables.
+    #[cfg(test)]
     pub(crate) const fn pow_p58(&self) -> Fe51 {
         let (t, _) = pow_2_250_1!(self, Fe51::mul, Fe51::square, Fe51::square_n);
         t.square_n(2).mul(self)
     }
 
-    /// True if the two represent the same element (variable time; for compile-time constants and tests).
+    /// True if the two represent the same element (variable time; for the derivation of the tables).
+    #[cfg(test)]
     pub(crate) const fn equals(&self, rhs: &Fe51) -> bool {
         let (a, b) = (Fe51::to_bytes(*self), Fe51::to_bytes(*rhs));
         let mut i = 0;

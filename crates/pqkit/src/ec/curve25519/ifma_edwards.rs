@@ -21,7 +21,7 @@
 // The batch APIs need `alloc`; without it this code is unused.
 #![cfg_attr(not(feature = "alloc"), allow(dead_code))]
 
-use super::edwards::{compute_base_table, radix16};
+use super::edwards::{AffineNiels, BASE_TABLE, BASE_TABLE_ODD, radix16};
 use super::field::Fe51;
 use super::ifma::{Fe, add, mul, splat, store, sub};
 use super::lanes::{Backend, LANES, M52};
@@ -52,13 +52,12 @@ const fn limbs52(f: Fe51) -> [u64; 5] {
 
 /// `TABLE[i][j]` = (j + 1)·256^i·B as (y + x, y − x, 2d·x·y), each coordinate's five radix-2^52 limbs in turn
 /// (canonical values, so limb 4 is below 2^47).
-static TABLE: [[[u64; 15]; 8]; 32] = table(0);
+static TABLE: [[[u64; 15]; 8]; 32] = table(&BASE_TABLE);
 /// `TABLE_ODD[i][j]` = (j + 1)·16·256^i·B, laid out as [`TABLE`]: the rows of the odd digits.
-static TABLE_ODD: [[[u64; 15]; 8]; 32] = table(4);
+static TABLE_ODD: [[[u64; 15]; 8]; 32] = table(&BASE_TABLE_ODD);
 
-/// The table `(j + 1)·2^shift·256^i·B` in radix 2^52.
-const fn table(shift: u32) -> [[[u64; 15]; 8]; 32] {
-    let src = compute_base_table(shift);
+/// A table of the portable backend in radix 2^52.
+const fn table(src: &[[AffineNiels<Fe51>; 8]; 32]) -> [[[u64; 15]; 8]; 32] {
     let mut out = [[[0u64; 15]; 8]; 32];
     let mut i = 0;
     while i < 32 {
@@ -214,9 +213,9 @@ fn mul_base8_ifma(s: &[[u8; 32]; LANES]) -> [Xyz; LANES] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ec::curve25519::edwards::BASE_TABLE;
+    use crate::ec::curve25519::edwards::compute_base_table;
 
-    /// The compile-time tables hold the portable tables' entries, limb for limb: `TABLE` the portable
+    /// The radix-2^52 tables hold the portable tables' entries, limb for limb: `TABLE` the portable
     /// `BASE_TABLE`, `TABLE_ODD` sixteen times each of its entries.
     #[test]
     fn tables_match_portable_table() {

@@ -289,6 +289,7 @@ impl Fe {
     }
 
     /// The portable product (other backends have their own; see [`FieldArith`]).
+    #[cfg(test)]
     #[inline(always)]
     pub(crate) const fn mul_soft(&self, b: &Fe) -> Fe {
         Fe(mont_mul(&self.0, &b.0, &P))

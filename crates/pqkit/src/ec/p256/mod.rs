@@ -23,7 +23,7 @@
 //!   constant time for secrets, the variable-time variant for public values (verification's s, the
 //!   tables of multiples of a public point).
 //! - `point`: the group with the complete formulas of Renes–Costello–Batina (a = −3), the fixed-base
-//!   table (computed by the compiler), the constant-time multiplications and the variable-time verification
+//!   table (generated source, see `crate::ec::table`), the constant-time multiplications and the variable-time verification
 //!   sum.
 //!
 //! ## Constant time

@@ -1,14 +1,14 @@
 //! The P-256 group: projective coordinates (X : Y : Z), x = X/Z, y = Y/Z, the identity (0 : 1 : 0), and the
 //! complete formulas of Renes, Costello and Batina ("Complete addition formulas for prime order elliptic
 //! curves", 2016, Algorithms 4, 5 and 6 for a = −3): one formula for every pair of inputs, no exceptions,
-//! no branches. They build the compile-time tables and are the reference of the tests; the run-time
+//! no branches. They derive the generated tables and are the reference of the tests; the run-time
 //! multiplications use the cheaper Jacobian formulas for a = −3, whose exceptional inputs are shown not to
 //! arise (or are masked) where each multiplication is documented.
 //!
 //! ## Multiplications
 //! - [`mul_base`] (constant time): k (or n − k, whichever is below 2^255, the point negated back at the end)
-//!   written in 52 signed radix-32 digits dᵢ ∈ [−16, 16]; k·G = Σ dᵢ·32^i·G with `BASE_TABLE_LO`/`_HI`, row i holding
-//!   (j + 1)·32^i·G (affine, computed by the compiler): 52 mixed Jacobian additions (8M + 3S; its exceptional cases
+//!   written in 52 signed radix-32 digits dᵢ ∈ [−16, 16]; k·G = Σ dᵢ·32^i·G with `BASE_TABLE`, row i holding
+//!   (j + 1)·32^i·G (affine, a generated table): 52 mixed Jacobian additions (8M + 3S; its exceptional cases
 //!   cannot occur except the identity, handled by masks: the argument is at [`mul_base`]) and no doubling. Each look-up
 //!   reads all 16 entries of its row and keeps one by masks; the sign is applied by a masked negation of y.
 //! - [`mul`] (constant time): the same recoding, a table of 1·P … 8·P in affine form, a Jacobian
@@ -16,7 +16,7 @@
 //!   look-up a masked scan of the 8 entries; the mixed addition's exceptional cases cannot occur except the
 //!   identity, which masks handle (the argument is at [`mul`]).
 //! - [`verify`] (variable time, public inputs): u1·G + u2·Q by Straus interleaving of width-8 NAF digits of
-//!   u1 over the compile-time table of the odd multiples G … 127·G, and width-5 NAF digits of u2 over
+//!   u1 over the generated table of the odd multiples G … 127·G, and width-5 NAF digits of u2 over
 //!   Q … 15·Q (made affine with one inversion, so that both use mixed additions); the final x-coordinate
 //!   is compared with r in projective form (X = r·Z or X = (r + n)·Z),
 //!   without an inversion.
@@ -77,14 +77,17 @@ impl Arith for Soft {}
 pub(crate) const B: Fe = Fe::from_hex("5ac635d8aa3a93e7b3ebbd55769886bc651d06b0cc53b0f63bce3c3e27d2604b");
 
 /// The base point G.
+#[cfg(test)]
 pub(crate) const G: Aff = Aff {
     x: Fe::from_hex("6b17d1f2e12c4247f8bce6e563a440f277037d812deb33a0f4a13945d898c296"),
     y: Fe::from_hex("4fe342e2fe1a7f9b8ee7eb4a7c0f9e162bce33576b315ececbb6406837bf51f5"),
 };
 
 impl Proj {
+    #[cfg(test)]
     pub(crate) const IDENTITY: Proj = Proj { x: Fe::ZERO, y: Fe::ONE, z: Fe::ZERO };
 
+    #[cfg(test)]
     #[inline(always)]
     pub(crate) const fn from_affine(a: &Aff) -> Proj {
         Proj { x: a.x, y: a.y, z: Fe::ONE }
@@ -105,6 +108,7 @@ impl Proj {
 // and the backends' generic code expand them.
 
 /// Algorithm 4: P + Q, complete.
+#[cfg(test)]
 macro_rules! rcb_add {
     ($mul:expr, $add:expr, $sub:expr, $p:expr, $q:expr) => {{
         let (p, q) = ($p, $q);
@@ -207,6 +211,7 @@ macro_rules! rcb_add_affine {
 }
 
 /// Algorithm 6: 2·P, complete.
+#[cfg(test)]
 macro_rules! rcb_double {
     ($mul:expr, $sqr:expr, $add:expr, $sub:expr, $p:expr) => {{
         let p = $p;
@@ -293,33 +298,78 @@ pub(crate) fn rhs<A: Arith>(x: &Fe) -> Fe {
     x3.sub(&three_x).add(&B)
 }
 
-// ---- compile-time tables ----
+// ---- tables ----
+//
+// Generated from the derivations below (compiled for the tests only) into src/ec/tables/; see crate::ec::table.
 
+impl Aff {
+    /// A point from its row of a generated table: x's limbs, then y's (Montgomery form).
+    const fn from_words(w: &[u64; 8]) -> Aff {
+        Aff { x: Fe([w[0], w[1], w[2], w[3]]), y: Fe([w[4], w[5], w[6], w[7]]) }
+    }
+
+    /// The point's row of a generated table.
+    #[cfg(test)]
+    fn words(&self) -> [u64; 8] {
+        let (x, y) = (self.x.0, self.y.0);
+        [x[0], x[1], x[2], x[3], y[0], y[1], y[2], y[3]]
+    }
+}
+
+/// A generated list of points.
+const fn aff_list<const K: usize>(w: &[[u64; 8]; K]) -> [Aff; K] {
+    let mut out = [Aff { x: Fe::ZERO, y: Fe::ZERO }; K];
+    let mut j = 0;
+    while j < K {
+        out[j] = Aff::from_words(&w[j]);
+        j += 1;
+    }
+    out
+}
+
+/// A generated table of `R` rows of `K` points.
+const fn aff_rows<const R: usize, const K: usize>(w: &[[[u64; 8]; K]; R]) -> [[Aff; K]; R] {
+    let mut out = [[Aff { x: Fe::ZERO, y: Fe::ZERO }; K]; R];
+    let mut i = 0;
+    while i < R {
+        out[i] = aff_list(&w[i]);
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
 const fn cmul(a: &Fe, b: &Fe) -> Fe {
     a.mul_soft(b)
 }
 
+#[cfg(test)]
 const fn cadd(p: &Proj, q: &Proj) -> Proj {
     rcb_add!(cmul, cfadd, cfsub, p, q)
 }
 
+#[cfg(test)]
 const fn cfadd(a: &Fe, b: &Fe) -> Fe {
     a.add(b)
 }
 
+#[cfg(test)]
 const fn cfsub(a: &Fe, b: &Fe) -> Fe {
     a.sub(b)
 }
 
+#[cfg(test)]
 const fn csqr(a: &Fe) -> Fe {
     a.mul_soft(a)
 }
 
+#[cfg(test)]
 const fn cdouble(p: &Proj) -> Proj {
     rcb_double!(cmul, csqr, cfadd, cfsub, p)
 }
 
-/// a^(p − 2) by square-and-multiply over the public exponent (compile time only).
+/// a^(p − 2) by square-and-multiply over the public exponent (the derivations only).
+#[cfg(test)]
 const fn cinvert(a: &Fe) -> Fe {
     let e = sbb4(&P.m, &[2, 0, 0, 0]).0;
     let mut r = Fe::ONE;
@@ -335,6 +385,7 @@ const fn cinvert(a: &Fe) -> Fe {
 }
 
 /// Affine forms of N projective points with one inversion (Montgomery's trick); none may be the identity.
+#[cfg(test)]
 const fn batch_affine<const K: usize>(pts: &[Proj; K]) -> [Aff; K] {
     let mut prefix = [Fe::ONE; K];
     let mut acc = Fe::ONE;
@@ -363,21 +414,13 @@ const BASE_ROWS: usize = 52;
 /// The entries of a row of [`mul_base`]'s table: 1 … 2^(w−1) times the row's base.
 const BASE_ENTRIES: usize = 1 << (BASE_W - 1);
 
-/// The rows of each half of the table: each half is one `static` (one compile-time evaluation, which keeps
-/// each below the compiler's long-evaluation limit).
-const HALF_ROWS: usize = BASE_ROWS / 2;
-
-/// Rows `first` … `first + HALF_ROWS − 1` of [`mul_base`]'s table: `[i][j] = (j + 1)·32^(first + i)·G`.
-const fn compute_base_rows(first: usize) -> [[Aff; BASE_ENTRIES]; HALF_ROWS] {
-    let mut flat = [Proj::IDENTITY; HALF_ROWS * BASE_ENTRIES];
+/// `[i][j] = (j + 1)·32^i·G`: [`mul_base`]'s table.
+#[cfg(test)]
+const fn compute_base_table() -> [[Aff; BASE_ENTRIES]; BASE_ROWS] {
+    let mut flat = [Proj::IDENTITY; BASE_ROWS * BASE_ENTRIES];
     let mut row_base = Proj::from_affine(&G);
-    let mut k = 0;
-    while k < BASE_W as usize * first {
-        row_base = cdouble(&row_base);
-        k += 1;
-    }
     let mut i = 0;
-    while i < HALF_ROWS {
+    while i < BASE_ROWS {
         let mut acc = row_base;
         let mut j = 0;
         while j < BASE_ENTRIES {
@@ -393,9 +436,9 @@ const fn compute_base_rows(first: usize) -> [[Aff; BASE_ENTRIES]; HALF_ROWS] {
         i += 1;
     }
     let aff = batch_affine(&flat);
-    let mut out = [[Aff { x: Fe::ZERO, y: Fe::ZERO }; BASE_ENTRIES]; HALF_ROWS];
+    let mut out = [[Aff { x: Fe::ZERO, y: Fe::ZERO }; BASE_ENTRIES]; BASE_ROWS];
     let mut i = 0;
-    while i < HALF_ROWS {
+    while i < BASE_ROWS {
         let mut j = 0;
         while j < BASE_ENTRIES {
             out[i][j] = aff[BASE_ENTRIES * i + j];
@@ -406,6 +449,7 @@ const fn compute_base_rows(first: usize) -> [[Aff; BASE_ENTRIES]; HALF_ROWS] {
     out
 }
 
+#[cfg(test)]
 const fn compute_base_odd() -> [Aff; 64] {
     let g = Proj::from_affine(&G);
     let g2 = cdouble(&g);
@@ -419,12 +463,10 @@ const fn compute_base_odd() -> [Aff; 64] {
     batch_affine(&pts)
 }
 
-/// `BASE_TABLE_LO[i][j] = (j + 1)·32^i·G`: rows 0 … 25 of [`mul_base`]'s table.
-pub(crate) static BASE_TABLE_LO: [[Aff; BASE_ENTRIES]; HALF_ROWS] = compute_base_rows(0);
-/// `BASE_TABLE_HI[i][j] = (j + 1)·32^(26 + i)·G`: rows 26 … 51.
-pub(crate) static BASE_TABLE_HI: [[Aff; BASE_ENTRIES]; HALF_ROWS] = compute_base_rows(HALF_ROWS);
+/// `BASE_TABLE[i][j] = (j + 1)·32^i·G`: [`mul_base`]'s table, 52 rows of 16 entries.
+pub(crate) static BASE_TABLE: [[Aff; BASE_ENTRIES]; BASE_ROWS] = aff_rows(&include!("../tables/p256_base.rs"));
 /// `BASE_ODD[j] = (2j + 1)·G`: the odd multiples up to 127·G, for width-8 NAF digits.
-pub(crate) static BASE_ODD: [Aff; 64] = compute_base_odd();
+pub(crate) static BASE_ODD: [Aff; 64] = aff_list(&include!("../tables/p256_base_odd.rs"));
 
 // ---- scalar recoding ----
 
@@ -497,7 +539,7 @@ pub(crate) fn mul_base<A: Arith>(k: &Scalar) -> Proj {
     let (v, flip) = half_scalar(k);
     let digits = signed_digits::<BASE_ROWS>(&v, BASE_W);
     let mut acc = Jac::IDENTITY;
-    for (row, &d) in BASE_TABLE_LO.iter().chain(BASE_TABLE_HI.iter()).zip(digits.iter()) {
+    for (row, &d) in BASE_TABLE.iter().zip(digits.iter()) {
         let (e, zero) = lookup_base::<A, BASE_ENTRIES>(row, d);
         let sum = jadd_affine_ct::<A>(&acc, &e);
         let sum = Jac::select(acc.z.is_zero_mask(), &Jac::from_affine(&e), &sum);
@@ -861,9 +903,31 @@ pub(crate) mod tests {
         let t = aff(&add::<Soft>(&double::<Soft>(&g), &g));
         assert!(is_on_curve::<Soft>(&t.x, &t.y), "3G");
         assert_eq!(aff(&add_affine::<Soft>(&double::<Soft>(&g), &G)), t);
-        assert_eq!(BASE_TABLE_LO[0][1], d);
-        assert_eq!(BASE_TABLE_LO[0][2], t);
+        assert_eq!(BASE_TABLE[0][1], d);
+        assert_eq!(BASE_TABLE[0][2], t);
         assert_eq!(BASE_ODD[1], t);
+    }
+
+    #[test]
+    fn generated_tables_match_their_derivation() {
+        use crate::ec::table::tests::{check, report};
+        let words = |t: &[Aff]| t.iter().map(Aff::words).collect::<std::vec::Vec<_>>();
+        report(&[
+            check(
+                "p256_base.rs",
+                "P-256: BASE_TABLE[i][j] = (j + 1)·32^i·G, affine (x, y), each as four 64-bit limbs in Montgomery form",
+                BASE_ENTRIES,
+                &words(BASE_TABLE.as_flattened()),
+                &words(compute_base_table().as_flattened()),
+            ),
+            check(
+                "p256_base_odd.rs",
+                "P-256: BASE_ODD[j] = (2j + 1)·G, affine (x, y), each as four 64-bit limbs in Montgomery form",
+                0,
+                &words(&BASE_ODD),
+                &words(&compute_base_odd()),
+            ),
+        ]);
     }
 
     /// The variable-base multiplication agrees with the fixed-base one, for small scalars (long runs of

@@ -450,6 +450,7 @@ impl Fe {
     /// `self^(p − 2) = self^-1` (Fermat; 0 maps to 0). Constant time.
     ///
     /// p − 2 in binary: 223 ones, a zero, 22 ones, then `0000101101`.
+    #[cfg(test)]
     #[inline]
     pub(crate) const fn invert(&self) -> Fe {
         let (x223, x22, x2) = self.pow_chain();
@@ -467,7 +468,7 @@ impl Fe {
     /// `self^-1` (0 maps to 0) in constant time by the Bernstein–Yang divsteps ([`crate::ec::safegcd`]; on
     /// x86_64 with the packed divsteps of [`crate::x86::divsteps`]), for run-time inversions of secrets: a
     /// fixed sequence of steps without branches, several times faster than the Fermat chain of
-    /// [`Fe::invert`], which stays for the compile-time tables (a `const fn`).
+    /// `Fe::invert`, which stays for the derivation of the generated tables (a `const fn`).
     #[inline]
     pub(crate) fn invert_ct(&self) -> Fe {
         #[cfg(target_arch = "x86_64")]

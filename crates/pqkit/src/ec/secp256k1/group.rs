@@ -12,7 +12,7 @@
 //!
 //! ## Scalar multiplication
 //! - `mul_base`: k·G with signed radix-16 digits and a table of `(j + 1)·16^i·G` (64 rows of 8 affine points,
-//!   computed at compile time): 64 complete mixed additions and no doubling. Each row is read with a masked
+//!   generated, see `crate::ec::table`): 64 complete mixed additions and no doubling. Each row is read with a masked
 //!   scan of all 8 entries; the digit's sign is applied by a masked negation. A scalar above n/2 is negated
 //!   first (and the result after), so that the top digit stays within the table.
 //! - `mul_ct`: k·P for a secret k: the GLV split (constant time) into two halves below 2^128, signed radix-16
@@ -21,7 +21,7 @@
 //! - `double_mul_vartime`: u1·G + u2·P for verification: each scalar split by the GLV endomorphism
 //!   λ·(x, y) = (β·x, y) into two halves of about 128 bits, four width-w NAFs (w = 5 for P and λP, whose odd
 //!   multiples are computed per call as affine points of an isomorphic curve, without inversion; [`WINDOW_G`] for G and
-//!   λ·G, from compile-time tables), interleaved (Straus–Shamir) over 129 doublings, all additions mixed.
+//!   λ·G, from generated tables), interleaved (Straus–Shamir) over 129 doublings, all additions mixed.
 
 use super::field::{Fe, Mask, mask_from_bit};
 use super::scalar::Scalar;
@@ -47,6 +47,18 @@ pub(crate) struct Affine {
 
 impl Affine {
     pub(crate) const G: Affine = Affine { x: GX, y: GY };
+
+    /// A point from its row of a generated table (see [`crate::ec::table`]): x's limbs, then y's.
+    const fn from_words(w: &[u64; 8]) -> Affine {
+        Affine { x: Fe([w[0], w[1], w[2], w[3]]), y: Fe([w[4], w[5], w[6], w[7]]) }
+    }
+
+    /// The point's row of a generated table.
+    #[cfg(test)]
+    fn words(&self) -> [u64; 8] {
+        let (x, y) = (self.x.0, self.y.0);
+        [x[0], x[1], x[2], x[3], y[0], y[1], y[2], y[3]]
+    }
 
     /// `(x, y)` if it satisfies the curve equation (public data; the coordinates are already field
     /// elements, so below p).
@@ -408,6 +420,7 @@ impl Jac {
     }
 
     /// `self + q`, variable time (12M + 4S).
+    #[cfg(test)]
     #[inline]
     pub(crate) const fn add_vartime(&self, q: &Jac) -> Jac {
         if self.is_identity() {
@@ -543,12 +556,11 @@ fn wnaf(k: &[u64; 4], w: u32) -> [i16; NAF_LEN] {
 /// Digits of a GLV half (below 2^128, plus the carry the NAF may add).
 const NAF_LEN: usize = 131;
 
-/// The window width for the odd multiples of G and λ·G (2^(w−2) entries each, in the compile-time tables: 512 KiB
+/// The window width for the odd multiples of G and λ·G (2^(w−2) entries each, in the generated tables: 512 KiB
 /// each at w = 15, as libsecp256k1's default). A wider window means fewer additions of G per verification (about
 /// 2·129/(w + 1)); each step from 12 to 15 saves about one, while the table lookups stay mostly in L2/L3.
 pub(crate) const WINDOW_G: u32 = 15;
 const G_ODD_LEN: usize = 1 << (WINDOW_G - 2);
-const _: () = assert!(G_ODD_LEN == 8 * G_PART, "the G tables are joined from eight parts");
 /// The window width for the odd multiples of P and λ·P, computed per verification.
 const WINDOW_P: u32 = 5;
 const P_ODD_LEN: usize = 1 << (WINDOW_P - 2);
@@ -625,9 +637,35 @@ pub(crate) fn double_mul_vartime(u1: &Scalar, u2: &Scalar, p: &Affine) -> Jac {
     Jac { x: acc.x, y: acc.y, z: acc.z.mul_c(&zg) }
 }
 
-// ---- Compile-time tables -----------------------------------------------------------------------------
+// ---- Tables ------------------------------------------------------------------------------------------
+//
+// Generated from the derivations below (compiled for the tests only) into src/ec/tables/; see
+// crate::ec::table.
+
+/// A generated list of points.
+const fn affine_list<const N: usize>(w: &[[u64; 8]; N]) -> [Affine; N] {
+    let mut out = [Affine::G; N];
+    let mut j = 0;
+    while j < N {
+        out[j] = Affine::from_words(&w[j]);
+        j += 1;
+    }
+    out
+}
+
+/// A generated table of `R` rows of `C` points.
+const fn affine_rows<const R: usize, const C: usize>(w: &[[[u64; 8]; C]; R]) -> [[Affine; C]; R] {
+    let mut out = [[Affine::G; C]; R];
+    let mut i = 0;
+    while i < R {
+        out[i] = affine_list(&w[i]);
+        i += 1;
+    }
+    out
+}
 
 /// Converts `N` Jacobian points (none the identity) to affine with one inversion (Montgomery's trick).
+#[cfg(test)]
 const fn batch_to_affine<const N: usize>(pts: &[Jac; N]) -> [Affine; N] {
     let mut prefix = [Fe::ONE; N];
     let mut acc = Fe::ONE;
@@ -650,6 +688,7 @@ const fn batch_to_affine<const N: usize>(pts: &[Jac; N]) -> [Affine; N] {
     out
 }
 
+#[cfg(test)]
 const fn compute_base_table() -> [[Affine; 8]; 64] {
     let g = Jac::from_affine(&Affine::G);
     let mut pts = [g; 512];
@@ -681,12 +720,12 @@ const fn compute_base_table() -> [[Affine; 8]; 64] {
     out
 }
 
-/// Entries per part of the G tables. Each part is a constant of its own, so each is a separate constant
-/// evaluation: the whole 8192-entry table in one would run long enough for the compiler to warn that constant
-/// evaluation is taking a long time.
+/// Entries per part of the derivation of the G tables.
+#[cfg(test)]
 const G_PART: usize = 1024;
 
 /// `G_ODD[part·G_PART + j] = (2·(part·G_PART + j) + 1)·G` for `j < G_PART`.
+#[cfg(test)]
 const fn compute_g_odd_part(part: usize) -> [Affine; G_PART] {
     let g = Jac::from_affine(&Affine::G);
     let g2 = g.double();
@@ -712,76 +751,12 @@ const fn compute_g_odd_part(part: usize) -> [Affine; G_PART] {
     batch_to_affine(&pts)
 }
 
-/// λ applied to every point of a part (`(x, y) ↦ (β·x, y)`).
-const fn endo_part(part: &[Affine; G_PART]) -> [Affine; G_PART] {
-    let mut out = *part;
-    let mut j = 0;
-    while j < G_PART {
-        out[j] = out[j].endo();
-        j += 1;
-    }
-    out
-}
-
-/// The parts, in order, as one table.
-const fn join_parts(parts: [&[Affine; G_PART]; G_ODD_LEN / G_PART]) -> [Affine; G_ODD_LEN] {
-    let mut out = [Affine::G; G_ODD_LEN];
-    let mut p = 0;
-    while p < parts.len() {
-        let mut j = 0;
-        while j < G_PART {
-            out[p * G_PART + j] = parts[p][j];
-            j += 1;
-        }
-        p += 1;
-    }
-    out
-}
-
-/// The parts of the G tables: constants read only by the initializers of [`G_ODD`] and [`G_LAMBDA_ODD`], at
-/// compile time, so none is ever copied at run time (what clippy's `large_const_arrays` guards against).
-#[allow(clippy::large_const_arrays)]
-mod g_parts {
-    use super::{Affine, G_ODD_LEN, G_PART, compute_g_odd_part, endo_part};
-
-    const G_ODD_0: [Affine; G_PART] = compute_g_odd_part(0);
-    const G_ODD_1: [Affine; G_PART] = compute_g_odd_part(1);
-    const G_ODD_2: [Affine; G_PART] = compute_g_odd_part(2);
-    const G_ODD_3: [Affine; G_PART] = compute_g_odd_part(3);
-    const G_ODD_4: [Affine; G_PART] = compute_g_odd_part(4);
-    const G_ODD_5: [Affine; G_PART] = compute_g_odd_part(5);
-    const G_ODD_6: [Affine; G_PART] = compute_g_odd_part(6);
-    const G_ODD_7: [Affine; G_PART] = compute_g_odd_part(7);
-    pub(super) const G_ODD_PARTS: [&[Affine; G_PART]; G_ODD_LEN / G_PART] =
-        [&G_ODD_0, &G_ODD_1, &G_ODD_2, &G_ODD_3, &G_ODD_4, &G_ODD_5, &G_ODD_6, &G_ODD_7];
-
-    const G_LAMBDA_ODD_0: [Affine; G_PART] = endo_part(&G_ODD_0);
-    const G_LAMBDA_ODD_1: [Affine; G_PART] = endo_part(&G_ODD_1);
-    const G_LAMBDA_ODD_2: [Affine; G_PART] = endo_part(&G_ODD_2);
-    const G_LAMBDA_ODD_3: [Affine; G_PART] = endo_part(&G_ODD_3);
-    const G_LAMBDA_ODD_4: [Affine; G_PART] = endo_part(&G_ODD_4);
-    const G_LAMBDA_ODD_5: [Affine; G_PART] = endo_part(&G_ODD_5);
-    const G_LAMBDA_ODD_6: [Affine; G_PART] = endo_part(&G_ODD_6);
-    const G_LAMBDA_ODD_7: [Affine; G_PART] = endo_part(&G_ODD_7);
-    pub(super) const G_LAMBDA_ODD_PARTS: [&[Affine; G_PART]; G_ODD_LEN / G_PART] = [
-        &G_LAMBDA_ODD_0,
-        &G_LAMBDA_ODD_1,
-        &G_LAMBDA_ODD_2,
-        &G_LAMBDA_ODD_3,
-        &G_LAMBDA_ODD_4,
-        &G_LAMBDA_ODD_5,
-        &G_LAMBDA_ODD_6,
-        &G_LAMBDA_ODD_7,
-    ];
-}
-use g_parts::{G_LAMBDA_ODD_PARTS, G_ODD_PARTS};
-
 /// `BASE_TABLE[i][j] = (j + 1)·16^i·G`.
-pub(crate) static BASE_TABLE: [[Affine; 8]; 64] = compute_base_table();
+pub(crate) static BASE_TABLE: [[Affine; 8]; 64] = affine_rows(&include!("../tables/secp256k1_base.rs"));
 /// `G_ODD[j] = (2j + 1)·G`.
-pub(crate) static G_ODD: [Affine; G_ODD_LEN] = join_parts(G_ODD_PARTS);
+pub(crate) static G_ODD: [Affine; G_ODD_LEN] = affine_list(&include!("../tables/secp256k1_g_odd.rs"));
 /// `G_LAMBDA_ODD[j] = (2j + 1)·λ·G`.
-pub(crate) static G_LAMBDA_ODD: [Affine; G_ODD_LEN] = join_parts(G_LAMBDA_ODD_PARTS);
+pub(crate) static G_LAMBDA_ODD: [Affine; G_ODD_LEN] = affine_list(&include!("../tables/secp256k1_g_lambda_odd.rs"));
 
 #[cfg(test)]
 pub(crate) mod tests {
@@ -864,6 +839,37 @@ pub(crate) mod tests {
             // λ·P = (β·x, y).
             assert_eq!(of_affine(&G_LAMBDA_ODD[j]), ref_mul(&(&lambda * k), &g), "G_LAMBDA_ODD[{j}]");
         }
+    }
+
+    #[test]
+    fn generated_tables_match_their_derivation() {
+        use crate::ec::table::tests::{check, report};
+        let words = |t: &[Affine]| t.iter().map(Affine::words).collect::<std::vec::Vec<_>>();
+        let odd: std::vec::Vec<Affine> = (0..G_ODD_LEN / G_PART).flat_map(compute_g_odd_part).collect();
+        let lambda_odd: std::vec::Vec<Affine> = odd.iter().map(Affine::endo).collect();
+        report(&[
+            check(
+                "secp256k1_base.rs",
+                "secp256k1: BASE_TABLE[i][j] = (j + 1)·16^i·G, affine (x, y), each as four 64-bit limbs",
+                8,
+                &words(BASE_TABLE.as_flattened()),
+                &words(compute_base_table().as_flattened()),
+            ),
+            check(
+                "secp256k1_g_odd.rs",
+                "secp256k1: G_ODD[j] = (2j + 1)·G, affine (x, y), each as four 64-bit limbs",
+                0,
+                &words(&G_ODD),
+                &words(&odd),
+            ),
+            check(
+                "secp256k1_g_lambda_odd.rs",
+                "secp256k1: G_LAMBDA_ODD[j] = (2j + 1)·λ·G = (β·x, y) of G_ODD[j], each as four 64-bit limbs",
+                0,
+                &words(&G_LAMBDA_ODD),
+                &words(&lambda_odd),
+            ),
+        ]);
     }
 
     #[test]

@@ -23,7 +23,7 @@
 //! - `scalar`: integers modulo the group order n (Montgomery multiplication, constant-time inversion, the
 //!   GLV decomposition).
 //! - `group`: complete projective formulas (Renes–Costello–Batina, a = 0) for every secret path — the
-//!   fixed-base multiplication over a compile-time table, the variable-base windowed multiplication —
+//!   fixed-base multiplication over a generated table, the variable-base windowed multiplication —
 //!   and Jacobian formulas with the GLV endomorphism and interleaved wNAF for verification.
 //! - [`schnorr`], the BIP-340 signatures.
 //!

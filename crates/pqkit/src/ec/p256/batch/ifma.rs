@@ -32,7 +32,7 @@
 #![cfg_attr(not(feature = "alloc"), allow(dead_code))]
 
 use crate::ec::p256::field::Fe as SoftFe;
-use crate::ec::p256::point::{Aff, BASE_TABLE_HI, BASE_TABLE_LO};
+use crate::ec::p256::point::{Aff, BASE_TABLE};
 use core::arch::x86_64::*;
 
 /// One field element of eight lanes (limb `i` of every lane in register `i`), and the moves in and out.
@@ -85,7 +85,7 @@ const fn g_lanes() -> [[[u64; 10]; 16]; 52] {
     let mut t = [[[0u64; 10]; 16]; 52];
     let mut i = 0;
     while i < 52 {
-        let row: &[Aff; 16] = if i < 26 { &BASE_TABLE_LO[i] } else { &BASE_TABLE_HI[i - 26] };
+        let row: &[Aff; 16] = &BASE_TABLE[i];
         let mut j = 0;
         while j < 16 {
             let x = from_soft(&row[j].x);
