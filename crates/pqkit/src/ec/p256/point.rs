@@ -1029,8 +1029,17 @@ pub(crate) mod tests {
         for _ in 0..40 {
             zs.push(below_p(rng.limbs()));
         }
-        let soft_double = jdouble_formula::<Soft>;
-        let soft_add = jadd_affine_formula::<Soft>;
+        // Every routine is called through an opaque function pointer. Inlined at each call in the loop below (the
+        // formulas, the inversion's squarings, the multiplication's windows), they made this one function cost
+        // about a minute of LLVM time in every test build.
+        let soft_double: fn(&Jac) -> Jac = core::hint::black_box(jdouble_formula::<Soft>);
+        let soft_add: fn(&Jac, &Aff) -> Jac = core::hint::black_box(jadd_affine_formula::<Soft>);
+        let vartime_add: fn(&Jac, &Aff) -> Jac = core::hint::black_box(jadd_affine::<A>);
+        let projective: fn(&Jac) -> Proj = core::hint::black_box(Jac::projective::<Soft>);
+        let to_affine: fn(&Proj) -> Option<Aff> = core::hint::black_box(to_affine::<Soft>);
+        let mul: fn(&Aff, &Scalar) -> Proj = core::hint::black_box(mul::<Soft>);
+        let double: fn(&Proj) -> Proj = core::hint::black_box(double::<Soft>);
+        let add: fn(&Proj, &Proj) -> Proj = core::hint::black_box(add::<Soft>);
         let jac = |a: &Aff, z: &Fe| {
             let zz = Soft::sqr(z);
             Jac { x: Soft::mul(&a.x, &zz), y: Soft::mul(&a.y, &Soft::mul(&zz, z)), z: *z }
@@ -1043,9 +1052,9 @@ pub(crate) mod tests {
         }
         for (i, z) in zs.iter().enumerate() {
             let k = Scalar::from_be_reduced(&limbs_to_be(&rng.limbs()));
-            let a = if i == 0 { G } else { to_affine::<Soft>(&mul::<Soft>(&G, &k)).unwrap() };
+            let a = if i == 0 { G } else { to_affine(&mul(&G, &k)).unwrap() };
             let k2 = Scalar::from_be_reduced(&limbs_to_be(&rng.limbs()));
-            let b = to_affine::<Soft>(&mul::<Soft>(&G, &k2)).unwrap();
+            let b = to_affine(&mul(&G, &k2)).unwrap();
             let pj = jac(&a, z);
             assert_eq!(A::jdouble(&pj), soft_double(&pj), "double {i}");
             assert_eq!(A::jadd_affine(&pj, &b), soft_add(&pj, &b), "add {i}");
@@ -1059,11 +1068,11 @@ pub(crate) mod tests {
             assert!(opp.z == Fe::ZERO && opp.x != Fe::ZERO, "P − P {i}");
             // The variable-time mixed addition recognises both: P + P is the doubling, P + (−P) the
             // identity; the identity plus Q is Q.
-            let dbl = jadd_affine::<A>(&pj, &a);
-            let want = double::<Soft>(&Proj::from_affine(&a));
-            assert_eq!(to_affine::<Soft>(&dbl.projective::<Soft>()), to_affine::<Soft>(&want), "vartime P + P {i}");
-            assert!(jadd_affine::<A>(&pj, &neg).is_identity(), "vartime P − P {i}");
-            assert_eq!(jadd_affine::<A>(&Jac::IDENTITY, &b), Jac::from_affine(&b), "vartime O + Q {i}");
+            let dbl = vartime_add(&pj, &a);
+            let want = double(&Proj::from_affine(&a));
+            assert_eq!(to_affine(&projective(&dbl)), to_affine(&want), "vartime P + P {i}");
+            assert!(vartime_add(&pj, &neg).is_identity(), "vartime P − P {i}");
+            assert_eq!(vartime_add(&Jac::IDENTITY, &b), Jac::from_affine(&b), "vartime O + Q {i}");
             // Off the curve: any field values.
             let r = Jac { x: below_p(rng.limbs()), y: below_p(rng.limbs()), z: *z };
             let q = Aff { x: below_p(rng.limbs()), y: below_p(rng.limbs()) };
@@ -1071,8 +1080,8 @@ pub(crate) mod tests {
             assert_eq!(A::jadd_affine(&r, &q), soft_add(&r, &q), "add off-curve {i}");
             // A chain: the sum and the doubling in the affine form against the complete formulas.
             let sum = A::jadd_affine(&A::jdouble(&pj), &b);
-            let want = add::<Soft>(&double::<Soft>(&Proj::from_affine(&a)), &Proj::from_affine(&b));
-            assert_eq!(to_affine::<Soft>(&sum.projective::<Soft>()), to_affine::<Soft>(&want), "chain {i}");
+            let want = add(&double(&Proj::from_affine(&a)), &Proj::from_affine(&b));
+            assert_eq!(to_affine(&projective(&sum)), to_affine(&want), "chain {i}");
         }
     }
 
