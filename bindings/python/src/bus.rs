@@ -120,9 +120,11 @@ const MAX_ROTATE: u64 = 1 << 39;
 /// An agent identity: a name and the hybrid ML-DSA-65 + Ed25519 signing keys derived from a 32-byte seed.
 #[pyclass(module = "pqkit.bus", name = "_BusIdentity", frozen)]
 pub(crate) struct BusIdentity {
-    identity: Identity,
+    // Boxed: the identity's ML-KEM key is 64-byte aligned (see `fits_python_alignment`).
+    identity: Box<Identity>,
     seed: Zeroizing<[u8; 32]>,
 }
+fits_python_alignment!(BusIdentity);
 
 impl BusIdentity {
     fn from_seed_bytes(name: &str, seed: &[u8]) -> PyResult<Self> {
@@ -130,7 +132,7 @@ impl BusIdentity {
             crate::InvalidLength::new_err(format!("agent identity seed: expected 32 bytes, got {}", seed.len()))
         })?);
         let identity = Identity::from_seed(name, &seed).map_err(bus_err)?;
-        Ok(BusIdentity { identity, seed })
+        Ok(BusIdentity { identity: Box::new(identity), seed })
     }
 }
 
@@ -185,6 +187,7 @@ impl BusIdentity {
 pub(crate) struct BusPolicy {
     policy: Mutex<Policy>,
 }
+fits_python_alignment!(BusPolicy);
 
 impl BusPolicy {
     fn get(&self) -> Policy {
@@ -228,6 +231,7 @@ pub(crate) struct BusKeyServer {
     id: AgentId,
     handle: Mutex<Option<KeyServerHandle>>,
 }
+fits_python_alignment!(BusKeyServer);
 
 #[pymethods]
 impl BusKeyServer {
@@ -240,7 +244,7 @@ impl BusKeyServer {
         policy: &BusPolicy,
         state_file: Option<std::path::PathBuf>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let ks = KeyServer::new(identity.identity.clone(), policy.get());
+        let ks = KeyServer::new(Identity::clone(&identity.identity), policy.get());
         let ks = match state_file {
             Some(path) => ks.state_file(path),
             None => ks,
@@ -267,6 +271,7 @@ impl BusKeyServer {
 pub(crate) struct BusMessage {
     msg: Message,
 }
+fits_python_alignment!(BusMessage);
 
 #[pymethods]
 impl BusMessage {
@@ -329,6 +334,7 @@ pub(crate) struct BusAgent {
     /// The counters when the agent was closed (once its last checkpoints are signed).
     last_metrics: Arc<Mutex<Option<Counters>>>,
 }
+fits_python_alignment!(BusAgent);
 
 impl BusAgent {
     /// The Rust agent; `Closed` once `close` ran.
@@ -384,7 +390,7 @@ impl BusAgent {
             subscription_capacity,
             rotate_after_messages,
         )?;
-        let identity = identity.identity.clone();
+        let identity = Identity::clone(&identity.identity);
         future_into_py(py, async move {
             let agent = NatsAgent::connect_with(&url, &identity, ks, c.opts).await.map_err(bus_err)?;
             if let Some(cfg) = c.checkpoints {
@@ -552,6 +558,7 @@ pub(crate) struct BusSubscription {
     /// Set by unsubscribe/close: ends a receive in flight (which holds the lock) with `Closed`.
     closing: Arc<tokio::sync::watch::Sender<bool>>,
 }
+fits_python_alignment!(BusSubscription);
 
 #[pymethods]
 impl BusSubscription {
@@ -585,6 +592,7 @@ pub(crate) struct BusDurableSubscription {
     /// Set by unsubscribe/close: ends a receive in flight (which holds the lock) with `Closed`.
     closing: Arc<tokio::sync::watch::Sender<bool>>,
 }
+fits_python_alignment!(BusDurableSubscription);
 
 #[pymethods]
 impl BusDurableSubscription {

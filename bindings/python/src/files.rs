@@ -20,6 +20,7 @@ const CHUNK: usize = 1 << 16;
 pub(crate) struct Identity {
     id: Box<RustIdentity>,
 }
+fits_python_alignment!(Identity);
 
 /// A recipient (X-Wing public key), written as a `pqkit-xwing1...` string.
 #[pyclass(module = "pqkit", name = "Recipient", frozen, eq)]
@@ -27,6 +28,7 @@ pub(crate) struct Identity {
 pub(crate) struct Recipient {
     r: RustRecipient,
 }
+fits_python_alignment!(Recipient);
 
 #[pymethods]
 impl Identity {

@@ -71,6 +71,7 @@ pub(crate) struct HpkeSuite {
     suite: hpke::Suite,
     kem: Kem,
 }
+fits_python_alignment!(HpkeSuite);
 
 fn both<'a>(psk: &'a Option<Buf<'_, '_>>, psk_id: &'a Option<Buf<'_, '_>>) -> PyResult<Option<(&'a [u8], &'a [u8])>> {
     match (psk.as_deref(), psk_id.as_deref()) {

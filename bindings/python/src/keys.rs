@@ -158,6 +158,7 @@ fn secret_pem_or_der<'py>(
 pub(crate) struct Ed25519PrivateKey {
     k: Box<ed25519::SigningKey>,
 }
+fits_python_alignment!(Ed25519PrivateKey);
 
 /// An Ed25519 public key, as pyca's `Ed25519PublicKey`.
 #[pyclass(module = "pqkit", name = "Ed25519PublicKey", frozen, eq)]
@@ -165,6 +166,7 @@ pub(crate) struct Ed25519PrivateKey {
 pub(crate) struct Ed25519PublicKey {
     k: ed25519::VerifyingKey,
 }
+fits_python_alignment!(Ed25519PublicKey);
 
 #[pymethods]
 impl Ed25519PrivateKey {
@@ -282,6 +284,7 @@ impl Ed25519PublicKey {
 pub(crate) struct X25519PrivateKey {
     k: X25519SecretKey,
 }
+fits_python_alignment!(X25519PrivateKey);
 
 /// An X25519 public key, as pyca's `X25519PublicKey`.
 #[pyclass(module = "pqkit", name = "X25519PublicKey", frozen, eq)]
@@ -289,6 +292,7 @@ pub(crate) struct X25519PrivateKey {
 pub(crate) struct X25519PublicKeyPy {
     k: [u8; 32],
 }
+fits_python_alignment!(X25519PublicKeyPy);
 
 #[pymethods]
 impl X25519PrivateKey {
@@ -458,6 +462,7 @@ fn check_ecdsa_alg(alg: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
 pub(crate) struct EcPrivateKey {
     k: Box<EcSk>,
 }
+fits_python_alignment!(EcPrivateKey);
 
 /// An ECDSA / ECDH public key, as pyca's `EllipticCurvePublicKey`.
 #[pyclass(module = "pqkit", name = "EllipticCurvePublicKey", frozen, eq)]
@@ -465,6 +470,7 @@ pub(crate) struct EcPrivateKey {
 pub(crate) struct EcPublicKey {
     k: EcPk,
 }
+fits_python_alignment!(EcPublicKey);
 
 impl EcPrivateKey {
     fn curve(&self) -> Curve {
@@ -781,13 +787,16 @@ fn pyca_oaep_label(obj: &Bound<'_, PyAny>) -> Option<Vec<u8>> {
 pub(crate) struct RsaPrivateKeyPy {
     k: Box<RsaPrivateKey>,
 }
+fits_python_alignment!(RsaPrivateKeyPy);
 
 /// An RSA public key, as pyca's `RSAPublicKey`.
 #[pyclass(module = "pqkit", name = "RSAPublicKey", frozen, eq)]
 #[derive(PartialEq)]
 pub(crate) struct RsaPublicKeyPy {
-    k: RsaPublicKey,
+    // Boxed: the key's Montgomery context for the IFMA backend is 64-byte aligned (see `fits_python_alignment`).
+    k: Box<RsaPublicKey>,
 }
+fits_python_alignment!(RsaPublicKeyPy);
 
 #[pymethods]
 impl RsaPrivateKeyPy {
@@ -823,7 +832,7 @@ impl RsaPrivateKeyPy {
     }
 
     fn public_key(&self) -> RsaPublicKeyPy {
-        RsaPublicKeyPy { k: self.k.public_key().clone() }
+        RsaPublicKeyPy { k: Box::new(self.k.public_key().clone()) }
     }
 
     /// Signs `data` with RSASSA-PSS (MGF1 with the same hash, salt length = hash length) or PKCS#1 v1.5.
@@ -925,7 +934,9 @@ impl RsaPublicKeyPy {
     fn from_pem(data: Buf<'_, '_>) -> PyResult<Self> {
         let pem = pem_str(&data)?;
         Ok(Self {
-            k: RsaPublicKey::from_public_key_pem(pem).or_else(|_| RsaPublicKey::from_pkcs1_pem(pem)).map_err(err)?,
+            k: Box::new(
+                RsaPublicKey::from_public_key_pem(pem).or_else(|_| RsaPublicKey::from_pkcs1_pem(pem)).map_err(err)?,
+            ),
         })
     }
 
@@ -933,9 +944,11 @@ impl RsaPublicKeyPy {
     #[staticmethod]
     fn from_der(data: Buf<'_, '_>) -> PyResult<Self> {
         Ok(Self {
-            k: RsaPublicKey::from_public_key_der(&data)
-                .or_else(|_| RsaPublicKey::from_pkcs1_der(&data))
-                .map_err(err)?,
+            k: Box::new(
+                RsaPublicKey::from_public_key_der(&data)
+                    .or_else(|_| RsaPublicKey::from_pkcs1_der(&data))
+                    .map_err(err)?,
+            ),
         })
     }
 

@@ -25,6 +25,21 @@ use pyo3::types::{PyByteArray, PyBytes, PyMemoryView};
 use std::sync::{Mutex, PoisonError, TryLockError};
 use zeroize::{Zeroize, Zeroizing};
 
+/// Fails the build for a class whose Rust value needs more than 16-byte alignment. Python's allocator aligns an
+/// object to 16 bytes and PyO3 stores the class's value inside it, so a value that needs more (pqkit's key
+/// schedules, vector states and ML-KEM keys are 64-byte aligned) would sit misaligned: undefined behaviour, which
+/// a build with debug assertions stops as a "misaligned pointer dereference". Such fields are boxed.
+macro_rules! fits_python_alignment {
+    ($($class:ty),+ $(,)?) => {
+        $(
+            const _: () = assert!(
+                core::mem::align_of::<$class>() <= 16,
+                concat!(stringify!($class), " needs more alignment than Python gives an object: box the field")
+            );
+        )+
+    };
+}
+
 mod bus;
 mod bus_errors;
 mod files;
@@ -301,6 +316,7 @@ macro_rules! aead_class {
             // allocator, which holds the pyclass itself, only guarantees 16; a Box honours the alignment.
             inner: Box<Keyed>,
         }
+        fits_python_alignment!($py_name);
 
         #[pymethods]
         impl $py_name {
@@ -468,6 +484,7 @@ fn new_hash<H: Hasher + Send + Sync + 'static>() -> PyResult<Box<dyn DynHash>> {
 struct HashPy {
     inner: Mutex<Box<dyn DynHash>>,
 }
+fits_python_alignment!(HashPy);
 
 impl HashPy {
     /// Runs `f` on the state under the lock. Small jobs that find the lock free run with the GIL held; large

@@ -70,6 +70,7 @@ pub(crate) struct Shake {
     s: Mutex<ShakeState>,
     name: &'static str,
 }
+fits_python_alignment!(Shake);
 
 impl Shake {
     fn state(&self, py: Python<'_>) -> ShakeState {

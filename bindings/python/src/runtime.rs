@@ -108,6 +108,7 @@ struct Complete {
     fut: Py<PyAny>,
     outcome: Option<Result<Py<PyAny>, Py<PyAny>>>,
 }
+fits_python_alignment!(Complete);
 
 #[pymethods]
 impl Complete {
@@ -130,6 +131,7 @@ impl Complete {
 struct CancelOnDone {
     abort: AbortHandle,
 }
+fits_python_alignment!(CancelOnDone);
 
 #[pymethods]
 impl CancelOnDone {
