@@ -6,9 +6,9 @@
 //! never while waiting on the network. The asyncio-facing classes (`Agent`, `Subscription`, ...)
 //! are in `python/pqkit/bus.py` and wrap the `_Bus*` classes below.
 
+use crate::Buf;
 use crate::bus_errors::{BusClosed, BusError, BusTimeout, InvalidSubject, NoResponders, Unauthorised, bus_err};
 use crate::runtime::future_into_py;
-use crate::Buf;
 use pqkit_bus::checkpoint::{Checkpoints, SenderAuth};
 use pqkit_bus::nats::{DurableSubscription, KeyServer, KeyServerHandle, NatsAgent, NatsOptions, NatsSubscription};
 use pqkit_bus::{AgentId, Error, Identity, Message, Policy, Priority};
