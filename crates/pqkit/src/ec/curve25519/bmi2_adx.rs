@@ -91,64 +91,47 @@ impl Fe64 {
     }
 }
 
-/// Converts a table of the portable backend at compile time.
+/// Converts an entry of the portable backend's tables at compile time.
 const fn niels_from_fe51(n: &AffineNiels<Fe51>) -> AffineNiels<Fe64> {
     AffineNiels { ypx: Fe64::from_fe51(&n.ypx), ymx: Fe64::from_fe51(&n.ymx), xy2d: Fe64::from_fe51(&n.xy2d) }
 }
 
-/// Converts a 32-row table of the portable backend at compile time.
-const fn table_from_fe51(src: &[[AffineNiels<Fe51>; 8]; 32]) -> [[AffineNiels<Fe64>; 8]; 32] {
-    let mut out = [[AffineNiels { ypx: Fe64([0; 4]), ymx: Fe64([0; 4]), xy2d: Fe64([0; 4]) }; 8]; 32];
-    let mut i = 0;
-    while i < 32 {
-        let mut j = 0;
-        while j < 8 {
-            out[i][j] = niels_from_fe51(&src[i][j]);
-            j += 1;
-        }
-        i += 1;
-    }
-    out
-}
-
-static BASE_TABLE: [[AffineNiels<Fe64>; 8]; 32] = table_from_fe51(&BASE_TABLE_FE51);
-
-/// `BASE_TABLE_ODD[i][j] = (j + 1)·16·256^i·B`: the rows of the odd radix-16 digits, so that the fixed-base
-/// comb ([`fixed_base`]) needs no doublings.
-static BASE_TABLE_ODD: [[AffineNiels<Fe64>; 8]; 32] = table_from_fe51(&edwards::BASE_TABLE_ODD);
-
-/// Converts the radix-32 table of the portable backend at compile time.
-const fn radix32_from_fe51(src: &[[AffineNiels<Fe51>; 16]; 52]) -> [[AffineNiels<Fe64>; 16]; 52] {
-    let mut out = [[AffineNiels { ypx: Fe64([0; 4]), ymx: Fe64([0; 4]), xy2d: Fe64([0; 4]) }; 16]; 52];
-    let mut i = 0;
-    while i < 52 {
-        let mut j = 0;
-        while j < 16 {
-            out[i][j] = niels_from_fe51(&src[i][j]);
-            j += 1;
-        }
-        i += 1;
-    }
-    out
-}
-
-/// `BASE_RADIX32[i][j] = (j + 1)·32^i·B`: the rows of the signed radix-32 digits ([`edwards::radix32`]) of the
-/// AVX2 fixed-base comb ([`fixed_base::mul_base_comb_avx2`]), 52 rows of 16 entries (78 KiB).
-static BASE_RADIX32: [[AffineNiels<Fe64>; 16]; 52] = radix32_from_fe51(&edwards::BASE_RADIX32);
-
-/// Converts a 64-entry table of the portable backend at compile time.
-const fn odd_from_fe51(src: &[AffineNiels<Fe51>; 64]) -> [AffineNiels<Fe64>; 64] {
-    let mut out = [AffineNiels { ypx: Fe64([0; 4]), ymx: Fe64([0; 4]), xy2d: Fe64([0; 4]) }; 64];
+/// Converts a row of C entries of the portable backend's tables at compile time.
+const fn row_from_fe51<const C: usize>(src: &[AffineNiels<Fe51>; C]) -> [AffineNiels<Fe64>; C] {
+    let mut out = [AffineNiels { ypx: Fe64([0; 4]), ymx: Fe64([0; 4]), xy2d: Fe64([0; 4]) }; C];
     let mut j = 0;
-    while j < 64 {
+    while j < C {
         out[j] = niels_from_fe51(&src[j]);
         j += 1;
     }
     out
 }
 
-static BASE_ODD: [AffineNiels<Fe64>; 64] = odd_from_fe51(&BASE_ODD_FE51);
-static BASE128_ODD: [AffineNiels<Fe64>; 64] = odd_from_fe51(&BASE128_ODD_FE51);
+/// Converts a table of R rows of C entries of the portable backend at compile time.
+const fn rows_from_fe51<const R: usize, const C: usize>(
+    src: &[[AffineNiels<Fe51>; C]; R],
+) -> [[AffineNiels<Fe64>; C]; R] {
+    let mut out = [[AffineNiels { ypx: Fe64([0; 4]), ymx: Fe64([0; 4]), xy2d: Fe64([0; 4]) }; C]; R];
+    let mut i = 0;
+    while i < R {
+        out[i] = row_from_fe51(&src[i]);
+        i += 1;
+    }
+    out
+}
+
+static BASE_TABLE: [[AffineNiels<Fe64>; 8]; 32] = rows_from_fe51(&BASE_TABLE_FE51);
+
+/// `BASE_TABLE_ODD[i][j] = (j + 1)·16·256^i·B`: the rows of the odd radix-16 digits, so that the fixed-base
+/// comb ([`fixed_base`]) needs no doublings.
+static BASE_TABLE_ODD: [[AffineNiels<Fe64>; 8]; 32] = rows_from_fe51(&edwards::BASE_TABLE_ODD);
+
+/// `BASE_RADIX32[i][j] = (j + 1)·32^i·B`: the rows of the signed radix-32 digits ([`edwards::radix32`]) of the
+/// AVX2 fixed-base comb ([`fixed_base::mul_base_comb_avx2`]), 52 rows of 16 entries (78 KiB).
+static BASE_RADIX32: [[AffineNiels<Fe64>; 16]; 52] = rows_from_fe51(&edwards::BASE_RADIX32);
+
+static BASE_ODD: [AffineNiels<Fe64>; 64] = row_from_fe51(&BASE_ODD_FE51);
+static BASE128_ODD: [AffineNiels<Fe64>; 64] = row_from_fe51(&BASE128_ODD_FE51);
 
 impl CurveField for Fe64 {
     #[inline(always)]
