@@ -35,11 +35,27 @@ pub(crate) mod tests {
         stored: &[[u64; W]],
         derived: &[[u64; W]],
     ) -> Option<String> {
+        let dir = std::format!("{}/src/ec/tables", env!("CARGO_MANIFEST_DIR"));
+        let rewrite = std::env::var_os("PQKIT_WRITE_TABLES").is_some();
+        check_in(&dir, rewrite, file, what, row_len, stored, derived)
+    }
+
+    /// [`check`] with the tables' directory and the rewrite switch as arguments, so that its tests need neither
+    /// the source tree nor the environment.
+    fn check_in<const W: usize>(
+        dir: &str,
+        rewrite: bool,
+        file: &str,
+        what: &str,
+        row_len: usize,
+        stored: &[[u64; W]],
+        derived: &[[u64; W]],
+    ) -> Option<String> {
         if stored == derived {
             return None;
         }
-        let path = std::format!("{}/src/ec/tables/{file}", env!("CARGO_MANIFEST_DIR"));
-        if std::env::var_os("PQKIT_WRITE_TABLES").is_some() {
+        let path = std::format!("{dir}/{file}");
+        if rewrite {
             std::fs::write(&path, render(what, row_len, derived)).expect("write the table");
             return Some(std::format!("{path} rewritten from its derivation: build and run the tests again"));
         }
@@ -115,12 +131,39 @@ pub(crate) mod tests {
     #[test]
     #[should_panic(expected = "differs from its derivation")]
     fn a_stored_table_that_differs_from_its_derivation_fails() {
-        // With PQKIT_WRITE_TABLES set (tables being regenerated), `check` would write this made-up table
-        // into src/ec/tables/: the test then checks nothing and only fails as expected.
-        if std::env::var_os("PQKIT_WRITE_TABLES").is_some() {
-            panic!("differs from its derivation (not checked while PQKIT_WRITE_TABLES is set)");
-        }
-        assert_eq!(check("none.rs", "none", 0, &[[1u64]], &[[1u64]]), None);
-        report(&[None, check("none.rs", "none", 0, &[[1u64]], &[[2u64]])]);
+        let dir = "/nonexistent";
+        assert_eq!(check_in(dir, false, "none.rs", "none", 0, &[[1u64]], &[[1u64]]), None);
+        report(&[None, check_in(dir, false, "none.rs", "none", 0, &[[1u64]], &[[2u64]])]);
+    }
+
+    #[test]
+    fn a_differing_table_is_rewritten_from_its_derivation_when_asked() {
+        let dir = std::env::temp_dir().join(std::format!("pqkit-table-check-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let d = dir.to_str().unwrap();
+        let file = dir.join("t.rs");
+        let derived = [[1u64, 2], [3, 4], [5, 6], [7, 0xffff_ffff_ffff_ffff]];
+        // Equal: nothing is written.
+        assert_eq!(check_in(d, true, "t.rs", "t", 2, &derived, &derived), None);
+        assert!(!file.exists());
+        // Different, with the switch: the file is the derivation's rendering, and the words read back from it are
+        // the derived ones.
+        let stored = [[1u64, 2], [3, 5], [5, 6], [7, 8]];
+        let msg = check_in(d, true, "t.rs", "a test table", 2, &stored, &derived).unwrap();
+        assert!(msg.ends_with("t.rs rewritten from its derivation: build and run the tests again"), "{msg}");
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(text, render("a test table", 2, &derived));
+        let words: std::vec::Vec<u64> = text
+            .lines()
+            .filter(|l| !l.starts_with("//"))
+            .flat_map(|l| l.split(['[', ']', ',']).map(str::trim).filter(|t| !t.is_empty()))
+            .map(|t| u64::from_str_radix(t.strip_prefix("0x").unwrap(), 16).unwrap())
+            .collect();
+        assert_eq!(words, derived.concat());
+        // Different, without the switch: reported with the first differing point, and the file left as it was.
+        let msg = check_in(d, false, "t.rs", "other", 2, &stored, &derived).unwrap();
+        assert!(msg.contains("differs from its derivation (4 stored points, 4 derived, first difference at Some(1))"));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
