@@ -139,6 +139,8 @@ pub(crate) mod tests {
     #[test]
     fn a_differing_table_is_rewritten_from_its_derivation_when_asked() {
         let dir = std::env::temp_dir().join(std::format!("pqkit-table-check-{}", std::process::id()));
+        // A directory left by an interrupted run of an earlier process with the same id.
+        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let d = dir.to_str().unwrap();
         let file = dir.join("t.rs");
