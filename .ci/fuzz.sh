@@ -57,7 +57,7 @@ for t in "${targets[@]}"; do
       [ -e "$a" ] || continue
       cp "$a" "fuzz/artifacts/$t/"
       echo "reproducer fuzz/artifacts/$t/$(basename "$a") ($(wc -c <"$a") bytes):" >&2
-      od -A x -t x1z -v "$a" | head -n 64 >&2
+      od -A x -t x1z -v -N 1024 "$a" >&2  # the first 1 KiB; `| head` would kill od with SIGPIPE under pipefail
       echo "replay: (cd fuzz && cargo +nightly fuzz run --sanitizer none --debug-assertions $t artifacts/$t/$(basename "$a"))" >&2
     done
   else
