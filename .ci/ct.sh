@@ -5,7 +5,7 @@
 # (a tag check's outcome, a rejection, a validity verdict) defined for memcheck at the decision itself; any other
 # report fails the job with its source line. A self-test first proves the job can fail: a deliberately secret-dependent
 # branch must be reported. Operations: AEADs, Poly1305, HMAC-SHA256 and -SHA512, ML-KEM, ML-DSA, X25519 (one at a time and derive_many), Ed25519 (one at a time, from_seeds_many and sign_many), SHA-512 of many messages (the lanes of the batched Ed25519), P-256, secp256k1,
-# RSA-2048 (signing and both decryptions, key and blinding secret), X25519MLKEM768, X-Wing and HPKE open.
+# RSA-2048 (signing, also on every other RSA backend, and both decryptions; key and blinding secret), X25519MLKEM768, X-Wing and HPKE open.
 # Measured: about 30 s after the build (23 operations x 3 caps; 2 shared cores), the build 2-3 minutes cold.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -88,6 +88,7 @@ fn every_backend_of_every_family_obeys_the_rule_under_every_cap() {
         every_family!(check_family);
         aes_gcm_tiers(cap, f, detected);
         zen5_preferences(cap, f);
+        zen3_preferences(cap, f);
         if cap == Cap::Portable {
             for (family, backend) in pqkit::families::chosen() {
                 assert_eq!(backend, "Soft", "{family} under the portable cap");
@@ -117,9 +118,11 @@ fn aes_gcm_tiers(cap: Cap, f: Features, detected: Features) {
 /// BLAKE2 and the AVX2 SHA-512 schedule win over the vector code the features alone would choose, the
 /// SHA-512 round with four-cycle recurrences (`Avx2Zen5`, `ShaNiZen5`) over the 22-operation one, and ChaCha's
 /// last block on the integer units (`Avx2Zen5`, `Avx512Zen5`) over the row layout; on every other
-/// CPU, Zen 3 and Zen 4 included, the choice is the feature-based one without the Zen 5 variants. Checked as pure choices for every CPU
-/// design (so it fails if the preference is ignored, on any machine); on this machine under every cap by
-/// `zen5_preferences`.
+/// CPU, Zen 3 and Zen 4 included, the choice is the feature-based one without the Zen 5 variants. On Zen 3 the
+/// RSA 16-limb reduction as plain rows (`Bmi2AdxRows`) wins over the register window; on Zen 4 the 256-bit IFMA
+/// exponentiation over the 512-bit one. Checked as pure choices for every CPU design (so it fails if the
+/// preference is ignored, on any machine); on this machine under every cap by `zen5_preferences` and
+/// `zen3_preferences`.
 #[test]
 fn per_microarchitecture_preferences() {
     use pqkit::dispatch::choose;
@@ -150,6 +153,18 @@ fn per_microarchitecture_preferences() {
     }
     assert_eq!(choose::<ChaCha>(c512 | c2, Uarch::Zen5), ChaCha::Avx512Zen5);
     assert_eq!(choose::<ChaCha>(c2, Uarch::Zen5), ChaCha::Avx2Zen5);
+    // RSA: without IFMA, the 16-limb reduction as rows on Zen 3 only; with it, the IFMA exponentiation everywhere
+    // (256-bit vectors on Zen 4).
+    use pqkit::rsa::Backend as Rsa;
+    let (r2, r512) = (Rsa::Bmi2Adx.required(), Rsa::Ifma512.required());
+    assert_eq!(choose::<Rsa>(r2, Uarch::Zen3), Rsa::Bmi2AdxRows);
+    for u in [Uarch::Other, Uarch::Zen4, Uarch::Zen5] {
+        assert_eq!(choose::<Rsa>(r2, u), Rsa::Bmi2Adx);
+    }
+    for u in [Uarch::Other, Uarch::Zen3, Uarch::Zen5] {
+        assert_eq!(choose::<Rsa>(r512, u), Rsa::Ifma512);
+    }
+    assert_eq!(choose::<Rsa>(r512, Uarch::Zen4), Rsa::Ifma);
 }
 
 /// On this machine under one cap (called from `every_backend_of_every_family_obeys_the_rule_under_every_cap`,
@@ -175,4 +190,22 @@ fn zen5_preferences(cap: Cap, f: Features) {
     assert_eq!(ChaCha::Avx2.checked().is_ok(), f.has(ChaCha::Avx2.required()));
     assert_eq!(blake2::Backend::Avx2.checked().is_ok(), f.has(blake2::Backend::Avx2.required()));
     assert_eq!(sha2::Backend::ShaNiAvx512.checked().is_ok(), f.has(sha2::Backend::ShaNiAvx512.required()));
+}
+
+/// On this machine under one cap (as `zen5_preferences`): on a Zen 3 without IFMA, RSA takes the 16-limb rows,
+/// and the window backend can still be asked for by name.
+fn zen3_preferences(cap: Cap, f: Features) {
+    use pqkit::rsa::Backend as Rsa;
+    if cpu::uarch() != Uarch::Zen3 {
+        return;
+    }
+    let want = if f.has(Rsa::Ifma512.required()) {
+        Rsa::Ifma512
+    } else if f.has(Rsa::Bmi2AdxRows.required()) {
+        Rsa::Bmi2AdxRows
+    } else {
+        Rsa::Soft
+    };
+    assert_eq!(Rsa::detect().get(), want, "{cap}");
+    assert_eq!(Rsa::Bmi2Adx.checked().is_ok(), f.has(Rsa::Bmi2Adx.required()));
 }

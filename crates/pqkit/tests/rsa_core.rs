@@ -60,6 +60,29 @@ fn check_key_against_bigint(key: &RsaPrivateKey, trials: usize, seed: u8) {
     }
 }
 
+/// Every RSA backend this CPU runs, forced on the CRT halves of 2048-, 3072- and 4096-bit keys (16-, 24- and
+/// 32-limb primes: each size with its own reduction code), gives num-bigint's private results, and the same
+/// PKCS#1 v1.5 signature (deterministic) as the automatic choice.
+#[test]
+fn every_backend_matches_bigint_on_private_operations() {
+    use pqkit::rsa::{Backend, pkcs1v15};
+    let cpu = pqkit::cpu::features();
+    for b in [Backend::Bmi2Adx, Backend::Bmi2AdxRows] {
+        assert_eq!(Backend::available().any(|a| a == b), cpu.has(b.required()), "{b:?}");
+    }
+    for (bits, seed) in [(2048usize, 11u8), (3072, 12), (4096, 13)] {
+        let key = RsaPrivateKey::generate(bits, &mut rng(seed)).unwrap();
+        let msg = b"every backend signs alike";
+        let want = pkcs1v15::SigningKey::new(key.clone()).unwrap().sign(msg).unwrap();
+        for b in Backend::available() {
+            let forced = key.clone().with_backend(b);
+            check_key_against_bigint(&forced, 2, seed);
+            let got = pkcs1v15::SigningKey::new(forced).unwrap().sign(msg).unwrap();
+            assert_eq!(got, want, "{bits}-bit key on {b:?}");
+        }
+    }
+}
+
 #[test]
 fn generated_keys_roundtrip_and_match_bigint() {
     for (bits, seed) in [(2048usize, 1u8), (3072, 2)] {

@@ -446,6 +446,16 @@ impl RsaPrivateKey {
         &self.public
     }
 
+    /// This key with the Montgomery arithmetic of its CRT halves (every private operation's exponentiations) on a
+    /// chosen backend, for tests and the constant-time job: checked by `Backend::X.checked()` or taken from
+    /// `Backend::available()`. The public half keeps the automatic choice.
+    #[doc(hidden)]
+    pub fn with_backend(mut self, backend: crate::dispatch::Checked<super::Backend>) -> Self {
+        self.ctx_p = MontCtx::with_backend(&self.p, backend);
+        self.ctx_q = MontCtx::with_backend(&self.q, backend);
+        self
+    }
+
     fn export(&self, v: &[u64]) -> Zeroizing<Vec<u8>> {
         let full = Zeroizing::new(to_be(v, 8 * v.len()));
         let z = full.iter().take_while(|&&b| b == 0).count().min(full.len() - 1);

@@ -564,7 +564,9 @@ mod tests {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         let cpu = crate::cpu::features();
         if cpu.has(crate::cpu::Features::BMI2 | crate::cpu::Features::ADX | crate::cpu::Features::AVX2) {
-            assert!(Backend::available().any(|b| b == Backend::Bmi2Adx), "the BMI2/ADX backend must be tested here");
+            for b in [Backend::Bmi2Adx, Backend::Bmi2AdxRows] {
+                assert!(Backend::available().any(|a| a == b), "the {b:?} backend must be tested here");
+            }
         }
         for bits in [512usize, 1024, 1536, 2048, 3072, 4096, 8192, 1000, 2050] {
             let l = bigint::limbs_for_bits(bits);
