@@ -5,7 +5,8 @@
 //!
 //! The range covers the short path (up to 192 bytes), all of the AVX2 medium path (up to 1984 bytes: one, two,
 //! three and four keystream passes, the 4-block last pass, block 0 computed during the first pass, the two-chain
-//! stitched runs, 1 KiB among them) and the start of the stitched loop.
+//! stitched runs, the last pass's 512 bytes on the two chains after it, 1 KiB among them, and the open of whole
+//! passes at 512, 1024 and 1536 bytes) and the start of the stitched loop.
 
 use chacha20poly1305::aead::{Aead as _, KeyInit, Payload};
 use pqkit::Error;
