@@ -296,22 +296,14 @@ fn medium_open_whole(
 ) -> [u8; TAG_LEN] {
     let len = buf.len();
     debug_assert!(len.is_multiple_of(512) && len <= MEDIUM && ks.len() >= len);
-    let mut state = chacha::state_ietf(key, 0, nonce);
-    let mut block0 = [0u8; 64];
-    chacha::apply_blocks(backend, 20, &state, &mut block0, false);
-    let mut otk = [0u8; 32];
-    otk.copy_from_slice(&block0[..32]);
-    crate::ct::wipe(&mut block0);
-    let mut mac = Poly1305::new(&otk);
-    crate::ct::wipe(&mut otk);
-    mac.update_padded(aad);
-    let chain = mac.chain2_alone();
+    // Block 0 alone, Poly1305 keyed and the AAD absorbed; the state's counter is then 1.
+    let mut p = OnePass::new(key, nonce, aad, backend);
+    let chain = p.mac.chain2_alone();
     for (i, (src, out)) in buf.chunks_exact(512).zip(ks.chunks_exact_mut(512)).enumerate() {
-        let mut job = Job2 { mac: &mut mac, chain: &chain };
-        chacha::ks_pass2(backend, &state, 1 + 8 * i as u64, out, false, chacha::PassSide::Hash(src, &mut job));
+        let mut job = Job2 { mac: &mut p.mac, chain: &chain };
+        chacha::ks_pass2(backend, &p.state, 8 * i as u64, out, false, chacha::PassSide::Hash(src, &mut job));
     }
-    crate::ct::wipe(&mut state);
-    finish_mac(mac, aad.len(), len)
+    p.finish(aad.len(), len)
 }
 
 /// The AVX-512 stitched loop's job: Poly1305 over the ciphertext, the first blocks of each chunk on the scalar

@@ -284,9 +284,10 @@ impl Poly1305 {
         Chain2 { r: self.core.r, r16 }
     }
 
-    /// The key for two-chain runs when the two chains hash everything that follows but a last short block or two
-    /// (the AEAD's open of whole passes): `r^16` alone, four squarings, without the vector backend's table of
-    /// powers, which [`chain2`](Self::chain2) fills for the backend's own runs after the chains.
+    /// The key for two-chain runs when the vector backend will not run on this state after them (the AEAD's
+    /// medium path, which hashes everything on the chains or the scalar code): `r^16` alone, four squarings,
+    /// without the vector backend's table of powers, which [`chain2`](Self::chain2) fills for the backend's own
+    /// runs after the chains.
     pub(crate) fn chain2_alone(&self) -> Chain2 {
         Chain2 { r: self.core.r, r16: soft::r16_44(&self.core.r) }
     }
@@ -294,19 +295,7 @@ impl Poly1305 {
     /// Absorbs one 32-block run (512 bytes) on the two chains on its own, outside a cipher loop: the run that
     /// follows a stitched loop's last pass. Same preconditions as [`scalar_block`](Self::scalar_block).
     pub(crate) fn chain2_run(&mut self, chain: &Chain2, run: &[u8; 512]) {
-        let word = |j: usize, i: usize| {
-            let at = 16 * j + 8 * i;
-            u64::from_le_bytes([
-                run[at],
-                run[at + 1],
-                run[at + 2],
-                run[at + 3],
-                run[at + 4],
-                run[at + 5],
-                run[at + 6],
-                run[at + 7],
-            ])
-        };
+        let word = |j: usize, i: usize| u64::from_le_bytes(run[16 * j + 8 * i..][..8].try_into().unwrap());
         let mut acc = self.chain2_begin();
         for k in 0..16 {
             chain.pair(&mut acc, [word(k, 0), word(k, 1)], [word(16 + k, 0), word(16 + k, 1)]);
