@@ -270,11 +270,12 @@ mul_rows_n!(mul_rows_32, 32, 256, [0 8, 16 24, 32 40, 48 56, 64 72, 80 88, 96 10
 mul_rows_n!(mul_rows_48, 48, 384, [0 8, 16 24, 32 40, 48 56, 64 72, 80 88, 96 104, 112 120, 128 136, 144 152, 160 168, 176 184, 192 200, 208 216, 224 232, 240 248, 256 264, 272 280, 288 296, 304 312, 320 328, 336 344, 352 360, 368 376]);
 mul_rows_n!(mul_rows_64, 64, 512, [0 8, 16 24, 32 40, 48 56, 64 72, 80 88, 96 104, 112 120, 128 136, 144 152, 160 168, 176 184, 192 200, 208 216, 224 232, 240 248, 256 264, 272 280, 288 296, 304 312, 320 328, 336 344, 352 360, 368 376, 384 392, 400 408, 416 424, 432 440, 448 456, 464 472, 480 488, 496 504]);
 
-/// Montgomery reduction of the 2N-limb `t[..2n]` (< m·R) into `out` (< m). For 16 limbs without `rows` (the
+/// Montgomery reduction of the 2N-limb `t[..2n]` into `out`. Full (`loose` false): `t < m·R`, `out < m`. Loose:
+/// `t < R²`, `out < R` and congruent, not necessarily `< m` (see [`sqr_loose`]). For 16 limbs without `rows` (the
 /// window) `t` is also the scratch of [`reduce_window_16`](fn@reduce_window_16) and must be `WIN16_LEN` words
 /// long.
 #[inline(always)]
-fn reduce(out: &mut [u64], t: &mut [u64], m: &[u64], m0inv: u64, rows: bool) {
+fn reduce(out: &mut [u64], t: &mut [u64], m: &[u64], m0inv: u64, rows: bool, loose: bool) {
     let n = m.len();
     let hi = match n {
         16 if rows => reduce_rows_16(t, m, m0inv),
@@ -289,9 +290,74 @@ fn reduce(out: &mut [u64], t: &mut [u64], m: &[u64], m0inv: u64, rows: bool) {
         64 => reduce_rows_64(t, m, m0inv),
         _ => reduce_rows(t, m, m0inv),
     };
+    if loose {
+        // The sum (t + u·m)/R is below R + m < 2R: when its top bit is set, one subtraction of m brings it below
+        // R (and the borrow cancels that bit); otherwise it is below R already.
+        sub_masked(&mut out[..n], &t[n..2 * n], m, hi.wrapping_neg());
+        return;
+    }
     let keep = sub_borrow_mask(&mut out[..n], &t[n..2 * n], m, hi);
     for j in 0..n {
         out[j] = (out[j] & !keep) | (t[n + j] & keep);
+    }
+}
+
+/// `out = x − (m & mask)` over n = `m.len()` words (`mask` all ones or zero), the borrow out of the top word
+/// dropped. The masked m is written to `out` first (the `and` would clear the borrow inside the chain), then one
+/// `sbb` chain in blocks of four words. Constant time: the loop count is the public length.
+#[inline(always)]
+fn sub_masked(out: &mut [u64], x: &[u64], m: &[u64], mask: u64) {
+    let n = m.len();
+    assert!(n >= 1 && out.len() >= n && x.len() >= n);
+    for (o, &w) in out[..n].iter_mut().zip(m) {
+        *o = w & mask;
+    }
+    // SAFETY: plain x86_64 integer instructions. The single steps (n mod 4) and the blocks of four (n / 4)
+    // together read n words at `x` and read and write n words at `out`, valid for n words (asserted above); the
+    // counter steps with `lea`/`jrcxz`, which leave the borrow in CF alone. Only declared registers are written;
+    // the stack is not touched.
+    unsafe {
+        asm!(
+            "xor {w:e}, {w:e}",
+            "jrcxz 4f",
+            "5:",
+            "mov {w}, qword ptr [{x}]",
+            "sbb {w}, qword ptr [{o}]",
+            "mov qword ptr [{o}], {w}",
+            "lea {x}, [{x} + 8]",
+            "lea {o}, [{o} + 8]",
+            "lea rcx, [rcx - 1]",
+            "jrcxz 4f",
+            "jmp 5b",
+            "4:",
+            "mov rcx, {q}",
+            "jrcxz 3f",
+            "2:",
+            "mov {w}, qword ptr [{x}]",
+            "sbb {w}, qword ptr [{o}]",
+            "mov qword ptr [{o}], {w}",
+            "mov {w}, qword ptr [{x} + 8]",
+            "sbb {w}, qword ptr [{o} + 8]",
+            "mov qword ptr [{o} + 8], {w}",
+            "mov {w}, qword ptr [{x} + 16]",
+            "sbb {w}, qword ptr [{o} + 16]",
+            "mov qword ptr [{o} + 16], {w}",
+            "mov {w}, qword ptr [{x} + 24]",
+            "sbb {w}, qword ptr [{o} + 24]",
+            "mov qword ptr [{o} + 24], {w}",
+            "lea {x}, [{x} + 32]",
+            "lea {o}, [{o} + 32]",
+            "lea rcx, [rcx - 1]",
+            "jrcxz 3f",
+            "jmp 2b",
+            "3:",
+            x = inout(reg) x.as_ptr() => _,
+            o = inout(reg) out.as_mut_ptr() => _,
+            q = in(reg) n / 4,
+            w = out(reg) _,
+            inout("rcx") n % 4 => _,
+            options(nostack),
+        );
     }
 }
 
@@ -412,7 +478,7 @@ fn mul_w<const W: usize>(out: &mut [u64], a: &[u64], b: &[u64], m: &[u64], m0inv
             }
         }
     }
-    reduce(out, &mut t, m, m0inv, rows);
+    reduce(out, &mut t, m, m0inv, rows, false);
     crate::ct::wipe(&mut t[..2 * n]);
 }
 
@@ -456,26 +522,39 @@ fn sqr_cross(t: &mut [u64], a: &[u64]) {
 /// `out = a²·R^-1 mod m` with mulx/adcx/adox: cross products once ([`sqr_cross`]), doubled, plus the
 /// diagonal, then the reduction.
 pub(super) fn sqr(backend: Checked<Backend>, out: &mut [u64], a: &[u64], m: &[u64], m0inv: u64) {
+    sqr_any(backend, out, a, m, m0inv, false);
+}
+
+/// `out ≡ a²·R^-1 (mod m)` with `out < R`, for any `a < R` (not only `a < m`): as [`sqr`], but the reduction's
+/// final subtraction of m is decided by the top bit of the sum alone (one masked `sbb` pass), not by a comparison
+/// with m (a subtraction pass and a selection pass). A chain of these squares stays below R; one product with a
+/// value below m brings it below m again.
+pub(super) fn sqr_loose(backend: Checked<Backend>, out: &mut [u64], a: &[u64], m: &[u64], m0inv: u64) {
+    sqr_any(backend, out, a, m, m0inv, true);
+}
+
+#[inline(always)]
+fn sqr_any(backend: Checked<Backend>, out: &mut [u64], a: &[u64], m: &[u64], m0inv: u64, loose: bool) {
     assert!(backend.covers(Backend::Bmi2Adx));
     let n = m.len();
     assert!((1..=MAX_LIMBS).contains(&n) && a.len() >= n && out.len() >= n);
     let rows = backend.get() == Backend::Bmi2AdxRows;
     match n {
-        0..=16 => sqr_w::<48>(out, a, m, m0inv, rows),
-        17..=32 => sqr_w::<64>(out, a, m, m0inv, rows),
-        33..=64 => sqr_w::<128>(out, a, m, m0inv, rows),
-        _ => sqr_w::<{ 2 * MAX_LIMBS }>(out, a, m, m0inv, rows),
+        0..=16 => sqr_w::<48>(out, a, m, m0inv, rows, loose),
+        17..=32 => sqr_w::<64>(out, a, m, m0inv, rows, loose),
+        33..=64 => sqr_w::<128>(out, a, m, m0inv, rows, loose),
+        _ => sqr_w::<{ 2 * MAX_LIMBS }>(out, a, m, m0inv, rows, loose),
     }
 }
 
-/// [`sqr`] with a `W`-word scratch, `W ≥ 2n` (and `W ≥ WIN16_LEN` for 16 limbs).
+/// [`sqr_any`] with a `W`-word scratch, `W ≥ 2n` (and `W ≥ WIN16_LEN` for 16 limbs).
 #[inline(always)]
-fn sqr_w<const W: usize>(out: &mut [u64], a: &[u64], m: &[u64], m0inv: u64, rows: bool) {
+fn sqr_w<const W: usize>(out: &mut [u64], a: &[u64], m: &[u64], m0inv: u64, rows: bool, loose: bool) {
     let n = m.len();
     let mut t = [0u64; W];
     sqr_cross(&mut t[..2 * n], &a[..n]);
     double_add_diag(&mut t[..2 * n], &a[..n]);
-    reduce(out, &mut t, m, m0inv, rows);
+    reduce(out, &mut t, m, m0inv, rows, loose);
     crate::ct::wipe(&mut t[..2 * n]);
 }
 

@@ -1,8 +1,10 @@
 //! Montgomery arithmetic modulo an odd modulus of up to 8192 bits, and constant-time exponentiation.
 //!
 //! R = 2^(64·L) for an L-limb modulus. Values in the Montgomery domain are `x·R mod m`, fully reduced
-//! (`< m`). Every operation is constant time in the values (modulus included, so the same code serves the
-//! secret primes p and q); only L is public.
+//! (`< m`), except inside the constant-time exponentiation's chains of squarings, which may hold any value below
+//! R congruent to it (see `sqr_loose`); every window's product brings the value below m again. Every operation is
+//! constant time in the values (modulus included, so the same code serves the secret primes p and q); only L is
+//! public.
 
 use alloc::vec;
 use alloc::vec::Vec;
@@ -143,6 +145,18 @@ impl MontCtx {
         }
     }
 
+    /// `out ≡ a²·R^-1 (mod m)` with `out < R`, not necessarily `< m`: the square of the exponentiation's chains
+    /// of squarings. On the BMI2/ADX backends `a` may be any value below R and the final subtraction of m is
+    /// decided by the top bit alone (`bmi2_adx::sqr_loose`); the other backends reduce fully, as [`sqr`](Self::sqr)
+    /// (which wants `a < m`: a chain that starts below m stays below m there).
+    fn sqr_loose(&self, out: &mut [u64], a: &[u64]) {
+        #[cfg(target_arch = "x86_64")]
+        if self.backend.covers(Backend::Bmi2Adx) {
+            return super::bmi2_adx::sqr_loose(self.backend, out, a, &self.m, self.m0inv);
+        }
+        self.sqr(out, a)
+    }
+
     /// Montgomery form of `a < m` (or `a < R`: the product `a·R^2 < R·m` holds either way).
     pub(crate) fn to_mont(&self, a: &[u64]) -> Vec<u64> {
         let mut out = vec![0u64; self.limbs()];
@@ -273,9 +287,11 @@ impl MontCtx {
         let mut acc = vec![0u64; l];
         self.select(&mut acc, &table, window(nwin - 1));
         let mut sel = vec![0u64; l];
+        // The squarings may leave acc in [m, R) (`sqr_loose`); the product with the entry (below m) brings it
+        // below m again, so acc is fully reduced after every window, the last included.
         for w in (0..nwin - 1).rev() {
             for _ in 0..W {
-                self.sqr(&mut tmp, &acc);
+                self.sqr_loose(&mut tmp, &acc);
                 core::mem::swap(&mut acc, &mut tmp);
             }
             self.select(&mut sel, &table, window(w));
@@ -649,6 +665,71 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// The loose square of the exponentiation's squarings, at the moduli of `product_carry_edges` and with inputs
+    /// anywhere below R (m − 1, m, R − 1, m plus a random value, random full-width values): on the BMI2/ADX
+    /// backends it equals the reduction's own definition, s = (a² + u·m)/R with u = −a²·m^-1 mod R, minus m exactly
+    /// when s ≥ R; on every backend, for inputs below m, it is congruent to the full square.
+    #[test]
+    fn loose_square_below_r() {
+        let mut seed = 0x5eed_1005_u64;
+        let cpu = crate::cpu::features();
+        if cpu.has(crate::cpu::Features::BMI2 | crate::cpu::Features::ADX | crate::cpu::Features::AVX2) {
+            assert!(Backend::available().any(|a| a == Backend::Bmi2Adx), "the Bmi2Adx backend must be tested here");
+        }
+        let mut loose_checked = 0;
+        for l in [16usize, 24, 32, 20] {
+            let mut near_half = vec![0u64; l];
+            near_half[0] = 1;
+            near_half[l - 1] = 1 << 63;
+            let all_ones = vec![u64::MAX; l];
+            let mut alt = vec![0xaaaa_aaaa_aaaa_aaabu64; l];
+            alt[l - 1] |= 1 << 63;
+            let mut rnd_m = limbs(&mut seed, l);
+            rnd_m[0] |= 1;
+            rnd_m[l - 1] |= 1 << 63;
+            let r = BigUint::from(1u8) << (64 * l);
+            for m in [all_ones, near_half, alt, rnd_m] {
+                let mb = to_big(&m);
+                let r_inv = r.modinv(&mb).unwrap();
+                let neg_minv = (&r - mb.modinv(&r).unwrap()) % &r;
+                let below_m = {
+                    let mut m1 = m.clone();
+                    m1[0] -= 1;
+                    vec![m1, from_big(&(to_big(&limbs(&mut seed, l)) % &mb), l)]
+                };
+                let mut anywhere = vec![m.clone(), vec![u64::MAX; l], limbs(&mut seed, l), limbs(&mut seed, l)];
+                let plus = to_big(&m) + (to_big(&limbs(&mut seed, l)) % (&r - &mb));
+                anywhere.push(from_big(&plus, l));
+                for backend in crate::dispatch::Checked::<Backend>::all() {
+                    let ctx = MontCtx::with_backend(&m, backend);
+                    let mut out = vec![0u64; l];
+                    for a in &below_m {
+                        ctx.sqr_loose(&mut out, a);
+                        let got = to_big(&out);
+                        let want = (to_big(a) * to_big(a) * &r_inv) % &mb;
+                        assert_eq!(got % &mb, want, "{backend:?} sqr_loose below m, {l} limbs");
+                    }
+                    #[cfg(target_arch = "x86_64")]
+                    if backend.covers(Backend::Bmi2Adx) {
+                        for a in &anywhere {
+                            let t = to_big(a) * to_big(a);
+                            let u = ((&t % &r) * &neg_minv) % &r;
+                            let s = (&t + &u * &mb) >> (64 * l);
+                            let want = if s >= r { s - &mb } else { s };
+                            ctx.sqr_loose(&mut out, a);
+                            assert_eq!(to_big(&out), want, "{backend:?} sqr_loose, {l} limbs");
+                            assert!(to_big(&out) < r);
+                            loose_checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        if cpu.has(crate::cpu::Features::BMI2 | crate::cpu::Features::ADX | crate::cpu::Features::AVX2) {
+            assert!(loose_checked > 0);
         }
     }
 
