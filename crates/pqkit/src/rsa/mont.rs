@@ -315,7 +315,9 @@ impl MontCtx {
 
     /// `base^e` for a public exponent (variable time in `e` only; the products themselves are the same
     /// constant-time ones). `base` in Montgomery form; for a plain `base < m` the result is `base^e·R^-(e − 1)`
-    /// (each product divides by R once), which the RSA public operation relies on.
+    /// (each product divides by R once), which the RSA public operation relies on. For an odd `e` (every RSA
+    /// public exponent) the squarings are loose (`sqr_loose`), as in [`pow_ct`](Self::pow_ct): each run of them
+    /// ends in a product by `base < m`, the last step included, which brings the value below m.
     pub(crate) fn pow_vartime(&self, base: &[u64], e: u64) -> Vec<u64> {
         let mut out = vec![0u64; self.limbs()];
         self.pow_vartime_into(&mut out, base, e);
@@ -330,8 +332,13 @@ impl MontCtx {
         let (mut acc, mut tmp) = (&mut s1[..l], &mut s2[..l]);
         acc.copy_from_slice(&base[..l]);
         let top = 63 - e.leading_zeros();
+        let loose = e & 1 == 1;
         for i in (0..top).rev() {
-            self.sqr(tmp, acc);
+            if loose {
+                self.sqr_loose(tmp, acc);
+            } else {
+                self.sqr(tmp, acc);
+            }
             core::mem::swap(&mut acc, &mut tmp);
             if (e >> i) & 1 == 1 {
                 self.mul(tmp, acc, base);
@@ -617,8 +624,12 @@ mod tests {
                     let e = limbs(&mut seed, if bits <= 2048 { l } else { 4 });
                     let got = ctx.leave_mont(&ctx.pow_ct(&ctx.to_mont(&a), &e));
                     assert_eq!(to_big(&got), ab.modpow(&to_big(&e), &mb));
-                    let got = ctx.leave_mont(&ctx.pow_vartime(&ctx.to_mont(&a), 65537));
-                    assert_eq!(to_big(&got), ab.modpow(&BigUint::from(65537u32), &mb));
+                    // Public exponents: odd ones (loose squarings, long runs of them included) and even ones
+                    // (full squarings: the last step is a square).
+                    for e in [65537u64, 3, (1 << 40) + 1, 65536, 6] {
+                        let got = ctx.leave_mont(&ctx.pow_vartime(&ctx.to_mont(&a), e));
+                        assert_eq!(to_big(&got), ab.modpow(&BigUint::from(e), &mb), "{backend:?} e = {e}");
+                    }
                 }
             }
         }
