@@ -13,7 +13,7 @@ use pqkit::Error;
 #[path = "common/pkcs1_padding.rs"]
 mod pkcs1_padding;
 
-use pqkit::rsa::{HashAlg, RsaPrivateKey, RsaPublicKey, oaep::Oaep, pkcs1v15, pss};
+use pqkit::rsa::{HashAlg, RsaPrivateKey, RsaPublicKey, oaep, oaep::Oaep, pkcs1v15, pss};
 use rand_core::Rng;
 use rsa::pkcs8::DecodePrivateKey;
 use rsa::sha2::{Sha256, Sha384, Sha512};
@@ -398,6 +398,15 @@ fn rejections() {
     pss_vk.verify(msg, &a).unwrap();
     pss_vk.verify_prehashed(&HashAlg::Sha256.digest(msg), &b).unwrap();
     pss_vk.verify(msg, &pss_sk.sign_prehashed(&HashAlg::Sha256.digest(msg)).unwrap()).unwrap();
+    assert!(pss_sk.sign_prehashed(&[0; 31]).is_err());
+    // OAEP from OS randomness: two ciphertexts of one message differ (fresh seeds) and both decrypt to it; a
+    // message one byte too long is refused before any randomness is drawn.
+    let (ca, cb) = (oaep::encrypt(pk, msg).unwrap(), oaep::encrypt(pk, msg).unwrap());
+    assert_ne!(ca, cb);
+    assert_eq!(&oaep::decrypt(&k, &ca).unwrap()[..], &msg[..]);
+    assert_eq!(&oaep::decrypt(&k, &cb).unwrap()[..], &msg[..]);
+    let too_long = vec![0u8; Oaep::default().max_message_len(size) + 1];
+    assert!(matches!(oaep::encrypt(pk, &too_long), Err(Error::MessageTooLong { .. })));
     let v15_sk = pkcs1v15::SigningKey::new(k.clone()).unwrap();
     let v15_vk = v15_sk.verifying_key();
     let sig15 = v15_sk.sign(msg).unwrap();

@@ -98,7 +98,9 @@ impl HashAlg {
     }
 }
 
-/// A ChaCha20 generator freshly seeded from the operating system, for the entry points without a caller rng.
+/// A ChaCha20 generator freshly seeded from the operating system, for PKCS#1 v1.5 encryption without a caller rng:
+/// its padding draws an unknown number of bytes (nonzero ones, redrawn). OAEP's seed and PSS's salt, of fixed
+/// lengths, are read from the OS directly.
 #[cfg(feature = "std")]
 pub(crate) fn os_rng() -> crate::Result<crate::rng::ChaChaRng<20>> {
     crate::rng::ChaChaRng::<20>::from_os_rng()

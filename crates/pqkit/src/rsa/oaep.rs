@@ -57,6 +57,27 @@ impl Oaep {
         msg: &[u8],
         rng: &mut R,
     ) -> Result<Vec<u8>> {
+        self.encrypt_seeded(key, msg, |seed| {
+            rng.fill_bytes(seed);
+            Ok(())
+        })
+    }
+
+    /// RSAES-OAEP-ENCRYPT of `msg` with a seed from OS randomness, read straight into the encoded message (one
+    /// `getrandom` of hLen bytes: no generator to key and run for them).
+    #[cfg(feature = "std")]
+    pub fn encrypt(&self, key: &RsaPublicKey, msg: &[u8]) -> Result<Vec<u8>> {
+        self.encrypt_seeded(key, msg, crate::rng::fill_os)
+    }
+
+    /// RSAES-OAEP-ENCRYPT with the seed (hLen bytes, in place in the encoded message) written by `fill_seed`,
+    /// after the parameter and length checks.
+    fn encrypt_seeded(
+        &self,
+        key: &RsaPublicKey,
+        msg: &[u8],
+        fill_seed: impl FnOnce(&mut [u8]) -> Result<()>,
+    ) -> Result<Vec<u8>> {
         let k = key.size();
         let h_len = self.hash.output_len();
         if k < 2 * h_len + 2 {
@@ -72,16 +93,10 @@ impl Oaep {
         let db_len = db.len();
         db[db_len - msg.len() - 1] = 0x01;
         db[db_len - msg.len()..].copy_from_slice(msg);
-        rng.fill_bytes(seed);
+        fill_seed(seed)?;
         mgf1_xor(self.mgf_hash, seed, db);
         mgf1_xor(self.mgf_hash, db, seed);
         key.raw_public(&em)
-    }
-
-    /// RSAES-OAEP-ENCRYPT of `msg` with a seed from OS randomness.
-    #[cfg(feature = "std")]
-    pub fn encrypt(&self, key: &RsaPublicKey, msg: &[u8]) -> Result<Vec<u8>> {
-        self.encrypt_with_rng(key, msg, &mut super::digest::os_rng()?)
     }
 
     /// RSAES-OAEP-DECRYPT. Every decoding failure gives the same error ("decryption error", RFC 8017 §7.1.2),

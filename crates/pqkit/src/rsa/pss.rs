@@ -6,7 +6,7 @@
 
 use alloc::vec;
 use alloc::vec::Vec;
-use zeroize::Zeroize;
+use zeroize::Zeroizing;
 
 use super::digest::{HashAlg, mgf1_xor};
 use super::{RsaPrivateKey, RsaPublicKey};
@@ -115,16 +115,29 @@ pub fn sign_prehashed_with_rng<R: rand_core::CryptoRng + ?Sized>(
     m_hash: &[u8],
     rng: &mut R,
 ) -> Result<Vec<u8>> {
+    sign_prehashed_salted(key, hash, salt_len, m_hash, |salt| {
+        rng.fill_bytes(salt);
+        Ok(())
+    })
+}
+
+/// [`sign_prehashed_with_rng`] with the salt (`salt_len` bytes) written by `fill_salt` after the checks: from a
+/// caller's generator, or straight from OS randomness (one `getrandom`, no generator to key and run).
+fn sign_prehashed_salted(
+    key: &RsaPrivateKey,
+    hash: HashAlg,
+    salt_len: usize,
+    m_hash: &[u8],
+    fill_salt: impl FnOnce(&mut [u8]) -> Result<()>,
+) -> Result<Vec<u8>> {
     check_sign_hash(hash)?;
     let public = key.public_key();
     if public.bits() < 2048 {
         return Err(param("signing needs a modulus of at least 2048 bits"));
     }
-    let mut salt = vec![0u8; salt_len];
-    rng.fill_bytes(&mut salt);
-    let em = emsa_pss_encode(hash, hash, m_hash, &salt, public.bits());
-    salt.zeroize();
-    let em = em?;
+    let mut salt = Zeroizing::new(vec![0u8; salt_len]);
+    fill_salt(&mut salt)?;
+    let em = emsa_pss_encode(hash, hash, m_hash, &salt, public.bits())?;
     let k = public.size();
     let mut padded = vec![0u8; k];
     padded[k - em.len()..].copy_from_slice(&em);
@@ -226,7 +239,7 @@ impl SigningKey {
     /// Signs `msg` with a salt from OS randomness.
     #[cfg(feature = "std")]
     pub fn sign(&self, msg: &[u8]) -> Result<Vec<u8>> {
-        self.sign_with_rng(msg, &mut super::digest::os_rng()?)
+        self.sign_prehashed(&self.hash.digest(msg))
     }
 
     /// Signs `msg` with a salt from `rng`.
@@ -238,7 +251,7 @@ impl SigningKey {
     /// Signs a digest computed by the caller (its length must be the hash length), salt from OS randomness.
     #[cfg(feature = "std")]
     pub fn sign_prehashed(&self, digest: &[u8]) -> Result<Vec<u8>> {
-        self.sign_prehashed_with_rng(digest, &mut super::digest::os_rng()?)
+        sign_prehashed_salted(&self.key, self.hash, self.salt_len, digest, crate::rng::fill_os)
     }
 
     /// Signs a digest computed by the caller, salt from `rng`.
