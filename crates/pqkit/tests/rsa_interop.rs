@@ -403,8 +403,8 @@ fn rejections() {
     // message one byte too long is refused before any randomness is drawn.
     let (ca, cb) = (oaep::encrypt(pk, msg).unwrap(), oaep::encrypt(pk, msg).unwrap());
     assert_ne!(ca, cb);
-    assert_eq!(&oaep::decrypt(&k, &ca).unwrap()[..], &msg[..]);
-    assert_eq!(&oaep::decrypt(&k, &cb).unwrap()[..], &msg[..]);
+    assert_eq!(&oaep::decrypt(k, &ca).unwrap()[..], &msg[..]);
+    assert_eq!(&oaep::decrypt(k, &cb).unwrap()[..], &msg[..]);
     let too_long = vec![0u8; Oaep::default().max_message_len(size) + 1];
     assert!(matches!(oaep::encrypt(pk, &too_long), Err(Error::MessageTooLong { .. })));
     let v15_sk = pkcs1v15::SigningKey::new(k.clone()).unwrap();
