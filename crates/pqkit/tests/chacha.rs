@@ -642,7 +642,15 @@ fn debug_prints_no_key_material() {
 
 #[test]
 fn forcing_an_unavailable_backend_is_an_error() {
-    for b in [Backend::Soft, Backend::Avx2, Backend::Avx2Zen5, Backend::Avx512, Backend::Avx512Zen5, Backend::Neon] {
+    for b in [
+        Backend::Soft,
+        Backend::Avx2,
+        Backend::Avx2Zen3,
+        Backend::Avx2Zen5,
+        Backend::Avx512,
+        Backend::Avx512Zen5,
+        Backend::Neon,
+    ] {
         let has = pqkit::cpu::features().has(b.required());
         match b.checked() {
             Ok(checked) => {

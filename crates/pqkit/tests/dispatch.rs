@@ -119,7 +119,8 @@ fn aes_gcm_tiers(cap: Cap, f: Features, detected: Features) {
 /// SHA-512 round with four-cycle recurrences (`Avx2Zen5`, `ShaNiZen5`) over the 22-operation one, and ChaCha's
 /// last block on the integer units (`Avx2Zen5`, `Avx512Zen5`) over the row layout; on every other
 /// CPU, Zen 3 and Zen 4 included, the choice is the feature-based one without the Zen 5 variants. On Zen 3 the
-/// RSA 16-limb reduction as plain rows (`Bmi2AdxRows`) wins over the register window; on Zen 4 the 256-bit IFMA
+/// RSA 16-limb reduction as plain rows (`Bmi2AdxRows`) wins over the register window, and ChaCha20-Poly1305 with
+/// its two halves apart (`Avx2Zen3`) over the stitched AVX2 loop; on Zen 4 the 256-bit IFMA
 /// exponentiation over the 512-bit one. Checked as pure choices for every CPU design (so it fails if the
 /// preference is ignored, on any machine); on this machine under every cap by `zen5_preferences` and
 /// `zen3_preferences`.
@@ -144,13 +145,17 @@ fn per_microarchitecture_preferences() {
     for u in [Uarch::Other, Uarch::Zen3, Uarch::Zen4] {
         assert_eq!(choose::<sha2::Backend>(avx2_no_sha, u), sha2::Backend::Avx2);
     }
-    // ChaCha: the last block of a call in the row layout everywhere but on Zen 5, on the integer units there.
+    // ChaCha: the last block of a call in the row layout everywhere but on Zen 5, on the integer units there;
+    // without AVX-512, ChaCha20-Poly1305's two halves apart on Zen 3 and stitched everywhere else.
     use pqkit::chacha::Backend as ChaCha;
     let (c512, c2) = (ChaCha::Avx512.required(), ChaCha::Avx2.required());
     for u in [Uarch::Other, Uarch::Zen3, Uarch::Zen4] {
         assert_eq!(choose::<ChaCha>(c512 | c2, u), ChaCha::Avx512);
+    }
+    for u in [Uarch::Other, Uarch::Zen4] {
         assert_eq!(choose::<ChaCha>(c2, u), ChaCha::Avx2);
     }
+    assert_eq!(choose::<ChaCha>(c2, Uarch::Zen3), ChaCha::Avx2Zen3);
     assert_eq!(choose::<ChaCha>(c512 | c2, Uarch::Zen5), ChaCha::Avx512Zen5);
     assert_eq!(choose::<ChaCha>(c2, Uarch::Zen5), ChaCha::Avx2Zen5);
     // RSA: without IFMA, the 16-limb reduction as rows on Zen 3 only; with it, the IFMA exponentiation everywhere
@@ -192,8 +197,9 @@ fn zen5_preferences(cap: Cap, f: Features) {
     assert_eq!(sha2::Backend::ShaNiAvx512.checked().is_ok(), f.has(sha2::Backend::ShaNiAvx512.required()));
 }
 
-/// On this machine under one cap (as `zen5_preferences`): on a Zen 3 without IFMA, RSA takes the 16-limb rows,
-/// and the window backend can still be asked for by name.
+/// On this machine under one cap (as `zen5_preferences`): on a Zen 3 without IFMA, RSA takes the 16-limb rows and,
+/// without AVX-512, ChaCha the backend without the stitched AEAD loop; the backends passed over can still be asked
+/// for by name.
 fn zen3_preferences(cap: Cap, f: Features) {
     use pqkit::rsa::Backend as Rsa;
     if cpu::uarch() != Uarch::Zen3 {
@@ -208,4 +214,14 @@ fn zen3_preferences(cap: Cap, f: Features) {
     };
     assert_eq!(Rsa::detect().get(), want, "{cap}");
     assert_eq!(Rsa::Bmi2Adx.checked().is_ok(), f.has(Rsa::Bmi2Adx.required()));
+    use pqkit::chacha::Backend as ChaCha;
+    let want = if f.has(ChaCha::Avx512.required()) {
+        ChaCha::Avx512
+    } else if f.has(ChaCha::Avx2Zen3.required()) {
+        ChaCha::Avx2Zen3
+    } else {
+        ChaCha::Soft
+    };
+    assert_eq!(ChaCha::detect().get(), want, "{cap}");
+    assert_eq!(ChaCha::Avx2.checked().is_ok(), f.has(ChaCha::Avx2.required()));
 }

@@ -4,15 +4,18 @@
 //! the 2 KiB passes of the stitched AVX-512 loop, or the 512-byte passes of the stitched AVX2 loop); each chunk
 //! is encrypted and then fed to Poly1305 while it is still in cache (seal), or fed to Poly1305 and then
 //! decrypted (open). The stitched loops hash one chunk on the integer units (scalar Poly1305) while the vector
-//! units compute the next chunk's keystream; the AVX2 loop hashes every block so, on two independent chains.
+//! units compute the next chunk's keystream; the AVX2 loop hashes every block so, on two independent chains. The
+//! ChaCha backend chosen on AMD Zen 3 (`Backend::Avx2Zen3`) has no stitched loop: there each chunk is encrypted
+//! and then hashed by the vector Poly1305, which measured faster on a shared core (docs/chacha.md).
 //!
 //! Short messages (at most 192 bytes) take one ChaCha20 call for the Poly1305 key block and the data together and
-//! one straight scalar Poly1305 pass. On AVX2, messages up to 1984 bytes compute their keystream from block 1 on in
-//! 8-block passes (seal XORs it into the message, open writes it to a buffer), block 0 (the Poly1305 key) on the
-//! integer units during the first pass (so the key block costs no vector work), hashing each pass's ciphertext
-//! during the next, all of it on the two scalar chains (their key `r^16` alone: the vector Poly1305's table of
-//! powers would cost more than it saves here); open of whole passes (512, 1024 or 1536 bytes) instead computes
-//! block 0 first and hashes each pass's own ciphertext during it. Open checks the tag before it decrypts anything.
+//! one straight scalar Poly1305 pass. On AVX2 with the stitched loop, messages up to 1984 bytes compute their
+//! keystream from block 1 on in 8-block passes (seal XORs it into the message, open writes it to a buffer), block 0
+//! (the Poly1305 key) on the integer units during the first pass (so the key block costs no vector work), hashing
+//! each pass's ciphertext during the next, all of it on the two scalar chains (their key `r^16` alone: the vector
+//! Poly1305's table of powers would cost more than it saves here); open of whole passes (512, 1024 or 1536 bytes)
+//! instead computes block 0 first and hashes each pass's own ciphertext during it. Open checks the tag before it
+//! decrypts anything.
 //!
 //! ## Limits
 //! - One (key, nonce) pair must never seal two messages. With ChaCha20-Poly1305's 12-byte nonce use a counter
