@@ -534,6 +534,21 @@ legacy_ctors!(ChaCha8, 8);
 mod tests {
     use super::*;
 
+    /// Which backends take a stitched AEAD loop: `Avx2Zen3` never does (the Zen 3 choice is exactly that), the
+    /// other vector backends do. The results are the same either way, so only this pins the choice.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn stitched_loop_per_backend() {
+        for b in Backend::available() {
+            let s = stitch(b);
+            match b.get() {
+                Backend::Avx512 | Backend::Avx512Zen5 => assert!(matches!(s, Some(StitchLoop::Avx512(_)))),
+                Backend::Avx2 | Backend::Avx2Zen5 => assert!(matches!(s, Some(StitchLoop::Avx2(_)))),
+                other => assert!(s.is_none(), "{other:?}"),
+            }
+        }
+    }
+
     #[test]
     fn quarter_round_rfc8439_2_1_1() {
         let (a, b, c, d) = soft::quarter_round(0x11111111, 0x01020304, 0x9b8d6f43, 0x01234567);
