@@ -13,9 +13,9 @@
 //! keystream from block 1 on in 8-block passes (seal XORs it into the message, open writes it to a buffer), block 0
 //! (the Poly1305 key) on the integer units during the first pass (so the key block costs no vector work), hashing
 //! each pass's ciphertext during the next, all of it on the two scalar chains (their key `r^16` alone: the vector
-//! Poly1305's table of powers would cost more than it saves here); open of whole passes (512, 1024 or 1536 bytes)
-//! instead computes block 0 first and hashes each pass's own ciphertext during it. Open checks the tag before it
-//! decrypts anything.
+//! Poly1305's table of powers would cost more than it saves here); on AMD Zen 5, open of whole passes (512, 1024 or
+//! 1536 bytes) instead computes block 0 first and hashes each pass's own ciphertext during it (the choice is the
+//! ChaCha backend's: `chacha::open_whole_block0_first`). Open checks the tag before it decrypts anything.
 //!
 //! ## Limits
 //! - One (key, nonce) pair must never seal two messages. With ChaCha20-Poly1305's 12-byte nonce use a counter
@@ -206,7 +206,7 @@ fn with_ks<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
 /// alone: under 32 blocks). With `SEAL`, each pass XORs its keystream straight into `buf` and `ks` is not used;
 /// without, the keystream goes to `ks` at the same offsets, `buf` (the ciphertext) is left as it is, and the
 /// caller XORs in `ks[..len]` once the tag has checked out. An open of whole passes takes
-/// [`medium_open_whole`] instead.
+/// [`medium_open_whole`] instead where the backend says so ([`chacha::open_whole_block0_first`]).
 //
 // Why this shape: the stitched passes are bound by the integer instructions the scalar Poly1305 blocks issue, not
 // by the latency of one multiply chain or by the multiplier, and the first pass has nothing to hash (the key is
@@ -227,7 +227,7 @@ fn medium<const SEAL: bool>(
 ) -> [u8; TAG_LEN] {
     let len = buf.len();
     debug_assert!(len > SHORT && len <= MEDIUM);
-    if !SEAL && len.is_multiple_of(512) {
+    if !SEAL && len.is_multiple_of(512) && chacha::open_whole_block0_first(backend) {
         return medium_open_whole(backend, key, nonce, aad, buf, ks);
     }
     let mut state = chacha::state_ietf(key, 0, nonce);
@@ -278,7 +278,7 @@ fn medium<const SEAL: bool>(
 }
 
 /// The authentication half of [`medium`]'s open when the message is whole 8-block passes (512, 1024 or 1536
-/// bytes); returns the tag and leaves the keystream from block 1 on in `ks[..len]`. Block 0 (the Poly1305 key)
+/// bytes) and the backend computes block 0 first ([`chacha::open_whole_block0_first`]); returns the tag and leaves the keystream from block 1 on in `ks[..len]`. Block 0 (the Poly1305 key)
 /// runs first, alone; then pass `i` computes the keystream of message bytes `512 i .. 512 i + 512` while the
 /// integer units hash the ciphertext of those same bytes, which open has from the start. Nothing is left to hash
 /// after the last pass, so the two chains need `r^16` alone, not the vector backend's table of powers.
@@ -286,8 +286,9 @@ fn medium<const SEAL: bool>(
 // Why this shape: [`medium`]'s hashes the last pass's 512 bytes after it, on their own; here block 0 costs a
 // one-block call instead (measured on Zen 3, rdtsc: 196-245 ticks, against 588 for a pass computing block 0 on the
 // integer units and 613 for a pass hashing 512 bytes). Measured against [`medium`]'s open, both interleaved in one
-// process: 4.3% faster at 1024 bytes, 3.2% at 1536, the same at 512. With a shorter last pass [`medium`]'s shape
-// leaves only that pass's bytes to hash at the end.
+// process: 4.3% faster at 1024 bytes, 3.2% at 1536, the same at 512 (on Zen 3, which now runs no stitched loop;
+// on an Intel Xeon the other shape is faster, see [`chacha::open_whole_block0_first`]). With a shorter last pass
+// [`medium`]'s shape leaves only that pass's bytes to hash at the end.
 #[cfg(target_arch = "x86_64")]
 fn medium_open_whole(
     backend: Checked<Backend>,
