@@ -24,7 +24,12 @@
 //! `vpxor`, `vpshufb` or `vprorq` on ymm runs at half the rate of a chain of scalar `add`). The scalar code has
 //! the same chain at one cycle per step, with the four `G` of a step on separate integer ALUs. Measured on
 //! Zen 5 (pqkit-bench, 16 KiB): BLAKE2b AVX2 22.4 us, portable 11.1 us; BLAKE2s AVX-512 33.7 us, portable
-//! 18.5 us. Zen 4 and every other CPU keep the vector backends.
+//! 18.5 us. Zen 3 and Zen 4 keep the vector backends.
+//!
+//! On Intel (`Uarch::Other`) the AVX2 backend is `avoid_on` too: on an Intel Xeon with AVX-512 (family 6, model
+//! 167) capped at AVX2, pqkit-bench measured the AVX2 BLAKE2s at 0.92-0.94x RustCrypto's portable code (1 KiB to
+//! 10 MiB) and pqkit's portable BLAKE2s at 1.01-1.05x, BLAKE2b at 1.00-1.04x and 1.02-1.05x. With AVX-512 the
+//! AVX-512 backend stays (BLAKE2s 1.17-1.21x there).
 
 mod soft;
 
@@ -72,9 +77,9 @@ crate::dispatch::backends! {
     pub enum Backend for "BLAKE2" {
         /// Portable Rust.
         Soft: [],
-        /// AVX2 row-vectorized compression. Not chosen on Zen 5 (see the module docs: the portable code is
-        /// faster there).
-        Avx2: [AVX2] avoid_on [Zen5],
+        /// AVX2 row-vectorized compression. Not chosen on Zen 5 or on `Other` CPUs (Intel): the portable code
+        /// is faster there (see the module docs). Zen 3 and Zen 4 choose it.
+        Avx2: [AVX2] avoid_on [Zen5, Other],
         /// AVX-512 VL: BLAKE2s with single-instruction rotations and permute-based message loading; BLAKE2b as
         /// [`Backend::Avx2`] (measured faster). Not chosen on Zen 5.
         Avx512: [AVX2, AVX512F, AVX512VL] avoid_on [Zen5],
