@@ -223,6 +223,26 @@ impl Fe {
         Fe::ZERO.sub(self)
     }
 
+    /// `self / 2`: an odd value gains p first (by mask), then the 257-bit sum shifts right by one. The
+    /// result, at most (2^256 + p) / 2, stays below 2^256.
+    #[inline(always)]
+    pub(crate) fn half(&self) -> Fe {
+        let odd = mask_from_bit(self.0[0]);
+        let mut r = [0u64; 4];
+        let mut carry = 0u128;
+        for (i, o) in r.iter_mut().enumerate() {
+            let s = self.0[i] as u128 + (P[i] & odd) as u128 + carry;
+            *o = s as u64;
+            carry = s >> 64;
+        }
+        Fe([
+            (r[0] >> 1) | (r[1] << 63),
+            (r[1] >> 1) | (r[2] << 63),
+            (r[2] >> 1) | (r[3] << 63),
+            (r[3] >> 1) | ((carry as u64) << 63),
+        ])
+    }
+
     /// The eight column sums `c` of a 512-bit product (column k has weight 2^(64k), each sum below 2^68)
     /// reduced below 2^256. The high columns fold down by 2^256 = C before any carry is propagated, so the
     /// only serial carry chain is four words long: `c[k] + c[k+4]·C` is below 2^101.
@@ -609,6 +629,9 @@ pub(crate) mod tests {
             assert_eq!(to_big(&a.add(&b)), (&va + &vb) % &p, "add {i}");
             assert_eq!(to_big(&a.sub(&b)), (&va + &p - &vb) % &p, "sub {i}");
             assert_eq!(to_big(&a.neg()), (&p - &va) % &p, "neg {i}");
+            // Halving: 2·half(a) = a (mod p) for every limb pattern, including odd values at or above p, whose
+            // sum with p carries into bit 256.
+            assert_eq!((to_big(&a.half()) * 2u8) % &p, va, "half {i}");
             assert_eq!(to_big(&a.mul_small(21)), (&va * 21u32) % &p, "mul_small {i}");
             assert_eq!(to_big(&a.times8()), (&va * 8u32) % &p, "times8 {i}");
             assert_eq!(to_big(&a.invert()), va.modpow(&(&p - 2u8), &p), "invert {i}");

@@ -2,13 +2,14 @@
 //!
 //! Two coordinate systems, each where it is best:
 //!
-//! - [`Proj`], homogeneous projective (X : Y : Z) with the *complete* formulas of Renes, Costello and Batina
-//!   ("Complete addition formulas for prime order elliptic curves", 2016, algorithms 7–9 for a = 0): one
-//!   formula for every pair of inputs, including doubling, inverses and the identity (0 : 1 : 0), so they need
-//!   no branch and no special case. Every path that touches a secret runs on them: the fixed-base
-//!   multiplication (key generation, signing nonces) and the variable-base multiplication (ECDH).
-//! - [`Jac`], Jacobian (X : Y : Z) = (X/Z², Y/Z³), with the cheaper doubling (2M + 5S) and addition formulas
-//!   that branch on their exceptional cases: variable time, for verification only (public inputs).
+//! - [`Proj`], homogeneous projective (X : Y : Z) with the *complete* mixed addition of Renes, Costello and
+//!   Batina ("Complete addition formulas for prime order elliptic curves", 2016, algorithm 8 for a = 0): one
+//!   formula for every accumulator, including the identity (0 : 1 : 0) and the point being added, with no
+//!   branch and no special case. The fixed-base multiplication (key generation, signing nonces) runs on it.
+//! - [`Jac`], Jacobian (X : Y : Z) = (X/Z², Y/Z³), with the cheaper doubling (3M + 4S, no branch: no point has
+//!   y = 0). Two kinds of mixed addition: a *unified* one (Brier–Joye, 7M + 5S) whose special cases are chosen
+//!   by masks, for the variable-base multiplication (ECDH), and a cheaper one that branches on its exceptional
+//!   cases, for verification only (public inputs).
 //!
 //! ## Scalar multiplication
 //! - `mul_base`: k·G with signed radix-16 digits and a table of `(j + 1)·16^i·G` (64 rows of 8 affine points,
@@ -16,8 +17,8 @@
 //!   scan of all 8 entries; the digit's sign is applied by a masked negation. A scalar above n/2 is negated
 //!   first (and the result after), so that the top digit stays within the table.
 //! - `mul_ct`: k·P for a secret k: the GLV split (constant time) into two halves below 2^128, signed radix-16
-//!   digits of each over tables of P..8P and λP..8λP built at run time, 128 doublings and two complete
-//!   additions per digit.
+//!   digits of each over tables of P..8P and λP..8λP built at run time as affine points of an isomorphic curve
+//!   (no inversion), 128 Jacobian doublings and two unified mixed additions per digit.
 //! - `double_mul_vartime`: u1·G + u2·P for verification: each scalar split by the GLV endomorphism
 //!   λ·(x, y) = (β·x, y) into two halves of about 128 bits, four width-w NAFs (w = 5 for P and λP, whose odd
 //!   multiples are computed per call as affine points of an isomorphic curve, without inversion; [`WINDOW_G`] for G and
@@ -106,33 +107,6 @@ pub(crate) struct Proj {
 impl Proj {
     pub(crate) const IDENTITY: Proj = Proj { x: Fe::ZERO, y: Fe::ONE, z: Fe::ZERO };
 
-    #[inline]
-    pub(crate) const fn from_affine(p: &Affine) -> Proj {
-        Proj { x: p.x, y: p.y, z: Fe::ONE }
-    }
-
-    /// `self + q`, complete (RCB algorithm 7, a = 0): 12M + 2·m(3b).
-    #[inline]
-    pub(crate) const fn add(&self, q: &Proj) -> Proj {
-        let (x1, y1, z1) = (&self.x, &self.y, &self.z);
-        let (x2, y2, z2) = (&q.x, &q.y, &q.z);
-        let t0 = x1.mul(x2);
-        let t1 = y1.mul(y2);
-        let t2 = z1.mul(z2);
-        let t3 = x1.add(y1).mul(&x2.add(y2)).sub(&t0.add(&t1));
-        let t4 = y1.add(z1).mul(&y2.add(z2)).sub(&t1.add(&t2));
-        let y3 = x1.add(z1).mul(&x2.add(z2)).sub(&t0.add(&t2));
-        let t0 = t0.add(&t0).add(&t0);
-        let t2 = t2.mul_small(B3);
-        let z3 = t1.add(&t2);
-        let t1 = t1.sub(&t2);
-        let y3 = y3.mul_small(B3);
-        let x3 = t3.mul(&t1).sub(&t4.mul(&y3));
-        let y3n = t1.mul(&z3).add(&y3.mul(&t0));
-        let z3n = z3.mul(&t4).add(&t0.mul(&t3));
-        Proj { x: x3, y: y3n, z: z3n }
-    }
-
     /// `self + q` for an affine `q` (never the identity), complete in `self` (RCB algorithm 8, a = 0):
     /// 11M + 2·m(3b).
     #[inline]
@@ -153,25 +127,6 @@ impl Proj {
         let y3n = t1.mul(&z3).add(&y3.mul(&t0));
         let z3n = z3.mul(&t4).add(&t0.mul(&t3));
         Proj { x: x3, y: y3n, z: z3n }
-    }
-
-    /// `2·self`, complete (RCB algorithm 9, a = 0): 6M + 2S + 1·m(3b).
-    #[inline]
-    pub(crate) const fn double(&self) -> Proj {
-        let (x, y, z) = (&self.x, &self.y, &self.z);
-        let t0 = y.square();
-        let z3 = t0.times8();
-        let t1 = y.mul(z);
-        let t2 = z.square().mul_small(B3);
-        let x3 = t2.mul(&z3);
-        let y3 = t0.add(&t2);
-        let z3 = t1.mul(&z3);
-        let t2 = t2.add(&t2).add(&t2);
-        let t0 = t0.sub(&t2);
-        let y3 = t0.mul(&y3).add(&x3);
-        let t1 = x.mul(y);
-        let x3 = t0.mul(&t1);
-        Proj { x: x3.add(&x3), y: y3, z: z3 }
     }
 
     /// `−self`.
@@ -245,18 +200,6 @@ fn lookup_affine(row: &[Affine; 8], d: i8) -> (Affine, Mask) {
     (r, mask_eq_small(abs, 0))
 }
 
-/// `|d|·P` from a row holding P..8P (projective), the identity for d = 0, negated when d < 0. Every entry
-/// is read.
-#[inline(always)]
-fn lookup_proj(row: &[Proj; 8], d: i8) -> Proj {
-    let (neg, abs) = digit_parts(d);
-    let mut r = Proj::IDENTITY;
-    for (j, e) in row.iter().enumerate() {
-        r = Proj::select(e, &r, mask_eq_small(abs, j as u8 + 1));
-    }
-    Proj::select(&r.neg(), &r, neg)
-}
-
 /// `k·G` for a secret scalar `k`, in constant time (see the module docs).
 pub(crate) fn mul_base(k: &Scalar) -> Proj {
     let high = k.mask_is_high();
@@ -272,32 +215,27 @@ pub(crate) fn mul_base(k: &Scalar) -> Proj {
     Proj::select(&acc.neg(), &acc, high)
 }
 
-/// `k·P` for a secret scalar `k` and a public point `P`, in constant time (see the module docs): the GLV
-/// split k = k1 + k2·λ (constant time, |k1|, |k2| < 2^128), the signs folded into the points by masked
-/// negation, then signed radix-16 digits of both halves over tables of P..8P and of their images under λ,
-/// 4 doublings and two complete additions per digit.
-pub(crate) fn mul_ct(k: &Scalar, p: &Affine) -> Proj {
+/// `k·P` for a secret scalar `k`, in constant time in `k` and `P` (see the module docs): the GLV split
+/// k = k1 + k2·λ (constant time, |k1|, |k2| < 2^128), the signs folded into the tables by masked negation, then
+/// signed radix-16 digits of both halves over tables of P..8P and of their images under λ, all on one
+/// isomorphic curve ([`multiples_scaled`]): 4 Jacobian doublings and two unified mixed additions per digit.
+pub(crate) fn mul_ct(k: &Scalar, p: &Affine) -> Jac {
     let ((mut k1, n1), (mut k2, n2)) = k.split_glv();
-    let p1 = Affine::select(&p.neg(), p, n1);
-    let mut t1 = [Proj::from_affine(&p1); 8];
-    for j in 1..8 {
-        t1[j] = t1[j - 1].add_affine(&p1);
-    }
-    // λ·(X : Y : Z) = (β·X : Y : Z); the sign of the second half differs from the first by n1 ⊕ n2.
-    let flip = n1 ^ n2;
+    let (mut t1, zg) = multiples_scaled(p);
+    // λ·(x, y) = (β·x, y) on the scaled curve too; each half's sign negates its whole table.
     let mut t2 = t1;
-    for e in t2.iter_mut() {
-        let y = Fe::select(&e.y.neg(), &e.y, flip);
-        *e = Proj { x: e.x.mul(&BETA), y, z: e.z };
+    for (a, b) in t1.iter_mut().zip(t2.iter_mut()) {
+        a.y = Fe::select(&a.y.neg(), &a.y, n1);
+        b.x = b.x.mul_c(&BETA);
+        b.y = Fe::select(&b.y.neg(), &b.y, n2);
     }
     let (mut b1, mut b2) = (k1.to_bytes(), k2.to_bytes());
     let (mut d1, mut d2) = (radix16(&b1), radix16(&b2));
     // Both halves are below 2^128: digits 33..63 are zero (digit 32 holds the recoding's carry).
-    let mut acc = lookup_proj(&t1, d1[32]).add(&lookup_proj(&t2, d2[32]));
+    let mut acc = Jac::IDENTITY.add_digit(&t1, d1[32]).add_digit(&t2, d2[32]);
     for i in (0..32).rev() {
         acc = acc.double().double().double().double();
-        acc = acc.add(&lookup_proj(&t1, d1[i]));
-        acc = acc.add(&lookup_proj(&t2, d2[i]));
+        acc = acc.add_digit(&t1, d1[i]).add_digit(&t2, d2[i]);
     }
     zeroize::Zeroize::zeroize(&mut b1);
     zeroize::Zeroize::zeroize(&mut b2);
@@ -305,10 +243,42 @@ pub(crate) fn mul_ct(k: &Scalar, p: &Affine) -> Proj {
     zeroize::Zeroize::zeroize(&mut d2);
     zeroize::Zeroize::zeroize(&mut k1);
     zeroize::Zeroize::zeroize(&mut k2);
-    acc
+    // Back from the scaled curve: (X : Y : Z) there is (X : Y : Z·zg) here.
+    Jac { x: acc.x, y: acc.y, z: acc.z.mul_c(&zg) }
 }
 
-// ---- Jacobian coordinates, variable time (public data only) -------------------------------------------
+/// `(j + 1)·P` for j = 0..7 as affine points of the curve y² = x³ + 7·zg⁶, which (x, y) ↦ (x·zg², y·zg³)
+/// maps onto from secp256k1, and `zg`. The Jacobian formulas for a = 0 never read b, so they run on that
+/// curve unchanged, and a point (X : Y : Z) there is (X : Y : Z·zg) on secp256k1; λ is (β·x, y) there too.
+///
+/// The multiples come from one doubling and six mixed additions of P, none of them exceptional (jP = ±P
+/// only for j ≡ ±1 mod n); each Z is the previous one times a known ratio, so every multiple is brought to
+/// the last Z, `zg`, by the product of the ratios after it. No inversion and no branch: constant time in P as
+/// well.
+fn multiples_scaled(p: &Affine) -> ([Affine; 8], Fe) {
+    let mut jac = [Jac::from_affine(p); 8];
+    // ratio[j] = Z_j / Z_(j−1); Z_0 = 1.
+    let mut ratio = [Fe::ONE; 8];
+    jac[1] = jac[0].double();
+    ratio[1] = jac[1].z;
+    for j in 2..8 {
+        let (next, h) = jac[j - 1].add_affine_ratio_vartime(p);
+        jac[j] = next;
+        ratio[j] = h;
+    }
+    let zg = jac[7].z;
+    let mut out = [Affine { x: jac[7].x, y: jac[7].y }; 8];
+    // s = Z_7 / Z_j, so that (X_j·s², Y_j·s³) is the point with Z = Z_7.
+    let mut s = Fe::ONE;
+    for j in (0..7).rev() {
+        s = s.mul_c(&ratio[j + 1]);
+        let s2 = s.square_c();
+        out[j] = Affine { x: jac[j].x.mul_c(&s2), y: jac[j].y.mul_c(&s2.mul_c(&s)) };
+    }
+    (out, zg)
+}
+
+// ---- Jacobian coordinates: constant-time doubling and unified addition, variable-time rest --------------
 
 /// A point (X : Y : Z) = (X/Z², Y/Z³); the identity has Z = 0.
 #[derive(Clone, Copy)]
@@ -338,14 +308,15 @@ impl Jac {
         fe_eq(&self.z, &Fe::ZERO)
     }
 
-    /// `2·self` (dbl-2009-l: 2M + 5S). No point of secp256k1 has y = 0, so only the identity is special, and
-    /// it maps to itself (Z3 = 2·Y·Z = 0).
+    /// `2·self` (3M + 4S: dbl-2009-l with D = 4·X·Y² as one product). No point of secp256k1 has y = 0, so only
+    /// the identity is special, and it maps to itself (Z3 = 2·Y·Z = 0): no branch, constant time.
     #[inline]
     pub(crate) const fn double(&self) -> Jac {
         let a = self.x.square_c();
         let b = self.y.square_c();
         let c = b.square_c();
-        let d = self.x.add(&b).square_c().sub(&a.add(&c));
+        let d = self.x.mul_c(&b);
+        let d = d.add(&d);
         let d = d.add(&d);
         let e = a.add(&a).add(&a);
         let f = e.square_c();
@@ -384,8 +355,65 @@ impl Jac {
         Jac { x: x3, y: y3, z: self.z.mul_c(h) }
     }
 
+    /// `self + q` for an affine `q`, in constant time, for every `self`: the identity, `q`, `−q` and the rest
+    /// (7M + 5S). The unified formula of Brier and Joye (one for addition and doubling), on Jacobian
+    /// coordinates with U1 = X1, U2 = x2·Z1², S1 = Y1, S2 = y2·Z1³:
+    ///
+    /// T = U1 + U2, M = S1 + S2, R = T² − U1·U2, X3 = R² − T·M², Y3 = −(R·(2·X3 − T·M²) + M⁴) / 2, Z3 = M·Z1,
+    ///
+    /// the slope (x1² + x1·x2 + x2²) / (y1 + y2) scaled. It gives the identity (M = 0, R ≠ 0) for q = −self
+    /// and fails only where y1 = −y2 and x1 ≠ x2, that is x1 = β·x2 or β²·x2 (then R = 0 as well; the curve
+    /// has no point with x = 0, so R = M = 0 means exactly this case): there the chord slope (y1 − y2) /
+    /// (x1 − x2) takes over, R = 2·S1 and M = U1 − U2 with no M⁴ term (y1 + y2 = 0). The cases are chosen by
+    /// masks, and a `self` at the identity gives q by a final masked selection.
+    #[inline]
+    pub(crate) fn add_affine_ct(&self, q: &Affine) -> Jac {
+        let zz = self.z.square_c();
+        let (u1, s1) = (&self.x, &self.y);
+        let u2 = q.x.mul_c(&zz);
+        let s2 = q.y.mul_c(&zz).mul_c(&self.z);
+        let t = u1.add(&u2);
+        let m = s1.add(&s2);
+        let r = t.square_c().sub(&u1.mul_c(&u2));
+        let degenerate = m.mask_is_zero() & r.mask_is_zero();
+        let r = Fe::select(&s1.add(s1), &r, degenerate);
+        let m_used = Fe::select(&u1.sub(&u2), &m, degenerate);
+        let mm = m_used.square_c();
+        let tmm = t.mul_c(&mm);
+        // M⁴, or zero (which M is) in the degenerate case.
+        let m4 = Fe::select(&m, &mm.square_c(), degenerate);
+        let x3 = r.square_c().sub(&tmm);
+        let y3 = r.mul_c(&x3.add(&x3).sub(&tmm)).add(&m4).neg().half();
+        let z3 = self.z.mul_c(&m_used);
+        let inf = self.z.mask_is_zero();
+        Jac { x: Fe::select(&q.x, &x3, inf), y: Fe::select(&q.y, &y3, inf), z: Fe::select(&Fe::ONE, &z3, inf) }
+    }
+
+    /// `self + row[|d| − 1]·sign(d)` for a signed digit `d` of a radix-16 recoding, `self` for d = 0, in
+    /// constant time: every entry is read and the sum is always computed.
+    #[inline(always)]
+    fn add_digit(&self, row: &[Affine; 8], d: i8) -> Jac {
+        let (q, zero) = lookup_affine(row, d);
+        Jac::select(self, &self.add_affine_ct(&q), zero)
+    }
+
+    /// `a` where `mask` is all ones, `b` where it is zero.
+    #[inline(always)]
+    pub(crate) const fn select(a: &Jac, b: &Jac, mask: Mask) -> Jac {
+        Jac { x: Fe::select(&a.x, &b.x, mask), y: Fe::select(&a.y, &b.y, mask), z: Fe::select(&a.z, &b.z, mask) }
+    }
+
+    /// The affine coordinates (constant-time inversion) and a mask that is all ones when `self` is the
+    /// identity (then the coordinates are (0, 0)).
+    pub(crate) fn to_affine_ct(self) -> (Affine, Mask) {
+        let zinv = self.z.invert_ct();
+        let zinv2 = zinv.square_c();
+        (Affine { x: self.x.mul_c(&zinv2), y: self.y.mul_c(&zinv2).mul_c(&zinv) }, self.z.mask_is_zero())
+    }
+
     /// `self + q` and the ratio `h` of the new Z to the old one, for `self` not the identity and
-    /// `q ≠ ±self` (the caller guarantees it: odd multiples of a point of prime order).
+    /// `q ≠ ±self` (the caller guarantees it: multiples of a point of prime order). It has no branch, so it
+    /// serves the constant-time table of [`multiples_scaled`] as well.
     #[inline]
     fn add_affine_ratio_vartime(&self, q: &Affine) -> (Jac, Fe) {
         let z1z1 = self.z.square_c();
@@ -883,16 +911,10 @@ pub(crate) mod tests {
             let p = mul_base(&k);
             assert_eq!(of_proj(&p), want);
             let (pa, _) = p.to_affine();
-            // Complete formulas: P + P, P + (−P), P + O, O + O.
-            assert_eq!(of_proj(&p.add(&p)), ref_add(&want, &want));
-            assert_eq!(of_proj(&p.double()), ref_add(&want, &want));
+            // Complete mixed addition: P + P, P + (−P), O + P.
             assert_eq!(of_proj(&p.add_affine(&pa)), ref_add(&want, &want));
-            assert!(of_proj(&p.add(&p.neg())).is_none());
             assert!(of_proj(&p.add_affine(&pa.neg())).is_none());
-            assert_eq!(of_proj(&Proj::IDENTITY.add(&p)), want);
             assert_eq!(of_proj(&Proj::IDENTITY.add_affine(&pa)), want);
-            assert!(of_proj(&Proj::IDENTITY.double()).is_none());
-            assert!(of_proj(&Proj::IDENTITY.add(&Proj::IDENTITY)).is_none());
             // Jacobian, same cases.
             let j = Jac::from_affine(&pa);
             assert_eq!(of_jac(&j.double()), ref_add(&want, &want));
@@ -903,6 +925,39 @@ pub(crate) mod tests {
             assert_eq!(of_jac(&Jac::IDENTITY.add_affine_vartime(&pa)), want);
             assert_eq!(of_jac(&j.add_vartime(&Jac::IDENTITY)), want);
             assert_eq!(of_jac(&j.double().add_affine_vartime(&g)), ref_add(&ref_add(&want, &want), &ref_g()));
+            // The unified constant-time mixed addition, with self at Z = 1 and rescaled to a random Z: P + P,
+            // P + (−P), O + P, P + G, and the case its main formula cannot take, y1 = −y2 with x1 ≠ x2, which
+            // is (−λ·P) + P and (−λ²·P) + P.
+            let z = Fe::from_bytes_wrapping(&scalar_of(&mut rng).to_bytes());
+            let (z2, z3) = (z.square(), z.square().mul(&z));
+            let rescale = |q: &Jac| Jac { x: q.x.mul(&z2), y: q.y.mul(&z3), z: q.z.mul(&z) };
+            let lambda = BigUint::from_bytes_be(&super::super::scalar::LAMBDA.to_bytes());
+            let n = BigUint::from_bytes_be(&Scalar::ZERO.sub(&Scalar::ONE).to_bytes()) + 1u8;
+            let neg_lp = pa.endo().neg();
+            let neg_l2p = neg_lp.endo();
+            let want_neg_lp = ref_mul(&((&n - &lambda) * &kb % &n), &ref_g());
+            let want_neg_l2p = ref_mul(&((&n - (&lambda * &lambda % &n)) * &kb % &n), &ref_g());
+            assert_eq!(of_affine(&neg_lp), want_neg_lp);
+            assert_eq!(of_affine(&neg_l2p), want_neg_l2p);
+            assert_eq!(neg_lp.y.to_bytes(), pa.y.neg().to_bytes());
+            for s in [j, rescale(&j)] {
+                assert_eq!(of_jac(&s.add_affine_ct(&pa)), ref_add(&want, &want));
+                assert!(of_jac(&s.add_affine_ct(&pa.neg())).is_none());
+                assert_eq!(of_jac(&s.add_affine_ct(&g)), ref_add(&want, &ref_g()));
+                assert_eq!(of_jac(&s.double().add_affine_ct(&g)), ref_add(&ref_add(&want, &want), &ref_g()));
+            }
+            for (q, wq) in [(neg_lp, &want_neg_lp), (neg_l2p, &want_neg_l2p)] {
+                for s in [Jac::from_affine(&q), rescale(&Jac::from_affine(&q))] {
+                    assert_eq!(of_jac(&s.add_affine_ct(&pa)), ref_add(wq, &want));
+                }
+            }
+            assert_eq!(of_jac(&Jac::IDENTITY.add_affine_ct(&pa)), want);
+            assert_eq!(of_jac(&rescale(&Jac::IDENTITY).add_affine_ct(&pa)), want);
+            // The constant-time conversion to affine coordinates, and its identity mask.
+            let (ct, inf) = rescale(&j).to_affine_ct();
+            assert_eq!(inf, 0);
+            assert_eq!(of_affine(&ct), want);
+            assert_eq!(rescale(&Jac::IDENTITY).to_affine_ct().1, u64::MAX);
         }
     }
 
@@ -926,7 +981,7 @@ pub(crate) mod tests {
         for (i, k) in ks.iter().enumerate() {
             let kb = BigUint::from_bytes_be(&k.to_bytes());
             assert_eq!(of_proj(&mul_base(k)), ref_mul(&kb, &ref_g()), "mul_base {i}");
-            assert_eq!(of_proj(&mul_ct(k, &pa)), ref_mul(&kb, &pref), "mul_ct {i}");
+            assert_eq!(of_jac(&mul_ct(k, &pa)), ref_mul(&kb, &pref), "mul_ct {i}");
             let u2 = ks[(i + 3) % ks.len()];
             let u2b = BigUint::from_bytes_be(&u2.to_bytes());
             let want = ref_add(&ref_mul(&kb, &ref_g()), &ref_mul(&u2b, &pref));

@@ -72,7 +72,16 @@ impl core::fmt::Debug for AffinePoint {
 
 /// The affine point of a projective result, `None` for the identity (constant-time inversion).
 fn affine(p: &group::Proj) -> Option<AffinePoint> {
-    let (a, identity) = p.to_affine();
+    checked(p.to_affine())
+}
+
+/// The affine point of a Jacobian result, `None` for the identity (constant-time inversion).
+fn affine_jac(p: &group::Jac) -> Option<AffinePoint> {
+    checked(p.to_affine_ct())
+}
+
+/// The point unless the mask says it is the identity.
+fn checked((a, identity): (Affine, field::Mask)) -> Option<AffinePoint> {
     // The identity as a result is an error or a candidate rejection: public.
     if crate::ct::declassify(identity) != 0 { None } else { Some(AffinePoint(a)) }
 }
@@ -134,7 +143,7 @@ impl PrimeCurve for Secp256k1 {
         affine(&group::mul_base(k))
     }
     fn mul(_backend: Checked<Backend>, p: &AffinePoint, k: &Scalar) -> Option<AffinePoint> {
-        affine(&group::mul_ct(k, &p.0))
+        affine_jac(&group::mul_ct(k, &p.0))
     }
     fn verify_vartime(_backend: Checked<Backend>, q: &AffinePoint, u1: &Scalar, u2: &Scalar, r: &Scalar) -> bool {
         group::double_mul_vartime(u1, u2, &q.0).x_equals_mod_n_vartime(r)
