@@ -224,16 +224,19 @@ impl Fe {
     }
 
     /// `self / 2`: an odd value gains p first (by mask), then the 257-bit sum shifts right by one. The
-    /// result, at most (2^256 + p) / 2, stays below 2^256.
+    /// result, at most (2^256 + p) / 2, stays below 2^256. A `const fn` (the doubling is one); the valgrind
+    /// constant-time job checks that the mask stays a mask.
     #[inline(always)]
-    pub(crate) fn half(&self) -> Fe {
-        let odd = mask_from_bit(self.0[0]);
+    pub(crate) const fn half(&self) -> Fe {
+        let odd = cmask(self.0[0]);
         let mut r = [0u64; 4];
         let mut carry = 0u128;
-        for (i, o) in r.iter_mut().enumerate() {
+        let mut i = 0;
+        while i < 4 {
             let s = self.0[i] as u128 + (P[i] & odd) as u128 + carry;
-            *o = s as u64;
+            r[i] = s as u64;
             carry = s >> 64;
+            i += 1;
         }
         Fe([
             (r[0] >> 1) | (r[1] << 63),
