@@ -400,14 +400,6 @@ impl Fe {
         Fe::fold(r, carry as u64)
     }
 
-    /// `8·self` by three additions (cheaper than [`Fe::mul_small`]'s multiplications).
-    #[inline(always)]
-    pub(crate) const fn times8(&self) -> Fe {
-        let t = self.add(self);
-        let t = t.add(&t);
-        t.add(&t)
-    }
-
     /// `a` where `mask` is all ones, `b` where it is zero.
     #[inline(always)]
     pub(crate) const fn select(a: &Fe, b: &Fe, mask: Mask) -> Fe {
@@ -636,7 +628,6 @@ pub(crate) mod tests {
             // sum with p carries into bit 256.
             assert_eq!((to_big(&a.half()) * 2u8) % &p, va, "half {i}");
             assert_eq!(to_big(&a.mul_small(21)), (&va * 21u32) % &p, "mul_small {i}");
-            assert_eq!(to_big(&a.times8()), (&va * 8u32) % &p, "times8 {i}");
             assert_eq!(to_big(&a.invert()), va.modpow(&(&p - 2u8), &p), "invert {i}");
             assert_eq!(to_big(&a.invert_vartime()), va.modpow(&(&p - 2u8), &p), "invert_vartime {i}");
             assert_eq!(to_big(&a.invert_ct()), va.modpow(&(&p - 2u8), &p), "invert_ct {i}");

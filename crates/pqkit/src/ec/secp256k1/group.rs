@@ -11,6 +11,10 @@
 //!   by masks, for the variable-base multiplication (ECDH), and a cheaper one that branches on its exceptional
 //!   cases, for verification only (public inputs).
 //!
+//! The multiplications and the formulas under them are `#[inline(always)]`: the curve's entry points are built
+//! twice (portable, and with BMI2 and ADX enabled, see the parent module), and each build needs its own copy of
+//! the whole computation.
+//!
 //! ## Scalar multiplication
 //! - `mul_base`: k·G with signed radix-16 digits and a table of `(j + 1)·16^i·G` (64 rows of 8 affine points,
 //!   generated, see `crate::ec::table`): 64 complete mixed additions and no doubling. Each row is read with a masked
@@ -109,7 +113,7 @@ impl Proj {
 
     /// `self + q` for an affine `q` (never the identity), complete in `self` (RCB algorithm 8, a = 0):
     /// 11M + 2·m(3b).
-    #[inline]
+    #[inline(always)]
     pub(crate) const fn add_affine(&self, q: &Affine) -> Proj {
         let (x1, y1, z1) = (&self.x, &self.y, &self.z);
         let (x2, y2) = (&q.x, &q.y);
@@ -201,6 +205,7 @@ fn lookup_affine(row: &[Affine; 8], d: i8) -> (Affine, Mask) {
 }
 
 /// `k·G` for a secret scalar `k`, in constant time (see the module docs).
+#[inline(always)]
 pub(crate) fn mul_base(k: &Scalar) -> Proj {
     let high = k.mask_is_high();
     let mut s = k.cneg(high).to_bytes();
@@ -219,6 +224,7 @@ pub(crate) fn mul_base(k: &Scalar) -> Proj {
 /// k = k1 + k2·λ (constant time, |k1|, |k2| < 2^128), the signs folded into the tables by masked negation, then
 /// signed radix-16 digits of both halves over tables of P..8P and of their images under λ, all on one
 /// isomorphic curve ([`multiples_scaled`]): 4 Jacobian doublings and two unified mixed additions per digit.
+#[inline(always)]
 pub(crate) fn mul_ct(k: &Scalar, p: &Affine) -> Jac {
     let ((mut k1, n1), (mut k2, n2)) = k.split_glv();
     let (mut t1, zg) = multiples_scaled(p);
@@ -234,7 +240,10 @@ pub(crate) fn mul_ct(k: &Scalar, p: &Affine) -> Jac {
     // Both halves are below 2^128: digits 33..63 are zero (digit 32 holds the recoding's carry).
     let mut acc = Jac::IDENTITY.add_digit(&t1, d1[32]).add_digit(&t2, d2[32]);
     for i in (0..32).rev() {
-        acc = acc.double().double().double().double();
+        // One copy of the (inlined) doubling, four times.
+        for _ in 0..4 {
+            acc = acc.double();
+        }
         acc = acc.add_digit(&t1, d1[i]).add_digit(&t2, d2[i]);
     }
     zeroize::Zeroize::zeroize(&mut b1);
@@ -255,6 +264,7 @@ pub(crate) fn mul_ct(k: &Scalar, p: &Affine) -> Jac {
 /// only for j ≡ ±1 mod n); each Z is the previous one times a known ratio, so every multiple is brought to
 /// the last Z, `zg`, by the product of the ratios after it. No inversion and no branch: constant time in P as
 /// well.
+#[inline(always)]
 fn multiples_scaled(p: &Affine) -> ([Affine; 8], Fe) {
     let mut jac = [Jac::from_affine(p); 8];
     // ratio[j] = Z_j / Z_(j−1); Z_0 = 1.
@@ -312,7 +322,7 @@ impl Jac {
     /// X3 = L² − 2·T, Y3 = L·(T − X3) − S², Z3 = Y·Z. It is the usual doubling (3·X², 4·X·Y², 2·Y·Z) with
     /// every coordinate divided by the matching power of 2. No point of secp256k1 has y = 0, so only the
     /// identity is special, and it maps to itself (Z3 = Y·Z = 0): no branch, constant time.
-    #[inline]
+    #[inline(always)]
     pub(crate) const fn double(&self) -> Jac {
         let xx = self.x.square_c();
         let l = xx.add(&xx).add(&xx).half();
@@ -324,7 +334,7 @@ impl Jac {
     }
 
     /// `self + q` for an affine `q`, variable time (8M + 3S).
-    #[inline]
+    #[inline(always)]
     pub(crate) const fn add_affine_vartime(&self, q: &Affine) -> Jac {
         if self.is_identity() {
             return Jac::from_affine(q);
@@ -363,7 +373,7 @@ impl Jac {
     /// has no point with x = 0, so R = M = 0 means exactly this case): there the chord slope (y1 − y2) /
     /// (x1 − x2) takes over, R = 2·S1 and M = U1 − U2 with no M⁴ term (y1 + y2 = 0). The cases are chosen by
     /// masks, and a `self` at the identity gives q by a final masked selection.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn add_affine_ct(&self, q: &Affine) -> Jac {
         let zz = self.z.square_c();
         let (u1, s1) = (&self.x, &self.y);
@@ -411,7 +421,7 @@ impl Jac {
     /// `self + q` and the ratio `h` of the new Z to the old one, for `self` not the identity and
     /// `q ≠ ±self` (the caller guarantees it: multiples of a point of prime order). It has no branch, so it
     /// serves the constant-time table of [`multiples_scaled`] as well.
-    #[inline]
+    #[inline(always)]
     fn add_affine_ratio_vartime(&self, q: &Affine) -> (Jac, Fe) {
         let z1z1 = self.z.square_c();
         let u2 = q.x.mul_c(&z1z1);
@@ -425,7 +435,7 @@ impl Jac {
     /// (X : Y : Z·zg)) and `q` is an ordinary affine point; the result is in the same scaled frame. This is
     /// the mixed addition of q to (X : Y : Z·zg), whose Z comes back as Z·zg·h, divided by zg again
     /// (9M + 3S). Variable time.
-    #[inline]
+    #[inline(always)]
     fn add_affine_scaled_vartime(&self, q: &Affine, zg: &Fe) -> Jac {
         if self.is_identity() {
             // q in the scaled frame: (x·zg², y·zg³, 1).
@@ -492,6 +502,7 @@ impl Jac {
 
     /// Whether the affine x-coordinate, as an integer, is `r` modulo n — without an inversion: x = X/Z² is
     /// below p, so x mod n = r means x = r or (when r + n < p) x = r + n; each is checked as r·Z² = X.
+    #[inline(always)]
     pub(crate) fn x_equals_mod_n_vartime(&self, r: &Scalar) -> bool {
         if self.is_identity() {
             return false;
@@ -591,6 +602,7 @@ const WINDOW_P: u32 = 5;
 const P_ODD_LEN: usize = 1 << (WINDOW_P - 2);
 
 /// `u1·G + u2·P` (variable time, public inputs): see the module docs.
+#[inline(always)]
 pub(crate) fn double_mul_vartime(u1: &Scalar, u2: &Scalar, p: &Affine) -> Jac {
     let ((a1, na1), (b1, nb1)) = u1.split_glv();
     let ((a2, na2), (b2, nb2)) = u2.split_glv();

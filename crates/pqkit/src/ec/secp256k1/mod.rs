@@ -53,6 +53,84 @@ crate::dispatch::backends! {
     pub enum Backend for "secp256k1" {
         /// Portable Rust: four 64-bit limbs, `u128` products. The reference.
         Soft: [],
+        /// The same Rust compiled a second time with BMI2 and ADX enabled (the point multiplications and
+        /// verification, whole: see [`bmi2_adx`]). `mulx` leaves the flags alone and takes any registers, so
+        /// the products of a field multiplication schedule more freely. On an Intel Xeon (family 6 model 167)
+        /// ECDH and verification ran 2–4% faster than with the portable build (2026-12-03).
+        Bmi2Adx: [BMI2, ADX],
+    }
+}
+
+/// Runs `$f(args)` of the chosen backend's build: [`portable`] or [`bmi2_adx`].
+macro_rules! with_arith {
+    ($backend:expr, $f:ident ( $($arg:expr),* )) => {
+        match $backend.get() {
+            Backend::Soft => portable::$f($($arg),*),
+            #[cfg(target_arch = "x86_64")]
+            Backend::Bmi2Adx => bmi2_adx::$f($backend, $($arg),*),
+            // Never checked off x86_64 (no CPU there reports BMI2 and ADX).
+            #[cfg(not(target_arch = "x86_64"))]
+            Backend::Bmi2Adx => portable::$f($($arg),*),
+        }
+    };
+}
+
+/// The entry points that do the curve arithmetic, over [`group`]'s functions, which are all `#[inline(always)]`
+/// so that each build below holds its own copy of the whole computation.
+macro_rules! entry_points {
+    ($(#[$attr:meta])*) => {
+        /// `k·G`, `None` for the identity.
+        $(#[$attr])*
+        pub(super) fn mul_base(k: &Scalar) -> Option<AffinePoint> {
+            affine(&group::mul_base(k))
+        }
+        /// `k·P`, `None` for the identity.
+        $(#[$attr])*
+        pub(super) fn mul(p: &AffinePoint, k: &Scalar) -> Option<AffinePoint> {
+            affine_jac(&group::mul_ct(k, &p.0))
+        }
+        /// Whether `u1·G + u2·Q` has x ≡ r (mod n).
+        $(#[$attr])*
+        pub(super) fn verify(q: &AffinePoint, u1: &Scalar, u2: &Scalar, r: &Scalar) -> bool {
+            group::double_mul_vartime(u1, u2, &q.0).x_equals_mod_n_vartime(r)
+        }
+    };
+}
+
+/// The portable build.
+mod portable {
+    use super::{AffinePoint, Scalar, affine, affine_jac, group};
+    entry_points!();
+}
+
+/// The same code built with BMI2 and ADX enabled, behind entry points that check the proof.
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod bmi2_adx {
+    use super::{AffinePoint, Backend, Scalar};
+    use crate::dispatch::Checked;
+
+    mod build {
+        use super::super::{AffinePoint, Scalar, affine, affine_jac, group};
+        entry_points!(#[target_feature(enable = "bmi2,adx")]);
+    }
+
+    /// Defines an entry point that checks the proof and calls the BMI2/ADX build.
+    macro_rules! entry {
+        ($( $name:ident ( $($arg:ident : $t:ty),* ) -> $ret:ty; )*) => {$(
+            #[doc = concat!("`", stringify!($name), "` of the BMI2/ADX build.")]
+            pub(super) fn $name(backend: Checked<Backend>, $($arg: $t),*) -> $ret {
+                assert!(backend.covers(Backend::Bmi2Adx));
+                // SAFETY: the proof says this CPU has BMI2 and ADX, the only features the build was compiled for.
+                unsafe { build::$name($($arg),*) }
+            }
+        )*};
+    }
+
+    entry! {
+        mul_base(k: &Scalar) -> Option<AffinePoint>;
+        mul(p: &AffinePoint, k: &Scalar) -> Option<AffinePoint>;
+        verify(q: &AffinePoint, u1: &Scalar, u2: &Scalar, r: &Scalar) -> bool;
     }
 }
 
@@ -139,14 +217,14 @@ impl PrimeCurve for Secp256k1 {
         a.mask_is_high() != 0
     }
 
-    fn mul_base(_backend: Checked<Backend>, k: &Scalar) -> Option<AffinePoint> {
-        affine(&group::mul_base(k))
+    fn mul_base(backend: Checked<Backend>, k: &Scalar) -> Option<AffinePoint> {
+        with_arith!(backend, mul_base(k))
     }
-    fn mul(_backend: Checked<Backend>, p: &AffinePoint, k: &Scalar) -> Option<AffinePoint> {
-        affine_jac(&group::mul_ct(k, &p.0))
+    fn mul(backend: Checked<Backend>, p: &AffinePoint, k: &Scalar) -> Option<AffinePoint> {
+        with_arith!(backend, mul(p, k))
     }
-    fn verify_vartime(_backend: Checked<Backend>, q: &AffinePoint, u1: &Scalar, u2: &Scalar, r: &Scalar) -> bool {
-        group::double_mul_vartime(u1, u2, &q.0).x_equals_mod_n_vartime(r)
+    fn verify_vartime(backend: Checked<Backend>, q: &AffinePoint, u1: &Scalar, u2: &Scalar, r: &Scalar) -> bool {
+        with_arith!(backend, verify(q, u1, u2, r))
     }
 
     fn affine_coordinates(p: &AffinePoint) -> ([u8; 32], [u8; 32]) {
