@@ -231,9 +231,9 @@ pub(crate) fn mul_ct(k: &Scalar, p: &Affine) -> Jac {
     // λ·(x, y) = (β·x, y) on the scaled curve too; each half's sign negates its whole table.
     let mut t2 = t1;
     for (a, b) in t1.iter_mut().zip(t2.iter_mut()) {
-        a.y = Fe::select(&a.y.neg(), &a.y, n1);
-        b.x = b.x.mul_c(&BETA);
-        b.y = Fe::select(&b.y.neg(), &b.y, n2);
+        *a = Affine::select(&a.neg(), a, n1);
+        let l = Affine { x: b.x.mul_c(&BETA), y: b.y };
+        *b = Affine::select(&l.neg(), &l, n2);
     }
     let (mut b1, mut b2) = (k1.to_bytes(), k2.to_bytes());
     let (mut d1, mut d2) = (radix16(&b1), radix16(&b2));
@@ -272,7 +272,7 @@ fn multiples_scaled(p: &Affine) -> ([Affine; 8], Fe) {
     jac[1] = jac[0].double();
     ratio[1] = jac[1].z;
     for j in 2..8 {
-        let (next, h) = jac[j - 1].add_affine_ratio_vartime(p);
+        let (next, h) = jac[j - 1].add_affine_ratio(p);
         jac[j] = next;
         ratio[j] = h;
     }
@@ -422,7 +422,7 @@ impl Jac {
     /// `q ≠ ±self` (the caller guarantees it: multiples of a point of prime order). It has no branch, so it
     /// serves the constant-time table of [`multiples_scaled`] as well.
     #[inline(always)]
-    fn add_affine_ratio_vartime(&self, q: &Affine) -> (Jac, Fe) {
+    fn add_affine_ratio(&self, q: &Affine) -> (Jac, Fe) {
         let z1z1 = self.z.square_c();
         let u2 = q.x.mul_c(&z1z1);
         let s2 = q.y.mul_c(&self.z).mul_c(&z1z1);
@@ -623,7 +623,7 @@ pub(crate) fn double_mul_vartime(u1: &Scalar, u2: &Scalar, p: &Affine) -> Jac {
     let mut ratios = [Fe::ONE; P_ODD_LEN];
     pts[0] = Jac { x: p.x.mul_c(&dz2), y: p.y.mul_c(&dz2).mul_c(&d.z), z: Fe::ONE };
     for j in 1..P_ODD_LEN {
-        let (pt, h) = pts[j - 1].add_affine_ratio_vartime(&da);
+        let (pt, h) = pts[j - 1].add_affine_ratio(&da);
         pts[j] = pt;
         ratios[j] = h;
     }
