@@ -128,7 +128,7 @@ fn mont_mul(a: &[u64; 4], b: &[u64; 4], m: &Modulus) -> [u64; 4] {
 
 /// One row of the field product, interleaved with its reduction round (see [`mul_p`]): the accumulator
 /// words l0..l5 (l5 cleared here) take a·b[off], then q = l0 (−p⁻¹ ≡ 1 mod 2^64) adds q·p, which clears l0:
-/// q·2^32 into l1..l2 by a shift pair (q·(2^64 − 1) + q·(2^32 − 1)·2^64, words 0 and 1 of p) and q·p₃ into
+/// q·2^32 into l1..l2 by one `mulx` by [`TWO32`] (q·(2^64 − 1) + q·(2^32 − 1)·2^64, words 0 and 1 of p) and q·p₃ into
 /// l3..l4 by one `mulx`; l0 is then free and becomes the next row's top word.
 macro_rules! prow {
     ($off:literal, $l0:literal, $l1:literal, $l2:literal, $l3:literal, $l4:literal, $l5:literal) => {
@@ -184,13 +184,9 @@ macro_rules! prow {
             $l0,
             "\n",
             "mulx r15, rcx, r14\n",
-            "mov rax, ",
+            "mulx ",
             $l0,
-            "\n",
-            "shl rax, 32\n",
-            "shr ",
-            $l0,
-            ", 32\n",
+            ", rax, qword ptr [rip + {two32}]\n",
             "add ",
             $l1,
             ", rax\n",
@@ -242,6 +238,7 @@ fn mul_p(a: &[u64; 4], b: &[u64; 4]) -> [u64; 4] {
             "cmovc rax, r12", "cmovc rcx, r13", "cmovc rdx, r8", "cmovc r15, r9",
             inout("rsi") a.as_ptr() => _,
             in("rdi") b.as_ptr(),
+            two32 = sym TWO32,
             out("rax") r0, out("rcx") r1, out("rdx") r2, out("r15") r3,
             out("r8") _, out("r9") _, out("r10") _, out("r11") _, out("r12") _, out("r13") _, out("r14") _,
             options(pure, readonly, nostack),
@@ -251,7 +248,7 @@ fn mul_p(a: &[u64; 4], b: &[u64; 4]) -> [u64; 4] {
 }
 
 /// One reduction round of [`sqr_p`] over the 4-word window l0..l3: q = l0 adds q·p (q·2^32 into l1..l2 by
-/// a shift pair, q·p₃ into l3 and a new top word by one `mulx` with `rdi` = p₃), which clears l0; l0 then
+/// one `mulx` by [`TWO32`], q·p₃ into l3 and a new top word by one `mulx` with `rdi` = p₃), which clears l0; l0 then
 /// holds the new top word, so the window becomes l1, l2, l3, l0. Uses `rax`, `rcx`, `rdx`, `rsi`.
 macro_rules! sqr_round {
     ($l0:literal, $l1:literal, $l2:literal, $l3:literal) => {
@@ -260,13 +257,9 @@ macro_rules! sqr_round {
             $l0,
             "\n",
             "mulx rcx, rax, rdi\n",
-            "mov rsi, ",
+            "mulx ",
             $l0,
-            "\n",
-            "shl rsi, 32\n",
-            "shr ",
-            $l0,
-            ", 32\n",
+            ", rsi, qword ptr [rip + {two32}]\n",
             "add ",
             $l1,
             ", rsi\n",
@@ -289,7 +282,7 @@ macro_rules! sqr_round {
 /// a²·2^−256 mod p for a below p, specialised to p like [`mul_p`] but with the squaring's shape: the six
 /// cross products aᵢ·aⱼ (i < j) once, on three rows, then doubled by one `adc` chain, then the four squares
 /// aᵢ² added on the diagonal (10 `mulx` instead of 16). The 512-bit square T = t₀..t₇ is then reduced by four
-/// rounds over its low half only (q = the low word, −p⁻¹ ≡ 1: q·2^32 by a shift pair into the next two
+/// rounds over its low half only (q = the low word, −p⁻¹ ≡ 1: q·2^32 by one `mulx` into the next two
 /// words and q·p₃ by one `mulx`, as in [`mul_p`]), which leaves U = (T mod 2^256 + Q·p)/2^256 ≤ p in four
 /// words without a carry (each round's top word is the high half of q·p₃ plus a carry, below 2^64 − 1); then
 /// U plus the high half (below p, as T < p²) is below 2p, and one subtraction of p is kept by `cmov` when it
@@ -375,6 +368,7 @@ fn sqr_p(a: &[u64; 4]) -> [u64; 4] {
             "sbb rax, 0",
             "cmovnc r8, r12", "cmovnc r9, r13", "cmovnc r10, r14", "cmovnc r11, r15",
             inout("rsi") a.as_ptr() => _,
+            two32 = sym TWO32,
             out("rax") _, out("rcx") _, out("rdx") _, out("rdi") _,
             out("r8") r0, out("r9") r1, out("r10") r2, out("r11") r3,
             out("r12") _, out("r13") _, out("r14") _, out("r15") _,
@@ -465,7 +459,7 @@ fn sub_p(a: &[u64; 4], b: &[u64; 4]) -> [u64; 4] {
 
 /// One row of `fmul`: the accumulator l0..l5 (l5 cleared here) takes a times the word of b at `off` on the
 /// two carry chains, then one reduction round with q = l0 (−p⁻¹ ≡ 1 mod 2^64): q·2^32 into l1..l2 by a
-/// shift pair and q·p₃ into l3..l4 by one `mulx` (as `prow` does, with slot addresses and p₃ in `rdi`).
+/// `mulx` by [`TWO32`] and q·p₃ into l3..l4 by another (as `prow` does, with slot addresses and p₃ in `rdi`).
 macro_rules! frow {
     ($a:literal, $b:literal, $off:literal, $l0:literal, $l1:literal, $l2:literal, $l3:literal, $l4:literal, $l5:literal) => {
         concat!(
@@ -529,13 +523,9 @@ macro_rules! frow {
             $l0,
             "\n",
             "mulx r15, rcx, rdi\n",
-            "mov rax, ",
+            "mulx ",
             $l0,
-            "\n",
-            "shl rax, 32\n",
-            "shr ",
-            $l0,
-            ", 32\n",
+            ", rax, qword ptr [rip + {two32}]\n",
             "add ",
             $l1,
             ", rax\n",
@@ -602,7 +592,7 @@ macro_rules! fmul {
 }
 
 /// One reduction round of `fsqr` over the window l0..l3 (`sqr_round` with p₃ in `rdi` and `rdx` as
-/// the shift temporary): the window becomes l1, l2, l3, l0.
+/// the low half of q·2^32): the window becomes l1, l2, l3, l0.
 macro_rules! fsqr_round {
     ($l0:literal, $l1:literal, $l2:literal, $l3:literal) => {
         concat!(
@@ -610,10 +600,9 @@ macro_rules! fsqr_round {
             $l0,
             "\n",
             "mulx rcx, rax, rdi\n",
-            "shl rdx, 32\n",
-            "shr ",
+            "mulx ",
             $l0,
-            ", 32\n",
+            ", rdx, qword ptr [rip + {two32}]\n",
             "add ",
             $l1,
             ", rdx\n",
@@ -958,6 +947,10 @@ macro_rules! flin {
     };
 }
 
+/// 2^32, the multiplier that splits a reduction round's q into q·2^32 mod 2^64 and ⌊q/2^32⌋ with one
+/// `mulx` (on the multiplier's ports instead of two shifts on the ports that also run every carry chain).
+static TWO32: u64 = 1 << 32;
+
 /// A frame of 32-byte slots for the whole-formula routines.
 type Frame<const K: usize> = [[u64; 4]; K];
 
@@ -1008,6 +1001,7 @@ fn jdouble_adx(p: &Jac) -> Jac {
             flin!("0", "256", "4", "320", "1"),
             flin!("32", "384", "3", "352", "8"),
             inout("rsi") fp => _,
+            two32 = sym TWO32,
             out("rdi") _, out("rax") _, out("rcx") _, out("rdx") _,
             out("r8") _, out("r9") _, out("r10") _, out("r11") _,
             out("r12") _, out("r13") _, out("r14") _, out("r15") _,
