@@ -221,9 +221,27 @@ fn mul_p(a: &[u64; 4], b: &[u64; 4]) -> [u64; 4] {
     // writes only the registers it declares, and does not touch the stack.
     unsafe {
         asm!(
-            "xor r8d, r8d", "xor r9d, r9d", "xor r10d, r10d", "xor r11d, r11d", "xor r12d, r12d",
             "mov r14, 0xffffffff00000001",
-            prow!("0", "r8", "r9", "r10", "r11", "r12", "r13"),
+            // Row 0 into an empty accumulator: the products straight into r8..r12 on one carry chain, then
+            // its reduction round as in `prow`.
+            "xor r13d, r13d",
+            "mov rdx, [rdi]",
+            "mulx r9, r8, [rsi]",
+            "mulx r10, rax, [rsi + 8]",
+            "add r9, rax",
+            "mulx r11, rax, [rsi + 16]",
+            "adc r10, rax",
+            "mulx r12, rax, [rsi + 24]",
+            "adc r11, rax",
+            "adc r12, 0",
+            "mov rdx, r8",
+            "mulx r15, rcx, r14",
+            "mulx r8, rax, qword ptr [rip + {two32}]",
+            "add r9, rax",
+            "adc r10, r8",
+            "adc r11, rcx",
+            "adc r12, r15",
+            "adc r13, 0",
             prow!("8", "r9", "r10", "r11", "r12", "r13", "r8"),
             prow!("16", "r10", "r11", "r12", "r13", "r8", "r9"),
             prow!("24", "r11", "r12", "r13", "r8", "r9", "r10"),
@@ -256,25 +274,22 @@ macro_rules! sqr_round {
             "mov rdx, ",
             $l0,
             "\n",
-            "mulx rcx, rax, rdi\n",
+            "mulx rcx, rsi, qword ptr [rip + {two32}]\n",
             "mulx ",
             $l0,
-            ", rsi, qword ptr [rip + {two32}]\n",
+            ", rax, rdi\n",
             "add ",
             $l1,
             ", rsi\n",
             "adc ",
             $l2,
-            ", ",
-            $l0,
-            "\n",
+            ", rcx\n",
             "adc ",
             $l3,
             ", rax\n",
-            "adc rcx, 0\n",
-            "mov ",
+            "adc ",
             $l0,
-            ", rcx\n",
+            ", 0\n",
         )
     };
 }
@@ -552,12 +567,36 @@ macro_rules! frow {
 macro_rules! fmul {
     ($d:literal, $a:literal, $b:literal) => {
         concat!(
-            "xor r8d, r8d\n",
-            "xor r9d, r9d\n",
-            "xor r10d, r10d\n",
-            "xor r11d, r11d\n",
-            "xor r12d, r12d\n",
-            frow!($a, $b, "0", "r8", "r9", "r10", "r11", "r12", "r13"),
+            // Row 0 into an empty accumulator: the products straight into r8..r12 on one carry chain,
+            // then its reduction round as in `frow`.
+            "xor r13d, r13d\n",
+            "mov rdx, [rsi + ",
+            $b,
+            "]\n",
+            "mulx r9, r8, [rsi + ",
+            $a,
+            "]\n",
+            "mulx r10, rax, [rsi + ",
+            $a,
+            " + 8]\n",
+            "add r9, rax\n",
+            "mulx r11, rax, [rsi + ",
+            $a,
+            " + 16]\n",
+            "adc r10, rax\n",
+            "mulx r12, rax, [rsi + ",
+            $a,
+            " + 24]\n",
+            "adc r11, rax\n",
+            "adc r12, 0\n",
+            "mov rdx, r8\n",
+            "mulx r15, rcx, rdi\n",
+            "mulx r8, rax, qword ptr [rip + {two32}]\n",
+            "add r9, rax\n",
+            "adc r10, r8\n",
+            "adc r11, rcx\n",
+            "adc r12, r15\n",
+            "adc r13, 0\n",
             frow!($a, $b, "8", "r9", "r10", "r11", "r12", "r13", "r8"),
             frow!($a, $b, "16", "r10", "r11", "r12", "r13", "r8", "r9"),
             frow!($a, $b, "24", "r11", "r12", "r13", "r8", "r9", "r10"),
@@ -592,32 +631,29 @@ macro_rules! fmul {
 }
 
 /// One reduction round of `fsqr` over the window l0..l3 (`sqr_round` with p₃ in `rdi` and `rdx` as
-/// the low half of q·2^32): the window becomes l1, l2, l3, l0.
+/// the low half of q·p₃): the window becomes l1, l2, l3, l0.
 macro_rules! fsqr_round {
     ($l0:literal, $l1:literal, $l2:literal, $l3:literal) => {
         concat!(
             "mov rdx, ",
             $l0,
             "\n",
-            "mulx rcx, rax, rdi\n",
+            "mulx rcx, rax, qword ptr [rip + {two32}]\n",
             "mulx ",
             $l0,
-            ", rdx, qword ptr [rip + {two32}]\n",
+            ", rdx, rdi\n",
             "add ",
             $l1,
-            ", rdx\n",
+            ", rax\n",
             "adc ",
             $l2,
-            ", ",
-            $l0,
-            "\n",
+            ", rcx\n",
             "adc ",
             $l3,
-            ", rax\n",
-            "adc rcx, 0\n",
-            "mov ",
+            ", rdx\n",
+            "adc ",
             $l0,
-            ", rcx\n",
+            ", 0\n",
         )
     };
 }
@@ -954,9 +990,10 @@ static TWO32: u64 = 1 << 32;
 /// A frame of 32-byte slots for the whole-formula routines.
 type Frame<const K: usize> = [[u64; 4]; K];
 
-/// 2·P in Jacobian coordinates for a = −3, the whole formula in one `asm!` block (3M + 5S): with δ = z²,
+/// 2·P in Jacobian coordinates for a = −3, the whole formula in one `asm!` block (4M + 4S): with δ = z²,
 /// γ = y², β = x·γ and m = x² − δ² = (x + δ)·(x − δ) (so α = 3m in [`point::jdouble_formula`]),
-/// d = 12β − 9m² (= 4β − x3), x3 = 4β − d, y3 = 3·m·d − 8γ², z3 = (y + z)² − δ − γ (= 2yz). The same
+/// d = 12β − 9m² (= 4β − x3), x3 = 4β − d, y3 = 3·m·d − 8γ², z3 = 2·(y·z) (one product and one addition
+/// instead of (y + z)² − δ − γ: a square and three additions, more instructions). The same
 /// coordinates as the portable formula (every slot is fully reduced); the identity (z = 0) gives z3 = 0.
 ///
 /// Not inlined: the routine is about a thousand instructions, and one copy serves every call site (the
@@ -965,8 +1002,8 @@ type Frame<const K: usize> = [[u64; 4]; K];
 /// [`point::jdouble_formula`]: super::point::jdouble_formula
 #[inline(never)]
 fn jdouble_adx(p: &Jac) -> Jac {
-    // Slots (byte offsets): x 0, y 32, z 64 (the result overwrites them), δ 96, γ 128, t1 160, t2 192,
-    // m 224, β 256, m² 288, d 320, γ² 352, m·d 384.
+    // Slots (byte offsets): x 0, y 32, z 64 (the result overwrites them), δ 96, γ 128, x + δ 160 (then
+    // y·z), x − δ 192, m 224, β 256, m² 288, d 320, γ² 352, m·d 384.
     // Uninitialised: the block writes every other slot before it reads it, and zeroing the frame (a call
     // to memset for its ten other slots) costs a noticeable part of a doubling.
     let mut f = core::mem::MaybeUninit::<Frame<13>>::uninit();
@@ -989,15 +1026,13 @@ fn jdouble_adx(p: &Jac) -> Jac {
             fsub!("192", "0", "96"),
             fadd!("160", "0", "96"),
             fmul!("224", "160", "192"),
-            fadd!("160", "32", "64"),
+            fmul!("160", "32", "64"),
             fmul!("256", "0", "128"),
             fsqr!("288", "224"),
-            fsqr!("160", "160"),
             flin!("320", "256", "12", "288", "9"),
-            fsub!("160", "160", "96"),
+            fadd!("64", "160", "160"),
             fsqr!("352", "128"),
             fmul!("384", "320", "224"),
-            fsub!("64", "160", "128"),
             flin!("0", "256", "4", "320", "1"),
             flin!("32", "384", "3", "352", "8"),
             inout("rsi") fp => _,
