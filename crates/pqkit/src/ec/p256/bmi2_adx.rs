@@ -899,6 +899,59 @@ macro_rules! fsub {
 macro_rules! flin {
     ($d:literal, $a:literal, $ca:literal, $b:literal, $cb:literal) => {
         concat!(
+            flin_head!($a, $ca, $b),
+            "xor eax, eax\n",
+            "mov edx, ",
+            $cb,
+            "\n",
+            "mulx rdx, rax, r13\n",
+            "adox r8, rax\n",
+            "adcx r9, rdx\n",
+            "mov edx, ",
+            $cb,
+            "\n",
+            "mulx rdx, rax, r14\n",
+            "adox r9, rax\n",
+            "adcx r10, rdx\n",
+            "mov edx, ",
+            $cb,
+            "\n",
+            "mulx rdx, rax, r15\n",
+            "adox r10, rax\n",
+            "adcx r11, rdx\n",
+            "mov edx, ",
+            $cb,
+            "\n",
+            "mulx rdx, rax, rcx\n",
+            "adox r11, rax\n",
+            "adcx r12, rdx\n",
+            "mov eax, 0\n",
+            "adox r12, rax\n",
+            flin_tail!($d),
+        )
+    };
+}
+
+/// slot d = ca·a − b mod p: `flin` with cb = 1, where p − b is added on one carry chain instead of by a
+/// `mulx` row.
+macro_rules! flin1 {
+    ($d:literal, $a:literal, $ca:literal, $b:literal) => {
+        concat!(
+            flin_head!($a, $ca, $b),
+            "add r8, r13\n",
+            "adc r9, r14\n",
+            "adc r10, r15\n",
+            "adc r11, rcx\n",
+            "adc r12, 0\n",
+            flin_tail!($d),
+        )
+    };
+}
+
+/// The start of `flin`: p − b into r13, r14, r15, rcx and ca·a into r8..r12.
+macro_rules! flin_head {
+    ($a:literal, $ca:literal, $b:literal) => {
+        concat!(
             "mov r13, -1\n",
             "sub r13, [rsi + ",
             $b,
@@ -934,33 +987,14 @@ macro_rules! flin {
             " + 24]\n",
             "adc r11, rax\n",
             "adc r12, 0\n",
-            "xor eax, eax\n",
-            "mov edx, ",
-            $cb,
-            "\n",
-            "mulx rdx, rax, r13\n",
-            "adox r8, rax\n",
-            "adcx r9, rdx\n",
-            "mov edx, ",
-            $cb,
-            "\n",
-            "mulx rdx, rax, r14\n",
-            "adox r9, rax\n",
-            "adcx r10, rdx\n",
-            "mov edx, ",
-            $cb,
-            "\n",
-            "mulx rdx, rax, r15\n",
-            "adox r10, rax\n",
-            "adcx r11, rdx\n",
-            "mov edx, ",
-            $cb,
-            "\n",
-            "mulx rdx, rax, rcx\n",
-            "adox r11, rax\n",
-            "adcx r12, rdx\n",
-            "mov eax, 0\n",
-            "adox r12, rax\n",
+        )
+    };
+}
+
+/// The end of `flin`: V = h·2^256 + L in r12, r8..r11 brought below p and stored into slot d.
+macro_rules! flin_tail {
+    ($d:literal) => {
+        concat!(
             // q = h + 1 and S = L + q·(2^256 − p).
             "lea rdx, [r12 + 1]\n",
             "mov rax, rdx\n",
@@ -1033,7 +1067,7 @@ fn jdouble_adx(p: &Jac) -> Jac {
             fadd!("64", "160", "160"),
             fsqr!("352", "128"),
             fmul!("384", "320", "224"),
-            flin!("0", "256", "4", "320", "1"),
+            flin1!("0", "256", "4", "320"),
             flin!("32", "384", "3", "352", "8"),
             inout("rsi") fp => _,
             two32 = sym TWO32,
