@@ -19,7 +19,7 @@
 //! `cmov`): the same result, about three quarters of the time on an AMD Zen 5.
 //!
 //! ## The doubling
-//! The Jacobian doubling ([`jdouble_adx`]) is one `asm!` block: the same product, squaring, addition and
+//! The Jacobian doubling ([`jdouble_n_adx`]) is one `asm!` block: the same product, squaring, addition and
 //! subtraction, and the small linear combinations of the formula, as macros over the slots of a frame, so
 //! that no value passes through the compiler between two field operations.
 //!
@@ -1030,12 +1030,17 @@ type Frame<const K: usize> = [[u64; 4]; K];
 /// instead of (y + z)² − δ − γ: a square and three additions, more instructions). The same
 /// coordinates as the portable formula (every slot is fully reduced); the identity (z = 0) gives z3 = 0.
 ///
+/// n doublings (2^n·P), the point staying in the frame between them: it is copied back into a [`Jac`] only
+/// after the last. The block stores each result one word at a time, and the compiler's copy reads them
+/// with 16-byte loads, which the processor cannot forward from those stores: each such copy waits for the
+/// stores to reach the cache, on the chain from one doubling to the next.
+///
 /// Not inlined: the routine is about a thousand instructions, and one copy serves every call site (the
 /// four doublings of each k·P window, inlined, cost more in instruction fetch than the calls).
 ///
 /// [`point::jdouble_formula`]: super::point::jdouble_formula
 #[inline(never)]
-fn jdouble_adx(p: &Jac) -> Jac {
+fn jdouble_n_adx(p: &Jac, n: usize) -> Jac {
     // Slots (byte offsets): x 0, y 32, z 64 (the result overwrites them), δ 96, γ 128, x + δ 160 (then
     // y·z), x − δ 192, m 224, β 256, m² 288, d 320, γ² 352, m·d 384.
     // Uninitialised: the block writes every other slot before it reads it, and zeroing the frame (a call
@@ -1048,36 +1053,39 @@ fn jdouble_adx(p: &Jac) -> Jac {
         fp.add(1).write(p.y.0);
         fp.add(2).write(p.z.0);
     }
-    // SAFETY: BMI2 and ADX are present (module docs: this code runs only below entry points that asserted a
-    // Checked backend covering Bmi2Adx). The block reads and writes only the 13 slots of `f` at `fp` (every address
-    // is `rsi` plus an offset below 13·32), writes only the registers it declares, and does not touch the
-    // stack.
-    unsafe {
-        asm!(
-            "mov rdi, 0xffffffff00000001",
-            fsqr!("96", "64"),
-            fsqr!("128", "32"),
-            fsub!("192", "0", "96"),
-            fadd!("160", "0", "96"),
-            fmul!("224", "160", "192"),
-            fmul!("160", "32", "64"),
-            fmul!("256", "0", "128"),
-            fsqr!("288", "224"),
-            flin!("320", "256", "12", "288", "9"),
-            fadd!("64", "160", "160"),
-            fsqr!("352", "128"),
-            fmul!("384", "320", "224"),
-            flin1!("0", "256", "4", "320"),
-            flin!("32", "384", "3", "352", "8"),
-            inout("rsi") fp => _,
-            two32 = sym TWO32,
-            out("rdi") _, out("rax") _, out("rcx") _, out("rdx") _,
-            out("r8") _, out("r9") _, out("r10") _, out("r11") _,
-            out("r12") _, out("r13") _, out("r14") _, out("r15") _,
-            options(nostack),
-        );
+    for _ in 0..n {
+        // SAFETY: BMI2 and ADX are present (module docs: this code runs only below entry points that asserted a
+        // Checked backend covering Bmi2Adx). The block reads and writes only the 13 slots of `f` at `fp` (every address
+        // is `rsi` plus an offset below 13·32), writes only the registers it declares, and does not touch the
+        // stack.
+        unsafe {
+            asm!(
+                "mov rdi, 0xffffffff00000001",
+                fsqr!("96", "64"),
+                fsqr!("128", "32"),
+                fsub!("192", "0", "96"),
+                fadd!("160", "0", "96"),
+                fmul!("224", "160", "192"),
+                fmul!("160", "32", "64"),
+                fmul!("256", "0", "128"),
+                fsqr!("288", "224"),
+                flin!("320", "256", "12", "288", "9"),
+                fadd!("64", "160", "160"),
+                fsqr!("352", "128"),
+                fmul!("384", "320", "224"),
+                flin1!("0", "256", "4", "320"),
+                flin!("32", "384", "3", "352", "8"),
+                inout("rsi") fp => _,
+                two32 = sym TWO32,
+                out("rdi") _, out("rax") _, out("rcx") _, out("rdx") _,
+                out("r8") _, out("r9") _, out("r10") _, out("r11") _,
+                out("r12") _, out("r13") _, out("r14") _, out("r15") _,
+                options(nostack),
+            );
+        }
     }
-    // SAFETY: slots 0, 1 and 2 were written before the block and overwritten by it with the result.
+    // SAFETY: slots 0, 1 and 2 were written before the loop, and each pass of the block overwrote them with
+    // its result.
     unsafe { Jac { x: Fe(fp.read()), y: Fe(fp.add(1).read()), z: Fe(fp.add(2).read()) } }
 }
 
@@ -1157,7 +1165,11 @@ impl Arith for Adx {
     }
     #[inline(always)]
     fn jdouble(p: &Jac) -> Jac {
-        jdouble_adx(p)
+        jdouble_n_adx(p, 1)
+    }
+    #[inline(always)]
+    fn jdouble_n(p: &Jac, n: usize) -> Jac {
+        jdouble_n_adx(p, n)
     }
 }
 

@@ -63,6 +63,17 @@ pub(crate) trait Arith: FieldArith {
         jdouble_formula::<Self>(p)
     }
 
+    /// 2^n·P: [`Arith::jdouble`] n times, unless a backend keeps the point in its own working memory
+    /// between the doublings (which must give the same coordinates).
+    #[inline(always)]
+    fn jdouble_n(p: &Jac, n: usize) -> Jac {
+        let mut r = *p;
+        for _ in 0..n {
+            r = Self::jdouble(&r);
+        }
+        r
+    }
+
     /// P + Q for an affine Q without the exceptional cases: [`jadd_affine_formula`] unless a backend runs
     /// the whole formula as one routine (which must give the same coordinates, exceptional inputs included).
     #[inline(always)]
@@ -568,9 +579,7 @@ pub(crate) fn mul<A: Arith>(p: &Aff, k: &Scalar) -> Proj {
     let mut acc = Jac::IDENTITY;
     for (i, &d) in digits.iter().enumerate().rev() {
         if i != 63 {
-            for _ in 0..4 {
-                acc = jdouble::<A>(&acc);
-            }
+            acc = A::jdouble_n(&acc, 4);
         }
         let (e, zero) = lookup_base::<A, 8>(&table, d);
         let sum = jadd_affine_ct::<A>(&acc, &e);
@@ -804,26 +813,38 @@ pub(crate) fn verify<A: Arith>(q: &Aff, u1: &Scalar, u2: &Scalar, r: &Scalar) ->
     // Affine, for the cheaper mixed additions (Q has order n, so no multiple here is the identity).
     let qt = batch_to_affine::<A, 8>(&qj);
     let top = (0..257).rev().find(|&i| n1[i] != 0 || n2[i] != 0);
+    // The digits of position i added to acc.
+    let add_digits = |mut acc: Jac, i: usize| {
+        let d = n1[i];
+        if d > 0 {
+            acc = jadd_affine::<A>(&acc, &BASE_ODD[(d / 2) as usize]);
+        } else if d < 0 {
+            let e = &BASE_ODD[((-d) / 2) as usize];
+            acc = jadd_affine::<A>(&acc, &Aff { x: e.x, y: e.y.neg() });
+        }
+        let d = n2[i];
+        if d > 0 {
+            acc = jadd_affine::<A>(&acc, &qt[(d / 2) as usize]);
+        } else if d < 0 {
+            let e = &qt[((-d) / 2) as usize];
+            acc = jadd_affine::<A>(&acc, &Aff { x: e.x, y: e.y.neg() });
+        }
+        acc
+    };
     let mut acc = Jac::IDENTITY;
     if let Some(top) = top {
-        for i in (0..=top).rev() {
-            if i != top {
-                acc = jdouble::<A>(&acc);
+        // From the top digit down: each run of positions where both digits are zero is one call of
+        // `jdouble_n` for the run and the next position, then that position's digits.
+        let mut i = top;
+        acc = add_digits(acc, i);
+        while i > 0 {
+            let mut j = i - 1;
+            while j > 0 && n1[j] == 0 && n2[j] == 0 {
+                j -= 1;
             }
-            let d = n1[i];
-            if d > 0 {
-                acc = jadd_affine::<A>(&acc, &BASE_ODD[(d / 2) as usize]);
-            } else if d < 0 {
-                let e = &BASE_ODD[((-d) / 2) as usize];
-                acc = jadd_affine::<A>(&acc, &Aff { x: e.x, y: e.y.neg() });
-            }
-            let d = n2[i];
-            if d > 0 {
-                acc = jadd_affine::<A>(&acc, &qt[(d / 2) as usize]);
-            } else if d < 0 {
-                let e = &qt[((-d) / 2) as usize];
-                acc = jadd_affine::<A>(&acc, &Aff { x: e.x, y: e.y.neg() });
-            }
+            acc = A::jdouble_n(&acc, i - j);
+            i = j;
+            acc = add_digits(acc, i);
         }
     }
     if acc.is_identity() {
@@ -990,7 +1011,8 @@ pub(crate) mod tests {
     }
 
     /// The Jacobian doubling against the complete doubling over `A`: chains of 8
-    /// doublings from G and from random points, and the identity staying the identity (the Bmi2Adx run is
+    /// doublings from G and from random points ([`Arith::jdouble_n`] against each prefix of the chain),
+    /// and the identity staying the identity (the Bmi2Adx run is
     /// in bmi2_adx.rs's tests).
     pub(crate) fn check_jdouble<A: Arith>() {
         use super::super::field::tests::Xs;
@@ -1000,11 +1022,15 @@ pub(crate) mod tests {
             let k = Scalar::from_be_reduced(&limbs_to_be(&rng.limbs()));
             let p = if i == 0 { G } else { to_affine::<A>(&mul::<A>(&G, &k)).unwrap() };
             let (mut j, mut r) = (Jac::from_affine(&p), Proj::from_affine(&p));
+            let start = j;
             for step in 0..8 {
                 j = jdouble::<A>(&j);
                 r = double::<A>(&r);
                 assert_eq!(to_affine::<A>(&j.projective::<A>()), to_affine::<A>(&r), "{i} {step}");
+                // n doublings at once: the same coordinates as n single ones.
+                assert_eq!(A::jdouble_n(&start, step + 1), j, "{i} jdouble_n {}", step + 1);
             }
+            assert_eq!(A::jdouble_n(&start, 0), start, "{i} jdouble_n 0");
         }
     }
 
