@@ -79,6 +79,11 @@ fn apply_avx512(rows: bool, rounds: usize, state: &[u32; 16], mut ctr: u64, data
     let len = data.len();
     let ptr = data.as_mut_ptr();
     let mut off = 0usize;
+    if len > 8 * BLOCK_LEN && len <= 16 * BLOCK_LEN {
+        // SAFETY: the `len` bytes lie inside `data`.
+        unsafe { blocks16_single(rounds, state, ctr, ptr, xor, len) };
+        return;
+    }
     if len > 8 * BLOCK_LEN {
         // Only the 16- and 32-block passes use the precomputed first round; short inputs skip its set-up.
         let pre = Pass16::new(state);
@@ -797,4 +802,25 @@ fn blocks4_rows(rounds: usize, state: &[u32; 16], ctr: u64) -> [__m512i; 4] {
         _mm512_shuffle_i32x4::<0x88>(v1, v3),
         _mm512_shuffle_i32x4::<0xdd>(v1, v3),
     ]
+}
+
+/// One 16-block pass for a whole call of 9 to 16 blocks, without the precomputed first round.
+///
+/// # Safety
+/// `p` must be valid for reads and writes of `avail` bytes; AVX-512 F/VL/BW must be available.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl,avx512bw")]
+unsafe fn blocks16_single(rounds: usize, s: &[u32; 16], ctr: u64, p: *mut u8, xor: bool, avail: usize) {
+    let (x12_0, x13_0) = counters(ctr);
+    let w = |i: usize| _mm512_set1_epi32(s[i] as i32);
+    let (mut x0, mut x1, mut x2, mut x3, mut x4, mut x5, mut x6, mut x7) =
+        (w(0), w(1), w(2), w(3), w(4), w(5), w(6), w(7));
+    let (mut x8, mut x9, mut x10, mut x11, mut x12, mut x13, mut x14, mut x15) =
+        (w(8), w(9), w(10), w(11), x12_0, x13_0, w(14), w(15));
+    for _ in 0..rounds / 2 {
+        // SAFETY: register-only vector arithmetic; AVX-512F is enabled for the enclosing function.
+        unsafe { double_round16!(x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15) };
+    }
+    let x = [x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11, x12, x13, x14, x15];
+    finish16!(x, s, x12_0, x13_0, p, xor, avail);
 }
