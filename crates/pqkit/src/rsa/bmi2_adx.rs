@@ -297,8 +297,40 @@ fn reduce(out: &mut [u64], t: &mut [u64], m: &[u64], m0inv: u64, rows: bool, loo
         return;
     }
     let keep = sub_borrow_mask(&mut out[..n], &t[n..2 * n], m, hi);
-    for j in 0..n {
-        out[j] = (out[j] & !keep) | (t[n + j] & keep);
+    select_words(&mut out[..n], &t[n..2 * n], keep);
+}
+
+/// `out = x` where `keep` is all ones, `out` unchanged where it is zero, one word at a time by `cmov`. Both were
+/// just written one word at a time by `asm!` stores; the compiler's vectorised form of this selection read them
+/// with 32-byte loads, which the processor cannot forward from those stores (each waited for them to reach the
+/// cache). Constant time: the loop count is the public length, the choice a flag set from the mask.
+#[inline(always)]
+fn select_words(out: &mut [u64], x: &[u64], keep: u64) {
+    let n = out.len();
+    assert!(n >= 1 && x.len() >= n);
+    // SAFETY: plain x86_64 integer instructions. The loop reads n words at `x` and reads and writes n words at
+    // `out`, valid for n words (asserted above); `bt` sets CF from the mask once, and `mov`, `cmov`, `lea` and
+    // `jrcxz` leave it alone. Only declared registers are written; the stack is not touched.
+    unsafe {
+        asm!(
+            "bt {keep}, 0",
+            "2:",
+            "mov {w}, qword ptr [{o}]",
+            "cmovc {w}, qword ptr [{x}]",
+            "mov qword ptr [{o}], {w}",
+            "lea {x}, [{x} + 8]",
+            "lea {o}, [{o} + 8]",
+            "lea rcx, [rcx - 1]",
+            "jrcxz 3f",
+            "jmp 2b",
+            "3:",
+            x = inout(reg) x.as_ptr() => _,
+            o = inout(reg) out.as_mut_ptr() => _,
+            keep = in(reg) keep,
+            w = out(reg) _,
+            inout("rcx") n => _,
+            options(nostack),
+        );
     }
 }
 
