@@ -126,10 +126,71 @@ fn mont_mul(a: &[u64; 4], b: &[u64; 4], m: &Modulus) -> [u64; 4] {
     super::field::sub_if_ge(&[r0, r1, r2, r3], r4, &m.m)
 }
 
+/// The product of `rdx` and the four words at address `base` (an address expression such as `"rsi"` or
+/// `"rsi + 96"`) into the empty accumulator r8..r12, on one carry chain: the first row of a product (or a
+/// small constant times a field element), which needs neither clears nor the two chains of the later rows.
+macro_rules! first_row {
+    ($base:expr) => {
+        concat!(
+            "mulx r9, r8, [",
+            $base,
+            "]\n",
+            "mulx r10, rax, [",
+            $base,
+            " + 8]\n",
+            "add r9, rax\n",
+            "mulx r11, rax, [",
+            $base,
+            " + 16]\n",
+            "adc r10, rax\n",
+            "mulx r12, rax, [",
+            $base,
+            " + 24]\n",
+            "adc r11, rax\n",
+            "adc r12, 0\n",
+        )
+    };
+}
+
+/// One reduction round of the field product over the accumulator l0..l5, with p₃ in register `p3`:
+/// q = l0 (−p⁻¹ ≡ 1 mod 2^64) adds q·p, which clears l0: q·2^32 into l1..l2 by one `mulx` by [`TWO32`]
+/// (q·(2^64 − 1) + q·(2^32 − 1)·2^64, words 0 and 1 of p) and q·p₃ into l3..l4 by another, the carry into
+/// l5; l0 is then free and becomes the next row's top word. Uses `rax`, `rcx`, `rdx` and `r15`.
+macro_rules! p_round {
+    ($p3:literal, $l0:literal, $l1:literal, $l2:literal, $l3:literal, $l4:literal, $l5:literal) => {
+        concat!(
+            "mov rdx, ",
+            $l0,
+            "\n",
+            "mulx r15, rcx, ",
+            $p3,
+            "\n",
+            "mulx ",
+            $l0,
+            ", rax, qword ptr [rip + {two32}]\n",
+            "add ",
+            $l1,
+            ", rax\n",
+            "adc ",
+            $l2,
+            ", ",
+            $l0,
+            "\n",
+            "adc ",
+            $l3,
+            ", rcx\n",
+            "adc ",
+            $l4,
+            ", r15\n",
+            "adc ",
+            $l5,
+            ", 0\n",
+        )
+    };
+}
+
 /// One row of the field product, interleaved with its reduction round (see [`mul_p`]): the accumulator
-/// words l0..l5 (l5 cleared here) take a·b[off], then q = l0 (−p⁻¹ ≡ 1 mod 2^64) adds q·p, which clears l0:
-/// q·2^32 into l1..l2 by one `mulx` by [`TWO32`] (q·(2^64 − 1) + q·(2^32 − 1)·2^64, words 0 and 1 of p) and q·p₃ into
-/// l3..l4 by one `mulx`; l0 is then free and becomes the next row's top word.
+/// words l0..l5 (l5 cleared here) take `a·b[off]`, then one `p_round` with p₃ in `r14`.
 macro_rules! prow {
     ($off:literal, $l0:literal, $l1:literal, $l2:literal, $l3:literal, $l4:literal, $l5:literal) => {
         concat!(
@@ -179,31 +240,7 @@ macro_rules! prow {
             "adox ",
             $l5,
             ", rax\n",
-            // Reduction round, q = l0.
-            "mov rdx, ",
-            $l0,
-            "\n",
-            "mulx r15, rcx, r14\n",
-            "mulx ",
-            $l0,
-            ", rax, qword ptr [rip + {two32}]\n",
-            "add ",
-            $l1,
-            ", rax\n",
-            "adc ",
-            $l2,
-            ", ",
-            $l0,
-            "\n",
-            "adc ",
-            $l3,
-            ", rcx\n",
-            "adc ",
-            $l4,
-            ", r15\n",
-            "adc ",
-            $l5,
-            ", 0\n",
+            p_round!("r14", $l0, $l1, $l2, $l3, $l4, $l5),
         )
     };
 }
@@ -222,26 +259,11 @@ fn mul_p(a: &[u64; 4], b: &[u64; 4]) -> [u64; 4] {
     unsafe {
         asm!(
             "mov r14, 0xffffffff00000001",
-            // Row 0 into an empty accumulator: the products straight into r8..r12 on one carry chain, then
-            // its reduction round as in `prow`.
+            // Row 0 into an empty accumulator (`first_row`), then its reduction round.
             "xor r13d, r13d",
             "mov rdx, [rdi]",
-            "mulx r9, r8, [rsi]",
-            "mulx r10, rax, [rsi + 8]",
-            "add r9, rax",
-            "mulx r11, rax, [rsi + 16]",
-            "adc r10, rax",
-            "mulx r12, rax, [rsi + 24]",
-            "adc r11, rax",
-            "adc r12, 0",
-            "mov rdx, r8",
-            "mulx r15, rcx, r14",
-            "mulx r8, rax, qword ptr [rip + {two32}]",
-            "add r9, rax",
-            "adc r10, r8",
-            "adc r11, rcx",
-            "adc r12, r15",
-            "adc r13, 0",
+            first_row!("rsi"),
+            p_round!("r14", "r8", "r9", "r10", "r11", "r12", "r13"),
             prow!("8", "r9", "r10", "r11", "r12", "r13", "r8"),
             prow!("16", "r10", "r11", "r12", "r13", "r8", "r9"),
             prow!("24", "r11", "r12", "r13", "r8", "r9", "r10"),
@@ -473,8 +495,7 @@ fn sub_p(a: &[u64; 4], b: &[u64; 4]) -> [u64; 4] {
 // `rcx`, `rdx` and `r8`..`r15` freely.
 
 /// One row of `fmul`: the accumulator l0..l5 (l5 cleared here) takes a times the word of b at `off` on the
-/// two carry chains, then one reduction round with q = l0 (−p⁻¹ ≡ 1 mod 2^64): q·2^32 into l1..l2 by a
-/// `mulx` by [`TWO32`] and q·p₃ into l3..l4 by another (as `prow` does, with slot addresses and p₃ in `rdi`).
+/// two carry chains, then one `p_round` with p₃ in `rdi` (as `prow` does, with slot addresses).
 macro_rules! frow {
     ($a:literal, $b:literal, $off:literal, $l0:literal, $l1:literal, $l2:literal, $l3:literal, $l4:literal, $l5:literal) => {
         concat!(
@@ -534,30 +555,7 @@ macro_rules! frow {
             "adox ",
             $l5,
             ", rax\n",
-            "mov rdx, ",
-            $l0,
-            "\n",
-            "mulx r15, rcx, rdi\n",
-            "mulx ",
-            $l0,
-            ", rax, qword ptr [rip + {two32}]\n",
-            "add ",
-            $l1,
-            ", rax\n",
-            "adc ",
-            $l2,
-            ", ",
-            $l0,
-            "\n",
-            "adc ",
-            $l3,
-            ", rcx\n",
-            "adc ",
-            $l4,
-            ", r15\n",
-            "adc ",
-            $l5,
-            ", 0\n",
+            p_round!("rdi", $l0, $l1, $l2, $l3, $l4, $l5),
         )
     };
 }
@@ -567,36 +565,13 @@ macro_rules! frow {
 macro_rules! fmul {
     ($d:literal, $a:literal, $b:literal) => {
         concat!(
-            // Row 0 into an empty accumulator: the products straight into r8..r12 on one carry chain,
-            // then its reduction round as in `frow`.
+            // Row 0 into an empty accumulator (`first_row`), then its reduction round.
             "xor r13d, r13d\n",
             "mov rdx, [rsi + ",
             $b,
             "]\n",
-            "mulx r9, r8, [rsi + ",
-            $a,
-            "]\n",
-            "mulx r10, rax, [rsi + ",
-            $a,
-            " + 8]\n",
-            "add r9, rax\n",
-            "mulx r11, rax, [rsi + ",
-            $a,
-            " + 16]\n",
-            "adc r10, rax\n",
-            "mulx r12, rax, [rsi + ",
-            $a,
-            " + 24]\n",
-            "adc r11, rax\n",
-            "adc r12, 0\n",
-            "mov rdx, r8\n",
-            "mulx r15, rcx, rdi\n",
-            "mulx r8, rax, qword ptr [rip + {two32}]\n",
-            "add r9, rax\n",
-            "adc r10, r8\n",
-            "adc r11, rcx\n",
-            "adc r12, r15\n",
-            "adc r13, 0\n",
+            first_row!(concat!("rsi + ", $a)),
+            p_round!("rdi", "r8", "r9", "r10", "r11", "r12", "r13"),
             frow!($a, $b, "8", "r9", "r10", "r11", "r12", "r13", "r8"),
             frow!($a, $b, "16", "r10", "r11", "r12", "r13", "r8", "r9"),
             frow!($a, $b, "24", "r11", "r12", "r13", "r8", "r9", "r10"),
@@ -971,22 +946,7 @@ macro_rules! flin_head {
             "mov edx, ",
             $ca,
             "\n",
-            "mulx r9, r8, [rsi + ",
-            $a,
-            "]\n",
-            "mulx r10, rax, [rsi + ",
-            $a,
-            " + 8]\n",
-            "add r9, rax\n",
-            "mulx r11, rax, [rsi + ",
-            $a,
-            " + 16]\n",
-            "adc r10, rax\n",
-            "mulx r12, rax, [rsi + ",
-            $a,
-            " + 24]\n",
-            "adc r11, rax\n",
-            "adc r12, 0\n",
+            first_row!(concat!("rsi + ", $a)),
         )
     };
 }

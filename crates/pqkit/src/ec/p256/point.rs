@@ -813,24 +813,17 @@ pub(crate) fn verify<A: Arith>(q: &Aff, u1: &Scalar, u2: &Scalar, r: &Scalar) ->
     // Affine, for the cheaper mixed additions (Q has order n, so no multiple here is the identity).
     let qt = batch_to_affine::<A, 8>(&qj);
     let top = (0..257).rev().find(|&i| n1[i] != 0 || n2[i] != 0);
-    // The digits of position i added to acc.
-    let add_digits = |mut acc: Jac, i: usize| {
-        let d = n1[i];
-        if d > 0 {
-            acc = jadd_affine::<A>(&acc, &BASE_ODD[(d / 2) as usize]);
-        } else if d < 0 {
-            let e = &BASE_ODD[((-d) / 2) as usize];
-            acc = jadd_affine::<A>(&acc, &Aff { x: e.x, y: e.y.neg() });
+    // acc plus d·P for an odd or zero digit d, from a row of odd multiples P, 3P, 5P, …
+    let add_digit = |acc: Jac, d: i8, row: &[Aff]| {
+        let e = &row[(d.unsigned_abs() / 2) as usize];
+        match d {
+            0 => acc,
+            1.. => jadd_affine::<A>(&acc, e),
+            _ => jadd_affine::<A>(&acc, &Aff { x: e.x, y: e.y.neg() }),
         }
-        let d = n2[i];
-        if d > 0 {
-            acc = jadd_affine::<A>(&acc, &qt[(d / 2) as usize]);
-        } else if d < 0 {
-            let e = &qt[((-d) / 2) as usize];
-            acc = jadd_affine::<A>(&acc, &Aff { x: e.x, y: e.y.neg() });
-        }
-        acc
     };
+    // The digits of position i added to acc.
+    let add_digits = |acc: Jac, i: usize| add_digit(add_digit(acc, n1[i], &BASE_ODD), n2[i], &qt);
     let mut acc = Jac::IDENTITY;
     if let Some(top) = top {
         // From the top digit down: each run of positions where both digits are zero is one call of
