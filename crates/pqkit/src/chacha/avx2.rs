@@ -141,20 +141,32 @@ macro_rules! blocks8_body {
 
 /// See [`super::apply_blocks`].
 pub(super) fn apply_blocks(backend: Checked<Backend>, rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
+    apply_blocks_at(backend, rounds, state, counter(state), data, xor)
+}
+
+/// See [`super::apply_blocks_at`]: no kernel here reads words 12 and 13 of `state`, only `ctr`.
+pub(super) fn apply_blocks_at(
+    backend: Checked<Backend>,
+    rounds: usize,
+    state: &[u32; 16],
+    ctr: u64,
+    data: &mut [u8],
+    xor: bool,
+) {
     assert!(backend.covers(Backend::Avx2));
     let rows = backend.get() != Backend::Avx2Zen5;
     if data.len() <= BLOCK_LEN {
         // SAFETY: as below; `data` holds `0 < len <= 64` bytes (the caller passes no empty data).
-        unsafe { one_block(rows, rounds, state, counter(state), data.as_mut_ptr(), data.len(), xor) };
+        unsafe { one_block(rows, rounds, state, ctr, data.as_mut_ptr(), data.len(), xor) };
         return;
     }
     if data.len() <= 4 * BLOCK_LEN {
         // SAFETY: as below; `data` holds `64 < len <= 256` bytes.
-        unsafe { short(rounds, state, data.as_mut_ptr(), data.len(), xor) };
+        unsafe { short(rounds, state, ctr, data.as_mut_ptr(), data.len(), xor) };
         return;
     }
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
-    unsafe { apply_avx2(rows, rounds, state, data, xor) }
+    unsafe { apply_avx2(rows, rounds, state, ctr, data, xor) }
 }
 
 /// A call of 65 to 256 bytes (`avail` at `p`): the 4-block row pass, without the set-up of the 8-block passes.
@@ -162,9 +174,9 @@ pub(super) fn apply_blocks(backend: Checked<Backend>, rounds: usize, state: &[u3
 /// # Safety
 /// `p` must be valid for reads and writes of `avail <= 256` bytes; AVX2 must be available.
 #[target_feature(enable = "avx2,bmi1,bmi2")]
-unsafe fn short(rounds: usize, state: &[u32; 16], p: *mut u8, avail: usize, xor: bool) {
+unsafe fn short(rounds: usize, state: &[u32; 16], ctr: u64, p: *mut u8, avail: usize, xor: bool) {
     // SAFETY: forwarded from the caller.
-    unsafe { rows4(rounds, state, counter(state), &masks(), p, avail, xor) }
+    unsafe { rows4(rounds, state, ctr, &masks(), p, avail, xor) }
 }
 
 /// One block (`0 < avail <= 64` bytes at `p`) from counter `ctr`: in the row layout when `rows`, else on the
@@ -187,8 +199,7 @@ unsafe fn one_block(rows: bool, rounds: usize, state: &[u32; 16], ctr: u64, p: *
 }
 
 #[target_feature(enable = "avx2,bmi1,bmi2")]
-fn apply_avx2(rows: bool, rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
-    let mut ctr = counter(state);
+fn apply_avx2(rows: bool, rounds: usize, state: &[u32; 16], mut ctr: u64, data: &mut [u8], xor: bool) {
     let len = data.len();
     let ptr = data.as_mut_ptr();
     let masks = masks();

@@ -42,10 +42,21 @@ use core::arch::x86_64::*;
 
 /// See [`super::apply_blocks`].
 pub(super) fn apply_blocks(backend: Checked<Backend>, rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
+    // Two 32-bit loads (see `avx2::counter`): callers store word 12 alone just before the call.
+    apply_blocks_at(backend, rounds, state, super::avx2::counter(state), data, xor)
+}
+
+/// See [`super::apply_blocks_at`]: no kernel here reads words 12 and 13 of `state`, only `ctr`.
+pub(super) fn apply_blocks_at(
+    backend: Checked<Backend>,
+    rounds: usize,
+    state: &[u32; 16],
+    ctr: u64,
+    data: &mut [u8],
+    xor: bool,
+) {
     assert!(backend.covers(Backend::Avx512));
     let rows = backend.get() != Backend::Avx512Zen5;
-    // Two 32-bit loads (see `avx2::counter`): callers store word 12 alone just before the call.
-    let ctr = super::avx2::counter(state);
     if data.len() <= BLOCK_LEN {
         // SAFETY: as below; `data` holds `0 < len <= 64` bytes (the caller passes no empty data).
         unsafe { one_block(rows, rounds, state, ctr, data.as_mut_ptr(), data.len(), xor) };
