@@ -239,9 +239,24 @@ macro_rules! keep_ct {
     };
 }
 
+/// The step to the next 256-byte chunk, with a software prefetch of the input 2 KiB (eight chunks) ahead.
+//
+// The input is read only in the last round (seal) or at the top of the iteration (open), so without the prefetch a
+// message larger than the caches waits for memory at every chunk: on an Intel Xeon (family 6 model 167) a 10 MiB
+// AES-256-GCM seal took 873-890 us against aws-lc's 803-810 (ratio 0.91-0.92) and 746-772 us with it (aws-lc
+// 808-842 in the same runs); 1 and 4 KiB ahead measured no better. Prefetches do not fault, so reading past the
+// end of the input is harmless.
 macro_rules! next {
     () => {
-        concat!("add {p}, 256\n", "cmp {p}, {end}\n", "jne 2b\n")
+        concat!(
+            "prefetcht0 [{p} + 2048]\n",
+            "prefetcht0 [{p} + 2112]\n",
+            "prefetcht0 [{p} + 2176]\n",
+            "prefetcht0 [{p} + 2240]\n",
+            "add {p}, 256\n",
+            "cmp {p}, {end}\n",
+            "jne 2b\n",
+        )
     };
 }
 
@@ -250,7 +265,7 @@ macro_rules! next {
 macro_rules! bulk_asm {
     ($st:ident, $body:expr) => {
         // SAFETY: `p..end` is the caller's input, a nonzero multiple of 256 bytes, read only through {p} in
-        // 256-byte steps until {p} == {end}; the output is as long and starts {d} bytes further (0 in place), and
+        // 256-byte steps until {p} == {end} (`prefetcht0` up to 2.3 KiB past {p} neither faults nor changes memory); the output is as long and starts {d} bytes further (0 in place), and
         // is written only through {p} + {d}, after the same chunk's input was read; {h} points to the 4 zmm of
         // H^16..H^1;
         // {four} and {pc} to 64-byte constants. Every register written is an output or clobber; no stack use.
