@@ -308,3 +308,99 @@ pub(crate) fn to_mont(backend: Checked<Backend>, p: &mut Poly) {
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
     unsafe { to_mont_avx2(p) }
 }
+
+/// The byte shuffles of [`rej_uniform`]'s compaction: entry `m` moves the 16-bit lanes whose bit is set in `m` (of
+/// eight) to the front, in order; the rest of the entry is zero (`vpshufb` writes zero for index 0x80).
+const REJ_IDX: [[u8; 16]; 256] = {
+    let mut t = [[0x80u8; 16]; 256];
+    let mut m = 0;
+    while m < 256 {
+        let (mut k, mut i) = (0, 0);
+        while i < 8 {
+            if m & (1 << i) != 0 {
+                t[m][2 * k] = 2 * i as u8;
+                t[m][2 * k + 1] = 2 * i as u8 + 1;
+                k += 1;
+            }
+            i += 1;
+        }
+        m += 1;
+    }
+    t
+};
+
+/// The number of bits set in each byte value (POPCNT is not among the backend's checked features).
+const REJ_CNT: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut m = 0;
+    while m < 256 {
+        t[m] = (m as u32).count_ones() as u8;
+        m += 1;
+    }
+    t
+};
+
+/// Within each 128-bit half: word `i` of the eight takes input bytes `3 (i / 2) + (i & 1)` and the next one, the
+/// high half reading 12 bytes further on (its input starts 4 bytes into the half, see [`rej_uniform_avx2`]).
+const REJ_GATHER: [u8; 32] = {
+    let mut t = [0u8; 32];
+    let mut i = 0;
+    while i < 8 {
+        let b = (3 * (i / 2) + (i & 1)) as u8;
+        t[2 * i] = b;
+        t[2 * i + 1] = b + 1;
+        t[16 + 2 * i] = b + 4;
+        t[16 + 2 * i + 1] = b + 5;
+        i += 1;
+    }
+    t
+};
+
+/// Appends the accepted SampleNTT candidates of `buf` to `p.c[*n..]` (FIPS 203 Algorithm 7, the same result as
+/// `poly::rej_uniform`): 24 bytes, 16 candidates, per step while a whole step fits, then the portable code.
+///
+/// A step loads 32 bytes, spreads bytes 0..12 into the low half and 12..24 into the high one, gathers each
+/// candidate's two bytes into a 16-bit lane, keeps the low 12 bits of even lanes and the high 12 of odd ones,
+/// compares with q, and compacts each half's accepted lanes to the front with a table shuffle, stored at `*n`.
+/// The data is public XOF output (`ρ` is declassified), so its table index and store position may depend on it.
+#[target_feature(enable = "avx2")]
+fn rej_uniform_avx2(p: &mut Poly, n: &mut usize, buf: &[u8]) {
+    // SAFETY: REJ_GATHER is 32 readable bytes.
+    let gather = unsafe { _mm256_loadu_si256(REJ_GATHER.as_ptr().cast()) };
+    let mask12 = _mm256_set1_epi16(0x0fff);
+    let q = _mm256_set1_epi16(Q);
+    let mut j = 0;
+    // Each step writes 16 bytes at `*n` and at `*n` plus the first half's count: at most 16 lanes from `*n`.
+    while *n + 16 <= 256 && j + 32 <= buf.len() {
+        // SAFETY: bytes j..j + 32 are in bounds (checked above).
+        let raw = unsafe { _mm256_loadu_si256(buf.as_ptr().add(j).cast()) };
+        // 64-bit quarters 0, 1 | 1, 2: the high half starts at byte 8, so its candidates start 4 bytes in.
+        let v = _mm256_permute4x64_epi64::<0x94>(raw);
+        let v = _mm256_shuffle_epi8(v, gather);
+        let even = _mm256_and_si256(v, mask12);
+        let odd = _mm256_srli_epi16::<4>(v);
+        let d = _mm256_blend_epi16::<0xaa>(even, odd);
+        let good = _mm256_cmpgt_epi16(q, d);
+        let bits = _mm256_movemask_epi8(_mm256_packs_epi16(good, good)) as u32;
+        let (m0, m1) = ((bits & 0xff) as usize, ((bits >> 16) & 0xff) as usize);
+        // SAFETY: both table rows are 16 readable bytes; the two 16-byte stores land in p.c[*n..*n + 16] (the loop
+        // condition), lanes past each half's count being overwritten by the next store or left beyond `*n`.
+        unsafe {
+            let lo = _mm_shuffle_epi8(_mm256_castsi256_si128(d), _mm_loadu_si128(REJ_IDX[m0].as_ptr().cast()));
+            _mm_storeu_si128(p.c.as_mut_ptr().add(*n).cast(), lo);
+            *n += usize::from(REJ_CNT[m0]);
+            let hi = _mm_shuffle_epi8(_mm256_extracti128_si256::<1>(d), _mm_loadu_si128(REJ_IDX[m1].as_ptr().cast()));
+            _mm_storeu_si128(p.c.as_mut_ptr().add(*n).cast(), hi);
+            *n += usize::from(REJ_CNT[m1]);
+        }
+        j += 24;
+    }
+    super::poly::rej_uniform(p, n, &buf[j..]);
+}
+
+/// See [`rej_uniform_avx2`].
+pub(crate) fn rej_uniform(backend: Checked<Backend>, p: &mut Poly, n: &mut usize, buf: &[u8]) {
+    assert!(backend.covers(Backend::Avx2));
+    // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2.
+    unsafe { rej_uniform_avx2(p, n, buf) }
+}
