@@ -139,13 +139,8 @@ macro_rules! blocks8_body {
     }};
 }
 
-/// See [`super::apply_blocks`].
-pub(super) fn apply_blocks(backend: Checked<Backend>, rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
-    apply_blocks_at(backend, rounds, state, counter(state), data, xor)
-}
-
 /// See [`super::apply_blocks_at`]: no kernel here reads words 12 and 13 of `state`, only `ctr`.
-pub(super) fn apply_blocks_at(
+pub(super) fn apply_blocks(
     backend: Checked<Backend>,
     rounds: usize,
     state: &[u32; 16],

@@ -40,14 +40,8 @@ use crate::dispatch::Checked;
 use crate::x86::transpose::{transpose4x4_epi32_lanes, transpose8x8_epi32};
 use core::arch::x86_64::*;
 
-/// See [`super::apply_blocks`].
-pub(super) fn apply_blocks(backend: Checked<Backend>, rounds: usize, state: &[u32; 16], data: &mut [u8], xor: bool) {
-    // Two 32-bit loads (see `avx2::counter`): callers store word 12 alone just before the call.
-    apply_blocks_at(backend, rounds, state, super::avx2::counter(state), data, xor)
-}
-
 /// See [`super::apply_blocks_at`]: no kernel here reads words 12 and 13 of `state`, only `ctr`.
-pub(super) fn apply_blocks_at(
+pub(super) fn apply_blocks(
     backend: Checked<Backend>,
     rounds: usize,
     state: &[u32; 16],

@@ -91,10 +91,12 @@ pub(crate) fn apply_blocks(backend: Checked<Backend>, rounds: usize, state: &[u3
         return;
     }
     match backend.get() {
+        // The x86 kernels take the counter as a value: two 32-bit loads (see `avx2::counter`), since callers
+        // store word 12 alone just before the call.
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx512 | Backend::Avx512Zen5 => avx512::apply_blocks(backend, rounds, state, data, xor),
-        #[cfg(target_arch = "x86_64")]
-        Backend::Avx2 | Backend::Avx2Zen3 | Backend::Avx2Zen5 => avx2::apply_blocks(backend, rounds, state, data, xor),
+        Backend::Avx512 | Backend::Avx512Zen5 | Backend::Avx2 | Backend::Avx2Zen3 | Backend::Avx2Zen5 => {
+            apply_blocks_at(backend, rounds, state, avx2::counter(state), data, xor)
+        }
         #[cfg(target_arch = "aarch64")]
         Backend::Neon => neon::apply_blocks(backend, rounds, state, data, xor),
         _ => soft::apply_blocks(rounds, state, data, xor),
@@ -123,10 +125,10 @@ pub(crate) fn apply_blocks_at(
     }
     match backend.get() {
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx512 | Backend::Avx512Zen5 => avx512::apply_blocks_at(backend, rounds, state, ctr, data, xor),
+        Backend::Avx512 | Backend::Avx512Zen5 => avx512::apply_blocks(backend, rounds, state, ctr, data, xor),
         #[cfg(target_arch = "x86_64")]
         Backend::Avx2 | Backend::Avx2Zen3 | Backend::Avx2Zen5 => {
-            avx2::apply_blocks_at(backend, rounds, state, ctr, data, xor)
+            avx2::apply_blocks(backend, rounds, state, ctr, data, xor)
         }
         _ => {
             let mut s = *state;
