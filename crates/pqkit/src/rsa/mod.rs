@@ -45,10 +45,12 @@ crate::dispatch::backends! {
         /// Zen 5 (see `bmi2_adx.rs`).
         Bmi2AdxRows: [BMI2, ADX, AVX2] avoid_on [Other, Zen4, Zen5],
         /// AVX-512 IFMA exponentiation in radix 2^52 for 1024-, 1536- and 2048-bit moduli, both CRT halves in one
-        /// loop (`ifma.rs`); products and squares outside the exponentiation, and other sizes, use `Bmi2Adx`.
+        /// loop (`ifma.rs`): 256-bit vectors at 1024 bits, where 512-bit ones would carry empty lanes, 512-bit ones
+        /// at the larger sizes (the same lanes in half the instructions); products and squares outside the
+        /// exponentiation, and other sizes, use `Bmi2Adx`.
         Ifma: [BMI2, ADX, AVX2, AVX512F, AVX512VL, AVX512IFMA],
-        /// `Ifma` with 512-bit vectors (8 digits each): half the instructions where the core runs 512-bit IFMA
-        /// operations at the 256-bit rate; passed over on Zen 4, which splits them in two.
+        /// `Ifma` with 512-bit vectors at every size: half the instructions at 1024 bits too, where the core runs
+        /// 512-bit IFMA operations at the 256-bit rate; passed over on Zen 4, which splits them in two.
         Ifma512: [BMI2, ADX, AVX2, AVX512F, AVX512VL, AVX512IFMA] avoid_on [Zen4],
     }
 }
