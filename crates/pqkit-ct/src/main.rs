@@ -52,7 +52,8 @@ fn check(cond: bool, what: &str) {
 
 /// Seal with a secret key and plaintext, publish the ciphertext and tag; open (tag decision public) and
 /// open a forged tag (the failure path re-encrypts the buffer). Two message lengths: 300 bytes (one keystream pass
-/// of the ChaCha20-Poly1305 AVX2 medium path) and 1 KiB (two passes, the second hashing the first's ciphertext).
+/// of the ChaCha20-Poly1305 AVX2 medium path) and 1 KiB (two passes: the second hashing the first's ciphertext, or
+/// with `Avx2Zen4` and `Avx2Zen5` each its own, decrypted in place).
 fn aead<A: Aead>(name: &str, make: impl Fn(&[u8]) -> A) {
     aead_len::<A, 300>(name, &make);
     aead_len::<A, 1024>(name, &make);
@@ -84,7 +85,8 @@ fn aead_len<A: Aead, const N: usize>(name: &str, make: impl Fn(&[u8]) -> A) {
 
 /// On every ChaCha backend this CPU runs: the automatic choice depends on the microarchitecture, which valgrind's
 /// virtual CPU does not report, and the backends differ in the AEAD's shape (the stitched loops and the medium
-/// path of `Avx2`, ChaCha20 then the vector Poly1305 on each chunk with `Avx2Zen3` and the portable code).
+/// path of `Avx2`, its open of whole passes in place with `Avx2Zen4` and `Avx2Zen5`, ChaCha20 then the vector
+/// Poly1305 on each chunk with `Avx2Zen3` and the portable code).
 fn chacha20poly1305() {
     for b in pqkit::chacha::Backend::available() {
         aead("ChaCha20-Poly1305", |k| ChaCha20Poly1305::new(k).expect("key").with_backend(b));

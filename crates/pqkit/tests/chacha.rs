@@ -646,6 +646,7 @@ fn forcing_an_unavailable_backend_is_an_error() {
         Backend::Soft,
         Backend::Avx2,
         Backend::Avx2Zen3,
+        Backend::Avx2Zen4,
         Backend::Avx2Zen5,
         Backend::Avx512,
         Backend::Avx512Zen5,

@@ -13,9 +13,11 @@
 //! keystream from block 1 on in 8-block passes (seal XORs it into the message, open writes it to a buffer), block 0
 //! (the Poly1305 key) on the integer units during the first pass (so the key block costs no vector work), hashing
 //! each pass's ciphertext during the next, all of it on the two scalar chains (their key `r^16` alone: the vector
-//! Poly1305's table of powers would cost more than it saves here); on AMD Zen 5, open of whole passes (512, 1024 or
-//! 1536 bytes) instead computes block 0 first and hashes each pass's own ciphertext during it (the choice is the
-//! ChaCha backend's: `chacha::open_whole_block0_first`). Open checks the tag before it decrypts anything.
+//! Poly1305's table of powers would cost more than it saves here); on AMD Zen 4 and Zen 5, open of whole passes
+//! (512, 1024 or 1536 bytes) instead computes block 0 first, and each pass hashes its own ciphertext during its
+//! double rounds and decrypts it in place after them (the choice is the ChaCha backend's:
+//! `chacha::open_whole_block0_first`). Open leaves the caller's buffer holding the ciphertext on a bad tag: the
+//! short and medium paths check the tag before they decrypt anything, the in-place and long paths encrypt again.
 //!
 //! ## Limits
 //! - One (key, nonce) pair must never seal two messages. With ChaCha20-Poly1305's 12-byte nonce use a counter
@@ -206,7 +208,7 @@ fn with_ks<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
 /// alone: under 32 blocks). With `SEAL`, each pass XORs its keystream straight into `buf` and `ks` is not used;
 /// without, the keystream goes to `ks` at the same offsets, `buf` (the ciphertext) is left as it is, and the
 /// caller XORs in `ks[..len]` once the tag has checked out. An open of whole passes takes
-/// [`medium_open_whole`] instead where the backend says so ([`chacha::open_whole_block0_first`]).
+/// [`medium_open_in_place`] instead where the backend says so ([`chacha::open_whole_block0_first`]).
 //
 // Why this shape: the stitched passes are bound by the integer instructions the scalar Poly1305 blocks issue, not
 // by the latency of one multiply chain or by the multiplier, and the first pass has nothing to hash (the key is
@@ -227,9 +229,6 @@ fn medium<const SEAL: bool>(
 ) -> [u8; TAG_LEN] {
     let len = buf.len();
     debug_assert!(len > SHORT && len <= MEDIUM);
-    if !SEAL && len.is_multiple_of(512) && chacha::open_whole_block0_first(backend) {
-        return medium_open_whole(backend, key, nonce, aad, buf, ks);
-    }
     let mut state = chacha::state_ietf(key, 0, nonce);
     let blocks = len.div_ceil(64);
     let passes = blocks.div_ceil(8);
@@ -277,35 +276,35 @@ fn medium<const SEAL: bool>(
     finish_mac(mac, aad.len(), len)
 }
 
-/// The authentication half of [`medium`]'s open when the message is whole 8-block passes (512, 1024 or 1536
-/// bytes) and the backend computes block 0 first ([`chacha::open_whole_block0_first`]); returns the tag and leaves the keystream from block 1 on in `ks[..len]`. Block 0 (the Poly1305 key)
-/// runs first, alone; then pass `i` computes the keystream of message bytes `512 i .. 512 i + 512` while the
-/// integer units hash the ciphertext of those same bytes, which open has from the start. Nothing is left to hash
-/// after the last pass, so the two chains need `r^16` alone, not the vector backend's table of powers.
+/// Open in place of a message of whole 8-block passes (512, 1024 or 1536 bytes) where the backend computes block 0
+/// first ([`chacha::open_whole_block0_first`]): decrypts `buf` and returns the tag its ciphertext had, for the
+/// caller to check (and, on a bad tag, to restore the ciphertext by encrypting again). Block 0 (the Poly1305 key)
+/// runs first, alone; then pass `i` hashes the ciphertext of message bytes `512 i .. 512 i + 512` on the integer
+/// units during its double rounds and XORs its keystream into those bytes after them
+/// ([`chacha::PassSide::HashOut`]). Nothing is left to hash after the last pass, so the two chains need `r^16`
+/// alone, not the vector backend's table of powers.
 //
 // Why this shape: [`medium`]'s hashes the last pass's 512 bytes after it, on their own; here block 0 costs a
 // one-block call instead (measured on Zen 3, rdtsc: 196-245 ticks, against 588 for a pass computing block 0 on the
-// integer units and 613 for a pass hashing 512 bytes). Measured against [`medium`]'s open, both interleaved in one
-// process: 4.3% faster at 1024 bytes, 3.2% at 1536, the same at 512 (on Zen 3, which now runs no stitched loop;
-// on an Intel Xeon the other shape is faster, see [`chacha::open_whole_block0_first`]). With a shorter last pass
-// [`medium`]'s shape leaves only that pass's bytes to hash at the end.
+// integer units and 613 for a pass hashing 512 bytes). And [`medium`]'s open writes the keystream to a buffer and
+// XORs it in after the tag check, a second pass over the message and a buffer to clear; here each pass decrypts
+// the bytes it hashed.
 #[cfg(target_arch = "x86_64")]
-fn medium_open_whole(
+fn medium_open_in_place(
     backend: Checked<Backend>,
     key: &[u8; 32],
     nonce: &[u8; 12],
     aad: &[u8],
-    buf: &[u8],
-    ks: &mut [u8],
+    buf: &mut [u8],
 ) -> [u8; TAG_LEN] {
     let len = buf.len();
-    debug_assert!(len.is_multiple_of(512) && len <= MEDIUM && ks.len() >= len);
+    debug_assert!(len.is_multiple_of(512) && len <= MEDIUM);
     // Block 0 alone, Poly1305 keyed and the AAD absorbed; the state's counter is then 1.
     let mut p = OnePass::new(key, nonce, aad, backend);
     let chain = p.mac.chain2_alone();
-    for (i, (src, out)) in buf.chunks_exact(512).zip(ks.chunks_exact_mut(512)).enumerate() {
+    for (i, region) in buf.chunks_exact_mut(512).enumerate() {
         let mut job = Job2 { mac: &mut p.mac, chain: &chain };
-        chacha::ks_pass2(backend, &p.state, 8 * i as u64, out, false, chacha::PassSide::Hash(src, &mut job));
+        chacha::ks_pass2(backend, &p.state, 8 * i as u64, region, true, chacha::PassSide::HashOut(&mut job));
     }
     p.finish(aad.len(), len)
 }
@@ -435,6 +434,18 @@ fn open(
     }
     #[cfg(target_arch = "x86_64")]
     if let (Some(chacha::StitchLoop::Avx2(b)), true) = (chacha::stitch(backend), buf.len() <= MEDIUM) {
+        if buf.len().is_multiple_of(512) && chacha::open_whole_block0_first(b) {
+            let expected = medium_open_in_place(b, key, nonce, aad, buf);
+            // The tag check's outcome is returned to the caller: public.
+            let ok = crate::ct::declassify(crate::ct::eq(&expected, tag));
+            if !ok {
+                // Bad tag: encrypting again restores the ciphertext, so the caller's buffer never holds plaintext.
+                let mut start = chacha::state_ietf(key, 1, nonce);
+                chacha::apply_blocks(b, 20, &start, buf, true);
+                crate::ct::wipe(&mut start);
+            }
+            return if ok { Ok(()) } else { Err(Error::AuthenticationFailed { algorithm }) };
+        }
         // Nothing is decrypted before the tag checks out, so nothing needs restoring on a bad tag.
         let ok = with_ks(buf.len(), |ks| {
             let expected = medium::<false>(b, key, nonce, aad, buf, ks);

@@ -562,8 +562,10 @@ impl<J: super::Stitch2> Side for ScalarSide<'_, J> {
         // Pairs per double round: 1, 2, 1, 2, 2, 1, 2, 1, 2, 2 (16 in all): bit k of MORE set for the twos.
         const MORE: u32 = 0b11_0101_1010;
         let word = |src: *const u8, j: usize, i: usize| {
-            // SAFETY: `src` points into a whole chunk of `STITCH_CHUNK` bytes other than the one the pass writes,
-            // and no mutable reference to it is live (see `xor20_stitched_avx2` and `ks_pass_avx2`); it has moved
+            // SAFETY: `src` points into a whole chunk of `STITCH_CHUNK` bytes: one other than the one the pass
+            // writes, with no mutable reference to it live, or (`PassSide::HashOut`) the pass's own output, derived
+            // from the pointer the pass writes through and read before the pass stores anything (see
+            // `xor20_stitched_avx2` and `ks_pass_avx2`); it has moved
             // on by one 16-byte block per pair taken, at most 16, so word `i < 2` of block `j` (0, or `PAIRS`) of
             // the pair lies inside the chunk; unaligned.
             u64::from_le(unsafe { (src.add(16 * j + 8 * i) as *const u64).read_unaligned() })
@@ -645,8 +647,10 @@ pub(super) fn ks_pass<J: super::Stitch2>(
     side: super::PassSide<'_, J>,
 ) {
     assert!(!out.is_empty() && out.len() <= 8 * BLOCK_LEN);
-    if let super::PassSide::Hash(src, _) = &side {
-        assert!(src.len() == STITCH_CHUNK);
+    match &side {
+        super::PassSide::Hash(src, _) => assert!(src.len() == STITCH_CHUNK),
+        super::PassSide::HashOut(_) => assert!(out.len() == STITCH_CHUNK && xor),
+        super::PassSide::Block(_) => {}
     }
     assert!(backend.covers(Backend::Avx2));
     // SAFETY: `backend` is a `Checked` (crate::dispatch) covering Backend::Avx2, so the CPU has AVX2, BMI1 and BMI2.
@@ -684,6 +688,16 @@ fn ks_pass_avx2<J: super::Stitch2>(
         super::PassSide::Hash(src, job) => {
             // `src` is 512 bytes (checked by `ks_pass`), a borrow disjoint from `out`.
             let mut sd = ScalarSide { acc: job.begin(), job: &*job, src: src.as_ptr() };
+            let side = &mut sd;
+            pass!(side);
+            let acc = sd.acc;
+            job.end(acc);
+        }
+        super::PassSide::HashOut(job) => {
+            // `out` itself, read through the pointer the pass writes through (512 bytes, checked by `ks_pass`, so
+            // the 8-block body): `ScalarSide` takes all 32 blocks during the double rounds, and the pass stores
+            // only after them.
+            let mut sd = ScalarSide { acc: job.begin(), job: &*job, src: p.cast_const() };
             let side = &mut sd;
             pass!(side);
             let acc = sd.acc;

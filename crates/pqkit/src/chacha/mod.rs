@@ -59,6 +59,9 @@ crate::dispatch::backends! {
         /// loops lose more than anything else when the core is busy (see docs/chacha.md): averaged over a minute
         /// of seals, the two apart were 6-9% faster (1 KiB, 16 KiB, 1 MiB).
         Avx2Zen3: [AVX2, BMI1, BMI2] avoid_on [Other, Zen4, Zen5],
+        /// [`Backend::Avx2`] with ChaCha20-Poly1305's open of whole 8-block passes (512, 1024 or 1536 bytes) in
+        /// place, block 0 first (`open_whole_block0_first`): chosen on AMD Zen 4 only.
+        Avx2Zen4: [AVX2, BMI1, BMI2] avoid_on [Other, Zen3, Zen5],
         /// [`Backend::Avx2`] with a last block of at most 64 bytes on the integer units: chosen on AMD Zen 5 only,
         /// whose two-cycle vector integer latency doubles the row layout's serial chain (see the module docs).
         Avx2Zen5: [AVX2, BMI1, BMI2] avoid_on [Other, Zen3, Zen4],
@@ -94,9 +97,12 @@ pub(crate) fn apply_blocks(backend: Checked<Backend>, rounds: usize, state: &[u3
         // The x86 kernels take the counter as a value: two 32-bit loads (see `avx2::counter`), since callers
         // store word 12 alone just before the call.
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx512 | Backend::Avx512Zen5 | Backend::Avx2 | Backend::Avx2Zen3 | Backend::Avx2Zen5 => {
-            apply_blocks_at(backend, rounds, state, avx2::counter(state), data, xor)
-        }
+        Backend::Avx512
+        | Backend::Avx512Zen5
+        | Backend::Avx2
+        | Backend::Avx2Zen3
+        | Backend::Avx2Zen4
+        | Backend::Avx2Zen5 => apply_blocks_at(backend, rounds, state, avx2::counter(state), data, xor),
         #[cfg(target_arch = "aarch64")]
         Backend::Neon => neon::apply_blocks(backend, rounds, state, data, xor),
         _ => soft::apply_blocks(rounds, state, data, xor),
@@ -127,7 +133,7 @@ pub(crate) fn apply_blocks_at(
         #[cfg(target_arch = "x86_64")]
         Backend::Avx512 | Backend::Avx512Zen5 => avx512::apply_blocks(backend, rounds, state, ctr, data, xor),
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx2 | Backend::Avx2Zen3 | Backend::Avx2Zen5 => {
+        Backend::Avx2 | Backend::Avx2Zen3 | Backend::Avx2Zen4 | Backend::Avx2Zen5 => {
             avx2::apply_blocks(backend, rounds, state, ctr, data, xor)
         }
         _ => {
@@ -165,7 +171,7 @@ pub(crate) const STITCH2_CHUNK: usize = 8 * BLOCK_LEN;
 pub(crate) fn stitch(backend: Checked<Backend>) -> Option<StitchLoop> {
     match backend.get() {
         Backend::Avx512 | Backend::Avx512Zen5 => Some(StitchLoop::Avx512(backend)),
-        Backend::Avx2 | Backend::Avx2Zen5 => Some(StitchLoop::Avx2(backend)),
+        Backend::Avx2 | Backend::Avx2Zen4 | Backend::Avx2Zen5 => Some(StitchLoop::Avx2(backend)),
         // The same passes, ChaCha20 and Poly1305 kept apart on purpose (see its docs).
         Backend::Avx2Zen3 => None,
         _ => None,
@@ -173,18 +179,23 @@ pub(crate) fn stitch(backend: Checked<Backend>) -> Option<StitchLoop> {
 }
 
 /// Whether the AVX2 AEAD open of a message of whole 8-block passes (512, 1024 or 1536 bytes) computes block 0 (the
-/// Poly1305 key) first, alone, so that each pass can hash its own ciphertext (the AEAD's `medium_open_whole`),
-/// rather than on the integer units during the first pass, each pass then hashing the one before it (`medium`, the
-/// shape of every other medium length). `backend` comes from [`stitch`] (`StitchLoop::Avx2`).
+/// Poly1305 key) first, alone, so that each pass can hash its own ciphertext and decrypt it in place (the AEAD's
+/// `medium_open_in_place`, which restores the ciphertext on a bad tag), rather than on the integer units during
+/// the first pass, each pass then hashing the one before it and writing its keystream to a buffer that is XORed in
+/// once the tag checks out (`medium`, the shape of every other medium length). `backend` comes from [`stitch`]
+/// (`StitchLoop::Avx2`).
 ///
-/// Only [`Backend::Avx2Zen5`] computes block 0 first: the shape the reports of AMD Zen 5 measured (1 KiB open
-/// 1.07x ring on the AVX2 tier), never measured there against the other. [`Backend::Avx2`] does not: on an Intel
-/// Xeon with AVX-512 (family 6, model 167; AVX2 tier), with both shapes and ring interleaved in one process, the
-/// other shape opened 512 bytes 12-14% faster, 1 KiB 6-7% and 1536 bytes 4-5%.
+/// [`Backend::Avx2Zen4`] and [`Backend::Avx2Zen5`] compute block 0 first. On AMD Zen 4 (AVX2 tier, both shapes
+/// and ring interleaved in one process, best of each run): 1 KiB 580-586 ns against 612-626 ns, 1536 bytes
+/// 783-800 ns against 838-866 ns, 512 bytes the same (391-414 ns against 393-419 ns). Zen 5's reports measured
+/// block 0 first with the keystream buffer (1 KiB open 1.07x ring on the AVX2 tier); decrypting in place drops
+/// that buffer's writes, reads and clearing. [`Backend::Avx2`] does not: on an Intel Xeon with AVX-512 (family 6,
+/// model 167; AVX2 tier) the other shape opened 512 bytes 12-14% faster, 1 KiB 6-7% and 1536 bytes 4-5% than
+/// block 0 first with the buffer, and decrypting in place measured within 2% of the buffer there.
 #[cfg(target_arch = "x86_64")]
 #[inline]
 pub(crate) fn open_whole_block0_first(backend: Checked<Backend>) -> bool {
-    matches!(backend.get(), Backend::Avx2Zen5)
+    matches!(backend.get(), Backend::Avx2Zen4 | Backend::Avx2Zen5)
 }
 
 /// How many of the 128 16-byte blocks of each chunk the AVX-512 [`xor20_stitched`] hands to
@@ -259,6 +270,10 @@ pub(crate) fn xor20_stitched2<const SEAL: bool, J: Stitch2>(
 pub(crate) enum PassSide<'a, J> {
     /// Hash every 16-byte block of these 512 bytes with the job ([`Stitch2`]), as 16 pairs on two chains.
     Hash(&'a [u8], &'a mut J),
+    /// Hash the pass's own `out` (512 bytes, `xor` set) as [`PassSide::Hash`] would, every block read during the
+    /// double rounds, before the pass XORs its keystream into it: an open in place, which hashes the ciphertext
+    /// the pass decrypts.
+    HashOut(&'a mut J),
     /// Compute the keystream block of the pass's `state` itself (its own counter, `skip` not applied) as words,
     /// feed-forward added, one scalar double round after each of the pass's: the AEAD's block 0, whose first half
     /// keys Poly1305, at no vector cost.
@@ -580,10 +595,13 @@ mod tests {
             let s = stitch(b);
             match b.get() {
                 Backend::Avx512 | Backend::Avx512Zen5 => assert!(matches!(s, Some(StitchLoop::Avx512(_)))),
-                Backend::Avx2 | Backend::Avx2Zen5 => assert!(matches!(s, Some(StitchLoop::Avx2(_)))),
+                Backend::Avx2 | Backend::Avx2Zen4 | Backend::Avx2Zen5 => {
+                    assert!(matches!(s, Some(StitchLoop::Avx2(_))))
+                }
                 other => assert!(s.is_none(), "{other:?}"),
             }
-            assert_eq!(open_whole_block0_first(b), b.get() == Backend::Avx2Zen5, "{:?}", b.get());
+            let first = matches!(b.get(), Backend::Avx2Zen4 | Backend::Avx2Zen5);
+            assert_eq!(open_whole_block0_first(b), first, "{:?}", b.get());
         }
     }
 
