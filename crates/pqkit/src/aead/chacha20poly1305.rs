@@ -439,10 +439,7 @@ fn open(
             // The tag check's outcome is returned to the caller: public.
             let ok = crate::ct::declassify(crate::ct::eq(&expected, tag));
             if !ok {
-                // Bad tag: encrypting again restores the ciphertext, so the caller's buffer never holds plaintext.
-                let mut start = chacha::state_ietf(key, 1, nonce);
-                chacha::apply_blocks(b, 20, &start, buf, true);
-                crate::ct::wipe(&mut start);
+                encrypt_again(b, chacha::state_ietf(key, 1, nonce), buf);
             }
             return if ok { Ok(()) } else { Err(Error::AuthenticationFailed { algorithm }) };
         }
@@ -465,14 +462,20 @@ fn open(
     // The tag check's outcome is returned to the caller: public.
     let ok = crate::ct::declassify(crate::ct::eq(&expected, tag));
     if !ok {
-        // Bad tag: encrypting again restores the ciphertext, so the caller's buffer never holds plaintext.
-        for chunk in buf.chunks_mut(CHUNK) {
-            chacha::apply_blocks(backend, 20, &start, chunk, true);
-            start[12] = start[12].wrapping_add((chunk.len() / 64) as u32);
-        }
+        encrypt_again(backend, start, buf);
     }
     crate::ct::wipe(&mut start);
     if ok { Ok(()) } else { Err(Error::AuthenticationFailed { algorithm }) }
+}
+
+/// After a bad tag on a message decrypted in place: encrypting it again from `start` (the state of block 1, the
+/// first message block) restores the ciphertext, so the caller's buffer never holds plaintext. Wipes its copy.
+fn encrypt_again(backend: Checked<Backend>, mut start: [u32; 16], buf: &mut [u8]) {
+    for chunk in buf.chunks_mut(CHUNK) {
+        chacha::apply_blocks(backend, 20, &start, chunk, true);
+        start[12] = start[12].wrapping_add((chunk.len() / 64) as u32);
+    }
+    crate::ct::wipe(&mut start);
 }
 
 fn key32(algorithm: &'static str, key: &[u8]) -> Result<[u8; 32]> {

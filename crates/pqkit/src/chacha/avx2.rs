@@ -565,9 +565,8 @@ impl<J: super::Stitch2> Side for ScalarSide<'_, J> {
             // SAFETY: `src` points into a whole chunk of `STITCH_CHUNK` bytes: one other than the one the pass
             // writes, with no mutable reference to it live, or (`PassSide::HashOut`) the pass's own output, derived
             // from the pointer the pass writes through and read before the pass stores anything (see
-            // `xor20_stitched_avx2` and `ks_pass_avx2`); it has moved
-            // on by one 16-byte block per pair taken, at most 16, so word `i < 2` of block `j` (0, or `PAIRS`) of
-            // the pair lies inside the chunk; unaligned.
+            // `xor20_stitched_avx2` and `ks_pass_avx2`). It has moved on by one 16-byte block per pair taken, at
+            // most 16, so word `i < 2` of block `j` (0, or `PAIRS`) of the pair lies inside the chunk; unaligned.
             u64::from_le(unsafe { (src.add(16 * j + 8 * i) as *const u64).read_unaligned() })
         };
         let n = 1 + ((MORE >> k) & 1);
