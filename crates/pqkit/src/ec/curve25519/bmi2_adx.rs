@@ -929,7 +929,7 @@ mod tests {
             let pick = |k: usize| Fe64(w[(i * (2 * k + 3) + k) % n]);
             let (x1, xn, zn, xm, zm) = (pick(0), pick(1), pick(2), pick(3), pick(4));
             for mask in [0u64, u64::MAX] {
-                let mut st = LadderState([0; 69]);
+                let mut st = LadderState([0; LadderState::WORDS]);
                 st.set(LadderState::X1, &x1);
                 st.set(LadderState::XN, &xn);
                 st.set(LadderState::ZN, &zn);

@@ -28,17 +28,20 @@ macro_rules! mux4 {
     };
 }
 
-/// The state of the ladder: 17 field elements and the swap mask, at fixed byte offsets (the literals in
-/// [`ladder_step`]'s asm): x1 0, xn 32, zn 64, xm 96, zm 128, sn 160, dn 192, sm 224, dm 256, s 288, d 320,
-/// dmsn 352, dnsm 384, ss 416, dd 448, e 480, t 512, mask 544.
+/// The state of the ladder: 15 field elements of four words, the swap mask and two five-word products, at
+/// fixed byte offsets (the literals in [`ladder_step`]'s asm): x1 0, xn 32, zn 64, xm 96, zm 128, sn 160,
+/// dn 192, sm 224, dm 256, s 288, d 320, (dmsn − dnsm)² 384, ss 416, dd 448, e 480, t 512, mask 544,
+/// dmsn 552 and dnsm 592 (five words each).
 ///
 /// The ladder keeps two points whose difference is P (u-coordinate x1): "n", the one doubled by the last
 /// step, which is R_b for the last bit b, and "m", the other one. A step with bit b' doubles R_b' (n if
 /// b' = b, else m: the mask) and adds the two; the doubled point becomes the new n, the sum the new m.
 #[repr(C, align(64))]
-pub(super) struct LadderState(pub(super) [u64; 69]);
+pub(super) struct LadderState(pub(super) [u64; LadderState::WORDS]);
 
 impl LadderState {
+    /// The state's length in words.
+    pub(super) const WORDS: usize = 79;
     pub(super) const X1: usize = 0;
     pub(super) const XN: usize = 4;
     pub(super) const ZN: usize = 8;
@@ -64,7 +67,7 @@ impl LadderState {
 #[inline(always)]
 pub(super) fn ladder_step(st: &mut LadderState) {
     // SAFETY: BMI2 and ADX are present (this runs only below `x25519`, which asserted a Checked backend
-    // covering Bmi2Adx). The block reads and writes only the 69 words of `st` (offsets below 552 bytes from
+    // covering Bmi2Adx). The block reads and writes only the 79 words of `st` (offsets below 632 bytes from
     // rdi, which holds its address), writes only the registers it declares, and does not use the stack.
     unsafe {
         asm!(
@@ -75,11 +78,11 @@ pub(super) fn ladder_step(st: &mut LadderState) {
             "cmp qword ptr [rdi + 544], 0",
             mux4!("320", "256", "192"), // d = mask ? dm : dn
             mux4!("288", "224", "160"), // s = mask ? sm : sn
-            mul4!("384", "224", "192"), // dnsm = sm·dn
-            mul4!("352", "256", "160"), // dmsn = dm·sn
+            mul5!("592", "224", "192"), // dnsm = sm·dn (five words)
+            mul5!("552", "256", "160"), // dmsn = dm·sn (five words)
             sqr4!("448", "320"),        // dd = d²
-            sub4!("480", "352", "384"), // dmsn − dnsm (in e's place until e is formed)
-            add4!("512", "352", "384"), // t = dmsn + dnsm
+            sub5!("480", "552", "592"), // dmsn − dnsm (in e's place until e is formed)
+            add5!("512", "552", "592"), // t = dmsn + dnsm
             sqr4!("416", "288"),        // ss = s²
             sqr4!("384", "480"),        // (dmsn − dnsm)²
             sub4!("480", "416", "448"), // e = ss − dd
@@ -102,7 +105,7 @@ pub(super) fn ladder_step(st: &mut LadderState) {
 #[inline(always)]
 pub(super) fn double_step(st: &mut LadderState) {
     // SAFETY: BMI2 and ADX are present (this runs only below `x25519`, which asserted a Checked backend
-    // covering Bmi2Adx). The block reads and writes only the 69 words of `st` (offsets below 552 bytes from
+    // covering Bmi2Adx). The block reads and writes only the 79 words of `st` (offsets below 632 bytes from
     // rdi, which holds its address), writes only the registers it declares, and does not use the stack.
     unsafe {
         asm!(
@@ -129,7 +132,7 @@ pub(super) fn double_step(st: &mut LadderState) {
 /// last three steps would (their additions only feed R1, which the result does not use). Constant time: the
 /// bits only make the masks.
 pub(super) fn ladder_asm<const CLAMPED: bool>(k: &[u8; 32], u: &[u8; 32]) -> [u8; 32] {
-    let mut st = LadderState([0; 69]);
+    let mut st = LadderState([0; LadderState::WORDS]);
     st.set(LadderState::X1, &Fe64::from_bytes(u));
     st.set(LadderState::XN, &Fe64::ONE); // n = R0 = O = (1 : 0)
     st.set(LadderState::XM, &Fe64::from_bytes(u)); // m = R1 = P = (x1 : 1)

@@ -7,8 +7,10 @@
 //! below 2p (`mul4` and `sqr4` below 2^255 + 2^13, `cmadd4` with its constant below 2^32 below
 //! 2^255 + 2^40); `add4` and `sub4` accept a first operand below 2^256 and a second one below
 //! 2p and give a result below 2^256 (a carry or borrow out is folded once, as ±38, and that cannot carry or
-//! borrow again: for `add4`, a + b − 2^256 < 2^256 − 38; for `sub4`, a − b + 2^256 > 38). All are
-//! congruent modulo p to the exact result.
+//! borrow again: for `add4`, a + b − 2^256 < 2^256 − 38; for `sub4`, a − b + 2^256 > 38). `mul5` accepts
+//! any inputs below 2^256 and leaves its product on five words, below 39·2^256 (the fifth word at most 38),
+//! unfolded; `add5` and `sub5` accept two such results (`sub5` adds 128p to stay positive, for a sum below
+//! 103·2^256) and fold once, to a result below 2^255 + 2^13. All are congruent modulo p to the exact result.
 
 #[rustfmt::skip]
 macro_rules! fold_store {
@@ -32,10 +34,10 @@ macro_rules! fold_store {
 }
 
 #[rustfmt::skip]
-macro_rules! reduce_store {
-    // The 512-bit value r8..r15: r8..r11 += 38·(r12..r15) (2^256 = 38 mod p), on the two carry chains,
-    // then `fold_store`.
-    ($d:literal) => {
+macro_rules! reduce38 {
+    // The 512-bit value r8..r15 to five words r8..r12 (r12 ≤ 38): r8..r11 += 38·(r12..r15)
+    // (2^256 = 38 mod p), on the two carry chains.
+    () => {
         concat!(
             "mov edx, 38\n",
             "xor esi, esi\n",
@@ -52,8 +54,15 @@ macro_rules! reduce_store {
             "adcx r11, rax\n",
             "adox r12, rsi\n",
             "adcx r12, rsi\n",
-            fold_store!($d),
         )
+    };
+}
+
+#[rustfmt::skip]
+macro_rules! reduce_store {
+    // The 512-bit value r8..r15 reduced (`reduce38`, then `fold_store`) and stored at `$d`.
+    ($d:literal) => {
+        concat!(reduce38!(), fold_store!($d))
     };
 }
 
@@ -83,10 +92,10 @@ macro_rules! mul_row {
 }
 
 #[rustfmt::skip]
-macro_rules! mul4 {
-    // [$d] = [$a]·[$b]: the 4×4 schoolbook product row by row (low halves on the OF chain, high halves on
-    // the CF chain), then `reduce_store`.
-    ($d:literal, $a:literal, $b:literal) => {
+macro_rules! mul_512 {
+    // r8..r15 = [$a]·[$b]: the 4×4 schoolbook product row by row (low halves on the OF chain, high halves
+    // on the CF chain).
+    ($a:literal, $b:literal) => {
         concat!(
             "mov rdx, [rdi + ", $b, "]\n",
             "mulx r9, r8, [rdi + ", $a, "]\n",
@@ -103,59 +112,83 @@ macro_rules! mul4 {
             mul_row!($a, "r10", "r11", "r12", "r13", "r14"),
             "mov rdx, [rdi + ", $b, " + 24]\n",
             mul_row!($a, "r11", "r12", "r13", "r14", "r15"),
-            reduce_store!($d),
+        )
+    };
+}
+
+#[rustfmt::skip]
+macro_rules! mul4 {
+    // [$d] = [$a]·[$b]: `mul_512`, then `reduce_store`.
+    ($d:literal, $a:literal, $b:literal) => {
+        concat!(mul_512!($a, $b), reduce_store!($d))
+    };
+}
+
+#[rustfmt::skip]
+macro_rules! mul5 {
+    // [$d] = [$a]·[$b] on five words (below 39·2^256, the fifth word at most 38): `mul_512` and `reduce38`
+    // without the fold, for a result that `add5` or `sub5` takes next and folds once.
+    ($d:literal, $a:literal, $b:literal) => {
+        concat!(
+            mul_512!($a, $b),
+            reduce38!(),
+            "mov [rdi + ", $d, "], r8\n",
+            "mov [rdi + ", $d, " + 8], r9\n",
+            "mov [rdi + ", $d, " + 16], r10\n",
+            "mov [rdi + ", $d, " + 24], r11\n",
+            "mov [rdi + ", $d, " + 32], r12\n",
         )
     };
 }
 
 #[rustfmt::skip]
 macro_rules! sqr4 {
-    // [$d] = [$a]²: the six cross products once, doubled, plus the four squares; then `reduce_store`.
+    // [$d] = [$a]²: the six cross products a_i·a_j (i < j) once, placed on two carry chains (low halves on
+    // CF, high halves on OF) in three groups that each start on a fresh word; then the doubling (CF chain,
+    // `adcx r, r`) and the four squares a_i² (OF chain) in one pass over the words; then `reduce_store`.
     ($d:literal, $a:literal) => {
         concat!(
             "mov rdx, [rdi + ", $a, "]\n",
-            "mulx r10, r9, [rdi + ", $a, " + 8]\n",
-            "mulx r11, rax, [rdi + ", $a, " + 16]\n",
-            "add r10, rax\n",
-            "mulx r12, rax, [rdi + ", $a, " + 24]\n",
-            "adc r11, rax\n",
-            "mov rdx, [rdi + ", $a, " + 8]\n",
-            "mulx r13, rax, [rdi + ", $a, " + 24]\n",
-            "adc r12, rax\n",
-            "adc r13, 0\n",
+            "mulx r15, r8, rdx\n",                    // a0² (r15 held until the doubling)
+            "mulx r10, r9, [rdi + ", $a, " + 8]\n",   // a0·a1 at words 1, 2
+            "mulx r12, r11, [rdi + ", $a, " + 24]\n", // a0·a3 at words 3, 4
             "mov rdx, [rdi + ", $a, " + 16]\n",
-            "mulx r14, rax, [rdi + ", $a, " + 24]\n",
-            "add r13, rax\n",
-            "adc r14, 0\n",
-            "mov rdx, [rdi + ", $a, " + 8]\n",
-            "mulx rcx, rax, [rdi + ", $a, " + 16]\n",
-            "add r11, rax\n",
-            "adc r12, rcx\n",
-            "adc r13, 0\n",
-            "adc r14, 0\n",
-            "xor r15d, r15d\n",
-            "adcx r9, r9\n",
-            "adcx r10, r10\n",
-            "adcx r11, r11\n",
-            "adcx r12, r12\n",
-            "adcx r13, r13\n",
-            "adcx r14, r14\n",
-            "adcx r15, r15\n",
-            "mov rdx, [rdi + ", $a, "]\n",
-            "mulx rcx, r8, rdx\n",
-            "adox r9, rcx\n",
-            "mov rdx, [rdi + ", $a, " + 8]\n",
-            "mulx rcx, rax, rdx\n",
-            "adox r10, rax\n",
+            "mulx r14, r13, [rdi + ", $a, " + 24]\n", // a2·a3 at words 5, 6
+            "xor esi, esi\n",
+            "mulx rcx, rax, [rdi + ", $a, "]\n",      // a2·a0 at words 2, 3
+            "adcx r10, rax\n",
             "adox r11, rcx\n",
-            "mov rdx, [rdi + ", $a, " + 16]\n",
-            "mulx rcx, rax, rdx\n",
-            "adox r12, rax\n",
-            "adox r13, rcx\n",
+            "mulx rcx, rax, [rdi + ", $a, " + 8]\n",  // a2·a1 at words 3, 4
+            "adcx r11, rax\n",
+            "adox r12, rcx\n",
             "mov rdx, [rdi + ", $a, " + 24]\n",
-            "mulx rcx, rax, rdx\n",
+            "mulx rcx, rax, [rdi + ", $a, " + 8]\n",  // a3·a1 at words 4, 5
+            "adcx r12, rax\n",
+            "adox r13, rcx\n",
+            "adcx r13, rsi\n",
+            "adox r14, rsi\n",
+            "adc r14, rsi\n",                          // the cross sum is below 2^448: no carry out of r14
+            "xor esi, esi\n",
+            "adcx r9, r9\n",
+            "adox r9, r15\n",
+            "mov rdx, [rdi + ", $a, " + 8]\n",
+            "mulx rdx, rax, rdx\n",                   // a1²
+            "adcx r10, r10\n",
+            "adox r10, rax\n",
+            "adcx r11, r11\n",
+            "adox r11, rdx\n",
+            "mov rdx, [rdi + ", $a, " + 16]\n",
+            "mulx rdx, rax, rdx\n",                   // a2²
+            "adcx r12, r12\n",
+            "adox r12, rax\n",
+            "adcx r13, r13\n",
+            "adox r13, rdx\n",
+            "mov rdx, [rdi + ", $a, " + 24]\n",
+            "mulx r15, rax, rdx\n",                   // a3²
+            "adcx r14, r14\n",
             "adox r14, rax\n",
-            "adox r15, rcx\n",
+            "adcx r15, rsi\n",
+            "adox r15, rsi\n",
             reduce_store!($d),
         )
     };
@@ -182,6 +215,56 @@ macro_rules! cmadd4 {
             "adc r10, [rdi + ", $b, " + 16]\n",
             "adc r11, [rdi + ", $b, " + 24]\n",
             "adc r12, rsi\n",
+            fold_store!($d),
+        )
+    };
+}
+
+#[rustfmt::skip]
+macro_rules! add5 {
+    // [$d] = [$a] + [$b] for two `mul5` results (five words each, below 39·2^256): the five-word sum (below
+    // 78·2^256), then the fold of `fold_store`.
+    ($d:literal, $a:literal, $b:literal) => {
+        concat!(
+            "xor esi, esi\n",
+            "mov r8, [rdi + ", $a, "]\n",
+            "mov r9, [rdi + ", $a, " + 8]\n",
+            "mov r10, [rdi + ", $a, " + 16]\n",
+            "mov r11, [rdi + ", $a, " + 24]\n",
+            "mov r12, [rdi + ", $a, " + 32]\n",
+            "add r8, [rdi + ", $b, "]\n",
+            "adc r9, [rdi + ", $b, " + 8]\n",
+            "adc r10, [rdi + ", $b, " + 16]\n",
+            "adc r11, [rdi + ", $b, " + 24]\n",
+            "adc r12, [rdi + ", $b, " + 32]\n",
+            fold_store!($d),
+        )
+    };
+}
+
+#[rustfmt::skip]
+macro_rules! sub5 {
+    // [$d] = [$a] − [$b] for two `mul5` results (five words each, below 39·2^256), plus 128p = 64·2^256 −
+    // 2432 to keep it positive (below 103·2^256), then the fold of `fold_store`.
+    ($d:literal, $a:literal, $b:literal) => {
+        concat!(
+            "xor esi, esi\n",
+            "mov r8, [rdi + ", $a, "]\n",
+            "mov r9, [rdi + ", $a, " + 8]\n",
+            "mov r10, [rdi + ", $a, " + 16]\n",
+            "mov r11, [rdi + ", $a, " + 24]\n",
+            "mov r12, [rdi + ", $a, " + 32]\n",
+            "sub r8, [rdi + ", $b, "]\n",
+            "sbb r9, [rdi + ", $b, " + 8]\n",
+            "sbb r10, [rdi + ", $b, " + 16]\n",
+            "sbb r11, [rdi + ", $b, " + 24]\n",
+            "sbb r12, [rdi + ", $b, " + 32]\n",
+            "sub r8, 2432\n",
+            "sbb r9, rsi\n",
+            "sbb r10, rsi\n",
+            "sbb r11, rsi\n",
+            "sbb r12, rsi\n",
+            "add r12, 64\n",
             fold_store!($d),
         )
     };
