@@ -86,11 +86,14 @@ fn fill_powers(core: &mut Core, with_r16: bool) {
     if core.powers_ready {
         return;
     }
-    let r = soft::to44([core.r[0], core.r[1], 0]);
-    let r2 = soft::mul44(r, r);
-    let r3 = soft::mul44(r2, r);
-    let r4 = soft::mul44(r2, r2);
-    let r8 = soft::mul44(r4, r4);
+    // r^2..r^4 as the portable block step does, times the clamped r (h2 <= 4 throughout: `to26` takes them as
+    // they are); only r^8, the square of r^4, needs the general product of radix 2^44.
+    let r = [core.r[0], core.r[1], 0];
+    let r2 = soft::absorb_words(r, core.r, 0, 0, 0);
+    let r3 = soft::absorb_words(r2, core.r, 0, 0, 0);
+    let r4 = soft::absorb_words(r3, core.r, 0, 0, 0);
+    let r4_44 = soft::to44(r4);
+    let r8 = soft::mul44(r4_44, r4_44);
     if with_r16 {
         core.powers[..3].copy_from_slice(&soft::normalize44(soft::mul44(r8, r8)));
         core.r16_ready = true;
@@ -98,7 +101,7 @@ fn fill_powers(core: &mut Core, with_r16: bool) {
     core.powers[R8_44..R8_44 + 3].copy_from_slice(&r8);
     core.powers[R8..R8 + 5].copy_from_slice(&to26(soft::from44(r8)));
     for (lane, p) in [r4, r2, r3, r].into_iter().enumerate() {
-        let limbs = to26(soft::from44(p));
+        let limbs = to26(p);
         for (limb, x) in limbs.into_iter().enumerate() {
             core.powers[LAST + 4 * limb + lane] = x;
         }
