@@ -649,6 +649,7 @@ fn forcing_an_unavailable_backend_is_an_error() {
         Backend::Avx2Zen4,
         Backend::Avx2Zen5,
         Backend::Avx512,
+        Backend::Avx512Zen4,
         Backend::Avx512Zen5,
         Backend::Neon,
     ] {

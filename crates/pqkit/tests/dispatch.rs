@@ -121,8 +121,9 @@ fn aes_gcm_tiers(cap: Cap, f: Features, detected: Features) {
 /// CPU, Zen 3 and Zen 4 included, the choice is the feature-based one without the Zen 5 variants. On Zen 3 the
 /// RSA 16-limb reduction as plain rows (`Bmi2AdxRows`) wins over the register window, and ChaCha20-Poly1305 with
 /// its two halves apart (`Avx2Zen3`) over the stitched AVX2 loop; on Zen 4 the 256-bit IFMA
-/// exponentiation at 1024 bits over the 512-bit one, and ChaCha20-Poly1305's open of whole passes in place
-/// (`Avx2Zen4`) over the keystream buffer. Checked as pure choices for every CPU design (so it fails if the
+/// exponentiation at 1024 bits over the 512-bit one, ChaCha20-Poly1305's open of whole passes in place
+/// (`Avx2Zen4`) over the keystream buffer, and ChaCha calls of 65 to 256 bytes in ymm rows (`Avx512Zen4`)
+/// over zmm rows. Checked as pure choices for every CPU design (so it fails if the
 /// preference is ignored, on any machine); on this machine under every cap by `zen5_preferences` and
 /// `zen3_preferences`.
 #[test]
@@ -147,14 +148,16 @@ fn per_microarchitecture_preferences() {
     for u in [Uarch::Other, Uarch::Zen3, Uarch::Zen4] {
         assert_eq!(choose::<sha2::Backend>(avx2_no_sha, u), sha2::Backend::Avx2);
     }
-    // ChaCha: the last block of a call in the row layout everywhere but on Zen 5, on the integer units there;
+    // ChaCha: the last block of a call in the row layout everywhere but on Zen 5, on the integer units there; with
+    // AVX-512 on Zen 4, calls of 65 to 256 bytes in ymm rows;
     // without AVX-512, ChaCha20-Poly1305's two halves apart on Zen 3 and stitched everywhere else (on Zen 4 with
     // the open of whole passes in place).
     use pqkit::chacha::Backend as ChaCha;
     let (c512, c2) = (ChaCha::Avx512.required(), ChaCha::Avx2.required());
-    for u in [Uarch::Other, Uarch::Zen3, Uarch::Zen4] {
+    for u in [Uarch::Other, Uarch::Zen3] {
         assert_eq!(choose::<ChaCha>(c512 | c2, u), ChaCha::Avx512);
     }
+    assert_eq!(choose::<ChaCha>(c512 | c2, Uarch::Zen4), ChaCha::Avx512Zen4);
     assert_eq!(choose::<ChaCha>(c2, Uarch::Other), ChaCha::Avx2);
     assert_eq!(choose::<ChaCha>(c2, Uarch::Zen4), ChaCha::Avx2Zen4);
     assert_eq!(choose::<ChaCha>(c2, Uarch::Zen3), ChaCha::Avx2Zen3);

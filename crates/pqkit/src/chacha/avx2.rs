@@ -165,11 +165,12 @@ pub(super) fn apply_blocks(
 }
 
 /// A call of 65 to 256 bytes (`avail` at `p`): the 4-block row pass, without the set-up of the 8-block passes.
+/// Also the AVX-512 backend's on AMD Zen 4 ([`Backend::Avx512Zen4`]).
 ///
 /// # Safety
-/// `p` must be valid for reads and writes of `avail <= 256` bytes; AVX2 must be available.
+/// `p` must be valid for reads and writes of `avail <= 256` bytes; AVX2, BMI1 and BMI2 must be available.
 #[target_feature(enable = "avx2,bmi1,bmi2")]
-unsafe fn short(rounds: usize, state: &[u32; 16], ctr: u64, p: *mut u8, avail: usize, xor: bool) {
+pub(super) unsafe fn short(rounds: usize, state: &[u32; 16], ctr: u64, p: *mut u8, avail: usize, xor: bool) {
     // SAFETY: forwarded from the caller.
     unsafe { rows4(rounds, state, ctr, &masks(), p, avail, xor) }
 }

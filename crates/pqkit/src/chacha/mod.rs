@@ -68,6 +68,10 @@ crate::dispatch::backends! {
         /// x86_64 AVX-512 (F, VL, BW): 32 blocks per pass, word-sliced in zmm registers; BMI2 for the scalar
         /// Poly1305 share of the stitched AEAD loop. A last block of at most 64 bytes in the row layout.
         Avx512: [AVX512F, AVX512VL, AVX512BW, BMI2],
+        /// [`Backend::Avx512`] with a call of 65 to 256 bytes in the AVX2 row layout (two blocks per ymm, two
+        /// independent chains) instead of four blocks in one chain of zmm rows: chosen on AMD Zen 4 only, which
+        /// runs each 512-bit operation as two 256-bit halves (see the AVX-512 module).
+        Avx512Zen4: [AVX512F, AVX512VL, AVX512BW, BMI2, AVX2, BMI1] avoid_on [Other, Zen3, Zen5],
         /// [`Backend::Avx512`] with a last block of at most 64 bytes on the integer units: chosen on AMD Zen 5
         /// only (see [`Backend::Avx2Zen5`]).
         Avx512Zen5: [AVX512F, AVX512VL, AVX512BW, BMI2] avoid_on [Other, Zen3, Zen4],
@@ -98,6 +102,7 @@ pub(crate) fn apply_blocks(backend: Checked<Backend>, rounds: usize, state: &[u3
         // store word 12 alone just before the call.
         #[cfg(target_arch = "x86_64")]
         Backend::Avx512
+        | Backend::Avx512Zen4
         | Backend::Avx512Zen5
         | Backend::Avx2
         | Backend::Avx2Zen3
@@ -131,7 +136,9 @@ pub(crate) fn apply_blocks_at(
     }
     match backend.get() {
         #[cfg(target_arch = "x86_64")]
-        Backend::Avx512 | Backend::Avx512Zen5 => avx512::apply_blocks(backend, rounds, state, ctr, data, xor),
+        Backend::Avx512 | Backend::Avx512Zen4 | Backend::Avx512Zen5 => {
+            avx512::apply_blocks(backend, rounds, state, ctr, data, xor)
+        }
         #[cfg(target_arch = "x86_64")]
         Backend::Avx2 | Backend::Avx2Zen3 | Backend::Avx2Zen4 | Backend::Avx2Zen5 => {
             avx2::apply_blocks(backend, rounds, state, ctr, data, xor)
@@ -170,7 +177,7 @@ pub(crate) const STITCH2_CHUNK: usize = 8 * BLOCK_LEN;
 #[inline]
 pub(crate) fn stitch(backend: Checked<Backend>) -> Option<StitchLoop> {
     match backend.get() {
-        Backend::Avx512 | Backend::Avx512Zen5 => Some(StitchLoop::Avx512(backend)),
+        Backend::Avx512 | Backend::Avx512Zen4 | Backend::Avx512Zen5 => Some(StitchLoop::Avx512(backend)),
         Backend::Avx2 | Backend::Avx2Zen4 | Backend::Avx2Zen5 => Some(StitchLoop::Avx2(backend)),
         // The same passes, ChaCha20 and Poly1305 kept apart on purpose (see its docs).
         Backend::Avx2Zen3 => None,
@@ -594,7 +601,9 @@ mod tests {
         for b in Backend::available() {
             let s = stitch(b);
             match b.get() {
-                Backend::Avx512 | Backend::Avx512Zen5 => assert!(matches!(s, Some(StitchLoop::Avx512(_)))),
+                Backend::Avx512 | Backend::Avx512Zen4 | Backend::Avx512Zen5 => {
+                    assert!(matches!(s, Some(StitchLoop::Avx512(_))))
+                }
                 Backend::Avx2 | Backend::Avx2Zen4 | Backend::Avx2Zen5 => {
                     assert!(matches!(s, Some(StitchLoop::Avx2(_))))
                 }
