@@ -41,7 +41,7 @@ pub(super) fn blocks(backend: Checked<Backend>, core: &mut Core, data: &[u8]) {
     // IFMA, the features `powers` and `blocks8` (and everything in this file) enable.
     unsafe {
         if !core.powers_ready {
-            core.powers = powers(soft::to44([core.r[0], core.r[1], 0]));
+            powers(core.r, &mut core.powers);
             core.powers_ready = true;
         }
         blocks8(&mut core.h, &core.powers, &data[..vec_len]);
@@ -49,41 +49,48 @@ pub(super) fn blocks(backend: Checked<Backend>, core: &mut Core, data: &[u8]) {
     soft::blocks(&mut core.h, &core.r, &data[vec_len..]);
 }
 
-/// The table: `powers[8 * limb + j]` is limb `limb` of `r^(8 - j)`, so lane `j` of a vector load is the power
-/// block `j` of a group of eight needs in the last step, and lane 0 is `r^8`; `powers[24..27]` is `r^16`.
+/// Fills the table for the clamped key `r`: `powers[8 * limb + j]` is limb `limb` of `r^(8 - j)`, so lane `j` of
+/// a vector load is the power block `j` of a group of eight needs in the last step, and lane 0 is `r^8`;
+/// `powers[24..27]` is `r^16`. Written in place: the table returned by value was copied into the state by a
+/// `memcpy` call.
 ///
-/// `r^2..r^4` are scalar products; `r^5..r^8 = r^4 · (r^1..r^4)` is one four-lane vector product.
+/// `r^2..r^4` come from the portable block step times the clamped `r` (four products and two small ones each,
+/// fewer than a radix-2^44 product), `r^5..r^8 = r^4 · (r^1..r^4)` from one four-lane vector product, and
+/// `r^16 = ((r^4)^2)^2` from two scalar radix-2^44 products that do not wait for the vector one.
 #[target_feature(enable = "avx512f,avx512ifma")]
-fn powers(r: [u64; 3]) -> [u64; POWERS_LEN] {
-    let r2 = soft::mul44(r, r);
-    let r3 = soft::mul44(r2, r);
-    let r4 = soft::mul44(r2, r2);
-    let low = [r, r2, r3, r4];
+fn powers(r: [u64; 2], t: &mut [u64; POWERS_LEN]) {
+    let r1 = [r[0], r[1], 0];
+    let r2 = soft::absorb_words(r1, r, 0, 0, 0);
+    let r3 = soft::absorb_words(r2, r, 0, 0, 0);
+    let r4 = soft::absorb_words(r3, r, 0, 0, 0);
+    // In radix 2^44 (h2 <= 4 above, so limbs below 2^44, 2^44 and 2^43: within `mul`'s and `mul44`'s bounds).
+    let low = [r1, r2, r3, r4].map(soft::to44);
+    let r8 = soft::mul44(low[3], low[3]);
+    let r16 = soft::mul44(r8, r8);
     let lanes = |limb: usize| {
         let l = low.map(|p| p[limb] as i64);
         _mm512_set_epi64(0, 0, 0, 0, l[3], l[2], l[1], l[0])
     };
     let (m44, m42) = (_mm512_set1_epi64(M44 as i64), _mm512_set1_epi64(M42 as i64));
-    let high = mul([lanes(0), lanes(1), lanes(2)], &Key::splat(r4), m44, m42);
+    let high = mul([lanes(0), lanes(1), lanes(2)], &Key::splat(low[3]), m44, m42);
     let mut high_limbs = [[0u64; 8]; 3];
     for (dst, v) in high_limbs.iter_mut().zip(high) {
         // SAFETY: `dst` is 64 writable bytes; unaligned store.
         unsafe { _mm512_storeu_si512(dst.as_mut_ptr().cast(), v) };
     }
-    let mut by_exp = [r; 8]; // by_exp[k] = r^(k+1)
-    by_exp[..4].copy_from_slice(&low);
-    for lane in 0..4 {
-        by_exp[4 + lane] = [high_limbs[0][lane], high_limbs[1][lane], high_limbs[2][lane]];
-    }
-    let r16 = soft::mul44(by_exp[7], by_exp[7]);
-    let mut t = [0u64; POWERS_LEN];
-    for j in 0..8 {
+    let mut by_exp = low; // by_exp[k] = r^(k+1), then r^(k+5) from the vector product
+    for j in 0..4 {
         for limb in 0..3 {
-            t[8 * limb + j] = by_exp[7 - j][limb];
+            t[8 * limb + 7 - j] = by_exp[j][limb];
+        }
+    }
+    for lane in 0..4 {
+        by_exp[lane] = [high_limbs[0][lane], high_limbs[1][lane], high_limbs[2][lane]];
+        for limb in 0..3 {
+            t[8 * limb + 3 - lane] = by_exp[lane][limb];
         }
     }
     t[24..27].copy_from_slice(&r16);
-    t
 }
 
 /// Three radix-2^44 limb vectors.
