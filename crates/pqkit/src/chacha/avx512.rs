@@ -23,9 +23,11 @@
 //! - **4 blocks in the row layout** (one block per 128-bit lane of a zmm) for a last 65 to 256 bytes; the
 //!   diagonal rotations leave row 1 in place, so no shuffle sits on the serial chain. On AMD Zen 4, which runs a
 //!   512-bit operation as two 256-bit halves, [`Backend::Avx512Zen4`] takes a whole call of 65 to 256 bytes
-//!   through the AVX2 backend's 4-block row pass instead (two blocks per ymm, two independent chains): a 64-byte
-//!   ChaCha20-Poly1305 seal (two blocks) measured 151-154 ns against 162-174 ns there (four interleaved pairs,
-//!   best of 40 runs each), while the same zmm rows in a function of their own measured 166-168 ns.
+//!   through the AVX2 backend's 4-block row pass instead (two blocks per ymm register set: one set for two
+//!   blocks, half the vector work of the zmm rows; two independent sets for three or four). On Zen 4 a 64-byte
+//!   ChaCha20-Poly1305 seal (two blocks) measured 151-154 ns against 162-174 ns (four interleaved pairs, best of
+//!   40 runs each), while the same zmm rows in a function of their own measured 166-168 ns; ChaCha20 calls of
+//!   128, 192 and 256 bytes 144, 158 and 155 ns against 165, 164 and 167 ns.
 //! - **One block** for a last at most 64 bytes, chosen by the dispatch as on AVX2 (see the AVX2 module):
 //!   [`Backend::Avx512`] computes it in the row layout on 128-bit registers (`block_rows`, rotations single
 //!   `vprold`s: 12 operations per quarter round on the serial chain); [`Backend::Avx512Zen5`] on the integer units

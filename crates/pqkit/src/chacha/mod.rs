@@ -68,9 +68,10 @@ crate::dispatch::backends! {
         /// x86_64 AVX-512 (F, VL, BW): 32 blocks per pass, word-sliced in zmm registers; BMI2 for the scalar
         /// Poly1305 share of the stitched AEAD loop. A last block of at most 64 bytes in the row layout.
         Avx512: [AVX512F, AVX512VL, AVX512BW, BMI2],
-        /// [`Backend::Avx512`] with a call of 65 to 256 bytes in the AVX2 row layout (two blocks per ymm, two
-        /// independent chains) instead of four blocks in one chain of zmm rows: chosen on AMD Zen 4 only, which
-        /// runs each 512-bit operation as two 256-bit halves (see the AVX-512 module).
+        /// [`Backend::Avx512`] with a call of 65 to 256 bytes in the AVX2 row pass (two blocks per ymm register
+        /// set: one set for two blocks, two independent ones for three or four) instead of four blocks in one
+        /// chain of zmm rows: chosen on AMD Zen 4 only, which runs each 512-bit operation as two 256-bit halves
+        /// (see the AVX-512 module).
         Avx512Zen4: [AVX512F, AVX512VL, AVX512BW, BMI2, AVX2, BMI1] avoid_on [Other, Zen3, Zen5],
         /// [`Backend::Avx512`] with a last block of at most 64 bytes on the integer units: chosen on AMD Zen 5
         /// only (see [`Backend::Avx2Zen5`]).
