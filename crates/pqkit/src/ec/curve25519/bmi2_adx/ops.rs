@@ -221,10 +221,9 @@ macro_rules! cmadd4 {
 }
 
 #[rustfmt::skip]
-macro_rules! add5 {
-    // [$d] = [$a] + [$b] for two `mul5` results (five words each, below 39·2^256): the five-word sum (below
-    // 78·2^256), then the fold of `fold_store`.
-    ($d:literal, $a:literal, $b:literal) => {
+macro_rules! load5 {
+    // r8..r12 = the five words at `$a` (a `mul5` result), and rsi = 0 (which clears the flags).
+    ($a:literal) => {
         concat!(
             "xor esi, esi\n",
             "mov r8, [rdi + ", $a, "]\n",
@@ -232,6 +231,17 @@ macro_rules! add5 {
             "mov r10, [rdi + ", $a, " + 16]\n",
             "mov r11, [rdi + ", $a, " + 24]\n",
             "mov r12, [rdi + ", $a, " + 32]\n",
+        )
+    };
+}
+
+#[rustfmt::skip]
+macro_rules! add5 {
+    // [$d] = [$a] + [$b] for two `mul5` results (five words each, below 39·2^256): the five-word sum (below
+    // 78·2^256), then the fold of `fold_store`.
+    ($d:literal, $a:literal, $b:literal) => {
+        concat!(
+            load5!($a),
             "add r8, [rdi + ", $b, "]\n",
             "adc r9, [rdi + ", $b, " + 8]\n",
             "adc r10, [rdi + ", $b, " + 16]\n",
@@ -248,12 +258,7 @@ macro_rules! sub5 {
     // 2432 to keep it positive (below 103·2^256), then the fold of `fold_store`.
     ($d:literal, $a:literal, $b:literal) => {
         concat!(
-            "xor esi, esi\n",
-            "mov r8, [rdi + ", $a, "]\n",
-            "mov r9, [rdi + ", $a, " + 8]\n",
-            "mov r10, [rdi + ", $a, " + 16]\n",
-            "mov r11, [rdi + ", $a, " + 24]\n",
-            "mov r12, [rdi + ", $a, " + 32]\n",
+            load5!($a),
             "sub r8, [rdi + ", $b, "]\n",
             "sbb r9, [rdi + ", $b, " + 8]\n",
             "sbb r10, [rdi + ", $b, " + 16]\n",
