@@ -29,6 +29,9 @@
 //! `Backend::Ifma512` uses 512-bit vectors at every size (3, 4 and 5), for a core that runs 512-bit IFMA
 //! operations at the 256-bit rate (Zen 5). Constant time: the step count, the window count and the table
 //! scan depend on the (public) sizes only; the table is read by a full masked scan.
+//!
+//! [`pow_public`] raises to a public exponent (the public operation, and the check of every private result):
+//! one product at a time, square and multiply on the bits of the exponent.
 #![allow(unsafe_code)]
 
 #[cfg(target_arch = "x86_64")]
@@ -168,6 +171,61 @@ pub(super) fn pow2(
     r
 }
 
+/// `base^e mod m` for a public exponent `e ≥ 1` (the public operation, and the private operation's check of its
+/// result): `base < m` in 64-bit limbs, the result in normal form. Left-to-right square and multiply, whose
+/// steps depend on `e` only; constant time in `base`. One product at a time: each waits on the one before.
+pub(super) fn pow_public(backend: Checked<Backend>, ctx: &IfmaCtx, base: &[u64], e: u64) -> Vec<u64> {
+    assert!(backend.covers(Backend::Ifma) && e >= 1);
+    let mut out = Digits::ZERO;
+    // SAFETY: `backend` is a Checked covering Backend::Ifma, so the CPU has AVX512F, AVX512VL and AVX512IFMA.
+    unsafe {
+        match (ctx.digits(), wide(backend)) {
+            (20, false) => pow_public_n::<Y, 20, 5>(ctx, base, e, &mut out),
+            (20, true) => pow_public_n::<Z, 20, 3>(ctx, base, e, &mut out),
+            (30, _) => pow_public_n::<Z, 30, 4>(ctx, base, e, &mut out),
+            (_, _) => pow_public_n::<Z, 40, 5>(ctx, base, e, &mut out),
+        }
+    }
+    let r = finish(ctx, &out);
+    out.zeroize();
+    r
+}
+
+/// [`pow_public`] for `N` digits in `V` vectors of width `T`: into the domain (a product by R^2), the square
+/// and multiply, out of the domain (a product by 1, at most m).
+#[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+unsafe fn pow_public_n<T: Lanes, const N: usize, const V: usize>(
+    ctx: &IfmaCtx,
+    base: &[u64],
+    e: u64,
+    out: &mut Digits,
+) {
+    assert!(N <= T::L * V && T::L * V <= CAP && T::L * (V - 1) < N);
+    let (m, k0, rr) = ([ctx.m], [ctx.k0], [ctx.rr]);
+    let mut one = [Digits::ZERO];
+    one[0].0[0] = 1;
+    let mut b = [Digits::from_limbs(base, N)];
+    let mut bm = [Digits::ZERO];
+    // SAFETY: this function's target features are the ones `amm`, `amm_regs` and `store` need; every Digits
+    // holds CAP ≥ L·V aligned words (asserted above).
+    unsafe {
+        amm::<T, N, V, 1>(&mut bm, &b, &rr, &m, &k0);
+        let mut acc = bm;
+        for i in (0..63 - e.leading_zeros()).rev() {
+            let r = amm_regs::<T, N, V, 1>(&acc, &acc, &m, &k0);
+            store::<T, V, 1>(&mut acc, &r);
+            if (e >> i) & 1 == 1 {
+                let r = amm_regs::<T, N, V, 1>(&acc, &bm, &m, &k0);
+                store::<T, V, 1>(&mut acc, &r);
+            }
+        }
+        amm::<T, N, V, 1>(core::array::from_mut(out), &acc, &one, &m, &k0);
+        acc.zeroize();
+    }
+    b.zeroize();
+    bm.zeroize();
+}
+
 /// Whether `backend` asks for 512-bit vectors at every size ([`Backend::Ifma512`]), rather than 256-bit ones
 /// where 512-bit ones would carry empty lanes.
 fn wide(backend: Checked<Backend>) -> bool {
@@ -226,7 +284,8 @@ trait Lanes {
     unsafe fn down1(hi: Self::V, lo: Self::V) -> Self::V;
     /// The top lane of `lo`, then lanes ..L−1 of `hi` (one lane up across two vectors).
     unsafe fn up1(hi: Self::V, lo: Self::V) -> Self::V;
-    unsafe fn lane0(v: Self::V) -> u64;
+    /// Lane 1 (the second digit).
+    unsafe fn lane1(v: Self::V) -> u64;
     unsafe fn set_lane0(v: Self::V, x: u64) -> Self::V;
     unsafe fn shr52(v: Self::V) -> Self::V;
     unsafe fn and(a: Self::V, b: Self::V) -> Self::V;
@@ -290,8 +349,8 @@ impl Lanes for Y {
     }
     #[inline]
     #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
-    unsafe fn lane0(v: __m256i) -> u64 {
-        _mm_cvtsi128_si64(_mm256_castsi256_si128(v)) as u64
+    unsafe fn lane1(v: __m256i) -> u64 {
+        _mm_extract_epi64::<1>(_mm256_castsi256_si128(v)) as u64
     }
     #[inline]
     #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
@@ -377,8 +436,8 @@ impl Lanes for Z {
     }
     #[inline]
     #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
-    unsafe fn lane0(v: __m512i) -> u64 {
-        _mm_cvtsi128_si64(_mm512_castsi512_si128(v)) as u64
+    unsafe fn lane1(v: __m512i) -> u64 {
+        _mm_extract_epi64::<1>(_mm512_castsi512_si128(v)) as u64
     }
     #[inline]
     #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
@@ -570,65 +629,159 @@ unsafe fn store<T: Lanes, const V: usize, const K: usize>(out: &mut [Digits; K],
 /// they are read before the caller writes.
 #[inline]
 #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
-#[allow(clippy::needless_range_loop)] // the lanes are shifted across neighbouring vectors: acc[k][v + 1] into acc[k][v]
 unsafe fn amm_regs<T: Lanes, const N: usize, const V: usize, const K: usize>(
     a: &[Digits; K],
     b: &[Digits; K],
     m: &[Digits; K],
     k0: &[u64; K],
 ) -> [[T::V; V]; K] {
-    // SAFETY: this function's target features are the ones `T`'s operations need; `a` and `m` are 64-byte-aligned
-    // Digits of CAP ≥ L·V words (the caller's contract) and vector v covers words Lv..Lv+L.
+    // SAFETY: this function's target features are the ones `Amm` needs; the Digits are the caller's contract.
     unsafe {
-        let zero = T::splat(0);
-        let mut acc = [[zero; V]; K];
-        let mut av = [[zero; V]; K];
-        let mut mv = [[zero; V]; K];
-        for k in 0..K {
-            for v in 0..V {
-                av[k][v] = T::load(a[k].0.as_ptr().add(T::L * v));
-                mv[k][v] = T::load(m[k].0.as_ptr().add(T::L * v));
-            }
-        }
-        // Lane 0 lives in a scalar register: `low[k]` is its exact value. The vector lane 0 is never read (it gets
-        // the same low and high halves the scalar adds, and is dropped by the next shift), so the serial path of a
-        // step is scalar (add, multiply by k0, mask) plus one broadcast, the products by u, the shift and one lane
-        // extraction.
-        let mut low = [0u64; K];
+        let mut run: [Amm<T, V>; K] = core::array::from_fn(|_| Amm::new());
         for i in 0..N {
             for k in 0..K {
-                let bi = b[k].0[i];
-                let bv = T::splat(bi);
-                // Exact lane-0 sum with the full 104-bit products a_0·b_i and m_0·u: its high part is the carry
-                // into lane 1 (the high halves of both products included).
-                let t = low[k] as u128 + a[k].0[0] as u128 * bi as u128;
-                let u = (t as u64).wrapping_mul(k0[k]) & M52;
-                let uv = T::splat(u);
-                let carry = ((t + m[k].0[0] as u128 * u as u128) >> 52) as u64;
-                for v in 0..V {
-                    acc[k][v] = T::madd_lo(acc[k][v], av[k][v], bv);
-                    acc[k][v] = T::madd_lo(acc[k][v], mv[k][v], uv);
-                }
-                // Drop lane 0 (its value is `carry`·2^52 in `t`), shift every lane down, read the new lane 0.
-                for v in 0..V - 1 {
-                    acc[k][v] = T::down1(acc[k][v + 1], acc[k][v]);
-                }
-                acc[k][V - 1] = T::down1(zero, acc[k][V - 1]);
-                low[k] = carry + T::lane0(acc[k][0]);
-                // The high halves belong one lane up: after the shift, in place (lane 0's are already in `carry`).
-                for v in 0..V {
-                    acc[k][v] = T::madd_hi(acc[k][v], av[k][v], bv);
-                    acc[k][v] = T::madd_hi(acc[k][v], mv[k][v], uv);
-                }
+                run[k].step(&a[k], &m[k], k0[k], b[k].0[i]);
             }
         }
+        let mut out = [[T::splat(0); V]; K];
         for k in 0..K {
-            acc[k][0] = T::set_lane0(acc[k][0], low[k]);
-            acc[k] = normalise::<T, V>(&acc[k]);
+            out[k] = run[k].finish();
         }
-        low.zeroize();
-        acc
+        out
     }
+}
+
+/// One almost Montgomery product `a·b·R^-1 mod m` in flight, in registers: the accumulator and its exact lane 0. [`amm_regs`] runs the steps of `K` products side by side.
+///
+/// A step is word-serial (as CIOS): add the low halves of `a·b_i`, derive u from lane 0, add the low halves of
+/// `u·m`, drop lane 0 (now a multiple of 2^52) by shifting every lane down one, then add the high halves of both
+/// products, which belong one lane up and so land in place. Lane 0 lives in a scalar register (`low`, its exact
+/// value). The vector lane 0 is never read (it gets the same low and high halves the scalar adds, and is dropped
+/// by the next shift). The next step's lane 0 is this step's lane 1 after its low halves: the lane as the step
+/// starts (read before this step's products, so it waits on the previous step only) plus lo52(a_1·b_i) +
+/// lo52(m_1·u), added in scalar ([`lane0_step`]).
+struct Amm<T: Lanes, const V: usize> {
+    acc: [T::V; V],
+    low: u64,
+}
+
+impl<T: Lanes, const V: usize> Amm<T, V> {
+    /// A product with a zero accumulator, before its first step.
+    ///
+    /// # Safety
+    /// The caller enables AVX512F, AVX512VL and AVX512IFMA.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn new() -> Self {
+        // SAFETY: this function's target features are the ones `T::splat` needs.
+        let zero = unsafe { T::splat(0) };
+        Amm { acc: [zero; V], low: 0 }
+    }
+
+    /// One step: the multiplier digit `bi`, the same `a`, `m` and `k0 = −m^-1 mod 2^52` at every step.
+    ///
+    /// # Safety
+    /// As [`new`](Self::new).
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    #[allow(clippy::needless_range_loop)] // lanes shift across neighbouring vectors: acc[v + 1] into acc[v]
+    unsafe fn step(&mut self, a: &Digits, m: &Digits, k0: u64, bi: u64) {
+        // SAFETY: this function's target features are the ones `T`'s operations need; `a` and `m` are 64-byte-
+        // aligned Digits of CAP ≥ L·V words (the caller's contract) and vector v covers words Lv..Lv+L (loads the
+        // compiler hoists out of the caller's step loop).
+        unsafe {
+            let acc = &mut self.acc;
+            let av: [T::V; V] = core::array::from_fn(|v| T::load(a.0.as_ptr().add(T::L * v)));
+            let mv: [T::V; V] = core::array::from_fn(|v| T::load(m.0.as_ptr().add(T::L * v)));
+            let bv = T::splat(bi);
+            let (u, next) = lane0_step(self.low, bi, &a.0, &m.0, k0, T::lane1(acc[0]));
+            let uv = T::splat(u);
+            for v in 0..V {
+                acc[v] = T::madd_lo(acc[v], av[v], bv);
+                acc[v] = T::madd_lo(acc[v], mv[v], uv);
+            }
+            // Drop lane 0 (its value is a multiple of 2^52, carried in `next`) and shift every lane down.
+            for v in 0..V - 1 {
+                acc[v] = T::down1(acc[v + 1], acc[v]);
+            }
+            acc[V - 1] = T::down1(T::splat(0), acc[V - 1]);
+            self.low = next;
+            // The high halves belong one lane up: after the shift, in place (lane 0's are already in `next`).
+            for v in 0..V {
+                acc[v] = T::madd_hi(acc[v], av[v], bv);
+                acc[v] = T::madd_hi(acc[v], mv[v], uv);
+            }
+        }
+    }
+
+    /// The product after its N steps, as normalised digits (digits N.. zero).
+    ///
+    /// # Safety
+    /// As [`new`](Self::new).
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512vl,avx512ifma")]
+    unsafe fn finish(&mut self) -> [T::V; V] {
+        // SAFETY: this function's target features are the ones `T`'s operations and `normalise` need.
+        unsafe {
+            self.acc[0] = T::set_lane0(self.acc[0], self.low);
+            let r = normalise::<T, V>(&self.acc);
+            self.low = 0;
+            r
+        }
+    }
+}
+
+/// The scalar part of one [`Amm::step`]: from the exact lane 0 `low`, the multiplier digit `bi`, the
+/// lowest two digits of `a` and `m`, `k0` and the lane 1 of the accumulator as the step starts, returns the
+/// reduction digit `u = (low + a_0·b_i)·k0 mod 2^52` and the next step's lane 0: the carry out of lane 0
+/// (`(low + a_0·b_i + m_0·u) / 2^52`, exact, from the full 104-bit products) plus lane 1 with its low halves
+/// `lo52(a_1·b_i) + lo52(m_1·u)`.
+///
+/// One `asm!` block, so that the two triples' steps stay in scalar registers: written in Rust, LLVM's SLP
+/// vectoriser packed the two triples' scalars into vector lanes and put vector round trips on the serial path
+/// (measured on Zen 4: RSA-2048 private operations 35% slower).
+#[inline(always)]
+fn lane0_step(low: u64, bi: u64, a: &[u64; CAP], m: &[u64; CAP], k0: u64, lane1: u64) -> (u64, u64) {
+    let (u, next): (u64, u64);
+    // SAFETY: register arithmetic and reads of a[0], a[1], m[0], m[1] (in bounds: CAP ≥ 2); `mulx` needs BMI2,
+    // which every backend calling this requires (`Backend::Ifma`, `Backend::Ifma512`).
+    unsafe {
+        core::arch::asm!(
+            "mov rdx, {bi}",
+            "mulx {th}, {tl}, qword ptr [{a}]", // a_0·b_i
+            "imul {bi}, qword ptr [{a} + 8]",   // a_1·b_i mod 2^64
+            "add {tl}, {low}",
+            "adc {th}, 0",                      // t = low + a_0·b_i
+            "mov {u}, {tl}",
+            "imul {u}, {k0}",
+            "and {u}, {mask}",                  // u
+            "mov rdx, {u}",
+            "mulx {low}, {l2}, qword ptr [{m}]", // m_0·u
+            "add {tl}, {l2}",
+            "adc {th}, {low}",
+            "shld {th}, {tl}, 12",              // (t + m_0·u) / 2^52
+            "imul rdx, qword ptr [{m} + 8]",    // m_1·u mod 2^64
+            "and rdx, {mask}",
+            "and {bi}, {mask}",
+            "add {th}, {lane1}",
+            "add {th}, {bi}",
+            "add {th}, rdx",
+            bi = inout(reg) bi => _,
+            low = inout(reg) low => _,
+            a = in(reg) a.as_ptr(),
+            m = in(reg) m.as_ptr(),
+            k0 = in(reg) k0,
+            lane1 = in(reg) lane1,
+            mask = in(reg) M52,
+            u = out(reg) u,
+            th = out(reg) next,
+            tl = out(reg) _,
+            l2 = out(reg) _,
+            out("rdx") _,
+            options(pure, readonly, nostack),
+        );
+    }
+    (u, next)
 }
 
 /// Carries lanes of up to 63 bits into 52-bit digits, in registers and constant time: each lane's bits 52.. are

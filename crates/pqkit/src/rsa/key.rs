@@ -131,8 +131,14 @@ impl RsaPublicKey {
     ///
     /// The square-and-multiply runs on x itself, not on its Montgomery form: each product divides by R once
     /// more, so it ends with `x^e·R^-(e − 1)`, and one product by the cached `R^e mod n` gives `x^e`. That is
-    /// two products besides the squarings, where entering and leaving the domain would take three.
+    /// two products besides the squarings, where entering and leaving the domain would take three. Where the
+    /// modulus has IFMA constants (RSA-1024, 1536 and 2048 on the IFMA backend), the radix-2^52 products run
+    /// instead, even one at a time twice as fast (measured on AMD Zen 4, RSA-2048 with e = 65537: 6.4 µs
+    /// against 13.2 µs).
     fn pow_e(&self, x: &[u64]) -> Vec<u64> {
+        if let Some(y) = self.ctx.pow_public_ifma(x, self.e) {
+            return y;
+        }
         let l = self.n.len();
         let mut y = [0u64; bigint::MAX_LIMBS];
         self.ctx.pow_vartime_into(&mut y[..l], x, self.e);

@@ -254,6 +254,18 @@ impl MontCtx {
         (ca.pow_ct(a, ea), cb.pow_ct(b, eb))
     }
 
+    /// `x^e mod m` in normal form, for `x < m` in normal form and a public `e ≥ 1`, on the IFMA backend (its
+    /// products are faster than the 64-bit ones even one at a time); `None` when this context has no IFMA
+    /// constants (another backend, or a size IFMA does not handle).
+    pub(crate) fn pow_public_ifma(&self, x: &[u64], e: u64) -> Option<Vec<u64>> {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(ic) = &self.ifma {
+            return Some(super::ifma::pow_public(self.backend, ic, x, e));
+        }
+        let _ = (x, e);
+        None
+    }
+
     /// [`pow_ct`](Self::pow_ct) with the 64-bit-limb products.
     fn pow_ct_limbs(&self, base: &[u64], exp: &[u64]) -> Vec<u64> {
         const W: usize = 5;
@@ -803,6 +815,53 @@ mod tests {
     /// The constant-time table read of every backend returns exactly the entry asked for (and zeros for an
     /// index past the table), at the limb counts of the RSA primes and moduli and at ones the vector read
     /// splits into several passes or leaves to the portable read.
+    /// The IFMA exponentiation by a public exponent against num-bigint, at every size it handles, with both
+    /// vector widths: random bases, 0, 1 and m − 1, and exponents 1, 2, 3, 65537, 2^64 − 1 and random ones;
+    /// contexts without IFMA constants return `None`.
+    #[test]
+    fn pow_public_ifma_differential() {
+        let mut seed = 0x7075_625f_6966_6d61u64;
+        let mut tested = 0;
+        for backend in Backend::available() {
+            for l in [16usize, 24, 32, 8, 48] {
+                let mut m = limbs(&mut seed, l);
+                m[0] |= 1;
+                m[l - 1] |= 1 << 63;
+                let ctx = MontCtx::with_backend(&m, backend);
+                let bigm = to_big(&m);
+                let expect = backend.covers(Backend::Ifma) && matches!(l, 16 | 24 | 32);
+                for (t, e) in [1u64, 2, 3, 65537, u64::MAX, limbs(&mut seed, 1)[0] | 1, limbs(&mut seed, 1)[0]]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let x = match t {
+                        0 => vec![0u64; l],
+                        1 => from_big(&BigUint::from(1u8), l),
+                        2 => from_big(&(&bigm - 1u8), l),
+                        _ => from_big(&(to_big(&limbs(&mut seed, l)) % &bigm), l),
+                    };
+                    let e = e.max(1);
+                    match ctx.pow_public_ifma(&x, e) {
+                        Some(y) => {
+                            assert!(expect, "{backend:?} l={l}");
+                            assert_eq!(
+                                to_big(&y),
+                                to_big(&x).modpow(&BigUint::from(e), &bigm),
+                                "{backend:?} l={l} e={e}"
+                            );
+                            assert_eq!(y.len(), l);
+                            tested += 1;
+                        }
+                        None => assert!(!expect, "{backend:?} l={l}: IFMA constants expected"),
+                    }
+                }
+            }
+        }
+        if crate::cpu::features().has(crate::cpu::Features::AVX512F | crate::cpu::Features::AVX512IFMA) {
+            assert!(tested > 0, "the IFMA exponentiation must be tested on this CPU");
+        }
+    }
+
     #[test]
     fn table_select_every_backend() {
         let mut seed = 0x7ab1_e5e1_ec70_0001u64;
