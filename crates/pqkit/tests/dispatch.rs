@@ -118,9 +118,9 @@ fn aes_gcm_tiers(cap: Cap, f: Features, detected: Features) {
 /// (`Other`) without AVX-512, the portable BLAKE2 wins over the AVX2 code; on Zen 5 the AVX2 SHA-512 schedule wins over the vector code the features alone would choose, the
 /// SHA-512 round with four-cycle recurrences (`Avx2Zen5`, `ShaNiZen5`) over the 22-operation one, and ChaCha's
 /// last block on the integer units (`Avx2Zen5`, `Avx512Zen5`) over the row layout; on every other
-/// CPU, Zen 3 and Zen 4 included, the choice is the feature-based one without the Zen 5 variants. On Zen 3 the
-/// RSA 16-limb reduction as plain rows (`Bmi2AdxRows`) wins over the register window, and ChaCha20-Poly1305 with
-/// its two halves apart (`Avx2Zen3`) over the stitched AVX2 loop; on Zen 4 the 256-bit IFMA
+/// CPU, Zen 3 and Zen 4 included, the choice is the feature-based one without the Zen 5 variants. On Zen 3 and on
+/// Intel (`Other`) the RSA 16-limb reduction as plain rows (`Bmi2AdxRows`) wins over the register window; on Zen 3
+/// also ChaCha20-Poly1305 with its two halves apart (`Avx2Zen3`) over the stitched AVX2 loop; on Zen 4 the 256-bit IFMA
 /// exponentiation at 1024 bits over the 512-bit one, ChaCha20-Poly1305's open of whole passes in place
 /// (`Avx2Zen4`) over the keystream buffer, and ChaCha calls of 65 to 256 bytes in ymm rows (`Avx512Zen4`)
 /// over zmm rows. Checked as pure choices for every CPU design (so it fails if the
@@ -163,12 +163,14 @@ fn per_microarchitecture_preferences() {
     assert_eq!(choose::<ChaCha>(c2, Uarch::Zen3), ChaCha::Avx2Zen3);
     assert_eq!(choose::<ChaCha>(c512 | c2, Uarch::Zen5), ChaCha::Avx512Zen5);
     assert_eq!(choose::<ChaCha>(c2, Uarch::Zen5), ChaCha::Avx2Zen5);
-    // RSA: without IFMA, the 16-limb reduction as rows on Zen 3 only; with it, the IFMA exponentiation everywhere
+    // RSA: without IFMA, the 16-limb reduction as rows everywhere but on Zen 4 and Zen 5; with it, the IFMA exponentiation everywhere
     // (256-bit vectors on Zen 4).
     use pqkit::rsa::Backend as Rsa;
     let (r2, r512) = (Rsa::Bmi2Adx.required(), Rsa::Ifma512.required());
-    assert_eq!(choose::<Rsa>(r2, Uarch::Zen3), Rsa::Bmi2AdxRows);
-    for u in [Uarch::Other, Uarch::Zen4, Uarch::Zen5] {
+    for u in [Uarch::Other, Uarch::Zen3] {
+        assert_eq!(choose::<Rsa>(r2, u), Rsa::Bmi2AdxRows);
+    }
+    for u in [Uarch::Zen4, Uarch::Zen5] {
         assert_eq!(choose::<Rsa>(r2, u), Rsa::Bmi2Adx);
     }
     for u in [Uarch::Other, Uarch::Zen3, Uarch::Zen5] {

@@ -15,10 +15,12 @@
 //! `.ci/check-generated.py`; the rows they write out are those of `row_body!` below.
 //!
 //! Two backends run this file. `Backend::Bmi2Adx` reduces 16 limbs with the register window of
-//! [`reduce_window_16`](fn@reduce_window_16); `Backend::Bmi2AdxRows` (chosen on Zen 3 only) with the plain rows
-//! of `reduce_rows_n!`, as every other size. Measured with rdtsc, the window against the rows: 7% faster on Zen 5;
-//! on Zen 3 3-4% slower on one 16-limb Montgomery square (610-628 against 587-603 ticks) and 4-5% slower on a
-//! 1024-bit constant-time exponentiation (the two backends interleaved in one process).
+//! [`reduce_window_16`](fn@reduce_window_16); `Backend::Bmi2AdxRows` (chosen everywhere but on Zen 4 and Zen 5)
+//! with the plain rows of `reduce_rows_n!`, as every other size. Measured with rdtsc, the window against the rows:
+//! 7% faster on Zen 5; on Zen 3 3-4% slower on one 16-limb Montgomery square (610-628 against 587-603 ticks) and
+//! 4-5% slower on a 1024-bit constant-time exponentiation (the two backends interleaved in one process); on an
+//! Intel Xeon (family 6, model 167) RSA-2048 signing and decryption under the AVX2 cap took 2-3% longer with the
+//! window (547-573 against 541-555 us, `pqkit-bench`, two builds interleaved).
 
 #![allow(unsafe_code)]
 
